@@ -1,0 +1,347 @@
+/*
+ * faultline.h -- the stable C ABI of libfaultline.
+ *
+ * faultline diagnoses GPU training and inference failures from the logs a job
+ * leaves behind. A ruleset (a compiled catalog of failure signatures) is
+ * loaded once; a session scans sources (files, directories, compressed files,
+ * standard input, or pushed streams) into evidence; finishing the session
+ * correlates the evidence across ranks and hosts into a report that names the
+ * initiating failure apart from its collateral.
+ *
+ * This header is the specification: what is not in it is not API.
+ *
+ * Conventions
+ * - Every function that can fail returns fl_status: FL_OK (0) on success,
+ *   FL_DONE (1) where an iteration ends, a negative FL_ERR_* code otherwise.
+ *   Negative codes are pinned forever.
+ * - Error detail lives on the handle: fl_session_last_error() is valid until
+ *   the next call on that session. Constructors that have no handle yet take
+ *   an `fl_error **err` out-parameter (may be NULL) freed with fl_error_free().
+ *   Nothing is thread-local.
+ * - Ownership: `T **out` comes first and the caller owns what it receives;
+ *   every fl_T_free(NULL) is a no-op. A `const` pointer that a function
+ *   returns is borrowed and says until when it is valid. Input buffers are
+ *   never kept after a call returns.
+ * - Options structs start with `uint32_t size`; initialise them with the
+ *   FL_*_OPTIONS_INIT macro or fl_*_options_init(). They only grow at the
+ *   end: the library fills defaults for the fields a shorter struct lacks and
+ *   rejects sizes from the future with FL_ERR_INVALID_ARG.
+ * - Times are microseconds since the Unix epoch, UTC; FL_TIME_UNSET when
+ *   unknown.
+ *
+ * Thread-safety
+ * - A loaded fl_ruleset is immutable: any number of threads and sessions may
+ *   share it concurrently. Free it after every session using it is freed.
+ * - An fl_session is used by one thread at a time, except fl_session_cancel(),
+ *   which any thread may call at any time while the session lives.
+ * - An fl_report is immutable once returned: any number of threads may read it.
+ * - Callbacks run on the thread that called into the library, never after the
+ *   call that triggered them returns.
+ */
+#ifndef FAULTLINE_FAULTLINE_H_
+#define FAULTLINE_FAULTLINE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(FL_BUILDING_LIBRARY) && defined(__GNUC__)
+#define FL_API __attribute__((visibility("default")))
+#else
+#define FL_API
+#endif
+
+/* ---- Versions ------------------------------------------------------------ */
+
+#define FL_VERSION_MAJOR 0
+#define FL_VERSION_MINOR 1
+#define FL_VERSION_PATCH 0
+#define FL_VERSION_NUMBER \
+  (FL_VERSION_MAJOR * 10000 + FL_VERSION_MINOR * 100 + FL_VERSION_PATCH)
+
+/* The library's FL_VERSION_NUMBER; compare with the header's. @since 0.1 */
+FL_API unsigned fl_version_number(void);
+/* "MAJOR.MINOR.PATCH", static storage. @since 0.1 */
+FL_API const char *fl_version_string(void);
+
+/* ---- Status codes and errors --------------------------------------------- */
+
+typedef int fl_status;
+
+#define FL_OK 0
+#define FL_DONE 1
+#define FL_ERR_INVALID_ARG (-1)
+#define FL_ERR_NOMEM (-2)
+#define FL_ERR_IO (-3)
+#define FL_ERR_PARSE (-4)
+#define FL_ERR_RULESET (-5)
+#define FL_ERR_RULESET_VERSION (-6)
+#define FL_ERR_BUSY (-7)
+#define FL_ERR_BUFFER_TOO_SMALL (-8)
+#define FL_ERR_CANCELLED (-9)
+#define FL_ERR_INTERNAL (-10)
+#define FL_ERR_NOT_FOUND (-11)
+
+/* A short constant name for a status ("FL_ERR_IO"), static storage. @since 0.1 */
+FL_API const char *fl_status_str(fl_status rc);
+
+/* Error detail for constructors that have no handle yet. @since 0.1 */
+typedef struct fl_error fl_error;
+/* The message, valid until fl_error_free(err). @since 0.1 */
+FL_API const char *fl_error_message(const fl_error *err);
+/* The status the error carries. @since 0.1 */
+FL_API fl_status fl_error_code(const fl_error *err);
+/* Frees an error; NULL is a no-op. @since 0.1 */
+FL_API void fl_error_free(fl_error *err);
+
+/* Frees a buffer the library allocated for the caller (JSON strings).
+ * @since 0.1 */
+FL_API void fl_free(void *p);
+
+/* Parses an RFC 3339 / ISO 8601 time ("2026-11-02T13:46:41Z", naive times
+ * are UTC) or epoch seconds ("1762091201.5") into microseconds UTC.
+ * FL_ERR_PARSE when it is neither. @since 0.1 */
+FL_API fl_status fl_time_parse(const char *text, int64_t *out_us);
+
+/* ---- Rulesets ------------------------------------------------------------ */
+
+typedef struct fl_ruleset fl_ruleset;
+
+/* Loads the ruleset embedded in the library. @since 0.1 */
+FL_API fl_status fl_ruleset_load_default(fl_ruleset **out, fl_error **err);
+/* Loads a compiled .flrules file, or compiles a rule source directory on the
+ * fly. A serialized pattern database built for another CPU or library version
+ * is recompiled from the stored patterns, never trusted. @since 0.1 */
+FL_API fl_status fl_ruleset_load_file(fl_ruleset **out, const char *path,
+                                      fl_error **err);
+/* Loads a compiled ruleset from memory; the buffer is copied. @since 0.1 */
+FL_API fl_status fl_ruleset_load_memory(fl_ruleset **out, const void *data,
+                                        size_t len, fl_error **err);
+/* Compiles the rule source directory src_dir into out_path, atomically
+ * (temporary file and rename). Errors name the file, rule id and field.
+ * @since 0.1 */
+FL_API fl_status fl_ruleset_compile(const char *src_dir, const char *out_path,
+                                    fl_error **err);
+/* Frees a ruleset; NULL is a no-op. @since 0.1 */
+FL_API void fl_ruleset_free(fl_ruleset *rs);
+
+/* Name and version strings, valid while the ruleset lives. @since 0.1 */
+FL_API const char *fl_ruleset_name(const fl_ruleset *rs);
+FL_API const char *fl_ruleset_version(const fl_ruleset *rs);
+/* Number of rules. @since 0.1 */
+FL_API size_t fl_ruleset_rule_count(const fl_ruleset *rs);
+/* A JSON array of every rule's summary (id, title, reference, category,
+ * tags, layer, signals). *json is NUL-terminated, owned by the caller, freed
+ * with fl_free(). @since 0.1 */
+FL_API fl_status fl_ruleset_rules_json(const fl_ruleset *rs, char **json,
+                                       size_t *len);
+/* The full entry of one rule as a JSON object; FL_ERR_NOT_FOUND if no rule
+ * has that id. @since 0.1 */
+FL_API fl_status fl_ruleset_rule_json(const fl_ruleset *rs, const char *id,
+                                      char **json, size_t *len);
+
+/* The full entry of one rule as text, like an encyclopedia page: root cause,
+ * symptoms and why, how to confirm, fix, verify, prevention, fingerprint,
+ * related, sources. Freed with fl_free(). @since 0.1 */
+FL_API fl_status fl_ruleset_rule_text(const fl_ruleset *rs, const char *id,
+                                      char **text, size_t *len);
+
+/* ---- Evidence ------------------------------------------------------------ */
+
+/* One matched line. Borrowed: valid until the callback returns, or, when
+ * filled by fl_report_evidence(), while the report lives. */
+typedef struct fl_evidence_view {
+  const char *source;   /* path as given, "-" for stdin, or a stream's name */
+  uint64_t line;        /* 1-based line number in the (decompressed) source */
+  uint64_t offset;      /* byte offset of the line start */
+  int64_t time_us;      /* FL_TIME_UNSET when unknown */
+  const char *time_source; /* "parsed", "inherited", "inferred_year",
+                              "monotonic_anchored", "none" */
+  int64_t rank;         /* -1 when unknown */
+  const char *host;     /* NULL when unknown */
+  const char *rule;     /* rule id */
+  const char *signal;   /* signal id */
+  const char *text;     /* the line, at most 4096 bytes, valid UTF-8 */
+  const char *fields_json; /* named captures as a JSON object, "{}" if none */
+} fl_evidence_view;
+
+#define FL_TIME_UNSET INT64_MIN
+
+/* Called for each evidence record as it is found, in source then offset
+ * order within a source. */
+typedef void (*fl_evidence_cb)(void *user, const fl_evidence_view *ev);
+/* Progress: bytes scanned so far and the total known (0 when unknown).
+ * Return non-zero to cancel the scan. */
+typedef int (*fl_progress_cb)(void *user, uint64_t done, uint64_t total);
+
+/* ---- Sessions ------------------------------------------------------------ */
+
+typedef struct fl_session fl_session;
+
+typedef struct fl_clock_offset {
+  const char *host;
+  double seconds; /* added to that host's timestamps to reach true time */
+} fl_clock_offset;
+
+typedef struct fl_session_options {
+  uint32_t size;          /* sizeof(fl_session_options) */
+  uint32_t threads;       /* 0: one per core */
+  int64_t job_start_us;   /* FL_TIME_UNSET: derived from the logs */
+  int64_t job_end_us;     /* FL_TIME_UNSET: derived from the logs */
+  const fl_clock_offset *clock_offsets; /* copied at fl_session_new */
+  size_t clock_offset_count;
+  const char *tz;         /* zone of naive timestamps: "UTC", "+05:30",
+                             or an IANA name; NULL is UTC */
+  fl_evidence_cb on_evidence;
+  void *evidence_user;
+  fl_progress_cb on_progress;
+  void *progress_user;
+} fl_session_options;
+
+#define FL_SESSION_OPTIONS_INIT                                            \
+  {                                                                        \
+    sizeof(fl_session_options), 0, FL_TIME_UNSET, FL_TIME_UNSET, NULL, 0,  \
+        NULL, NULL, NULL, NULL, NULL                                       \
+  }
+
+/* Sets *opts to the defaults. @since 0.1 */
+FL_API void fl_session_options_init(fl_session_options *opts);
+
+/* Creates a session over a ruleset, which must outlive it. opts may be NULL
+ * for the defaults. @since 0.1 */
+FL_API fl_status fl_session_new(fl_session **out, const fl_ruleset *rs,
+                                const fl_session_options *opts,
+                                fl_error **err);
+/* Frees a session; NULL is a no-op. @since 0.1 */
+FL_API void fl_session_free(fl_session *s);
+/* The last error's message on this session ("" if none); valid until the
+ * next call on the session. @since 0.1 */
+FL_API const char *fl_session_last_error(const fl_session *s);
+
+/* Adds a file, a directory (read recursively, each file one source, sorted),
+ * a .gz or .zst file, or "-" for standard input. Sources are scanned by
+ * fl_session_scan() or fl_session_finish(). @since 0.1 */
+FL_API fl_status fl_session_add_path(fl_session *s, const char *path);
+
+/* Opens a pushed stream named `name` (used as the evidence source).
+ * @since 0.1 */
+FL_API fl_status fl_session_stream_open(fl_session *s, const char *name,
+                                        uint32_t *stream_id);
+/* Pushes bytes of a stream. Chunk boundaries are arbitrary: a line split over
+ * two chunks matches as one. Scanning happens as full lines arrive. The
+ * buffer is not kept. @since 0.1 */
+FL_API fl_status fl_session_feed(fl_session *s, uint32_t stream_id,
+                                 const void *data, size_t len);
+/* Ends a stream: its last line is scanned even without a final newline.
+ * @since 0.1 */
+FL_API fl_status fl_session_stream_close(fl_session *s, uint32_t stream_id);
+
+/* Scans every source added so far (using the session's threads). Sources that
+ * cannot be read are recorded in the report's input.errors; the call still
+ * returns FL_OK, with the first such error on fl_session_last_error(), unless
+ * cancelled (FL_ERR_CANCELLED). @since 0.1 */
+FL_API fl_status fl_session_scan(fl_session *s);
+
+/* Asks a running scan to stop soon. Any thread, any time. @since 0.1 */
+FL_API void fl_session_cancel(fl_session *s);
+
+/* Number of sources that could not be read so far. @since 0.1 */
+FL_API size_t fl_session_error_count(const fl_session *s);
+
+typedef struct fl_report fl_report;
+
+/* Scans what is left, closes open streams, correlates, and returns the
+ * report. The session can take no more input afterwards. @since 0.1 */
+FL_API fl_status fl_session_finish(fl_session *s, fl_report **out);
+
+/* ---- Reports ------------------------------------------------------------- */
+
+/* Frees a report; NULL is a no-op. @since 0.1 */
+FL_API void fl_report_free(fl_report *r);
+
+/* The report as JSON (contracts/report.schema.json), NUL-terminated,
+ * borrowed until fl_report_free(). @since 0.1 */
+FL_API fl_status fl_report_json(const fl_report *r, const char **json,
+                                size_t *len);
+/* The human-readable report, borrowed until fl_report_free(). @since 0.1 */
+FL_API fl_status fl_report_text(const fl_report *r, const char **text,
+                                size_t *len);
+/* Every evidence record kept, as JSON lines in source then offset order,
+ * borrowed until fl_report_free(). @since 0.1 */
+FL_API fl_status fl_report_evidence_jsonl(const fl_report *r,
+                                          const char **jsonl, size_t *len);
+
+/* Matches per signal as a JSON object {"rule/signal": count}, for bench and
+ * rule tuning, borrowed until fl_report_free(). @since 0.1 */
+FL_API fl_status fl_report_signal_hits_json(const fl_report *r,
+                                            const char **json, size_t *len);
+
+/* Input totals. @since 0.1 */
+typedef struct fl_report_totals {
+  uint32_t size; /* sizeof(fl_report_totals) */
+  uint64_t sources;
+  uint64_t bytes;
+  uint64_t lines;
+  double seconds;
+  uint64_t evidence;  /* records kept */
+  uint64_t matches;   /* matches seen, including those past the caps */
+  uint64_t incidents;
+  uint64_t errors;    /* sources that could not be read */
+} fl_report_totals;
+FL_API fl_status fl_report_totals_get(const fl_report *r,
+                                      fl_report_totals *out);
+
+/* One incident. Strings borrowed until fl_report_free(). */
+typedef struct fl_incident_view {
+  const char *rule;
+  const char *reference;
+  const char *title;
+  const char *category;
+  double confidence;
+  int64_t rank;     /* initiating rank, -1 when unknown */
+  const char *host; /* NULL when unknown */
+  const char *gpu;  /* NULL when unknown */
+  int64_t time_us;  /* FL_TIME_UNSET when unknown */
+  int inferred;     /* 1 when the suspect was inferred, not seen */
+  const char *fix;
+  const char *verify;
+  const char *explanation;
+  size_t initiating_evidence; /* count, see fl_report_incident_evidence */
+  size_t collateral;          /* number of collateral clusters */
+  size_t missing_facts;
+} fl_incident_view;
+
+/* Number of incidents; the first is the primary diagnosis. @since 0.1 */
+FL_API size_t fl_report_incident_count(const fl_report *r);
+/* Fills *out with incident i; FL_ERR_INVALID_ARG when out of range.
+ * @since 0.1 */
+FL_API fl_status fl_report_incident(const fl_report *r, size_t i,
+                                    fl_incident_view *out);
+/* Missing fact j of incident i, borrowed until fl_report_free(). @since 0.1 */
+FL_API const char *fl_report_incident_missing_fact(const fl_report *r,
+                                                   size_t i, size_t j);
+/* Copies up to cap initiating evidence records of incident i, starting at
+ * `first`, into out; *n receives how many; FL_DONE when none are left.
+ * @since 0.1 */
+FL_API fl_status fl_report_incident_evidence(const fl_report *r, size_t i,
+                                             size_t first,
+                                             fl_evidence_view *out, size_t cap,
+                                             size_t *n);
+
+/* Number of evidence records kept. @since 0.1 */
+FL_API size_t fl_report_evidence_count(const fl_report *r);
+/* Copies up to cap evidence records starting at `first` into out (source then
+ * offset order); *n receives how many; FL_DONE when none are left.
+ * @since 0.1 */
+FL_API fl_status fl_report_evidence(const fl_report *r, size_t first,
+                                    fl_evidence_view *out, size_t cap,
+                                    size_t *n);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FAULTLINE_FAULTLINE_H_ */

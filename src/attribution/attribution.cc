@@ -1,0 +1,932 @@
+// Line attribution: who (rank, host, GPU, pid) wrote one log line, read off
+// the prefixes launchers and libraries put in front of it and a few
+// well-known markers inside the message. Hand-written scanners rather than
+// regexes: this runs on every matched line, and each recogniser only looks at
+// a bounded window, so a garbage or multi-megabyte line costs a few linear
+// passes at most and never reads past the view.
+//
+// Order of trust when several sources name the same field: the launcher that
+// wrapped the process (torchrun, mpirun, vLLM/Ray) over explicit JSON fields,
+// over "[Rank N]" markers inside the message, over the srun task label, which
+// is the node index rather than the rank whenever torchrun runs inside srun.
+
+#include <array>
+#include <cstdio>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "attribution/attribution.h"
+#include "attribution/lex.h"
+
+namespace faultline {
+namespace {
+
+using attribution_internal::At;
+using attribution_internal::AtIgnoreCase;
+using attribution_internal::EqualsIgnoreCase;
+using attribution_internal::HexValue;
+using attribution_internal::IsAlnum;
+using attribution_internal::IsAlpha;
+using attribution_internal::IsDigit;
+using attribution_internal::IsHex;
+using attribution_internal::IsHostChar;
+using attribution_internal::IsIpv4;
+using attribution_internal::IsSpace;
+using attribution_internal::IsUpper;
+using attribution_internal::IsWordChar;
+using attribution_internal::kNpos;
+using attribution_internal::ParseUint;
+using attribution_internal::ParseUintWhole;
+using attribution_internal::SkipSpaces;
+using attribution_internal::ToLower;
+
+// Launchers print at most a handful of nested prefixes; the cap keeps a line
+// of repeated "[rank1]:" from costing more than a few steps.
+constexpr int kMaxPrefixes = 8;
+
+// Everything one pass over a line found, per source, so the sources can be
+// ranked at the end instead of by the order they appear in the text.
+struct Found {
+  std::optional<int64_t> launcher_rank;   // [rankN]:, [J,R]<stdout>:, rank=N
+  std::optional<int64_t> launcher_local;  // [defaultN]:, vLLM TPn
+  bool torchrun = false;                  // a torchrun prefix was present
+  std::optional<int64_t> srun_rank;
+  std::optional<int64_t> json_rank;
+  std::optional<int64_t> json_local;
+  std::optional<int64_t> bracket_rank;    // [Rank N], [PG 0 Rank N]
+  std::optional<int64_t> loose_rank;      // rank: N, Rank N:
+  std::optional<int64_t> device;          // NCCL "[3]"
+  std::optional<int64_t> pid;
+  std::string host;
+  std::string gpu;
+};
+
+void SetIfUnset(std::optional<int64_t>& field, std::optional<int64_t> v) {
+  if (!field && v) field = v;
+}
+
+void SetHostIfUnset(std::string& field, std::string_view host) {
+  if (field.empty()) field = NormalizeHost(host);
+}
+
+// Log levels that sit where a syslog hostname would in
+// "2026-11-02T13:46:41Z INFO app: msg"-style application logs.
+bool IsLevelWord(std::string_view w) {
+  static constexpr std::string_view kLevels[] = {
+      "trace", "debug", "info",  "notice", "warn", "warning", "error",
+      "err",   "crit",  "critical", "alert", "emerg", "fatal", "panic"};
+  for (std::string_view l : kLevels) {
+    if (EqualsIgnoreCase(w, l)) return true;
+  }
+  return w.size() == 1;  // glog-style single letters: I W E F D
+}
+
+// A host token as printed by NCCL, UCX and syslog: host characters, at least
+// one letter (so "12:34:56" never yields host "12"), or an IPv4 literal.
+bool LooksLikeHostToken(std::string_view h) {
+  if (h.empty() || h.size() > 253 || !IsAlnum(h[0])) return false;
+  bool letter = false;
+  for (char c : h) {
+    if (!IsHostChar(c)) return false;
+    letter |= IsAlpha(c);
+  }
+  return letter || IsIpv4(h);
+}
+
+size_t HostTokenEnd(std::string_view s, size_t p) {
+  size_t q = p;
+  while (q < s.size() && q - p < 254 && IsHostChar(s[q])) ++q;
+  return q;
+}
+
+// ---- timestamps (only recognised so they can be stepped over) ----
+
+// "dd:dd:dd" with an optional ".ffffff" / ",fff" fraction.
+size_t MatchClock(std::string_view s, size_t p) {
+  if (!(s.size() >= p + 8 && IsDigit(s[p]) && IsDigit(s[p + 1]) &&
+        s[p + 2] == ':' && IsDigit(s[p + 3]) && IsDigit(s[p + 4]) &&
+        s[p + 5] == ':' && IsDigit(s[p + 6]) && IsDigit(s[p + 7]))) {
+    return kNpos;
+  }
+  size_t q = p + 8;
+  if (q + 1 < s.size() && (s[q] == '.' || s[q] == ',') && IsDigit(s[q + 1])) {
+    ++q;
+    while (q < s.size() && IsDigit(s[q]) && q - p < 24) ++q;
+  }
+  return q;
+}
+
+// ISO 8601 / RFC 3339 / Python logging: "2026-11-02T13:46:41.123456+00:00",
+// "2026-11-02 13:46:41,123", "2026/11/02 13:46:41". *used_t says whether the
+// date and time were joined by 'T' (rsyslog and journald always do).
+size_t MatchIsoDateTime(std::string_view s, size_t p, bool* used_t) {
+  if (s.size() < p + 19) return kNpos;
+  for (size_t i = 0; i < 4; ++i) {
+    if (!IsDigit(s[p + i])) return kNpos;
+  }
+  char sep = s[p + 4];
+  if ((sep != '-' && sep != '/') || !IsDigit(s[p + 5]) || !IsDigit(s[p + 6]) ||
+      s[p + 7] != sep || !IsDigit(s[p + 8]) || !IsDigit(s[p + 9])) {
+    return kNpos;
+  }
+  char t = s[p + 10];
+  if (t != 'T' && t != ' ') return kNpos;
+  size_t q = MatchClock(s, p + 11);
+  if (q == kNpos) return kNpos;
+  if (q < s.size() && s[q] == 'Z') {
+    ++q;
+  } else if (q + 2 < s.size() && (s[q] == '+' || s[q] == '-') &&
+             IsDigit(s[q + 1]) && IsDigit(s[q + 2])) {
+    q += 3;
+    if (q + 2 < s.size() && s[q] == ':' && IsDigit(s[q + 1]) &&
+        IsDigit(s[q + 2])) {
+      q += 3;
+    } else if (q + 1 < s.size() && IsDigit(s[q]) && IsDigit(s[q + 1])) {
+      q += 2;
+    }
+  }
+  if (used_t != nullptr) *used_t = (t == 'T');
+  return q;
+}
+
+bool IsMonth(std::string_view s, size_t p) {
+  static constexpr std::string_view kMonths[] = {
+      "Jan", "Feb", "Mar", "Apr", "May", "Jun",
+      "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+  for (std::string_view m : kMonths) {
+    if (At(s, p, m)) return true;
+  }
+  return false;
+}
+
+// Syslog / journald: "Nov  2 13:46:41", "Nov 02 13:46:41.123456".
+size_t MatchSyslogTime(std::string_view s, size_t p) {
+  if (!IsMonth(s, p) || s.size() < p + 5 || s[p + 3] != ' ') return kNpos;
+  size_t q = p + 4;
+  if (s[q] == ' ') ++q;  // space-padded day
+  size_t day_start = q;
+  std::optional<int64_t> day = ParseUint(s, &q, 2);
+  if (!day || *day < 1 || *day > 31 || q - day_start == 0) return kNpos;
+  if (q >= s.size() || s[q] != ' ') return kNpos;
+  return MatchClock(s, q + 1);
+}
+
+enum class StampKind { kNone, kCollector, kGlog };
+
+// Steps over one timestamp-looking token at s[p]. Collector stamps (ISO,
+// bracketed kernel/epoch/dmesg stamps, bare clocks) may stand before an srun
+// label; glog headers belong to the program and never do.
+size_t SkipTimestamp(std::string_view s, size_t p, StampKind* kind) {
+  *kind = StampKind::kCollector;
+  bool used_t = false;
+  size_t q = MatchIsoDateTime(s, p, &used_t);
+  if (q != kNpos) {
+    // CRI (containerd/CRI-O) log files: "<RFC3339Nano> stdout F <msg>".
+    size_t r = q + 1;
+    if (At(s, q, " ") && (At(s, r, "stdout ") || At(s, r, "stderr ")) &&
+        r + 7 < s.size() && (s[r + 7] == 'F' || s[r + 7] == 'P') &&
+        (r + 8 == s.size() || s[r + 8] == ' ')) {
+      q = r + 8;
+    }
+    return q;
+  }
+  if (s[p] == '[') {
+    // "[ 1000001.682554]", "[1730555201.123456]", "[  +0.000316]".
+    size_t r = SkipSpaces(s, p + 1);
+    if (r < s.size() && (s[r] == '+' || s[r] == '-')) ++r;
+    if (ParseUint(s, &r, 12) && r < s.size() && s[r] == '.') {
+      ++r;
+      if (ParseUint(s, &r, 9)) {
+        r = SkipSpaces(s, r);
+        if (r < s.size() && s[r] == ']') return r + 1;
+      }
+    }
+    // "[2026-11-02 13:46:41,123]" (DeepSpeed, NCCL_DEBUG_TIMESTAMP_FORMAT).
+    r = MatchIsoDateTime(s, p + 1, nullptr);
+    if (r != kNpos && r < s.size() && s[r] == ']') return r + 1;
+    // dmesg -T: "[Mon Nov  2 13:46:41 2026]".
+    if (s.size() > p + 5 && IsUpper(s[p + 1]) && IsAlpha(s[p + 2]) &&
+        IsAlpha(s[p + 3]) && s[p + 4] == ' ') {
+      r = MatchSyslogTime(s, p + 5);
+      if (r != kNpos && r + 6 <= s.size() && s[r] == ' ' &&
+          IsDigit(s[r + 1]) && IsDigit(s[r + 2]) && IsDigit(s[r + 3]) &&
+          IsDigit(s[r + 4]) && s[r + 5] == ']') {
+        return r + 6;
+      }
+    }
+    return kNpos;
+  }
+  q = MatchSyslogTime(s, p);
+  if (q != kNpos) return q;
+  // glog: "I1102 13:46:41.123456  1234 file.cc:56] " (whole header).
+  if ((s[p] == 'I' || s[p] == 'W' || s[p] == 'E' || s[p] == 'F') &&
+      s.size() >= p + 6 && IsDigit(s[p + 1]) && IsDigit(s[p + 2]) &&
+      IsDigit(s[p + 3]) && IsDigit(s[p + 4]) && s[p + 5] == ' ') {
+    q = MatchClock(s, p + 6);
+    if (q != kNpos) {
+      *kind = StampKind::kGlog;
+      size_t r = SkipSpaces(s, q);
+      size_t tid_start = r;
+      if (ParseUint(s, &r, 12) && r > tid_start && r < s.size() && s[r] == ' ') {
+        size_t close = s.find("] ", r);
+        if (close != kNpos && close - r < 128) return close + 1;
+      }
+      return q;
+    }
+  }
+  q = MatchClock(s, p);
+  if (q != kNpos && (q == s.size() || IsSpace(s[q]))) return q;
+  // Epoch seconds/ms/us a collector put in front: "1730555201.123 ".
+  q = p;
+  if (ParseUint(s, &q, 16) && q - p >= 9) {
+    if (q + 1 < s.size() && s[q] == '.' && IsDigit(s[q + 1])) {
+      ++q;
+      ParseUint(s, &q, 9);
+    }
+    if (q < s.size() && IsSpace(s[q])) return q;
+  }
+  *kind = StampKind::kNone;
+  return kNpos;
+}
+
+// ---- launcher prefixes ----
+
+// srun -l: "3: ", "  3: ", "12: " (srun pads the task id to a common width).
+// A colon followed by a digit ("13:46:41") is a time, not a label.
+size_t ParseSrunLabel(std::string_view s, size_t p, Found* f) {
+  size_t q = p;
+  std::optional<int64_t> v = ParseUint(s, &q, 7);
+  if (!v || q >= s.size() || s[q] != ':') return kNpos;
+  ++q;
+  if (q < s.size() && !IsSpace(s[q])) return kNpos;
+  f->srun_rank = v;
+  return q;
+}
+
+// torchrun: "[rank3]:" (global rank) and "[default3]:" (role "default",
+// local rank).
+size_t ParseTorchrunPrefix(std::string_view s, size_t p, Found* f) {
+  if (s[p] != '[') return kNpos;
+  size_t q = p + 1;
+  bool global;
+  if (At(s, q, "rank")) {
+    global = true;
+    q += 4;
+  } else if (At(s, q, "default")) {
+    global = false;
+    q += 7;
+  } else {
+    return kNpos;
+  }
+  std::optional<int64_t> v = ParseUint(s, &q, 7);
+  if (!v || !At(s, q, "]:")) return kNpos;
+  SetIfUnset(global ? f->launcher_rank : f->launcher_local, v);
+  f->torchrun = true;
+  return q + 2;
+}
+
+// Open MPI --tag-output: "[1,12]<stdout>:" (job id, rank).
+size_t ParseMpirunPrefix(std::string_view s, size_t p, Found* f) {
+  if (s[p] != '[') return kNpos;
+  size_t q = p + 1;
+  if (!ParseUint(s, &q, 9) || q >= s.size() || s[q] != ',') return kNpos;
+  ++q;
+  std::optional<int64_t> rank = ParseUint(s, &q, 9);
+  if (!rank || !At(s, q, "]<")) return kNpos;
+  q += 2;
+  if (!(At(s, q, "stdout>:") || At(s, q, "stderr>:") || At(s, q, "stddiag>:"))) {
+    return kNpos;
+  }
+  q = s.find(">:", q) + 2;
+  SetIfUnset(f->launcher_rank, rank);
+  return q;
+}
+
+// "TP3" in a vLLM process name ("TP3", "Worker_TP3", "Worker_PP0_TP3") is the
+// tensor-parallel index, which is the local GPU as long as there is no
+// pipeline stage beyond the first on the node.
+void ParseVllmName(std::string_view tok, Found* f) {
+  std::optional<int64_t> tp;
+  bool later_stage = false;
+  for (size_t i = 0; i + 1 < tok.size(); ++i) {
+    if (i > 0 && IsAlpha(tok[i - 1])) continue;  // "...TP" inside a word
+    bool is_tp = tok[i] == 'T' && tok[i + 1] == 'P';
+    bool is_pp = tok[i] == 'P' && tok[i + 1] == 'P';
+    if (!is_tp && !is_pp) continue;
+    size_t q = i + 2;
+    std::optional<int64_t> v = ParseUint(tok, &q, 5);
+    if (!v || (q < tok.size() && IsAlnum(tok[q]))) continue;
+    if (is_tp) tp = v;
+    if (is_pp && *v > 0) later_stage = true;
+  }
+  if (tp && !later_stage) SetIfUnset(f->launcher_local, tp);
+}
+
+// vLLM / Ray process prefixes: "(EngineCore_0 pid=1234)",
+// "(VllmWorker TP0 pid=1234)", "(VllmWorker rank=0 pid=1234)",
+// "(RayWorkerWrapper pid=1234, ip=10.0.1.23)". Accepted only with a pid= or
+// ip= token and nothing but names and key=value tokens inside, so ordinary
+// parenthesised text is left alone.
+size_t ParseProcessPrefix(std::string_view s, size_t p, Found* f) {
+  if (s[p] != '(') return kNpos;
+  size_t close = kNpos;
+  for (size_t q = p + 1; q < s.size() && q - p < 160; ++q) {
+    if (s[q] == ')') {
+      close = q;
+      break;
+    }
+    if (s[q] == '(') return kNpos;
+  }
+  if (close == kNpos) return kNpos;
+  std::string_view body = s.substr(p + 1, close - p - 1);
+  Found local;
+  bool anchored = false;
+  size_t i = 0;
+  while (i < body.size()) {
+    while (i < body.size() && (body[i] == ' ' || body[i] == ',')) ++i;
+    size_t start = i;
+    while (i < body.size() && body[i] != ' ' && body[i] != ',') ++i;
+    std::string_view tok = body.substr(start, i - start);
+    if (tok.empty()) continue;
+    size_t eq = tok.find('=');
+    if (eq == kNpos) {
+      for (char c : tok) {
+        if (!IsWordChar(c) && c != '-' && c != '.') return kNpos;
+      }
+      ParseVllmName(tok, &local);
+      continue;
+    }
+    std::string_view key = tok.substr(0, eq);
+    std::string_view value = tok.substr(eq + 1);
+    if (key == "pid") {
+      std::optional<int64_t> v = ParseUintWhole(value, 10);
+      if (!v) return kNpos;
+      local.pid = v;
+      anchored = true;
+    } else if (key == "ip") {
+      if (!LooksLikeHostToken(value)) return kNpos;
+      local.host = NormalizeHost(value);
+      anchored = true;
+    } else if (key == "rank") {
+      std::optional<int64_t> v = ParseUintWhole(value, 9);
+      if (!v) return kNpos;
+      local.launcher_rank = v;
+    } else {
+      for (char c : key) {
+        if (!IsWordChar(c)) return kNpos;
+      }
+    }
+  }
+  if (!anchored) return kNpos;
+  SetIfUnset(f->launcher_rank, local.launcher_rank);
+  SetIfUnset(f->launcher_local, local.launcher_local);
+  SetIfUnset(f->pid, local.pid);
+  if (f->host.empty()) f->host = local.host;
+  return close + 1;
+}
+
+// syslog / journald headers: "Nov  2 13:46:41 node017 kernel: ",
+// "2026-11-02T13:46:41.123456+00:00 node017 kernel: " (rsyslog RFC 3339),
+// "Nov 02 13:46:41.123456 node017 python3[1234]: " (journalctl
+// short-precise), optionally after an "<13>" priority.
+size_t ParseSyslogHeader(std::string_view s, size_t p, Found* f) {
+  size_t q = p;
+  if (s[q] == '<') {
+    size_t r = q + 1;
+    if (ParseUint(s, &r, 3) && r < s.size() && s[r] == '>') q = r + 1;
+  }
+  bool rfc3339 = false;
+  size_t t = MatchSyslogTime(s, q);
+  if (t == kNpos) {
+    bool used_t = false;
+    t = MatchIsoDateTime(s, q, &used_t);
+    // Python logging and friends use a space; rsyslog/journald use 'T'.
+    if (t == kNpos || !used_t) return kNpos;
+    rfc3339 = true;
+  }
+  if (t >= s.size() || s[t] != ' ') return kNpos;
+  size_t h = SkipSpaces(s, t);
+  size_t h_end = HostTokenEnd(s, h);
+  if (h_end >= s.size() || s[h_end] != ' ') return kNpos;
+  std::string_view host = s.substr(h, h_end - h);
+  if (!LooksLikeHostToken(host) && !IsIpv4(host)) return kNpos;
+  if (rfc3339 && IsLevelWord(host)) return kNpos;
+  // The tag: "kernel:", "python3[1234]:", "nvidia-persistenced[77]:".
+  size_t g = h_end + 1;
+  size_t g_end = g;
+  while (g_end < s.size() && !IsSpace(s[g_end]) && s[g_end] != ':' &&
+         s[g_end] != '[' && g_end - g < 64) {
+    ++g_end;
+  }
+  if (g_end == g || g_end >= s.size()) return kNpos;
+  std::optional<int64_t> pid;
+  if (s[g_end] == '[') {
+    size_t r = g_end + 1;
+    pid = ParseUint(s, &r, 10);
+    if (!pid || !At(s, r, "]")) return kNpos;
+    g_end = r + 1;
+  }
+  if (g_end >= s.size() || s[g_end] != ':') return kNpos;
+  if (g_end + 1 < s.size() && !IsSpace(s[g_end + 1])) return kNpos;
+  SetHostIfUnset(f->host, host);
+  SetIfUnset(f->pid, pid);
+  return g_end + 1;
+}
+
+// NCCL: "node017:12345:12399 [3] NCCL INFO ..." (host:pid:tid [cudaDev]).
+bool ParseNcclPrefix(std::string_view s, size_t p, Found* f) {
+  size_t h_end = HostTokenEnd(s, p);
+  if (h_end >= s.size() || s[h_end] != ':') return false;
+  std::string_view host = s.substr(p, h_end - p);
+  size_t q = h_end + 1;
+  std::optional<int64_t> pid = ParseUint(s, &q, 10);
+  if (!pid || q >= s.size() || s[q] != ':') return false;
+  ++q;
+  if (!ParseUint(s, &q, 10) || !At(s, q, " [")) return false;
+  q += 2;
+  bool negative = At(s, q, "-");
+  if (negative) ++q;
+  std::optional<int64_t> dev = ParseUint(s, &q, 5);
+  if (!dev || !At(s, q, "]") || !LooksLikeHostToken(host)) return false;
+  if (q + 1 < s.size() && !IsSpace(s[q + 1])) return false;
+  SetHostIfUnset(f->host, host);
+  SetIfUnset(f->pid, pid);
+  if (!negative) SetIfUnset(f->device, dev);
+  return true;
+}
+
+// UCX: "[node017:12345:0:12399] Caught signal 7 (Bus error...)" and
+// "[node017:12345:0] ucp_worker.c:1234 UCX ERROR ...".
+bool ParseUcxPrefix(std::string_view s, size_t p, Found* f) {
+  if (s[p] != '[') return false;
+  size_t h_end = HostTokenEnd(s, p + 1);
+  if (h_end >= s.size() || s[h_end] != ':') return false;
+  std::string_view host = s.substr(p + 1, h_end - p - 1);
+  size_t q = h_end + 1;
+  std::optional<int64_t> pid = ParseUint(s, &q, 10);
+  if (!pid || !At(s, q, ":")) return false;
+  ++q;
+  if (!ParseUint(s, &q, 10)) return false;
+  if (At(s, q, ":")) {
+    ++q;
+    if (!ParseUint(s, &q, 10)) return false;
+  }
+  if (!At(s, q, "]") || !LooksLikeHostToken(host)) return false;
+  SetHostIfUnset(f->host, host);
+  SetIfUnset(f->pid, pid);
+  return true;
+}
+
+// ---- JSON lines ----
+
+// Skips a JSON string starting at s[p] == '"'; returns the index past the
+// closing quote, or kNpos when unterminated.
+size_t SkipJsonString(std::string_view s, size_t p) {
+  for (size_t q = p + 1; q < s.size(); ++q) {
+    if (s[q] == '\\') {
+      ++q;
+    } else if (s[q] == '"') {
+      return q + 1;
+    }
+  }
+  return kNpos;
+}
+
+// Skips any JSON value at s[p]; nested containers by depth counting so that
+// deep nesting costs no stack.
+size_t SkipJsonValue(std::string_view s, size_t p) {
+  if (p >= s.size()) return kNpos;
+  if (s[p] == '"') return SkipJsonString(s, p);
+  if (s[p] == '{' || s[p] == '[') {
+    size_t depth = 0;
+    for (size_t q = p; q < s.size(); ++q) {
+      char c = s[q];
+      if (c == '"') {
+        q = SkipJsonString(s, q);
+        if (q == kNpos) return kNpos;
+        --q;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) return q + 1;
+      }
+    }
+    return kNpos;
+  }
+  size_t q = p;
+  while (q < s.size() && s[q] != ',' && s[q] != '}' && s[q] != ']' &&
+         !IsSpace(s[q])) {
+    ++q;
+  }
+  return q == p ? kNpos : q;
+}
+
+bool KeyIs(std::string_view key, std::initializer_list<std::string_view> names) {
+  for (std::string_view n : names) {
+    if (EqualsIgnoreCase(key, n)) return true;
+  }
+  return false;
+}
+
+// An integer JSON value, bare or quoted ("_PID":"1234" in journalctl -o json).
+std::optional<int64_t> JsonInt(std::string_view raw) {
+  if (raw.size() >= 2 && raw.front() == '"' && raw.back() == '"') {
+    raw = raw.substr(1, raw.size() - 2);
+  }
+  return ParseUintWhole(raw, 18);
+}
+
+std::string_view JsonStringBody(std::string_view raw) {
+  if (raw.size() < 2 || raw.front() != '"' || raw.back() != '"') return {};
+  std::string_view body = raw.substr(1, raw.size() - 2);
+  if (body.find('\\') != kNpos) return {};  // never a host or bus id
+  return body;
+}
+
+// Top-level fields of a JSON-lines record that name the writer. Keys are
+// matched whole and case-insensitively; values inside nested objects or
+// inside message strings are never taken for fields.
+void ScanJsonFields(std::string_view s, size_t p, Found* f) {
+  size_t q = p + 1;
+  for (int fields = 0; fields < 4096; ++fields) {
+    q = SkipSpaces(s, q);
+    if (q >= s.size() || s[q] != '"') return;
+    size_t key_end = SkipJsonString(s, q);
+    if (key_end == kNpos) return;
+    std::string_view key = s.substr(q + 1, key_end - q - 2);
+    q = SkipSpaces(s, key_end);
+    if (q >= s.size() || s[q] != ':') return;
+    q = SkipSpaces(s, q + 1);
+    size_t v_end = SkipJsonValue(s, q);
+    if (v_end == kNpos) return;
+    std::string_view raw = s.substr(q, v_end - q);
+    if (KeyIs(key, {"rank", "global_rank", "world_rank"})) {
+      SetIfUnset(f->json_rank, JsonInt(raw));
+    } else if (KeyIs(key, {"local_rank", "localrank"})) {
+      SetIfUnset(f->json_local, JsonInt(raw));
+    } else if (KeyIs(key, {"pid", "_pid", "process_id"})) {
+      SetIfUnset(f->pid, JsonInt(raw));
+    } else if (KeyIs(key, {"host", "hostname", "_hostname", "host_name",
+                           "node_name", "nodename"})) {
+      std::string_view body = JsonStringBody(raw);
+      if (f->host.empty() && LooksLikeHostToken(body)) {
+        f->host = NormalizeHost(body);
+      }
+    } else if (KeyIs(key, {"gpu", "gpu_id", "gpu_index", "cuda_device"})) {
+      std::optional<int64_t> dev = JsonInt(raw);
+      if (dev && f->gpu.empty()) f->gpu = std::to_string(*dev);
+    } else if (KeyIs(key, {"bus_id", "pci_bus_id", "busid", "pci"})) {
+      std::string bus = NormalizePciBusId(JsonStringBody(raw));
+      if (!bus.empty() && f->gpu.empty()) f->gpu = std::move(bus);
+    }
+    q = SkipSpaces(s, v_end);
+    if (q >= s.size() || s[q] != ',') return;
+    ++q;
+  }
+}
+
+// ---- markers inside the message ----
+
+// The word just before s[i] (skipping one separator), lowercased compare.
+bool PrecededByWord(std::string_view s, size_t i,
+                    std::span<const std::string_view> words) {
+  if (i == 0) return false;
+  size_t end = i;
+  if (s[end - 1] == ' ' || s[end - 1] == '_' || s[end - 1] == '-') --end;
+  size_t start = end;
+  while (start > 0 && IsAlpha(s[start - 1]) && end - start < 16) --start;
+  std::string_view w = s.substr(start, end - start);
+  for (std::string_view x : words) {
+    if (EqualsIgnoreCase(w, x)) return true;
+  }
+  return false;
+}
+
+// In "[PG ID 12 PG GUID 99(tp_group) Rank 4]" / "[PG 3 Rank 4]" the rank is
+// the rank inside that process group; only the default group's is global.
+bool IsDefaultProcessGroup(std::string_view content) {
+  size_t q = 3;  // past "PG "
+  if (At(content, q, "ID ")) q += 3;
+  std::optional<int64_t> id = ParseUint(content, &q, 9);
+  if (id && *id == 0) return true;
+  size_t open = content.find('(');
+  if (open == kNpos) return false;
+  size_t close = content.find(')', open);
+  return close != kNpos && content.substr(open + 1, close - open - 1) == "default_pg";
+}
+
+void ScanMessageRanks(std::string_view s, size_t begin, Found* f) {
+  // "local rank: 2", "peer rank 5:" name some other numbering or some other
+  // process than the writer.
+  static constexpr std::string_view kNotGlobal[] = {
+      "local", "node",   "group", "peer", "remote", "root", "src",
+      "dst",   "source", "dest",  "target", "next", "prev", "tp", "pp", "dp"};
+  const size_t n = s.size();
+  for (size_t i = begin; i + 4 <= n; ++i) {
+    if (s[i] != 'r' && s[i] != 'R') continue;
+    if (!AtIgnoreCase(s, i, "rank")) continue;
+    bool boundary = i == 0 || !IsWordChar(s[i - 1]);
+    size_t k = i + 4;
+    size_t spaces_end = SkipSpaces(s, k);
+    if (k < n && s[k] == ':') {
+      // "rank: 3" (also "global rank: 3"), never "local_rank: 3".
+      if (!boundary || f->loose_rank || PrecededByWord(s, i, kNotGlobal)) continue;
+      size_t m = SkipSpaces(s, k + 1);
+      std::optional<int64_t> v = ParseUint(s, &m, 9);
+      if (v && (m == n || !IsAlnum(s[m]))) f->loose_rank = v;
+      continue;
+    }
+    size_t m = spaces_end;
+    std::optional<int64_t> v = ParseUint(s, &m, 9);
+    if (!v) continue;
+    if (m < n && s[m] == ']') {
+      if (f->bracket_rank) continue;
+      if (i > 0 && s[i - 1] == '[') {
+        f->bracket_rank = v;  // "[Rank 3]", "[rank3]"
+        continue;
+      }
+      // Find the bracket this "Rank N]" closes.
+      size_t lb = kNpos;
+      for (size_t j = i; j > 0 && i - j < 160; --j) {
+        char c = s[j - 1];
+        if (c == ']') break;
+        if (c == '[') {
+          lb = j - 1;
+          break;
+        }
+      }
+      if (lb == kNpos || !At(s, lb + 1, "PG ")) continue;
+      if (IsDefaultProcessGroup(s.substr(lb + 1, i - lb - 1))) f->bracket_rank = v;
+      continue;
+    }
+    // "Rank 3: ..." but not "rank 13:46:41" and not NCCL's "rank 131 nranks".
+    if (boundary && spaces_end > k && !f->loose_rank && m < n && s[m] == ':' &&
+        (m + 1 == n || !IsDigit(s[m + 1])) && !PrecededByWord(s, i, kNotGlobal)) {
+      f->loose_rank = v;
+    }
+  }
+}
+
+// A PCI address token at s[p] ("0000:3b:00", "00000000:3B:00.0"), normalised;
+// "" when the token is not one. The kernel and the driver always print the
+// domain with 4 or 8 digits; demanding it keeps clock times ("13:46:10") out.
+// A trailing ':' or '.' is punctuation, not part of the address.
+std::string BusTokenAt(std::string_view s, size_t p) {
+  size_t q = p;
+  while (q < s.size() && q - p < 20 && (IsHex(s[q]) || s[q] == ':' || s[q] == '.')) ++q;
+  while (q > p && (s[q - 1] == ':' || s[q - 1] == '.')) --q;
+  std::string_view tok = s.substr(p, q - p);
+  size_t colon = tok.find(':');
+  if (colon != 4 && colon != 8) return {};
+  size_t second = tok.find(':', colon + 1);
+  if (second == kNpos || tok.find(':', second + 1) != kNpos) return {};
+  return NormalizePciBusId(tok);
+}
+
+// Kernel and driver lines naming a GPU by PCI address, and the pid some of
+// them carry: "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, ...",
+// "NVRM: GPU at PCI:0000:3b:00: GPU-...", "nvidia 0000:3b:00.0: ...",
+// "Out of memory: Killed process 12345 (python3)".
+void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
+  const size_t n = s.size();
+  size_t nv = s.find("NVRM:", begin);
+  if (nv != kNpos && f->gpu.empty()) {
+    size_t window_end = nv + 5 + 96 < n ? nv + 5 + 96 : n;
+    size_t pci = s.substr(0, window_end).find("PCI:", nv);
+    if (pci != kNpos) {
+      f->gpu = BusTokenAt(s, pci + 4);
+    } else {
+      for (size_t i = nv + 5; i < window_end && f->gpu.empty(); ++i) {
+        if (IsHex(s[i]) && !IsHex(s[i - 1]) && s[i - 1] != ':' && s[i - 1] != '.') {
+          f->gpu = BusTokenAt(s, i);
+        }
+      }
+    }
+  }
+  if (f->gpu.empty()) {
+    // "nvidia 0000:3b:00.0: ..." (the driver's dev_printk), and DCGM /
+    // nvidia-smi's "GPU 00000000:3B:00.0".
+    for (std::string_view lit : {std::string_view("nvidia "), std::string_view("GPU ")}) {
+      for (size_t at = s.find(lit, begin); at != kNpos && f->gpu.empty();
+           at = s.find(lit, at + 1)) {
+        if (at > 0 && IsWordChar(s[at - 1])) continue;
+        f->gpu = BusTokenAt(s, at + lit.size());
+      }
+    }
+  }
+  if (!f->pid) {
+    size_t xid = s.find("Xid ", begin);
+    if (xid != kNpos) {
+      size_t pid_at = s.find("pid=", xid);
+      if (pid_at != kNpos && pid_at - xid < 128) {
+        size_t q = pid_at + 4;
+        f->pid = ParseUint(s, &q, 10);
+      }
+    }
+  }
+  if (!f->pid) {
+    size_t killed = s.find("Killed process ", begin);
+    if (killed != kNpos) {
+      size_t q = killed + 15;
+      f->pid = ParseUint(s, &q, 10);
+    } else if (size_t oom = s.find("oom-kill:", begin); oom != kNpos) {
+      size_t pid_at = s.find(",pid=", oom);
+      if (pid_at != kNpos) {
+        size_t q = pid_at + 5;
+        f->pid = ParseUint(s, &q, 10);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string NormalizeHost(std::string_view host) {
+  if (host.empty() || host.size() > 253 || !IsAlnum(host[0])) return {};
+  for (char c : host) {
+    if (!IsHostChar(c)) return {};
+  }
+  if (IsIpv4(host)) return std::string(host);
+  return std::string(host.substr(0, host.find('.')));
+}
+
+Attribution AttributeLine(std::string_view line, size_t* message_begin) {
+  Found f;
+  const size_t n = line.size();
+  size_t p = SkipSpaces(line, 0);
+  size_t msg = 0;
+  bool launcher = false;
+  bool srun_ok = true;  // nothing but collector stamps so far
+  bool syslog_ok = true;
+
+  if (p < n && line[p] == '{') ScanJsonFields(line, p, &f);
+
+  for (int step = 0; step < kMaxPrefixes && p < n; ++step) {
+    size_t q = kNpos;
+    if (srun_ok && !launcher && (q = ParseSrunLabel(line, p, &f)) != kNpos) {
+      launcher = true;
+      srun_ok = false;
+    } else if ((q = ParseTorchrunPrefix(line, p, &f)) != kNpos ||
+               (q = ParseMpirunPrefix(line, p, &f)) != kNpos ||
+               (q = ParseProcessPrefix(line, p, &f)) != kNpos) {
+      launcher = true;
+      srun_ok = false;
+    } else if (syslog_ok && !launcher &&
+               (q = ParseSyslogHeader(line, p, &f)) != kNpos) {
+      syslog_ok = false;
+      srun_ok = false;
+    } else {
+      StampKind kind;
+      q = SkipTimestamp(line, p, &kind);
+      if (q == kNpos) break;
+      if (kind == StampKind::kGlog) srun_ok = false;
+      q = SkipSpaces(line, q);
+      p = q;
+      continue;
+    }
+    p = SkipSpaces(line, q);
+    if (launcher) msg = p;
+  }
+
+  if (p < n && !ParseNcclPrefix(line, p, &f)) ParseUcxPrefix(line, p, &f);
+  ScanMessageRanks(line, msg, &f);
+  ScanKernelMarkers(line, msg, &f);
+
+  Attribution a;
+  a.rank = f.launcher_rank;
+  SetIfUnset(a.rank, f.json_rank);
+  SetIfUnset(a.rank, f.bracket_rank);
+  SetIfUnset(a.rank, f.loose_rank);
+  // Under srun, torchrun runs one agent per task: the label is the node.
+  if (!f.torchrun) SetIfUnset(a.rank, f.srun_rank);
+  a.local_rank = f.launcher_local;
+  SetIfUnset(a.local_rank, f.json_local);
+  SetIfUnset(a.local_rank, f.device);
+  a.pid = f.pid;
+  a.host = std::move(f.host);
+  a.gpu = std::move(f.gpu);
+  if (a.gpu.empty() && f.device) a.gpu = std::to_string(*f.device);
+  if (message_begin != nullptr) *message_begin = msg;
+  return a;
+}
+
+void MergeAttribution(Attribution& base, const Attribution& more) {
+  if (!base.rank) base.rank = more.rank;
+  if (!base.local_rank) base.local_rank = more.local_rank;
+  if (!base.pid) base.pid = more.pid;
+  if (base.host.empty()) base.host = more.host;
+  if (base.gpu.empty()) base.gpu = more.gpu;
+}
+
+std::string NormalizePciBusId(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  if (AtIgnoreCase(s, 0, "PCI:")) s.remove_prefix(4);
+  if (s.empty() || s.size() > 24) return {};
+
+  uint64_t domain = 0, bus = 0, dev = 0, fn = 0;
+  if (s.find(':') == kNpos) {
+    // NCCL's busId: the hex digits of "DDDD:BB:DD.F" as one number with the
+    // leading zeros dropped ("3b000", "1e0" for 0000:00:1e.0).
+    if (AtIgnoreCase(s, 0, "0x")) s.remove_prefix(2);
+    if (s.empty() || s.size() > 13) return {};
+    uint64_t v = 0;
+    for (char c : s) {
+      int h = HexValue(c);
+      if (h < 0) return {};
+      v = (v << 4) | static_cast<uint64_t>(h);
+    }
+    fn = v & 0xf;
+    dev = (v >> 4) & 0xff;
+    bus = (v >> 12) & 0xff;
+    domain = v >> 20;
+  } else {
+    // [DOMAIN:]BUS:DEV[.FN]; nvidia-smi prints an 8-digit domain.
+    std::array<std::string_view, 3> parts;
+    size_t count = 0;
+    size_t start = 0;
+    while (true) {
+      size_t colon = s.find(':', start);
+      if (count == parts.size()) return {};
+      parts[count++] = s.substr(start, colon == kNpos ? kNpos : colon - start);
+      if (colon == kNpos) break;
+      start = colon + 1;
+    }
+    if (count < 2) return {};
+    std::string_view last = parts[count - 1];
+    size_t dot = last.find('.');
+    std::string_view fn_str;
+    if (dot != kNpos) {
+      fn_str = last.substr(dot + 1);
+      last = last.substr(0, dot);
+      if (fn_str.size() != 1) return {};
+    } else if (count == 2) {
+      return {};  // "3b:00" could be domain:bus or bus:dev
+    }
+    auto hex = [](std::string_view h, size_t max_len, uint64_t* out) {
+      if (h.empty() || h.size() > max_len) return false;
+      uint64_t v = 0;
+      for (char c : h) {
+        int x = HexValue(c);
+        if (x < 0) return false;
+        v = (v << 4) | static_cast<uint64_t>(x);
+      }
+      *out = v;
+      return true;
+    };
+    if (count == 3 && !hex(parts[0], 8, &domain)) return {};
+    if (!hex(parts[count - 2], 2, &bus) || !hex(last, 2, &dev)) return {};
+    if (!fn_str.empty() && !hex(fn_str, 1, &fn)) return {};
+  }
+  if (dev > 0x1f || fn > 7 || domain > 0xffffffffULL) return {};
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%04x:%02x:%02x.%x",
+                static_cast<unsigned>(domain), static_cast<unsigned>(bus),
+                static_cast<unsigned>(dev), static_cast<unsigned>(fn));
+  return buf;
+}
+
+std::optional<NcclInit> ParseNcclInitLine(std::string_view line) {
+  size_t info = line.find("NCCL INFO ");
+  if (info == kNpos) return std::nullopt;
+  size_t comm = line.find("comm 0x", info);
+  if (comm == kNpos) return std::nullopt;
+  auto field = [&](std::string_view name) -> std::optional<int64_t> {
+    size_t at = line.find(name, comm);
+    if (at == kNpos) return std::nullopt;
+    size_t q = at + name.size();
+    return ParseUint(line, &q, 10);
+  };
+  NcclInit init;
+  std::optional<int64_t> rank = field(" rank ");
+  std::optional<int64_t> nranks = field(" nranks ");
+  std::optional<int64_t> dev = field(" cudaDev ");
+  size_t bus_at = line.find(" busId ", comm);
+  if (!rank || !nranks || !dev || bus_at == kNpos || *rank >= *nranks) {
+    return std::nullopt;
+  }
+  size_t q = bus_at + 7;
+  size_t bus_end = q;
+  while (bus_end < line.size() && IsHex(line[bus_end]) && bus_end - q < 16) ++bus_end;
+  init.bus_id = NormalizePciBusId(line.substr(q, bus_end - q));
+  if (init.bus_id.empty()) return std::nullopt;
+  size_t cid = line.find(" commId 0x", comm);
+  if (cid != kNpos) {
+    size_t b = cid + 8;
+    size_t e = b + 2;
+    while (e < line.size() && IsHex(line[e]) && e - b < 18) ++e;
+    init.comm_id = std::string(line.substr(b, e - b));
+  }
+  Attribution a = AttributeLine(line);
+  init.host = std::move(a.host);
+  init.pid = a.pid;
+  init.rank = *rank;
+  init.nranks = *nranks;
+  init.cuda_dev = *dev;
+  return init;
+}
+
+}  // namespace faultline

@@ -1,0 +1,133 @@
+// Which rank, host, GPU and pid a log line belongs to. Two sources of truth:
+// the path of the file (per-host directories, one file per rank, torchelastic
+// trees, pods/<pod>/<container>.log) and prefixes inside the line (torchrun
+// "[rank3]:", srun -l "3: ", mpirun "[1,12]<stdout>:", NCCL
+// "host:pid:tid [dev]", UCX "[host:pid:0:tid]", vLLM "(VllmWorker TP0 pid=N)",
+// "[Rank 3]"/"[PG 0 Rank 4]" in messages, syslog hostnames).
+//
+// TopologyMap learns rank<->host<->GPU<->PCI bus and pid->rank links from the
+// lines that print them, so a kernel Xid naming a PCI bus or an OOM-killer
+// line naming a pid can be attributed to a rank afterwards.
+//
+// Thread-safety: the free functions are pure. TopologyMap is not
+// synchronised: fill it from one thread, then read it from any.
+#ifndef FAULTLINE_ATTRIBUTION_ATTRIBUTION_H_
+#define FAULTLINE_ATTRIBUTION_ATTRIBUTION_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace faultline {
+
+struct Attribution {
+  std::optional<int64_t> rank;        // global rank
+  std::optional<int64_t> local_rank;  // e.g. torchelastic local rank, GPU index
+  std::optional<int64_t> pid;
+  std::string host;                   // empty when unknown
+  std::string gpu;                    // PCI bus id "0000:3b:00.0" or device index
+};
+
+// Attribution implied by a path: "node017/rank-3.log", "logs/worker-3.txt",
+// "slurm-1234.out", "job.3.out", "attempt_0/2/stderr.log" (local rank 2),
+// "pods/trainer-5/pytorch.log".
+Attribution AttributeFromPath(std::string_view path);
+
+// Attribution found in one line. `line` is the text after the timestamp has
+// been removed by the caller, or the whole line; both must work. Fields the
+// line does not name stay unset.
+//
+// *message_begin (when non-null) receives the offset in `line` where the
+// message proper starts, past any launcher prefix ("[rank3]:", "3: ").
+Attribution AttributeLine(std::string_view line, size_t* message_begin = nullptr);
+
+// Merges `more` into `base`: fields unset in base are taken from more.
+void MergeAttribution(Attribution& base, const Attribution& more);
+
+// Normalises a PCI bus id as NCCL and the NVIDIA driver print it ("3b000",
+// "0000:3b:00.0", "00000000:3B:00.0", "PCI:0000:3b:00") to "0000:3b:00.0".
+std::string NormalizePciBusId(std::string_view s);
+
+// --- Added by attribution (not part of the original contract above). ---
+
+// Host names as every source is compared by: the short name before the first
+// '.', because NCCL prints gethostname() cut at the first dot while path
+// directories and rsyslog may carry the FQDN. IPv4 literals stay whole.
+// Returns "" for something that is not a host name.
+std::string NormalizeHost(std::string_view host);
+
+// What an NCCL communicator init line says:
+//   node017:12345:12345 [3] NCCL INFO comm 0x55d0c0a0 rank 131 nranks 1024
+//   cudaDev 3 nvmlDev 3 busId 3b000 commId 0x1a2b3c4d5e6f7081 - Init START
+// `rank` is the rank inside that communicator: only the world communicator's
+// (the largest nranks) is the global rank, see TopologyMap::AddNcclInit.
+struct NcclInit {
+  std::string host;              // normalised; empty when the prefix is missing
+  std::optional<int64_t> pid;
+  int64_t rank = -1;
+  int64_t nranks = 0;
+  int64_t cuda_dev = -1;
+  std::string bus_id;            // normalised "0000:3b:00.0"
+  std::string comm_id;           // "0x1a2b3c4d5e6f7081"; empty on old NCCL
+};
+
+// Parses an NCCL "comm ... rank R nranks N cudaDev D ... busId B" INFO line
+// (Init START / Init COMPLETE / ncclCommInitRank). nullopt for other lines.
+std::optional<NcclInit> ParseNcclInitLine(std::string_view line);
+
+class TopologyMap {
+ public:
+  // From an NCCL init line: rank, local device index and busId ("3b000").
+  void AddDevice(const std::string& host, int64_t rank, int64_t cuda_dev,
+                 std::string_view bus_id);
+  void AddPid(const std::string& host, int64_t pid, int64_t rank);
+
+  // The rank owning the GPU at this bus on this host (bus in any format).
+  std::optional<int64_t> RankForBus(const std::string& host,
+                                    std::string_view bus_id) const;
+  // When the host is unknown (dmesg without hostname): unique match over all
+  // hosts, else nullopt.
+  std::optional<int64_t> RankForBusAnyHost(std::string_view bus_id) const;
+  std::optional<int64_t> RankForPid(const std::string& host, int64_t pid) const;
+  std::optional<int64_t> RankForDevice(const std::string& host,
+                                       int64_t cuda_dev) const;
+  std::optional<std::string> HostForRank(int64_t rank) const;
+  std::optional<std::string> BusForRank(int64_t rank) const;
+
+  // Added by attribution. Feeds an NCCL init line, keeping only the world
+  // communicator: PyTorch creates sub-communicators (TP/PP/DP groups) whose
+  // "rank" is a group rank, and their init lines may come first. Entries
+  // learnt from a communicator smaller than the largest seen are retracted.
+  // Entries added with AddDevice/AddPid are the caller's word and kept.
+  void AddNcclInit(const NcclInit& init);
+
+  // Added by attribution. Records what one attributed line proves when it
+  // names a rank: pid -> rank and GPU (bus id or device index) -> rank on its
+  // host, and the rank's host. Lines without a rank teach nothing.
+  void Learn(const Attribution& a);
+
+  // Added by attribution. Fills a.rank when the line did not name it, from
+  // the pid, then the PCI bus (any host when the host is unknown), then the
+  // device index; then fills an empty host from the rank. Returns true when
+  // `a` changed.
+  bool Resolve(Attribution& a) const;
+
+ private:
+  // Removes what AddNcclInit learnt from communicators smaller than nranks.
+  void RetractSmallerComms(int64_t nranks);
+
+  int64_t world_nranks_ = 0;
+  std::vector<NcclInit> world_inits_;
+  std::map<std::pair<std::string, std::string>, int64_t> bus_rank_;
+  std::map<std::pair<std::string, int64_t>, int64_t> dev_rank_;
+  std::map<std::pair<std::string, int64_t>, int64_t> pid_rank_;
+  std::map<int64_t, std::pair<std::string, std::string>> rank_host_bus_;
+};
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_ATTRIBUTION_ATTRIBUTION_H_

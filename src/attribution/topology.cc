@@ -1,0 +1,183 @@
+// TopologyMap: the rank <-> host <-> GPU <-> pid links a job's own logs
+// print (NCCL init lines, "[rank3]:node017:12345:..." prefixes), kept so that
+// lines which name only hardware or a process — a kernel Xid on
+// 0000:3b:00.0, an OOM kill of pid 12345 — can be pinned on a rank later.
+//
+// Hosts are keyed by their short name (NormalizeHost) and buses by their
+// canonical form (NormalizePciBusId), so "node017.cluster" and "node017",
+// "3b000" and "00000000:3B:00.0" meet.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "attribution/attribution.h"
+#include "attribution/lex.h"
+
+namespace faultline {
+namespace {
+
+using attribution_internal::ParseUintWhole;
+
+// Keeps a caller's odd host string (not a valid host name) as given rather
+// than folding every such string onto "".
+std::string HostKey(std::string_view host) {
+  std::string h = NormalizeHost(host);
+  return h.empty() ? std::string(host) : h;
+}
+
+}  // namespace
+
+void TopologyMap::AddDevice(const std::string& host, int64_t rank,
+                            int64_t cuda_dev, std::string_view bus_id) {
+  std::string h = HostKey(host);
+  std::string bus = NormalizePciBusId(bus_id);
+  if (!bus.empty()) bus_rank_[{h, bus}] = rank;
+  if (cuda_dev >= 0) dev_rank_[{h, cuda_dev}] = rank;
+  auto& [known_host, known_bus] = rank_host_bus_[rank];
+  if (!h.empty()) known_host = h;
+  if (!bus.empty()) known_bus = bus;
+}
+
+void TopologyMap::AddPid(const std::string& host, int64_t pid, int64_t rank) {
+  std::string h = HostKey(host);
+  pid_rank_[{h, pid}] = rank;
+  auto& known_host = rank_host_bus_[rank].first;
+  if (known_host.empty()) known_host = h;
+}
+
+std::optional<int64_t> TopologyMap::RankForBus(const std::string& host,
+                                               std::string_view bus_id) const {
+  if (host.empty()) return RankForBusAnyHost(bus_id);
+  std::string bus = NormalizePciBusId(bus_id);
+  if (bus.empty()) return std::nullopt;
+  auto it = bus_rank_.find({HostKey(host), bus});
+  if (it == bus_rank_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int64_t> TopologyMap::RankForBusAnyHost(
+    std::string_view bus_id) const {
+  std::string bus = NormalizePciBusId(bus_id);
+  if (bus.empty()) return std::nullopt;
+  // Every node of a homogeneous cluster has a GPU at 0000:3b:00.0, so the
+  // bus alone names a rank only in small or single-host jobs.
+  std::optional<int64_t> found;
+  for (const auto& [key, rank] : bus_rank_) {
+    if (key.second != bus) continue;
+    if (found && *found != rank) return std::nullopt;
+    found = rank;
+  }
+  return found;
+}
+
+std::optional<int64_t> TopologyMap::RankForPid(const std::string& host,
+                                               int64_t pid) const {
+  auto it = pid_rank_.find({HostKey(host), pid});
+  if (it == pid_rank_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<int64_t> TopologyMap::RankForDevice(const std::string& host,
+                                                  int64_t cuda_dev) const {
+  auto it = dev_rank_.find({HostKey(host), cuda_dev});
+  if (it == dev_rank_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> TopologyMap::HostForRank(int64_t rank) const {
+  auto it = rank_host_bus_.find(rank);
+  if (it == rank_host_bus_.end() || it->second.first.empty()) return std::nullopt;
+  return it->second.first;
+}
+
+std::optional<std::string> TopologyMap::BusForRank(int64_t rank) const {
+  auto it = rank_host_bus_.find(rank);
+  if (it == rank_host_bus_.end() || it->second.second.empty()) return std::nullopt;
+  return it->second.second;
+}
+
+void TopologyMap::RetractSmallerComms(int64_t nranks) {
+  std::vector<NcclInit> kept;
+  for (NcclInit& init : world_inits_) {
+    if (init.nranks >= nranks) {
+      kept.push_back(std::move(init));
+      continue;
+    }
+    // Erase only what still holds this init's word: a later AddDevice or a
+    // larger communicator may have overwritten it since.
+    auto bus = bus_rank_.find({init.host, init.bus_id});
+    if (bus != bus_rank_.end() && bus->second == init.rank) bus_rank_.erase(bus);
+    auto dev = dev_rank_.find({init.host, init.cuda_dev});
+    if (dev != dev_rank_.end() && dev->second == init.rank) dev_rank_.erase(dev);
+    if (init.pid) {
+      auto pid = pid_rank_.find({init.host, *init.pid});
+      if (pid != pid_rank_.end() && pid->second == init.rank) pid_rank_.erase(pid);
+    }
+    auto rank = rank_host_bus_.find(init.rank);
+    if (rank != rank_host_bus_.end() && rank->second.first == init.host &&
+        rank->second.second == init.bus_id) {
+      rank_host_bus_.erase(rank);
+    }
+  }
+  world_inits_ = std::move(kept);
+}
+
+void TopologyMap::AddNcclInit(const NcclInit& init) {
+  if (init.rank < 0 || init.nranks <= 0 || init.rank >= init.nranks) return;
+  if (init.nranks < world_nranks_) return;
+  if (init.nranks > world_nranks_) {
+    world_nranks_ = init.nranks;
+    RetractSmallerComms(init.nranks);
+  }
+  NcclInit stored = init;
+  stored.host = HostKey(init.host);
+  stored.bus_id = NormalizePciBusId(init.bus_id);
+  AddDevice(stored.host, stored.rank, stored.cuda_dev, stored.bus_id);
+  if (stored.pid) AddPid(stored.host, *stored.pid, stored.rank);
+  world_inits_.push_back(std::move(stored));
+}
+
+void TopologyMap::Learn(const Attribution& a) {
+  if (!a.rank) return;
+  std::string h = HostKey(a.host);
+  if (a.pid) pid_rank_[{h, *a.pid}] = *a.rank;
+  if (!a.gpu.empty()) {
+    if (std::optional<int64_t> dev = ParseUintWhole(a.gpu, 6)) {
+      dev_rank_[{h, *dev}] = *a.rank;
+    } else if (std::string bus = NormalizePciBusId(a.gpu); !bus.empty()) {
+      bus_rank_[{h, bus}] = *a.rank;
+      auto& known_bus = rank_host_bus_[*a.rank].second;
+      if (known_bus.empty()) known_bus = bus;
+    }
+  }
+  if (!h.empty()) {
+    auto& known_host = rank_host_bus_[*a.rank].first;
+    if (known_host.empty()) known_host = h;
+  }
+}
+
+bool TopologyMap::Resolve(Attribution& a) const {
+  const bool had_rank = a.rank.has_value();
+  if (!a.rank && a.pid) a.rank = RankForPid(a.host, *a.pid);
+  if (!a.rank && !a.gpu.empty()) {
+    if (std::optional<int64_t> dev = ParseUintWhole(a.gpu, 6)) {
+      // A bare device index means nothing without its host.
+      if (!a.host.empty()) a.rank = RankForDevice(a.host, *dev);
+    } else {
+      a.rank = RankForBus(a.host, a.gpu);
+    }
+  }
+  bool changed = !had_rank && a.rank.has_value();
+  if (a.rank && a.host.empty()) {
+    if (std::optional<std::string> h = HostForRank(*a.rank)) {
+      a.host = *h;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace faultline

@@ -1,0 +1,587 @@
+// The C ABI shim: handles, status mapping and the exception firewall. No C++
+// exception and no Abseil type crosses this file's functions.
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "correlate/correlate.h"
+#include "faultline/faultline.h"
+#include "report/report.h"
+#include "ruleset/compiler.h"
+#include "ruleset/ruleset.h"
+#include "scan/scan.h"
+#include "util/fl_status.h"
+#include "util/strings.h"
+
+using faultline::StrCat;
+
+struct fl_error {
+  fl_status code;
+  std::string message;
+};
+
+struct fl_ruleset {
+  std::shared_ptr<const faultline::Ruleset> rs;
+};
+
+struct fl_report {
+  std::shared_ptr<const faultline::Ruleset> rs;
+  faultline::ScanResult scan;
+  faultline::Diagnosis diag;
+  std::string json, text, jsonl, hits_json;
+  std::vector<std::string> fields_json;  // per evidence record
+  std::vector<fl_evidence_view> views;
+  struct IncidentViews {
+    std::vector<std::string> fields_json;
+    std::vector<fl_evidence_view> views;
+  };
+  std::vector<IncidentViews> incident_views;
+};
+
+struct fl_session {
+  std::shared_ptr<const faultline::Ruleset> rs;
+  fl_session_options opts;
+  std::unique_ptr<faultline::Scanner> scanner;
+  faultline::CorrelateOptions copts;
+  std::vector<std::string> pending_paths;
+  std::atomic<bool> cancel{false};
+  std::string last_error;
+  bool finished = false;
+  std::vector<uint32_t> stream_ids;  // fl stream id -> scanner stream id
+};
+
+namespace {
+
+fl_status MapStatus(const absl::Status& s, fl_status fallback) {
+  switch (s.code()) {
+    case absl::StatusCode::kOk: return FL_OK;
+    case absl::StatusCode::kCancelled: return FL_ERR_CANCELLED;
+    case absl::StatusCode::kNotFound:
+    case absl::StatusCode::kPermissionDenied:
+    case absl::StatusCode::kDataLoss: return FL_ERR_IO;
+    case absl::StatusCode::kFailedPrecondition:
+      return fallback == FL_ERR_RULESET ? FL_ERR_RULESET_VERSION : fallback;
+    case absl::StatusCode::kResourceExhausted: return fallback == FL_ERR_RULESET ? FL_ERR_IO : FL_ERR_NOMEM;
+    case absl::StatusCode::kInternal: return FL_ERR_INTERNAL;
+    default: return fallback;
+  }
+}
+
+fl_status SetError(fl_error** err, fl_status code, std::string msg) {
+  if (err) {
+    *err = new (std::nothrow) fl_error{code, std::move(msg)};
+  }
+  return code;
+}
+
+fl_status SessionError(fl_session* s, fl_status code, std::string msg) {
+  if (s) s->last_error = std::move(msg);
+  return code;
+}
+
+// Runs fn, turning exceptions into status codes.
+template <typename F>
+fl_status Guard(F&& fn, fl_error** err) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return SetError(err, FL_ERR_NOMEM, "out of memory");
+  } catch (const std::exception& e) {
+    return SetError(err, FL_ERR_INTERNAL, StrCat("internal error: ", e.what()));
+  } catch (...) {
+    return SetError(err, FL_ERR_INTERNAL, "internal error");
+  }
+}
+
+template <typename F>
+fl_status GuardS(fl_session* s, F&& fn) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return SessionError(s, FL_ERR_NOMEM, "out of memory");
+  } catch (const std::exception& e) {
+    return SessionError(s, FL_ERR_INTERNAL, StrCat("internal error: ", e.what()));
+  } catch (...) {
+    return SessionError(s, FL_ERR_INTERNAL, "internal error");
+  }
+}
+
+char* DupString(const std::string& s, size_t* len) {
+  char* p = static_cast<char*>(std::malloc(s.size() + 1));
+  if (!p) return nullptr;
+  std::memcpy(p, s.data(), s.size());
+  p[s.size()] = '\0';
+  if (len) *len = s.size();
+  return p;
+}
+
+std::string FieldsJson(const faultline::Evidence& ev) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [k, v] : ev.fields) {
+    if (!first) out += ',';
+    first = false;
+    faultline::AppendJsonString(out, k);
+    out += ':';
+    faultline::AppendJsonString(out, v);
+  }
+  out += '}';
+  return out;
+}
+
+fl_evidence_view MakeView(const faultline::Ruleset& rs, const faultline::ScanResult& scan,
+                          const faultline::Evidence& ev, const std::string& fields) {
+  fl_evidence_view v;
+  v.source = ev.source < scan.sources.size() ? scan.sources[ev.source].name.c_str() : "";
+  v.line = ev.line;
+  v.offset = ev.offset;
+  v.time_us = ev.time_us == faultline::kNoTime ? FL_TIME_UNSET : ev.time_us;
+  v.time_source = ev.time_us == faultline::kNoTime ? "none" : faultline::TimeSourceName(ev.time_source);
+  v.rank = ev.rank;
+  v.host = ev.host.empty() ? nullptr : ev.host.c_str();
+  v.rule = rs.rule(ev.rule)->id()->c_str();
+  v.signal = rs.signal(ev.signal).signal->id()->c_str();
+  v.text = ev.text.c_str();
+  v.fields_json = fields.c_str();
+  return v;
+}
+
+constexpr uint32_t kOptionsV1Size = sizeof(fl_session_options);
+
+}  // namespace
+
+extern "C" {
+
+FL_API unsigned fl_version_number(void) { return FL_VERSION_NUMBER; }
+
+FL_API const char* fl_version_string(void) { return faultline::kVersionString; }
+
+FL_API const char* fl_status_str(fl_status rc) { return faultline::StatusName(rc); }
+
+FL_API const char* fl_error_message(const fl_error* err) { return err ? err->message.c_str() : ""; }
+FL_API fl_status fl_error_code(const fl_error* err) { return err ? err->code : FL_OK; }
+FL_API void fl_error_free(fl_error* err) { delete err; }
+FL_API void fl_free(void* p) { std::free(p); }
+
+FL_API fl_status fl_time_parse(const char* text, int64_t* out_us) {
+  if (!text || !out_us) return FL_ERR_INVALID_ARG;
+  try {
+    faultline::TimeContext ctx;
+    std::string_view t(text);
+    if (auto v = faultline::ParseIso8601(t, ctx)) {
+      *out_us = *v;
+      return FL_OK;
+    }
+    double d;
+    if (faultline::ParseDouble(t, &d)) {
+      if (auto v = faultline::ParseEpochNumber(d)) {
+        *out_us = *v;
+        return FL_OK;
+      }
+    }
+  } catch (...) {
+    return FL_ERR_INTERNAL;
+  }
+  return FL_ERR_PARSE;
+}
+
+// ---- Rulesets
+
+static fl_status WrapRuleset(fl_ruleset** out, absl::StatusOr<std::shared_ptr<const faultline::Ruleset>> rs,
+                             fl_error** err) {
+  if (!rs.ok()) {
+    return SetError(err, MapStatus(rs.status(), FL_ERR_RULESET), faultline::StatusMessage(rs.status()));
+  }
+  *out = new fl_ruleset{std::move(*rs)};
+  return FL_OK;
+}
+
+FL_API fl_status fl_ruleset_load_default(fl_ruleset** out, fl_error** err) {
+  if (err) *err = nullptr;
+  if (!out) return SetError(err, FL_ERR_INVALID_ARG, "out is NULL");
+  *out = nullptr;
+  return Guard([&] { return WrapRuleset(out, faultline::Ruleset::LoadDefault(), err); }, err);
+}
+
+FL_API fl_status fl_ruleset_load_file(fl_ruleset** out, const char* path, fl_error** err) {
+  if (err) *err = nullptr;
+  if (!out || !path) return SetError(err, FL_ERR_INVALID_ARG, "out or path is NULL");
+  *out = nullptr;
+  return Guard([&] { return WrapRuleset(out, faultline::Ruleset::LoadFile(path), err); }, err);
+}
+
+FL_API fl_status fl_ruleset_load_memory(fl_ruleset** out, const void* data, size_t len, fl_error** err) {
+  if (err) *err = nullptr;
+  if (!out || (!data && len)) return SetError(err, FL_ERR_INVALID_ARG, "out or data is NULL");
+  *out = nullptr;
+  return Guard(
+      [&] {
+        return WrapRuleset(out,
+                           faultline::Ruleset::LoadBuffer(
+                               std::string_view(static_cast<const char*>(data), len), "<memory>"),
+                           err);
+      },
+      err);
+}
+
+FL_API fl_status fl_ruleset_compile(const char* src_dir, const char* out_path, fl_error** err) {
+  if (err) *err = nullptr;
+  if (!src_dir || !out_path) return SetError(err, FL_ERR_INVALID_ARG, "src_dir or out_path is NULL");
+  return Guard(
+      [&]() -> fl_status {
+        auto r = faultline::CompileRuleSource(src_dir);
+        if (!r.ok()) return SetError(err, MapStatus(r.status(), FL_ERR_RULESET), faultline::StatusMessage(r.status()));
+        auto st = faultline::WriteFileAtomic(out_path, r->buffer);
+        if (!st.ok()) return SetError(err, FL_ERR_IO, faultline::StatusMessage(st));
+        return FL_OK;
+      },
+      err);
+}
+
+FL_API void fl_ruleset_free(fl_ruleset* rs) { delete rs; }
+
+FL_API const char* fl_ruleset_name(const fl_ruleset* rs) {
+  return rs && rs->rs->fb()->name() ? rs->rs->fb()->name()->c_str() : "";
+}
+FL_API const char* fl_ruleset_version(const fl_ruleset* rs) {
+  return rs && rs->rs->fb()->version() ? rs->rs->fb()->version()->c_str() : "";
+}
+FL_API size_t fl_ruleset_rule_count(const fl_ruleset* rs) { return rs ? rs->rs->rule_count() : 0; }
+
+FL_API fl_status fl_ruleset_rules_json(const fl_ruleset* rs, char** json, size_t* len) {
+  if (!rs || !json) return FL_ERR_INVALID_ARG;
+  return Guard(
+      [&]() -> fl_status {
+        *json = DupString(faultline::RulesListJson(*rs->rs), len);
+        return *json ? FL_OK : FL_ERR_NOMEM;
+      },
+      nullptr);
+}
+
+FL_API fl_status fl_ruleset_rule_json(const fl_ruleset* rs, const char* id, char** json, size_t* len) {
+  if (!rs || !id || !json) return FL_ERR_INVALID_ARG;
+  return Guard(
+      [&]() -> fl_status {
+        int r = rs->rs->FindRule(id);
+        if (r < 0) return FL_ERR_NOT_FOUND;
+        *json = DupString(faultline::RuleJson(*rs->rs, static_cast<size_t>(r)), len);
+        return *json ? FL_OK : FL_ERR_NOMEM;
+      },
+      nullptr);
+}
+
+FL_API fl_status fl_ruleset_rule_text(const fl_ruleset* rs, const char* id, char** text, size_t* len) {
+  if (!rs || !id || !text) return FL_ERR_INVALID_ARG;
+  return Guard(
+      [&]() -> fl_status {
+        int r = rs->rs->FindRule(id);
+        if (r < 0) return FL_ERR_NOT_FOUND;
+        *text = DupString(faultline::RuleText(*rs->rs, static_cast<size_t>(r)), len);
+        return *text ? FL_OK : FL_ERR_NOMEM;
+      },
+      nullptr);
+}
+
+// ---- Sessions
+
+FL_API void fl_session_options_init(fl_session_options* opts) {
+  if (!opts) return;
+  fl_session_options d = FL_SESSION_OPTIONS_INIT;
+  *opts = d;
+}
+
+FL_API fl_status fl_session_new(fl_session** out, const fl_ruleset* rs, const fl_session_options* opts,
+                                fl_error** err) {
+  if (err) *err = nullptr;
+  if (!out || !rs) return SetError(err, FL_ERR_INVALID_ARG, "out or ruleset is NULL");
+  *out = nullptr;
+  return Guard(
+      [&]() -> fl_status {
+        fl_session_options o = FL_SESSION_OPTIONS_INIT;
+        if (opts) {
+          if (opts->size < offsetof(fl_session_options, threads) + sizeof(uint32_t) ||
+              opts->size > kOptionsV1Size) {
+            return SetError(err, FL_ERR_INVALID_ARG,
+                            StrCat("fl_session_options.size ", opts->size, " is not a size this library knows"));
+          }
+          // Copy what the caller's (possibly older, shorter) struct has.
+          std::memcpy(&o, opts, opts->size);
+          o.size = kOptionsV1Size;
+        }
+        auto s = std::make_unique<fl_session>();
+        s->rs = rs->rs;
+        s->opts = o;
+        faultline::ScanOptions so;
+        so.threads = o.threads;
+        if (o.tz && *o.tz) {
+          auto tz = faultline::ParseTzOffset(o.tz);
+          if (!tz) {
+            return SetError(err, FL_ERR_INVALID_ARG,
+                            StrCat("time zone '", o.tz, "' is not understood (use UTC or an offset like +05:30)"));
+          }
+          so.tz_offset_s = *tz;
+        }
+        so.cancel = &s->cancel;
+        fl_session* raw = s.get();
+        if (o.on_evidence) {
+          so.on_evidence = [raw](const faultline::Evidence& ev, const std::string&) {
+            std::string fields = FieldsJson(ev);
+            fl_evidence_view v = MakeView(*raw->rs, raw->scanner->partial(), ev, fields);
+            raw->opts.on_evidence(raw->opts.evidence_user, &v);
+          };
+        }
+        if (o.on_progress) {
+          so.on_progress = [raw](uint64_t done, uint64_t total) {
+            return raw->opts.on_progress(raw->opts.progress_user, done, total) == 0;
+          };
+        }
+        s->scanner = std::make_unique<faultline::Scanner>(s->rs, std::move(so));
+        s->copts.job_start_us = o.job_start_us == FL_TIME_UNSET ? faultline::kNoTime : o.job_start_us;
+        s->copts.job_end_us = o.job_end_us == FL_TIME_UNSET ? faultline::kNoTime : o.job_end_us;
+        for (size_t i = 0; i < o.clock_offset_count; ++i) {
+          if (!o.clock_offsets || !o.clock_offsets[i].host) {
+            return SetError(err, FL_ERR_INVALID_ARG, "clock_offsets entry without a host");
+          }
+          s->copts.clock_offsets_s[o.clock_offsets[i].host] = o.clock_offsets[i].seconds;
+        }
+        s->opts.clock_offsets = nullptr;  // copied; never kept
+        s->opts.tz = nullptr;
+        *out = s.release();
+        return FL_OK;
+      },
+      err);
+}
+
+FL_API void fl_session_free(fl_session* s) { delete s; }
+
+FL_API const char* fl_session_last_error(const fl_session* s) { return s ? s->last_error.c_str() : ""; }
+
+FL_API fl_status fl_session_add_path(fl_session* s, const char* path) {
+  if (!s || !path || !*path) return SessionError(s, FL_ERR_INVALID_ARG, "path is NULL or empty");
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  return GuardS(s, [&] {
+    s->pending_paths.emplace_back(path);
+    return FL_OK;
+  });
+}
+
+FL_API fl_status fl_session_stream_open(fl_session* s, const char* name, uint32_t* stream_id) {
+  if (!s || !name || !stream_id) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  return GuardS(s, [&] {
+    *stream_id = s->scanner->OpenStream(name);
+    return FL_OK;
+  });
+}
+
+FL_API fl_status fl_session_feed(fl_session* s, uint32_t stream_id, const void* data, size_t len) {
+  if (!s || (!data && len)) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  return GuardS(s, [&]() -> fl_status {
+    auto st = s->scanner->Feed(stream_id, std::string_view(static_cast<const char*>(data), len));
+    if (!st.ok()) return SessionError(s, MapStatus(st, FL_ERR_INVALID_ARG), faultline::StatusMessage(st));
+    return FL_OK;
+  });
+}
+
+FL_API fl_status fl_session_stream_close(fl_session* s, uint32_t stream_id) {
+  if (!s) return FL_ERR_INVALID_ARG;
+  return GuardS(s, [&]() -> fl_status {
+    auto st = s->scanner->CloseStream(stream_id);
+    if (!st.ok()) return SessionError(s, MapStatus(st, FL_ERR_INVALID_ARG), faultline::StatusMessage(st));
+    return FL_OK;
+  });
+}
+
+FL_API fl_status fl_session_scan(fl_session* s) {
+  if (!s) return FL_ERR_INVALID_ARG;
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  return GuardS(s, [&]() -> fl_status {
+    std::vector<std::string> paths;
+    paths.swap(s->pending_paths);
+    size_t errors_before = s->scanner->partial().errors.size();
+    auto st = s->scanner->ScanPaths(paths);
+    if (!st.ok()) return SessionError(s, MapStatus(st, FL_ERR_IO), faultline::StatusMessage(st));
+    const auto& errs = s->scanner->partial().errors;
+    if (errs.size() > errors_before) s->last_error = errs[errors_before].message;
+    return FL_OK;
+  });
+}
+
+FL_API void fl_session_cancel(fl_session* s) {
+  if (s) s->cancel.store(true);
+}
+
+FL_API size_t fl_session_error_count(const fl_session* s) {
+  return s && s->scanner ? s->scanner->partial().errors.size() : 0;
+}
+
+FL_API fl_status fl_session_finish(fl_session* s, fl_report** out) {
+  if (!s || !out) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  *out = nullptr;
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  fl_status rc = fl_session_scan(s);
+  if (rc != FL_OK) return rc;
+  return GuardS(s, [&]() -> fl_status {
+    auto r = std::make_unique<fl_report>();
+    r->rs = s->rs;
+    r->scan = s->scanner->Finish();
+    s->finished = true;
+    r->diag = faultline::Correlate(*r->rs, r->scan, s->copts);
+    r->json = faultline::ReportJson(*r->rs, r->scan, r->diag);
+    r->text = faultline::ReportText(*r->rs, r->scan, r->diag);
+    r->fields_json.reserve(r->scan.evidence.size());
+    for (const auto& ev : r->scan.evidence) r->fields_json.push_back(FieldsJson(ev));
+    r->views.reserve(r->scan.evidence.size());
+    for (size_t i = 0; i < r->scan.evidence.size(); ++i) {
+      r->views.push_back(MakeView(*r->rs, r->scan, r->scan.evidence[i], r->fields_json[i]));
+    }
+    r->incident_views.resize(r->diag.incidents.size());
+    for (size_t i = 0; i < r->diag.incidents.size(); ++i) {
+      auto& iv = r->incident_views[i];
+      const auto& evs = r->diag.incidents[i].initiating;
+      iv.fields_json.reserve(evs.size());
+      for (const auto& ev : evs) iv.fields_json.push_back(FieldsJson(ev));
+      for (size_t k = 0; k < evs.size(); ++k) iv.views.push_back(MakeView(*r->rs, r->scan, evs[k], iv.fields_json[k]));
+    }
+    *out = r.release();
+    return FL_OK;
+  });
+}
+
+// ---- Reports
+
+FL_API void fl_report_free(fl_report* r) { delete r; }
+
+FL_API fl_status fl_report_json(const fl_report* r, const char** json, size_t* len) {
+  if (!r || !json) return FL_ERR_INVALID_ARG;
+  *json = r->json.c_str();
+  if (len) *len = r->json.size();
+  return FL_OK;
+}
+
+FL_API fl_status fl_report_text(const fl_report* r, const char** text, size_t* len) {
+  if (!r || !text) return FL_ERR_INVALID_ARG;
+  *text = r->text.c_str();
+  if (len) *len = r->text.size();
+  return FL_OK;
+}
+
+FL_API fl_status fl_report_evidence_jsonl(const fl_report* r, const char** jsonl, size_t* len) {
+  if (!r || !jsonl) return FL_ERR_INVALID_ARG;
+  try {
+    fl_report* mr = const_cast<fl_report*>(r);
+    if (mr->jsonl.empty() && !mr->scan.evidence.empty()) {
+      mr->jsonl = faultline::EvidenceJsonLines(*r->rs, r->scan);
+    }
+  } catch (...) {
+    return FL_ERR_NOMEM;
+  }
+  *jsonl = r->jsonl.c_str();
+  if (len) *len = r->jsonl.size();
+  return FL_OK;
+}
+
+FL_API fl_status fl_report_signal_hits_json(const fl_report* r, const char** json, size_t* len) {
+  if (!r || !json) return FL_ERR_INVALID_ARG;
+  try {
+    fl_report* mr = const_cast<fl_report*>(r);
+    if (mr->hits_json.empty()) {
+      std::string out = "{";
+      bool first = true;
+      for (const auto& [id, n] : r->scan.signal_hits) {
+        const auto& si = r->rs->signal(id);
+        if (!first) out += ',';
+        first = false;
+        faultline::AppendJsonString(out, StrCat(si.rule->id()->string_view(), "/", si.signal->id()->string_view()));
+        out += StrCat(":", n);
+      }
+      out += "}";
+      mr->hits_json = std::move(out);
+    }
+  } catch (...) {
+    return FL_ERR_NOMEM;
+  }
+  *json = r->hits_json.c_str();
+  if (len) *len = r->hits_json.size();
+  return FL_OK;
+}
+
+FL_API fl_status fl_report_totals_get(const fl_report* r, fl_report_totals* out) {
+  if (!r || !out || out->size < sizeof(uint32_t) + sizeof(uint64_t)) return FL_ERR_INVALID_ARG;
+  fl_report_totals t;
+  t.size = sizeof(fl_report_totals);
+  t.sources = r->scan.sources.size();
+  t.bytes = r->scan.bytes;
+  t.lines = r->scan.lines;
+  t.seconds = r->scan.seconds;
+  t.evidence = r->scan.evidence.size();
+  t.matches = r->scan.matches;
+  t.incidents = r->diag.incidents.size();
+  t.errors = r->scan.errors.size();
+  uint32_t size = std::min<uint32_t>(out->size, sizeof(fl_report_totals));
+  std::memcpy(out, &t, size);
+  out->size = size;
+  return FL_OK;
+}
+
+FL_API size_t fl_report_incident_count(const fl_report* r) { return r ? r->diag.incidents.size() : 0; }
+
+FL_API fl_status fl_report_incident(const fl_report* r, size_t i, fl_incident_view* out) {
+  if (!r || !out || i >= r->diag.incidents.size()) return FL_ERR_INVALID_ARG;
+  const faultline::Incident& inc = r->diag.incidents[i];
+  const faultline::fb::Rule* rule = r->rs->rule(inc.rule);
+  out->rule = rule->id()->c_str();
+  out->reference = rule->reference()->c_str();
+  out->title = rule->title()->c_str();
+  out->category = rule->category()->c_str();
+  out->confidence = inc.confidence;
+  out->rank = inc.rank;
+  out->host = inc.host.empty() ? nullptr : inc.host.c_str();
+  out->gpu = inc.gpu.empty() ? nullptr : inc.gpu.c_str();
+  out->time_us = inc.time_us == faultline::kNoTime ? FL_TIME_UNSET : inc.time_us;
+  out->inferred = inc.inferred ? 1 : 0;
+  out->fix = inc.fix.c_str();
+  out->verify = inc.verify.c_str();
+  out->explanation = inc.explanation.c_str();
+  out->initiating_evidence = inc.initiating.size();
+  out->collateral = inc.collateral.size();
+  out->missing_facts = inc.missing_facts.size();
+  return FL_OK;
+}
+
+FL_API const char* fl_report_incident_missing_fact(const fl_report* r, size_t i, size_t j) {
+  if (!r || i >= r->diag.incidents.size() || j >= r->diag.incidents[i].missing_facts.size()) return nullptr;
+  return r->diag.incidents[i].missing_facts[j].c_str();
+}
+
+static fl_status CopyViews(const std::vector<fl_evidence_view>& v, size_t first, fl_evidence_view* out,
+                           size_t cap, size_t* n) {
+  if (!n || (!out && cap)) return FL_ERR_INVALID_ARG;
+  *n = 0;
+  if (first >= v.size()) return FL_DONE;
+  size_t k = std::min(cap, v.size() - first);
+  std::memcpy(out, v.data() + first, k * sizeof(fl_evidence_view));
+  *n = k;
+  return FL_OK;
+}
+
+FL_API fl_status fl_report_incident_evidence(const fl_report* r, size_t i, size_t first, fl_evidence_view* out,
+                                             size_t cap, size_t* n) {
+  if (!r || i >= r->incident_views.size()) return FL_ERR_INVALID_ARG;
+  return CopyViews(r->incident_views[i].views, first, out, cap, n);
+}
+
+FL_API size_t fl_report_evidence_count(const fl_report* r) { return r ? r->views.size() : 0; }
+
+FL_API fl_status fl_report_evidence(const fl_report* r, size_t first, fl_evidence_view* out, size_t cap,
+                                    size_t* n) {
+  if (!r) return FL_ERR_INVALID_ARG;
+  return CopyViews(r->views, first, out, cap, n);
+}
+
+}  // extern "C"

@@ -1,0 +1,38 @@
+// The correlator: a matching message alone does not confirm a cause. It
+// aligns host clocks, derives the job window and gates stale hardware
+// evidence out, groups evidence by the rules' explains edges and layers into
+// incidents (one initiating event plus collateral clusters), infers suspects
+// when no initiating line exists (the rank absent from an all-rank timeout,
+// the lowest collective SeqNum, the first to stop progressing), applies the
+// rules' context conditions, runs the numeric detectors, and ranks the
+// incidents.
+//
+// Thread-safety: Correlate is reentrant; the ruleset is shared read-only.
+#ifndef FAULTLINE_CORRELATE_CORRELATE_H_
+#define FAULTLINE_CORRELATE_CORRELATE_H_
+
+#include <map>
+#include <string>
+
+#include "correlate/diagnosis.h"
+#include "evidence/evidence.h"
+#include "ruleset/ruleset.h"
+
+namespace faultline {
+
+struct CorrelateOptions {
+  int64_t job_start_us = kNoTime;  // overrides what the logs say
+  int64_t job_end_us = kNoTime;
+  std::map<std::string, double> clock_offsets_s;  // user overrides, host -> s
+  // Hardware/driver/kernel evidence this far outside the job window is stale.
+  int64_t stale_tolerance_us = 600'000'000;  // 10 min
+  // Evidence of one rule more than this apart starts a new cluster.
+  int64_t cluster_gap_us = 3'600'000'000;  // 1 h
+};
+
+// Evidence times in `scan` are adjusted in place to aligned time.
+Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_CORRELATE_CORRELATE_H_

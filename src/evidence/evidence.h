@@ -1,0 +1,150 @@
+// The evidence record (one matched, confirmed line with its time, rank, host
+// and captures) and the summaries a scan keeps per source and per rank. Scans
+// produce these; the correlator consumes them. Plain data, no behaviour.
+//
+// Thread-safety: plain values; no synchronisation.
+#ifndef FAULTLINE_EVIDENCE_EVIDENCE_H_
+#define FAULTLINE_EVIDENCE_EVIDENCE_H_
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "timeparse/timeparse.h"
+
+namespace faultline {
+
+inline constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
+inline constexpr size_t kMaxEvidenceText = 4096;
+
+struct Evidence {
+  uint32_t source = 0;        // index into ScanResult::sources
+  uint64_t line = 0;          // 1-based
+  uint64_t offset = 0;        // byte offset of the line start
+  int64_t time_us = kNoTime;  // as the line says (before clock alignment)
+  TimeSource time_source = TimeSource::kNone;
+  std::optional<double> monotonic_s;  // kernel stamp, when the line has one
+  int64_t rank = -1;
+  int64_t local_rank = -1;
+  int64_t pid = -1;
+  std::string host;
+  std::string gpu;
+  uint32_t rule = 0;          // rule index in the ruleset
+  uint32_t signal = 0;        // global signal id
+  std::string text;           // valid UTF-8, at most kMaxEvidenceText bytes
+  std::vector<std::pair<std::string, std::string>> fields;  // named captures
+
+  const std::string* Field(std::string_view name) const {
+    for (const auto& [k, v] : fields) {
+      if (k == name) return &v;
+    }
+    return nullptr;
+  }
+};
+
+// A source that could not be read (fully).
+struct InputError {
+  std::string source;
+  std::string message;
+  int code = 0;  // fl_status
+};
+
+struct SourceSummary {
+  std::string name;
+  uint64_t bytes = 0;
+  uint64_t lines = 0;
+  int64_t first_time_us = kNoTime;
+  int64_t last_time_us = kNoTime;
+  int64_t rank = -1;        // when the whole source is one rank's (path, prefix)
+  std::string host;
+  bool json_lines = false;
+  bool kernel_log = false;  // dmesg/kern.log-like: hardware evidence source
+  // Offset between wall and kernel monotonic time on this source's host,
+  // learnt from lines carrying both: wall_us = mono_s*1e6 + anchor_us.
+  std::optional<int64_t> monotonic_anchor_us;
+  bool failed = false;
+};
+
+// Streaming per-rank statistics from progress lines.
+struct RankSummary {
+  int64_t rank = -1;
+  std::string host;
+  uint64_t progress_lines = 0;
+  int64_t first_progress_us = kNoTime;
+  int64_t last_progress_us = kNoTime;
+  int64_t last_step = -1;
+  // Step-time statistics (seconds between successive progress lines, or the
+  // step time the line states).
+  uint64_t step_samples = 0;
+  double step_time_sum = 0;
+  double step_time_sumsq = 0;
+  std::vector<double> step_time_reservoir;  // bounded sample for medians
+};
+
+// One point of a metric series (loss, grad norm, parameter distance).
+struct MetricPoint {
+  int64_t rank = -1;
+  int64_t step = -1;
+  int64_t time_us = kNoTime;
+  double value = 0;
+  uint32_t rule = 0;
+  uint32_t evidence = 0;  // index into ScanResult::evidence of a kept sample
+};
+
+// What the scan learns of the job's topology and clocks, from every matching
+// line (before any evidence cap), for the correlator.
+struct DeviceLink {
+  std::string host;
+  int64_t rank = -1;
+  int64_t cuda_dev = -1;
+  std::string bus_id;
+};
+struct PidLink {
+  std::string host;
+  int64_t pid = -1;
+  int64_t rank = -1;
+};
+// A moment every rank of a communicator logs at once (NCCL Init COMPLETE of
+// one commId): the spread of its times across hosts is clock skew.
+struct SyncPoint {
+  std::string key;   // e.g. "nccl-init:<commId>"
+  std::string host;
+  int64_t rank = -1;
+  int64_t time_us = kNoTime;
+};
+
+// Uncapped per-rule statistics.
+struct RuleStats {
+  uint64_t count = 0;
+  std::map<int64_t, uint64_t> ranks;      // rank -> count
+  std::map<std::string, uint64_t> hosts;  // host -> count
+  std::map<int64_t, int64_t> rank_min_seq;  // rank -> lowest collective SeqNum
+  int64_t first_time_us = kNoTime;
+  int64_t last_time_us = kNoTime;
+};
+
+struct ScanResult {
+  std::vector<DeviceLink> devices;
+  std::vector<PidLink> pids;
+  std::vector<SyncPoint> sync_points;
+  std::map<uint32_t, RuleStats> rule_stats;  // rule index -> stats
+  std::vector<SourceSummary> sources;
+  std::vector<Evidence> evidence;  // source, then offset order
+  std::map<int64_t, RankSummary> ranks;
+  std::map<std::string, std::vector<MetricPoint>> metrics;  // by rule id/metric
+  std::vector<InputError> errors;
+  uint64_t bytes = 0;
+  uint64_t lines = 0;
+  uint64_t matches = 0;      // confirmed matches, including those past the caps
+  std::map<uint32_t, uint64_t> signal_hits;  // global signal id -> matches
+  std::map<uint32_t, uint64_t> dropped;      // rule index -> evidence past the cap
+  double seconds = 0;
+};
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_EVIDENCE_EVIDENCE_H_

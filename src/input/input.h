@@ -1,0 +1,104 @@
+// Sources of log bytes. A path becomes one or more Sources: a regular file is
+// memory-mapped (MADV_SEQUENTIAL) and its bytes are read inside a SIGBUS
+// guard, so a file truncated under the mapping yields an error for that
+// source instead of killing the process; .gz files stream through ISA-L's
+// inflate when available, else zlib; .zst files stream through libzstd;
+// "-" is standard input. Directories expand recursively into sorted files.
+//
+// Thread-safety: a Source is used by one thread at a time. The SIGBUS guard is
+// per thread and may be used by any number of threads at once.
+#ifndef FAULTLINE_INPUT_INPUT_H_
+#define FAULTLINE_INPUT_INPUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace faultline {
+
+struct InputLimits {
+  // Cap on the decompressed size of one compressed source (gzip bombs).
+  uint64_t max_decompressed_bytes = uint64_t{1} << 40;  // 1 TiB
+  // Largest window (log2 of bytes) a zstd frame may ask the decoder to
+  // allocate. 27 (128 MiB) is libzstd's own default; frames written with
+  // `zstd --long=28` or more fail with an error naming this limit instead of
+  // letting one hostile file claim up to 2 GiB per stream.
+  int max_zstd_window_log = 27;
+};
+
+// Lists the files a path stands for: the path itself for a file or "-",
+// every regular file below a directory (recursively, sorted by path, symlinks
+// to files followed, symlink loops ignored). Errors name the path.
+absl::StatusOr<std::vector<std::string>> ExpandPath(const std::string& path);
+
+// An entry below a directory that ExpandPath did not return, and why: an
+// unreadable subdirectory, a dangling symlink, a symlink loop, a special file
+// (FIFO, socket, device), or a second name (hard link, symlink) of a file or
+// directory already listed -- scanning it again would count its evidence
+// twice. The reason's message names the path.
+struct SkippedPath {
+  std::string path;
+  absl::Status reason;
+};
+
+// The same list as ExpandPath(path), plus every entry passed over, appended
+// to *skipped sorted by path (skipped may be null). Fails only when `path`
+// itself is unusable (missing, unreadable directory); problems below it are
+// reported in *skipped, never silently dropped. Where one file has several
+// names the real path wins over one through a symlink, then the smallest.
+absl::StatusOr<std::vector<std::string>> ExpandPath(
+    const std::string& path, std::vector<SkippedPath>* skipped);
+
+enum class SourceKind { kMapped, kStream };
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  const std::string& name() const { return name_; }
+  virtual SourceKind kind() const = 0;
+
+  // kMapped only: the whole file's bytes. Read them only inside
+  // GuardedRead(); after a fault the source must not be read again.
+  virtual std::string_view mapped() const { return {}; }
+  // Size in bytes when known up front (0 otherwise), for progress.
+  virtual uint64_t size_hint() const { return 0; }
+  // Modification time in seconds since the epoch (0 when unknown), used to
+  // infer the year of year-less timestamps.
+  virtual int64_t mtime() const { return 0; }
+
+  // kStream only: reads up to cap bytes; returns 0 at the end. Errors name
+  // the source (corrupt frame, size cap exceeded, I/O error).
+  virtual absl::StatusOr<size_t> Read(char* buf, size_t cap) {
+    (void)buf;
+    (void)cap;
+    return absl::UnimplementedError("not a stream");
+  }
+
+ protected:
+  explicit Source(std::string name) : name_(std::move(name)) {}
+
+ private:
+  std::string name_;
+};
+
+// Opens a file path (by extension: .gz, .zst, else plain) or "-".
+absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& path,
+                                                   const InputLimits& limits = {});
+
+// Runs fn(); if touching [base, base+len) raises SIGBUS during fn, returns
+// false instead of crashing (the work fn did is abandoned: fn must not hold
+// resources that need unwinding -- keep it to plain loops and C calls such as
+// hs_scan and memcpy). Nested guards are not supported. A SIGBUS outside a
+// guarded range keeps its default behaviour.
+bool GuardedRead(const void* base, size_t len, const std::function<void()>& fn);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_INPUT_INPUT_H_

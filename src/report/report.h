@@ -1,0 +1,35 @@
+// Writers of the diagnosis: the JSON report (contracts/report.schema.json),
+// the JSON-lines evidence stream of `faultline scan --json`, and the human
+// text report (primary diagnosis first, initiating evidence as file:line,
+// collateral summarised as counts and rank ranges).
+//
+// Thread-safety: pure functions.
+#ifndef FAULTLINE_REPORT_REPORT_H_
+#define FAULTLINE_REPORT_REPORT_H_
+
+#include <string>
+
+#include "correlate/diagnosis.h"
+#include "evidence/evidence.h"
+#include "ruleset/ruleset.h"
+
+namespace faultline {
+
+std::string EvidenceJson(const Ruleset& rs, const ScanResult& scan, const Evidence& ev);
+std::string EvidenceJsonLines(const Ruleset& rs, const ScanResult& scan);
+std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d);
+std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d);
+
+// JSON string escaping (input must be valid UTF-8; control bytes escaped).
+void AppendJsonString(std::string& out, std::string_view s);
+// "0-7,9,12-15"
+std::string RankRanges(const std::vector<int64_t>& sorted_ranks);
+
+// The rule catalog as JSON: every rule's summary, or one rule's full entry.
+std::string RulesListJson(const Ruleset& rs);
+std::string RuleJson(const Ruleset& rs, size_t rule_index);
+std::string RuleText(const Ruleset& rs, size_t rule_index);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_REPORT_REPORT_H_

@@ -1,0 +1,756 @@
+// Rule source compiler. Reads rulesets/ (ruleset.json, references.json,
+// <family>/_references.json, <family>/_priors.json, <family>/<rule>.json) with
+// simdjson, validates every field (unknown fields are errors, so typos are
+// caught), checks that each pattern is single-line, bounded and compiles in
+// both Hyperscan and RE2, builds the FlatBuffer, compiles the one Hyperscan
+// database and runs every example and counter-example through both engines.
+#include "ruleset/compiler.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "util/strings.h"
+
+#include "ruleset/pattern_check.h"
+#include "ruleset/ruleset.h"
+#include "simdjson.h"
+#include "util/status_macros.h"
+
+namespace faultline {
+namespace {
+
+namespace fs = std::filesystem;
+using simdjson::dom::element;
+
+// Where an error is: file, rule id, field path.
+struct Ctx {
+  std::string file;
+  std::string rule;
+
+  absl::Status Error(std::string_view field, std::string_view msg) const {
+    std::string where = file;
+    if (!rule.empty()) StrAppend(&where, ": rule '", rule, "'");
+    if (!field.empty()) StrAppend(&where, ": ", field);
+    return absl::InvalidArgumentError(StrCat(where, ": ", msg));
+  }
+};
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(StrCat(path, ": cannot open: ", std::strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(StrCat(path, ": read error"));
+  return ss.str();
+}
+
+absl::StatusOr<element> ParseJson(simdjson::dom::parser& parser, const std::string& path,
+                                  std::string& storage) {
+  FL_ASSIGN_OR_RETURN(storage, ReadWholeFile(path));
+  element doc;
+  auto err = parser.parse(storage).get(doc);
+  if (err) {
+    return absl::InvalidArgumentError(
+        StrCat(path, ": invalid JSON: ", simdjson::error_message(err)));
+  }
+  return doc;
+}
+
+// Typed accessors that report the field path on failure.
+absl::StatusOr<std::string> GetString(const Ctx& ctx, element e, std::string_view field,
+                                      bool allow_empty = false) {
+  std::string_view sv;
+  if (e.get_string().get(sv)) return ctx.Error(field, "must be a string");
+  if (!allow_empty && sv.empty()) return ctx.Error(field, "must not be empty");
+  return std::string(sv);
+}
+
+absl::StatusOr<std::vector<std::string>> GetStringArray(const Ctx& ctx, element e,
+                                                        std::string_view field,
+                                                        size_t min_items) {
+  simdjson::dom::array arr;
+  if (e.get_array().get(arr)) return ctx.Error(field, "must be an array of strings");
+  std::vector<std::string> out;
+  size_t i = 0;
+  for (element item : arr) {
+    FL_ASSIGN_OR_RETURN(std::string s,
+                        GetString(ctx, item, StrCat(field, "[", i, "]")));
+    out.push_back(std::move(s));
+    ++i;
+  }
+  if (out.size() < min_items) {
+    return ctx.Error(field, StrCat("needs at least ", min_items, " entr",
+                                         min_items == 1 ? "y" : "ies"));
+  }
+  return out;
+}
+
+absl::StatusOr<double> GetNumber(const Ctx& ctx, element e, std::string_view field) {
+  double d;
+  if (e.is_double()) {
+    if (e.get_double().get(d)) return ctx.Error(field, "must be a number");
+  } else if (e.is_int64()) {
+    int64_t i;
+    if (e.get_int64().get(i)) return ctx.Error(field, "must be a number");
+    d = static_cast<double>(i);
+  } else if (e.is_uint64()) {
+    uint64_t u;
+    if (e.get_uint64().get(u)) return ctx.Error(field, "must be a number");
+    d = static_cast<double>(u);
+  } else {
+    return ctx.Error(field, "must be a number");
+  }
+  return d;
+}
+
+absl::StatusOr<bool> GetBool(const Ctx& ctx, element e, std::string_view field) {
+  bool b;
+  if (e.get_bool().get(b)) return ctx.Error(field, "must be true or false");
+  return b;
+}
+
+// Checks that an object has only known keys and has every required key.
+absl::Status CheckKeys(const Ctx& ctx, simdjson::dom::object obj, std::string_view where,
+                       std::initializer_list<std::string_view> required,
+                       std::initializer_list<std::string_view> optional) {
+  for (auto kv : obj) {
+    bool known = std::find(required.begin(), required.end(), kv.key) != required.end() ||
+                 std::find(optional.begin(), optional.end(), kv.key) != optional.end();
+    if (!known) {
+      return ctx.Error(StrCat(where, where.empty() ? "" : ".", kv.key), "unknown field");
+    }
+  }
+  for (std::string_view key : required) {
+    element e;
+    if (obj.at_key(key).get(e)) {
+      return ctx.Error(StrCat(where, where.empty() ? "" : ".", key), "missing field");
+    }
+  }
+  return absl::OkStatus();
+}
+
+bool ValidId(std::string_view id, bool allow_underscore) {
+  if (id.empty() || id.size() > 128) return false;
+  auto ok_first = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  if (!ok_first(id[0])) return false;
+  for (char c : id) {
+    if (!(ok_first(c) || c == '-' || c == '.' || (allow_underscore && c == '_'))) return false;
+  }
+  return true;
+}
+
+absl::StatusOr<fb::Layer> ParseLayer(std::string_view s) {
+  static constexpr std::pair<std::string_view, fb::Layer> kLayers[] = {
+      {"hardware", fb::Layer::Hardware}, {"driver", fb::Layer::Driver},
+      {"kernel", fb::Layer::Kernel},     {"storage", fb::Layer::Storage},
+      {"network", fb::Layer::Network},   {"framework", fb::Layer::Framework},
+      {"application", fb::Layer::Application}};
+  for (auto& [name, layer] : kLayers) {
+    if (s == name) return layer;
+  }
+  return absl::InvalidArgumentError(
+      "must be one of hardware, driver, kernel, storage, network, framework, application");
+}
+
+absl::StatusOr<fb::Role> ParseRole(std::string_view s) {
+  static constexpr std::pair<std::string_view, fb::Role> kRoles[] = {
+      {"initiating", fb::Role::Initiating}, {"symptom", fb::Role::Symptom},
+      {"context", fb::Role::Context},       {"progress", fb::Role::Progress},
+      {"metric", fb::Role::Metric}};
+  for (auto& [name, role] : kRoles) {
+    if (s == name) return role;
+  }
+  return absl::InvalidArgumentError(
+      "must be one of initiating, symptom, context, progress, metric");
+}
+
+// Source model, kept as plain structs until everything validated.
+struct SignalSrc {
+  std::string id, pattern, extract;
+  fb::Role role = fb::Role::Context;
+  bool caseless = false;
+  std::vector<std::string> examples, counter_examples;
+};
+struct EdgeSrc {
+  std::string rule;
+  double min_lag_s = -5, max_lag_s = 3600;
+};
+struct RuleSrc {
+  std::string file;
+  std::string id, reference, title, category, summary, fix, verify, fingerprint, missing_fact;
+  std::vector<std::string> tags, root_cause, confirm, prevention, related, sources;
+  std::vector<std::pair<std::string, std::string>> symptoms;
+  fb::Layer layer = fb::Layer::Application;
+  double weight = 0.8;
+  std::vector<SignalSrc> signals;
+  std::vector<EdgeSrc> explains;
+  bool has_conditions = false;
+  double min_uptime_days = -1, max_uptime_days = -1;
+  std::string requires_rule, excludes_rule, after_rule, detector;
+};
+struct ReferenceSrc {
+  std::string title, summary, origin, prior_json, file;
+};
+
+constexpr std::string_view kDetectors[] = {
+    "straggler", "hang", "sdc_drift", "loss_spike", "throughput_drift",
+    "missing_checkpoint_after_sigterm", "stale_checkpoint"};
+
+absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
+                         const CompileOptions& opts, SignalSrc& sig) {
+  simdjson::dom::object obj;
+  if (e.get_object().get(obj)) return ctx.Error(where, "must be an object");
+  FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, where, {"id", "pattern", "role", "examples", "counter_examples"},
+                               {"extract", "caseless", "description"}));
+  FL_ASSIGN_OR_RETURN(sig.id, GetString(ctx, obj["id"], where + ".id"));
+  if (!ValidId(sig.id, true)) return ctx.Error(where + ".id", "must match [a-z0-9][a-z0-9_.-]*");
+  FL_ASSIGN_OR_RETURN(sig.pattern, GetString(ctx, obj["pattern"], where + ".pattern"));
+  if (sig.pattern.size() > opts.max_pattern_length) {
+    return ctx.Error(where + ".pattern",
+                     StrCat("longer than ", opts.max_pattern_length, " bytes"));
+  }
+  if (absl::Status s = CheckPatternSingleLine(sig.pattern, opts.max_bounded_repeat); !s.ok()) {
+    return ctx.Error(where + ".pattern", StatusMessage(s));
+  }
+  FL_ASSIGN_OR_RETURN(std::string role, GetString(ctx, obj["role"], where + ".role"));
+  auto r = ParseRole(role);
+  if (!r.ok()) return ctx.Error(where + ".role", StatusMessage(r.status()));
+  sig.role = *r;
+  element x;
+  if (!obj.at_key("extract").get(x)) {
+    FL_ASSIGN_OR_RETURN(sig.extract, GetString(ctx, x, where + ".extract"));
+  }
+  if (!obj.at_key("caseless").get(x)) {
+    FL_ASSIGN_OR_RETURN(sig.caseless, GetBool(ctx, x, where + ".caseless"));
+  }
+  FL_ASSIGN_OR_RETURN(sig.examples, GetStringArray(ctx, obj["examples"], where + ".examples", 1));
+  FL_ASSIGN_OR_RETURN(sig.counter_examples,
+                      GetStringArray(ctx, obj["counter_examples"], where + ".counter_examples", 1));
+  for (size_t i = 0; i < sig.examples.size(); ++i) {
+    if (sig.examples[i].find('\n') != std::string::npos) {
+      return ctx.Error(StrCat(where, ".examples[", i, "]"), "an example is one line");
+    }
+  }
+  // RE2 must accept both the pattern (confirmation) and the extractor.
+  RE2::Options ro;
+  ro.set_log_errors(false);
+  ro.set_case_sensitive(!sig.caseless);
+  RE2 confirm(sig.pattern, ro);
+  if (!confirm.ok()) {
+    return ctx.Error(where + ".pattern", StrCat("RE2 rejects it: ", confirm.error()));
+  }
+  if (!sig.extract.empty()) {
+    RE2 ex(sig.extract, ro);
+    if (!ex.ok()) return ctx.Error(where + ".extract", StrCat("RE2 rejects it: ", ex.error()));
+    if (ex.NamedCapturingGroups().empty()) {
+      return ctx.Error(where + ".extract", "has no named group (?P<name>...)");
+    }
+    if (static_cast<size_t>(ex.NumberOfCapturingGroups()) != ex.NamedCapturingGroups().size()) {
+      return ctx.Error(where + ".extract", "every group must be named; use (?:...) otherwise");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
+                       const CompileOptions& opts, RuleSrc& rule) {
+  Ctx ctx{path, ""};
+  std::string storage;
+  FL_ASSIGN_OR_RETURN(element doc, ParseJson(parser, path, storage));
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj)) return ctx.Error("", "a rule file holds one JSON object");
+  element id_el;
+  if (!obj.at_key("id").get(id_el)) {
+    std::string_view sv;
+    if (!id_el.get_string().get(sv)) ctx.rule = std::string(sv);
+  }
+  FL_RETURN_IF_ERROR(CheckKeys(
+      ctx, obj, "",
+      {"id", "reference", "title", "category", "tags", "layer", "summary", "root_cause",
+       "symptoms", "confirm", "fix", "verify", "prevention", "fingerprint", "related", "sources",
+       "signals"},
+      {"missing_fact", "weight", "explains", "conditions", "notes"}));
+  rule.file = path;
+  FL_ASSIGN_OR_RETURN(rule.id, GetString(ctx, obj["id"], "id"));
+  if (!ValidId(rule.id, false)) return ctx.Error("id", "must match [a-z0-9][a-z0-9.-]*");
+  FL_ASSIGN_OR_RETURN(rule.reference, GetString(ctx, obj["reference"], "reference"));
+  FL_ASSIGN_OR_RETURN(rule.title, GetString(ctx, obj["title"], "title"));
+  FL_ASSIGN_OR_RETURN(rule.category, GetString(ctx, obj["category"], "category"));
+  FL_ASSIGN_OR_RETURN(rule.tags, GetStringArray(ctx, obj["tags"], "tags", 1));
+  FL_ASSIGN_OR_RETURN(std::string layer, GetString(ctx, obj["layer"], "layer"));
+  auto l = ParseLayer(layer);
+  if (!l.ok()) return ctx.Error("layer", StatusMessage(l.status()));
+  rule.layer = *l;
+  FL_ASSIGN_OR_RETURN(rule.summary, GetString(ctx, obj["summary"], "summary"));
+  FL_ASSIGN_OR_RETURN(rule.root_cause, GetStringArray(ctx, obj["root_cause"], "root_cause", 1));
+  FL_ASSIGN_OR_RETURN(rule.confirm, GetStringArray(ctx, obj["confirm"], "confirm", 1));
+  FL_ASSIGN_OR_RETURN(rule.fix, GetString(ctx, obj["fix"], "fix"));
+  FL_ASSIGN_OR_RETURN(rule.verify, GetString(ctx, obj["verify"], "verify"));
+  FL_ASSIGN_OR_RETURN(rule.prevention, GetStringArray(ctx, obj["prevention"], "prevention", 1));
+  FL_ASSIGN_OR_RETURN(rule.fingerprint, GetString(ctx, obj["fingerprint"], "fingerprint"));
+  FL_ASSIGN_OR_RETURN(rule.related, GetStringArray(ctx, obj["related"], "related", 0));
+  FL_ASSIGN_OR_RETURN(rule.sources, GetStringArray(ctx, obj["sources"], "sources", 1));
+  element x;
+  if (!obj.at_key("missing_fact").get(x)) {
+    FL_ASSIGN_OR_RETURN(rule.missing_fact, GetString(ctx, x, "missing_fact"));
+  }
+  if (!obj.at_key("weight").get(x)) {
+    FL_ASSIGN_OR_RETURN(rule.weight, GetNumber(ctx, x, "weight"));
+    if (!(rule.weight >= 0 && rule.weight <= 1)) return ctx.Error("weight", "must be within 0..1");
+  }
+  // symptoms: [{symptom, why}]
+  simdjson::dom::array arr;
+  if (obj["symptoms"].get_array().get(arr)) return ctx.Error("symptoms", "must be an array");
+  size_t i = 0;
+  for (element s : arr) {
+    std::string where = StrCat("symptoms[", i++, "]");
+    simdjson::dom::object so;
+    if (s.get_object().get(so)) return ctx.Error(where, "must be an object {symptom, why}");
+    FL_RETURN_IF_ERROR(CheckKeys(ctx, so, where, {"symptom", "why"}, {}));
+    FL_ASSIGN_OR_RETURN(std::string sym, GetString(ctx, so["symptom"], where + ".symptom"));
+    FL_ASSIGN_OR_RETURN(std::string why, GetString(ctx, so["why"], where + ".why"));
+    rule.symptoms.emplace_back(std::move(sym), std::move(why));
+  }
+  if (rule.symptoms.empty()) return ctx.Error("symptoms", "needs at least 1 entry");
+  // signals
+  if (obj["signals"].get_array().get(arr)) return ctx.Error("signals", "must be an array");
+  i = 0;
+  std::set<std::string> sig_ids;
+  for (element s : arr) {
+    std::string where = StrCat("signals[", i++, "]");
+    SignalSrc sig;
+    FL_RETURN_IF_ERROR(ParseSignal(ctx, s, where, opts, sig));
+    if (!sig_ids.insert(sig.id).second) {
+      return ctx.Error(where + ".id", StrCat("duplicate signal id '", sig.id, "'"));
+    }
+    rule.signals.push_back(std::move(sig));
+  }
+  // explains
+  if (!obj.at_key("explains").get(x)) {
+    if (x.get_array().get(arr)) return ctx.Error("explains", "must be an array");
+    i = 0;
+    for (element s : arr) {
+      std::string where = StrCat("explains[", i++, "]");
+      simdjson::dom::object eo;
+      if (s.get_object().get(eo)) return ctx.Error(where, "must be an object {rule, min_lag_s, max_lag_s}");
+      FL_RETURN_IF_ERROR(CheckKeys(ctx, eo, where, {"rule"}, {"min_lag_s", "max_lag_s"}));
+      EdgeSrc edge;
+      FL_ASSIGN_OR_RETURN(edge.rule, GetString(ctx, eo["rule"], where + ".rule"));
+      element v;
+      if (!eo.at_key("min_lag_s").get(v)) {
+        FL_ASSIGN_OR_RETURN(edge.min_lag_s, GetNumber(ctx, v, where + ".min_lag_s"));
+      }
+      if (!eo.at_key("max_lag_s").get(v)) {
+        FL_ASSIGN_OR_RETURN(edge.max_lag_s, GetNumber(ctx, v, where + ".max_lag_s"));
+      }
+      if (edge.max_lag_s < edge.min_lag_s) {
+        return ctx.Error(where + ".max_lag_s", "must not be below min_lag_s");
+      }
+      rule.explains.push_back(std::move(edge));
+    }
+  }
+  // conditions
+  if (!obj.at_key("conditions").get(x)) {
+    simdjson::dom::object co;
+    if (x.get_object().get(co)) return ctx.Error("conditions", "must be an object");
+    FL_RETURN_IF_ERROR(CheckKeys(ctx, co, "conditions", {},
+                                 {"min_uptime_days", "max_uptime_days", "requires_rule",
+                                  "excludes_rule", "after_rule", "detector"}));
+    rule.has_conditions = true;
+    element v;
+    if (!co.at_key("min_uptime_days").get(v)) {
+      FL_ASSIGN_OR_RETURN(rule.min_uptime_days, GetNumber(ctx, v, "conditions.min_uptime_days"));
+    }
+    if (!co.at_key("max_uptime_days").get(v)) {
+      FL_ASSIGN_OR_RETURN(rule.max_uptime_days, GetNumber(ctx, v, "conditions.max_uptime_days"));
+    }
+    if (!co.at_key("requires_rule").get(v)) {
+      FL_ASSIGN_OR_RETURN(rule.requires_rule, GetString(ctx, v, "conditions.requires_rule"));
+    }
+    if (!co.at_key("excludes_rule").get(v)) {
+      FL_ASSIGN_OR_RETURN(rule.excludes_rule, GetString(ctx, v, "conditions.excludes_rule"));
+    }
+    if (!co.at_key("after_rule").get(v)) {
+      FL_ASSIGN_OR_RETURN(rule.after_rule, GetString(ctx, v, "conditions.after_rule"));
+    }
+    if (!co.at_key("detector").get(v)) {
+      FL_ASSIGN_OR_RETURN(rule.detector, GetString(ctx, v, "conditions.detector"));
+      if (std::find(std::begin(kDetectors), std::end(kDetectors), rule.detector) ==
+          std::end(kDetectors)) {
+        return ctx.Error("conditions.detector",
+                         StrCat("unknown detector '", rule.detector, "' (known: ",
+                                      StrJoin(kDetectors, ", "), ")"));
+      }
+    }
+  }
+  if (rule.signals.empty() && rule.detector.empty()) {
+    return ctx.Error("signals", "needs at least 1 signal (or conditions.detector)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ParseReferences(simdjson::dom::parser& parser, const std::string& path,
+                             std::vector<ReferenceSrc>& out) {
+  Ctx ctx{path, ""};
+  std::string storage;
+  FL_ASSIGN_OR_RETURN(element doc, ParseJson(parser, path, storage));
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj)) return ctx.Error("", "must be an object {\"references\": [...]}");
+  FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, "", {"references"}, {}));
+  simdjson::dom::array arr;
+  if (obj["references"].get_array().get(arr)) return ctx.Error("references", "must be an array");
+  size_t i = 0;
+  for (element e : arr) {
+    std::string where = StrCat("references[", i++, "]");
+    simdjson::dom::object ro;
+    if (e.get_object().get(ro)) return ctx.Error(where, "must be an object");
+    FL_RETURN_IF_ERROR(CheckKeys(ctx, ro, where, {"title", "summary"},
+                                 {"origin", "prior", "category", "tags"}));
+    ReferenceSrc ref;
+    ref.file = path;
+    FL_ASSIGN_OR_RETURN(ref.title, GetString(ctx, ro["title"], where + ".title"));
+    FL_ASSIGN_OR_RETURN(ref.summary, GetString(ctx, ro["summary"], where + ".summary"));
+    element v;
+    if (!ro.at_key("origin").get(v)) {
+      FL_ASSIGN_OR_RETURN(ref.origin, GetString(ctx, v, where + ".origin"));
+    } else {
+      ref.origin = "faultline";
+    }
+    if (!ro.at_key("prior").get(v)) {
+      if (!v.is_object()) return ctx.Error(where + ".prior", "must be an object");
+      ref.prior_json = simdjson::minify(v);
+    }
+    out.push_back(std::move(ref));
+  }
+  return absl::OkStatus();
+}
+
+// _priors.json: {"priors": [{"reference": title, ...figures}]}
+absl::Status ParsePriors(simdjson::dom::parser& parser, const std::string& path,
+                         std::map<std::string, std::string>& priors) {
+  Ctx ctx{path, ""};
+  std::string storage;
+  FL_ASSIGN_OR_RETURN(element doc, ParseJson(parser, path, storage));
+  simdjson::dom::array arr;
+  if (doc["priors"].get_array().get(arr)) return ctx.Error("priors", "must be an array");
+  size_t i = 0;
+  for (element e : arr) {
+    std::string where = StrCat("priors[", i++, "]");
+    if (!e.is_object()) return ctx.Error(where, "must be an object");
+    FL_ASSIGN_OR_RETURN(std::string ref, GetString(ctx, e["reference"], where + ".reference"));
+    if (!priors.emplace(ref, simdjson::minify(e)).second) {
+      return ctx.Error(where + ".reference", StrCat("a prior for '", ref, "' is defined twice"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>> StrVec(
+    flatbuffers::FlatBufferBuilder& b, const std::vector<std::string>& v) {
+  return b.CreateVectorOfStrings(v);
+}
+
+std::string BuildFlatBuffer(const std::string& name, const std::string& version,
+                            const std::vector<RuleSrc>& rules,
+                            const std::vector<ReferenceSrc>& refs,
+                            std::string_view hs_db, const std::string& hs_info,
+                            uint64_t checksum) {
+  flatbuffers::FlatBufferBuilder b(1 << 20);
+  std::vector<flatbuffers::Offset<fb::Rule>> rule_offs;
+  for (const RuleSrc& r : rules) {
+    std::vector<flatbuffers::Offset<fb::Symptom>> syms;
+    for (auto& [s, w] : r.symptoms) {
+      syms.push_back(fb::CreateSymptom(b, b.CreateString(s), b.CreateString(w)));
+    }
+    std::vector<flatbuffers::Offset<fb::Signal>> sigs;
+    for (const SignalSrc& s : r.signals) {
+      sigs.push_back(fb::CreateSignal(b, b.CreateString(s.id), b.CreateString(s.pattern),
+                                      b.CreateString(s.extract), s.role, s.caseless,
+                                      StrVec(b, s.examples), StrVec(b, s.counter_examples)));
+    }
+    std::vector<flatbuffers::Offset<fb::Edge>> edges;
+    for (const EdgeSrc& e : r.explains) {
+      edges.push_back(fb::CreateEdge(b, b.CreateString(e.rule), e.min_lag_s, e.max_lag_s));
+    }
+    flatbuffers::Offset<fb::Conditions> cond;
+    if (r.has_conditions) {
+      cond = fb::CreateConditions(b, r.min_uptime_days, r.max_uptime_days,
+                                  b.CreateString(r.requires_rule), b.CreateString(r.excludes_rule),
+                                  b.CreateString(r.after_rule), b.CreateString(r.detector));
+    }
+    rule_offs.push_back(fb::CreateRule(
+        b, b.CreateString(r.id), b.CreateString(r.reference), b.CreateString(r.title),
+        b.CreateString(r.category), StrVec(b, r.tags), r.layer, b.CreateString(r.summary),
+        StrVec(b, r.root_cause), b.CreateVector(syms), StrVec(b, r.confirm),
+        b.CreateString(r.fix), b.CreateString(r.verify), StrVec(b, r.prevention),
+        b.CreateString(r.fingerprint), StrVec(b, r.related), StrVec(b, r.sources),
+        b.CreateString(r.missing_fact), r.weight, b.CreateVector(sigs), b.CreateVector(edges),
+        cond, b.CreateString(r.file)));
+  }
+  std::vector<flatbuffers::Offset<fb::Reference>> ref_offs;
+  for (const ReferenceSrc& r : refs) {
+    ref_offs.push_back(fb::CreateReference(b, b.CreateString(r.title), b.CreateString(r.summary),
+                                           b.CreateString(r.origin), b.CreateString(r.prior_json)));
+  }
+  auto db = b.CreateVector(reinterpret_cast<const uint8_t*>(hs_db.data()), hs_db.size());
+  auto root = fb::CreateRuleset(b, kRulesetFormatVersion, b.CreateString(name),
+                                b.CreateString(version), b.CreateVector(rule_offs),
+                                b.CreateVector(ref_offs), db, b.CreateString(hs_info),
+                                b.CreateString(hs_version()), checksum);
+  b.Finish(root, fb::RulesetIdentifier());
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+struct MatchSet {
+  std::vector<unsigned> ids;
+};
+
+int CollectIds(unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) {
+  static_cast<MatchSet*>(ctx)->ids.push_back(id);
+  return 0;
+}
+
+// Runs every example and counter-example through Hyperscan (the whole
+// database, as the scanner does) and RE2 (as the confirmer does).
+absl::Status SelfTest(const Ruleset& rs) {
+  FL_ASSIGN_OR_RETURN(HsScratchPtr scratch, rs.AllocScratch());
+  for (uint32_t g = 0; g < rs.signal_count(); ++g) {
+    const SignalInfo& si = rs.signal(g);
+    Ctx ctx{si.rule->file()->str(), si.rule->id()->str()};
+    auto run = [&](std::string_view line) -> absl::StatusOr<bool> {
+      MatchSet ms;
+      hs_error_t err = hs_scan(rs.database(), line.data(), static_cast<unsigned>(line.size()), 0,
+                               scratch.get(), CollectIds, &ms);
+      if (err != HS_SUCCESS) return absl::InternalError(StrCat("hs_scan failed: ", err));
+      return std::find(ms.ids.begin(), ms.ids.end(), g) != ms.ids.end();
+    };
+    const auto* examples = si.signal->examples();
+    for (flatbuffers::uoffset_t i = 0; examples && i < examples->size(); ++i) {
+      std::string_view line = examples->Get(i)->string_view();
+      std::string field = StrCat("signals[", si.signal_index, "].examples[", i, "]");
+      FL_ASSIGN_OR_RETURN(bool hs_hit, run(line));
+      if (!hs_hit) return ctx.Error(field, "does not match in Hyperscan");
+      if (!RE2::PartialMatch(line, *si.confirm)) return ctx.Error(field, "does not match in RE2");
+      if (si.extract && !RE2::PartialMatch(line, *si.extract)) {
+        return ctx.Error(field, "matches, but `extract` does not");
+      }
+    }
+    const auto* counters = si.signal->counter_examples();
+    for (flatbuffers::uoffset_t i = 0; counters && i < counters->size(); ++i) {
+      std::string_view line = counters->Get(i)->string_view();
+      std::string field = StrCat("signals[", si.signal_index, "].counter_examples[", i, "]");
+      FL_ASSIGN_OR_RETURN(bool hs_hit, run(line));
+      if (hs_hit) return ctx.Error(field, "matches in Hyperscan, but must not");
+      if (RE2::PartialMatch(line, *si.confirm)) return ctx.Error(field, "matches in RE2, but must not");
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::string> ListJson(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec) && it->path().extension() == ".json") {
+      out.push_back(it->path().string());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
+                                                const CompileOptions& opts) {
+  fs::path root(src_dir);
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    return absl::NotFoundError(StrCat(src_dir, ": not a rule source directory"));
+  }
+  simdjson::dom::parser parser;
+  CompileResult result;
+
+  // ruleset.json
+  std::string name = "unnamed", version = "0";
+  {
+    std::string path = (root / "ruleset.json").string();
+    Ctx ctx{path, ""};
+    std::string storage;
+    FL_ASSIGN_OR_RETURN(element doc, ParseJson(parser, path, storage));
+    simdjson::dom::object obj;
+    if (doc.get_object().get(obj)) return ctx.Error("", "must be an object {name, version}");
+    FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, "", {"name", "version"}, {"description"}));
+    FL_ASSIGN_OR_RETURN(name, GetString(ctx, obj["name"], "name"));
+    FL_ASSIGN_OR_RETURN(version, GetString(ctx, obj["version"], "version"));
+  }
+
+  // references: the catalog, then each family's additions; priors.
+  std::vector<ReferenceSrc> refs;
+  FL_RETURN_IF_ERROR(ParseReferences(parser, (root / "references.json").string(), refs));
+  std::vector<fs::path> families;
+  for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (it->is_directory(ec)) families.push_back(it->path());
+  }
+  std::sort(families.begin(), families.end());
+  std::map<std::string, std::string> priors;
+  for (const fs::path& fam : families) {
+    if (fs::exists(fam / "_references.json", ec)) {
+      FL_RETURN_IF_ERROR(ParseReferences(parser, (fam / "_references.json").string(), refs));
+    }
+    if (fs::exists(fam / "_priors.json", ec)) {
+      FL_RETURN_IF_ERROR(ParsePriors(parser, (fam / "_priors.json").string(), priors));
+    }
+  }
+  std::map<std::string, size_t> ref_index;
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (!ref_index.emplace(refs[i].title, i).second) {
+      return Ctx{refs[i].file, ""}.Error(
+          "references", StrCat("reference '", refs[i].title, "' is defined twice"));
+    }
+  }
+  for (auto& [title, json] : priors) {
+    auto it = ref_index.find(title);
+    if (it == ref_index.end()) {
+      return absl::InvalidArgumentError(
+          StrCat(src_dir, ": _priors.json: prior for unknown reference '", title, "'"));
+    }
+    if (refs[it->second].prior_json.empty()) refs[it->second].prior_json = json;
+  }
+
+  // rules
+  std::vector<RuleSrc> rules;
+  for (const fs::path& fam : families) {
+    for (const std::string& file : ListJson(fam)) {
+      if (fs::path(file).filename().string().starts_with("_")) continue;
+      RuleSrc rule;
+      FL_RETURN_IF_ERROR(ParseRule(parser, file, opts, rule));
+      rules.push_back(std::move(rule));
+    }
+  }
+  if (rules.empty()) return absl::InvalidArgumentError(StrCat(src_dir, ": no rules"));
+  std::map<std::string, const RuleSrc*> by_id;
+  size_t nsignals = 0;
+  for (const RuleSrc& r : rules) {
+    Ctx ctx{r.file, r.id};
+    auto [it, fresh] = by_id.emplace(r.id, &r);
+    if (!fresh) return ctx.Error("id", StrCat("duplicate rule id (also in ", it->second->file, ")"));
+    if (!ref_index.count(r.reference)) {
+      return ctx.Error("reference", StrCat("'", r.reference,
+                                                 "' is not a catalog title (references.json)"));
+    }
+    nsignals += r.signals.size();
+  }
+  if (nsignals > opts.max_signals) {
+    return absl::InvalidArgumentError(
+        StrCat(src_dir, ": ", nsignals, " signals, more than the cap of ", opts.max_signals));
+  }
+  for (const RuleSrc& r : rules) {
+    Ctx ctx{r.file, r.id};
+    for (size_t i = 0; i < r.explains.size(); ++i) {
+      if (!by_id.count(r.explains[i].rule)) {
+        return ctx.Error(StrCat("explains[", i, "].rule"),
+                         StrCat("unknown rule id '", r.explains[i].rule, "'"));
+      }
+    }
+    for (const std::string* cond : {&r.requires_rule, &r.excludes_rule, &r.after_rule}) {
+      if (!cond->empty() && !by_id.count(*cond)) {
+        return ctx.Error("conditions", StrCat("unknown rule id '", *cond, "'"));
+      }
+    }
+    for (const std::string& rel : r.related) {
+      if (!by_id.count(rel) && !ref_index.count(rel)) {
+        result.warnings.push_back(StrCat(r.file, ": rule '", r.id, "': related: '", rel,
+                                               "' is neither a rule id nor a reference title"));
+      }
+    }
+    for (size_t i = 0; i < r.signals.size(); ++i) {
+      const SignalSrc& s = r.signals[i];
+      if (s.role != fb::Role::Progress && s.role != fb::Role::Metric &&
+          LongestLiteral(s.pattern) < 4) {
+        result.warnings.push_back(StrCat(
+            r.file, ": rule '", r.id, "': signals[", i,
+            "].pattern: no literal of 4+ characters; it will slow every scan"));
+      }
+    }
+  }
+
+  // Build once without a database to compile the database from the same
+  // bytes the loader will see, then again with it.
+  std::string meta = BuildFlatBuffer(name, version, rules, refs, {}, "", 0);
+  const fb::Ruleset* meta_root = fb::GetRuleset(meta.data());
+  auto db = CompileDatabase(*meta_root);
+  if (!db.ok()) return db.status();
+  char* bytes = nullptr;
+  size_t len = 0;
+  if (hs_serialize_database(db->get(), &bytes, &len) != HS_SUCCESS) {
+    return absl::InternalError("hs_serialize_database failed");
+  }
+  std::string serialized(bytes, len);
+  std::free(bytes);
+  char* info = nullptr;
+  std::string info_str;
+  if (hs_serialized_database_info(serialized.data(), serialized.size(), &info) == HS_SUCCESS) {
+    info_str = info;
+    std::free(info);
+  }
+  result.buffer =
+      BuildFlatBuffer(name, version, rules, refs, serialized, info_str, Fnv1a64(serialized));
+  FL_ASSIGN_OR_RETURN(auto loaded, Ruleset::LoadBuffer(result.buffer, src_dir));
+  FL_RETURN_IF_ERROR(SelfTest(*loaded));
+  result.rules = rules.size();
+  result.signals = nsignals;
+  return result;
+}
+
+absl::Status WriteFileAtomic(const std::string& path, std::string_view bytes) {
+  std::string tmp = StrCat(path, ".tmp.", getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::PermissionDeniedError(
+        StrCat(path, ": cannot create ", tmp, ": ", std::strerror(errno)));
+  }
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int e = n < 0 ? errno : ENOSPC;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return absl::ResourceExhaustedError(StrCat(path, ": write failed: ", std::strerror(e)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 && errno != EINVAL) {
+    int e = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return absl::DataLossError(StrCat(path, ": fsync failed: ", std::strerror(e)));
+  }
+  if (::close(fd) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return absl::DataLossError(StrCat(path, ": close failed: ", std::strerror(e)));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    return absl::PermissionDeniedError(StrCat(path, ": rename failed: ", std::strerror(e)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace faultline

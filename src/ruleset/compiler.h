@@ -1,0 +1,40 @@
+// The rule source compiler: a directory of JSON rule files (see
+// rulesets/README.md) -> validated, self-tested, compiled FlatBuffers binary.
+//
+// Thread-safety: the functions are reentrant.
+#ifndef FAULTLINE_RULESET_COMPILER_H_
+#define FAULTLINE_RULESET_COMPILER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace faultline {
+
+struct CompileOptions {
+  // Hyperscan compile caps (resource bounds on hostile rule sources).
+  size_t max_pattern_length = 4096;
+  size_t max_signals = 20000;
+  size_t max_bounded_repeat = 32;
+};
+
+struct CompileResult {
+  std::string buffer;                 // the .flrules bytes
+  std::vector<std::string> warnings;  // unselective patterns, ...
+  size_t rules = 0;
+  size_t signals = 0;
+};
+
+// Reads, validates, compiles and self-tests the rule source in src_dir.
+// Errors name the file, the rule id and the field.
+absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
+                                                const CompileOptions& opts = {});
+
+// Writes bytes to path through a temporary file in the same directory and a
+// rename, so no half-written file is ever left at path.
+absl::Status WriteFileAtomic(const std::string& path, std::string_view bytes);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_RULESET_COMPILER_H_

@@ -1,0 +1,180 @@
+#include "ruleset/pattern_check.h"
+
+#include <cctype>
+#include <string>
+
+#include "util/strings.h"
+
+namespace faultline {
+namespace {
+
+// Escapes whose class includes '\n'.
+bool EscapeMatchesNewline(char c) {
+  switch (c) {
+    case 's': case 'W': case 'D': case 'H': case 'V': case 'R':
+    case 'n': case 'r': case 'v': case 'f':
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsNewlineHex(std::string_view p, size_t i) {
+  // p[i] == 'x' after a backslash: \x0a \x0A \x0d \x{a} \x{0a}
+  std::string hex;
+  if (i + 1 < p.size() && p[i + 1] == '{') {
+    size_t j = i + 2;
+    while (j < p.size() && p[j] != '}') hex += p[j++];
+  } else {
+    hex = std::string(p.substr(i + 1, 2));
+  }
+  char* end = nullptr;
+  long v = std::strtol(hex.c_str(), &end, 16);
+  return !hex.empty() && (v == 0x0a || v == 0x0d || v == 0x0b || v == 0x0c);
+}
+
+}  // namespace
+
+absl::Status CheckPatternSingleLine(std::string_view p, size_t max_repeat) {
+  bool in_class = false;
+  bool class_negated = false;
+  bool class_has_nl = false;
+  size_t class_start = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\') {
+      if (i + 1 >= p.size()) return absl::InvalidArgumentError("ends with a lone backslash");
+      char e = p[i + 1];
+      bool nl = EscapeMatchesNewline(e) || (e == 'x' && IsNewlineHex(p, i + 1));
+      if (in_class) {
+        if (e == 'n' || e == 's' || e == 'v' || (e == 'x' && IsNewlineHex(p, i + 1))) {
+          class_has_nl = true;
+        }
+        if (nl && !class_negated) {
+          return absl::InvalidArgumentError(
+              StrCat("can match a newline: \\", std::string(1, e), " inside a class at offset ", i));
+        }
+      } else if (nl) {
+        return absl::InvalidArgumentError(StrCat(
+            "can match a newline: \\", std::string(1, e), " at offset ", i,
+            " (use [ \\t] for blanks, [^\\n] for any character)"));
+      }
+      ++i;
+      continue;
+    }
+    if (in_class) {
+      if (c == ']' && i > class_start) {
+        in_class = false;
+        if (class_negated && !class_has_nl) {
+          return absl::InvalidArgumentError(StrCat(
+              "can match a newline: the negated class at offset ", class_start,
+              " lacks \\n (write [^...\\n])"));
+        }
+      }
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      class_start = i;
+      class_negated = i + 1 < p.size() && p[i + 1] == '^';
+      class_has_nl = false;
+      if (class_negated) ++i;
+      if (i + 1 < p.size() && p[i + 1] == ']') ++i;  // leading ']' is literal
+      continue;
+    }
+    if (c == '(' && i + 1 < p.size() && p[i + 1] == '?') {
+      // inline flags (?s) / (?is) / (?s:...)
+      size_t j = i + 2;
+      while (j < p.size() && std::isalpha(static_cast<unsigned char>(p[j]))) {
+        if (p[j] == 's') return absl::InvalidArgumentError("(?s) lets '.' match a newline");
+        ++j;
+      }
+      if (i + 2 < p.size() && (p[i + 2] == '=' || p[i + 2] == '!' ||
+                               (p[i + 2] == '<' && i + 3 < p.size() &&
+                                (p[i + 3] == '=' || p[i + 3] == '!')))) {
+        return absl::InvalidArgumentError("lookaround is not supported by RE2");
+      }
+      continue;
+    }
+    if (c == '{') {
+      size_t j = i + 1;
+      std::string num;
+      size_t biggest = 0;
+      bool any = false;
+      while (j < p.size() && (std::isdigit(static_cast<unsigned char>(p[j])) || p[j] == ',')) {
+        if (p[j] == ',') {
+          if (!num.empty()) biggest = std::max<size_t>(biggest, std::stoul(num.substr(0, 9)));
+          num.clear();
+        } else {
+          num += p[j];
+          any = true;
+        }
+        ++j;
+      }
+      if (j < p.size() && p[j] == '}' && any) {
+        if (!num.empty()) biggest = std::max<size_t>(biggest, std::stoul(num.substr(0, 9)));
+        if (biggest > max_repeat) {
+          return absl::InvalidArgumentError(StrCat(
+              "bounded repeat {", p.substr(i + 1, j - i - 1), "} above ", max_repeat,
+              " (use + or *: bounded repeats blow up Hyperscan's compile memory)"));
+        }
+      }
+    }
+  }
+  if (in_class) return absl::InvalidArgumentError("unterminated character class");
+  return absl::OkStatus();
+}
+
+size_t LongestLiteral(std::string_view p) {
+  size_t best = 0, run = 0;
+  int depth_class = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (depth_class) {
+      if (c == '\\') ++i;
+      else if (c == ']') depth_class = 0;
+      continue;
+    }
+    if (c == '\\' && i + 1 < p.size()) {
+      char e = p[i + 1];
+      ++i;
+      if (std::isalnum(static_cast<unsigned char>(e))) {  // \d \w \b ...: not literal
+        run = 0;
+        continue;
+      }
+      ++run;  // escaped punctuation is literal
+    } else if (c == '[') {
+      depth_class = 1;
+      run = 0;
+      continue;
+    } else if (c == '(' || c == ')' || c == '|' || c == '.' || c == '^' || c == '$') {
+      run = 0;
+      continue;
+    } else if (c == '*' || c == '?' || c == '{') {
+      // The quantified character does not count.
+      run = run > 0 ? run - 1 : 0;
+      best = std::max(best, run);
+      run = 0;
+      continue;
+    } else if (c == '+') {
+      best = std::max(best, run);
+      run = 0;
+      continue;
+    } else {
+      ++run;
+    }
+    best = std::max(best, run);
+  }
+  return best;
+}
+
+uint64_t Fnv1a64(std::string_view data) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : data) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace faultline

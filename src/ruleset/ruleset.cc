@@ -1,0 +1,301 @@
+// Loading a compiled ruleset: FlatBuffers Verifier first (a corrupt or
+// truncated file is rejected, never dereferenced), then the serialized
+// Hyperscan database, which is trusted only when its checksum holds and it was
+// built for this library version and CPU; otherwise it is recompiled from the
+// stored patterns. RE2 confirmers and extractors are built per signal.
+#include "ruleset/ruleset.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "util/strings.h"
+#include "ruleset/compiler.h"
+#include "ruleset/pattern_check.h"
+#include "simdjson.h"
+#include "util/status_macros.h"
+
+namespace faultline {
+
+const char* RoleName(SignalRole r) {
+  switch (r) {
+    case SignalRole::Initiating: return "initiating";
+    case SignalRole::Symptom: return "symptom";
+    case SignalRole::Context: return "context";
+    case SignalRole::Progress: return "progress";
+    case SignalRole::Metric: return "metric";
+  }
+  return "unknown";
+}
+
+const char* LayerName(RuleLayer l) {
+  switch (l) {
+    case RuleLayer::Hardware: return "hardware";
+    case RuleLayer::Driver: return "driver";
+    case RuleLayer::Kernel: return "kernel";
+    case RuleLayer::Storage: return "storage";
+    case RuleLayer::Network: return "network";
+    case RuleLayer::Framework: return "framework";
+    case RuleLayer::Application: return "application";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<std::unique_ptr<hs_database_t, HsDatabaseDeleter>> CompileDatabase(
+    const fb::Ruleset& rs) {
+  std::vector<const char*> exprs;
+  std::vector<unsigned> flags, ids;
+  std::vector<std::pair<const fb::Rule*, uint32_t>> where;
+  const auto* rules = rs.rules();
+  unsigned gid = 0;
+  for (flatbuffers::uoffset_t r = 0; rules && r < rules->size(); ++r) {
+    const fb::Rule* rule = rules->Get(r);
+    const auto* sigs = rule->signals();
+    for (flatbuffers::uoffset_t s = 0; sigs && s < sigs->size(); ++s) {
+      const fb::Signal* sig = sigs->Get(s);
+      if (!sig->pattern()) {
+        return absl::InvalidArgumentError(
+            StrCat("rule '", rule->id() ? rule->id()->str() : "?", "': signals[", s,
+                         "].pattern: missing"));
+      }
+      exprs.push_back(sig->pattern()->c_str());
+      // No SOM: the scanner needs only where a match ends.
+      flags.push_back(sig->caseless() ? HS_FLAG_CASELESS : 0);
+      ids.push_back(gid++);
+      where.emplace_back(rule, s);
+    }
+  }
+  if (exprs.empty()) return absl::InvalidArgumentError("the ruleset has no signals");
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* err = nullptr;
+  hs_error_t rc = hs_compile_multi(exprs.data(), flags.data(), ids.data(),
+                                   static_cast<unsigned>(exprs.size()), HS_MODE_BLOCK, nullptr,
+                                   &db, &err);
+  if (rc != HS_SUCCESS) {
+    std::string msg = err && err->message ? err->message : "unknown error";
+    int expr = err ? err->expression : -1;
+    hs_free_compile_error(err);
+    if (expr >= 0 && static_cast<size_t>(expr) < where.size()) {
+      const fb::Rule* rule = where[expr].first;
+      return absl::InvalidArgumentError(StrCat(
+          rule->file() ? rule->file()->str() : "ruleset", ": rule '",
+          rule->id() ? rule->id()->str() : "?", "': signals[", where[expr].second,
+          "].pattern: Hyperscan rejects it: ", msg));
+    }
+    return absl::InvalidArgumentError(StrCat("Hyperscan compile failed: ", msg));
+  }
+  return std::unique_ptr<hs_database_t, HsDatabaseDeleter>(db);
+}
+
+absl::StatusOr<std::shared_ptr<const Ruleset>> Ruleset::LoadBuffer(
+    std::string_view data, std::string_view name_for_errors) {
+  std::shared_ptr<Ruleset> rs(new Ruleset());
+  rs->buffer_.assign(data.data(), data.size());
+  FL_RETURN_IF_ERROR(rs->Init(name_for_errors));
+  return std::shared_ptr<const Ruleset>(std::move(rs));
+}
+
+absl::StatusOr<std::shared_ptr<const Ruleset>> Ruleset::LoadFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    FL_ASSIGN_OR_RETURN(CompileResult cr, CompileRuleSource(path));
+    return LoadBuffer(cr.buffer, path);
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(StrCat(path, ": cannot open ruleset: ", std::strerror(errno)));
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return absl::InvalidArgumentError(StrCat(path, ": not a regular file"));
+  }
+  constexpr off_t kMaxRuleset = off_t{1} << 30;
+  if (st.st_size > kMaxRuleset) {
+    ::close(fd);
+    return absl::InvalidArgumentError(StrCat(path, ": larger than 1 GiB, not a ruleset"));
+  }
+  std::string buf(static_cast<size_t>(st.st_size), '\0');
+  size_t done = 0;
+  while (done < buf.size()) {
+    ssize_t n = ::read(fd, buf.data() + done, buf.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  buf.resize(done);
+  std::shared_ptr<Ruleset> rs(new Ruleset());
+  rs->buffer_ = std::move(buf);
+  FL_RETURN_IF_ERROR(rs->Init(path));
+  return std::shared_ptr<const Ruleset>(std::move(rs));
+}
+
+namespace {
+
+// A serialized database is usable only if it deserializes and a scratch can
+// be allocated for it on this CPU.
+bool TryDeserialize(const fb::Ruleset& root, hs_database_t** out) {
+  const auto* blob = root.hs_database();
+  if (!blob || blob->size() == 0) return false;
+  if (!root.hs_version() || root.hs_version()->string_view() != hs_version()) return false;
+  hs_database_t* db = nullptr;
+  if (hs_deserialize_database(reinterpret_cast<const char*>(blob->data()), blob->size(), &db) !=
+      HS_SUCCESS) {
+    return false;
+  }
+  hs_scratch_t* scratch = nullptr;
+  if (hs_alloc_scratch(db, &scratch) != HS_SUCCESS) {
+    hs_free_database(db);
+    return false;
+  }
+  hs_free_scratch(scratch);
+  *out = db;
+  return true;
+}
+
+}  // namespace
+
+absl::Status Ruleset::Init(std::string_view name) {
+  auto fail = [&](std::string_view why) {
+    return absl::InvalidArgumentError(StrCat(name, ": not a valid ruleset: ", why));
+  };
+  if (buffer_.size() < 8) return fail("too short");
+  if (!flatbuffers::BufferHasIdentifier(buffer_.data(), fb::RulesetIdentifier())) {
+    return fail("wrong file identifier (expected FLRS)");
+  }
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(buffer_.data()), buffer_.size(),
+                                 /*max_depth=*/64, /*max_tables=*/10'000'000);
+  if (!fb::VerifyRulesetBuffer(verifier)) return fail("FlatBuffers verification failed");
+  root_ = fb::GetRuleset(buffer_.data());
+  if (root_->format_version() != kRulesetFormatVersion) {
+    return absl::FailedPreconditionError(StrCat(
+        name, ": ruleset format version ", root_->format_version(), " is not supported (this ",
+        "library reads version ", kRulesetFormatVersion, "); recompile it with this faultline"));
+  }
+  if (!root_->rules() || root_->rules()->size() == 0) return fail("no rules");
+
+  // Every string the rest of the engine dereferences must be present.
+  const auto* rules = root_->rules();
+  uint32_t gid = 0;
+  for (flatbuffers::uoffset_t r = 0; r < rules->size(); ++r) {
+    const fb::Rule* rule = rules->Get(r);
+    if (!rule->id() || !rule->reference() || !rule->title() || !rule->category() ||
+        !rule->fix() || !rule->verify()) {
+      return fail(StrCat("rule ", r, " lacks a required string"));
+    }
+    if (rule->layer() < RuleLayer::Hardware || rule->layer() > RuleLayer::Application) {
+      return fail(StrCat("rule '", rule->id()->str(), "': bad layer"));
+    }
+    if (!rule_by_id_.emplace(rule->id()->string_view(), static_cast<int>(r)).second) {
+      return fail(StrCat("duplicate rule id '", rule->id()->str(), "'"));
+    }
+    rule_first_signal_.push_back(gid);
+    const auto* sigs = rule->signals();
+    for (flatbuffers::uoffset_t s = 0; sigs && s < sigs->size(); ++s, ++gid) {
+      const fb::Signal* sig = sigs->Get(s);
+      if (!sig->id() || !sig->pattern()) {
+        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
+                                 "] lacks id or pattern"));
+      }
+      if (sig->role() < SignalRole::Initiating || sig->role() > SignalRole::Metric) {
+        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s, "]: bad role"));
+      }
+      SignalInfo si;
+      si.rule_index = r;
+      si.signal_index = s;
+      si.role = sig->role();
+      si.rule = rule;
+      si.signal = sig;
+      RE2::Options ro;
+      ro.set_log_errors(false);
+      ro.set_case_sensitive(!sig->caseless());
+      si.confirm = std::make_unique<RE2>(sig->pattern()->string_view(), ro);
+      if (!si.confirm->ok()) {
+        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
+                                 "].pattern: RE2 rejects it: ", si.confirm->error()));
+      }
+      if (sig->extract() && sig->extract()->size() > 0) {
+        si.extract = std::make_unique<RE2>(sig->extract()->string_view(), ro);
+        if (!si.extract->ok()) {
+          return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
+                                   "].extract: RE2 rejects it: ", si.extract->error()));
+        }
+        si.capture_names.resize(si.extract->NumberOfCapturingGroups());
+        for (const auto& [group_name, idx] : si.extract->NamedCapturingGroups()) {
+          if (idx >= 1 && static_cast<size_t>(idx) <= si.capture_names.size()) {
+            si.capture_names[idx - 1] = group_name;
+          }
+        }
+      }
+      signals_.push_back(std::move(si));
+    }
+  }
+  if (signals_.empty()) return fail("no signals");
+
+  // Priors of statistical references.
+  if (root_->references()) {
+    simdjson::dom::parser parser;
+    for (const fb::Reference* ref : *root_->references()) {
+      if (!ref->title() || !ref->prior_json() || ref->prior_json()->size() == 0) continue;
+      simdjson::dom::element doc;
+      if (parser.parse(ref->prior_json()->str()).get(doc)) continue;
+      Prior p;
+      p.reference = ref->title()->str();
+      std::string_view kind;
+      if (!doc["kind"].get_string().get(kind)) p.kind = std::string(kind);
+      double d;
+      if (!doc["gpus"].get_double().get(d)) p.gpus = d;
+      for (const char* key : {"hours", "per_week", "value", "mttf_hours"}) {
+        if (!doc[key].get_double().get(d)) {
+          p.value = d;
+          break;
+        }
+      }
+      priors_.push_back(std::move(p));
+    }
+  }
+
+  hs_database_t* db = nullptr;
+  const auto* blob = root_->hs_database();
+  if (blob && blob->size() > 0 &&
+      Fnv1a64(std::string_view(reinterpret_cast<const char*>(blob->data()), blob->size())) !=
+          root_->hs_checksum()) {
+    return fail("pattern database checksum mismatch (corrupt file)");
+  }
+  if (TryDeserialize(*root_, &db)) {
+    db_.reset(db);
+  } else {
+    // Built for another CPU or library version: never trusted, rebuilt from
+    // the stored patterns.
+    FL_ASSIGN_OR_RETURN(db_, CompileDatabase(*root_));
+    recompiled_ = true;
+  }
+  return absl::OkStatus();
+}
+
+std::string_view Ruleset::name() const {
+  return root_->name() ? root_->name()->string_view() : std::string_view("unnamed");
+}
+std::string_view Ruleset::version() const {
+  return root_->version() ? root_->version()->string_view() : std::string_view("0");
+}
+
+int Ruleset::FindRule(std::string_view id) const {
+  auto it = rule_by_id_.find(id);
+  return it == rule_by_id_.end() ? -1 : it->second;
+}
+
+absl::StatusOr<HsScratchPtr> Ruleset::AllocScratch() const {
+  hs_scratch_t* s = nullptr;
+  if (hs_alloc_scratch(db_.get(), &s) != HS_SUCCESS) {
+    return absl::ResourceExhaustedError("hs_alloc_scratch failed");
+  }
+  return HsScratchPtr(s);
+}
+
+}  // namespace faultline

@@ -1,0 +1,117 @@
+// The loaded, immutable ruleset: the FlatBuffers metadata (zero-copy), one
+// Hyperscan block-mode database holding every signal of every rule, and for
+// each signal the RE2 objects that confirm a Hyperscan match on its line and
+// extract named captures.
+//
+// Thread-safety: a Ruleset is immutable after Load*/Compile* return and is
+// shared as std::shared_ptr<const Ruleset> by any number of threads. Scratch
+// space for Hyperscan is per thread (see AllocScratch).
+#ifndef FAULTLINE_RULESET_RULESET_H_
+#define FAULTLINE_RULESET_RULESET_H_
+
+#include <hs/hs.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "re2/re2.h"
+#include "ruleset_generated.h"
+
+namespace faultline {
+
+inline constexpr uint32_t kRulesetFormatVersion = 1;
+
+using SignalRole = fb::Role;
+using RuleLayer = fb::Layer;
+
+const char* RoleName(SignalRole r);
+const char* LayerName(RuleLayer l);
+
+struct SignalInfo {
+  uint32_t rule_index = 0;
+  uint32_t signal_index = 0;  // within the rule
+  SignalRole role = SignalRole::Context;
+  const fb::Rule* rule = nullptr;
+  const fb::Signal* signal = nullptr;
+  std::unique_ptr<RE2> confirm;  // the pattern itself, in RE2
+  std::unique_ptr<RE2> extract;  // optional named captures
+  std::vector<std::string> capture_names;  // index = group number - 1
+};
+
+struct HsDatabaseDeleter {
+  void operator()(hs_database_t* db) const { hs_free_database(db); }
+};
+struct HsScratchDeleter {
+  void operator()(hs_scratch_t* s) const { hs_free_scratch(s); }
+};
+using HsScratchPtr = std::unique_ptr<hs_scratch_t, HsScratchDeleter>;
+
+// Parsed prior figures of a statistical reference.
+struct Prior {
+  std::string reference;
+  std::string kind;  // "mttf_hours", "failures_per_week", ...
+  double gpus = 0;
+  double value = 0;  // hours for mttf_hours, per week for failures_per_week
+};
+
+class Ruleset {
+ public:
+  // Loads a compiled ruleset (copied). A serialized database from another
+  // platform or library version is recompiled from the stored patterns.
+  static absl::StatusOr<std::shared_ptr<const Ruleset>> LoadBuffer(
+      std::string_view data, std::string_view name_for_errors);
+  static absl::StatusOr<std::shared_ptr<const Ruleset>> LoadFile(
+      const std::string& path);
+  // The ruleset compiled into the library at build time.
+  static absl::StatusOr<std::shared_ptr<const Ruleset>> LoadDefault();
+
+  const fb::Ruleset* fb() const { return root_; }
+  std::string_view name() const;
+  std::string_view version() const;
+  size_t rule_count() const { return root_->rules()->size(); }
+  const fb::Rule* rule(size_t i) const { return root_->rules()->Get(i); }
+  // -1 when no rule has that id.
+  int FindRule(std::string_view id) const;
+
+  const hs_database_t* database() const { return db_.get(); }
+  size_t signal_count() const { return signals_.size(); }
+  const SignalInfo& signal(uint32_t global_id) const { return signals_[global_id]; }
+  // First global signal id of a rule.
+  uint32_t first_signal(size_t rule_index) const { return rule_first_signal_[rule_index]; }
+  const std::vector<Prior>& priors() const { return priors_; }
+  // Whether the database was rebuilt at load because the serialized one did
+  // not fit this CPU or library.
+  bool recompiled() const { return recompiled_; }
+
+  absl::StatusOr<HsScratchPtr> AllocScratch() const;
+
+  // The serialized FlatBuffer (as loaded).
+  std::string_view buffer() const { return buffer_; }
+
+ private:
+  Ruleset() = default;
+  absl::Status Init(std::string_view name_for_errors);
+
+  std::string buffer_;
+  const fb::Ruleset* root_ = nullptr;
+  std::unique_ptr<hs_database_t, HsDatabaseDeleter> db_;
+  std::vector<SignalInfo> signals_;
+  std::vector<uint32_t> rule_first_signal_;
+  std::unordered_map<std::string_view, int> rule_by_id_;
+  std::vector<Prior> priors_;
+  bool recompiled_ = false;
+};
+
+// Compiles every signal pattern of a ruleset into one Hyperscan block-mode
+// database. Errors name the rule and signal.
+absl::StatusOr<std::unique_ptr<hs_database_t, HsDatabaseDeleter>>
+CompileDatabase(const fb::Ruleset& rs);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_RULESET_RULESET_H_

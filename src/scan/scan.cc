@@ -1,0 +1,1209 @@
+// Scanner implementation. Two phases per chunk:
+//  A (inside the SIGBUS guard for mapped files): hs_scan, de-duplicate
+//    matches per (line, signal), find line bounds, count newlines, copy the
+//    matched lines and a little context before them out of the mapping. Only
+//    plain loops and C calls run here, because a fault unwinds with longjmp.
+//  B (outside): RE2 confirmation and captures, timestamps, attribution.
+// The calling thread merges chunk results in task order, which fixes line
+// numbers, inherited timestamps and evidence order independently of how many
+// worker threads ran.
+#include "scan/scan.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <immintrin.h>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+
+#include "util/strings.h"
+#include "attribution/attribution.h"
+#include "scan/line_format.h"
+#include "simdjson.h"
+#include "util/status_macros.h"
+
+namespace faultline {
+namespace {
+
+constexpr size_t kContextBefore = 8 << 10;    // bytes before a match line kept for inherited times
+constexpr size_t kConfirmWindow = 64 << 10;   // RE2 runs on at most this much of a huge line
+constexpr size_t kEdgeWindow = 8 << 10;       // chunk head/tail kept for first/last times
+constexpr size_t kMaxHsLength = 0xF0000000u;  // hs_scan takes an unsigned length
+constexpr size_t kStreamBuffer = size_t{16} << 20;
+constexpr size_t kMaxStreamLine = size_t{64} << 20;  // a longer line in a stream is split
+
+__attribute__((target("avx2"))) uint64_t CountNewlinesAvx2(const char* p, size_t n) {
+  uint64_t count = 0;
+  size_t i = 0;
+  const __m256i nl = _mm256_set1_epi8('\n');
+  for (; i + 32 <= n; i += 32) {
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    count += static_cast<uint64_t>(
+        __builtin_popcount(static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl)))));
+  }
+  for (; i < n; ++i) count += p[i] == '\n';
+  return count;
+}
+
+uint64_t CountNewlinesPlain(const char* p, size_t n) {
+  uint64_t count = 0;
+  const char* end = p + n;
+  while (p < end) {
+    const void* q = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    if (!q) break;
+    ++count;
+    p = static_cast<const char*>(q) + 1;
+  }
+  return count;
+}
+
+uint64_t CountNewlines(const char* p, size_t n) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 ? CountNewlinesAvx2(p, n) : CountNewlinesPlain(p, n);
+}
+
+// A matched line copied out of the chunk.
+struct Pending {
+  uint64_t offset = 0;     // absolute offset of the line start
+  uint64_t line_rel = 0;   // newlines in the chunk before this line
+  std::vector<uint32_t> ids;  // signals that matched the line
+  std::string line;        // the line (a window of it, for huge lines)
+  std::string before;      // up to kContextBefore bytes before the line
+  bool before_reaches_chunk_start = false;
+};
+
+struct ChunkOut {
+  std::vector<Pending> pending;
+  std::vector<Evidence> evidence;  // after phase B (line = line_rel for now)
+  std::vector<uint8_t> needs_prev_time;  // evidence i has no time in its chunk
+  uint64_t newlines = 0;
+  uint64_t bytes = 0;
+  bool ends_with_newline = true;
+  std::string head, tail;
+  int64_t first_time_us = kNoTime, last_time_us = kNoTime;
+  std::optional<int64_t> monotonic_anchor_us;
+  bool faulted = false;
+  std::string error;  // non-empty: the source failed here
+  int error_code = -3;
+};
+
+// State of the Hyperscan callback while scanning one chunk.
+struct HsCtx {
+  const char* base = nullptr;
+  size_t len = 0;
+  uint64_t cur_line_start = 0, cur_line_end = 0;
+  bool have_line = false;
+  struct Hit {
+    uint64_t line_start, line_end;
+    uint32_t id;
+  };
+  std::vector<Hit>* hits = nullptr;
+  std::vector<uint32_t> seen;  // ids seen on the current line
+};
+
+int OnHsMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, void* vctx) {
+  auto* c = static_cast<HsCtx*>(vctx);
+  // `to` is one past the last matched byte; the line holding that byte.
+  uint64_t last = to > 0 ? to - 1 : 0;
+  if (to > c->len) last = c->len ? c->len - 1 : 0;
+  if (!c->have_line || last < c->cur_line_start || last >= c->cur_line_end) {
+    // New line: find its bounds.
+    uint64_t start = last;
+    if (c->base[last] == '\n' && last > 0) {
+      // A match ending on the newline itself belongs to the line before it.
+    }
+    while (start > 0 && c->base[start - 1] != '\n') {
+      const void* p = memrchr(c->base, '\n', start);
+      start = p ? static_cast<uint64_t>(static_cast<const char*>(p) - c->base) + 1 : 0;
+      break;
+    }
+    const void* e = std::memchr(c->base + last, '\n', c->len - last);
+    uint64_t end = e ? static_cast<uint64_t>(static_cast<const char*>(e) - c->base) : c->len;
+    c->cur_line_start = start;
+    c->cur_line_end = end == last && c->base[last] == '\n' ? end : end;
+    if (c->cur_line_end < c->cur_line_start) c->cur_line_end = c->cur_line_start;
+    c->have_line = true;
+    c->seen.clear();
+  }
+  if (std::find(c->seen.begin(), c->seen.end(), id) != c->seen.end()) return 0;
+  c->seen.push_back(id);
+  c->hits->push_back({c->cur_line_start, c->cur_line_end, id});
+  return 0;
+}
+
+// Phase A on [base, base+len), which holds whole lines (the last may lack its
+// newline). Plain loops and C calls only.
+void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
+            uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits) {
+  hits.clear();
+  HsCtx ctx;
+  ctx.base = base;
+  ctx.len = len;
+  ctx.hits = &hits;
+  for (size_t done = 0; done < len;) {
+    size_t n = std::min(len - done, kMaxHsLength);
+    // Scanning a window of the chunk at a time only happens for > 3.75 GiB
+    // chunks (one huge line); the callback sees offsets relative to `done`.
+    HsCtx sub = ctx;
+    sub.base = base + done;
+    sub.len = n;
+    sub.have_line = false;
+    size_t before = hits.size();
+    hs_scan(rs.database(), base + done, static_cast<unsigned>(n), 0, scratch, OnHsMatch, &sub);
+    for (size_t i = before; i < hits.size(); ++i) {
+      hits[i].line_start += done;
+      hits[i].line_end += done;
+    }
+    done += n;
+  }
+  std::sort(hits.begin(), hits.end(), [](const HsCtx::Hit& a, const HsCtx::Hit& b) {
+    return a.line_start != b.line_start ? a.line_start < b.line_start : a.id < b.id;
+  });
+  out.bytes = len;
+  out.ends_with_newline = len == 0 || base[len - 1] == '\n';
+  out.newlines = CountNewlines(base, len);
+  out.head.assign(base, std::min(len, kEdgeWindow));
+  size_t tail_len = std::min(len, kEdgeWindow);
+  out.tail.assign(base + len - tail_len, tail_len);
+  uint64_t counted_to = 0, lines_before = 0;
+  for (size_t i = 0; i < hits.size();) {
+    uint64_t ls = hits[i].line_start, le = hits[i].line_end;
+    Pending p;
+    p.offset = abs_offset + ls;
+    lines_before += CountNewlines(base + counted_to, ls - counted_to);
+    counted_to = ls;
+    p.line_rel = lines_before;
+    for (; i < hits.size() && hits[i].line_start == ls; ++i) p.ids.push_back(hits[i].id);
+    size_t line_len = le - ls;
+    if (line_len > kConfirmWindow) line_len = kConfirmWindow;
+    p.line.assign(base + ls, line_len);
+    size_t bstart = ls > kContextBefore ? ls - kContextBefore : 0;
+    p.before.assign(base + bstart, ls - bstart);
+    p.before_reaches_chunk_start = bstart == 0;
+    out.pending.push_back(std::move(p));
+  }
+}
+
+// Makes text valid UTF-8 (invalid bytes and NULs become U+FFFD) and cuts it
+// to kMaxEvidenceText bytes at a character boundary.
+std::string CleanText(std::string_view s) {
+  std::string out;
+  out.reserve(std::min(s.size(), kMaxEvidenceText));
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    if (c == '\r' && i + 1 == s.size()) break;
+    if (c >= 0x01 && c < 0x80) n = 1;
+    else if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) n = 3;
+    else if (c >= 0xF0 && c <= 0xF4) n = 4;
+    bool ok = n > 0 && i + n <= s.size();
+    for (size_t k = 1; ok && k < n; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) ok = false;
+    }
+    if (ok && n == 3) {
+      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) ok = false;
+    }
+    if (ok && n == 4) {
+      unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90)) ok = false;
+    }
+    std::string_view piece = ok ? s.substr(i, n) : std::string_view("\xEF\xBF\xBD");
+    if (out.size() + piece.size() > kMaxEvidenceText) break;
+    out.append(piece);
+    i += ok ? n : 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Scanner::Impl {
+  std::shared_ptr<const Ruleset> rs;
+  ScanOptions opts;
+  TimeContext tctx;
+  ScanResult result;
+
+  // Per-source merge state.
+  struct SourceState {
+    uint32_t index = 0;
+    Attribution path_attr;
+    LineFormat format;
+    TimeContext tctx;
+    uint64_t lines = 0;
+    bool last_ended_newline = true;
+    int64_t last_time_us = kNoTime;
+    TimeSource last_time_source = TimeSource::kNone;
+    std::vector<Evidence> kept;
+    std::map<uint32_t, uint64_t> rule_seen;
+    std::map<uint32_t, std::deque<Evidence>> rule_tail;
+    std::map<int64_t, int64_t> rank_last_progress_us;
+  };
+  std::vector<std::unique_ptr<SourceState>> states;
+
+  // Streams pushed by the caller.
+  struct PushStream {
+    uint32_t source;
+    std::string buf;
+    uint64_t offset = 0;
+    bool closed = false;
+    HsScratchPtr scratch;
+  };
+  std::vector<std::unique_ptr<PushStream>> streams;
+  HsScratchPtr main_scratch;
+  std::vector<HsCtx::Hit> main_hits;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+
+  uint32_t NewSource(const std::string& name, int64_t mtime) {
+    SourceSummary s;
+    s.name = name;
+    s.failed = false;
+    auto st = std::make_unique<SourceState>();
+    st->index = static_cast<uint32_t>(result.sources.size());
+    st->path_attr = AttributeFromPath(name);
+    s.rank = st->path_attr.rank.value_or(-1);
+    s.host = st->path_attr.host;
+    st->tctx = tctx;
+    if (mtime > 0) {
+      time_t t = static_cast<time_t>(mtime);
+      struct tm tm;
+      gmtime_r(&t, &tm);
+      st->tctx.default_year = tm.tm_year + 1900;
+    } else {
+      time_t t = time(nullptr);
+      struct tm tm;
+      gmtime_r(&t, &tm);
+      st->tctx.default_year = tm.tm_year + 1900;
+    }
+    result.sources.push_back(std::move(s));
+    states.push_back(std::move(st));
+    return states.back()->index;
+  }
+
+  void Fail(uint32_t src, std::string msg, int code) {
+    result.sources[src].failed = true;
+    for (const InputError& e : result.errors) {
+      if (e.source == result.sources[src].name && e.message == msg) return;
+    }
+    result.errors.push_back({result.sources[src].name, std::move(msg), code});
+  }
+
+  // Phase B: evidence from pending lines. Runs on worker threads; reads only
+  // immutable state (ruleset, the source's format and time context).
+  void PhaseB(const SourceState& st, ChunkOut& out) const {
+    for (Pending& p : out.pending) {
+      std::string_view line = p.line;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      LineView view = SplitLine(line, st.format, st.tctx);
+      for (uint32_t id : p.ids) {
+        const SignalInfo& si = rs->signal(id);
+        // Hyperscan found where; RE2 confirms the match holds on this line alone
+        // (for JSON sources, on the message).
+        if (!RE2::PartialMatch(view.message, *si.confirm)) continue;
+        Evidence ev;
+        ev.source = st.index;
+        ev.offset = p.offset;
+        ev.line = p.line_rel;  // fixed at merge
+        ev.rule = si.rule_index;
+        ev.signal = id;
+        ev.text = CleanText(line);
+        if (si.extract) {
+          size_t n = si.capture_names.size();
+          std::vector<RE2::Arg> args(n);
+          std::vector<const RE2::Arg*> argp(n);
+          std::vector<re2::StringPiece> vals(n);
+          for (size_t k = 0; k < n; ++k) {
+            args[k] = &vals[k];
+            argp[k] = &args[k];
+          }
+          if (RE2::PartialMatchN(view.message, *si.extract, argp.data(), static_cast<int>(n))) {
+            for (size_t k = 0; k < n; ++k) {
+              if (!si.capture_names[k].empty() && vals[k].data() != nullptr) {
+                ev.fields.emplace_back(si.capture_names[k],
+                                       CleanText(std::string_view(vals[k].data(), vals[k].size())));
+              }
+            }
+          }
+        }
+        // Time.
+        if (view.time) {
+          if (view.time->wall_us) {
+            ev.time_us = *view.time->wall_us;
+            ev.time_source =
+                view.time->year_inferred ? TimeSource::kInferredYear : TimeSource::kParsed;
+          }
+          ev.monotonic_s = view.time->monotonic_s;
+        }
+        bool needs_prev = false;
+        if (ev.time_us == kNoTime && !ev.monotonic_s) {
+          // Inherit the previous timestamped line's time.
+          std::string_view before = p.before;
+          bool found = false;
+          while (!before.empty()) {
+            if (before.back() == '\n') before.remove_suffix(1);
+            size_t nl = before.rfind('\n');
+            std::string_view prev = nl == std::string_view::npos ? before : before.substr(nl + 1);
+            bool partial = nl == std::string_view::npos && !p.before_reaches_chunk_start;
+            if (partial) break;
+            LineView pv = SplitLine(prev, st.format, st.tctx);
+            if (pv.time && pv.time->wall_us) {
+              ev.time_us = *pv.time->wall_us;
+              ev.time_source = TimeSource::kInherited;
+              found = true;
+              break;
+            }
+            if (nl == std::string_view::npos) break;
+            before = before.substr(0, nl);
+          }
+          if (!found && p.before_reaches_chunk_start) needs_prev = true;
+        }
+        // Attribution: path, then the line, then captures.
+        Attribution a = view.attr;
+        MergeAttribution(a, st.path_attr);
+        ev.rank = a.rank.value_or(-1);
+        ev.local_rank = a.local_rank.value_or(-1);
+        ev.pid = a.pid.value_or(-1);
+        ev.host = a.host;
+        ev.gpu = a.gpu;
+        for (const auto& [k, v] : ev.fields) {
+          int64_t n;
+          if (k == "rank" && ParseInt64(v, &n)) ev.rank = n;
+          else if (k == "pid" && ParseInt64(v, &n)) ev.pid = n;
+          else if (k == "host" && !v.empty()) ev.host = v;
+          else if ((k == "pci" || k == "bus_id") && ev.gpu.empty()) {
+            std::string g = NormalizePciBusId(v);
+            if (!g.empty()) ev.gpu = g;
+          }
+        }
+        out.evidence.push_back(std::move(ev));
+        out.needs_prev_time.push_back(needs_prev);
+      }
+    }
+    out.pending.clear();
+    out.pending.shrink_to_fit();
+    // First and last times of the chunk.
+    auto first_time = [&](std::string_view text) -> int64_t {
+      size_t pos = 0;
+      for (int k = 0; k < 64 && pos < text.size(); ++k) {
+        size_t nl = text.find('\n', pos);
+        std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
+        LineView v = SplitLine(l, st.format, st.tctx);
+        if (v.time && v.time->wall_us) return *v.time->wall_us;
+        if (nl == std::string_view::npos) break;
+        pos = nl + 1;
+      }
+      return kNoTime;
+    };
+    out.first_time_us = first_time(out.head);
+    std::string_view tail = out.tail;
+    if (!tail.empty() && tail.back() == '\n') tail.remove_suffix(1);
+    for (int k = 0; k < 64 && !tail.empty(); ++k) {
+      size_t nl = tail.rfind('\n');
+      if (nl == std::string_view::npos && out.tail.size() >= kEdgeWindow) break;  // partial
+      std::string_view l = nl == std::string_view::npos ? tail : tail.substr(nl + 1);
+      LineView v = SplitLine(l, st.format, st.tctx);
+      if (v.time && v.time->wall_us) {
+        out.last_time_us = *v.time->wall_us;
+        if (v.time->monotonic_s) {
+          out.monotonic_anchor_us =
+              *v.time->wall_us - static_cast<int64_t>(*v.time->monotonic_s * 1e6);
+        }
+        break;
+      }
+      if (nl == std::string_view::npos) break;
+      tail = tail.substr(0, nl);
+    }
+    out.head.clear();
+    out.tail.clear();
+  }
+
+  void ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<HsCtx::Hit>& hits,
+                     const char* data, size_t len, uint64_t abs_offset, ChunkOut& out) const {
+    if (st.format.json) {
+      // JSON lines: scan the messages, not the raw JSON.
+      JsonChunk jc = ExtractJsonMessages(std::string_view(data, len));
+      PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits);
+      out.newlines = CountNewlines(data, len);
+      out.bytes = len;
+      out.ends_with_newline = len == 0 || data[len - 1] == '\n';
+      for (Pending& p : out.pending) {
+        // Map the message back to its original line.
+        size_t idx = p.line_rel;
+        if (idx < jc.lines.size()) {
+          const JsonLine& jl = jc.lines[idx];
+          p.offset = abs_offset + jl.offset;
+          p.line_rel = jl.line_rel;
+          p.line.assign(data + jl.offset, std::min<size_t>(jl.length, kConfirmWindow));
+          p.before.clear();
+          p.before_reaches_chunk_start = false;
+        }
+      }
+      out.head.assign(data, std::min(len, kEdgeWindow));
+      size_t tail_len = std::min(len, kEdgeWindow);
+      out.tail.assign(data + len - tail_len, tail_len);
+    } else {
+      PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
+    }
+    PhaseB(st, out);
+  }
+
+  // Merges one chunk's results into its source, in order.
+  void Merge(SourceState& st, ChunkOut& out) {
+    SourceSummary& sum = result.sources[st.index];
+    if (!out.error.empty()) Fail(st.index, out.error, out.error_code);
+    uint64_t base_line = st.lines + (st.last_ended_newline ? 1 : 0);
+    if (st.lines == 0 && sum.bytes == 0) base_line = 1;
+    for (size_t i = 0; i < out.evidence.size(); ++i) {
+      Evidence& ev = out.evidence[i];
+      ev.line = base_line + ev.line;
+      if (out.needs_prev_time[i] && ev.time_us == kNoTime && st.last_time_us != kNoTime) {
+        ev.time_us = st.last_time_us;
+        ev.time_source = TimeSource::kInherited;
+      }
+      Keep(st, std::move(ev));
+    }
+    sum.bytes += out.bytes;
+    // A chunk whose last line lacks a newline still counts that line; the
+    // next chunk of a stream never starts mid-line, so this is exact.
+    st.lines += out.newlines;
+    st.last_ended_newline = out.ends_with_newline;
+    sum.lines = st.lines + (out.ends_with_newline || out.bytes == 0 ? 0 : 1);
+    if (sum.first_time_us == kNoTime) sum.first_time_us = out.first_time_us;
+    if (out.last_time_us != kNoTime) {
+      sum.last_time_us = out.last_time_us;
+      st.last_time_us = out.last_time_us;
+    }
+    if (out.monotonic_anchor_us && !sum.monotonic_anchor_us) {
+      sum.monotonic_anchor_us = out.monotonic_anchor_us;
+    }
+  }
+
+  void Keep(SourceState& st, Evidence ev) {
+    const SignalInfo& si = rs->signal(ev.signal);
+    ++result.matches;
+    ++result.signal_hits[ev.signal];
+    SourceSummary& sum = result.sources[st.index];
+    if (ev.monotonic_s && ev.time_us != kNoTime && !sum.monotonic_anchor_us) {
+      sum.monotonic_anchor_us = ev.time_us - static_cast<int64_t>(*ev.monotonic_s * 1e6);
+    }
+    if (opts.on_evidence) opts.on_evidence(ev, sum.name);
+    RuleStats& rst = result.rule_stats[ev.rule];
+    ++rst.count;
+    if (ev.rank >= 0) ++rst.ranks[ev.rank];
+    if (!ev.host.empty()) ++rst.hosts[ev.host];
+    if (ev.time_us != kNoTime) {
+      if (rst.first_time_us == kNoTime || ev.time_us < rst.first_time_us) rst.first_time_us = ev.time_us;
+      if (rst.last_time_us == kNoTime || ev.time_us > rst.last_time_us) rst.last_time_us = ev.time_us;
+    }
+    int64_t n;
+    if (const std::string* seq = ev.Field("seq"); seq && ev.rank >= 0 && ParseInt64(*seq, &n)) {
+      auto [it, fresh] = rst.rank_min_seq.emplace(ev.rank, n);
+      if (!fresh) it->second = std::min(it->second, n);
+    }
+    // Topology and clock sync, from every line before any cap.
+    const std::string* bus = ev.Field("bus_id");
+    const std::string* dev = ev.Field("cuda_dev");
+    if (bus && ev.rank >= 0) {
+      int64_t d = -1;
+      if (dev) (void)ParseInt64(*dev, &d);
+      if (d < 0) d = ev.local_rank;
+      bool dup = false;
+      for (const DeviceLink& l : result.devices) {
+        if (l.rank == ev.rank && l.host == ev.host && l.bus_id == *bus) dup = true;
+      }
+      if (!dup) result.devices.push_back({ev.host, ev.rank, d, *bus});
+    }
+    if (ev.pid >= 0 && ev.rank >= 0 && !ev.host.empty()) {
+      bool dup = false;
+      for (const PidLink& l : result.pids) {
+        if (l.pid == ev.pid && l.host == ev.host) dup = true;
+      }
+      if (!dup && result.pids.size() < 1'000'000) result.pids.push_back({ev.host, ev.pid, ev.rank});
+    }
+    if (const std::string* comm = ev.Field("comm_id");
+        comm && ev.time_us != kNoTime && ev.text.find("Init COMPLETE") != std::string::npos) {
+      result.sync_points.push_back({StrCat("nccl-init:", *comm), ev.host, ev.rank, ev.time_us});
+    }
+    if (si.role == SignalRole::Progress) {
+      KeepProgress(st, ev);
+      return;
+    }
+    if (si.role == SignalRole::Metric) {
+      KeepMetric(ev);
+    }
+    uint64_t& seen = st.rule_seen[ev.rule];
+    ++seen;
+    if (seen <= opts.keep_first) {
+      st.kept.push_back(std::move(ev));
+    } else {
+      auto& tail = st.rule_tail[ev.rule];
+      tail.push_back(std::move(ev));
+      if (tail.size() > opts.keep_last) {
+        tail.pop_front();
+        ++result.dropped[tail.front().rule];
+      }
+    }
+  }
+
+  void KeepProgress(SourceState& st, const Evidence& ev) {
+    int64_t rank = ev.rank >= 0 ? ev.rank : -1;
+    RankSummary& r = result.ranks[rank];
+    r.rank = rank;
+    if (r.host.empty()) r.host = ev.host;
+    ++r.progress_lines;
+    int64_t step = -1;
+    if (const std::string* s = ev.Field("step")) (void)ParseInt64(*s, &step);
+    if (step >= 0) r.last_step = std::max(r.last_step, step);
+    double step_time = -1;
+    for (const char* key : {"step_time_ms", "elapsed_ms"}) {
+      double d;
+      if (const std::string* s = ev.Field(key); s && ParseDouble(*s, &d)) step_time = d / 1000.0;
+    }
+    if (const std::string* s = ev.Field("step_time_s")) {
+      double d;
+      if (ParseDouble(*s, &d)) step_time = d;
+    }
+    if (ev.time_us != kNoTime) {
+      if (r.first_progress_us == kNoTime) r.first_progress_us = ev.time_us;
+      int64_t& last = st.rank_last_progress_us[rank];
+      if (step_time < 0 && last != 0 && ev.time_us > last) step_time = (ev.time_us - last) / 1e6;
+      last = ev.time_us;
+      r.last_progress_us = std::max(r.last_progress_us, ev.time_us);
+    }
+    if (step_time >= 0) {
+      ++r.step_samples;
+      r.step_time_sum += step_time;
+      r.step_time_sumsq += step_time * step_time;
+      constexpr size_t kReservoir = 512;
+      if (r.step_time_reservoir.size() < kReservoir) {
+        r.step_time_reservoir.push_back(step_time);
+      } else {
+        // Deterministic reservoir: replace by a hash of the sample count.
+        uint64_t h = r.step_samples * 0x9E3779B97F4A7C15ull;
+        uint64_t j = (h >> 11) % r.step_samples;
+        if (j < kReservoir) r.step_time_reservoir[j] = step_time;
+      }
+    }
+    // The last progress line of each rank stays as evidence (hang reports).
+    auto& last_ev = last_progress_[rank];
+    last_ev = ev;
+  }
+
+  void KeepMetric(const Evidence& ev) {
+    double v;
+    const std::string* val = ev.Field("value");
+    if (!val || !ParseDouble(*val, &v)) return;
+    std::string key = rs->rule(ev.rule)->id()->str();
+    if (const std::string* m = ev.Field("metric")) StrAppend(&key, ":", *m);
+    auto& series = result.metrics[key];
+    MetricPoint mp;
+    mp.rank = ev.rank;
+    if (const std::string* s = ev.Field("step")) (void)ParseInt64(*s, &mp.step);
+    mp.time_us = ev.time_us;
+    mp.value = v;
+    mp.rule = ev.rule;
+    series.push_back(mp);
+    constexpr size_t kMaxSeries = 200'000;
+    if (series.size() > kMaxSeries) {
+      // Halve the resolution, keeping the newest point.
+      std::vector<MetricPoint> half;
+      half.reserve(series.size() / 2 + 1);
+      for (size_t i = 0; i < series.size(); i += 2) half.push_back(series[i]);
+      if (half.back().step != series.back().step) half.push_back(series.back());
+      series.swap(half);
+    }
+  }
+
+  void EndSource(SourceState& st) {
+    for (auto& [rule, tail] : st.rule_tail) {
+      for (Evidence& ev : tail) st.kept.push_back(std::move(ev));
+    }
+    st.rule_tail.clear();
+    std::stable_sort(st.kept.begin(), st.kept.end(), [](const Evidence& a, const Evidence& b) {
+      return a.offset < b.offset;
+    });
+    for (Evidence& ev : st.kept) result.evidence.push_back(std::move(ev));
+    st.kept.clear();
+    st.kept.shrink_to_fit();
+  }
+
+  std::map<int64_t, Evidence> last_progress_;
+
+  // Work items for ScanPaths.
+  struct Task {
+    uint32_t source = 0;
+    std::string path;               // whole-file task when source_ptr is null
+    std::shared_ptr<Source> shared;  // chunk of a large mapped file
+    uint64_t begin = 0, end = 0;
+    bool last_chunk = true;
+    // Results (in order) and completion.
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<ChunkOut> outs;
+    bool done = false;
+  };
+
+  absl::Status RunTasks(std::vector<std::unique_ptr<Task>>& tasks, uint64_t total_bytes);
+  void RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::Hit>& hits);
+  LineFormat Detect(std::string_view head) const { return DetectLineFormat(head); }
+};
+
+void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::Hit>& hits) {
+  SourceState& st = *states[t.source];
+  auto push = [&](ChunkOut&& out) {
+    std::unique_lock<std::mutex> lock(t.mu);
+    // Bounded: a stream ahead of the merge point waits.
+    t.cv.wait(lock, [&] { return t.outs.size() < 4; });
+    t.outs.push_back(std::move(out));
+    t.cv.notify_all();
+  };
+  auto finish = [&] {
+    std::lock_guard<std::mutex> lock(t.mu);
+    t.done = true;
+    t.cv.notify_all();
+  };
+  auto cancelled = [&] { return opts.cancel && opts.cancel->load(std::memory_order_relaxed); };
+  auto fresh_scratch = [&] {
+    // A fault unwound out of hs_scan: its scratch is left marked in use.
+    hs_scratch_t* s = nullptr;
+    if (hs_alloc_scratch(rs->database(), &s) == HS_SUCCESS) scratch = s;
+  };
+
+  if (t.shared) {
+    ChunkOut out;
+    std::string_view all = t.shared->mapped();
+    const char* base = all.data() + t.begin;
+    size_t len = t.end - t.begin;
+    bool ok = GuardedRead(all.data(), all.size(), [&] {
+      PhaseA(*rs, scratch, base, len, t.begin, out, hits);
+    });
+    if (!ok) {
+      fresh_scratch();
+      out = ChunkOut();
+      out.error = StrCat(t.shared->name(), ": the file shrank or vanished while it was being "
+                               "read (truncated under the mapping); evidence after offset ",
+                               t.begin, " is lost");
+      out.error_code = -3;
+    } else {
+      PhaseB(st, out);
+    }
+    push(std::move(out));
+    finish();
+    return;
+  }
+
+  auto src = OpenSource(t.path, opts.limits);
+  if (!src.ok()) {
+    ChunkOut out;
+    out.error = std::string(src.status().message());
+    push(std::move(out));
+    finish();
+    return;
+  }
+  Source& s = **src;
+  if (s.kind() == SourceKind::kMapped) {
+    std::string_view all = s.mapped();
+    ChunkOut out;
+    bool ok = GuardedRead(all.data(), all.size(), [&] {
+      PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
+    });
+    if (!ok) {
+      fresh_scratch();
+      out = ChunkOut();
+      out.error = StrCat(t.path, ": the file shrank or vanished while it was being read "
+                               "(truncated under the mapping)");
+    } else if (st.format.json) {
+      out = ChunkOut();
+      std::string copy;
+      bool ok2 = GuardedRead(all.data(), all.size(), [&] { copy.assign(all.data(), all.size()); });
+      if (ok2) {
+        ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), 0, out);
+      } else {
+        out.error = StrCat(t.path, ": the file shrank while it was being read");
+      }
+    } else {
+      PhaseB(st, out);
+    }
+    push(std::move(out));
+    finish();
+    return;
+  }
+  // A stream: read big blocks, scan whole lines, carry the rest.
+  std::string buf;
+  buf.resize(kStreamBuffer);
+  size_t have = 0;
+  uint64_t offset = 0;
+  bool eof = false;
+  while (!eof && !cancelled()) {
+    if (buf.size() - have < (1 << 20)) buf.resize(buf.size() * 2);
+    auto n = s.Read(buf.data() + have, buf.size() - have);
+    if (!n.ok()) {
+      // Scan what arrived before the error, then report it.
+      ChunkOut out;
+      if (have > 0) ProcessBuffer(st, scratch, hits, buf.data(), have, offset, out);
+      out.error = std::string(n.status().message());
+      push(std::move(out));
+      break;
+    }
+    if (*n == 0) eof = true;
+    have += *n;
+    size_t cut = have;
+    if (!eof) {
+      const void* nl = memrchr(buf.data(), '\n', have);
+      if (nl) {
+        cut = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+      } else if (have < kMaxStreamLine) {
+        continue;  // a line longer than the buffer: read more
+      }
+      if (cut < have && have - cut < (1 << 20) && cut < (4u << 20)) {
+        // Too little to be worth a scan yet.
+        if (have < kStreamBuffer / 2) continue;
+      }
+    }
+    if (cut == 0) continue;
+    ChunkOut out;
+    if (st.format.json == false && offset == 0) {
+      st.format = Detect(std::string_view(buf.data(), std::min<size_t>(cut, 64 << 10)));
+    }
+    ProcessBuffer(st, scratch, hits, buf.data(), cut, offset, out);
+    push(std::move(out));
+    offset += cut;
+    std::memmove(buf.data(), buf.data() + cut, have - cut);
+    have -= cut;
+  }
+  finish();
+}
+
+absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
+                                     uint64_t total_bytes) {
+  unsigned nthreads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> merged{0};
+  std::mutex window_mu;
+  std::condition_variable window_cv;
+  const size_t window = 2 * nthreads + 2;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> workers;
+  std::atomic<int> scratch_fail{0};
+  for (unsigned w = 0; w < nthreads; ++w) {
+    workers.emplace_back([&] {
+      auto sp = rs->AllocScratch();
+      if (!sp.ok()) {
+        scratch_fail = 1;
+        return;
+      }
+      hs_scratch_t* scratch = sp->release();
+      std::vector<HsCtx::Hit> hits;
+      while (!stop.load()) {
+        size_t i;
+        {
+          std::unique_lock<std::mutex> lock(window_mu);
+          window_cv.wait(lock, [&] {
+            return stop.load() || next.load() >= tasks.size() || next.load() < merged.load() + window;
+          });
+          if (stop.load() || next.load() >= tasks.size()) break;
+          i = next++;
+        }
+        RunTask(*tasks[i], scratch, hits);
+      }
+      hs_free_scratch(scratch);
+    });
+  }
+  uint64_t done_bytes = 0;
+  bool cancelled = false;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    Task& t = *tasks[i];
+    SourceState& st = *states[t.source];
+    while (true) {
+      std::unique_lock<std::mutex> lock(t.mu);
+      t.cv.wait_for(lock, std::chrono::milliseconds(100),
+                    [&] { return !t.outs.empty() || t.done; });
+      if (scratch_fail.load() && t.outs.empty() && !t.done) {
+        stop = true;
+        window_cv.notify_all();
+        lock.unlock();
+        for (auto& th : workers) th.join();
+        return absl::ResourceExhaustedError("cannot allocate Hyperscan scratch");
+      }
+      if (t.outs.empty()) {
+        if (t.done) break;
+        if (opts.cancel && opts.cancel->load()) cancelled = true;
+        continue;
+      }
+      ChunkOut out = std::move(t.outs.front());
+      t.outs.pop_front();
+      t.cv.notify_all();
+      lock.unlock();
+      done_bytes += out.bytes;
+      Merge(st, out);
+      if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) {
+        cancelled = true;
+      }
+      if (cancelled && opts.cancel == nullptr) {
+        // No shared flag to stop the workers: stop issuing new tasks.
+      }
+    }
+    if (t.last_chunk) EndSource(st);
+    t.shared.reset();  // unmaps once the last chunk is merged
+    merged = i + 1;
+    window_cv.notify_all();
+    if (cancelled || (opts.cancel && opts.cancel->load())) {
+      cancelled = true;
+      stop = true;
+      window_cv.notify_all();
+      // Drain: let running tasks finish so no worker blocks on a full queue.
+      for (size_t k = i + 1; k < tasks.size(); ++k) {
+        std::lock_guard<std::mutex> lock(tasks[k]->mu);
+        tasks[k]->outs.clear();
+        tasks[k]->cv.notify_all();
+      }
+      break;
+    }
+  }
+  if (cancelled) {
+    // Workers blocked pushing into a full queue are released by clearing it.
+    for (int spin = 0; spin < 1000; ++spin) {
+      bool all_done = true;
+      for (auto& tp : tasks) {
+        std::lock_guard<std::mutex> lock(tp->mu);
+        tp->outs.clear();
+        tp->cv.notify_all();
+      }
+      for (auto& th : workers) {
+        (void)th;
+      }
+      if (all_done) break;
+    }
+  }
+  stop = true;
+  window_cv.notify_all();
+  for (auto& th : workers) {
+    // Keep releasing queues while joining.
+    while (true) {
+      for (auto& tp : tasks) {
+        std::lock_guard<std::mutex> lock(tp->mu);
+        if (cancelled) tp->outs.clear();
+        tp->cv.notify_all();
+      }
+      if (th.joinable()) {
+        th.join();
+        break;
+      }
+    }
+  }
+  if (cancelled) return absl::CancelledError("scan cancelled");
+  return absl::OkStatus();
+}
+
+Scanner::Scanner(std::shared_ptr<const Ruleset> rules, ScanOptions opts)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->rs = std::move(rules);
+  impl_->opts = std::move(opts);
+  impl_->tctx.tz_offset_s = impl_->opts.tz_offset_s;
+}
+
+Scanner::~Scanner() = default;
+
+absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
+  Impl& m = *impl_;
+  std::vector<std::unique_ptr<Impl::Task>> tasks;
+  uint64_t total = 0;
+  for (const std::string& path : paths) {
+    auto files = ExpandPath(path);
+    if (!files.ok()) {
+      uint32_t src = m.NewSource(path, 0);
+      m.Fail(src, std::string(files.status().message()), -3);
+      continue;
+    }
+    for (const std::string& f : *files) {
+      struct stat stt {};
+      bool is_reg = f != "-" && ::stat(f.c_str(), &stt) == 0 && S_ISREG(stt.st_mode);
+      uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0);
+      bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
+      if (is_reg && !compressed && static_cast<size_t>(stt.st_size) > m.opts.chunk_bytes) {
+        auto opened = OpenSource(f, m.opts.limits);
+        if (!opened.ok()) {
+          m.Fail(src, std::string(opened.status().message()), -3);
+          continue;
+        }
+        std::shared_ptr<Source> shared(std::move(*opened));
+        if (shared->kind() != SourceKind::kMapped) {
+          auto t = std::make_unique<Impl::Task>();
+          t->source = src;
+          t->path = f;
+          tasks.push_back(std::move(t));
+          continue;
+        }
+        std::string_view all = shared->mapped();
+        total += all.size();
+        // Line-aligned chunk boundaries (read under the guard).
+        std::vector<uint64_t> cuts{0};
+        std::string head;
+        bool ok = GuardedRead(all.data(), all.size(), [&] {
+          head.assign(all.data(), std::min<size_t>(all.size(), 64 << 10));
+          uint64_t pos = 0;
+          while (all.size() - pos > m.opts.chunk_bytes) {
+            uint64_t nominal = pos + m.opts.chunk_bytes;
+            const void* nl = std::memchr(all.data() + nominal, '\n', all.size() - nominal);
+            if (!nl) break;
+            pos = static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1;
+            if (pos >= all.size()) break;
+            cuts.push_back(pos);
+          }
+        });
+        if (!ok) {
+          m.Fail(src, StrCat(f, ": the file shrank while it was being read"), -3);
+          continue;
+        }
+        m.states[src]->format = m.Detect(head);
+        if (m.states[src]->format.json) {
+          // JSON lines need message extraction; keep one sequential task.
+          cuts.resize(1);
+        }
+        cuts.push_back(all.size());
+        for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+          auto t = std::make_unique<Impl::Task>();
+          t->source = src;
+          t->shared = shared;
+          t->begin = cuts[k];
+          t->end = cuts[k + 1];
+          t->last_chunk = k + 2 == cuts.size();
+          tasks.push_back(std::move(t));
+        }
+      } else {
+        if (is_reg && !compressed) {
+          // Detect the format from the head, cheaply.
+          int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
+          if (fd >= 0) {
+            char head[4096];
+            ssize_t n = ::read(fd, head, sizeof head);
+            ::close(fd);
+            if (n > 0) m.states[src]->format = m.Detect(std::string_view(head, n));
+          }
+          total += stt.st_size;
+        }
+        auto t = std::make_unique<Impl::Task>();
+        t->source = src;
+        t->path = f;
+        tasks.push_back(std::move(t));
+      }
+    }
+  }
+  return m.RunTasks(tasks, total);
+}
+
+absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_t end,
+                                uint64_t first_line) {
+  Impl& m = *impl_;
+  struct stat stt {};
+  int64_t mtime = ::stat(path.c_str(), &stt) == 0 ? stt.st_mtime : 0;
+  uint32_t src = m.NewSource(path, mtime);
+  auto opened = OpenSource(path, m.opts.limits);
+  if (!opened.ok()) {
+    m.Fail(src, std::string(opened.status().message()), -3);
+    return absl::OkStatus();
+  }
+  std::shared_ptr<Source> shared(std::move(*opened));
+  if (shared->kind() != SourceKind::kMapped) {
+    m.Fail(src, StrCat(path, ": byte ranges need a regular, uncompressed file"), -1);
+    return absl::OkStatus();
+  }
+  std::string_view all = shared->mapped();
+  end = std::min<uint64_t>(end, all.size());
+  begin = std::min(begin, end);
+  uint64_t lines_before = 0;
+  std::string head;
+  bool ok = GuardedRead(all.data(), all.size(), [&] {
+    if (begin > 0 && all[begin - 1] != '\n') {
+      const void* nl = std::memchr(all.data() + begin, '\n', all.size() - begin);
+      begin = nl ? static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1 : all.size();
+    }
+    if (end > 0 && end < all.size() && all[end - 1] != '\n') {
+      const void* nl = std::memchr(all.data() + end, '\n', all.size() - end);
+      end = nl ? static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1 : all.size();
+    }
+    if (end < begin) end = begin;
+    if (first_line == 0) lines_before = CountNewlines(all.data(), begin);
+    head.assign(all.data(), std::min<size_t>(all.size(), 64 << 10));
+  });
+  if (!ok) {
+    m.Fail(src, StrCat(path, ": the file shrank while it was being read"), -3);
+    return absl::OkStatus();
+  }
+  if (first_line > 0) lines_before = first_line - 1;
+  Impl::SourceState& st = *m.states[src];
+  st.format = m.Detect(head);
+  st.lines = lines_before;
+  // Line numbers continue from the range's first line.
+  st.last_ended_newline = true;
+  m.result.sources[src].bytes = 0;
+  std::vector<std::unique_ptr<Impl::Task>> tasks;
+  uint64_t pos = begin;
+  while (pos < end) {
+    uint64_t stop = std::min(end, pos + m.opts.chunk_bytes);
+    if (stop < end) {
+      bool ok2 = GuardedRead(all.data(), all.size(), [&] {
+        const void* nl = std::memchr(all.data() + stop, '\n', end - stop);
+        stop = nl ? static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1 : end;
+      });
+      if (!ok2) break;
+    }
+    auto t = std::make_unique<Impl::Task>();
+    t->source = src;
+    t->shared = shared;
+    t->begin = pos;
+    t->end = stop;
+    t->last_chunk = stop >= end;
+    tasks.push_back(std::move(t));
+    pos = stop;
+  }
+  if (tasks.empty()) {
+    m.EndSource(st);
+    return absl::OkStatus();
+  }
+  FL_RETURN_IF_ERROR(m.RunTasks(tasks, end - begin));
+  // Lines of this range only.
+  m.result.sources[src].lines -= std::min(m.result.sources[src].lines, lines_before);
+  return absl::OkStatus();
+}
+
+uint32_t Scanner::OpenStream(const std::string& name) {
+  Impl& m = *impl_;
+  auto ps = std::make_unique<Impl::PushStream>();
+  ps->source = m.NewSource(name, 0);
+  m.streams.push_back(std::move(ps));
+  return static_cast<uint32_t>(m.streams.size() - 1);
+}
+
+absl::Status Scanner::Feed(uint32_t stream, std::string_view data) {
+  Impl& m = *impl_;
+  if (stream >= m.streams.size() || m.streams[stream]->closed) {
+    return absl::InvalidArgumentError(StrCat("stream ", stream, " is not open"));
+  }
+  Impl::PushStream& ps = *m.streams[stream];
+  if (!m.main_scratch) {
+    FL_ASSIGN_OR_RETURN(m.main_scratch, m.rs->AllocScratch());
+  }
+  ps.buf.append(data);
+  // Scan whole lines once enough bytes are buffered; the rest waits for the
+  // next chunk, so a line split across feeds matches as one.
+  constexpr size_t kFeedScan = 1 << 20;
+  if (ps.buf.size() < kFeedScan) return absl::OkStatus();
+  size_t nl = ps.buf.rfind('\n');
+  size_t cut = nl == std::string::npos ? 0 : nl + 1;
+  if (cut == 0 && ps.buf.size() >= kMaxStreamLine) cut = ps.buf.size();
+  if (cut == 0) return absl::OkStatus();
+  Impl::SourceState& st = *m.states[ps.source];
+  if (ps.offset == 0) st.format = DetectLineFormat(std::string_view(ps.buf).substr(0, 64 << 10));
+  ChunkOut out;
+  m.ProcessBuffer(st, m.main_scratch.get(), m.main_hits, ps.buf.data(), cut, ps.offset, out);
+  m.Merge(st, out);
+  ps.offset += cut;
+  ps.buf.erase(0, cut);
+  return absl::OkStatus();
+}
+
+absl::Status Scanner::CloseStream(uint32_t stream) {
+  Impl& m = *impl_;
+  if (stream >= m.streams.size() || m.streams[stream]->closed) {
+    return absl::InvalidArgumentError(StrCat("stream ", stream, " is not open"));
+  }
+  Impl::PushStream& ps = *m.streams[stream];
+  if (!m.main_scratch) {
+    FL_ASSIGN_OR_RETURN(m.main_scratch, m.rs->AllocScratch());
+  }
+  Impl::SourceState& st = *m.states[ps.source];
+  if (!ps.buf.empty()) {
+    if (ps.offset == 0) st.format = DetectLineFormat(std::string_view(ps.buf).substr(0, 64 << 10));
+    ChunkOut out;
+    m.ProcessBuffer(st, m.main_scratch.get(), m.main_hits, ps.buf.data(), ps.buf.size(), ps.offset,
+                    out);
+    m.Merge(st, out);
+    ps.offset += ps.buf.size();
+    ps.buf.clear();
+  }
+  m.EndSource(st);
+  ps.closed = true;
+  return absl::OkStatus();
+}
+
+const ScanResult& Scanner::partial() const { return impl_->result; }
+
+ScanResult Scanner::Finish() {
+  Impl& m = *impl_;
+  for (size_t i = 0; i < m.streams.size(); ++i) {
+    if (!m.streams[i]->closed) (void)CloseStream(static_cast<uint32_t>(i));
+  }
+  ScanResult& r = m.result;
+  // Last progress line of every rank, as evidence.
+  for (auto& [rank, ev] : m.last_progress_) r.evidence.push_back(std::move(ev));
+  m.last_progress_.clear();
+  // Global order: source, then offset.
+  std::stable_sort(r.evidence.begin(), r.evidence.end(), [](const Evidence& a, const Evidence& b) {
+    return a.source != b.source ? a.source < b.source : a.offset < b.offset;
+  });
+  // Kernel monotonic stamps: anchor to wall time from the same source, else
+  // from another source of the same host.
+  std::map<std::string, int64_t> host_anchor;
+  for (const SourceSummary& s : r.sources) {
+    if (s.monotonic_anchor_us && !s.host.empty()) host_anchor.emplace(s.host, *s.monotonic_anchor_us);
+  }
+  for (Evidence& ev : r.evidence) {
+    if (ev.time_us != kNoTime || !ev.monotonic_s) continue;
+    const SourceSummary& s = r.sources[ev.source];
+    std::optional<int64_t> anchor = s.monotonic_anchor_us;
+    if (!anchor && !ev.host.empty()) {
+      auto it = host_anchor.find(ev.host);
+      if (it != host_anchor.end()) anchor = it->second;
+    }
+    if (anchor) {
+      ev.time_us = *anchor + static_cast<int64_t>(*ev.monotonic_s * 1e6);
+      ev.time_source = TimeSource::kMonotonicAnchored;
+    }
+  }
+  // Year-less stamps (syslog, glog): pick the year that puts them nearest the
+  // job's dated evidence, which handles a December-to-January run.
+  std::vector<int64_t> dated;
+  for (const Evidence& ev : r.evidence) {
+    if (ev.time_us != kNoTime && ev.time_source == TimeSource::kParsed) dated.push_back(ev.time_us);
+  }
+  for (const SourceSummary& s : r.sources) {
+    (void)s;
+  }
+  if (!dated.empty()) {
+    std::nth_element(dated.begin(), dated.begin() + dated.size() / 2, dated.end());
+    int64_t ref = dated[dated.size() / 2];
+    constexpr int64_t kYear = 365LL * 86400 * 1000000;
+    for (Evidence& ev : r.evidence) {
+      if (ev.time_source != TimeSource::kInferredYear || ev.time_us == kNoTime) continue;
+      int64_t best = ev.time_us;
+      // Shift by whole years (approximately; exact by re-deriving the civil
+      // date would need the original fields) toward the reference.
+      for (int k = -3; k <= 3; ++k) {
+        int64_t cand = ev.time_us + k * kYear + (k > 0 ? (k / 4) : (k / 4)) * 86400LL * 1000000;
+        if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
+      }
+      ev.time_us = best;
+    }
+  }
+  for (const SourceSummary& s : r.sources) {
+    r.bytes += s.bytes;
+    r.lines += s.lines;
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m.t0).count();
+  ScanResult out = std::move(r);
+  m.result = ScanResult();
+  return out;
+}
+
+}  // namespace faultline

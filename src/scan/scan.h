@@ -1,0 +1,82 @@
+// The scanner: sources -> evidence. One Hyperscan block-mode scan per
+// line-aligned chunk finds where signals match; only matched lines are then
+// confirmed with RE2 (the same pattern, on that line alone), their named
+// captures extracted, their timestamp parsed and their rank/host attributed.
+// Chunks of mapped files are spread over N threads, each with its own
+// scratch; results merge per source in offset order, so the output is the
+// same whatever the thread count. Compressed files and standard input are
+// streamed; many of them are decompressed on many threads at once.
+//
+// Thread-safety: a Scanner is used by one thread at a time (it runs its own
+// worker threads inside ScanPaths). The Ruleset it holds is shared.
+#ifndef FAULTLINE_SCAN_SCAN_H_
+#define FAULTLINE_SCAN_SCAN_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "evidence/evidence.h"
+#include "input/input.h"
+#include "ruleset/ruleset.h"
+
+namespace faultline {
+
+struct ScanOptions {
+  unsigned threads = 0;                   // 0: one per core
+  size_t chunk_bytes = size_t{16} << 20;  // target chunk size for mapped files
+  // Evidence kept per rule: the first `keep_first` and the last `keep_last`
+  // records; counts stay exact past the cap.
+  size_t keep_first = 2000;
+  size_t keep_last = 500;
+  int64_t tz_offset_s = 0;                // zone of naive timestamps
+  InputLimits limits;
+  // Called on the thread that called ScanPaths/Feed/Finish, in source then
+  // offset order within a source.
+  std::function<void(const Evidence&, const std::string& source)> on_evidence;
+  // Bytes done, bytes total (0 unknown); return false to cancel.
+  std::function<bool(uint64_t, uint64_t)> on_progress;
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+class Scanner {
+ public:
+  Scanner(std::shared_ptr<const Ruleset> rules, ScanOptions opts);
+  ~Scanner();
+  Scanner(const Scanner&) = delete;
+  Scanner& operator=(const Scanner&) = delete;
+
+  // Scans files, directories, .gz/.zst files and "-" (stdin). Sources that
+  // cannot be read are recorded in errors(); the others go on. Returns
+  // CancelledError when cancelled.
+  absl::Status ScanPaths(const std::vector<std::string>& paths);
+
+  // Scans only bytes [begin, end) of a file, line-aligned at both ends: a
+  // range that starts inside a line skips to the next line start, and one
+  // that ends inside a line runs to that line's end. first_line is the line
+  // number of the line at `begin` (1-based), when known; 0 means count the
+  // newlines before `begin` (a cheap memchr pass).
+  absl::Status ScanRange(const std::string& path, uint64_t begin, uint64_t end,
+                         uint64_t first_line);
+
+  // Push streams.
+  uint32_t OpenStream(const std::string& name);
+  absl::Status Feed(uint32_t stream, std::string_view data);
+  absl::Status CloseStream(uint32_t stream);
+
+  // Closes open streams and hands over what the scan found, with
+  // post-processing across sources (year inference, monotonic anchoring).
+  ScanResult Finish();
+
+  const ScanResult& partial() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_SCAN_SCAN_H_

@@ -1,0 +1,305 @@
+// AttributeLine over real prefix formats, and the look-alikes it must refuse.
+
+#include <string>
+#include <string_view>
+
+#include "attribution/attribution.h"
+#include "gtest/gtest.h"
+
+namespace faultline {
+namespace {
+
+struct Line {
+  Attribution a;
+  size_t begin = 0;
+  std::string_view message;
+};
+
+Line Attr(std::string_view s) {
+  Line l;
+  l.a = AttributeLine(s, &l.begin);
+  EXPECT_LE(l.begin, s.size());
+  l.message = s.substr(l.begin);
+  return l;
+}
+
+TEST(AttributeLine, TorchrunRankPrefixWithWatchdog) {
+  Line l = Attr(
+      "[rank3]:[E1102 13:46:41.123456 1234 ProcessGroupNCCL.cpp:1234] [PG ID 0 "
+      "PG GUID 0(default_pg) Rank 3] Watchdog caught collective operation "
+      "timeout: WorkNCCL(SeqNum=1234, OpType=ALLREDUCE, NumelIn=1, "
+      "NumelOut=1, Timeout(ms)=600000) ran for 600012 milliseconds before "
+      "timing out.");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_FALSE(l.a.local_rank.has_value());
+  EXPECT_TRUE(l.a.host.empty());
+  // The c10 glog header stays: timeparse reads the time from it.
+  EXPECT_TRUE(l.message.starts_with("[E1102 13:46:41.123456 1234"));
+}
+
+TEST(AttributeLine, TorchrunPythonTraceback) {
+  Line l = Attr("[rank12]: Traceback (most recent call last):");
+  EXPECT_EQ(l.a.rank, 12);
+  EXPECT_EQ(l.message, "Traceback (most recent call last):");
+}
+
+TEST(AttributeLine, TorchrunDefaultRoleIsLocalRank) {
+  Line l = Attr("[default3]:RuntimeError: CUDA error: an illegal memory access was encountered");
+  EXPECT_FALSE(l.a.rank.has_value());
+  EXPECT_EQ(l.a.local_rank, 3);
+  EXPECT_TRUE(l.message.starts_with("RuntimeError"));
+}
+
+TEST(AttributeLine, CollectorTimestampBeforeLauncherPrefix) {
+  Line l = Attr("2026-11-02T13:46:41.123Z [rank3]: torch.distributed.DistBackendError: NCCL error");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_TRUE(l.message.starts_with("torch.distributed"));
+  l = Attr("2026-11-02T13:46:41.123456789Z stderr F [rank5]:[W1102 13:46:41.1 1 x.cpp:1] hi");
+  EXPECT_EQ(l.a.rank, 5);  // CRI container log framing
+  l = Attr("1730555201.123 [rank4]: x");  // epoch stamp from a collector
+  EXPECT_EQ(l.a.rank, 4);
+  EXPECT_EQ(l.message, "x");
+}
+
+TEST(AttributeLine, GlogLineWithoutLauncher) {
+  Line l = Attr("I1102 13:46:41.123456  4567 ProcessGroupNCCL.cpp:900] [PG ID 0 PG GUID 0(default_pg) Rank 7] ProcessGroupNCCL initialization options");
+  EXPECT_EQ(l.a.rank, 7);
+  EXPECT_EQ(l.begin, 0u);  // no launcher prefix
+}
+
+TEST(AttributeLine, SrunLabels) {
+  Line l = Attr("3: Epoch 1 step 200 loss 2.31");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.message, "Epoch 1 step 200 loss 2.31");
+  l = Attr("  3: padded");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.message, "padded");
+  l = Attr("12: ");
+  EXPECT_EQ(l.a.rank, 12);
+  EXPECT_EQ(l.message, "");
+  l = Attr("12:");
+  EXPECT_EQ(l.a.rank, 12);
+}
+
+TEST(AttributeLine, SrunWrappingTorchrunLabelIsTheNode) {
+  // One srun task per node runs one torchrun agent: the label is the node.
+  Line l = Attr("1: [default3]:RuntimeError: NCCL communicator was aborted");
+  EXPECT_FALSE(l.a.rank.has_value());
+  EXPECT_EQ(l.a.local_rank, 3);
+  EXPECT_TRUE(l.message.starts_with("RuntimeError"));
+  l = Attr("1: [rank11]:[E1102 13:46:41.1 1 ProcessGroupNCCL.cpp:1] x");
+  EXPECT_EQ(l.a.rank, 11);
+  EXPECT_TRUE(l.message.starts_with("[E1102"));
+}
+
+TEST(AttributeLine, TimesAreNotSrunLabels) {
+  for (std::string_view s :
+       {"13:46:41 something happened", "13:46:41.123 x", "10:30 AM meeting",
+        "2026-11-02 13:46:41,123 - INFO - 3: loss", "step 3: loss 2.0",
+        "Epoch 12: 100%|##########| 50/50", "3:x", "I1102 13:46:41.123456 1234 a.cc:1] 3: x"}) {
+    Line l = Attr(s);
+    EXPECT_FALSE(l.a.rank.has_value()) << s;
+    EXPECT_EQ(l.begin, 0u) << s;
+  }
+}
+
+TEST(AttributeLine, MpirunTagOutput) {
+  Line l = Attr("[1,12]<stdout>:Step 100, loss=2.1");
+  EXPECT_EQ(l.a.rank, 12);
+  EXPECT_EQ(l.message, "Step 100, loss=2.1");
+  l = Attr("[1,0]<stderr>:node017:12345:12399 [0] NCCL WARN NET/IB : Got completion with error 12");
+  EXPECT_EQ(l.a.rank, 0);
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.pid, 12345);
+  EXPECT_TRUE(l.message.starts_with("node017:"));
+  EXPECT_FALSE(Attr("[1,12]<foo>:x").a.rank.has_value());
+}
+
+TEST(AttributeLine, NcclInfoInitLine) {
+  Line l = Attr(
+      "node017:12345:12345 [3] NCCL INFO comm 0x55d0c0a0 rank 131 nranks 1024 "
+      "cudaDev 3 nvmlDev 3 busId 3b000 commId 0x1a2b3c4d5e6f7081 - Init START");
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.pid, 12345);
+  EXPECT_EQ(l.a.local_rank, 3);
+  EXPECT_EQ(l.a.gpu, "3");
+  // "rank 131" is a communicator rank, not the writer's global rank.
+  EXPECT_FALSE(l.a.rank.has_value());
+  EXPECT_EQ(l.begin, 0u);
+}
+
+TEST(AttributeLine, NcclWarnAndTimestampedNccl) {
+  Line l = Attr("gpu-node-3:9876:10011 [7] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.1.23<57221> with status=12 opcode=0 len=0 vendor err 129 (Send) localGid ::ffff:10.0.1.22");
+  EXPECT_EQ(l.a.host, "gpu-node-3");
+  EXPECT_EQ(l.a.pid, 9876);
+  EXPECT_EQ(l.a.local_rank, 7);
+  EXPECT_EQ(l.a.gpu, "7");
+  l = Attr("[2026-11-02 13:46:41] node017.cluster.local:1:2 [0] NCCL INFO Bootstrap");
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.local_rank, 0);
+  l = Attr("[rank9]:node017:12345:12399 [1] NCCL INFO Channel 00/0 : 9[1] -> 10[2] via P2P/CUMEM");
+  EXPECT_EQ(l.a.rank, 9);
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.local_rank, 1);
+}
+
+TEST(AttributeLine, UcxPrefixes) {
+  Line l = Attr("[node017:12345:0:12399] Caught signal 7 (Bus error: nonexistent physical address)");
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.pid, 12345);
+  l = Attr("[1730555201.123456] [node018:4242:0]        ucp_worker.c:1234 UCX  ERROR ibv_post_send failed");
+  EXPECT_EQ(l.a.host, "node018");
+  EXPECT_EQ(l.a.pid, 4242);
+  EXPECT_TRUE(Attr("[12:34:56] started").a.host.empty());
+}
+
+TEST(AttributeLine, VllmAndRayPrefixes) {
+  Line l = Attr("(EngineCore_0 pid=1234) ERROR 11-02 13:46:41 [core.py:588] EngineCore encountered a fatal error.");
+  EXPECT_EQ(l.a.pid, 1234);
+  EXPECT_FALSE(l.a.local_rank.has_value());
+  EXPECT_TRUE(l.message.starts_with("ERROR 11-02"));
+  l = Attr("(VllmWorker TP3 pid=4321) INFO 11-02 13:46:41 [multiproc_executor.py:1] x");
+  EXPECT_EQ(l.a.pid, 4321);
+  EXPECT_EQ(l.a.local_rank, 3);
+  l = Attr("(VllmWorker rank=2 pid=777) WARNING x");
+  EXPECT_EQ(l.a.pid, 777);
+  EXPECT_EQ(l.a.rank, 2);
+  l = Attr("(Worker_PP1_TP0 pid=55) x");
+  EXPECT_EQ(l.a.pid, 55);
+  EXPECT_FALSE(l.a.local_rank.has_value());  // TP index of a later stage
+  l = Attr("(RayWorkerWrapper pid=1234, ip=10.0.1.23) INFO x");
+  EXPECT_EQ(l.a.pid, 1234);
+  EXPECT_EQ(l.a.host, "10.0.1.23");
+  // Ordinary parenthesised text is not a prefix.
+  l = Attr("(see docs) pid 3");
+  EXPECT_FALSE(l.a.pid.has_value());
+  EXPECT_EQ(l.begin, 0u);
+}
+
+TEST(AttributeLine, RanksInsideMessages) {
+  EXPECT_EQ(Attr("[2026-11-02 13:46:41,123] [INFO] [logging.py:96:log_dist] [Rank 3] step=100").a.rank, 3);
+  EXPECT_EQ(Attr("[PG 0 Rank 4] Timeout at NCCL work: 1").a.rank, 4);
+  EXPECT_EQ(Attr("[PG ID 0 PG GUID 0(default_pg) Rank 6] Exception").a.rank, 6);
+  EXPECT_EQ(Attr("x [PG ID 12 PG GUID 99(default_pg) Rank 4] y").a.rank, 4);
+  EXPECT_EQ(Attr("ProcessGroupNCCL initialization options: size: 8, global rank: 3, TIMEOUT(ms): 600000").a.rank, 3);
+  EXPECT_EQ(Attr("Rank 3: heartbeat monitor timed out").a.rank, 3);
+  EXPECT_EQ(Attr("rank: 5 failed").a.rank, 5);
+}
+
+TEST(AttributeLine, GroupRanksAreNotGlobalRanks) {
+  // Rank inside a TP/PP sub-group: its global rank is unknown.
+  EXPECT_FALSE(Attr("[PG ID 12 PG GUID 99(tp_group) Rank 4] Watchdog caught collective operation timeout").a.rank.has_value());
+  EXPECT_FALSE(Attr("[PG 3 Rank 4] Timeout").a.rank.has_value());
+  EXPECT_FALSE(Attr("local_rank: 2").a.rank.has_value());
+  EXPECT_FALSE(Attr("local rank: 2").a.rank.has_value());
+  EXPECT_FALSE(Attr("peer rank: 2 unreachable").a.rank.has_value());
+  EXPECT_FALSE(Attr("nranks 8 ranks: ok").a.rank.has_value());
+  EXPECT_FALSE(Attr("frank: 2").a.rank.has_value());
+  EXPECT_FALSE(Attr("rank 13:46:41").a.rank.has_value());
+  // A launcher prefix beats a marker inside the message.
+  EXPECT_EQ(Attr("[rank3]:[PG ID 0 PG GUID 0(default_pg) Rank 5] x").a.rank, 3);
+}
+
+TEST(AttributeLine, SyslogHeaders) {
+  Line l = Attr("Nov  2 13:46:41 node017 kernel: [1000001.682554] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.");
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.gpu, "0000:3b:00.0");
+  EXPECT_EQ(l.a.pid, 1234);
+  EXPECT_EQ(l.begin, 0u);
+  l = Attr("2026-11-02T13:46:41.123456+00:00 node017 kernel: NVRM: Xid (PCI:0000:3b:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error");
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.gpu, "0000:3b:00.0");
+  EXPECT_FALSE(l.a.pid.has_value());
+  l = Attr("Nov 02 13:46:41.123456 node017.cluster.local kernel: nvidia 0000:3b:00.0: AER: aer_status: 0x00004000");
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.gpu, "0000:3b:00.0");
+  l = Attr("Nov  2 13:46:41 node017 python3[22334]: [rank3]: hello");
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.pid, 22334);
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.message, "hello");
+  l = Attr("<6>Nov  2 13:46:41 ip-10-0-1-23 kernel: Out of memory: Killed process 4242 (python3) total-vm:1kB");
+  EXPECT_EQ(l.a.host, "ip-10-0-1-23");
+  EXPECT_EQ(l.a.pid, 4242);
+}
+
+TEST(AttributeLine, ApplicationLogsAreNotSyslog) {
+  EXPECT_TRUE(Attr("2026-11-02T13:46:41.123Z INFO trainer: step 3").a.host.empty());
+  EXPECT_TRUE(Attr("2026-11-02 13:46:41,123 myapp worker: msg").a.host.empty());
+  EXPECT_TRUE(Attr("2026-11-02T13:46:41Z E app: x").a.host.empty());
+  EXPECT_TRUE(Attr("Nov  2 13:46:41 node017 no colon tag").a.host.empty());
+}
+
+TEST(AttributeLine, KernelPciDevices) {
+  EXPECT_EQ(Attr("[1000001.682554] NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.").a.gpu, "0000:3b:00.0");
+  EXPECT_EQ(Attr("NVRM: Xid (0000:03:00): 13, Graphics Exception").a.gpu, "0000:03:00.0");
+  EXPECT_EQ(Attr("NVRM: GPU at PCI:0000:B1:00: GPU-3f1c8d7a-0000-1111-2222-333344445555").a.gpu, "0000:b1:00.0");
+  EXPECT_EQ(Attr("NVRM: GPU 0000:3b:00.0: RmInitAdapter failed! (0x23:0x56:515)").a.gpu, "0000:3b:00.0");
+  EXPECT_EQ(Attr("[  12.3] nvidia 0000:3b:00.0: enabling device (0000 -> 0002)").a.gpu, "0000:3b:00.0");
+  EXPECT_EQ(Attr("GPU 00000000:3B:00.0: Detected Critical Xid Error").a.gpu, "0000:3b:00.0");
+  // Not a GPU: a PCIe port, and times inside NVRM text.
+  EXPECT_TRUE(Attr("pcieport 0000:3a:00.0: AER: Uncorrected (Fatal) error received").a.gpu.empty());
+  EXPECT_TRUE(Attr("NVRM: loading NVIDIA UNIX x86_64 Kernel Module 550.54.15 at 13:46:10").a.gpu.empty());
+  EXPECT_EQ(Attr("Memory cgroup out of memory: Killed process 12345 (python)").a.pid, 12345);
+  EXPECT_EQ(Attr("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),task=python3,pid=777,uid=0").a.pid, 777);
+}
+
+TEST(AttributeLine, JsonLines) {
+  Line l = Attr(R"({"ts":"2026-11-02T13:46:41Z","rank":3,"local_rank":"1","hostname":"node017.x","pid":99,"msg":"\"rank\": 7 [Rank 8]"})");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.a.local_rank, 1);
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.pid, 99);
+  l = Attr(R"({"_HOSTNAME":"node018","_PID":"4242","MESSAGE":"x"})");
+  EXPECT_EQ(l.a.host, "node018");
+  EXPECT_EQ(l.a.pid, 4242);
+  // Nested fields are not the writer's.
+  l = Attr(R"({"peer":{"rank":5,"host":"node3"},"msg":"x"})");
+  EXPECT_FALSE(l.a.rank.has_value());
+  EXPECT_TRUE(l.a.host.empty());
+  EXPECT_EQ(Attr(R"({"pci_bus_id":"00000000:3B:00.0"})").a.gpu, "0000:3b:00.0");
+}
+
+TEST(AttributeLine, UrlsAndPortsAreNotPrefixes) {
+  for (std::string_view s :
+       {"http://node017:8080/health returned 503",
+        "connecting to node017:29500", "tcp://10.0.1.23:29500 refused",
+        "node017:29500 [3]x", "MASTER_ADDR=node017:29500"}) {
+    Line l = Attr(s);
+    EXPECT_TRUE(l.a.host.empty()) << s;
+    EXPECT_FALSE(l.a.pid.has_value()) << s;
+    EXPECT_FALSE(l.a.rank.has_value()) << s;
+  }
+}
+
+TEST(AttributeLine, EmptyAndNullMessageBegin) {
+  EXPECT_FALSE(AttributeLine("").rank.has_value());
+  EXPECT_EQ(AttributeLine("[rank1]:x", nullptr).rank, 1);
+  size_t b = 99;
+  AttributeLine("", &b);
+  EXPECT_EQ(b, 0u);
+}
+
+TEST(ParseNcclInitLine, InitStartAndComplete) {
+  auto init = ParseNcclInitLine(
+      "[rank131]:node017:12345:12345 [3] NCCL INFO comm 0x55d0c0a0 rank 131 "
+      "nranks 1024 cudaDev 3 nvmlDev 3 busId 3b000 commId 0x1a2b3c4d5e6f7081 - "
+      "Init START");
+  ASSERT_TRUE(init.has_value());
+  EXPECT_EQ(init->host, "node017");
+  EXPECT_EQ(init->pid, 12345);
+  EXPECT_EQ(init->rank, 131);
+  EXPECT_EQ(init->nranks, 1024);
+  EXPECT_EQ(init->cuda_dev, 3);
+  EXPECT_EQ(init->bus_id, "0000:3b:00.0");
+  EXPECT_EQ(init->comm_id, "0x1a2b3c4d5e6f7081");
+  init = ParseNcclInitLine("node2:7:7 [0] NCCL INFO comm 0x7f00 rank 0 nranks 8 cudaDev 0 busId 1000 - Init COMPLETE");
+  ASSERT_TRUE(init.has_value());
+  EXPECT_EQ(init->bus_id, "0000:01:00.0");
+  EXPECT_TRUE(init->comm_id.empty());
+  EXPECT_FALSE(ParseNcclInitLine("node2:7:7 [0] NCCL INFO Channel 00/02 : 0 1 2 3").has_value());
+  EXPECT_FALSE(ParseNcclInitLine("node2:7:7 [0] NCCL INFO comm 0x7f00 rank 9 nranks 8 cudaDev 0 busId 1000").has_value());
+}
+
+}  // namespace
+}  // namespace faultline

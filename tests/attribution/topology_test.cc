@@ -1,0 +1,173 @@
+// PCI bus id normalisation, MergeAttribution, NormalizeHost and TopologyMap.
+
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "attribution/attribution.h"
+#include "gtest/gtest.h"
+
+namespace faultline {
+namespace {
+
+TEST(NormalizePciBusId, EveryPrintedForm) {
+  EXPECT_EQ(NormalizePciBusId("3b000"), "0000:3b:00.0");     // NCCL busId
+  EXPECT_EQ(NormalizePciBusId("0x3b000"), "0000:3b:00.0");
+  EXPECT_EQ(NormalizePciBusId("1000"), "0000:01:00.0");
+  EXPECT_EQ(NormalizePciBusId("1e0"), "0000:00:1e.0");       // AWS 00:1e.0
+  EXPECT_EQ(NormalizePciBusId("10003b000"), "1000:3b:00.0"); // domain 0x1000
+  EXPECT_EQ(NormalizePciBusId("0000:3b:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(NormalizePciBusId("00000000:3B:00.0"), "0000:3b:00.0");  // nvidia-smi
+  EXPECT_EQ(NormalizePciBusId("PCI:0000:3b:00"), "0000:3b:00.0");    // NVRM Xid
+  EXPECT_EQ(NormalizePciBusId("pci:0000:3b:00"), "0000:3b:00.0");
+  EXPECT_EQ(NormalizePciBusId("0000:3b:00"), "0000:3b:00.0");
+  EXPECT_EQ(NormalizePciBusId("3b:00.0"), "0000:3b:00.0");           // lspci
+  EXPECT_EQ(NormalizePciBusId(" 0000:B1:1f.7 "), "0000:b1:1f.7");
+  EXPECT_EQ(NormalizePciBusId("10000:e1:00.0"), "10000:e1:00.0");     // VMD
+}
+
+TEST(NormalizePciBusId, GarbageIsEmpty) {
+  for (std::string_view s : std::initializer_list<std::string_view>{
+           "", "zz", "PCI:", "3b:00", "0000:3b:00.8", "0000:3b:20.0",
+        "0000:3b:00.00", "0000:3b:000.0", "0000:3bb:00.0", "0:0:0:0",
+        "000000000:3b:00.0", "12345678901234", "3b000g", ":::", "0000::00.0",
+        "0000:3b:.0", "0000:3b:00.", "gpu0", std::string_view("3b\0" "00", 5)}) {
+    EXPECT_EQ(NormalizePciBusId(s), "") << s;
+  }
+}
+
+TEST(NormalizeHost, ShortNames) {
+  EXPECT_EQ(NormalizeHost("node017.cluster.local"), "node017");
+  EXPECT_EQ(NormalizeHost("node017"), "node017");
+  EXPECT_EQ(NormalizeHost("10.0.1.23"), "10.0.1.23");
+  EXPECT_EQ(NormalizeHost(""), "");
+  EXPECT_EQ(NormalizeHost("-bad"), "");
+  EXPECT_EQ(NormalizeHost("a b"), "");
+}
+
+TEST(MergeAttribution, FillsOnlyUnsetFields) {
+  Attribution base;
+  base.rank = 3;
+  base.host = "node017";
+  Attribution more;
+  more.rank = 9;
+  more.local_rank = 1;
+  more.pid = 42;
+  more.host = "node018";
+  more.gpu = "0000:3b:00.0";
+  MergeAttribution(base, more);
+  EXPECT_EQ(base.rank, 3);
+  EXPECT_EQ(base.local_rank, 1);
+  EXPECT_EQ(base.pid, 42);
+  EXPECT_EQ(base.host, "node017");
+  EXPECT_EQ(base.gpu, "0000:3b:00.0");
+
+  // Line first, then path: the typical caller.
+  Attribution line = AttributeLine("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
+  MergeAttribution(line, AttributeFromPath("archive/node017/dmesg"));
+  EXPECT_EQ(line.host, "node017");
+  EXPECT_EQ(line.gpu, "0000:3b:00.0");
+}
+
+TEST(TopologyMap, DeviceBusPidLookups) {
+  TopologyMap t;
+  t.AddDevice("node017", 131, 3, "3b000");
+  t.AddDevice("node017.cluster.local", 130, 2, "0000:3a:00.0");
+  t.AddDevice("node018", 139, 3, "3b000");
+  t.AddPid("node017", 12345, 131);
+
+  EXPECT_EQ(t.RankForBus("node017", "00000000:3B:00.0"), 131);
+  EXPECT_EQ(t.RankForBus("node017", "PCI:0000:3b:00"), 131);
+  EXPECT_EQ(t.RankForBus("node017.cluster.local", "3b000"), 131);
+  EXPECT_EQ(t.RankForBus("node018", "0000:3b:00.0"), 139);
+  EXPECT_FALSE(t.RankForBus("node019", "0000:3b:00.0").has_value());
+  EXPECT_FALSE(t.RankForBus("node017", "garbage").has_value());
+
+  // Two hosts have a GPU at 3b: the bus alone is ambiguous.
+  EXPECT_FALSE(t.RankForBusAnyHost("0000:3b:00.0").has_value());
+  EXPECT_EQ(t.RankForBusAnyHost("3a000"), 130);
+  EXPECT_FALSE(t.RankForBusAnyHost("0000:99:00.0").has_value());
+  EXPECT_FALSE(t.RankForBus("", "0000:3b:00.0").has_value());  // = any host
+  EXPECT_EQ(t.RankForBus("", "3a000"), 130);
+
+  EXPECT_EQ(t.RankForPid("node017", 12345), 131);
+  EXPECT_FALSE(t.RankForPid("node018", 12345).has_value());
+  EXPECT_EQ(t.RankForDevice("node017", 3), 131);
+  EXPECT_EQ(t.RankForDevice("node017", 2), 130);
+  EXPECT_FALSE(t.RankForDevice("node017", 4).has_value());
+
+  EXPECT_EQ(t.HostForRank(131), "node017");
+  EXPECT_EQ(t.HostForRank(130), "node017");
+  EXPECT_EQ(t.BusForRank(139), "0000:3b:00.0");
+  EXPECT_FALSE(t.HostForRank(7).has_value());
+  EXPECT_FALSE(t.BusForRank(7).has_value());
+}
+
+TEST(TopologyMap, UniqueBusAcrossHosts) {
+  TopologyMap t;
+  t.AddDevice("node017", 5, 3, "3b000");
+  EXPECT_EQ(t.RankForBusAnyHost("0000:3b:00.0"), 5);
+  t.AddDevice("node017", 5, 3, "3b000");  // repeated line: still unique
+  EXPECT_EQ(t.RankForBusAnyHost("0000:3b:00.0"), 5);
+}
+
+TEST(TopologyMap, NcclInitKeepsTheWorldCommunicator) {
+  TopologyMap t;
+  // A TP sub-communicator initialises first: "rank 3" is a group rank.
+  auto tp = ParseNcclInitLine("node017:12345:12345 [3] NCCL INFO comm 0x1 rank 3 nranks 8 cudaDev 3 nvmlDev 3 busId 3b000 commId 0x2 - Init COMPLETE");
+  ASSERT_TRUE(tp.has_value());
+  t.AddNcclInit(*tp);
+  EXPECT_EQ(t.RankForBus("node017", "0000:3b:00.0"), 3);
+
+  auto world = ParseNcclInitLine("node017:12345:12345 [3] NCCL INFO comm 0x3 rank 131 nranks 1024 cudaDev 3 nvmlDev 3 busId 3b000 commId 0x1a2b3c4d5e6f7081 - Init START");
+  ASSERT_TRUE(world.has_value());
+  t.AddNcclInit(*world);
+  EXPECT_EQ(t.RankForBus("node017", "0000:3b:00.0"), 131);
+  EXPECT_EQ(t.RankForPid("node017", 12345), 131);
+  EXPECT_EQ(t.RankForDevice("node017", 3), 131);
+  EXPECT_EQ(t.HostForRank(131), "node017");
+  EXPECT_FALSE(t.HostForRank(3).has_value());  // retracted
+
+  // Later smaller communicators are ignored.
+  auto pp = ParseNcclInitLine("node017:12345:12345 [3] NCCL INFO comm 0x4 rank 1 nranks 4 cudaDev 3 busId 3b000 - Init COMPLETE");
+  ASSERT_TRUE(pp.has_value());
+  t.AddNcclInit(*pp);
+  EXPECT_EQ(t.RankForBus("node017", "3b000"), 131);
+  EXPECT_FALSE(t.HostForRank(1).has_value());
+}
+
+TEST(TopologyMap, LearnAndResolve) {
+  TopologyMap t;
+  t.Learn(AttributeLine("[rank9]:node017:12345:12399 [1] NCCL INFO Channel 00/0 : 9[1] -> 10[2] via P2P/CUMEM"));
+  t.Learn(AttributeLine("no rank here node018:1:1 [0] NCCL INFO x"));
+  EXPECT_EQ(t.RankForPid("node017", 12345), 9);
+  EXPECT_EQ(t.RankForDevice("node017", 1), 9);
+  EXPECT_EQ(t.HostForRank(9), "node017");
+  EXPECT_FALSE(t.RankForPid("node018", 1).has_value());
+
+  // An OOM kill names only a pid; the host comes from the syslog header.
+  Attribution oom = AttributeLine("Nov  2 13:46:41 node017 kernel: Out of memory: Killed process 12345 (python3) total-vm:1kB");
+  EXPECT_TRUE(t.Resolve(oom));
+  EXPECT_EQ(oom.rank, 9);
+
+  // A Xid on a bus, host from the path.
+  t.AddDevice("node017", 9, 1, "0000:3b:00.0");
+  Attribution xid = AttributeLine("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  EXPECT_TRUE(t.Resolve(xid));  // unique over hosts, host filled from rank
+  EXPECT_EQ(xid.rank, 9);
+  EXPECT_EQ(xid.host, "node017");
+
+  Attribution named;
+  named.rank = 9;
+  named.host = "node017";
+  EXPECT_FALSE(t.Resolve(named));
+  Attribution unknown;
+  unknown.pid = 1;
+  EXPECT_FALSE(t.Resolve(unknown));
+  Attribution bare_dev;
+  bare_dev.gpu = "1";
+  EXPECT_FALSE(t.Resolve(bare_dev));  // device index without a host
+}
+
+}  // namespace
+}  // namespace faultline
