@@ -51,6 +51,7 @@ struct fl_session {
   std::atomic<bool> cancel{false};
   std::string last_error;
   bool finished = false;
+  size_t errors_at_finish = 0;
   std::vector<uint32_t> stream_ids;  // fl stream id -> scanner stream id
 };
 
@@ -417,7 +418,8 @@ FL_API void fl_session_cancel(fl_session* s) {
 }
 
 FL_API size_t fl_session_error_count(const fl_session* s) {
-  return s && s->scanner ? s->scanner->partial().errors.size() : 0;
+  if (!s) return 0;
+  return s->finished ? s->errors_at_finish : s->scanner->partial().errors.size();
 }
 
 FL_API fl_status fl_session_finish(fl_session* s, fl_report** out) {
@@ -431,6 +433,7 @@ FL_API fl_status fl_session_finish(fl_session* s, fl_report** out) {
     r->rs = s->rs;
     r->scan = s->scanner->Finish();
     s->finished = true;
+    s->errors_at_finish = r->scan.errors.size();
     r->diag = faultline::Correlate(*r->rs, r->scan, s->copts);
     r->json = faultline::ReportJson(*r->rs, r->scan, r->diag);
     r->text = faultline::ReportText(*r->rs, r->scan, r->diag);

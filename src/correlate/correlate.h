@@ -25,7 +25,10 @@ struct CorrelateOptions {
   int64_t job_end_us = kNoTime;
   std::map<std::string, double> clock_offsets_s;  // user overrides, host -> s
   // Hardware/driver/kernel evidence this far outside the job window is stale.
-  int64_t stale_tolerance_us = 600'000'000;  // 10 min
+  // Two hours: an application log that is only a fragment (the watchdog
+  // timeout, 10-60 min after the fault) must not gate out the real cause;
+  // replayed and archived blocks are days to months old.
+  int64_t stale_tolerance_us = 7'200'000'000;
   // Evidence of one rule more than this apart starts a new cluster.
   int64_t cluster_gap_us = 3'600'000'000;  // 1 h
 };

@@ -91,6 +91,19 @@ TEST(OpenSourceTest, ProcFileFallsBackToStream) {
   EXPECT_TRUE(absl::StrContains(*text, "VmRSS:"));
 }
 
+TEST(OpenSourceTest, UnmappableSysfsFileFallsBackToStream) {
+  // Claims 4096 bytes, holds a few, and refuses mmap.
+  const char* path = "/sys/devices/system/cpu/online";
+  if (access(path, R_OK) != 0) GTEST_SKIP() << "no " << path;
+  auto src = OpenSource(path);
+  ASSERT_TRUE(src.ok()) << src.status();
+  ASSERT_EQ((*src)->kind(), SourceKind::kStream);
+  absl::StatusOr<std::string> text = ReadAll(**src);
+  ASSERT_TRUE(text.ok()) << text.status();
+  EXPECT_TRUE(absl::StartsWith(*text, "0")) << *text;
+  EXPECT_LT(text->size(), 4096u);
+}
+
 TEST(OpenSourceTest, FifoFallsBackToStream) {
   ScratchDir dir;
   const std::string path = dir.Sub("live.log");

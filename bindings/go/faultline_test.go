@@ -1,0 +1,746 @@
+package faultline_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	faultline "github.com/faultline/faultline/bindings/go"
+)
+
+func TestVersion(t *testing.T) {
+	if got := faultline.LibraryVersionNumber(); got/10000 != faultline.HeaderVersion/10000 || got < faultline.HeaderVersion {
+		t.Fatalf("library %d, header %d", got, faultline.HeaderVersion)
+	}
+	v := faultline.LibraryVersion()
+	n := faultline.LibraryVersionNumber()
+	if want := fmt.Sprintf("%d.%d.%d", n/10000, n/100%100, n%100); v != want {
+		t.Errorf("LibraryVersion %q, number says %q", v, want)
+	}
+}
+
+func TestStatusStringsMatchLibrary(t *testing.T) {
+	for s := faultline.StatusNotFound; s <= faultline.StatusDone; s++ {
+		if got, want := s.String(), faultline.CStatusString(s); got != want {
+			t.Errorf("Status(%d).String() = %q, fl_status_str says %q", int(s), got, want)
+		}
+	}
+}
+
+func TestDiagnoseIncident(t *testing.T) {
+	dir := t.TempDir()
+	writeIncident(t, dir, 4, 50)
+	e := newEngine(t)
+	rep, err := e.Diagnose(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	p := rep.Primary()
+	if p == nil {
+		t.Fatalf("no incident; report:\n%s", rep.JSON())
+	}
+	if p.Rule != "xid-79-fallen-off-bus" || p.Initiating.Host != "node017" {
+		t.Fatalf("primary %s on %q, want xid-79-fallen-off-bus on node017", p.Rule, p.Initiating.Host)
+	}
+	if p.Initiating.GPU != "0000:3b:00.0" || p.Initiating.Inferred {
+		t.Errorf("initiating %+v", p.Initiating)
+	}
+	if want := time.Date(2026, 11, 2, 3, 12, 5, 0, time.UTC); !p.Initiating.Time.Equal(want) {
+		t.Errorf("initiating time %v, want %v", p.Initiating.Time, want)
+	}
+	if len(p.Initiating.Evidence) != 1 || !strings.HasSuffix(p.Initiating.Evidence[0].Source, "node017/dmesg.log") ||
+		p.Initiating.Evidence[0].Line != 2 || p.Initiating.Evidence[0].Rank != faultline.NoRank {
+		t.Errorf("initiating evidence %+v", p.Initiating.Evidence)
+	}
+	if len(p.Collateral) != 1 || p.Collateral[0].Rule != "nccl-watchdog-timeout" || p.Collateral[0].Count != 4 ||
+		!reflect.DeepEqual(p.Collateral[0].Ranks, []faultline.Rank{0, 1, 2, 3}) {
+		t.Errorf("collateral %+v", p.Collateral)
+	}
+	if p.Fix == "" || p.Verify == "" || p.Explanation == "" {
+		t.Errorf("fix %q verify %q explanation %q", p.Fix, p.Verify, p.Explanation)
+	}
+	if rep.Input.Sources != 5 || rep.Input.Hosts != 2 || rep.Input.Lines != 2+4*51 {
+		t.Errorf("input %+v", rep.Input)
+	}
+	if rep.Ruleset.Name != e.Name() || rep.Ruleset.Rules != e.RuleCount() {
+		t.Errorf("ruleset %+v vs engine %s/%d", rep.Ruleset, e.Name(), e.RuleCount())
+	}
+
+	// Evidence in batches agrees with the report's own count and JSON lines.
+	evs, err := rep.Evidence()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 5 || len(evs) != rep.EvidenceCount() || uint64(len(evs)) != rep.Input.Evidence {
+		t.Fatalf("%d evidence records, count %d, input.evidence %d", len(evs), rep.EvidenceCount(), rep.Input.Evidence)
+	}
+	if evs[0].Rule != "xid-79-fallen-off-bus" || evs[0].Host != "node017" || evs[0].Fields["xid"] != "79" ||
+		evs[0].TimeSource != "inferred_year" {
+		t.Errorf("evidence[0] %+v", evs[0])
+	}
+	for i, ev := range evs[1:] {
+		if ev.Rule != "nccl-watchdog-timeout" || ev.Rank != faultline.Rank(i) || ev.Host != "node018" || ev.Fields["seq"] != "4711" {
+			t.Errorf("evidence[%d] %+v", i+1, ev)
+		}
+	}
+	n := 0
+	for ev := range rep.AllEvidence() {
+		if !reflect.DeepEqual(ev, evs[n]) {
+			t.Errorf("AllEvidence[%d] differs", n)
+		}
+		n++
+	}
+	if n != len(evs) {
+		t.Errorf("AllEvidence yielded %d", n)
+	}
+
+	text, err := rep.Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text, "PRIMARY DIAGNOSIS") || !strings.Contains(text, "xid-79-fallen-off-bus") {
+		t.Errorf("text report:\n%s", text)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(rep.JSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"faultline_version", "ruleset", "input", "job_window", "incidents", "ignored"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("JSON lacks %q", k)
+		}
+	}
+	hits, err := rep.SignalHits()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hits["xid-79-fallen-off-bus/xid79"] != 1 || hits["nccl-watchdog-timeout/watchdog"] != 4 {
+		t.Errorf("signal hits %v", hits)
+	}
+}
+
+// oddReader returns its data in pieces of awkward sizes.
+type oddReader struct {
+	data  []byte
+	sizes []int
+	i     int
+}
+
+func (r *oddReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := r.sizes[r.i%len(r.sizes)]
+	r.i++
+	n = min(n, len(p), len(r.data))
+	copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+var oddSizes = []int{1, 7, 4093, 65537, 3, 300001, 127}
+
+// normalise drops what legitimately differs between two runs over the same
+// bytes (scan time) so reports can be compared.
+func normalise(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc["input"].(map[string]any), "seconds")
+	return doc
+}
+
+func TestFeedOddChunksEqualsFileResult(t *testing.T) {
+	dir := t.TempDir()
+	// Enough noise that every rank file spans several ChunkSize chunks, so
+	// chunk boundaries fall inside lines.
+	writeIncident(t, dir, 4, 12000)
+	e := newEngine(t)
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.log"))
+	want, err := e.Diagnose(context.Background(), files...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer want.Close()
+	if p := want.Primary(); p == nil || p.Rule != "xid-79-fallen-off-bus" {
+		t.Fatalf("file result: %s", want.JSON())
+	}
+	wantEv, _ := want.Evidence()
+
+	type feeder func(t *testing.T, s *faultline.Session, name string, data []byte)
+	feeders := map[string]feeder{
+		"Stream.ReadFrom(oddReader)": func(t *testing.T, s *faultline.Session, name string, data []byte) {
+			st, err := s.OpenStream(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := st.ReadFrom(&oddReader{data: data, sizes: oddSizes})
+			if err != nil || n != int64(len(data)) {
+				t.Fatalf("ReadFrom %d, %v", n, err)
+			}
+		},
+		"Stream.Write+Flush odd pieces": func(t *testing.T, s *faultline.Session, name string, data []byte) {
+			st, err := s.OpenStream(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; len(data) > 0; i++ {
+				n := min(oddSizes[i%len(oddSizes)], len(data))
+				if _, err := st.Write(data[:n]); err != nil {
+					t.Fatal(err)
+				}
+				// Flushing every piece pushes lines split at arbitrary
+				// bytes across fl_session_feed calls.
+				if err := st.Flush(); err != nil {
+					t.Fatal(err)
+				}
+				data = data[n:]
+			}
+			if err := st.Close(); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"io.Copy into Session": func(t *testing.T, s *faultline.Session, name string, data []byte) {
+			// One session per file here: the default stream takes the name.
+			if _, err := io.Copy(s, &oddReader{data: data, sizes: oddSizes}); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for fname, feed := range feeders {
+		t.Run(fname, func(t *testing.T) {
+			if fname == "io.Copy into Session" {
+				// Default streams: one session per source is not the same
+				// incident, so compare evidence per file instead.
+				var got []faultline.Evidence
+				for _, f := range files {
+					s, err := e.NewSession(faultline.Options{StreamName: f})
+					if err != nil {
+						t.Fatal(err)
+					}
+					data, _ := os.ReadFile(f)
+					feed(t, s, f, data)
+					r, err := s.Finish()
+					if err != nil {
+						t.Fatal(err)
+					}
+					ev, _ := r.Evidence()
+					got = append(got, ev...)
+					r.Close()
+					s.Close()
+				}
+				if !reflect.DeepEqual(stripEnriched(got), stripEnriched(wantEv)) {
+					t.Errorf("evidence differs:\n got %+v\nwant %+v", got, wantEv)
+				}
+				return
+			}
+			s, err := e.NewSession(faultline.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			for _, f := range files {
+				data, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				feed(t, s, f, data)
+			}
+			got, err := s.Finish()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer got.Close()
+			if g, w := normalise(t, got.JSON()), normalise(t, want.JSON()); !reflect.DeepEqual(g, w) {
+				t.Errorf("fed report differs from the file report:\n got %s\nwant %s", got.JSON(), want.JSON())
+			}
+			gotEv, _ := got.Evidence()
+			if !reflect.DeepEqual(gotEv, wantEv) {
+				t.Errorf("evidence differs")
+			}
+		})
+	}
+}
+
+// stripEnriched drops fields the correlator adds across sources (the GPU a
+// rank maps to, say), which a single-source session cannot know.
+func stripEnriched(evs []faultline.Evidence) []faultline.Evidence {
+	out := make([]faultline.Evidence, len(evs))
+	for i, ev := range evs {
+		ev.Fields = nil
+		out[i] = ev
+	}
+	return out
+}
+
+func TestOnEvidenceCountEqualsReport(t *testing.T) {
+	dir := t.TempDir()
+	writeIncident(t, dir, 8, 200)
+	e := newEngine(t)
+
+	var seen []faultline.Evidence
+	rep, err := e.DiagnoseWith(context.Background(), faultline.Options{
+		Threads:    2,
+		OnEvidence: func(ev faultline.Evidence) { seen = append(seen, ev) },
+	}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	if len(seen) == 0 || len(seen) != rep.EvidenceCount() {
+		t.Fatalf("callback saw %d records, report kept %d", len(seen), rep.EvidenceCount())
+	}
+	evs, _ := rep.Evidence()
+	for i := range evs {
+		if seen[i].Source != evs[i].Source || seen[i].Line != evs[i].Line || seen[i].Text != evs[i].Text {
+			t.Errorf("record %d: callback %+v, report %+v", i, seen[i], evs[i])
+		}
+	}
+
+	// Pushed streams: the callback fires inside Write/Flush, as lines arrive.
+	var live atomic.Int64
+	s, err := e.NewSession(faultline.Options{OnEvidence: func(faultline.Evidence) { live.Add(1) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, _ := s.OpenStream("node017/dmesg.log")
+	st.Write([]byte(xidLine))
+	if live.Load() != 0 {
+		t.Errorf("callback before the chunk was pushed")
+	}
+	st.Flush()
+	if live.Load() != 1 {
+		t.Errorf("after Flush the callback ran %d times, want 1", live.Load())
+	}
+	r2, err := s.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if int(live.Load()) != r2.EvidenceCount() {
+		t.Errorf("live callback %d, report %d", live.Load(), r2.EvidenceCount())
+	}
+}
+
+func TestCallbackCannotReenterSession(t *testing.T) {
+	e := newEngine(t)
+	var s *faultline.Session
+	var inner error
+	s, err := e.NewSession(faultline.Options{OnEvidence: func(faultline.Evidence) {
+		_, inner = s.Write([]byte("x\n"))
+		s.Cancel() // allowed from a callback
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, _ := s.OpenStream("node017/dmesg.log")
+	if _, err := st.Write([]byte(xidLine)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(inner, faultline.ErrBusy) {
+		t.Errorf("Write from the callback: %v, want ErrBusy", inner)
+	}
+}
+
+func TestCallbackPanicIsRaisedOnCaller(t *testing.T) {
+	dir := t.TempDir()
+	writeIncident(t, dir, 2, 10)
+	e := newEngine(t)
+	calls := 0
+	s, err := e.NewSession(faultline.Options{OnEvidence: func(faultline.Evidence) {
+		calls++
+		panic("boom")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddPath(dir); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want boom", r)
+			}
+		}()
+		s.Finish()
+		t.Error("Finish returned instead of panicking")
+	}()
+	if calls != 1 {
+		t.Errorf("callback ran %d times after panicking", calls)
+	}
+	// The session is still consistent: closing it works, twice.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+func TestCancel(t *testing.T) {
+	e := newEngine(t)
+	t.Run("before", func(t *testing.T) {
+		dir := t.TempDir()
+		writeIncident(t, dir, 2, 10)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		rep, err := e.Diagnose(ctx, dir)
+		checkCancelled(t, rep, err, context.Canceled)
+	})
+	t.Run("deadline", func(t *testing.T) {
+		big := bigLog(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		rep, err := e.DiagnoseWith(ctx, faultline.Options{Threads: 2}, big)
+		checkCancelled(t, rep, err, context.DeadlineExceeded)
+		t.Logf("stopped after %v", time.Since(start))
+	})
+	t.Run("during", func(t *testing.T) {
+		big := bigLog(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var first, last uint64
+		var total uint64
+		start := time.Now()
+		var cancelledAt time.Duration
+		rep, err := e.DiagnoseWith(ctx, faultline.Options{
+			Threads: 2,
+			OnProgress: func(done, tot uint64) {
+				if first == 0 {
+					first, total = done, tot
+					cancelledAt = time.Since(start)
+					cancel() // the watcher goroutine calls fl_session_cancel
+				}
+				last = done
+			},
+		}, big)
+		elapsed := time.Since(start)
+		checkCancelled(t, rep, err, context.Canceled)
+		if first == 0 || total == 0 || last >= total {
+			t.Errorf("progress first %d last %d total %d: scan was not stopped part way", first, last, total)
+		}
+		t.Logf("cancelled at %v after %d/%d bytes; returned after %v having scanned %d bytes", cancelledAt, first, total, elapsed, last)
+	})
+	t.Run("Session.Cancel from another goroutine", func(t *testing.T) {
+		big := bigLog(t)
+		s, err := e.NewSession(faultline.Options{Threads: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		s.AddPath(big)
+		time.AfterFunc(20*time.Millisecond, s.Cancel)
+		rep, err := s.Finish()
+		if rep != nil || !errors.Is(err, faultline.ErrCancelled) {
+			t.Fatalf("Finish after Cancel: %v, %v", rep, err)
+		}
+		if errors.Is(err, context.Canceled) {
+			t.Errorf("no context was involved, yet %v matches context.Canceled", err)
+		}
+	})
+}
+
+func checkCancelled(t *testing.T, rep *faultline.Report, err, ctxErr error) {
+	t.Helper()
+	if rep != nil {
+		t.Fatalf("got a report (%d incidents) from a cancelled diagnosis", len(rep.Incidents))
+	}
+	if !errors.Is(err, ctxErr) || !errors.Is(err, faultline.ErrCancelled) {
+		t.Fatalf("err %v: want it to match %v and ErrCancelled", err, ctxErr)
+	}
+	var fe *faultline.Error
+	if !errors.As(err, &fe) || fe.Code != faultline.StatusCancelled {
+		t.Fatalf("err %v is not a *faultline.Error with StatusCancelled", err)
+	}
+}
+
+func TestRulesetErrors(t *testing.T) {
+	dir := t.TempDir()
+	_, err := faultline.Open(filepath.Join(dir, "missing.flrules"))
+	if !errors.Is(err, faultline.ErrIO) || errors.Is(err, faultline.ErrRuleset) {
+		t.Errorf("missing file: %v, want ErrIO", err)
+	}
+	bad := filepath.Join(dir, "corrupt.flrules")
+	os.WriteFile(bad, bytes.Repeat([]byte("not a ruleset "), 100), 0o644)
+	_, err = faultline.Open(bad)
+	if !errors.Is(err, faultline.ErrRuleset) {
+		t.Errorf("corrupt file: %v, want ErrRuleset", err)
+	}
+	var fe *faultline.Error
+	if !errors.As(err, &fe) || !strings.Contains(fe.Msg, bad) {
+		t.Errorf("message %v should name %s", err, bad)
+	}
+	if errors.Is(err, faultline.ErrIO) || errors.Is(err, &faultline.Error{Code: faultline.StatusRuleset, Msg: "other"}) {
+		t.Errorf("Is matched too much: %v", err)
+	}
+	// A truncated copy of a valid compiled ruleset is caught by the verifier.
+	good := filepath.Join(dir, "good.flrules")
+	if src := os.Getenv("FAULTLINE_RULES_SRC"); src != "" {
+		if err := faultline.Compile(src, good); err != nil {
+			t.Fatal(err)
+		}
+		e, err := faultline.Open(good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Close()
+		b, _ := os.ReadFile(good)
+		os.WriteFile(bad, b[:len(b)/2], 0o644)
+		if _, err := faultline.Open(bad); !errors.Is(err, faultline.ErrRuleset) {
+			t.Errorf("truncated ruleset: %v", err)
+		}
+	}
+	_, err = faultline.OpenBytes([]byte("garbage"))
+	if !errors.Is(err, faultline.ErrRuleset) {
+		t.Errorf("OpenBytes(garbage): %v", err)
+	}
+	e := newEngine(t)
+	if _, err := e.NewSession(faultline.Options{TZ: "Not/AZone"}); !errors.Is(err, faultline.ErrInvalidArg) {
+		t.Errorf("bad TZ: %v", err)
+	}
+	if _, err := e.RuleJSON("no-such-rule"); !errors.Is(err, faultline.ErrNotFound) {
+		t.Errorf("RuleJSON(no-such-rule): %v", err)
+	}
+	if b, err := e.RuleJSON("xid-79-fallen-off-bus"); err != nil || !json.Valid(b) {
+		t.Errorf("RuleJSON: %v", err)
+	}
+	if txt, err := e.RuleText("xid-79-fallen-off-bus"); err != nil || txt == "" {
+		t.Errorf("RuleText: %v", err)
+	}
+	if b, err := e.RulesJSON(); err != nil || !json.Valid(b) {
+		t.Errorf("RulesJSON: %v", err)
+	}
+}
+
+func TestUnreadableSourceIsReported(t *testing.T) {
+	e := newEngine(t)
+	dir := t.TempDir()
+	writeIncident(t, dir, 1, 1)
+	rep, err := e.Diagnose(context.Background(), dir, filepath.Join(dir, "nope.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	if len(rep.Input.Errors) != 1 || !strings.Contains(rep.Input.Errors[0].Source, "nope.log") || rep.Input.Errors[0].Status != "FL_ERR_IO" {
+		t.Errorf("input errors %+v", rep.Input.Errors)
+	}
+}
+
+func TestCloseTwice(t *testing.T) {
+	e, err := faultline.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := e.NewSession(faultline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closing the engine while a session uses it defers freeing the
+	// ruleset until the session is closed.
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.NewSession(faultline.Options{}); !errors.Is(err, faultline.ErrClosed) || !errors.Is(err, faultline.ErrInvalidArg) {
+		t.Errorf("NewSession on a closed engine: %v", err)
+	}
+	if _, err := e.Diagnose(context.Background(), "/dev/null"); !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("Diagnose on a closed engine: %v", err)
+	}
+	if _, err := s.Write([]byte(xidLine)); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Finish(); !errors.Is(err, faultline.ErrInvalidArg) {
+		t.Errorf("second Finish: %v", err)
+	}
+	if _, err := s.Write([]byte("more\n")); !errors.Is(err, faultline.ErrInvalidArg) {
+		t.Errorf("Write after Finish: %v", err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rep.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Write([]byte("x")); !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("Write on a closed session: %v", err)
+	}
+	if err := s.AddPath("x"); !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("AddPath on a closed session: %v", err)
+	}
+	s.Cancel() // harmless on a closed session
+	if _, err := rep.Text(); !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("Text on a closed report: %v", err)
+	}
+	if _, err := rep.Evidence(); !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("Evidence on a closed report: %v", err)
+	}
+	if len(rep.JSON()) == 0 || len(rep.Incidents) != 1 {
+		t.Errorf("decoded report lost on Close")
+	}
+}
+
+func TestCloseDuringFinish(t *testing.T) {
+	big := bigLog(t)
+	e := newEngine(t)
+	s, err := e.NewSession(faultline.Options{Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddPath(big)
+	done := make(chan error)
+	go func() {
+		_, err := s.Finish()
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := s.Close(); err != nil { // cancels; the session is freed when Finish returns
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, faultline.ErrCancelled) && err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+	if err := s.AddPath("x"); !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}
+
+func TestConcurrentDiagnose(t *testing.T) {
+	dir := t.TempDir()
+	writeIncident(t, dir, 4, 2000)
+	e := newEngine(t)
+	const goroutines, rounds = 4, 5
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines*rounds)
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < rounds; i++ {
+				var n int
+				rep, err := e.DiagnoseWith(context.Background(), faultline.Options{
+					Threads:    1,
+					OnEvidence: func(faultline.Evidence) { n++ },
+				}, dir)
+				if err != nil {
+					errs <- err
+					return
+				}
+				p := rep.Primary()
+				if p == nil || p.Rule != "xid-79-fallen-off-bus" || p.Initiating.Host != "node017" || n != rep.EvidenceCount() {
+					errs <- fmt.Errorf("goroutine %d round %d: %s", g, i, rep.JSON())
+				}
+				if _, err := rep.Evidence(); err != nil {
+					errs <- err
+				}
+				rep.Close()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestOptionsReachTheLibrary(t *testing.T) {
+	dir := t.TempDir()
+	writeIncident(t, dir, 2, 5)
+	e := newEngine(t)
+	// A job that started after the Xid: the hardware line is stale, so it is
+	// ignored rather than diagnosed.
+	rep, err := e.DiagnoseWith(context.Background(), faultline.Options{
+		JobStart:     time.Date(2026, 11, 2, 3, 30, 0, 0, time.UTC),
+		JobEnd:       time.Date(2026, 11, 2, 4, 0, 0, 0, time.UTC),
+		ClockOffsets: map[string]float64{"node017": 1.5, "node018": -0.25},
+		TZ:           "+00:00",
+	}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	if got := rep.JobWindow.Start; !got.Equal(time.Date(2026, 11, 2, 3, 30, 0, 0, time.UTC)) {
+		t.Errorf("job window %+v", rep.JobWindow)
+	}
+	if rep.ClockOffsets["node017"].Seconds != 1.5 || rep.ClockOffsets["node018"].Seconds != -0.25 {
+		t.Errorf("clock offsets %+v", rep.ClockOffsets)
+	}
+	for _, inc := range rep.Incidents {
+		if inc.Rule == "xid-79-fallen-off-bus" {
+			t.Errorf("stale Xid diagnosed: %s", rep.JSON())
+		}
+	}
+	found := false
+	for _, ig := range rep.Ignored {
+		found = found || ig.Rule == "xid-79-fallen-off-bus"
+	}
+	if !found {
+		t.Errorf("stale Xid not listed as ignored: %s", rep.JSON())
+	}
+	if _, err := e.NewSession(faultline.Options{Threads: -1}); !errors.Is(err, faultline.ErrInvalidArg) {
+		t.Errorf("Threads -1: %v", err)
+	}
+}
+
+func TestBusyWhileFinishRuns(t *testing.T) {
+	big := bigLog(t)
+	e := newEngine(t)
+	started := make(chan struct{})
+	var once sync.Once
+	s, err := e.NewSession(faultline.Options{Threads: 1, OnProgress: func(uint64, uint64) { once.Do(func() { close(started) }) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.AddPath(big)
+	done := make(chan struct{})
+	go func() {
+		s.Finish()
+		close(done)
+	}()
+	<-started
+	if err := s.AddPath("x"); !errors.Is(err, faultline.ErrBusy) {
+		t.Errorf("AddPath while Finish runs: %v", err)
+	}
+	s.Cancel()
+	<-done
+}
+
+func TestRankJSON(t *testing.T) {
+	var v struct{ A, B faultline.Rank }
+	if err := json.Unmarshal([]byte(`{"A":null,"B":7}`), &v); err != nil || v.A != faultline.NoRank || v.B != 7 || v.A.Known() {
+		t.Fatalf("%+v %v", v, err)
+	}
+	b, _ := json.Marshal(v)
+	if string(b) != `{"A":null,"B":7}` {
+		t.Errorf("marshal %s", b)
+	}
+}

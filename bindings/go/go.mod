@@ -1,0 +1,3 @@
+module github.com/faultline/faultline/bindings/go
+
+go 1.23

@@ -1,0 +1,390 @@
+package faultline
+
+/*
+#include <stdlib.h>
+#include <faultline/faultline.h>
+*/
+import "C"
+
+import (
+	"encoding/json"
+	"fmt"
+	"iter"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Report is a diagnosis: Go structs mirroring contracts/report.schema.json,
+// decoded from fl_report_json in one cgo call. incidents[0] is the primary
+// diagnosis. The exported fields are plain data; JSON, Text and Evidence
+// read the library's report, which the Report holds until Close (a
+// finaliser is the safety net).
+//
+// Unknown in the logs means: an empty string, a zero time.Time, Rank -1.
+// The schema's canonical JSON is what JSON returns; json.Marshal of these
+// structs writes "" and zero times where the schema has null.
+//
+// A Report is immutable and safe for concurrent use.
+type Report struct {
+	FaultlineVersion string                 `json:"faultline_version"`
+	Ruleset          RulesetInfo            `json:"ruleset"`
+	Input            Input                  `json:"input"`
+	JobWindow        Window                 `json:"job_window"`
+	ClockOffsets     map[string]ClockOffset `json:"clock_offsets,omitempty"`
+	Incidents        []Incident             `json:"incidents"`
+	Ignored          []Ignored              `json:"ignored"`
+	Expectation      *Expectation           `json:"expectation,omitempty"`
+
+	mu   sync.RWMutex
+	c    *C.fl_report
+	raw  []byte
+}
+
+// RulesetInfo names the ruleset a report was made with.
+type RulesetInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Rules   int    `json:"rules"`
+}
+
+// Input totals what was read.
+type Input struct {
+	Sources  uint64        `json:"sources"`
+	Bytes    uint64        `json:"bytes"`
+	Lines    uint64        `json:"lines"`
+	Seconds  float64       `json:"seconds"`
+	Ranks    int           `json:"ranks"`
+	Hosts    int           `json:"hosts"`
+	Matches  uint64        `json:"matches"`  // matches seen, past the caps too
+	Evidence uint64        `json:"evidence"` // evidence records kept
+	Errors   []SourceError `json:"errors,omitempty"`
+}
+
+// SourceError is a source that could not be read; the diagnosis went on
+// without it.
+type SourceError struct {
+	Source  string `json:"source"`
+	Message string `json:"message"`
+	Status  string `json:"status"` // "FL_ERR_IO", ...
+}
+
+// Window is a time range; zero times are unknown.
+type Window struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// ClockOffset is the correction applied to one host's timestamps.
+type ClockOffset struct {
+	Seconds float64 `json:"seconds"`
+	Source  string  `json:"source"` // "given", "estimated", ...
+}
+
+// Incident is one diagnosed failure: the initiating event, its collateral,
+// and what to do about it.
+type Incident struct {
+	Rule         string       `json:"rule"`
+	Reference    string       `json:"reference"`
+	Title        string       `json:"title"`
+	Category     string       `json:"category"`
+	Layer        string       `json:"layer,omitempty"`
+	Confidence   float64      `json:"confidence"`
+	Initiating   Initiating   `json:"initiating"`
+	Collateral   []Collateral `json:"collateral"`
+	Fix          string       `json:"fix"`
+	Verify       string       `json:"verify"`
+	MissingFacts []string     `json:"missing_facts"`
+	Explanation  string       `json:"explanation"`
+	Detector     string       `json:"detector,omitempty"`
+	Timeline     []Evidence   `json:"timeline,omitempty"`
+}
+
+// Initiating is where an incident started.
+type Initiating struct {
+	Rank     Rank       `json:"rank"`
+	Host     string     `json:"host"`
+	GPU      string     `json:"gpu"` // PCI bus id or device index
+	Time     time.Time  `json:"time"`
+	Inferred bool       `json:"inferred"` // no initiating line seen; suspect inferred
+	Suspects []Rank     `json:"suspects,omitempty"`
+	Evidence []Evidence `json:"evidence"`
+}
+
+// Collateral is a cluster of symptoms the initiating event explains.
+type Collateral struct {
+	Rule      string    `json:"rule"`
+	Reference string    `json:"reference,omitempty"`
+	Count     int       `json:"count"`
+	Ranks     []Rank    `json:"ranks"`
+	Hosts     []string  `json:"hosts,omitempty"`
+	FirstTime time.Time `json:"first_time"`
+	LastTime  time.Time `json:"last_time"`
+	Sample    Evidence  `json:"sample"`
+}
+
+// Ignored is evidence that matched but was not used, with why.
+type Ignored struct {
+	Rule   string   `json:"rule"`
+	Reason string   `json:"reason"`
+	Count  int      `json:"count"`
+	Sample Evidence `json:"sample"`
+}
+
+// Expectation is the failure rate the catalog's priors predict for the job.
+type Expectation struct {
+	GPUs                           float64  `json:"gpus"`
+	Hours                          float64  `json:"hours"`
+	ExpectedHardwareInterruptions  float64  `json:"expected_hardware_interruptions"`
+	Basis                          []string `json:"basis"`
+}
+
+// Evidence is one matched line.
+type Evidence struct {
+	Source     string            `json:"source"` // path as given, "-" for stdin, or a stream's name
+	Line       uint64            `json:"line"`   // 1-based, in the (decompressed) source
+	Offset     uint64            `json:"offset"` // byte offset of the line start
+	Time       time.Time         `json:"time"`   // zero when unknown
+	TimeSource string            `json:"time_source,omitempty"`
+	Rank       Rank              `json:"rank"`
+	Host       string            `json:"host"`
+	Rule       string            `json:"rule"`
+	Signal     string            `json:"signal"`
+	Text       string            `json:"text"` // at most 4096 bytes, valid UTF-8
+	Fields     map[string]string `json:"fields,omitempty"`
+}
+
+// Rank is a distributed rank; NoRank (-1) when unknown, which is null in the
+// report's JSON.
+type Rank int
+
+// NoRank is the Rank of a line whose rank is unknown.
+const NoRank Rank = -1
+
+// Known reports whether the rank is known.
+func (r Rank) Known() bool { return r >= 0 }
+
+// UnmarshalJSON reads an integer, or null as NoRank.
+func (r *Rank) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*r = NoRank
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		return fmt.Errorf("faultline: rank %s: %w", b, err)
+	}
+	*r = Rank(n)
+	return nil
+}
+
+// MarshalJSON writes NoRank as null.
+func (r Rank) MarshalJSON() ([]byte, error) {
+	if r < 0 {
+		return []byte("null"), nil
+	}
+	return strconv.AppendInt(nil, int64(r), 10), nil
+}
+
+// newReport takes ownership of r: the JSON is copied and decoded now.
+func newReport(r *C.fl_report) (*Report, error) {
+	var p *C.char
+	var n C.size_t
+	if rc := C.fl_report_json(r, &p, &n); rc != C.FL_OK {
+		C.fl_report_free(r)
+		return nil, &Error{Code: Status(rc), Msg: "fl_report_json"}
+	}
+	raw := C.GoBytes(unsafe.Pointer(p), C.int(n))
+	rep := &Report{c: r, raw: raw}
+	if err := json.Unmarshal(raw, rep); err != nil {
+		C.fl_report_free(r)
+		return nil, &Error{Code: StatusInternal, Msg: "decoding the report: " + err.Error()}
+	}
+	runtime.SetFinalizer(rep, (*Report).Close)
+	return rep, nil
+}
+
+// Primary is the primary diagnosis, or nil when nothing in the catalog
+// applies.
+func (r *Report) Primary() *Incident {
+	if len(r.Incidents) == 0 {
+		return nil
+	}
+	return &r.Incidents[0]
+}
+
+// JSON is the report exactly as the library wrote it
+// (contracts/report.schema.json); it stays valid after Close.
+func (r *Report) JSON() []byte { return r.raw }
+
+// Text is the human-readable report: primary diagnosis first, evidence with
+// file:line, collateral summarised, fix, verify command, missing facts.
+func (r *Report) Text() (string, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.c == nil {
+		return "", errClosed("report")
+	}
+	var p *C.char
+	var n C.size_t
+	if rc := C.fl_report_text(r.c, &p, &n); rc != C.FL_OK {
+		return "", &Error{Code: Status(rc), Msg: "fl_report_text"}
+	}
+	return C.GoStringN(p, C.int(n)), nil
+}
+
+// SignalHits counts matches per signal ("rule/signal": count), for rule
+// tuning.
+func (r *Report) SignalHits() (map[string]uint64, error) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.c == nil {
+		return nil, errClosed("report")
+	}
+	var p *C.char
+	var n C.size_t
+	if rc := C.fl_report_signal_hits_json(r.c, &p, &n); rc != C.FL_OK {
+		return nil, &Error{Code: Status(rc), Msg: "fl_report_signal_hits_json"}
+	}
+	hits := map[string]uint64{}
+	if err := json.Unmarshal(C.GoBytes(unsafe.Pointer(p), C.int(n)), &hits); err != nil {
+		return nil, &Error{Code: StatusInternal, Msg: "decoding signal hits: " + err.Error()}
+	}
+	return hits, nil
+}
+
+// EvidenceCount is the number of evidence records the report kept.
+func (r *Report) EvidenceCount() int {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.c == nil {
+		return 0
+	}
+	return int(C.fl_report_evidence_count(r.c))
+}
+
+// evidenceBatch is how many records one fl_report_evidence call copies.
+const evidenceBatch = 4096
+
+// Evidence returns every evidence record kept, in source then offset order,
+// pulled through fl_report_evidence in batches of 4096 (one cgo call per
+// batch, not per record).
+func (r *Report) Evidence() ([]Evidence, error) {
+	out := make([]Evidence, 0, r.EvidenceCount())
+	err := r.eachEvidenceBatch(func(b []Evidence) bool {
+		out = append(out, b...)
+		return true
+	})
+	return out, err
+}
+
+// AllEvidence iterates over the evidence records like Evidence, a batch at
+// a time, without holding them all. It stops early at a closed report; use
+// Evidence to see that error.
+func (r *Report) AllEvidence() iter.Seq[Evidence] {
+	return func(yield func(Evidence) bool) {
+		_ = r.eachEvidenceBatch(func(b []Evidence) bool {
+			for _, ev := range b {
+				if !yield(ev) {
+					return false
+				}
+			}
+			return true
+		})
+	}
+}
+
+func (r *Report) eachEvidenceBatch(fn func([]Evidence) bool) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.c == nil {
+		return errClosed("report")
+	}
+	views := (*[evidenceBatch]C.fl_evidence_view)(C.malloc(C.size_t(unsafe.Sizeof(C.fl_evidence_view{})) * evidenceBatch))
+	defer C.free(unsafe.Pointer(views))
+	// The views' strings live as long as the report, so equal pointers are
+	// equal strings: convert each distinct source, rule, signal and host once.
+	in := interner{}
+	batch := make([]Evidence, 0, evidenceBatch)
+	for first := 0; ; {
+		var n C.size_t
+		rc := C.fl_report_evidence(r.c, C.size_t(first), &views[0], evidenceBatch, &n)
+		if rc == C.FL_DONE || (rc == C.FL_OK && n == 0) {
+			return nil
+		}
+		if rc != C.FL_OK {
+			return &Error{Code: Status(rc), Msg: "fl_report_evidence"}
+		}
+		batch = batch[:0]
+		for i := 0; i < int(n); i++ {
+			batch = append(batch, evidenceFromView(&views[i], in))
+		}
+		if !fn(batch) {
+			return nil
+		}
+		first += int(n)
+	}
+}
+
+// Close frees the library's report. JSON and the decoded fields stay
+// usable; Text, SignalHits and Evidence fail with ErrClosed afterwards.
+// Idempotent.
+func (r *Report) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.c != nil {
+		C.fl_report_free(r.c)
+		r.c = nil
+		runtime.SetFinalizer(r, nil)
+	}
+	return nil
+}
+
+// interner converts borrowed C strings that outlive the conversion,
+// keyed by address.
+type interner map[*C.char]string
+
+func (in interner) str(p *C.char) string {
+	if p == nil {
+		return ""
+	}
+	if in == nil {
+		return C.GoString(p)
+	}
+	if s, ok := in[p]; ok {
+		return s
+	}
+	s := C.GoString(p)
+	in[p] = s
+	return s
+}
+
+// evidenceFromView copies an fl_evidence_view into Go memory. in may be nil
+// when the view's strings do not outlive the call (callbacks).
+func evidenceFromView(v *C.fl_evidence_view, in interner) Evidence {
+	ev := Evidence{
+		Source:     in.str(v.source),
+		Line:       uint64(v.line),
+		Offset:     uint64(v.offset),
+		TimeSource: in.str(v.time_source),
+		Rank:       NoRank,
+		Host:       in.str(v.host),
+		Rule:       in.str(v.rule),
+		Signal:     in.str(v.signal),
+		Text:       C.GoString(v.text),
+	}
+	if t := int64(v.time_us); t != C.FL_TIME_UNSET {
+		ev.Time = time.UnixMicro(t).UTC()
+	}
+	if v.rank >= 0 {
+		ev.Rank = Rank(v.rank)
+	}
+	if v.fields_json != nil {
+		if f := C.GoString(v.fields_json); f != "{}" && f != "" {
+			_ = json.Unmarshal([]byte(f), &ev.Fields)
+		}
+	}
+	return ev
+}

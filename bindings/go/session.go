@@ -1,0 +1,606 @@
+package faultline
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <faultline/faultline.h>
+
+void flgo_set_callbacks(fl_session_options *o, uintptr_t handle, int evidence, int progress);
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/cgo"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// ChunkSize is how many bytes a Stream gathers before it pushes them to the
+// library in one cgo call (fl_session_feed). Writes at least this large go
+// through without a copy.
+const ChunkSize = 256 << 10
+
+// Options configure a session (fl_session_options). The zero value is the
+// library's defaults.
+type Options struct {
+	// Threads scanning files; 0 is one per core.
+	Threads int
+	// JobStart and JobEnd bound the job; zero derives them from the logs.
+	// Hardware lines before the job are reported as ignored, not diagnosed.
+	JobStart, JobEnd time.Time
+	// ClockOffsets are seconds added to a host's timestamps to reach true
+	// time.
+	ClockOffsets map[string]float64
+	// TZ is the zone of naive timestamps: "UTC", "+05:30", or an IANA name;
+	// "" is UTC.
+	TZ string
+
+	// OnEvidence, when set, is called for each evidence record as it is
+	// found, in source then offset order within a source.
+	//
+	// It runs synchronously on the goroutine (and OS thread) that made the
+	// call into the library — Write, Feed, Flush, Scan, Finish — inside that
+	// cgo call, and never after the call returns. Keep it short: the scan
+	// waits for it. It must not call methods of the same Session or its
+	// Streams (they fail with ErrBusy); Cancel and Close are allowed. A
+	// panic in it cancels the scan and is re-raised on the calling goroutine
+	// once the library has returned.
+	OnEvidence func(Evidence)
+	// OnProgress, when set, is called as file scanning advances with the
+	// bytes done and the total known (0 when unknown); same rules as
+	// OnEvidence.
+	OnProgress func(done, total uint64)
+
+	// StreamName names the stream that Session.Write and Session.Feed push
+	// into; it is the evidence source, and, like a path, can attribute host
+	// and rank ("node017/rank-3.log"). Default "stream".
+	StreamName string
+}
+
+// Session scans sources into evidence and finishes into a Report. Add
+// paths, push bytes (Write, Feed, or named streams from OpenStream), then
+// call Finish once.
+//
+// A Session is used by one goroutine at a time, like the fl_session under
+// it: a call made while another is in progress fails with ErrBusy instead of
+// waiting (this is also what a call from inside OnEvidence gets). Cancel and
+// Close may be called from any goroutine at any time.
+type Session struct {
+	engine *Engine
+	mu     sync.Mutex   // held for every call into the session
+	life   sync.RWMutex // write-held while freeing, read-held by Cancel
+	s      *C.fl_session
+	closed atomic.Bool
+
+	cb     *callbackState
+	handle cgo.Handle
+
+	finished   bool
+	streamName string
+	def        *Stream
+	streams    []*Stream
+}
+
+// NewSession opens a session over the Engine's ruleset.
+func (e *Engine) NewSession(opts Options) (*Session, error) {
+	rs, err := e.acquire()
+	if err != nil {
+		return nil, err
+	}
+	s, err := newSession(e, rs, opts)
+	if err != nil {
+		e.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+func newSession(e *Engine, rs *C.fl_ruleset, opts Options) (*Session, error) {
+	var co C.fl_session_options
+	C.fl_session_options_init(&co)
+	if opts.Threads < 0 || opts.Threads > 1<<16 {
+		return nil, &Error{Code: StatusInvalidArg, Msg: fmt.Sprintf("Threads %d out of range", opts.Threads)}
+	}
+	co.threads = C.uint32_t(opts.Threads)
+	if !opts.JobStart.IsZero() {
+		co.job_start_us = C.int64_t(opts.JobStart.UnixMicro())
+	}
+	if !opts.JobEnd.IsZero() {
+		co.job_end_us = C.int64_t(opts.JobEnd.UnixMicro())
+	}
+	// Everything handed to fl_session_new lives in C memory and is copied
+	// by the library; free it all when the call returns.
+	var cfree []unsafe.Pointer
+	defer func() {
+		for _, p := range cfree {
+			freeC(p)
+		}
+	}()
+	if opts.TZ != "" {
+		tz := cString(opts.TZ)
+		cfree = append(cfree, unsafe.Pointer(tz))
+		co.tz = tz
+	}
+	if n := len(opts.ClockOffsets); n > 0 {
+		hosts := make([]string, 0, n)
+		for h := range opts.ClockOffsets {
+			hosts = append(hosts, h)
+		}
+		sort.Strings(hosts)
+		arr := unsafe.Slice((*C.fl_clock_offset)(C.malloc(C.size_t(n)*C.size_t(unsafe.Sizeof(C.fl_clock_offset{})))), n)
+		cfree = append(cfree, unsafe.Pointer(&arr[0]))
+		for i, h := range hosts {
+			ch := cString(h)
+			cfree = append(cfree, unsafe.Pointer(ch))
+			arr[i].host = ch
+			arr[i].seconds = C.double(opts.ClockOffsets[h])
+		}
+		co.clock_offsets = &arr[0]
+		co.clock_offset_count = C.size_t(n)
+	}
+	s := &Session{engine: e, streamName: opts.StreamName}
+	if s.streamName == "" {
+		s.streamName = "stream"
+	}
+	if opts.OnEvidence != nil || opts.OnProgress != nil {
+		s.cb = &callbackState{onEvidence: opts.OnEvidence, onProgress: opts.OnProgress}
+		s.handle = cgo.NewHandle(s.cb)
+		C.flgo_set_callbacks(&co, C.uintptr_t(s.handle), boolInt(opts.OnEvidence != nil), boolInt(opts.OnProgress != nil))
+	}
+	var cerr *C.fl_error
+	rc := C.fl_session_new(&s.s, rs, &co, &cerr)
+	if err := takeError(rc, cerr); err != nil {
+		if s.cb != nil {
+			s.handle.Delete()
+		}
+		return nil, err
+	}
+	if s.cb != nil {
+		s.cb.cs = s.s
+	}
+	runtime.SetFinalizer(s, (*Session).Close)
+	return s, nil
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// begin starts a call: the session must be open and idle.
+func (s *Session) begin() error {
+	if s.closed.Load() {
+		return errClosed("session")
+	}
+	if !s.mu.TryLock() {
+		return &Error{Code: StatusBusy, Msg: "another call on this session is in progress"}
+	}
+	if s.s == nil {
+		s.mu.Unlock()
+		return errClosed("session")
+	}
+	return nil
+}
+
+// end finishes a call begun with begin. A Close that arrived meanwhile could
+// not free the session (the call held it), so the call frees it here.
+func (s *Session) end() {
+	s.mu.Unlock()
+	if s.closed.Load() && s.mu.TryLock() {
+		s.freeLocked()
+		s.mu.Unlock()
+	}
+}
+
+// repanic re-raises, on the calling goroutine, a panic recovered in a
+// callback during the C call that just returned.
+func (s *Session) repanic() {
+	if s.cb != nil && s.cb.panicked.Load() {
+		panic(s.cb.panicVal)
+	}
+}
+
+// lastError is the handle's error for status rc.
+func (s *Session) lastError(rc C.fl_status) error {
+	return &Error{Code: Status(rc), Msg: C.GoString(C.fl_session_last_error(s.s))}
+}
+
+// AddPath adds a file, a directory (read recursively, each file one
+// source), a .gz or .zst file, or "-" for standard input. It is scanned by
+// Scan or Finish.
+func (s *Session) AddPath(path string) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	cp := cString(path)
+	defer freeC(unsafe.Pointer(cp))
+	if rc := C.fl_session_add_path(s.s, cp); rc != C.FL_OK {
+		return s.lastError(rc)
+	}
+	return nil
+}
+
+// Scan scans every path added so far, using the session's threads. Sources
+// that cannot be read do not fail it: ErrorCount counts them and the report
+// lists them. Cancelling ctx stops the scan (see Engine.DiagnoseWith), and
+// the session then stays cancelled.
+func (s *Session) Scan(ctx context.Context) error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	return s.withContext(ctx, func() C.fl_status { return C.fl_session_scan(s.s) })
+}
+
+// withContext runs a cancellable library call, with a watcher goroutine
+// that calls fl_session_cancel if ctx is done first.
+func (s *Session) withContext(ctx context.Context, call func() C.fl_status) error {
+	if ctx.Err() != nil {
+		return cancelledError(ctx, "cancelled before the scan started")
+	}
+	stop := context.AfterFunc(ctx, s.Cancel)
+	rc := call()
+	stop()
+	s.repanic()
+	if rc == C.FL_OK {
+		return nil
+	}
+	err := s.lastError(rc)
+	if rc == C.FL_ERR_CANCELLED && ctx.Err() != nil {
+		err.(*Error).cause = ctx.Err()
+	}
+	return err
+}
+
+// ErrorCount is the number of sources that could not be read so far.
+func (s *Session) ErrorCount() int {
+	if err := s.begin(); err != nil {
+		return 0
+	}
+	defer s.end()
+	return int(C.fl_session_error_count(s.s))
+}
+
+// Finish is FinishContext with a context that is never cancelled.
+func (s *Session) Finish() (*Report, error) { return s.FinishContext(context.Background()) }
+
+// FinishContext pushes what the streams still hold, scans what is left,
+// closes open streams, correlates, and returns the report. The session takes
+// no more input afterwards; Close it to free it. Cancelling ctx stops the
+// scan: the error matches ErrCancelled and ctx.Err().
+func (s *Session) FinishContext(ctx context.Context) (*Report, error) {
+	if err := s.begin(); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	if s.finished {
+		return nil, &Error{Code: StatusInvalidArg, Msg: "the session is finished"}
+	}
+	for _, st := range s.streams {
+		if err := st.flushLocked(); err != nil {
+			return nil, err
+		}
+	}
+	var r *C.fl_report
+	if err := s.withContext(ctx, func() C.fl_status { return C.fl_session_finish(s.s, &r) }); err != nil {
+		return nil, err
+	}
+	s.finished = true
+	for _, st := range s.streams {
+		st.release()
+	}
+	return newReport(r)
+}
+
+// Cancel asks a running Scan or Finish to stop soon; they then fail with
+// ErrCancelled. Safe from any goroutine at any time, including from
+// callbacks; a cancelled session stays cancelled.
+func (s *Session) Cancel() {
+	s.life.RLock()
+	if s.s != nil {
+		C.fl_session_cancel(s.s)
+	}
+	s.life.RUnlock()
+}
+
+// Close frees the session. It is idempotent, never blocks, and clears the
+// finaliser. A call in progress on another goroutine is cancelled, and the
+// session is freed when that call returns.
+func (s *Session) Close() error {
+	if s.closed.Swap(true) {
+		return nil
+	}
+	runtime.SetFinalizer(s, nil)
+	s.Cancel()
+	if s.mu.TryLock() {
+		s.freeLocked()
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+func (s *Session) freeLocked() {
+	if s.s == nil {
+		return
+	}
+	s.life.Lock()
+	C.fl_session_free(s.s)
+	s.s = nil
+	s.life.Unlock()
+	for _, st := range s.streams {
+		st.release()
+	}
+	s.streams = nil
+	s.def = nil
+	if s.cb != nil {
+		s.handle.Delete()
+		s.cb.cs = nil
+	}
+	s.engine.release()
+}
+
+// OpenStream opens a pushed stream named name (the evidence source; a name
+// like "node017/dmesg.log" attributes host and rank as a path would). Push
+// bytes with Write or ReadFrom, then Close it or let Finish close it.
+func (s *Session) OpenStream(name string) (*Stream, error) {
+	if err := s.begin(); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	return s.openStreamLocked(name)
+}
+
+func (s *Session) openStreamLocked(name string) (*Stream, error) {
+	if s.finished {
+		return nil, &Error{Code: StatusInvalidArg, Msg: "the session is finished"}
+	}
+	cn := cString(name)
+	defer freeC(unsafe.Pointer(cn))
+	st := &Stream{s: s, name: name}
+	if rc := C.fl_session_stream_open(s.s, cn, &st.id); rc != C.FL_OK {
+		return nil, s.lastError(rc)
+	}
+	s.streams = append(s.streams, st)
+	return st, nil
+}
+
+func (s *Session) defaultStreamLocked() (*Stream, error) {
+	if s.def == nil {
+		st, err := s.openStreamLocked(s.streamName)
+		if err != nil {
+			return nil, err
+		}
+		s.def = st
+	}
+	return s.def, nil
+}
+
+// Write pushes p into the session's default stream (Options.StreamName),
+// making Session an io.Writer. Small writes are gathered into ChunkSize
+// chunks, so feeding line by line costs one cgo call per chunk, not per
+// line; Flush pushes a partial chunk. Chunk boundaries are arbitrary: a line
+// split over two writes matches as one.
+func (s *Session) Write(p []byte) (int, error) {
+	if err := s.begin(); err != nil {
+		return 0, err
+	}
+	defer s.end()
+	st, err := s.defaultStreamLocked()
+	if err != nil {
+		return 0, err
+	}
+	return st.writeLocked(p)
+}
+
+// Feed reads r to EOF into the default stream in chunks of ChunkSize (one
+// cgo call per chunk) and pushes everything read before it returns. It reads
+// straight into library-allocated memory, so the bytes are copied once.
+func (s *Session) Feed(r io.Reader) error {
+	_, err := s.ReadFrom(r)
+	return err
+}
+
+// ReadFrom is Feed that also counts the bytes (io.ReaderFrom, so io.Copy
+// into a Session takes this path).
+func (s *Session) ReadFrom(r io.Reader) (int64, error) {
+	if err := s.begin(); err != nil {
+		return 0, err
+	}
+	defer s.end()
+	st, err := s.defaultStreamLocked()
+	if err != nil {
+		return 0, err
+	}
+	return st.readFromLocked(r)
+}
+
+// Flush pushes what the default stream has gathered. The last line stays
+// pending in the library until its newline arrives or the stream closes.
+func (s *Session) Flush() error {
+	if err := s.begin(); err != nil {
+		return err
+	}
+	defer s.end()
+	if s.def == nil {
+		return nil
+	}
+	return s.def.flushLocked()
+}
+
+// Stream is a named byte stream pushed into a Session: an io.Writer and
+// io.ReaderFrom that gathers bytes into ChunkSize chunks in C memory and
+// pushes each with one fl_session_feed call. It shares its Session's
+// one-call-at-a-time rule.
+type Stream struct {
+	s      *Session
+	id     C.uint32_t
+	name   string
+	buf    unsafe.Pointer // ChunkSize bytes of C memory, allocated on first use
+	n      int            // bytes gathered in buf
+	closed bool
+}
+
+// Name is the stream's name.
+func (st *Stream) Name() string { return st.name }
+
+func (st *Stream) chunk() []byte {
+	if st.buf == nil {
+		st.buf = C.malloc(ChunkSize)
+	}
+	return unsafe.Slice((*byte)(st.buf), ChunkSize)
+}
+
+// release frees the buffer once the library no longer takes input.
+func (st *Stream) release() {
+	if st.buf != nil {
+		C.free(st.buf)
+		st.buf = nil
+	}
+	st.n = 0
+	st.closed = true
+}
+
+func (st *Stream) usable() error {
+	if st.s.finished {
+		return &Error{Code: StatusInvalidArg, Msg: "the session is finished"}
+	}
+	if st.closed {
+		return &Error{Code: StatusInvalidArg, Msg: "stream '" + st.name + "' is closed"}
+	}
+	return nil
+}
+
+// Write gathers p and pushes full chunks; see Session.Write.
+func (st *Stream) Write(p []byte) (int, error) {
+	if err := st.s.begin(); err != nil {
+		return 0, err
+	}
+	defer st.s.end()
+	return st.writeLocked(p)
+}
+
+// ReadFrom reads r to EOF and pushes everything read; see Session.Feed.
+func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
+	if err := st.s.begin(); err != nil {
+		return 0, err
+	}
+	defer st.s.end()
+	return st.readFromLocked(r)
+}
+
+// Flush pushes what the stream has gathered.
+func (st *Stream) Flush() error {
+	if err := st.s.begin(); err != nil {
+		return err
+	}
+	defer st.s.end()
+	return st.flushLocked()
+}
+
+// Close pushes what is gathered and ends the stream: its last line is
+// scanned even without a final newline. Idempotent.
+func (st *Stream) Close() error {
+	if err := st.s.begin(); err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil
+		}
+		return err
+	}
+	defer st.s.end()
+	if st.closed {
+		return nil
+	}
+	err := st.flushLocked()
+	rc := C.fl_session_stream_close(st.s.s, st.id)
+	st.s.repanic()
+	st.release()
+	if err != nil {
+		return err
+	}
+	if rc != C.FL_OK {
+		return st.s.lastError(rc)
+	}
+	return nil
+}
+
+func (st *Stream) writeLocked(p []byte) (int, error) {
+	if err := st.usable(); err != nil {
+		return 0, err
+	}
+	total := len(p)
+	for len(p) > 0 {
+		if st.n == 0 && len(p) >= ChunkSize {
+			// Large write: hand the caller's memory to the library for the
+			// duration of the call (it never keeps input buffers).
+			if err := st.feed(unsafe.Pointer(unsafe.SliceData(p)), len(p)); err != nil {
+				return total - len(p), err
+			}
+			runtime.KeepAlive(p)
+			return total, nil
+		}
+		c := copy(st.chunk()[st.n:], p)
+		st.n += c
+		p = p[c:]
+		if st.n == ChunkSize {
+			if err := st.flushLocked(); err != nil {
+				return total - len(p) - c, err
+			}
+		}
+	}
+	return total, nil
+}
+
+func (st *Stream) readFromLocked(r io.Reader) (int64, error) {
+	if err := st.usable(); err != nil {
+		return 0, err
+	}
+	var total int64
+	buf := st.chunk()
+	for {
+		m, err := io.ReadFull(r, buf[st.n:])
+		st.n += m
+		total += int64(m)
+		if st.n == ChunkSize {
+			if ferr := st.flushLocked(); ferr != nil {
+				return total, ferr
+			}
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, st.flushLocked()
+}
+
+func (st *Stream) flushLocked() error {
+	if st.n == 0 || st.buf == nil {
+		return nil
+	}
+	n := st.n
+	st.n = 0
+	return st.feed(st.buf, n)
+}
+
+// feed is the one cgo call per chunk.
+func (st *Stream) feed(p unsafe.Pointer, n int) error {
+	rc := C.fl_session_feed(st.s.s, st.id, p, C.size_t(n))
+	st.s.repanic()
+	if rc != C.FL_OK {
+		return st.s.lastError(rc)
+	}
+	return nil
+}

@@ -1,0 +1,230 @@
+/* The C ABI, tested from C (LevelDB's c_test.c idea): a compiler that sees
+ * only faultline.h and a linker that sees only libfaultline.so. */
+#include <faultline/faultline.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures = 0;
+static int checks = 0;
+#define CHECK(cond)                                                   \
+  do {                                                                \
+    ++checks;                                                         \
+    if (!(cond)) {                                                    \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++failures;                                                     \
+    }                                                                 \
+  } while (0)
+
+static const char* kXid =
+    "Nov  2 03:12:05 node017 kernel: [1000000.000412] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
+    "name=<unknown>, GPU has fallen off the bus.\n";
+static const char* kWatchdog =
+    "[rank3]:[E1102 03:42:05.065000 52307 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective "
+    "operation timeout: WorkNCCL(SeqNum=4711, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=1800000) "
+    "ran for 1800085 milliseconds before timing out.\n";
+
+static int evidence_seen = 0;
+static void on_evidence(void* user, const fl_evidence_view* ev) {
+  (void)user;
+  if (ev && ev->rule && ev->text) ++evidence_seen;
+}
+
+static int progress_calls = 0;
+static int on_progress(void* user, uint64_t done, uint64_t total) {
+  (void)user;
+  (void)done;
+  (void)total;
+  ++progress_calls;
+  return 0;
+}
+
+static void test_versions_and_status(void) {
+  CHECK(fl_version_number() == FL_VERSION_NUMBER);
+  CHECK(strcmp(fl_version_string(), "0.1.0") == 0);
+  CHECK(strcmp(fl_status_str(FL_OK), "FL_OK") == 0);
+  CHECK(strcmp(fl_status_str(FL_ERR_RULESET), "FL_ERR_RULESET") == 0);
+  CHECK(strcmp(fl_status_str(-999), "FL_ERR_UNKNOWN") == 0);
+  fl_error_free(NULL);
+  fl_ruleset_free(NULL);
+  fl_session_free(NULL);
+  fl_report_free(NULL);
+  fl_free(NULL);
+}
+
+static void test_ruleset_errors(void) {
+  fl_ruleset* rs = (fl_ruleset*)1;
+  fl_error* err = NULL;
+  CHECK(fl_ruleset_load_file(&rs, "/nonexistent/rules.flrules", &err) == FL_ERR_IO);
+  CHECK(rs == NULL);
+  CHECK(err != NULL && strstr(fl_error_message(err), "/nonexistent/rules.flrules") != NULL);
+  CHECK(fl_error_code(err) == FL_ERR_IO);
+  fl_error_free(err);
+  err = NULL;
+  CHECK(fl_ruleset_load_memory(&rs, "garbage!", 8, &err) == FL_ERR_RULESET);
+  CHECK(err != NULL && strlen(fl_error_message(err)) > 0);
+  fl_error_free(err);
+  CHECK(fl_ruleset_load_memory(&rs, "garbage!", 8, NULL) == FL_ERR_RULESET);
+  CHECK(fl_ruleset_load_default(NULL, NULL) == FL_ERR_INVALID_ARG);
+}
+
+static void test_ruleset_browse(fl_ruleset* rs) {
+  CHECK(fl_ruleset_rule_count(rs) > 0);
+  CHECK(strlen(fl_ruleset_name(rs)) > 0);
+  char* json = NULL;
+  size_t len = 0;
+  CHECK(fl_ruleset_rules_json(rs, &json, &len) == FL_OK);
+  CHECK(json && len == strlen(json) && json[0] == '[');
+  CHECK(strstr(json, "\"xid-79-fallen-off-bus\"") != NULL);
+  fl_free(json);
+  CHECK(fl_ruleset_rule_json(rs, "xid-79-fallen-off-bus", &json, &len) == FL_OK);
+  CHECK(strstr(json, "\"signals\"") != NULL);
+  fl_free(json);
+  CHECK(fl_ruleset_rule_json(rs, "no-such-rule", &json, &len) == FL_ERR_NOT_FOUND);
+  CHECK(fl_ruleset_rule_text(rs, "xid-79-fallen-off-bus", &json, &len) == FL_OK);
+  CHECK(strstr(json, "Fix") != NULL);
+  fl_free(json);
+}
+
+static void test_stream_session(fl_ruleset* rs) {
+  fl_session_options opts = FL_SESSION_OPTIONS_INIT;
+  opts.threads = 2;
+  opts.on_evidence = on_evidence;
+  fl_session* s = NULL;
+  fl_error* err = NULL;
+  CHECK(fl_session_new(&s, rs, &opts, &err) == FL_OK);
+  CHECK(err == NULL);
+  uint32_t kern = 0, app = 0;
+  CHECK(fl_session_stream_open(s, "node017/kern.log", &kern) == FL_OK);
+  CHECK(fl_session_stream_open(s, "node018/rank-3.log", &app) == FL_OK);
+  /* Feed byte by byte: a line split over chunks must still match. */
+  for (const char* p = kXid; *p; ++p) CHECK(fl_session_feed(s, kern, p, 1) == FL_OK);
+  CHECK(fl_session_feed(s, app, kWatchdog, strlen(kWatchdog)) == FL_OK);
+  CHECK(fl_session_stream_close(s, kern) == FL_OK);
+  CHECK(fl_session_feed(s, kern, "x", 1) == FL_ERR_INVALID_ARG);
+  CHECK(strlen(fl_session_last_error(s)) > 0);
+  fl_report* r = NULL;
+  CHECK(fl_session_finish(s, &r) == FL_OK);
+  fl_report* again = (fl_report*)1;
+  CHECK(fl_session_finish(s, &again) == FL_ERR_INVALID_ARG && again == NULL);
+  CHECK(evidence_seen >= 2);
+  CHECK(fl_report_incident_count(r) >= 1);
+  fl_incident_view inc;
+  if (fl_report_incident(r, 0, &inc) != FL_OK) {
+    CHECK(!"no incident");
+    fl_report_free(r);
+    fl_session_free(s);
+    return;
+  }
+  CHECK(strcmp(inc.rule, "xid-79-fallen-off-bus") == 0);
+  CHECK(inc.host && strcmp(inc.host, "node017") == 0);
+  CHECK(inc.gpu && strcmp(inc.gpu, "0000:3b:00.0") == 0);
+  CHECK(inc.inferred == 0);
+  CHECK(inc.confidence > 0.5 && inc.confidence <= 1.0);
+  CHECK(fl_report_incident(r, 1000, &inc) == FL_ERR_INVALID_ARG);
+  fl_evidence_view views[4];
+  size_t n = 0;
+  CHECK(fl_report_evidence_count(r) == (size_t)evidence_seen);
+  CHECK(fl_report_evidence(r, 0, views, 1, &n) == FL_OK && n == 1);
+  CHECK(views[0].line == 1 && views[0].offset == 0);
+  CHECK(strcmp(views[0].source, "node017/kern.log") == 0);
+  CHECK(strcmp(views[0].fields_json, "{}") != 0);
+  CHECK(fl_report_evidence(r, 1, views, 4, &n) == FL_OK && n == (size_t)evidence_seen - 1);
+  CHECK(fl_report_evidence(r, (size_t)evidence_seen, views, 4, &n) == FL_DONE && n == 0);
+  CHECK(fl_report_incident_evidence(r, 0, 0, views, 4, &n) == FL_OK && n >= 1);
+  const char* json = NULL;
+  size_t len = 0;
+  CHECK(fl_report_json(r, &json, &len) == FL_OK && len == strlen(json));
+  CHECK(strstr(json, "\"incidents\"") != NULL);
+  CHECK(fl_report_text(r, &json, &len) == FL_OK && strstr(json, "PRIMARY DIAGNOSIS") != NULL);
+  CHECK(fl_report_evidence_jsonl(r, &json, &len) == FL_OK && len > 0);
+  fl_report_totals t;
+  t.size = sizeof t;
+  CHECK(fl_report_totals_get(r, &t) == FL_OK);
+  CHECK(t.sources == 2 && t.lines == 2 && t.evidence == (uint64_t)evidence_seen && t.errors == 0);
+  fl_report_free(r);
+  fl_session_free(s);
+}
+
+static void test_options_versioning(fl_ruleset* rs) {
+  fl_session* s = NULL;
+  fl_error* err = NULL;
+  fl_session_options opts;
+  fl_session_options_init(&opts);
+  opts.size = sizeof opts + 64; /* from the future */
+  CHECK(fl_session_new(&s, rs, &opts, &err) == FL_ERR_INVALID_ARG);
+  CHECK(s == NULL && err != NULL);
+  fl_error_free(err);
+  /* An older, shorter struct: only size and threads. */
+  struct {
+    uint32_t size;
+    uint32_t threads;
+  } old = {8, 1};
+  CHECK(fl_session_new(&s, rs, (const fl_session_options*)&old, NULL) == FL_OK);
+  fl_session_free(s);
+  fl_session_options_init(&opts);
+  opts.tz = "Mars/Olympus";
+  err = NULL;
+  CHECK(fl_session_new(&s, rs, &opts, &err) == FL_ERR_INVALID_ARG);
+  CHECK(err && strstr(fl_error_message(err), "Mars/Olympus"));
+  fl_error_free(err);
+}
+
+static void test_paths_and_errors(fl_ruleset* rs, const char* dir) {
+  fl_session_options opts = FL_SESSION_OPTIONS_INIT;
+  opts.on_progress = on_progress;
+  fl_session* s = NULL;
+  CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
+  CHECK(fl_session_add_path(s, dir) == FL_OK);
+  CHECK(fl_session_add_path(s, "/nonexistent/node099/rank-1.log") == FL_OK);
+  CHECK(fl_session_add_path(s, NULL) == FL_ERR_INVALID_ARG);
+  fl_report* r = NULL;
+  CHECK(fl_session_finish(s, &r) == FL_OK);
+  CHECK(strstr(fl_session_last_error(s), "/nonexistent/node099/rank-1.log") != NULL);
+  CHECK(fl_session_error_count(s) == 1);
+  fl_report_totals t;
+  t.size = sizeof t;
+  CHECK(fl_report_totals_get(r, &t) == FL_OK && t.errors == 1 && t.sources >= 2);
+  fl_incident_view inc;
+  memset(&inc, 0, sizeof inc);
+  CHECK(fl_report_incident(r, 0, &inc) == FL_OK);
+  CHECK(inc.rule && strcmp(inc.rule, "xid-79-fallen-off-bus") == 0);
+  CHECK(inc.rank == 2);
+  CHECK(progress_calls > 0);
+  const char* json = NULL;
+  size_t len = 0;
+  fl_report_json(r, &json, &len);
+  CHECK(strstr(json, "\"errors\":[{\"source\":\"/nonexistent/node099/rank-1.log\"") != NULL);
+  fl_report_free(r);
+  fl_session_free(s);
+}
+
+static void test_time_parse(void) {
+  int64_t us = 0;
+  CHECK(fl_time_parse("2026-11-02T03:12:05Z", &us) == FL_OK && us == 1793589125000000LL);
+  CHECK(fl_time_parse("1793589125", &us) == FL_OK && us == 1793589125000000LL);
+  CHECK(fl_time_parse("yesterday", &us) == FL_ERR_PARSE);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: capi_test INCIDENT_DIR\n");
+    return 2;
+  }
+  test_versions_and_status();
+  test_ruleset_errors();
+  test_time_parse();
+  fl_ruleset* rs = NULL;
+  fl_error* err = NULL;
+  if (fl_ruleset_load_default(&rs, &err) != FL_OK) {
+    fprintf(stderr, "default ruleset: %s\n", fl_error_message(err));
+    return 1;
+  }
+  test_ruleset_browse(rs);
+  test_stream_session(rs);
+  test_options_versioning(rs);
+  test_paths_and_errors(rs, argv[1]);
+  fl_ruleset_free(rs);
+  printf("%d passed, %d failed\n", checks - failures, failures);
+  return failures ? 1 : 0;
+}

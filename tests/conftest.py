@@ -1,0 +1,51 @@
+"""Shared pytest fixtures for the CLI and golden suites: the built faultline
+binary and the report schema (from ../shared/contracts beside the repo)."""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SCHEMA = REPO.parent / "shared" / "contracts" / "report.schema.json"
+
+
+@pytest.fixture(scope="session")
+def faultline_bin():
+    path = os.environ.get("FAULTLINE_BIN", str(REPO / "build" / "src" / "cli" / "faultline"))
+    if not os.access(path, os.X_OK):
+        pytest.fail(f"faultline binary not found at {path}: build first or set FAULTLINE_BIN")
+    return path
+
+
+@pytest.fixture(scope="session")
+def report_schema():
+    if not SCHEMA.exists():
+        pytest.fail(f"report schema not found at {SCHEMA}")
+    return json.loads(SCHEMA.read_text())
+
+
+@pytest.fixture(scope="session")
+def validate(report_schema):
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(report_schema)
+
+    def check(doc, defn=None):
+        if defn is None:
+            errors = sorted(validator.iter_errors(doc), key=lambda e: e.path)
+        else:
+            sub = {"$schema": report_schema["$schema"], "$defs": report_schema["$defs"],
+                   "$ref": f"#/$defs/{defn}"}
+            errors = list(jsonschema.Draft202012Validator(sub).iter_errors(doc))
+        assert not errors, "; ".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
+
+    return check
+
+
+def run(binary, *args, stdin=None, check=True):
+    p = subprocess.run([binary, *args], input=stdin, capture_output=True, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{args} exited {p.returncode}: {p.stderr.decode(errors='replace')}")
+    return p

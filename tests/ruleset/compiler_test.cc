@@ -1,0 +1,177 @@
+// Every compiler error names the file, the rule id and the field.
+#include "ruleset/compiler.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+
+#include "ruleset/ruleset.h"
+#include "test_rules.h"
+
+namespace faultline {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::MakeRuleTree;
+using testing::Replace;
+using testing::WriteFile;
+
+std::string CompileError(const std::string& dir) {
+  auto r = CompileRuleSource(dir);
+  return r.ok() ? std::string("OK") : std::string(r.status().message());
+}
+
+TEST(Compiler, CompilesValidTreeAndLoadsIt) {
+  std::string dir = MakeRuleTree("ok");
+  auto r = CompileRuleSource(dir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->rules, 2u);
+  EXPECT_EQ(r->signals, 2u);
+  auto rs = Ruleset::LoadBuffer(r->buffer, "test");
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  EXPECT_EQ((*rs)->rule_count(), 2u);
+  EXPECT_FALSE((*rs)->recompiled());
+  EXPECT_GE((*rs)->FindRule("nccl-watchdog-timeout"), 0);
+  EXPECT_EQ((*rs)->FindRule("nope"), -1);
+}
+
+TEST(Compiler, BadRegexNamesFileRuleAndField) {
+  std::string dir = MakeRuleTree("badre");
+  WriteFile(dir + "/gpu/xid-79.json",
+            Replace(testing::kXidRule, R"J(NVRM: Xid \\(PCI)J", R"J(NVRM: Xid \\(PCI(()J"));
+  std::string err = CompileError(dir);
+  EXPECT_THAT(err, HasSubstr("gpu/xid-79.json"));
+  EXPECT_THAT(err, HasSubstr("rule 'xid-79-fallen-off-bus'"));
+  EXPECT_THAT(err, HasSubstr("signals[0].pattern"));
+}
+
+TEST(Compiler, MissingField) {
+  std::string dir = MakeRuleTree("missing");
+  WriteFile(dir + "/gpu/xid-79.json", Replace(testing::kXidRule, R"J("fix": "f",)J", ""));
+  std::string err = CompileError(dir);
+  EXPECT_THAT(err, HasSubstr("gpu/xid-79.json: rule 'xid-79-fallen-off-bus': fix: missing field"));
+}
+
+TEST(Compiler, UnknownFieldIsATypo) {
+  std::string dir = MakeRuleTree("typo");
+  WriteFile(dir + "/gpu/xid-79.json", Replace(testing::kXidRule, R"J("fix": "f",)J", R"J("fixx": "f", "fix": "f",)J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("fixx: unknown field"));
+}
+
+TEST(Compiler, FailingExample) {
+  std::string dir = MakeRuleTree("example");
+  WriteFile(dir + "/gpu/xid-79.json", Replace(testing::kXidRule, "Xid (PCI:0000:3b:00): 79, pid='<unknown>'",
+                                               "Xid (PCI:0000:3b:00): 78, pid='<unknown>'"));
+  std::string err = CompileError(dir);
+  EXPECT_THAT(err, HasSubstr("rule 'xid-79-fallen-off-bus': signals[0].examples[0]: does not match"));
+}
+
+TEST(Compiler, CounterExampleThatMatches) {
+  std::string dir = MakeRuleTree("counter");
+  WriteFile(dir + "/gpu/xid-79.json", Replace(testing::kXidRule, "Xid (PCI:0000:3b:00): 31, pid=1234",
+                                               "Xid (PCI:0000:3b:00): 79, pid=1234"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("signals[0].counter_examples[0]: matches in Hyperscan, but must not"));
+}
+
+TEST(Compiler, ExtractThatDoesNotMatch) {
+  std::string dir = MakeRuleTree("extract");
+  WriteFile(dir + "/nccl/watchdog.json", Replace(testing::kNcclRule, R"J(Rank (?P<rank>[0-9]+)\\])J",
+                                                  R"J(Rank (?P<rank>[a-z]+)\\])J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("examples[0]: matches, but `extract` does not"));
+}
+
+TEST(Compiler, DuplicateRuleId) {
+  std::string dir = MakeRuleTree("dup");
+  WriteFile(dir + "/nccl/again.json", testing::kNcclRule);
+  std::string err = CompileError(dir);
+  EXPECT_THAT(err, HasSubstr("rule 'nccl-watchdog-timeout': id: duplicate rule id"));
+}
+
+TEST(Compiler, CrossLinePatternIsRejected) {
+  for (const char* bad : {R"J(Watchdog\\s+caught)J", R"J(Watchdog[^x]+caught)J", R"J((?s)Watchdog.caught)J",
+                          R"J(Watchdog\\ncaught)J", R"J(Watchdog\\Wcaught)J"}) {
+    std::string dir = MakeRuleTree("xline");
+    WriteFile(dir + "/nccl/watchdog.json",
+              Replace(testing::kNcclRule, R"J("pattern": "Watchdog caught collective operation timeout")J",
+                      std::string(R"J("pattern": ")J") + bad + "\""));
+    std::string err = CompileError(dir);
+    EXPECT_THAT(err, HasSubstr("signals[0].pattern: "));
+    EXPECT_THAT(err, HasSubstr("newline")) << bad;
+  }
+}
+
+TEST(Compiler, BigBoundedRepeatIsRejected) {
+  std::string dir = MakeRuleTree("repeat");
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, R"J("pattern": "Watchdog caught)J", R"J("pattern": "Watchdog[a-z ]{2,100}caught)J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("bounded repeat"));
+}
+
+TEST(Compiler, UnknownReferenceAndEdge) {
+  std::string dir = MakeRuleTree("ref");
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, "A worker loses its GPU mid-run", "A worker loses its CPU mid-run"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("reference: 'A worker loses its CPU"));
+  dir = MakeRuleTree("edge");
+  WriteFile(dir + "/gpu/xid-79.json", Replace(testing::kXidRule, R"J("rule": "nccl-watchdog-timeout")J",
+                                               R"J("rule": "nccl-watchdog-timeouts")J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("explains[0].rule: unknown rule id 'nccl-watchdog-timeouts'"));
+}
+
+TEST(Compiler, BadLayerRoleAndJson) {
+  std::string dir = MakeRuleTree("layer");
+  WriteFile(dir + "/gpu/xid-79.json", Replace(testing::kXidRule, R"J("layer": "hardware")J", R"J("layer": "firmware")J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("layer: must be one of"));
+  dir = MakeRuleTree("role");
+  WriteFile(dir + "/gpu/xid-79.json", Replace(testing::kXidRule, R"J("role": "initiating")J", R"J("role": "cause")J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("signals[0].role: must be one of"));
+  dir = MakeRuleTree("json");
+  WriteFile(dir + "/gpu/xid-79.json", "{\"id\": ");
+  EXPECT_THAT(CompileError(dir), HasSubstr("gpu/xid-79.json: invalid JSON"));
+}
+
+TEST(Compiler, HyperscanOnlyRejection) {
+  // RE2 accepts \Z-free patterns Hyperscan rejects: an empty-matching pattern.
+  std::string dir = MakeRuleTree("empty");
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, R"J("pattern": "Watchdog caught collective operation timeout")J",
+                    R"J("pattern": "(Watchdog caught collective operation timeout)?")J"));
+  std::string err = CompileError(dir);
+  EXPECT_THAT(err, HasSubstr("rule 'nccl-watchdog-timeout': signals[0].pattern: Hyperscan rejects it"));
+}
+
+TEST(WriteFileAtomic, LeavesNoHalfWrittenFileWhenTheDiskIsFull) {
+  std::string dir = testing::MakeTempDir("atomic");
+  std::string path = dir + "/out.flrules";
+  ASSERT_TRUE(WriteFileAtomic(path, "old contents").ok());
+  // A file-size limit stands in for a full disk: write() fails with EFBIG.
+  struct rlimit old;
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = {1024, old.rlim_max};
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  absl::Status st = WriteFileAtomic(path, std::string(1 << 20, 'x'));
+  setrlimit(RLIMIT_FSIZE, &old);
+  EXPECT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr("out.flrules"));
+  std::ifstream in(path);
+  std::string body((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(body, "old contents");
+  size_t files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir)) {
+    (void)e;
+    ++files;
+  }
+  EXPECT_EQ(files, 1u) << "the temporary file was left behind";
+}
+
+TEST(Compiler, DefaultRulesetCompiles) {
+  auto rs = Ruleset::LoadDefault();
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  EXPECT_GE((*rs)->rule_count(), 1u);
+}
+
+}  // namespace
+}  // namespace faultline

@@ -1,0 +1,128 @@
+// The loader never trusts its input: every truncation and thousands of byte
+// flips are rejected or load into a ruleset that passed the Verifier; a
+// database from another library version is recompiled; a corrupt one is
+// rejected.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ruleset/compiler.h"
+#include "ruleset/ruleset.h"
+#include "test_rules.h"
+
+namespace faultline {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ValidBuffer() {
+  static std::string buf = [] {
+    auto r = CompileRuleSource(testing::MakeRuleTree("loader"));
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? r->buffer : std::string();
+  }();
+  return buf;
+}
+
+// A loaded ruleset must be usable: scratch, a scan, every signal's RE2.
+void Exercise(const Ruleset& rs) {
+  auto scratch = rs.AllocScratch();
+  ASSERT_TRUE(scratch.ok());
+  const char line[] = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1";
+  hs_scan(rs.database(), line, sizeof line - 1, 0, scratch->get(),
+          [](unsigned, unsigned long long, unsigned long long, unsigned, void*) { return 0; }, nullptr);
+  for (uint32_t i = 0; i < rs.signal_count(); ++i) {
+    EXPECT_TRUE(rs.signal(i).confirm->ok());
+    (void)RE2::PartialMatch(line, *rs.signal(i).confirm);
+  }
+}
+
+TEST(Loader, EveryTruncationIsRejected) {
+  std::string buf = ValidBuffer();
+  ASSERT_FALSE(buf.empty());
+  // FlatBuffers may end in alignment padding no table points into: cutting
+  // only padding may load, and must then be fully usable; any cut into data
+  // is rejected.
+  for (size_t n = 0; n < buf.size(); ++n) {
+    auto rs = Ruleset::LoadBuffer(std::string_view(buf.data(), n), "trunc");
+    if (n + 8 <= buf.size()) {
+      EXPECT_FALSE(rs.ok()) << "a ruleset truncated to " << n << " of " << buf.size() << " bytes loaded";
+    } else if (rs.ok()) {
+      Exercise(**rs);
+    }
+  }
+}
+
+TEST(Loader, RandomByteFlipsNeverCrash) {
+  std::string buf = ValidBuffer();
+  std::mt19937_64 rng(42);
+  int loaded = 0, rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string b = buf;
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < flips; ++k) b[rng() % b.size()] ^= static_cast<char>(1 + rng() % 255);
+    auto rs = Ruleset::LoadBuffer(b, "flip");
+    if (rs.ok()) {
+      ++loaded;
+      Exercise(**rs);
+    } else {
+      ++rejected;
+      EXPECT_THAT(std::string(rs.status().message()), HasSubstr("flip"));
+    }
+  }
+  EXPECT_GT(rejected, 0);
+  RecordProperty("loaded", loaded);
+}
+
+TEST(Loader, NewerFormatVersionIsRefusedWithItsOwnCode) {
+  std::string buf = ValidBuffer();
+  ASSERT_TRUE(fb::GetMutableRuleset(buf.data())->mutate_format_version(kRulesetFormatVersion + 1));
+  auto rs = Ruleset::LoadBuffer(buf, "new.flrules");
+  ASSERT_FALSE(rs.ok());
+  EXPECT_EQ(rs.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(rs.status().message()), HasSubstr("format version 2"));
+}
+
+TEST(Loader, DatabaseFromAnotherLibraryVersionIsRecompiled) {
+  std::string buf = ValidBuffer();
+  const fb::Ruleset* root = fb::GetRuleset(buf.data());
+  ASSERT_NE(root->hs_version(), nullptr);
+  size_t pos = static_cast<size_t>(root->hs_version()->data() - buf.data());
+  buf[pos] = buf[pos] == '9' ? '8' : '9';  // same length, different version
+  auto rs = Ruleset::LoadBuffer(buf, "old.flrules");
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  EXPECT_TRUE((*rs)->recompiled());
+  Exercise(**rs);
+}
+
+TEST(Loader, CorruptDatabaseIsRejected) {
+  std::string buf = ValidBuffer();
+  const fb::Ruleset* root = fb::GetRuleset(buf.data());
+  size_t off = static_cast<size_t>(root->hs_database()->data() - reinterpret_cast<const uint8_t*>(buf.data()));
+  buf[off + root->hs_database()->size() / 2] ^= 0x5a;
+  auto rs = Ruleset::LoadBuffer(buf, "corrupt.flrules");
+  ASSERT_FALSE(rs.ok());
+  EXPECT_THAT(std::string(rs.status().message()), HasSubstr("checksum"));
+}
+
+TEST(Loader, NotARuleset) {
+  for (std::string junk : {std::string(), std::string("hello"), std::string(4096, '\0'),
+                           std::string("{\"id\": \"x\"}")}) {
+    auto rs = Ruleset::LoadBuffer(junk, "junk.flrules");
+    ASSERT_FALSE(rs.ok());
+    EXPECT_THAT(std::string(rs.status().message()), HasSubstr("junk.flrules"));
+  }
+  auto rs = Ruleset::LoadFile("/nonexistent/x.flrules");
+  ASSERT_FALSE(rs.ok());
+  EXPECT_THAT(std::string(rs.status().message()), HasSubstr("/nonexistent/x.flrules"));
+}
+
+TEST(Loader, SourceDirectoryCompilesOnTheFly) {
+  auto rs = Ruleset::LoadFile(testing::MakeRuleTree("dir"));
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  EXPECT_EQ((*rs)->rule_count(), 2u);
+}
+
+}  // namespace
+}  // namespace faultline
