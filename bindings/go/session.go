@@ -425,8 +425,10 @@ func (s *Session) ReadFrom(r io.Reader) (int64, error) {
 	return st.readFromLocked(r)
 }
 
-// Flush pushes what the default stream has gathered. The last line stays
-// pending in the library until its newline arrives or the stream closes.
+// Flush pushes what the default stream has gathered to the library. The
+// library may still hold complete lines until it has gathered enough to scan
+// efficiently or the stream closes (evidence callbacks fire then); the last
+// line stays pending until its newline arrives or the stream closes.
 func (s *Session) Flush() error {
 	if err := s.begin(); err != nil {
 		return err

@@ -81,6 +81,20 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
     }
   }
 
+  // Addresses hosts announce (NCCL "Bootstrap : Using eth0:10.1.0.12<0>"),
+  // so a line blaming a peer address names a host.
+  std::map<std::string, std::string> addr_host;
+  auto bare_addr = [](std::string_view a) {
+    size_t cut = a.find('<');
+    if (cut != std::string_view::npos) a = a.substr(0, cut);
+    // "10.0.0.12:58032" -> "10.0.0.12" (not for IPv6, which has several ':').
+    if (std::count(a.begin(), a.end(), ':') == 1) a = a.substr(0, a.find(':'));
+    return std::string(a);
+  };
+  for (const Evidence& ev : evs) {
+    if (const std::string* a = ev.Field("addr"); a && !ev.host.empty()) addr_host.emplace(bare_addr(*a), ev.host);
+  }
+
   // ---- Clock alignment: the spread of one sync moment across hosts is skew.
   {
     std::map<std::string, std::map<std::string, std::vector<int64_t>>> by_key;
@@ -241,6 +255,13 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
         int r = rs.FindRule(c->after_rule()->string_view());
         auto it = r >= 0 ? first_time_of_rule.find(static_cast<uint32_t>(r)) : first_time_of_rule.end();
         if (it == first_time_of_rule.end() || ev.time_us == kNoTime || ev.time_us < it->second) continue;
+      }
+      if (c->before_rule() && c->before_rule()->size()) {
+        // E.g. a watchdog line printed at interpreter exit, after training
+        // completed, is not a failure.
+        int r = rs.FindRule(c->before_rule()->string_view());
+        auto it = r >= 0 ? first_time_of_rule.find(static_cast<uint32_t>(r)) : first_time_of_rule.end();
+        if (it != first_time_of_rule.end() && ev.time_us != kNoTime && ev.time_us >= it->second) continue;
       }
       if (c->detector() && c->detector()->size()) continue;  // detectors decide these
     }
@@ -554,7 +575,9 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
         explanation = StrCat("No initiating line was found. Suspect inferred: ", basis, ". ");
       } else {
         inc.rank = -1;
-        inc.host.clear();
+        // One host named by every line of the cluster is still a fact.
+        if (rc.hosts.size() != 1) inc.host.clear();
+        if (rc.ranks.size() == 1) inc.rank = *rc.ranks.begin();
         if (inc.time_us != kNoTime) window_start = inc.time_us - 35 * 60 * kSecond;
         explanation = StrCat("No initiating line was found and no rank stands out: ",
                              rc.ranks.size(), " rank(s) report ", rule->id()->str(), ". ");
@@ -576,9 +599,14 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
         explanation += "Its time is unknown (kernel stamp not anchored to wall time). ";
       }
       if (peer && !peer->empty()) {
+        std::string peer_host = *peer;
+        if (auto it = addr_host.find(bare_addr(*peer)); it != addr_host.end()) peer_host = it->second;
         explanation += StrCat("The line blames the remote peer ", *peer,
+                              peer_host != *peer ? StrCat(" (", peer_host, ")") : std::string(),
                               ": that peer is the suspect, not the rank that printed it. ");
-        inc.host = *peer;
+        inc.host = peer_host;
+        inc.rank = -1;
+        inc.gpu.clear();
         inc.inferred = true;
         inc.suspects.clear();
       }
@@ -624,7 +652,7 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
             vars));
       }
       if (peer && !peer->empty()) {
-        inc.missing_facts.push_back(StrCat("kernel and NCCL logs of the peer ", *peer,
+        inc.missing_facts.push_back(StrCat("kernel and NCCL logs of the peer ", inc.host,
                                            " around ", FormatTime(inc.time_us),
                                            " (ibstat, dmesg | grep -i mlx5)"));
       }
@@ -780,7 +808,7 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
         double mttf = p.value * p.gpus / gpus;  // MTTF falls inversely with GPU count
         est.push_back(hours / mttf);
         d.expectation.basis.push_back(StrCat(p.reference, ": MTTF ", p.value, " h at ", p.gpus, " GPUs"));
-      } else if (p.kind == "failures_per_week") {
+      } else if (p.kind == "failures_per_week" || p.kind == "failures_per_gpu_hour") {
         double rate = p.value / 168.0 / p.gpus;  // per GPU-hour
         est.push_back(rate * gpus * hours);
         d.expectation.basis.push_back(StrCat(p.reference, ": ", p.value, " failures/week at ", p.gpus, " GPUs"));

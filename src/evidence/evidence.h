@@ -66,6 +66,9 @@ struct SourceSummary {
   // Offset between wall and kernel monotonic time on this source's host,
   // learnt from lines carrying both: wall_us = mono_s*1e6 + anchor_us.
   std::optional<int64_t> monotonic_anchor_us;
+  // The first timestamp of this source that carries its own year, a
+  // reference for placing year-less stamps (syslog, glog).
+  int64_t dated_us = kNoTime;
   bool failed = false;
 };
 

@@ -196,7 +196,7 @@ struct RuleSrc {
   std::vector<EdgeSrc> explains;
   bool has_conditions = false;
   double min_uptime_days = -1, max_uptime_days = -1;
-  std::string requires_rule, excludes_rule, after_rule, detector;
+  std::string requires_rule, excludes_rule, after_rule, detector, before_rule;
 };
 struct ReferenceSrc {
   std::string title, summary, origin, prior_json, file;
@@ -365,7 +365,7 @@ absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
     if (x.get_object().get(co)) return ctx.Error("conditions", "must be an object");
     FL_RETURN_IF_ERROR(CheckKeys(ctx, co, "conditions", {},
                                  {"min_uptime_days", "max_uptime_days", "requires_rule",
-                                  "excludes_rule", "after_rule", "detector"}));
+                                  "excludes_rule", "after_rule", "before_rule", "detector"}));
     rule.has_conditions = true;
     element v;
     if (!co.at_key("min_uptime_days").get(v)) {
@@ -382,6 +382,9 @@ absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
     }
     if (!co.at_key("after_rule").get(v)) {
       FL_ASSIGN_OR_RETURN(rule.after_rule, GetString(ctx, v, "conditions.after_rule"));
+    }
+    if (!co.at_key("before_rule").get(v)) {
+      FL_ASSIGN_OR_RETURN(rule.before_rule, GetString(ctx, v, "conditions.before_rule"));
     }
     if (!co.at_key("detector").get(v)) {
       FL_ASSIGN_OR_RETURN(rule.detector, GetString(ctx, v, "conditions.detector"));
@@ -486,7 +489,8 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
     if (r.has_conditions) {
       cond = fb::CreateConditions(b, r.min_uptime_days, r.max_uptime_days,
                                   b.CreateString(r.requires_rule), b.CreateString(r.excludes_rule),
-                                  b.CreateString(r.after_rule), b.CreateString(r.detector));
+                                  b.CreateString(r.after_rule), b.CreateString(r.detector),
+                                  b.CreateString(r.before_rule));
     }
     rule_offs.push_back(fb::CreateRule(
         b, b.CreateString(r.id), b.CreateString(r.reference), b.CreateString(r.title),
@@ -665,7 +669,7 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
                          StrCat("unknown rule id '", r.explains[i].rule, "'"));
       }
     }
-    for (const std::string* cond : {&r.requires_rule, &r.excludes_rule, &r.after_rule}) {
+    for (const std::string* cond : {&r.requires_rule, &r.excludes_rule, &r.after_rule, &r.before_rule}) {
       if (!cond->empty() && !by_id.count(*cond)) {
         return ctx.Error("conditions", StrCat("unknown rule id '", *cond, "'"));
       }

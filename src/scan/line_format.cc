@@ -187,8 +187,17 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
   if (!v.time && mb < line.size()) {
     // The stamp may follow a launcher prefix: "[rank3]:[E1102 13:46:41.12 ...".
     std::string_view rest = line.substr(mb);
-    if (!rest.empty() && rest.front() == '[') rest.remove_prefix(1);
-    v.time = ParseLineTime(rest, tctx);
+    // "[E1102 13:46:41 ...": a glog stamp in brackets; "[titan] 2025-...":
+    // a short tag before the stamp. Try both, two tags deep at most.
+    for (int k = 0; k < 3 && !v.time && !rest.empty(); ++k) {
+      if (rest.front() == '[') rest.remove_prefix(1);
+      v.time = ParseLineTime(rest, tctx);
+      if (v.time) break;
+      size_t close = rest.find(']');
+      if (close == std::string_view::npos || close > 32) break;
+      rest.remove_prefix(close + 1);
+      while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':')) rest.remove_prefix(1);
+    }
   }
   if (v.time && !v.time->monotonic_s) {
     // A syslog or collector header before a kernel stamp.

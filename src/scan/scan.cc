@@ -89,6 +89,7 @@ struct ChunkOut {
   bool ends_with_newline = true;
   std::string head, tail;
   int64_t first_time_us = kNoTime, last_time_us = kNoTime;
+  int64_t dated_us = kNoTime;  // first stamp with its own year
   std::optional<int64_t> monotonic_anchor_us;
   bool faulted = false;
   std::string error;  // non-empty: the source failed here
@@ -398,7 +399,10 @@ struct Scanner::Impl {
         size_t nl = text.find('\n', pos);
         std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
         LineView v = SplitLine(l, st.format, st.tctx);
-        if (v.time && v.time->wall_us) return *v.time->wall_us;
+        if (v.time && v.time->wall_us) {
+          if (!v.time->year_inferred) out.dated_us = *v.time->wall_us;
+          return *v.time->wall_us;
+        }
         if (nl == std::string_view::npos) break;
         pos = nl + 1;
       }
@@ -479,6 +483,7 @@ struct Scanner::Impl {
     st.last_ended_newline = out.ends_with_newline;
     sum.lines = st.lines + (out.ends_with_newline || out.bytes == 0 ? 0 : 1);
     if (sum.first_time_us == kNoTime) sum.first_time_us = out.first_time_us;
+    if (sum.dated_us == kNoTime) sum.dated_us = out.dated_us;
     if (out.last_time_us != kNoTime) {
       sum.last_time_us = out.last_time_us;
       st.last_time_us = out.last_time_us;
@@ -919,11 +924,19 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
   std::vector<std::unique_ptr<Impl::Task>> tasks;
   uint64_t total = 0;
   for (const std::string& path : paths) {
-    auto files = ExpandPath(path);
+    std::vector<SkippedPath> skipped;
+    auto files = ExpandPath(path, &skipped);
     if (!files.ok()) {
       uint32_t src = m.NewSource(path, 0);
       m.Fail(src, std::string(files.status().message()), -3);
       continue;
+    }
+    // Entries a directory walk could not read are input errors; second names
+    // of one file (hard links, symlinks) and special files are passed over.
+    for (const SkippedPath& sk : skipped) {
+      absl::StatusCode c = sk.reason.code();
+      if (c == absl::StatusCode::kAlreadyExists || c == absl::StatusCode::kFailedPrecondition) continue;
+      m.result.errors.push_back({sk.path, std::string(sk.reason.message()), -3});
     }
     for (const std::string& f : *files) {
       struct stat stt {};
@@ -1178,22 +1191,38 @@ ScanResult Scanner::Finish() {
     if (ev.time_us != kNoTime && ev.time_source == TimeSource::kParsed) dated.push_back(ev.time_us);
   }
   for (const SourceSummary& s : r.sources) {
-    (void)s;
+    if (s.dated_us != kNoTime) dated.push_back(s.dated_us);
   }
   if (!dated.empty()) {
     std::nth_element(dated.begin(), dated.begin() + dated.size() / 2, dated.end());
     int64_t ref = dated[dated.size() / 2];
-    constexpr int64_t kYear = 365LL * 86400 * 1000000;
+    auto shift_years = [](int64_t us, int k) {
+      time_t t = static_cast<time_t>(us / 1000000);
+      int64_t frac = us % 1000000;
+      struct tm tm;
+      gmtime_r(&t, &tm);
+      tm.tm_year += k;
+      return static_cast<int64_t>(timegm(&tm)) * 1000000 + frac;
+    };
     for (Evidence& ev : r.evidence) {
       if (ev.time_source != TimeSource::kInferredYear || ev.time_us == kNoTime) continue;
       int64_t best = ev.time_us;
-      // Shift by whole years (approximately; exact by re-deriving the civil
-      // date would need the original fields) toward the reference.
       for (int k = -3; k <= 3; ++k) {
-        int64_t cand = ev.time_us + k * kYear + (k > 0 ? (k / 4) : (k / 4)) * 86400LL * 1000000;
+        int64_t cand = shift_years(ev.time_us, k);
         if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
       }
       ev.time_us = best;
+    }
+    for (SourceSummary& s : r.sources) {
+      for (int64_t* t : {&s.first_time_us, &s.last_time_us}) {
+        if (*t == kNoTime || s.dated_us != kNoTime) continue;
+        int64_t best = *t;
+        for (int k = -3; k <= 3; ++k) {
+          int64_t cand = shift_years(*t, k);
+          if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
+        }
+        *t = best;
+      }
     }
   }
   for (const SourceSummary& s : r.sources) {

@@ -1,0 +1,152 @@
+"""Exceptions: one subclass of :class:`Error` per fl_status code."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Dict, NoReturn, Optional, Type
+
+from . import _ffi
+
+
+class Error(Exception):
+    """A faultline call failed.
+
+    ``code`` is the negative ``fl_status`` (pinned forever), ``status`` its
+    constant name ("FL_ERR_IO") and ``message`` the detail the library left
+    on the handle.
+    """
+
+    code: int = 0
+
+    def __init__(self, message: str, code: Optional[int] = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+
+    @property
+    def status(self) -> str:
+        return _ffi.lib.fl_status_str(self.code).decode()
+
+    def __str__(self) -> str:
+        return self.message or self.status
+
+
+class InvalidArgumentError(Error, ValueError):
+    """FL_ERR_INVALID_ARG: a bad argument, or a call in the wrong state."""
+
+    code = _ffi.FL_ERR_INVALID_ARG
+
+
+class NoMemoryError(Error, MemoryError):
+    """FL_ERR_NOMEM."""
+
+    code = _ffi.FL_ERR_NOMEM
+
+
+class FaultlineIOError(Error, OSError):
+    """FL_ERR_IO: a source or file could not be read or written."""
+
+    code = _ffi.FL_ERR_IO
+
+
+class ParseError(Error, ValueError):
+    """FL_ERR_PARSE: text (a time, a JSON document) could not be parsed."""
+
+    code = _ffi.FL_ERR_PARSE
+
+
+class RulesetError(Error):
+    """FL_ERR_RULESET: a ruleset or rule source is invalid."""
+
+    code = _ffi.FL_ERR_RULESET
+
+
+class RulesetVersionError(RulesetError):
+    """FL_ERR_RULESET_VERSION: a compiled ruleset from an incompatible version."""
+
+    code = _ffi.FL_ERR_RULESET_VERSION
+
+
+class BusyError(Error):
+    """FL_ERR_BUSY: the handle is in use by another call."""
+
+    code = _ffi.FL_ERR_BUSY
+
+
+class BufferTooSmallError(Error):
+    """FL_ERR_BUFFER_TOO_SMALL."""
+
+    code = _ffi.FL_ERR_BUFFER_TOO_SMALL
+
+
+class CancelledError(Error):
+    """FL_ERR_CANCELLED: the scan was cancelled (cancel() or a progress callback)."""
+
+    code = _ffi.FL_ERR_CANCELLED
+
+
+class InternalError(Error):
+    """FL_ERR_INTERNAL: a bug in the library."""
+
+    code = _ffi.FL_ERR_INTERNAL
+
+
+class NotFoundError(Error, LookupError):
+    """FL_ERR_NOT_FOUND: no such rule (or other named thing)."""
+
+    code = _ffi.FL_ERR_NOT_FOUND
+
+
+_BY_CODE: Dict[int, Type[Error]] = {
+    cls.code: cls
+    for cls in (
+        InvalidArgumentError,
+        NoMemoryError,
+        FaultlineIOError,
+        ParseError,
+        RulesetError,
+        RulesetVersionError,
+        BusyError,
+        BufferTooSmallError,
+        CancelledError,
+        InternalError,
+        NotFoundError,
+    )
+}
+
+
+def error_class(code: int) -> Type[Error]:
+    return _BY_CODE.get(code, Error)
+
+
+def make_error(code: int, message: str = "") -> Error:
+    cls = error_class(code)
+    if not message:
+        message = _ffi.lib.fl_status_str(code).decode()
+    return cls(message, code)
+
+
+def raise_status(code: int, message: str = "") -> NoReturn:
+    raise make_error(code, message)
+
+
+def check_err(rc: int, err: ctypes.c_void_p, what: str = "") -> None:
+    """Raises for a failed constructor call, with its fl_error detail, and
+    frees the fl_error in every case."""
+    try:
+        if rc >= 0:
+            return
+        message = ""
+        code = rc
+        if err.value:
+            m = _ffi.lib.fl_error_message(err)
+            message = m.decode("utf-8", "replace") if m else ""
+            code = _ffi.lib.fl_error_code(err) or rc
+        if not message:
+            message = what
+        raise_status(code, message)
+    finally:
+        if err.value:
+            _ffi.lib.fl_error_free(err)
+            err.value = None
