@@ -3,10 +3,13 @@ package faultline_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
+	"time"
 
 	faultline "github.com/faultline/faultline/bindings/go"
 )
@@ -32,11 +35,13 @@ func benchLog() [][]byte {
 //	go test -run '^$' -bench Feed -benchtime 20x
 func BenchmarkFeed(b *testing.B) {
 	e := newEngine(b)
-	lines := benchLog()
+	// The lines are consecutive slices of one buffer, as a reader's would be.
 	var all []byte
-	for _, l := range lines {
+	for _, l := range benchLog() {
 		all = append(all, l...)
 	}
+	lines := bytes.SplitAfter(all, []byte{'\n'})
+	lines = lines[:len(lines)-1] // the empty tail after the last newline
 	run := func(b *testing.B, push func(s *faultline.Session, st *faultline.Stream)) {
 		b.SetBytes(int64(len(all)))
 		b.ReportAllocs()
@@ -159,4 +164,66 @@ func BenchmarkEvidence(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// TestMeasureDiagnoseOverhead splits the wall time of diagnosing the ~200 MB
+// file into the library's own scan time (input.seconds) and the rest, for
+// the binding and for the CLI process, and times loading the engine (which
+// the CLI pays on every run). Set FAULTLINE_MEASURE=1 (and FAULTLINE_CLI).
+//
+//	FAULTLINE_MEASURE=1 FAULTLINE_CLI=... go test -run MeasureDiagnoseOverhead -v
+func TestMeasureDiagnoseOverhead(t *testing.T) {
+	if os.Getenv("FAULTLINE_MEASURE") == "" {
+		t.Skip("set FAULTLINE_MEASURE=1")
+	}
+	big := bigLog(t)
+	const runs = 10
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	var load []time.Duration
+	for i := 0; i < runs; i++ {
+		start := time.Now()
+		e, err := faultline.Default()
+		if err != nil {
+			t.Fatal(err)
+		}
+		load = append(load, time.Since(start))
+		e.Close()
+	}
+	t.Logf("Default() (load the embedded ruleset): median %v", median(load))
+	e := newEngine(t)
+	for _, threads := range []int{1, 2} {
+		var wall, lib, cwall, clib []time.Duration
+		for i := 0; i < runs; i++ {
+			start := time.Now()
+			rep, err := e.DiagnoseWith(context.Background(), faultline.Options{Threads: threads}, big)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wall = append(wall, time.Since(start))
+			lib = append(lib, time.Duration(rep.Input.Seconds*float64(time.Second)))
+			rep.Close()
+			if cli := os.Getenv("FAULTLINE_CLI"); cli != "" {
+				start = time.Now()
+				out, err := exec.Command(cli, "diagnose", "--json", "--threads", fmt.Sprint(threads), big).Output()
+				if err != nil {
+					t.Fatal(err)
+				}
+				cwall = append(cwall, time.Since(start))
+				var doc struct {
+					Input struct{ Seconds float64 } `json:"input"`
+				}
+				json.Unmarshal(out, &doc)
+				clib = append(clib, time.Duration(doc.Input.Seconds*float64(time.Second)))
+			}
+		}
+		t.Logf("threads=%d binding Diagnose: wall %v, library scan %v, rest (session, correlate, JSON, decode) %v",
+			threads, median(wall), median(lib), median(wall)-median(lib))
+		if len(cwall) > 0 {
+			t.Logf("threads=%d CLI process:      wall %v, library scan %v, rest (exec, load ruleset, correlate, print) %v",
+				threads, median(cwall), median(clib), median(cwall)-median(clib))
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,8 +65,16 @@ func TestDiagnoseIncident(t *testing.T) {
 		p.Initiating.Evidence[0].Line != 2 || p.Initiating.Evidence[0].Rank != faultline.NoRank {
 		t.Errorf("initiating evidence %+v", p.Initiating.Evidence)
 	}
-	if len(p.Collateral) != 1 || p.Collateral[0].Rule != "nccl-watchdog-timeout" || p.Collateral[0].Count != 4 ||
-		!reflect.DeepEqual(p.Collateral[0].Ranks, []faultline.Rank{0, 1, 2, 3}) {
+	// The ruleset grows; assert what this incident must show, not the exact
+	// set of rules that match its noise.
+	var wd *faultline.Collateral
+	for i := range p.Collateral {
+		if p.Collateral[i].Rule == "nccl-watchdog-timeout" {
+			wd = &p.Collateral[i]
+		}
+	}
+	if wd == nil || wd.Count != 4 || !reflect.DeepEqual(wd.Ranks, []faultline.Rank{0, 1, 2, 3}) ||
+		!reflect.DeepEqual(wd.Hosts, []string{"node018"}) || wd.Sample.Rule != "nccl-watchdog-timeout" {
 		t.Errorf("collateral %+v", p.Collateral)
 	}
 	if p.Fix == "" || p.Verify == "" || p.Explanation == "" {
@@ -78,22 +87,47 @@ func TestDiagnoseIncident(t *testing.T) {
 		t.Errorf("ruleset %+v vs engine %s/%d", rep.Ruleset, e.Name(), e.RuleCount())
 	}
 
-	// Evidence in batches agrees with the report's own count and JSON lines.
+	// Evidence pulled in batches agrees with the report's count and with the
+	// library's own JSON lines, record for record.
 	evs, err := rep.Evidence()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 5 || len(evs) != rep.EvidenceCount() || uint64(len(evs)) != rep.Input.Evidence {
+	if len(evs) < 5 || len(evs) != rep.EvidenceCount() || uint64(len(evs)) != rep.Input.Evidence {
 		t.Fatalf("%d evidence records, count %d, input.evidence %d", len(evs), rep.EvidenceCount(), rep.Input.Evidence)
 	}
-	if evs[0].Rule != "xid-79-fallen-off-bus" || evs[0].Host != "node017" || evs[0].Fields["xid"] != "79" ||
-		evs[0].TimeSource != "inferred_year" {
-		t.Errorf("evidence[0] %+v", evs[0])
+	jsonl, err := rep.EvidenceJSONL()
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i, ev := range evs[1:] {
-		if ev.Rule != "nccl-watchdog-timeout" || ev.Rank != faultline.Rank(i) || ev.Host != "node018" || ev.Fields["seq"] != "4711" {
-			t.Errorf("evidence[%d] %+v", i+1, ev)
+	lines := strings.Split(strings.TrimSuffix(string(jsonl), "\n"), "\n")
+	if len(lines) != len(evs) {
+		t.Fatalf("%d JSON lines, %d records", len(lines), len(evs))
+	}
+	var xid, watchdogs int
+	for i, line := range lines {
+		var want faultline.Evidence
+		if err := json.Unmarshal([]byte(line), &want); err != nil {
+			t.Fatal(err)
 		}
+		if got := evs[i]; !sameEvidence(got, want) {
+			t.Errorf("record %d:\nbatch %+v\njsonl %+v", i, got, want)
+		}
+		switch ev := evs[i]; ev.Rule {
+		case "xid-79-fallen-off-bus":
+			xid++
+			if ev.Host != "node017" || ev.Fields["xid"] != "79" || ev.TimeSource != "inferred_year" || ev.Rank.Known() {
+				t.Errorf("xid record %+v", ev)
+			}
+		case "nccl-watchdog-timeout":
+			if ev.Host != "node018" || ev.Rank != faultline.Rank(watchdogs) || ev.Fields["seq"] != "4711" {
+				t.Errorf("watchdog record %+v", ev)
+			}
+			watchdogs++
+		}
+	}
+	if xid != 1 || watchdogs != 4 {
+		t.Errorf("%d xid and %d watchdog records, want 1 and 4", xid, watchdogs)
 	}
 	n := 0
 	for ev := range rep.AllEvidence() {
@@ -126,9 +160,38 @@ func TestDiagnoseIncident(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hits["xid-79-fallen-off-bus/xid79"] != 1 || hits["nccl-watchdog-timeout/watchdog"] != 4 {
+	var xidHits, wdHits uint64
+	for k, v := range hits {
+		switch {
+		case strings.HasPrefix(k, "xid-79-fallen-off-bus/"):
+			xidHits += v
+		case strings.HasPrefix(k, "nccl-watchdog-timeout/"):
+			wdHits += v
+		}
+	}
+	if xidHits != 1 || wdHits != 4 {
 		t.Errorf("signal hits %v", hits)
 	}
+}
+
+// sameEvidence compares a record from fl_report_evidence with one from the
+// library's JSON lines. The JSON adds derived fields (gpu, monotonic_s, pid)
+// that the C views' fields_json lacks (a library inconsistency, reported);
+// every other field must agree.
+func sameEvidence(view, js faultline.Evidence) bool {
+	for k, v := range js.Fields {
+		w, ok := view.Fields[k]
+		if ok && w != v || !ok && k != "gpu" && k != "monotonic_s" && k != "pid" {
+			return false
+		}
+	}
+	for k := range view.Fields {
+		if _, ok := js.Fields[k]; !ok {
+			return false
+		}
+	}
+	view.Fields, js.Fields = nil, nil
+	return reflect.DeepEqual(view, js)
 }
 
 // oddReader returns its data in pieces of awkward sizes.
@@ -340,8 +403,8 @@ func TestOnEvidenceCountEqualsReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r2.Close()
-	if int(live.Load()) != r2.EvidenceCount() || live.Load() != 2 {
-		t.Errorf("live callback %d, report %d, want 2", live.Load(), r2.EvidenceCount())
+	if int(live.Load()) != r2.EvidenceCount() || live.Load() < 2 {
+		t.Errorf("live callback %d, report %d", live.Load(), r2.EvidenceCount())
 	}
 }
 
@@ -718,11 +781,11 @@ func TestOptionsReachTheLibrary(t *testing.T) {
 	dir := t.TempDir()
 	writeIncident(t, dir, 2, 5)
 	e := newEngine(t)
-	// A job that started after the Xid: the hardware line is stale, so it is
-	// ignored rather than diagnosed.
+	// A job that started hours after the Xid: the hardware line is stale,
+	// so it is ignored rather than diagnosed.
 	rep, err := e.DiagnoseWith(context.Background(), faultline.Options{
-		JobStart:     time.Date(2026, 11, 2, 3, 30, 0, 0, time.UTC),
-		JobEnd:       time.Date(2026, 11, 2, 4, 0, 0, 0, time.UTC),
+		JobStart:     time.Date(2026, 11, 2, 5, 30, 0, 0, time.UTC),
+		JobEnd:       time.Date(2026, 11, 2, 6, 0, 0, 0, time.UTC),
 		ClockOffsets: map[string]float64{"node017": 1.5, "node018": -0.25},
 		TZ:           "+00:00",
 	}, dir)
@@ -730,7 +793,7 @@ func TestOptionsReachTheLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rep.Close()
-	if got := rep.JobWindow.Start; !got.Equal(time.Date(2026, 11, 2, 3, 30, 0, 0, time.UTC)) {
+	if got := rep.JobWindow.Start; !got.Equal(time.Date(2026, 11, 2, 5, 30, 0, 0, time.UTC)) {
 		t.Errorf("job window %+v", rep.JobWindow)
 	}
 	if rep.ClockOffsets["node017"].Seconds != 1.5 || rep.ClockOffsets["node018"].Seconds != -0.25 {
@@ -738,15 +801,15 @@ func TestOptionsReachTheLibrary(t *testing.T) {
 	}
 	for _, inc := range rep.Incidents {
 		if inc.Rule == "xid-79-fallen-off-bus" {
-			t.Errorf("stale Xid diagnosed: %s", rep.JSON())
+			t.Errorf("stale Xid diagnosed: %+v", inc.Initiating)
 		}
 	}
 	found := false
 	for _, ig := range rep.Ignored {
-		found = found || ig.Rule == "xid-79-fallen-off-bus"
+		found = found || (ig.Rule == "xid-79-fallen-off-bus" && strings.HasPrefix(ig.Reason, "stale") && ig.Count == 1)
 	}
 	if !found {
-		t.Errorf("stale Xid not listed as ignored: %s", rep.JSON())
+		t.Errorf("stale Xid not listed as ignored: %+v", rep.Ignored)
 	}
 	if _, err := e.NewSession(faultline.Options{Threads: -1}); !errors.Is(err, faultline.ErrInvalidArg) {
 		t.Errorf("Threads -1: %v", err)
@@ -785,5 +848,81 @@ func TestRankJSON(t *testing.T) {
 	b, _ := json.Marshal(v)
 	if string(b) != `{"A":null,"B":7}` {
 		t.Errorf("marshal %s", b)
+	}
+}
+
+func TestParseFields(t *testing.T) {
+	for in, want := range map[string]map[string]string{
+		`{}`:                                   nil,
+		``:                                     nil,
+		`{"a":"1"}`:                            {"a": "1"},
+		`{"pci":"0000:3b:00","xid":"79"}`:      {"pci": "0000:3b:00", "xid": "79"},
+		`{"msg":"say \"hi\"\\n","b":"\u00e9"}`: {"msg": "say \"hi\"\\n", "b": "é"},
+		`{"a":"x,y:z","b":""}`:                 {"a": "x,y:z", "b": ""},
+		`{"a":1}`:                              nil, // not strings: dropped
+	} {
+		if got := faultline.ParseFields(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseFields(%s) = %#v, want %#v", in, got, want)
+		}
+	}
+}
+
+func TestReportSharedByGoroutines(t *testing.T) {
+	dir := t.TempDir()
+	writeIncident(t, dir, 4, 100)
+	e := newEngine(t)
+	rep, err := e.Diagnose(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := rep.Evidence()
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				evs, err := rep.Evidence()
+				if err != nil || !reflect.DeepEqual(evs, want) {
+					t.Errorf("Evidence: %v", err)
+					return
+				}
+				if _, err := rep.Text(); err != nil {
+					t.Error(err)
+				}
+				if _, err := rep.SignalHits(); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	// Close while nobody reads; later reads fail cleanly.
+	rep.Close()
+	if _, err := rep.SignalHits(); !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("SignalHits after Close: %v", err)
+	}
+}
+
+func TestFinalizersFreeDroppedSessions(t *testing.T) {
+	e := newEngine(t)
+	func() {
+		for i := 0; i < 10; i++ {
+			// With a callback: its cgo.Handle must not keep the Session
+			// reachable, or the finaliser would never run.
+			s, err := e.NewSession(faultline.Options{OnEvidence: func(faultline.Evidence) {}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Write([]byte(xidLine))
+		}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for faultline.EngineRefs(e) > 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := faultline.EngineRefs(e); n != 0 {
+		t.Fatalf("%d dropped sessions were never finalised", n)
 	}
 }

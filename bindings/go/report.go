@@ -12,6 +12,7 @@ import (
 	"iter"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 	"unsafe"
@@ -38,9 +39,9 @@ type Report struct {
 	Ignored          []Ignored              `json:"ignored"`
 	Expectation      *Expectation           `json:"expectation,omitempty"`
 
-	mu   sync.RWMutex
-	c    *C.fl_report
-	raw  []byte
+	mu  sync.RWMutex
+	c   *C.fl_report
+	raw []byte
 }
 
 // RulesetInfo names the ruleset a report was made with.
@@ -135,10 +136,10 @@ type Ignored struct {
 
 // Expectation is the failure rate the catalog's priors predict for the job.
 type Expectation struct {
-	GPUs                           float64  `json:"gpus"`
-	Hours                          float64  `json:"hours"`
-	ExpectedHardwareInterruptions  float64  `json:"expected_hardware_interruptions"`
-	Basis                          []string `json:"basis"`
+	GPUs                          float64  `json:"gpus"`
+	Hours                         float64  `json:"hours"`
+	ExpectedHardwareInterruptions float64  `json:"expected_hardware_interruptions"`
+	Basis                         []string `json:"basis"`
 }
 
 // Evidence is one matched line.
@@ -238,8 +239,10 @@ func (r *Report) Text() (string, error) {
 // SignalHits counts matches per signal ("rule/signal": count), for rule
 // tuning.
 func (r *Report) SignalHits() (map[string]uint64, error) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
+	// Exclusive: the library builds this JSON lazily inside the report on
+	// first use, so concurrent first calls would race in C.
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.c == nil {
 		return nil, errClosed("report")
 	}
@@ -253,6 +256,24 @@ func (r *Report) SignalHits() (map[string]uint64, error) {
 		return nil, &Error{Code: StatusInternal, Msg: "decoding signal hits: " + err.Error()}
 	}
 	return hits, nil
+}
+
+// EvidenceJSONL is every evidence record kept as JSON lines (the report
+// schema's evidence object), in source then offset order: what `faultline
+// scan --json` prints, ready to ship.
+func (r *Report) EvidenceJSONL() ([]byte, error) {
+	// Exclusive: the library builds this text lazily on first use.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.c == nil {
+		return nil, errClosed("report")
+	}
+	var p *C.char
+	var n C.size_t
+	if rc := C.fl_report_evidence_jsonl(r.c, &p, &n); rc != C.FL_OK {
+		return nil, &Error{Code: Status(rc), Msg: "fl_report_evidence_jsonl"}
+	}
+	return C.GoBytes(unsafe.Pointer(p), C.int(n)), nil
 }
 
 // EvidenceCount is the number of evidence records the report kept.
@@ -382,9 +403,64 @@ func evidenceFromView(v *C.fl_evidence_view, in interner) Evidence {
 		ev.Rank = Rank(v.rank)
 	}
 	if v.fields_json != nil {
-		if f := C.GoString(v.fields_json); f != "{}" && f != "" {
-			_ = json.Unmarshal([]byte(f), &ev.Fields)
-		}
+		ev.Fields = parseFields(C.GoString(v.fields_json))
 	}
 	return ev
+}
+
+// parseFields decodes a fields_json object ({"name":"value",...}, strings
+// only). The common case, with no escapes, is split by hand: encoding/json
+// costs more than the rest of a record's conversion. Anything else goes
+// through encoding/json.
+func parseFields(f string) map[string]string {
+	if len(f) <= 2 {
+		return nil
+	}
+	if m, ok := parseSimpleFields(f); ok {
+		return m
+	}
+	var m map[string]string
+	if json.Unmarshal([]byte(f), &m) != nil {
+		return nil
+	}
+	return m
+}
+
+func parseSimpleFields(f string) (map[string]string, bool) {
+	if strings.IndexByte(f, '\\') >= 0 || f[0] != '{' || f[len(f)-1] != '}' {
+		return nil, false
+	}
+	m := make(map[string]string, 4)
+	rest := f[1 : len(f)-1]
+	str := func() (string, bool) {
+		if len(rest) < 2 || rest[0] != '"' {
+			return "", false
+		}
+		end := strings.IndexByte(rest[1:], '"')
+		if end < 0 {
+			return "", false
+		}
+		s := rest[1 : 1+end]
+		rest = rest[end+2:]
+		return s, true
+	}
+	for len(rest) > 0 {
+		k, ok := str()
+		if !ok || len(rest) == 0 || rest[0] != ':' {
+			return nil, false
+		}
+		rest = rest[1:]
+		v, ok := str()
+		if !ok {
+			return nil, false
+		}
+		m[k] = v
+		if len(rest) > 0 {
+			if rest[0] != ',' {
+				return nil, false
+			}
+			rest = rest[1:]
+		}
+	}
+	return m, true
 }

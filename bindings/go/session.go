@@ -85,8 +85,8 @@ type Session struct {
 
 	finished   bool
 	streamName string
-	def        *Stream
-	streams    []*Stream
+	def        *stream
+	streams    []*stream // no pointers back to the Session: a cycle would keep the finaliser from running
 }
 
 // NewSession opens a session over the Engine's ruleset.
@@ -103,31 +103,39 @@ func (e *Engine) NewSession(opts Options) (*Session, error) {
 	return s, nil
 }
 
-func newSession(e *Engine, rs *C.fl_ruleset, opts Options) (*Session, error) {
-	var co C.fl_session_options
-	C.fl_session_options_init(&co)
+// cOptions is an fl_session_options and the C memory it points to.
+type cOptions struct {
+	co    C.fl_session_options
+	cfree []unsafe.Pointer
+}
+
+// free releases the C copies; the library copied what it keeps.
+func (o *cOptions) free() {
+	for _, p := range o.cfree {
+		freeC(p)
+	}
+	o.cfree = nil
+}
+
+// toC builds the C options (without callbacks). Everything they point to
+// lives in C memory; call free once the library call has returned.
+func (opts *Options) toC() (*cOptions, error) {
+	o := &cOptions{}
+	C.fl_session_options_init(&o.co)
 	if opts.Threads < 0 || opts.Threads > 1<<16 {
 		return nil, &Error{Code: StatusInvalidArg, Msg: fmt.Sprintf("Threads %d out of range", opts.Threads)}
 	}
-	co.threads = C.uint32_t(opts.Threads)
+	o.co.threads = C.uint32_t(opts.Threads)
 	if !opts.JobStart.IsZero() {
-		co.job_start_us = C.int64_t(opts.JobStart.UnixMicro())
+		o.co.job_start_us = C.int64_t(opts.JobStart.UnixMicro())
 	}
 	if !opts.JobEnd.IsZero() {
-		co.job_end_us = C.int64_t(opts.JobEnd.UnixMicro())
+		o.co.job_end_us = C.int64_t(opts.JobEnd.UnixMicro())
 	}
-	// Everything handed to fl_session_new lives in C memory and is copied
-	// by the library; free it all when the call returns.
-	var cfree []unsafe.Pointer
-	defer func() {
-		for _, p := range cfree {
-			freeC(p)
-		}
-	}()
 	if opts.TZ != "" {
 		tz := cString(opts.TZ)
-		cfree = append(cfree, unsafe.Pointer(tz))
-		co.tz = tz
+		o.cfree = append(o.cfree, unsafe.Pointer(tz))
+		o.co.tz = tz
 	}
 	if n := len(opts.ClockOffsets); n > 0 {
 		hosts := make([]string, 0, n)
@@ -136,16 +144,25 @@ func newSession(e *Engine, rs *C.fl_ruleset, opts Options) (*Session, error) {
 		}
 		sort.Strings(hosts)
 		arr := unsafe.Slice((*C.fl_clock_offset)(C.malloc(C.size_t(n)*C.size_t(unsafe.Sizeof(C.fl_clock_offset{})))), n)
-		cfree = append(cfree, unsafe.Pointer(&arr[0]))
+		o.cfree = append(o.cfree, unsafe.Pointer(&arr[0]))
 		for i, h := range hosts {
 			ch := cString(h)
-			cfree = append(cfree, unsafe.Pointer(ch))
+			o.cfree = append(o.cfree, unsafe.Pointer(ch))
 			arr[i].host = ch
 			arr[i].seconds = C.double(opts.ClockOffsets[h])
 		}
-		co.clock_offsets = &arr[0]
-		co.clock_offset_count = C.size_t(n)
+		o.co.clock_offsets = &arr[0]
+		o.co.clock_offset_count = C.size_t(n)
 	}
+	return o, nil
+}
+
+func newSession(e *Engine, rs *C.fl_ruleset, opts Options) (*Session, error) {
+	o, err := opts.toC()
+	if err != nil {
+		return nil, err
+	}
+	defer o.free()
 	s := &Session{engine: e, streamName: opts.StreamName}
 	if s.streamName == "" {
 		s.streamName = "stream"
@@ -153,10 +170,10 @@ func newSession(e *Engine, rs *C.fl_ruleset, opts Options) (*Session, error) {
 	if opts.OnEvidence != nil || opts.OnProgress != nil {
 		s.cb = &callbackState{onEvidence: opts.OnEvidence, onProgress: opts.OnProgress}
 		s.handle = cgo.NewHandle(s.cb)
-		C.flgo_set_callbacks(&co, C.uintptr_t(s.handle), boolInt(opts.OnEvidence != nil), boolInt(opts.OnProgress != nil))
+		C.flgo_set_callbacks(&o.co, C.uintptr_t(s.handle), boolInt(opts.OnEvidence != nil), boolInt(opts.OnProgress != nil))
 	}
 	var cerr *C.fl_error
-	rc := C.fl_session_new(&s.s, rs, &co, &cerr)
+	rc := C.fl_session_new(&s.s, rs, &o.co, &cerr)
 	if err := takeError(rc, cerr); err != nil {
 		if s.cb != nil {
 			s.handle.Delete()
@@ -288,7 +305,7 @@ func (s *Session) FinishContext(ctx context.Context) (*Report, error) {
 		return nil, &Error{Code: StatusInvalidArg, Msg: "the session is finished"}
 	}
 	for _, st := range s.streams {
-		if err := st.flushLocked(); err != nil {
+		if err := st.flushLocked(s); err != nil {
 			return nil, err
 		}
 	}
@@ -358,16 +375,20 @@ func (s *Session) OpenStream(name string) (*Stream, error) {
 		return nil, err
 	}
 	defer s.end()
-	return s.openStreamLocked(name)
+	st, err := s.openStreamLocked(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Stream{s: s, st: st}, nil
 }
 
-func (s *Session) openStreamLocked(name string) (*Stream, error) {
+func (s *Session) openStreamLocked(name string) (*stream, error) {
 	if s.finished {
 		return nil, &Error{Code: StatusInvalidArg, Msg: "the session is finished"}
 	}
 	cn := cString(name)
 	defer freeC(unsafe.Pointer(cn))
-	st := &Stream{s: s, name: name}
+	st := &stream{name: name}
 	if rc := C.fl_session_stream_open(s.s, cn, &st.id); rc != C.FL_OK {
 		return nil, s.lastError(rc)
 	}
@@ -375,7 +396,7 @@ func (s *Session) openStreamLocked(name string) (*Stream, error) {
 	return st, nil
 }
 
-func (s *Session) defaultStreamLocked() (*Stream, error) {
+func (s *Session) defaultStreamLocked() (*stream, error) {
 	if s.def == nil {
 		st, err := s.openStreamLocked(s.streamName)
 		if err != nil {
@@ -400,7 +421,7 @@ func (s *Session) Write(p []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return st.writeLocked(p)
+	return st.writeLocked(s, p)
 }
 
 // Feed reads r to EOF into the default stream in chunks of ChunkSize (one
@@ -422,7 +443,7 @@ func (s *Session) ReadFrom(r io.Reader) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return st.readFromLocked(r)
+	return st.readFromLocked(s, r)
 }
 
 // Flush pushes what the default stream has gathered to the library. The
@@ -437,7 +458,7 @@ func (s *Session) Flush() error {
 	if s.def == nil {
 		return nil
 	}
-	return s.def.flushLocked()
+	return s.def.flushLocked(s)
 }
 
 // Stream is a named byte stream pushed into a Session: an io.Writer and
@@ -445,7 +466,12 @@ func (s *Session) Flush() error {
 // pushes each with one fl_session_feed call. It shares its Session's
 // one-call-at-a-time rule.
 type Stream struct {
-	s      *Session
+	s  *Session
+	st *stream
+}
+
+// stream is a Stream's state, owned by the Session.
+type stream struct {
 	id     C.uint32_t
 	name   string
 	buf    unsafe.Pointer // ChunkSize bytes of C memory, allocated on first use
@@ -454,17 +480,71 @@ type Stream struct {
 }
 
 // Name is the stream's name.
-func (st *Stream) Name() string { return st.name }
+func (w *Stream) Name() string { return w.st.name }
 
-func (st *Stream) chunk() []byte {
+// Write gathers p and pushes full chunks; see Session.Write.
+func (w *Stream) Write(p []byte) (int, error) {
+	if err := w.s.begin(); err != nil {
+		return 0, err
+	}
+	defer w.s.end()
+	return w.st.writeLocked(w.s, p)
+}
+
+// ReadFrom reads r to EOF and pushes everything read; see Session.Feed.
+func (w *Stream) ReadFrom(r io.Reader) (int64, error) {
+	if err := w.s.begin(); err != nil {
+		return 0, err
+	}
+	defer w.s.end()
+	return w.st.readFromLocked(w.s, r)
+}
+
+// Flush pushes what the stream has gathered; see Session.Flush.
+func (w *Stream) Flush() error {
+	if err := w.s.begin(); err != nil {
+		return err
+	}
+	defer w.s.end()
+	return w.st.flushLocked(w.s)
+}
+
+// Close pushes what is gathered and ends the stream: its last line is
+// scanned even without a final newline. Idempotent.
+func (w *Stream) Close() error {
+	s, st := w.s, w.st
+	if err := s.begin(); err != nil {
+		if errors.Is(err, ErrClosed) {
+			return nil
+		}
+		return err
+	}
+	defer s.end()
+	if st.closed {
+		return nil
+	}
+	err := st.flushLocked(s)
+	rc := C.fl_session_stream_close(s.s, st.id)
+	s.repanic()
+	st.release()
+	if err != nil {
+		return err
+	}
+	if rc != C.FL_OK {
+		return s.lastError(rc)
+	}
+	return nil
+}
+
+func (st *stream) chunk() []byte {
 	if st.buf == nil {
 		st.buf = C.malloc(ChunkSize)
 	}
 	return unsafe.Slice((*byte)(st.buf), ChunkSize)
 }
 
-// release frees the buffer once the library no longer takes input.
-func (st *Stream) release() {
+// release frees the buffer once the library takes no more input for it.
+func (st *stream) release() {
 	if st.buf != nil {
 		C.free(st.buf)
 		st.buf = nil
@@ -473,8 +553,8 @@ func (st *Stream) release() {
 	st.closed = true
 }
 
-func (st *Stream) usable() error {
-	if st.s.finished {
+func (st *stream) usable(s *Session) error {
+	if s.finished {
 		return &Error{Code: StatusInvalidArg, Msg: "the session is finished"}
 	}
 	if st.closed {
@@ -483,61 +563,8 @@ func (st *Stream) usable() error {
 	return nil
 }
 
-// Write gathers p and pushes full chunks; see Session.Write.
-func (st *Stream) Write(p []byte) (int, error) {
-	if err := st.s.begin(); err != nil {
-		return 0, err
-	}
-	defer st.s.end()
-	return st.writeLocked(p)
-}
-
-// ReadFrom reads r to EOF and pushes everything read; see Session.Feed.
-func (st *Stream) ReadFrom(r io.Reader) (int64, error) {
-	if err := st.s.begin(); err != nil {
-		return 0, err
-	}
-	defer st.s.end()
-	return st.readFromLocked(r)
-}
-
-// Flush pushes what the stream has gathered.
-func (st *Stream) Flush() error {
-	if err := st.s.begin(); err != nil {
-		return err
-	}
-	defer st.s.end()
-	return st.flushLocked()
-}
-
-// Close pushes what is gathered and ends the stream: its last line is
-// scanned even without a final newline. Idempotent.
-func (st *Stream) Close() error {
-	if err := st.s.begin(); err != nil {
-		if errors.Is(err, ErrClosed) {
-			return nil
-		}
-		return err
-	}
-	defer st.s.end()
-	if st.closed {
-		return nil
-	}
-	err := st.flushLocked()
-	rc := C.fl_session_stream_close(st.s.s, st.id)
-	st.s.repanic()
-	st.release()
-	if err != nil {
-		return err
-	}
-	if rc != C.FL_OK {
-		return st.s.lastError(rc)
-	}
-	return nil
-}
-
-func (st *Stream) writeLocked(p []byte) (int, error) {
-	if err := st.usable(); err != nil {
+func (st *stream) writeLocked(s *Session, p []byte) (int, error) {
+	if err := st.usable(s); err != nil {
 		return 0, err
 	}
 	total := len(p)
@@ -545,17 +572,18 @@ func (st *Stream) writeLocked(p []byte) (int, error) {
 		if st.n == 0 && len(p) >= ChunkSize {
 			// Large write: hand the caller's memory to the library for the
 			// duration of the call (it never keeps input buffers).
-			if err := st.feed(unsafe.Pointer(unsafe.SliceData(p)), len(p)); err != nil {
+			err := st.feed(s, unsafe.Pointer(unsafe.SliceData(p)), len(p))
+			runtime.KeepAlive(p)
+			if err != nil {
 				return total - len(p), err
 			}
-			runtime.KeepAlive(p)
 			return total, nil
 		}
 		c := copy(st.chunk()[st.n:], p)
 		st.n += c
 		p = p[c:]
 		if st.n == ChunkSize {
-			if err := st.flushLocked(); err != nil {
+			if err := st.flushLocked(s); err != nil {
 				return total - len(p) - c, err
 			}
 		}
@@ -563,8 +591,8 @@ func (st *Stream) writeLocked(p []byte) (int, error) {
 	return total, nil
 }
 
-func (st *Stream) readFromLocked(r io.Reader) (int64, error) {
-	if err := st.usable(); err != nil {
+func (st *stream) readFromLocked(s *Session, r io.Reader) (int64, error) {
+	if err := st.usable(s); err != nil {
 		return 0, err
 	}
 	var total int64
@@ -574,7 +602,7 @@ func (st *Stream) readFromLocked(r io.Reader) (int64, error) {
 		st.n += m
 		total += int64(m)
 		if st.n == ChunkSize {
-			if ferr := st.flushLocked(); ferr != nil {
+			if ferr := st.flushLocked(s); ferr != nil {
 				return total, ferr
 			}
 		}
@@ -585,24 +613,24 @@ func (st *Stream) readFromLocked(r io.Reader) (int64, error) {
 			return total, err
 		}
 	}
-	return total, st.flushLocked()
+	return total, st.flushLocked(s)
 }
 
-func (st *Stream) flushLocked() error {
+func (st *stream) flushLocked(s *Session) error {
 	if st.n == 0 || st.buf == nil {
 		return nil
 	}
 	n := st.n
 	st.n = 0
-	return st.feed(st.buf, n)
+	return st.feed(s, st.buf, n)
 }
 
 // feed is the one cgo call per chunk.
-func (st *Stream) feed(p unsafe.Pointer, n int) error {
-	rc := C.fl_session_feed(st.s.s, st.id, p, C.size_t(n))
-	st.s.repanic()
+func (st *stream) feed(s *Session, p unsafe.Pointer, n int) error {
+	rc := C.fl_session_feed(s.s, st.id, p, C.size_t(n))
+	s.repanic()
 	if rc != C.FL_OK {
-		return st.s.lastError(rc)
+		return s.lastError(rc)
 	}
 	return nil
 }

@@ -226,6 +226,17 @@ FL_API const char *fl_session_last_error(const fl_session *s);
  * fl_session_scan() or fl_session_finish(). @since 0.1 */
 FL_API fl_status fl_session_add_path(fl_session *s, const char *path);
 
+/* Adds bytes [begin, end) of a regular, uncompressed file, line-aligned at
+ * both ends: a range starting inside a line skips to the next line start; one
+ * ending inside a line runs to that line's end, so ranges cut at any offsets
+ * partition the file's lines exactly. first_line is the 1-based number of the
+ * line at `begin` when the caller knows it; 0 counts the newlines before
+ * `begin` (one memchr-speed pass over the prefix). For scale-out: scan ranges
+ * on many workers, export bundles, correlate them once. @since 0.1 */
+FL_API fl_status fl_session_add_range(fl_session *s, const char *path,
+                                      uint64_t begin, uint64_t end,
+                                      uint64_t first_line);
+
 /* Opens a pushed stream named `name` (used as the evidence source).
  * @since 0.1 */
 FL_API fl_status fl_session_stream_open(fl_session *s, const char *name,
@@ -256,6 +267,24 @@ typedef struct fl_report fl_report;
 /* Scans what is left, closes open streams, correlates, and returns the
  * report. The session can take no more input afterwards. @since 0.1 */
 FL_API fl_status fl_session_finish(fl_session *s, fl_report **out);
+
+/* Scans what is left and exports everything the session found as an
+ * evidence bundle (FlatBuffers, verified when read back), instead of
+ * correlating. *data is owned by the caller, freed with fl_free(). The
+ * session can take no more input afterwards. @since 0.1 */
+FL_API fl_status fl_session_export_bundle(fl_session *s, void **data,
+                                          size_t *len);
+
+/* Correlates any set of bundles (from sessions over the same ruleset, in
+ * source order: ranges of one file in file order) into one report, as if one
+ * session had scanned everything. opts gives the job window, clock offsets
+ * and time zone (threads and callbacks are unused). A bundle that fails
+ * verification is FL_ERR_PARSE naming its index. @since 0.1 */
+FL_API fl_status fl_report_from_bundles(fl_report **out, const fl_ruleset *rs,
+                                        const fl_session_options *opts,
+                                        const void *const *bundles,
+                                        const size_t *lens, size_t count,
+                                        fl_error **err);
 
 /* ---- Reports ------------------------------------------------------------- */
 

@@ -4,11 +4,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "correlate/correlate.h"
+#include "evidence/bundle.h"
 #include "faultline/faultline.h"
 #include "report/report.h"
 #include "ruleset/compiler.h"
@@ -32,7 +34,11 @@ struct fl_report {
   std::shared_ptr<const faultline::Ruleset> rs;
   faultline::ScanResult scan;
   faultline::Diagnosis diag;
-  std::string json, text, jsonl, hits_json;
+  std::string json, text, hits_json;
+  // Built on first request (it can be large); once_flag keeps concurrent
+  // readers of an immutable report safe.
+  mutable std::once_flag jsonl_once;
+  mutable std::string jsonl;
   std::vector<std::string> fields_json;  // per evidence record
   std::vector<fl_evidence_view> views;
   struct IncidentViews {
@@ -48,6 +54,11 @@ struct fl_session {
   std::unique_ptr<faultline::Scanner> scanner;
   faultline::CorrelateOptions copts;
   std::vector<std::string> pending_paths;
+  struct Range {
+    std::string path;
+    uint64_t begin, end, first_line;
+  };
+  std::vector<Range> pending_ranges;
   std::atomic<bool> cancel{false};
   std::string last_error;
   bool finished = false;
@@ -152,6 +163,40 @@ fl_evidence_view MakeView(const faultline::Ruleset& rs, const faultline::ScanRes
 }
 
 constexpr uint32_t kOptionsV1Size = sizeof(fl_session_options);
+
+std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset> rs, faultline::ScanResult scan,
+                                       const faultline::CorrelateOptions& copts) {
+  auto r = std::make_unique<fl_report>();
+  r->rs = std::move(rs);
+  r->scan = std::move(scan);
+  r->diag = faultline::Correlate(*r->rs, r->scan, copts);
+  r->json = faultline::ReportJson(*r->rs, r->scan, r->diag);
+  r->text = faultline::ReportText(*r->rs, r->scan, r->diag);
+  r->fields_json.reserve(r->scan.evidence.size());
+  for (const auto& ev : r->scan.evidence) r->fields_json.push_back(FieldsJson(ev));
+  r->views.reserve(r->scan.evidence.size());
+  for (size_t i = 0; i < r->scan.evidence.size(); ++i) {
+    r->views.push_back(MakeView(*r->rs, r->scan, r->scan.evidence[i], r->fields_json[i]));
+  }
+  r->incident_views.resize(r->diag.incidents.size());
+  for (size_t i = 0; i < r->diag.incidents.size(); ++i) {
+    auto& iv = r->incident_views[i];
+    const auto& evs = r->diag.incidents[i].initiating;
+    iv.fields_json.reserve(evs.size());
+    for (const auto& ev : evs) iv.fields_json.push_back(FieldsJson(ev));
+    for (size_t k = 0; k < evs.size(); ++k) iv.views.push_back(MakeView(*r->rs, r->scan, evs[k], iv.fields_json[k]));
+  }
+  std::string hits = "{";
+  for (const auto& [id, n] : r->scan.signal_hits) {
+    const auto& si = r->rs->signal(id);
+    if (hits.size() > 1) hits += ',';
+    faultline::AppendJsonString(hits, StrCat(si.rule->id()->string_view(), "/", si.signal->id()->string_view()));
+    hits += StrCat(":", n);
+  }
+  r->hits_json = hits + "}";
+  return r;
+}
+
 
 }  // namespace
 
@@ -370,6 +415,17 @@ FL_API fl_status fl_session_add_path(fl_session* s, const char* path) {
   });
 }
 
+FL_API fl_status fl_session_add_range(fl_session* s, const char* path, uint64_t begin, uint64_t end,
+                                      uint64_t first_line) {
+  if (!s || !path || !*path) return SessionError(s, FL_ERR_INVALID_ARG, "path is NULL or empty");
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  if (end < begin) return SessionError(s, FL_ERR_INVALID_ARG, StrCat(path, ": range end before begin"));
+  return GuardS(s, [&] {
+    s->pending_ranges.push_back({path, begin, end, first_line});
+    return FL_OK;
+  });
+}
+
 FL_API fl_status fl_session_stream_open(fl_session* s, const char* name, uint32_t* stream_id) {
   if (!s || !name || !stream_id) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
   if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
@@ -407,6 +463,12 @@ FL_API fl_status fl_session_scan(fl_session* s) {
     size_t errors_before = s->scanner->partial().errors.size();
     auto st = s->scanner->ScanPaths(paths);
     if (!st.ok()) return SessionError(s, MapStatus(st, FL_ERR_IO), faultline::StatusMessage(st));
+    std::vector<fl_session::Range> ranges;
+    ranges.swap(s->pending_ranges);
+    for (const auto& r : ranges) {
+      st = s->scanner->ScanRange(r.path, r.begin, r.end, r.first_line);
+      if (!st.ok()) return SessionError(s, MapStatus(st, FL_ERR_IO), faultline::StatusMessage(st));
+    }
     const auto& errs = s->scanner->partial().errors;
     if (errs.size() > errors_before) s->last_error = errs[errors_before].message;
     return FL_OK;
@@ -429,31 +491,73 @@ FL_API fl_status fl_session_finish(fl_session* s, fl_report** out) {
   fl_status rc = fl_session_scan(s);
   if (rc != FL_OK) return rc;
   return GuardS(s, [&]() -> fl_status {
-    auto r = std::make_unique<fl_report>();
-    r->rs = s->rs;
-    r->scan = s->scanner->Finish();
+    faultline::ScanResult scan = s->scanner->Finish();
     s->finished = true;
-    s->errors_at_finish = r->scan.errors.size();
-    r->diag = faultline::Correlate(*r->rs, r->scan, s->copts);
-    r->json = faultline::ReportJson(*r->rs, r->scan, r->diag);
-    r->text = faultline::ReportText(*r->rs, r->scan, r->diag);
-    r->fields_json.reserve(r->scan.evidence.size());
-    for (const auto& ev : r->scan.evidence) r->fields_json.push_back(FieldsJson(ev));
-    r->views.reserve(r->scan.evidence.size());
-    for (size_t i = 0; i < r->scan.evidence.size(); ++i) {
-      r->views.push_back(MakeView(*r->rs, r->scan, r->scan.evidence[i], r->fields_json[i]));
-    }
-    r->incident_views.resize(r->diag.incidents.size());
-    for (size_t i = 0; i < r->diag.incidents.size(); ++i) {
-      auto& iv = r->incident_views[i];
-      const auto& evs = r->diag.incidents[i].initiating;
-      iv.fields_json.reserve(evs.size());
-      for (const auto& ev : evs) iv.fields_json.push_back(FieldsJson(ev));
-      for (size_t k = 0; k < evs.size(); ++k) iv.views.push_back(MakeView(*r->rs, r->scan, evs[k], iv.fields_json[k]));
-    }
-    *out = r.release();
+    s->errors_at_finish = scan.errors.size();
+    *out = BuildReport(s->rs, std::move(scan), s->copts).release();
     return FL_OK;
   });
+}
+
+FL_API fl_status fl_session_export_bundle(fl_session* s, void** data, size_t* len) {
+  if (!s || !data || !len) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  *data = nullptr;
+  *len = 0;
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  fl_status rc = fl_session_scan(s);
+  if (rc != FL_OK) return rc;
+  return GuardS(s, [&]() -> fl_status {
+    faultline::ScanResult scan = s->scanner->Finish();
+    s->finished = true;
+    s->errors_at_finish = scan.errors.size();
+    std::string bytes = faultline::SerializeBundle(*s->rs, scan);
+    void* p = std::malloc(bytes.size() ? bytes.size() : 1);
+    if (!p) return SessionError(s, FL_ERR_NOMEM, "out of memory");
+    std::memcpy(p, bytes.data(), bytes.size());
+    *data = p;
+    *len = bytes.size();
+    return FL_OK;
+  });
+}
+
+FL_API fl_status fl_report_from_bundles(fl_report** out, const fl_ruleset* rs, const fl_session_options* opts,
+                                        const void* const* bundles, const size_t* lens, size_t count,
+                                        fl_error** err) {
+  if (err) *err = nullptr;
+  if (!out || !rs || (count && (!bundles || !lens))) return SetError(err, FL_ERR_INVALID_ARG, "NULL argument");
+  *out = nullptr;
+  return Guard(
+      [&]() -> fl_status {
+        faultline::CorrelateOptions copts;
+        if (opts) {
+          fl_session_options o = FL_SESSION_OPTIONS_INIT;
+          if (opts->size < 8 || opts->size > kOptionsV1Size) {
+            return SetError(err, FL_ERR_INVALID_ARG, "fl_session_options.size is not a size this library knows");
+          }
+          std::memcpy(&o, opts, opts->size);
+          copts.job_start_us = o.job_start_us == FL_TIME_UNSET ? faultline::kNoTime : o.job_start_us;
+          copts.job_end_us = o.job_end_us == FL_TIME_UNSET ? faultline::kNoTime : o.job_end_us;
+          for (size_t i = 0; i < o.clock_offset_count; ++i) {
+            if (!o.clock_offsets || !o.clock_offsets[i].host) {
+              return SetError(err, FL_ERR_INVALID_ARG, "clock_offsets entry without a host");
+            }
+            copts.clock_offsets_s[o.clock_offsets[i].host] = o.clock_offsets[i].seconds;
+          }
+        }
+        std::vector<faultline::ScanResult> parts;
+        parts.reserve(count);
+        for (size_t i = 0; i < count; ++i) {
+          if (!bundles[i]) return SetError(err, FL_ERR_INVALID_ARG, StrCat("bundle ", i, " is NULL"));
+          auto part = faultline::ReadBundle(
+              *rs->rs, std::string_view(static_cast<const char*>(bundles[i]), lens[i]), StrCat("bundle ", i));
+          if (!part.ok()) return SetError(err, FL_ERR_PARSE, faultline::StatusMessage(part.status()));
+          parts.push_back(std::move(*part));
+        }
+        faultline::ScanResult merged = faultline::MergeScans(*rs->rs, std::move(parts));
+        *out = BuildReport(rs->rs, std::move(merged), copts).release();
+        return FL_OK;
+      },
+      err);
 }
 
 // ---- Reports
@@ -477,10 +581,7 @@ FL_API fl_status fl_report_text(const fl_report* r, const char** text, size_t* l
 FL_API fl_status fl_report_evidence_jsonl(const fl_report* r, const char** jsonl, size_t* len) {
   if (!r || !jsonl) return FL_ERR_INVALID_ARG;
   try {
-    fl_report* mr = const_cast<fl_report*>(r);
-    if (mr->jsonl.empty() && !mr->scan.evidence.empty()) {
-      mr->jsonl = faultline::EvidenceJsonLines(*r->rs, r->scan);
-    }
+    std::call_once(r->jsonl_once, [r] { r->jsonl = faultline::EvidenceJsonLines(*r->rs, r->scan); });
   } catch (...) {
     return FL_ERR_NOMEM;
   }
@@ -491,24 +592,6 @@ FL_API fl_status fl_report_evidence_jsonl(const fl_report* r, const char** jsonl
 
 FL_API fl_status fl_report_signal_hits_json(const fl_report* r, const char** json, size_t* len) {
   if (!r || !json) return FL_ERR_INVALID_ARG;
-  try {
-    fl_report* mr = const_cast<fl_report*>(r);
-    if (mr->hits_json.empty()) {
-      std::string out = "{";
-      bool first = true;
-      for (const auto& [id, n] : r->scan.signal_hits) {
-        const auto& si = r->rs->signal(id);
-        if (!first) out += ',';
-        first = false;
-        faultline::AppendJsonString(out, StrCat(si.rule->id()->string_view(), "/", si.signal->id()->string_view()));
-        out += StrCat(":", n);
-      }
-      out += "}";
-      mr->hits_json = std::move(out);
-    }
-  } catch (...) {
-    return FL_ERR_NOMEM;
-  }
   *json = r->hits_json.c_str();
   if (len) *len = r->hits_json.size();
   return FL_OK;

@@ -724,6 +724,28 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
       inc.missing_facts.push_back(FillTemplate(rule->missing_fact()->str(), vars));
     }
     inc.timeline = inc.initiating;
+    // A finding that a seen event explains (a loss spike after Megatron's
+    // hardware-fault verdict) is that event's collateral, not its own story.
+    for (Incident& host_inc : d.incidents) {
+      if (!host_inc.detector.empty()) continue;
+      double min_lag, max_lag;
+      if (!edge(host_inc.rule, inc.rule, &min_lag, &max_lag)) continue;
+      if (host_inc.time_us != kNoTime && f.time_us != kNoTime) {
+        double lag = static_cast<double>(f.time_us - host_inc.time_us) / 1e6;
+        if (lag < min_lag || lag > max_lag) continue;
+      }
+      Collateral co;
+      co.rule = inc.rule;
+      co.count = 1;
+      if (f.rank >= 0) co.ranks.push_back(f.rank);
+      if (!inc.host.empty()) co.hosts.push_back(inc.host);
+      co.first_time_us = co.last_time_us = f.time_us;
+      if (!inc.initiating.empty()) co.sample = inc.initiating.back();
+      else if (!host_inc.initiating.empty()) co.sample = host_inc.initiating.front();
+      host_inc.collateral.push_back(std::move(co));
+      host_inc.explanation += StrCat("Detector ", f.detector, " agrees: ", f.detail, ". ");
+      return;
+    }
     d.incidents.push_back(std::move(inc));
   };
   bool log_incidents = !d.incidents.empty();

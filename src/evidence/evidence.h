@@ -20,6 +20,9 @@ namespace faultline {
 
 inline constexpr int64_t kNoTime = std::numeric_limits<int64_t>::min();
 inline constexpr size_t kMaxEvidenceText = 4096;
+// A line without a timestamp inherits the nearest stamped line's time when
+// that line starts at most this many bytes before it (whatever the chunking).
+inline constexpr uint64_t kInheritWindow = 8 << 10;
 
 struct Evidence {
   uint32_t source = 0;        // index into ScanResult::sources
@@ -36,6 +39,9 @@ struct Evidence {
   uint32_t rule = 0;          // rule index in the ruleset
   uint32_t signal = 0;        // global signal id
   std::string text;           // valid UTF-8, at most kMaxEvidenceText bytes
+  // No timestamp on the line nor before it in what this scan saw: a scan of
+  // a byte range leaves it to the merge to inherit from the range before.
+  bool needs_prev_time = false;
   std::vector<std::pair<std::string, std::string>> fields;  // named captures
 
   const std::string* Field(std::string_view name) const {
@@ -70,6 +76,10 @@ struct SourceSummary {
   // reference for placing year-less stamps (syslog, glog).
   int64_t dated_us = kNoTime;
   bool failed = false;
+  // The byte range scanned, for ScanRange; both 0 for a whole source.
+  uint64_t range_begin = 0, range_end = 0;
+  // Start offset of the line that gave last_time_us (-1 when none).
+  int64_t last_time_offset = -1;
 };
 
 // Streaming per-rank statistics from progress lines.

@@ -26,6 +26,7 @@
 
 #include "util/strings.h"
 #include "attribution/attribution.h"
+#include "evidence/finalize.h"
 #include "scan/line_format.h"
 #include "simdjson.h"
 #include "util/status_macros.h"
@@ -33,7 +34,7 @@
 namespace faultline {
 namespace {
 
-constexpr size_t kContextBefore = 8 << 10;    // bytes before a match line kept for inherited times
+constexpr size_t kContextBefore = kInheritWindow;  // bytes before a match line kept for inherited times
 constexpr size_t kConfirmWindow = 64 << 10;   // RE2 runs on at most this much of a huge line
 constexpr size_t kEdgeWindow = 8 << 10;       // chunk head/tail kept for first/last times
 constexpr size_t kMaxHsLength = 0xF0000000u;  // hs_scan takes an unsigned length
@@ -89,6 +90,8 @@ struct ChunkOut {
   bool ends_with_newline = true;
   std::string head, tail;
   int64_t first_time_us = kNoTime, last_time_us = kNoTime;
+  int64_t last_time_offset = -1;  // start of the line that gave last_time_us
+  uint64_t base_offset = 0;       // absolute offset of the chunk
   int64_t dated_us = kNoTime;  // first stamp with its own year
   std::optional<int64_t> monotonic_anchor_us;
   bool faulted = false;
@@ -169,6 +172,7 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
     return a.line_start != b.line_start ? a.line_start < b.line_start : a.id < b.id;
   });
   out.bytes = len;
+  out.base_offset = abs_offset;
   out.ends_with_newline = len == 0 || base[len - 1] == '\n';
   out.newlines = CountNewlines(base, len);
   out.head.assign(base, std::min(len, kEdgeWindow));
@@ -244,6 +248,7 @@ struct Scanner::Impl {
     uint64_t lines = 0;
     bool last_ended_newline = true;
     int64_t last_time_us = kNoTime;
+    int64_t last_time_offset = -1;
     TimeSource last_time_source = TimeSource::kNone;
     std::vector<Evidence> kept;
     std::map<uint32_t, uint64_t> rule_seen;
@@ -411,13 +416,15 @@ struct Scanner::Impl {
     out.first_time_us = first_time(out.head);
     std::string_view tail = out.tail;
     if (!tail.empty() && tail.back() == '\n') tail.remove_suffix(1);
-    for (int k = 0; k < 64 && !tail.empty(); ++k) {
+    const uint64_t tail_start = out.base_offset + out.bytes - out.tail.size();
+    while (!tail.empty()) {
       size_t nl = tail.rfind('\n');
       if (nl == std::string_view::npos && out.tail.size() >= kEdgeWindow) break;  // partial
       std::string_view l = nl == std::string_view::npos ? tail : tail.substr(nl + 1);
       LineView v = SplitLine(l, st.format, st.tctx);
       if (v.time && v.time->wall_us) {
         out.last_time_us = *v.time->wall_us;
+        out.last_time_offset = static_cast<int64_t>(tail_start + (nl == std::string_view::npos ? 0 : nl + 1));
         if (v.time->monotonic_s) {
           out.monotonic_anchor_us =
               *v.time->wall_us - static_cast<int64_t>(*v.time->monotonic_s * 1e6);
@@ -439,6 +446,7 @@ struct Scanner::Impl {
       PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits);
       out.newlines = CountNewlines(data, len);
       out.bytes = len;
+      out.base_offset = abs_offset;
       out.ends_with_newline = len == 0 || data[len - 1] == '\n';
       for (Pending& p : out.pending) {
         // Map the message back to its original line.
@@ -470,9 +478,14 @@ struct Scanner::Impl {
     for (size_t i = 0; i < out.evidence.size(); ++i) {
       Evidence& ev = out.evidence[i];
       ev.line = base_line + ev.line;
-      if (out.needs_prev_time[i] && ev.time_us == kNoTime && st.last_time_us != kNoTime) {
-        ev.time_us = st.last_time_us;
-        ev.time_source = TimeSource::kInherited;
+      if (out.needs_prev_time[i] && ev.time_us == kNoTime) {
+        if (st.last_time_us == kNoTime) {
+          ev.needs_prev_time = true;  // a range scan: the merge may know
+        } else if (st.last_time_offset >= 0 &&
+                   static_cast<uint64_t>(st.last_time_offset) + kInheritWindow >= ev.offset) {
+          ev.time_us = st.last_time_us;
+          ev.time_source = TimeSource::kInherited;
+        }
       }
       Keep(st, std::move(ev));
     }
@@ -487,6 +500,8 @@ struct Scanner::Impl {
     if (out.last_time_us != kNoTime) {
       sum.last_time_us = out.last_time_us;
       st.last_time_us = out.last_time_us;
+      st.last_time_offset = out.last_time_offset;
+      sum.last_time_offset = out.last_time_offset;
     }
     if (out.monotonic_anchor_us && !sum.monotonic_anchor_us) {
       sum.monotonic_anchor_us = out.monotonic_anchor_us;
@@ -1060,6 +1075,8 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
   // Line numbers continue from the range's first line.
   st.last_ended_newline = true;
   m.result.sources[src].bytes = 0;
+  m.result.sources[src].range_begin = begin;
+  m.result.sources[src].range_end = end;
   std::vector<std::unique_ptr<Impl::Task>> tasks;
   uint64_t pos = begin;
   while (pos < end) {
@@ -1165,66 +1182,7 @@ ScanResult Scanner::Finish() {
   std::stable_sort(r.evidence.begin(), r.evidence.end(), [](const Evidence& a, const Evidence& b) {
     return a.source != b.source ? a.source < b.source : a.offset < b.offset;
   });
-  // Kernel monotonic stamps: anchor to wall time from the same source, else
-  // from another source of the same host.
-  std::map<std::string, int64_t> host_anchor;
-  for (const SourceSummary& s : r.sources) {
-    if (s.monotonic_anchor_us && !s.host.empty()) host_anchor.emplace(s.host, *s.monotonic_anchor_us);
-  }
-  for (Evidence& ev : r.evidence) {
-    if (ev.time_us != kNoTime || !ev.monotonic_s) continue;
-    const SourceSummary& s = r.sources[ev.source];
-    std::optional<int64_t> anchor = s.monotonic_anchor_us;
-    if (!anchor && !ev.host.empty()) {
-      auto it = host_anchor.find(ev.host);
-      if (it != host_anchor.end()) anchor = it->second;
-    }
-    if (anchor) {
-      ev.time_us = *anchor + static_cast<int64_t>(*ev.monotonic_s * 1e6);
-      ev.time_source = TimeSource::kMonotonicAnchored;
-    }
-  }
-  // Year-less stamps (syslog, glog): pick the year that puts them nearest the
-  // job's dated evidence, which handles a December-to-January run.
-  std::vector<int64_t> dated;
-  for (const Evidence& ev : r.evidence) {
-    if (ev.time_us != kNoTime && ev.time_source == TimeSource::kParsed) dated.push_back(ev.time_us);
-  }
-  for (const SourceSummary& s : r.sources) {
-    if (s.dated_us != kNoTime) dated.push_back(s.dated_us);
-  }
-  if (!dated.empty()) {
-    std::nth_element(dated.begin(), dated.begin() + dated.size() / 2, dated.end());
-    int64_t ref = dated[dated.size() / 2];
-    auto shift_years = [](int64_t us, int k) {
-      time_t t = static_cast<time_t>(us / 1000000);
-      int64_t frac = us % 1000000;
-      struct tm tm;
-      gmtime_r(&t, &tm);
-      tm.tm_year += k;
-      return static_cast<int64_t>(timegm(&tm)) * 1000000 + frac;
-    };
-    for (Evidence& ev : r.evidence) {
-      if (ev.time_source != TimeSource::kInferredYear || ev.time_us == kNoTime) continue;
-      int64_t best = ev.time_us;
-      for (int k = -3; k <= 3; ++k) {
-        int64_t cand = shift_years(ev.time_us, k);
-        if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
-      }
-      ev.time_us = best;
-    }
-    for (SourceSummary& s : r.sources) {
-      for (int64_t* t : {&s.first_time_us, &s.last_time_us}) {
-        if (*t == kNoTime || s.dated_us != kNoTime) continue;
-        int64_t best = *t;
-        for (int k = -3; k <= 3; ++k) {
-          int64_t cand = shift_years(*t, k);
-          if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
-        }
-        *t = best;
-      }
-    }
-  }
+  FinalizeTimes(r);
   for (const SourceSummary& s : r.sources) {
     r.bytes += s.bytes;
     r.lines += s.lines;

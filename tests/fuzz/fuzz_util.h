@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "evidence/evidence.h"
 #include "ruleset/ruleset.h"
 
 namespace faultline::fuzz {
@@ -105,6 +106,56 @@ inline bool IsValidUtf8(std::string_view s) {
     i += n;
   }
   return true;
+}
+
+
+// Invariants every scan result keeps, whatever the input. `stream`, when
+// given, is the whole of source 0's bytes: line numbers and offsets of its
+// evidence are then checked exactly.
+inline void CheckScanResult(const Ruleset& rs, const ScanResult& r,
+                            std::string_view stream = {}, bool have_stream = false) {
+  FL_FUZZ_CHECK(r.evidence.size() <= r.matches, "more evidence than matches");
+  uint64_t sum = 0;
+  for (const auto& [id, n] : r.signal_hits) {
+    FL_FUZZ_CHECK(id < rs.signal_count(), "signal id out of range");
+    sum += n;
+  }
+  FL_FUZZ_CHECK(sum == r.matches, "signal hits do not add up to matches");
+  for (size_t i = 0; i < r.evidence.size(); ++i) {
+    const Evidence& ev = r.evidence[i];
+    FL_FUZZ_CHECK(ev.source < r.sources.size(), "evidence source out of range");
+    FL_FUZZ_CHECK(ev.rule < rs.rule_count(), "evidence rule out of range");
+    FL_FUZZ_CHECK(ev.signal < rs.signal_count(), "evidence signal out of range");
+    FL_FUZZ_CHECK(rs.signal(ev.signal).rule_index == ev.rule, "signal of another rule");
+    FL_FUZZ_CHECK(ev.line >= 1, "line 0");
+    FL_FUZZ_CHECK(ev.text.size() <= kMaxEvidenceText, "evidence text too long");
+    FL_FUZZ_CHECK(IsValidUtf8(ev.text), ev.text);
+    for (const auto& [k, v] : ev.fields) {
+      FL_FUZZ_CHECK(IsValidUtf8(v), v);
+      FL_FUZZ_CHECK(v.size() <= kMaxEvidenceText, "capture too long");
+    }
+    if (i > 0) {
+      const Evidence& p = r.evidence[i - 1];
+      FL_FUZZ_CHECK(p.source < ev.source || (p.source == ev.source && p.offset <= ev.offset),
+                    "evidence out of order");
+    }
+    if (have_stream && ev.source == 0) {
+      FL_FUZZ_CHECK(ev.offset < stream.size() || (ev.offset == 0 && stream.empty()),
+                    "offset past the end");
+      FL_FUZZ_CHECK(ev.offset == 0 || stream[ev.offset - 1] == '\n', "offset not at a line start");
+      uint64_t nl = 0;
+      for (size_t k = 0; k < ev.offset; ++k) nl += stream[k] == '\n';
+      FL_FUZZ_CHECK(ev.line == nl + 1, "wrong line number");
+    }
+  }
+  if (have_stream && !r.sources.empty()) {
+    const SourceSummary& s = r.sources[0];
+    FL_FUZZ_CHECK(s.bytes == stream.size(), "byte count");
+    uint64_t nl = 0;
+    for (char c : stream) nl += c == '\n';
+    uint64_t lines = nl + (!stream.empty() && stream.back() != '\n' ? 1 : 0);
+    FL_FUZZ_CHECK(s.lines == lines, "line count");
+  }
 }
 
 }  // namespace faultline::fuzz

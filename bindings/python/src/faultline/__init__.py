@@ -1,0 +1,103 @@
+"""faultline: diagnose GPU training and inference failures from their logs.
+
+>>> import faultline
+>>> report = faultline.diagnose("/archive/job-1234/")
+>>> report.primary.rule, report.primary.rank, report.primary.host
+('xid-79-fallen-off-bus', 3, 'node017')
+
+The binding sits on libfaultline's C ABI (``faultline.h``) through ctypes.
+Set ``FAULTLINE_LIBRARY=/path/to/libfaultline.so`` to use another build of
+the library than the one bundled in the package.
+"""
+
+from __future__ import annotations
+
+from . import _ffi
+from ._errors import (
+    BufferTooSmallError,
+    BusyError,
+    CancelledError,
+    Error,
+    FaultlineIOError,
+    InternalError,
+    InvalidArgumentError,
+    NoMemoryError,
+    NotFoundError,
+    ParseError,
+    RulesetError,
+    RulesetVersionError,
+)
+from ._report import (
+    Collateral,
+    Evidence,
+    Ignored,
+    Incident,
+    Initiating,
+    InputError,
+    InputSummary,
+    JobWindow,
+    Report,
+    RulesetInfo,
+    Totals,
+)
+from ._rules import Ruleset, RuleSummary, compile_rules, rule, rule_text, rules
+from ._session import Session, Stream, diagnose
+from ._time import to_us as _to_us
+
+#: The version of this Python package (it tracks the C library's).
+__version__ = "0.1.0"
+
+
+def library_version() -> str:
+    """The loaded libfaultline's version string ("MAJOR.MINOR.PATCH")."""
+    return _ffi.LIBRARY_VERSION
+
+
+def library_path() -> str:
+    """Where the loaded libfaultline came from."""
+    return _ffi.LIBRARY_PATH
+
+
+def parse_time(text: str) -> int:
+    """An RFC 3339 time or epoch seconds as microseconds UTC (the library's parser)."""
+    return _to_us(text)
+
+
+__all__ = [
+    "BufferTooSmallError",
+    "BusyError",
+    "CancelledError",
+    "Collateral",
+    "Error",
+    "Evidence",
+    "FaultlineIOError",
+    "Ignored",
+    "Incident",
+    "Initiating",
+    "InputError",
+    "InputSummary",
+    "InternalError",
+    "InvalidArgumentError",
+    "JobWindow",
+    "NoMemoryError",
+    "NotFoundError",
+    "ParseError",
+    "Report",
+    "RuleSummary",
+    "Ruleset",
+    "RulesetError",
+    "RulesetInfo",
+    "RulesetVersionError",
+    "Session",
+    "Stream",
+    "Totals",
+    "__version__",
+    "compile_rules",
+    "diagnose",
+    "library_path",
+    "library_version",
+    "parse_time",
+    "rule",
+    "rule_text",
+    "rules",
+]

@@ -1,0 +1,235 @@
+"""Jupyter HTML view and the matplotlib timeline of a report."""
+
+from __future__ import annotations
+
+import html
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
+
+from ._report import Collateral, Evidence, format_ranks
+from ._time import from_us
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.axes import Axes
+
+    from ._report import Report
+
+_E = html.escape
+
+_CSS = (
+    "<style>"
+    ".faultline-report table{border-collapse:collapse;font-size:0.92em;text-align:left}"
+    ".faultline-report th{vertical-align:top;padding:2px 10px 2px 0;white-space:nowrap;color:#555}"
+    ".faultline-report td{vertical-align:top;padding:2px 0;text-align:left}"
+    ".faultline-report code.fl-line{white-space:pre-wrap;word-break:break-all;font-size:0.9em}"
+    ".faultline-report .fl-title{font-weight:bold;color:#b00020}"
+    "</style>"
+)
+
+
+def _t(dt: Optional[datetime]) -> str:
+    if dt is None:
+        return "unknown time"
+    return dt.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f UTC")
+
+
+def _ev_html(e: Evidence, width: int = 400) -> str:
+    text = e.text if len(e.text) <= width else e.text[: width - 1] + "\u2026"
+    return f"<div><small>{_E(e.location)}</small><br><code class='fl-line'>{_E(text)}</code></div>"
+
+
+def _where(rank: Optional[int], host: Optional[str], gpu: Optional[str]) -> str:
+    parts = []
+    if rank is not None:
+        parts.append(f"rank {rank}")
+    if host:
+        parts.append(f"on {host}")
+    if gpu:
+        parts.append(f"GPU {gpu}")
+    return " ".join(parts) or "unknown rank and host"
+
+
+def _coll_html(c: Collateral) -> str:
+    when = f", first at {_t(c.first_time)}" if c.first_time else ""
+    return f"<li>{_E(c.summary())}{_E(when)}</li>"
+
+
+def report_html(report: "Report", max_evidence: int = 3, max_collateral: int = 5) -> str:
+    rows: List[str] = []
+
+    def row(k: str, v_html: str) -> None:
+        rows.append(f"<tr><th>{_E(k)}</th><td>{v_html}</td></tr>")
+
+    p = report.primary
+    if p is None:
+        row("diagnosis", "<i>no failure signature in the catalog applies</i>")
+    else:
+        row(
+            "diagnosis",
+            f"<span class='fl-title'>{_E(p.title)}</span> <code>{_E(p.rule)}</code>"
+            f" &middot; confidence {p.confidence:.0%}",
+        )
+        row("reference", _E(p.reference))
+        where = _where(p.rank, p.host, p.gpu) + f", at {_t(p.time)}"
+        if p.inferred:
+            where += " (inferred: no initiating line seen)"
+        row("initiating", _E(where))
+        evs = p.initiating.evidence
+        if evs:
+            more = len(evs) - max_evidence
+            body = "".join(_ev_html(e) for e in evs[:max_evidence])
+            if more > 0:
+                body += f"<div><small>+{more} more</small></div>"
+            row("evidence", body)
+        if p.collateral:
+            items = "".join(_coll_html(c) for c in p.collateral[:max_collateral])
+            more = len(p.collateral) - max_collateral
+            if more > 0:
+                items += f"<li>+{more} more cluster(s)</li>"
+            row(f"collateral ({p.collateral_count} lines)", f"<ul style='margin:0;padding-left:1.2em'>{items}</ul>")
+        if p.fix:
+            row("fix", _E(p.fix))
+        if p.verify:
+            row("verify", f"<code>{_E(p.verify)}</code>")
+        if p.missing_facts:
+            row(
+                "missing facts",
+                "<ul style='margin:0;padding-left:1.2em'>"
+                + "".join(f"<li>{_E(m)}</li>" for m in p.missing_facts)
+                + "</ul>",
+            )
+        others = report.incidents[1:]
+        if others:
+            row(
+                "other incidents",
+                "<ul style='margin:0;padding-left:1.2em'>"
+                + "".join(
+                    f"<li>{_E(i.title)} <code>{_E(i.rule)}</code> ({i.confidence:.0%}, "
+                    f"{_E(_where(i.rank, i.host, i.gpu))})</li>"
+                    for i in others
+                )
+                + "</ul>",
+            )
+    inp = report.input
+    summary = f"{inp.sources} source(s), {inp.lines:,} lines, {inp.bytes:,} bytes"
+    if inp.ranks is not None:
+        summary += f", {inp.ranks} rank(s)"
+    if inp.hosts is not None:
+        summary += f", {inp.hosts} host(s)"
+    if inp.seconds:
+        summary += f", scanned in {inp.seconds:.3f} s"
+    row("input", _E(summary))
+    if inp.errors:
+        row(
+            "input errors",
+            "<ul style='margin:0;padding-left:1.2em'>"
+            + "".join(f"<li>{_E(e.message or e.source)}</li>" for e in inp.errors)
+            + "</ul>",
+        )
+    if report.ignored:
+        row(
+            "ignored",
+            _E("; ".join(f"{g.count} x {g.rule} ({g.reason})" for g in report.ignored)),
+        )
+    jw = report.job_window
+    if jw.start or jw.end:
+        row("job window", _E(f"{_t(jw.start)} .. {_t(jw.end)}"))
+    head = "faultline &middot; primary diagnosis" if p is not None else "faultline"
+    return (
+        f"{_CSS}<div class='faultline-report'><table>"
+        f"<thead><tr><th colspan='2' style='font-size:1.05em;color:#000'>{head}</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def plot_timeline(
+    report: "Report",
+    ax: Optional["Axes"] = None,
+    annotate: bool = True,
+    max_points: int = 200_000,
+) -> "Axes":
+    try:
+        import matplotlib.dates as mdates
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("faultline: plot_timeline needs matplotlib: pip install 'faultline[plot]'") from e
+    from ._frames import evidence_columns
+
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(10, 4.5))
+    cols = evidence_columns(report)
+    groups: Dict[str, Dict[str, List[Any]]] = {}
+    unknown_rank = -1
+    for us, rank, rule, role in zip(cols["time"], cols["rank"], cols["rule"], cols["role"]):
+        t = from_us(us)
+        if t is None:
+            continue
+        key = role if role != "other" else rule
+        g = groups.setdefault(key, {"x": [], "y": [], "role": [role]})
+        g["x"].append(t)
+        g["y"].append(unknown_rank if rank is None else rank)
+    # Subsample the background only; never the initiating or collateral lines.
+    total = sum(len(g["x"]) for g in groups.values())
+    step = max(1, total // max_points) if total > max_points else 1
+
+    p = report.primary
+    if p is not None:
+        for c in p.collateral:
+            if c.first_time is not None:
+                end = c.last_time or c.first_time
+                ax.axvspan(c.first_time, end, color="tab:orange", alpha=0.12, lw=0)
+    palette = ["tab:blue", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray"]
+    k = 0
+    for key in sorted(groups, key=lambda s: (s in ("initiating", "collateral"), s)):
+        g = groups[key]
+        role = g["role"][0]
+        if role == "initiating":
+            ax.scatter(g["x"], g["y"], marker="*", s=260, color="tab:red", edgecolor="black",
+                       linewidths=0.6, zorder=5, label=f"initiating: {p.rule if p else key}")
+        elif role == "collateral":
+            ax.scatter(g["x"], g["y"], marker="X", s=40, color="tab:orange", alpha=0.85, zorder=4,
+                       label=("collateral: " + ", ".join(sorted({c.rule for c in p.collateral}))) if p else key)
+        else:
+            xs, ys = g["x"][::step], g["y"][::step]
+            ax.scatter(xs, ys, marker=".", s=14, color=palette[k % len(palette)], alpha=0.6, zorder=3, label=key)
+            k += 1
+    if annotate and p is not None:
+        x: Optional[datetime] = p.time
+        y: Optional[int] = p.rank
+        ev = p.initiating.evidence
+        if ev:
+            x = ev[0].time or x
+            y = ev[0].rank if ev[0].rank is not None else y
+        if x is not None:
+            where = _where(p.rank, p.host, p.gpu)
+            label = f"{p.title}\n{where}\n{x.astimezone(timezone.utc):%H:%M:%S} UTC"
+            if p.inferred:
+                label += " (inferred)"
+            yy = unknown_rank if y is None else y
+            ax.annotate(label, xy=(x, yy), xytext=(12, 18), textcoords="offset points", fontsize=8,
+                        bbox={"boxstyle": "round", "fc": "white", "ec": "tab:red", "alpha": 0.9},
+                        arrowprops={"arrowstyle": "->", "color": "tab:red"}, zorder=6)
+    ax.set_xlabel("time (UTC)")
+    ax.set_ylabel("rank")
+    ranks = [r for r in cols["rank"] if r is not None]
+    if ranks and max(ranks) < 64:
+        ax.set_yticks(sorted(set(ranks) | ({unknown_rank} if None in cols["rank"] else set())))
+    if None in cols["rank"]:
+        from matplotlib.ticker import FuncFormatter
+
+        def _rank_label(v: float, _pos: Any) -> str:
+            if v == unknown_rank:
+                return "?"
+            return str(int(v)) if float(v).is_integer() and v >= 0 else ""
+
+        ax.yaxis.set_major_formatter(FuncFormatter(_rank_label))
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M:%S", tz=timezone.utc))
+    title = "faultline timeline"
+    if p is not None:
+        title += f": {p.rule}"
+    ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    if groups:
+        ax.legend(loc="best", fontsize=7, framealpha=0.8)
+    return ax

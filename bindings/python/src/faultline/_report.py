@@ -1,0 +1,592 @@
+"""The report: dataclasses mirroring contracts/report.schema.json, and
+:class:`Report`, which owns an ``fl_report`` handle."""
+
+from __future__ import annotations
+
+import copy
+import ctypes
+import json
+import weakref
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Tuple
+
+from . import _errors, _ffi
+from ._time import format_rfc3339, from_us, parse_rfc3339
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas
+    from matplotlib.axes import Axes
+
+#: How many evidence views one fl_report_evidence() call copies.
+EVIDENCE_BATCH = 4096
+
+
+# ---- Dataclasses -------------------------------------------------------------
+
+
+@dataclass
+class Evidence:
+    """One matched line (the schema's ``evidence`` object)."""
+
+    source: str
+    line: int
+    offset: int
+    time: Optional[datetime]
+    rank: Optional[int]
+    host: Optional[str]
+    rule: str
+    signal: str
+    text: str
+    time_source: str = "none"
+    fields: Dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Evidence":
+        return cls(
+            source=d["source"],
+            line=d["line"],
+            offset=d["offset"],
+            time=parse_rfc3339(d.get("time")),
+            rank=d.get("rank"),
+            host=d.get("host"),
+            rule=d["rule"],
+            signal=d["signal"],
+            text=d["text"],
+            time_source=d.get("time_source", "none"),
+            fields=dict(d.get("fields") or {}),
+        )
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {
+            "source": self.source,
+            "line": self.line,
+            "offset": self.offset,
+            "time": format_rfc3339(self.time),
+            "time_source": self.time_source,
+            "rank": self.rank,
+            "host": self.host,
+            "rule": self.rule,
+            "signal": self.signal,
+            "text": self.text,
+            "fields": dict(self.fields),
+        }
+
+    @property
+    def location(self) -> str:
+        """``source:line``."""
+        return f"{self.source}:{self.line}"
+
+
+def _evs(items: Optional[List[Dict[str, Any]]]) -> List[Evidence]:
+    return [Evidence.from_dict(e) for e in (items or [])]
+
+
+@dataclass
+class Initiating:
+    """Where the initiating failure happened, and the lines that show it."""
+
+    rank: Optional[int]
+    host: Optional[str]
+    time: Optional[datetime]
+    evidence: List[Evidence] = field(default_factory=list)
+    gpu: Optional[str] = None
+    inferred: bool = False
+    suspects: List[Any] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Initiating":
+        return cls(
+            rank=d.get("rank"),
+            host=d.get("host"),
+            time=parse_rfc3339(d.get("time")),
+            evidence=_evs(d.get("evidence")),
+            gpu=d.get("gpu"),
+            inferred=bool(d.get("inferred", False)),
+            suspects=list(d.get("suspects") or []),
+        )
+
+
+@dataclass
+class Collateral:
+    """A cluster of symptoms the initiating failure explains."""
+
+    rule: str
+    count: int
+    ranks: List[int]
+    first_time: Optional[datetime]
+    sample: Evidence
+    reference: Optional[str] = None
+    hosts: List[str] = field(default_factory=list)
+    last_time: Optional[datetime] = None
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Collateral":
+        return cls(
+            rule=d["rule"],
+            count=d["count"],
+            ranks=list(d.get("ranks") or []),
+            first_time=parse_rfc3339(d.get("first_time")),
+            sample=Evidence.from_dict(d["sample"]),
+            reference=d.get("reference"),
+            hosts=list(d.get("hosts") or []),
+            last_time=parse_rfc3339(d.get("last_time")),
+        )
+
+    def summary(self) -> str:
+        """"15 x nccl-watchdog-timeout on ranks 0-1, 3-15 (2 hosts)"."""
+        s = f"{self.count} x {self.rule}"
+        if self.ranks:
+            s += f" on ranks {format_ranks(self.ranks)}"
+        if self.hosts:
+            s += f" ({len(self.hosts)} host{'s' if len(self.hosts) != 1 else ''})"
+        return s
+
+
+@dataclass
+class Incident:
+    """One diagnosis. ``Report.incidents[0]`` is the primary one."""
+
+    rule: str
+    reference: str
+    title: str
+    category: str
+    confidence: float
+    initiating: Initiating
+    collateral: List[Collateral]
+    fix: str
+    verify: str
+    missing_facts: List[str]
+    explanation: str
+    layer: Optional[str] = None
+    timeline: List[Evidence] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Incident":
+        return cls(
+            rule=d["rule"],
+            reference=d["reference"],
+            title=d["title"],
+            category=d["category"],
+            confidence=float(d["confidence"]),
+            initiating=Initiating.from_dict(d.get("initiating") or {}),
+            collateral=[Collateral.from_dict(c) for c in d.get("collateral") or []],
+            fix=d.get("fix", ""),
+            verify=d.get("verify", ""),
+            missing_facts=list(d.get("missing_facts") or []),
+            explanation=d.get("explanation", ""),
+            layer=d.get("layer"),
+            timeline=_evs(d.get("timeline")),
+        )
+
+    # Shortcuts to the initiating side.
+    @property
+    def rank(self) -> Optional[int]:
+        return self.initiating.rank
+
+    @property
+    def host(self) -> Optional[str]:
+        return self.initiating.host
+
+    @property
+    def gpu(self) -> Optional[str]:
+        return self.initiating.gpu
+
+    @property
+    def time(self) -> Optional[datetime]:
+        return self.initiating.time
+
+    @property
+    def inferred(self) -> bool:
+        return self.initiating.inferred
+
+    @property
+    def collateral_count(self) -> int:
+        return sum(c.count for c in self.collateral)
+
+
+@dataclass
+class Ignored:
+    """Evidence that matched but was not used, with why."""
+
+    rule: str
+    reason: str
+    count: int
+    sample: Evidence
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Ignored":
+        return cls(d["rule"], d["reason"], d["count"], Evidence.from_dict(d["sample"]))
+
+
+@dataclass
+class JobWindow:
+    start: Optional[datetime]
+    end: Optional[datetime]
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "JobWindow":
+        return cls(parse_rfc3339(d.get("start")), parse_rfc3339(d.get("end")))
+
+
+@dataclass
+class InputError:
+    """A source that could not be read."""
+
+    source: str
+    message: str
+    status: Optional[str] = None
+
+
+@dataclass
+class InputSummary:
+    sources: int
+    bytes: int
+    lines: int
+    seconds: float
+    ranks: Optional[int] = None
+    hosts: Optional[int] = None
+    matches: Optional[int] = None
+    evidence: Optional[int] = None
+    errors: List[InputError] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "InputSummary":
+        return cls(
+            sources=d.get("sources", 0),
+            bytes=d.get("bytes", 0),
+            lines=d.get("lines", 0),
+            seconds=float(d.get("seconds", 0.0)),
+            ranks=d.get("ranks"),
+            hosts=d.get("hosts"),
+            matches=d.get("matches"),
+            evidence=d.get("evidence"),
+            errors=[
+                InputError(e.get("source", ""), e.get("message", ""), e.get("status"))
+                for e in d.get("errors") or []
+            ],
+        )
+
+
+@dataclass
+class RulesetInfo:
+    name: str
+    version: str
+    rules: int
+
+
+@dataclass
+class Totals:
+    """fl_report_totals."""
+
+    sources: int
+    bytes: int
+    lines: int
+    seconds: float
+    evidence: int
+    matches: int
+    incidents: int
+    errors: int
+
+
+def format_ranks(ranks: List[int]) -> str:
+    """[0, 1, 3, 4, 5, 9] -> "0-1, 3-5, 9"."""
+    rs = sorted(set(ranks))
+    out: List[str] = []
+    i = 0
+    while i < len(rs):
+        j = i
+        while j + 1 < len(rs) and rs[j + 1] == rs[j] + 1:
+            j += 1
+        out.append(str(rs[i]) if i == j else f"{rs[i]}-{rs[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+# ---- Views -> Python ----------------------------------------------------------
+
+
+def evidence_from_view(v: _ffi.EvidenceView, strs: Optional[Dict[int, str]] = None) -> Evidence:
+    """Copies one borrowed view. ``strs`` caches the low-cardinality strings by
+    address; only pass it when every view comes from one living report."""
+
+    def s(addr: Optional[int]) -> Optional[str]:
+        if not addr:
+            return None
+        if strs is None:
+            return ctypes.string_at(addr).decode("utf-8", "replace")
+        r = strs.get(addr)
+        if r is None:
+            r = strs[addr] = ctypes.string_at(addr).decode("utf-8", "replace")
+        return r
+
+    fj = v.fields_json
+    return Evidence(
+        source=s(v.source) or "",
+        line=v.line,
+        offset=v.offset,
+        time=from_us(v.time_us),
+        rank=None if v.rank < 0 else v.rank,
+        host=s(v.host),
+        rule=s(v.rule) or "",
+        signal=s(v.signal) or "",
+        text=(v.text or b"").decode("utf-8", "replace"),
+        time_source=s(v.time_source) or "none",
+        fields={} if not fj or fj == b"{}" else json.loads(fj),
+    )
+
+
+class _ReportHandle:
+    """Owns one fl_report*; freed by close() or, failing that, by the GC."""
+
+    def __init__(self, ptr: int) -> None:
+        self.ptr: Optional[int] = ptr
+        self._finalizer = weakref.finalize(self, _ffi.lib.fl_report_free, ptr)
+
+    def get(self) -> int:
+        if self.ptr is None:
+            raise _errors.InvalidArgumentError("the report is closed", _ffi.FL_ERR_INVALID_ARG)
+        return self.ptr
+
+    def close(self) -> None:
+        self.ptr = None
+        self._finalizer()
+
+
+# ---- Report -------------------------------------------------------------------
+
+
+class Report:
+    """A diagnosis: what :func:`faultline.diagnose` and :meth:`Session.finish`
+    return.
+
+    The schema's parts are dataclasses (``incidents``, ``ignored``,
+    ``job_window``, ``input``); every evidence record kept is in
+    ``evidence``, pulled from the library in batches the first time it is
+    read. ``close()`` (or ``with``) frees the native report early; what was
+    already read stays usable.
+    """
+
+    def __init__(
+        self,
+        data: Dict[str, Any],
+        *,
+        _handle: Optional[_ReportHandle] = None,
+        evidence: Optional[List[Evidence]] = None,
+    ) -> None:
+        self._data = data
+        self._handle = _handle
+        self._evidence: Optional[List[Evidence]] = evidence
+        self._text: Optional[str] = None
+        self.faultline_version: str = data.get("faultline_version", "")
+        rs = data.get("ruleset") or {}
+        self.ruleset = RulesetInfo(rs.get("name", ""), rs.get("version", ""), rs.get("rules", 0))
+        self.input = InputSummary.from_dict(data.get("input") or {})
+        self.job_window = JobWindow.from_dict(data.get("job_window") or {})
+        self.incidents: List[Incident] = [Incident.from_dict(i) for i in data.get("incidents") or []]
+        self.ignored: List[Ignored] = [Ignored.from_dict(i) for i in data.get("ignored") or []]
+        #: host -> {"seconds": ..., "source": "user" | "derived"...} as the report has it.
+        self.clock_offsets: Dict[str, Any] = dict(data.get("clock_offsets") or {})
+
+    # -- construction ----------------------------------------------------------
+
+    @classmethod
+    def _from_handle(cls, ptr: int) -> "Report":
+        h = _ReportHandle(ptr)
+        js, n = ctypes.c_void_p(), ctypes.c_size_t()
+        rc = _ffi.lib.fl_report_json(ptr, ctypes.byref(js), ctypes.byref(n))
+        if rc != _ffi.FL_OK:
+            h.close()
+            _errors.raise_status(rc, "fl_report_json failed")
+        data = json.loads(_ffi.borrowed_string(js, n))
+        return cls(data, _handle=h)
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> "Report":
+        """A report from its JSON form (``to_dict()``, or ``faultline diagnose
+        --json``). An ``evidence`` array, as ``to_dict(evidence=True)`` writes,
+        becomes ``.evidence``."""
+        data = copy.deepcopy(data)
+        ev = data.pop("evidence", None)
+        return cls(data, evidence=None if ev is None else _evs(ev))
+
+    @classmethod
+    def from_json(cls, text: str) -> "Report":
+        return cls.from_dict(json.loads(text))
+
+    # -- lifetime --------------------------------------------------------------
+
+    def close(self) -> None:
+        """Frees the native report. Safe to call more than once."""
+        if self._handle is not None:
+            self._handle.close()
+
+    def __enter__(self) -> "Report":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None or self._handle.ptr is None
+
+    def _ptr(self) -> int:
+        if self._handle is None:
+            raise _errors.InvalidArgumentError(
+                "this report was loaded from JSON; it has no native report", _ffi.FL_ERR_INVALID_ARG
+            )
+        return self._handle.get()
+
+    # -- contents --------------------------------------------------------------
+
+    @property
+    def primary(self) -> Optional[Incident]:
+        """The primary diagnosis (``incidents[0]``), or None."""
+        return self.incidents[0] if self.incidents else None
+
+    @property
+    def text(self) -> str:
+        """The human-readable report (as ``faultline diagnose`` prints it)."""
+        if self._text is None:
+            t, n = ctypes.c_void_p(), ctypes.c_size_t()
+            rc = _ffi.lib.fl_report_text(self._ptr(), ctypes.byref(t), ctypes.byref(n))
+            if rc != _ffi.FL_OK:
+                _errors.raise_status(rc)
+            self._text = _ffi.borrowed_string(t, n)
+        return self._text
+
+    @property
+    def evidence_count(self) -> int:
+        """Number of evidence records kept (``fl_report_evidence_count``)."""
+        if self._evidence is not None:
+            return len(self._evidence)
+        return int(_ffi.lib.fl_report_evidence_count(self._ptr()))
+
+    def _view_batches(self, batch: int = EVIDENCE_BATCH) -> Iterator[Tuple[Any, int]]:
+        """Yields (array of views, n) from fl_report_evidence, ``batch`` views
+        per call. The views are valid while the report is open."""
+        ptr = self._ptr()
+        arr = (_ffi.EvidenceView * batch)()
+        n = ctypes.c_size_t()
+        first = 0
+        while True:
+            rc = _ffi.lib.fl_report_evidence(ptr, first, arr, batch, ctypes.byref(n))
+            if rc == _ffi.FL_DONE or (rc == _ffi.FL_OK and n.value == 0):
+                return
+            if rc < 0:
+                _errors.raise_status(rc, "fl_report_evidence failed")
+            yield arr, n.value
+            first += n.value
+
+    def iter_evidence(self, batch: int = EVIDENCE_BATCH) -> Iterator[Evidence]:
+        """Every evidence record kept, in source then offset order, converted
+        as it goes (``batch`` records per library call)."""
+        if self._evidence is not None:
+            yield from self._evidence
+            return
+        strs: Dict[int, str] = {}
+        for arr, n in self._view_batches(batch):
+            for i in range(n):
+                yield evidence_from_view(arr[i], strs)
+
+    @property
+    def evidence(self) -> List[Evidence]:
+        """Every evidence record kept (cached after the first read)."""
+        if self._evidence is None:
+            self._evidence = list(self.iter_evidence())
+        return self._evidence
+
+    def evidence_jsonl(self) -> str:
+        """The evidence as JSON lines, as ``faultline scan --json`` prints it."""
+        if self._handle is None:
+            return "".join(json.dumps(e.to_dict()) + "\n" for e in self.evidence)
+        t, n = ctypes.c_void_p(), ctypes.c_size_t()
+        rc = _ffi.lib.fl_report_evidence_jsonl(self._ptr(), ctypes.byref(t), ctypes.byref(n))
+        if rc != _ffi.FL_OK:
+            _errors.raise_status(rc)
+        return _ffi.borrowed_string(t, n)
+
+    @property
+    def signal_hits(self) -> Dict[str, int]:
+        """Matches per signal, ``{"rule/signal": count}``."""
+        t, n = ctypes.c_void_p(), ctypes.c_size_t()
+        rc = _ffi.lib.fl_report_signal_hits_json(self._ptr(), ctypes.byref(t), ctypes.byref(n))
+        if rc != _ffi.FL_OK:
+            _errors.raise_status(rc)
+        return json.loads(_ffi.borrowed_string(t, n) or "{}")
+
+    @property
+    def totals(self) -> Totals:
+        """Input totals (``fl_report_totals_get``)."""
+        t = _ffi.ReportTotals()
+        t.size = ctypes.sizeof(t)
+        rc = _ffi.lib.fl_report_totals_get(self._ptr(), ctypes.byref(t))
+        if rc != _ffi.FL_OK:
+            _errors.raise_status(rc)
+        return Totals(t.sources, t.bytes, t.lines, t.seconds, t.evidence, t.matches, t.incidents, t.errors)
+
+    # -- export ----------------------------------------------------------------
+
+    def to_dict(self, evidence: bool = False) -> Dict[str, Any]:
+        """The report as the JSON object of contracts/report.schema.json (a
+        copy). ``evidence=True`` adds an ``evidence`` array of every record."""
+        d = copy.deepcopy(self._data)
+        if evidence:
+            d["evidence"] = [e.to_dict() for e in self.evidence]
+        return d
+
+    def to_json(self, indent: Optional[int] = None, evidence: bool = False) -> str:
+        """The report as JSON; without arguments, the library's own text."""
+        if indent is None and not evidence and not self.closed:
+            js, n = ctypes.c_void_p(), ctypes.c_size_t()
+            if _ffi.lib.fl_report_json(self._ptr(), ctypes.byref(js), ctypes.byref(n)) == _ffi.FL_OK:
+                return _ffi.borrowed_string(js, n)
+        return json.dumps(self.to_dict(evidence=evidence), indent=indent)
+
+    def evidence_frame(self) -> "pandas.DataFrame":
+        """Every evidence record as a pandas DataFrame (needs
+        ``faultline[pandas]``). Columns: source, line, offset, time (UTC),
+        time_source, rank (nullable Int64), host, rule, signal, text, fields,
+        role ("initiating" / "collateral" / "other" w.r.t. the primary)."""
+        from ._frames import evidence_frame
+
+        return evidence_frame(self)
+
+    def incidents_frame(self) -> "pandas.DataFrame":
+        """One row per incident (needs ``faultline[pandas]``); row 0 is the primary."""
+        from ._frames import incidents_frame
+
+        return incidents_frame(self)
+
+    def plot_timeline(self, ax: Optional["Axes"] = None, **kwargs: Any) -> "Axes":
+        """A rank x time scatter of the evidence with the initiating event
+        marked and annotated and the collateral wave coloured (needs
+        matplotlib). Returns the Axes."""
+        from ._display import plot_timeline
+
+        return plot_timeline(self, ax=ax, **kwargs)
+
+    def _repr_html_(self) -> str:
+        from ._display import report_html
+
+        return report_html(self)
+
+    def __repr__(self) -> str:
+        p = self.primary
+        parts = [f"incidents={len(self.incidents)}"]
+        if p is not None:
+            parts.insert(0, f"primary={p.rule!r}")
+            if p.rank is not None:
+                parts.insert(1, f"rank={p.rank}")
+            if p.host is not None:
+                parts.insert(2 if p.rank is not None else 1, f"host={p.host!r}")
+        parts.append(f"sources={self.input.sources}")
+        if self.input.errors:
+            parts.append(f"input_errors={len(self.input.errors)}")
+        return f"<faultline.Report {' '.join(parts)}>"
+
+    def __str__(self) -> str:
+        if not self.closed:
+            return self.text
+        return repr(self)

@@ -1,0 +1,363 @@
+"""Sessions: feed sources and streams, get a :class:`Report`."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import weakref
+from datetime import timedelta
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
+
+from . import _errors, _ffi
+from ._report import Evidence, Report, evidence_from_view
+from ._rules import PathLike, RulesLike, _RulesetHandle, resolve
+from ._time import TimeLike, to_us
+
+Paths = Union[PathLike, Iterable[PathLike]]
+Data = Union[str, bytes, bytearray, memoryview]
+#: on_evidence(evidence) is called for each record as it is found.
+EvidenceCallback = Callable[[Evidence], Any]
+#: on_progress(done_bytes, total_bytes) may return True to cancel the scan.
+ProgressCallback = Callable[[int, int], Any]
+
+DEFAULT_STREAM = "<feed>"
+
+
+def _free_session(ptr: int, _rs: _RulesetHandle) -> None:
+    # _rs rides along so the ruleset outlives the session.
+    _ffi.lib.fl_session_free(ptr)
+
+
+def _as_paths(paths: Paths) -> List[str]:
+    if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
+        return [os.fsdecode(os.fspath(paths))]  # type: ignore[arg-type]
+    out = [os.fsdecode(os.fspath(p)) for p in paths]  # type: ignore[union-attr]
+    return out
+
+
+def _evidence_thunk(wself: "weakref.ReferenceType[Session]") -> Callable[[Any, Any], None]:
+    def thunk(_user: Any, view: Any) -> None:
+        self = wself()
+        if self is None or self._pending is not None:
+            return
+        try:
+            self._on_evidence(evidence_from_view(view.contents))  # type: ignore[misc]
+        except BaseException as e:  # noqa: B036 - stored and re-raised
+            self._callback_failed(e)
+
+    return thunk
+
+
+def _progress_thunk(wself: "weakref.ReferenceType[Session]") -> Callable[[Any, int, int], int]:
+    def thunk(_user: Any, done: int, total: int) -> int:
+        self = wself()
+        if self is None or self._pending is not None:
+            return 1
+        try:
+            if self._on_progress is not None and self._on_progress(done, total):
+                return 1
+            return 0
+        except BaseException as e:  # noqa: B036 - stored and re-raised
+            self._callback_failed(e)
+            return 1
+
+    return thunk
+
+
+class Stream:
+    """A pushed stream of a session (``Session.open_stream``)."""
+
+    def __init__(self, session: "Session", name: str, stream_id: int) -> None:
+        # Weak: the session owns its streams, not the other way round.
+        self._wsession = weakref.ref(session)
+        self.name = name
+        self.id = stream_id
+        self.closed = False
+
+    def feed(self, data: Data) -> None:
+        """Pushes bytes (str is UTF-8 encoded). Chunk boundaries are arbitrary."""
+        if self.closed:
+            raise _errors.InvalidArgumentError(f"stream {self.name!r} is closed", _ffi.FL_ERR_INVALID_ARG)
+        self._session()._feed_id(self.id, data)
+
+    def _session(self) -> "Session":
+        s = self._wsession()
+        if s is None:
+            raise _errors.InvalidArgumentError("the stream's session is gone", _ffi.FL_ERR_INVALID_ARG)
+        return s
+
+    def write(self, data: Data) -> int:
+        """File-like alias of feed(); returns len(data)."""
+        self.feed(data)
+        return len(data)
+
+    def close(self) -> None:
+        """Ends the stream: its last line is scanned even without a newline.
+        Safe to call more than once."""
+        if self.closed:
+            return
+        self.closed = True
+        s = self._wsession()
+        if s is not None and not s.closed and not s.finished:
+            s._call(_ffi.lib.fl_session_stream_close, self.id)
+
+    def __enter__(self) -> "Stream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<faultline.Stream {self.name!r} id={self.id}{' closed' if self.closed else ''}>"
+
+
+class Session:
+    """One diagnosis in the making: add paths, feed streams, then ``finish()``.
+
+    Use it in a ``with`` block (or call ``close()``); a finaliser frees it if
+    you forget. A session is used by one thread at a time, except
+    ``cancel()``, which any thread may call. Library calls release the GIL.
+
+    An exception raised by ``on_evidence`` or ``on_progress`` cancels the
+    scan and is re-raised once the library call returns; the session then
+    takes no more input.
+    """
+
+    def __init__(
+        self,
+        rules: RulesLike = None,
+        threads: Optional[int] = None,
+        job_start: Optional[TimeLike] = None,
+        job_end: Optional[TimeLike] = None,
+        clock_offsets: Optional[Mapping[str, Union[float, timedelta]]] = None,
+        tz: Optional[str] = None,
+        on_evidence: Optional[EvidenceCallback] = None,
+        on_progress: Optional[ProgressCallback] = None,
+    ) -> None:
+        self._ptr: Optional[int] = None
+        self._finalizer: Optional[weakref.finalize] = None
+        self._lock = threading.Lock()  # guards _ptr against cancel() vs close()
+        self._pending: Optional[BaseException] = None
+        self._poisoned = False
+        self._streams: Dict[str, Stream] = {}
+        self.finished = False
+        self.ruleset = resolve(rules)
+        rs_handle = self.ruleset._handle()
+
+        opts = _ffi.SessionOptions()
+        _ffi.lib.fl_session_options_init(ctypes.byref(opts))
+        opts.size = ctypes.sizeof(opts)
+        if threads is not None:
+            if threads < 0:
+                raise ValueError("threads must be >= 0 (0: one per core)")
+            opts.threads = threads
+        opts.job_start_us = to_us(job_start)
+        opts.job_end_us = to_us(job_end)
+        keep: List[Any] = []  # alive until fl_session_new has copied them
+        if clock_offsets:
+            arr = (_ffi.ClockOffset * len(clock_offsets))()
+            for i, (host, sec) in enumerate(clock_offsets.items()):
+                hb = str(host).encode()
+                keep.append(hb)
+                arr[i].host = hb
+                arr[i].seconds = sec.total_seconds() if isinstance(sec, timedelta) else float(sec)
+            opts.clock_offsets = arr
+            opts.clock_offset_count = len(clock_offsets)
+            keep.append(arr)
+        if tz is not None:
+            tzb = tz.encode()
+            keep.append(tzb)
+            opts.tz = tzb
+        # The ctypes thunks must live as long as the session: kept on self.
+        # They reach the session through a weak reference (no cycle, so the
+        # finaliser runs as soon as the last reference goes). A progress
+        # thunk is always installed: running a little Python during long
+        # scans lets Ctrl-C (KeyboardInterrupt) cancel them.
+        wself = weakref.ref(self)
+        self._on_evidence = on_evidence
+        self._on_progress = on_progress
+        self._ev_cb = _ffi.EVIDENCE_CB(_evidence_thunk(wself)) if on_evidence else _ffi.EVIDENCE_CB()
+        self._pr_cb = _ffi.PROGRESS_CB(_progress_thunk(wself))
+        opts.on_evidence = self._ev_cb
+        opts.on_progress = self._pr_cb
+
+        out, err = ctypes.c_void_p(), ctypes.c_void_p()
+        rc = _ffi.lib.fl_session_new(ctypes.byref(out), rs_handle.ptr, ctypes.byref(opts), ctypes.byref(err))
+        _errors.check_err(rc, err, "cannot create the session")
+        self._ptr = out.value
+        self._finalizer = weakref.finalize(self, _free_session, out.value, rs_handle)
+
+    # -- callbacks (run on the calling thread; ctypes re-acquires the GIL)
+
+    def _callback_failed(self, e: BaseException) -> None:
+        # Never let an exception unwind through C: keep it, stop the scan,
+        # re-raise once the library call returns.
+        if self._pending is None:
+            self._pending = e
+        self._cancel_nolock()
+
+    # -- plumbing --------------------------------------------------------------
+
+    def _handle(self) -> int:
+        if self._ptr is None:
+            raise _errors.InvalidArgumentError("the session is closed", _ffi.FL_ERR_INVALID_ARG)
+        return self._ptr
+
+    def _reraise_pending(self) -> None:
+        if self._pending is not None:
+            e, self._pending = self._pending, None
+            self._poisoned = True
+            raise e
+
+    def _check(self, rc: int) -> int:
+        self._reraise_pending()
+        if rc < 0:
+            msg = _ffi.lib.fl_session_last_error(self._ptr) if self._ptr else b""
+            _errors.raise_status(rc, (msg or b"").decode("utf-8", "replace"))
+        return rc
+
+    def _call(self, fn: Any, *args: Any) -> int:
+        if self._poisoned:
+            raise _errors.CancelledError(
+                "the session was cancelled by an exception in a callback", _ffi.FL_ERR_CANCELLED
+            )
+        return self._check(fn(self._handle(), *args))
+
+    def _feed_id(self, stream_id: int, data: Data) -> None:
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        if isinstance(data, bytes):
+            self._call(_ffi.lib.fl_session_feed, stream_id, data, len(data))
+            return
+        mv = memoryview(data)
+        if not mv.contiguous:
+            mv = memoryview(mv.tobytes())
+        mv = mv.cast("B")
+        if mv.readonly:
+            buf: Any = mv.tobytes()
+        else:
+            buf = (ctypes.c_char * mv.nbytes).from_buffer(mv)
+        self._call(_ffi.lib.fl_session_feed, stream_id, buf, mv.nbytes)
+
+    # -- input -----------------------------------------------------------------
+
+    def add_path(self, paths: Paths) -> "Session":
+        """Adds a file, a directory (recursively), a .gz/.zst file, or "-" for
+        stdin (or a list of them). Unreadable sources end up in the report's
+        ``input.errors``, not as exceptions."""
+        for p in _as_paths(paths):
+            if not p:
+                raise _errors.InvalidArgumentError("empty path", _ffi.FL_ERR_INVALID_ARG)
+            self._call(_ffi.lib.fl_session_add_path, os.fsencode(p))
+        return self
+
+    def open_stream(self, name: str) -> Stream:
+        """Opens a pushed stream; ``name`` becomes the evidence's source."""
+        sid = ctypes.c_uint32()
+        self._call(_ffi.lib.fl_session_stream_open, name.encode(), ctypes.byref(sid))
+        st = Stream(self, name, sid.value)
+        self._streams.setdefault(name, st)
+        return st
+
+    def stream(self, name: str = DEFAULT_STREAM) -> Stream:
+        """The open stream called ``name``, opened on first use."""
+        st = self._streams.get(name)
+        if st is None or st.closed:
+            st = self.open_stream(name)
+            self._streams[name] = st
+        return st
+
+    def feed(self, data: Data, stream: Union[None, str, Stream] = None) -> None:
+        """Pushes bytes into ``stream`` (a Stream, a stream name, or None for
+        the default stream "<feed>", opened on first use)."""
+        if isinstance(stream, Stream):
+            stream.feed(data)
+        else:
+            self.stream(DEFAULT_STREAM if stream is None else stream).feed(data)
+
+    def scan(self) -> None:
+        """Scans every path added so far now (``finish()`` does it anyway)."""
+        self._call(_ffi.lib.fl_session_scan)
+
+    @property
+    def error_count(self) -> int:
+        """Number of sources that could not be read so far."""
+        return int(_ffi.lib.fl_session_error_count(self._handle()))
+
+    @property
+    def last_error(self) -> str:
+        """The library's last message on this session ("" if none)."""
+        return (_ffi.lib.fl_session_last_error(self._handle()) or b"").decode("utf-8", "replace")
+
+    def finish(self) -> Report:
+        """Scans what is left, closes open streams, correlates, and returns
+        the report. The session takes no more input afterwards."""
+        out = ctypes.c_void_p()
+        self._call(_ffi.lib.fl_session_finish, ctypes.byref(out))
+        self.finished = True
+        for st in self._streams.values():
+            st.closed = True
+        return Report._from_handle(out.value)  # type: ignore[arg-type]
+
+    # -- lifetime --------------------------------------------------------------
+
+    def _cancel_nolock(self) -> None:
+        if self._ptr is not None:
+            _ffi.lib.fl_session_cancel(self._ptr)
+
+    def cancel(self) -> None:
+        """Asks a running scan to stop soon; any thread, any time."""
+        with self._lock:
+            self._cancel_nolock()
+
+    def close(self) -> None:
+        """Frees the session. Safe to call more than once."""
+        with self._lock:
+            self._ptr = None
+            if self._finalizer is not None:
+                self._finalizer()
+        for st in self._streams.values():
+            st.closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._ptr is None
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else ("finished" if self.finished else "open")
+        return f"<faultline.Session {state} ruleset={self.ruleset.name if not self.ruleset.closed else '?'!r}>"
+
+
+def diagnose(
+    paths: Paths,
+    rules: RulesLike = None,
+    threads: Optional[int] = None,
+    job_start: Optional[TimeLike] = None,
+    job_end: Optional[TimeLike] = None,
+    clock_offsets: Optional[Mapping[str, Union[float, timedelta]]] = None,
+    tz: Optional[str] = None,
+    on_evidence: Optional[EvidenceCallback] = None,
+    on_progress: Optional[ProgressCallback] = None,
+) -> Report:
+    """Diagnoses files and directories (what ``faultline diagnose PATH...``
+    does) and returns the report. A path that cannot be read is listed in
+    ``report.input.errors``; it does not raise."""
+    with Session(
+        rules=rules,
+        threads=threads,
+        job_start=job_start,
+        job_end=job_end,
+        clock_offsets=clock_offsets,
+        tz=tz,
+        on_evidence=on_evidence,
+        on_progress=on_progress,
+    ) as s:
+        s.add_path(paths)
+        return s.finish()

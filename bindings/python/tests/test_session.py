@@ -1,0 +1,346 @@
+from __future__ import annotations
+
+import ctypes
+import gc
+import random
+import threading
+import time
+import traceback
+import weakref
+from pathlib import Path
+from typing import List
+
+import pytest
+
+import faultline
+
+from conftest import XID_LINE, write_incident
+
+
+def _key(e: faultline.Evidence) -> tuple:
+    return (e.source, e.offset)
+
+
+def _strip_source(e: faultline.Evidence) -> dict:
+    d = e.to_dict()
+    d.pop("source")
+    return d
+
+
+def _chunks(data: bytes, rng: random.Random, max_chunk: int = 97) -> List[bytes]:
+    out, i = [], 0
+    while i < len(data):
+        n = rng.randint(1, max_chunk)
+        out.append(data[i : i + n])
+        i += n
+    return out
+
+
+def test_feed_random_chunks_matches_file(incident: dict) -> None:
+    rng = random.Random(1234)
+    files = sorted(p for p in Path(incident["path"]).rglob("*.log"))
+    by_file = faultline.diagnose([str(p) for p in files])
+    with faultline.Session() as s:
+        for p in files:
+            with s.open_stream(str(p)) as st:
+                for c in _chunks(p.read_bytes(), rng):
+                    st.feed(c)
+        fed = s.finish()
+    assert sorted(by_file.evidence, key=_key) == sorted(fed.evidence, key=_key)
+    assert fed.primary is not None and by_file.primary is not None
+    assert fed.primary.rule == by_file.primary.rule
+    assert fed.primary.rank == by_file.primary.rank
+    assert fed.primary.host == by_file.primary.host
+
+
+def test_default_stream_feed_matches_file(tmp_path: Path) -> None:
+    rng = random.Random(99)
+    write_incident(tmp_path)
+    log = tmp_path / "node018" / "rank-5.log"
+    data = log.read_bytes()
+    file_ev = faultline.diagnose(log).evidence
+    with faultline.Session() as s:
+        for i, c in enumerate(_chunks(data, rng, 13)):
+            # str, bytes, bytearray and memoryview all go.
+            s.feed([c, bytearray(c), memoryview(c), c.decode("utf-8")][i % 4])
+        r = s.finish()
+    assert {e.source for e in r.evidence} == {"<feed>"}
+    assert [_strip_source(e) for e in r.evidence] == [_strip_source(e) for e in file_ev]
+    assert len(file_ev) >= 1
+
+
+def test_stream_by_name_and_last_line_without_newline(incident: dict) -> None:
+    line = (Path(incident["path"]) / "node017" / "dmesg.log").read_text().splitlines()[-1]
+    with faultline.Session() as s:
+        s.feed(line[:20], stream="node017/dmesg.log")
+        s.feed(line[20:], stream="node017/dmesg.log")  # no final newline
+        r = s.finish()
+    [ev] = [e for e in r.evidence if e.rule == "xid-79-fallen-off-bus"]
+    assert ev.source == "node017/dmesg.log" and ev.text == line
+
+
+def _scan_key(e: faultline.Evidence) -> tuple:
+    # What the scan knows when it calls back; rank attribution from the
+    # learnt PCI bus map happens later, at correlation.
+    return (e.source, e.offset, e.line, e.rule, e.signal, e.text, e.time)
+
+
+def test_on_evidence_receives_records(incident: dict) -> None:
+    seen: List[faultline.Evidence] = []
+    r = faultline.diagnose(incident["path"], on_evidence=seen.append)
+    assert len(seen) == r.evidence_count
+    assert sorted(map(_scan_key, seen)) == sorted(map(_scan_key, r.evidence))
+    assert all(isinstance(e, faultline.Evidence) for e in seen)
+
+
+def test_on_evidence_with_streams(incident: dict) -> None:
+    seen: List[faultline.Evidence] = []
+    data = (Path(incident["path"]) / "node017" / "dmesg.log").read_bytes()
+    with faultline.Session(on_evidence=seen.append) as s:
+        s.feed(data)
+        s.finish()
+    assert [e.rule for e in seen] == ["xid-79-fallen-off-bus"]
+    assert seen[0].source == "<feed>"
+
+
+def test_on_evidence_during_feed() -> None:
+    # The library scans a pushed stream once about 1 MiB is buffered (or at
+    # close/finish): callbacks fire from within feed() for big inputs.
+    seen: List[faultline.Evidence] = []
+    line = XID_LINE.encode() + b"\n"
+    with faultline.Session(on_evidence=seen.append) as s:
+        for _ in range(40):
+            s.feed(line * 1000)
+            if seen:
+                break
+        assert seen, "no callback from within feed()"
+        s.finish()
+
+
+class Boom(Exception):
+    pass
+
+
+def _explode_on_third(counter: List[int]):
+    def cb(ev: faultline.Evidence) -> None:
+        counter.append(1)
+        if len(counter) == 3:
+            raise Boom(f"boom at {ev.source}:{ev.line}")
+
+    return cb
+
+
+def test_exception_in_on_evidence_is_reraised_after_c_returns(incident: dict) -> None:
+    calls: List[int] = []
+    with faultline.Session(on_evidence=_explode_on_third(calls)) as s:
+        s.add_path(incident["path"])
+        with pytest.raises(Boom) as ei:
+            s.finish()
+        # No more callbacks after the failing one; the scan was cancelled.
+        assert len(calls) == 3
+        assert "cb" in "".join(traceback.format_tb(ei.value.__traceback__))
+        with pytest.raises(faultline.CancelledError):
+            s.finish()
+    with pytest.raises(Boom):
+        faultline.diagnose(incident["path"], on_evidence=_explode_on_third([]))
+
+
+def test_exception_in_on_evidence_during_feed(incident: dict) -> None:
+    data = b"".join(p.read_bytes() for p in sorted(Path(incident["path"]).rglob("rank-*.log")))
+
+    def cb(ev: faultline.Evidence) -> None:
+        raise KeyError(ev.rule)
+
+    with faultline.Session(on_evidence=cb) as s:
+        with pytest.raises(KeyError):
+            s.feed(data)
+            s.finish()
+        with pytest.raises(faultline.CancelledError):
+            s.feed(b"more\n")
+    line = XID_LINE.encode() + b"\n"
+    with faultline.Session(on_evidence=cb) as s:
+        with pytest.raises(KeyError):
+            for _ in range(40):  # raised from within feed() itself
+                s.feed(line * 1000)
+
+
+def test_progress_callback_can_cancel(tmp_path: Path) -> None:
+    from test_diagnose import write_many
+
+    write_many(tmp_path / "big.log", 500)
+    calls: List[tuple] = []
+
+    def progress(done: int, total: int) -> bool:
+        calls.append((done, total))
+        return True
+
+    with pytest.raises(faultline.CancelledError):
+        faultline.diagnose(tmp_path / "big.log", on_progress=progress)
+    assert calls
+
+
+def test_exception_in_progress_callback(tmp_path: Path) -> None:
+    from test_diagnose import write_many
+
+    write_many(tmp_path / "big.log", 500)
+
+    def progress(done: int, total: int) -> None:
+        raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError, match="stop"):
+        faultline.diagnose(tmp_path / "big.log", on_progress=progress)
+
+
+def test_cancel_before_scan(incident: dict) -> None:
+    with faultline.Session() as s:
+        s.add_path(incident["path"])
+        s.cancel()
+        with pytest.raises(faultline.CancelledError):
+            s.finish()
+
+
+def test_close_twice_and_use_after_close(incident: dict) -> None:
+    s = faultline.Session()
+    st = s.open_stream("x")
+    s.close()
+    s.close()
+    assert s.closed and st.closed
+    st.close()
+    st.close()
+    s.cancel()  # a no-op once closed
+    with pytest.raises(faultline.InvalidArgumentError):
+        s.add_path(incident["path"])
+    with pytest.raises(faultline.InvalidArgumentError):
+        s.finish()
+    with pytest.raises(faultline.InvalidArgumentError):
+        st.feed(b"x")
+
+
+def test_finish_twice_and_feed_after_finish() -> None:
+    with faultline.Session() as s:
+        st = s.open_stream("a")
+        st.feed(b"hello\n")
+        r = s.finish()
+        assert r.input.sources == 1
+        assert st.closed
+        with pytest.raises(faultline.InvalidArgumentError, match="finished"):
+            s.finish()
+        with pytest.raises(faultline.InvalidArgumentError, match="finished"):
+            s.feed(b"x")
+        with pytest.raises(faultline.InvalidArgumentError):
+            s.add_path("/tmp")
+        assert s.error_count == 0
+
+
+def test_session_scan_and_errors(tmp_path: Path) -> None:
+    with faultline.Session(threads=1) as s:
+        s.add_path(tmp_path / "missing.log")
+        s.scan()  # unreadable sources do not raise
+        assert s.error_count == 1
+        assert "missing.log" in s.last_error
+        r = s.finish()
+    assert [e.source for e in r.input.errors] == [str(tmp_path / "missing.log")]
+
+
+def test_gc_finalizer_frees_the_session() -> None:
+    s = faultline.Session(on_evidence=lambda e: None)
+    s.feed(b"hello\n")
+    fin = s._finalizer
+    ws = weakref.ref(s)
+    del s
+    # No reference cycle through the callbacks: freed without a GC pass.
+    assert ws() is None
+    assert fin is not None and not fin.alive
+    gc.collect()
+
+
+def test_ruleset_outlives_its_sessions() -> None:
+    rs = faultline.Ruleset()
+    s = faultline.Session(rules=rs)
+    rs.close()  # the native ruleset stays until the session goes
+    s.feed(b"hello\n")
+    assert s.finish().input.sources == 1
+    s.close()
+
+
+def _big_file(path: Path, mb: int) -> Path:
+    block = (
+        "2026-11-02T03:00:00.000Z [rank0]: step 100 loss 2.3 tokens/s 123456 lr 3e-4 some filler text here\n" * 1000
+    ).encode()
+    with path.open("wb") as f:
+        for _ in range(mb * 1024 * 1024 // len(block) + 1):
+            f.write(block)
+    return path
+
+
+def test_scans_release_the_gil(tmp_path: Path) -> None:
+    big = _big_file(tmp_path / "big.log", 48)
+    span = {}
+    done = threading.Event()
+
+    lib = faultline._ffi.lib
+    rs = faultline.Ruleset()
+    opts = faultline._ffi.SessionOptions()
+    lib.fl_session_options_init(ctypes.byref(opts))
+    opts.threads = 1
+
+    def work() -> None:
+        # The bare call, with no callback: a Session's progress callback
+        # would let this thread run even with the GIL held.
+        sp, rp = ctypes.c_void_p(), ctypes.c_void_p()
+        assert lib.fl_session_new(ctypes.byref(sp), rs._handle().ptr, ctypes.byref(opts), None) == 0
+        assert lib.fl_session_add_path(sp, str(big).encode()) == 0
+        span["t0"] = time.perf_counter()
+        rc = lib.fl_session_finish(sp, ctypes.byref(rp))
+        span["t1"] = time.perf_counter()
+        lib.fl_report_free(rp)
+        lib.fl_session_free(sp)
+        assert rc == 0
+        done.set()
+
+    t = threading.Thread(target=work)
+    stamps: List[float] = []
+    t.start()
+    while not done.is_set():
+        stamps.append(time.perf_counter())
+    t.join()
+    t0, t1 = span["t0"], span["t1"]
+    inside = [x for x in stamps if t0 <= x <= t1]
+    if t1 - t0 < 0.05:
+        pytest.skip(f"scan too fast to tell ({t1 - t0:.3f} s)")
+    # With the GIL held through the C call this thread could not run at all
+    # while the scan did; it ran through most of it.
+    assert inside and (max(inside) - min(inside)) > 0.5 * (t1 - t0)
+
+
+def test_callbacks_from_worker_threads(incident: dict) -> None:
+    results: dict = {}
+
+    def work(i: int) -> None:
+        seen: List[faultline.Evidence] = []
+        r = faultline.diagnose(incident["path"], on_evidence=seen.append)
+        results[i] = (len(seen), r.evidence_count, r.primary.rule if r.primary else None)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 4
+    assert len({v for v in results.values()}) == 1
+    n, count, rule = results[0]
+    assert n == count > 0 and rule == incident["rule"]
+
+
+def test_cancel_from_another_thread(tmp_path: Path) -> None:
+    big = _big_file(tmp_path / "big.log", 48)
+    with faultline.Session(threads=1) as s:
+        s.add_path(big)
+        timer = threading.Timer(0.01, s.cancel)
+        timer.start()
+        try:
+            s.finish()
+        except faultline.CancelledError:
+            pass  # the usual outcome
+        finally:
+            timer.join()

@@ -1,0 +1,398 @@
+#include "evidence/bundle.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "bundle_generated.h"
+#include "evidence/finalize.h"
+#include "util/strings.h"
+
+namespace faultline {
+namespace {
+
+using flatbuffers::FlatBufferBuilder;
+using flatbuffers::Offset;
+
+std::string SignalKey(const Ruleset& rs, uint32_t g) {
+  const SignalInfo& si = rs.signal(g);
+  return StrCat(si.rule->id()->string_view(), "/", si.signal->id()->string_view());
+}
+
+std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+}  // namespace
+
+std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
+  FlatBufferBuilder b(1 << 16);
+  std::vector<std::string> rule_ids, signal_ids;
+  for (size_t i = 0; i < rs.rule_count(); ++i) rule_ids.push_back(rs.rule(i)->id()->str());
+  for (uint32_t g = 0; g < rs.signal_count(); ++g) signal_ids.push_back(SignalKey(rs, g));
+
+  std::vector<Offset<fb::BSource>> sources;
+  for (const SourceSummary& s : scan.sources) {
+    sources.push_back(fb::CreateBSource(b, b.CreateString(s.name), s.bytes, s.lines, s.first_time_us,
+                                        s.last_time_us, s.rank, b.CreateString(s.host), s.json_lines,
+                                        s.monotonic_anchor_us.has_value(), s.monotonic_anchor_us.value_or(0),
+                                        s.dated_us, s.failed, s.range_begin, s.range_end,
+                                        s.last_time_offset));
+  }
+  std::vector<Offset<fb::BEvidence>> evs;
+  evs.reserve(scan.evidence.size());
+  for (const Evidence& ev : scan.evidence) {
+    std::vector<Offset<fb::BField>> fields;
+    for (const auto& [k, v] : ev.fields) fields.push_back(fb::CreateBField(b, b.CreateString(k), b.CreateString(v)));
+    evs.push_back(fb::CreateBEvidence(b, ev.source, ev.line, ev.offset, ev.time_us,
+                                      static_cast<uint8_t>(ev.time_source), ev.monotonic_s.has_value(),
+                                      ev.monotonic_s.value_or(0), ev.rank, ev.local_rank, ev.pid,
+                                      b.CreateString(ev.host), b.CreateString(ev.gpu), ev.rule, ev.signal,
+                                      b.CreateString(ev.text), b.CreateVector(fields), ev.needs_prev_time));
+  }
+  std::vector<Offset<fb::BRank>> ranks;
+  for (const auto& [rank, r] : scan.ranks) {
+    ranks.push_back(fb::CreateBRank(b, r.rank, b.CreateString(r.host), r.progress_lines, r.first_progress_us,
+                                    r.last_progress_us, r.last_step, r.step_samples, r.step_time_sum,
+                                    r.step_time_sumsq, b.CreateVector(r.step_time_reservoir)));
+  }
+  std::vector<Offset<fb::BSeries>> metrics;
+  for (const auto& [key, series] : scan.metrics) {
+    std::vector<fb::BMetricPoint> pts;  // struct-like table: build offsets
+    std::vector<Offset<fb::BMetricPoint>> po;
+    for (const MetricPoint& p : series) {
+      po.push_back(fb::CreateBMetricPoint(b, p.rank, p.step, p.time_us, p.value, p.rule));
+    }
+    metrics.push_back(fb::CreateBSeries(b, b.CreateString(key), b.CreateVector(po)));
+  }
+  std::vector<Offset<fb::BError>> errors;
+  for (const InputError& e : scan.errors) {
+    errors.push_back(fb::CreateBError(b, b.CreateString(e.source), b.CreateString(e.message), e.code));
+  }
+  std::vector<Offset<fb::BDevice>> devices;
+  for (const DeviceLink& d : scan.devices) {
+    devices.push_back(fb::CreateBDevice(b, b.CreateString(d.host), d.rank, d.cuda_dev, b.CreateString(d.bus_id)));
+  }
+  std::vector<Offset<fb::BPid>> pids;
+  for (const PidLink& p : scan.pids) pids.push_back(fb::CreateBPid(b, b.CreateString(p.host), p.pid, p.rank));
+  std::vector<Offset<fb::BSync>> syncs;
+  for (const SyncPoint& p : scan.sync_points) {
+    syncs.push_back(fb::CreateBSync(b, b.CreateString(p.key), b.CreateString(p.host), p.rank, p.time_us));
+  }
+  std::vector<Offset<fb::BRuleStats>> stats;
+  for (const auto& [rule, st] : scan.rule_stats) {
+    std::vector<Offset<fb::BRankCount>> rc;
+    for (const auto& [rank, n] : st.ranks) rc.push_back(fb::CreateBRankCount(b, rank, n));
+    std::vector<Offset<fb::BHostCount>> hc;
+    for (const auto& [host, n] : st.hosts) hc.push_back(fb::CreateBHostCount(b, b.CreateString(host), n));
+    std::vector<int64_t> sr, sv;
+    for (const auto& [rank, seq] : st.rank_min_seq) {
+      sr.push_back(rank);
+      sv.push_back(seq);
+    }
+    stats.push_back(fb::CreateBRuleStats(b, rule, st.count, b.CreateVector(rc), b.CreateVector(hc),
+                                         b.CreateVector(sr), b.CreateVector(sv), st.first_time_us,
+                                         st.last_time_us));
+  }
+  std::vector<Offset<fb::BCount>> hits, dropped;
+  for (const auto& [g, n] : scan.signal_hits) hits.push_back(fb::CreateBCount(b, g, n));
+  for (const auto& [r, n] : scan.dropped) dropped.push_back(fb::CreateBCount(b, r, n));
+  auto root = fb::CreateBundle(
+      b, kBundleFormatVersion, b.CreateString(rs.name()), b.CreateString(rs.version()),
+      b.CreateVectorOfStrings(rule_ids), b.CreateVectorOfStrings(signal_ids), b.CreateVector(sources),
+      b.CreateVector(evs), b.CreateVector(ranks), b.CreateVector(metrics), b.CreateVector(errors),
+      b.CreateVector(devices), b.CreateVector(pids), b.CreateVector(syncs), b.CreateVector(stats),
+      b.CreateVector(hits), b.CreateVector(dropped), scan.bytes, scan.lines, scan.matches, scan.seconds);
+  b.Finish(root, fb::BundleIdentifier());
+  return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
+}
+
+absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, std::string_view name) {
+  auto fail = [&](std::string_view why) {
+    return absl::InvalidArgumentError(StrCat(name, ": not a valid evidence bundle: ", why));
+  };
+  if (data.size() < 8 || !flatbuffers::BufferHasIdentifier(data.data(), fb::BundleIdentifier())) {
+    return fail("wrong file identifier (expected FLEB)");
+  }
+  flatbuffers::Verifier v(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 64, 100'000'000);
+  if (!fb::VerifyBundleBuffer(v)) return fail("FlatBuffers verification failed");
+  const fb::Bundle* bd = fb::GetBundle(data.data());
+  if (bd->format_version() != kBundleFormatVersion) {
+    return absl::FailedPreconditionError(
+        StrCat(name, ": bundle format version ", bd->format_version(), " is not supported (this library reads ",
+               kBundleFormatVersion, ")"));
+  }
+  // Rules and signals by id onto this ruleset.
+  std::vector<int64_t> rule_map, sig_map;
+  if (bd->rules()) {
+    for (const auto* id : *bd->rules()) rule_map.push_back(rs.FindRule(id->string_view()));
+  }
+  std::map<std::string, uint32_t> sig_index;
+  for (uint32_t g = 0; g < rs.signal_count(); ++g) sig_index.emplace(SignalKey(rs, g), g);
+  if (bd->signals()) {
+    for (const auto* id : *bd->signals()) {
+      auto it = sig_index.find(id->str());
+      sig_map.push_back(it == sig_index.end() ? -1 : static_cast<int64_t>(it->second));
+    }
+  }
+  ScanResult r;
+  if (bd->sources()) {
+    for (const fb::BSource* s : *bd->sources()) {
+      SourceSummary ss;
+      ss.name = Str(s->name());
+      ss.bytes = s->bytes();
+      ss.lines = s->lines();
+      ss.first_time_us = s->first_time_us();
+      ss.last_time_us = s->last_time_us();
+      ss.rank = s->rank();
+      ss.host = Str(s->host());
+      ss.json_lines = s->json_lines();
+      if (s->has_anchor()) ss.monotonic_anchor_us = s->anchor_us();
+      ss.dated_us = s->dated_us();
+      ss.failed = s->failed();
+      ss.range_begin = s->range_begin();
+      ss.range_end = s->range_end();
+      ss.last_time_offset = s->last_time_offset();
+      r.sources.push_back(std::move(ss));
+    }
+  }
+  size_t skipped = 0;
+  if (bd->evidence()) {
+    r.evidence.reserve(bd->evidence()->size());
+    for (const fb::BEvidence* e : *bd->evidence()) {
+      if (e->rule() >= rule_map.size() || rule_map[e->rule()] < 0 || e->signal() >= sig_map.size() ||
+          sig_map[e->signal()] < 0 || e->source() >= r.sources.size() || e->time_source() > 4) {
+        ++skipped;
+        continue;
+      }
+      Evidence ev;
+      ev.source = e->source();
+      ev.line = e->line();
+      ev.offset = e->offset();
+      ev.time_us = e->time_us();
+      ev.time_source = static_cast<TimeSource>(e->time_source());
+      if (e->has_monotonic()) ev.monotonic_s = e->monotonic_s();
+      ev.rank = e->rank();
+      ev.local_rank = e->local_rank();
+      ev.pid = e->pid();
+      ev.host = Str(e->host());
+      ev.gpu = Str(e->gpu());
+      ev.rule = static_cast<uint32_t>(rule_map[e->rule()]);
+      ev.signal = static_cast<uint32_t>(sig_map[e->signal()]);
+      if (rs.signal(ev.signal).rule_index != ev.rule) {
+        ++skipped;
+        continue;
+      }
+      ev.text = Str(e->text());
+      if (e->fields()) {
+        for (const fb::BField* f : *e->fields()) ev.fields.emplace_back(Str(f->key()), Str(f->value()));
+      }
+      ev.needs_prev_time = e->needs_prev_time();
+      r.evidence.push_back(std::move(ev));
+    }
+  }
+  if (skipped > 0) {
+    r.errors.push_back({std::string(name),
+                        StrCat(name, ": ", skipped, " evidence record(s) name rules this ruleset does not have"), -5});
+  }
+  if (bd->ranks()) {
+    for (const fb::BRank* k : *bd->ranks()) {
+      RankSummary rk;
+      rk.rank = k->rank();
+      rk.host = Str(k->host());
+      rk.progress_lines = k->progress_lines();
+      rk.first_progress_us = k->first_progress_us();
+      rk.last_progress_us = k->last_progress_us();
+      rk.last_step = k->last_step();
+      rk.step_samples = k->step_samples();
+      rk.step_time_sum = k->step_time_sum();
+      rk.step_time_sumsq = k->step_time_sumsq();
+      if (k->reservoir()) rk.step_time_reservoir.assign(k->reservoir()->begin(), k->reservoir()->end());
+      r.ranks[rk.rank] = std::move(rk);
+    }
+  }
+  if (bd->metrics()) {
+    for (const fb::BSeries* s : *bd->metrics()) {
+      auto& series = r.metrics[Str(s->key())];
+      if (!s->points()) continue;
+      for (const fb::BMetricPoint* p : *s->points()) {
+        if (p->rule() >= rule_map.size() || rule_map[p->rule()] < 0) continue;
+        series.push_back({p->rank(), p->step(), p->time_us(), p->value(), static_cast<uint32_t>(rule_map[p->rule()]), 0});
+      }
+    }
+  }
+  if (bd->errors()) {
+    for (const fb::BError* e : *bd->errors()) r.errors.push_back({Str(e->source()), Str(e->message()), e->code()});
+  }
+  if (bd->devices()) {
+    for (const fb::BDevice* d : *bd->devices()) r.devices.push_back({Str(d->host()), d->rank(), d->cuda_dev(), Str(d->bus_id())});
+  }
+  if (bd->pids()) {
+    for (const fb::BPid* p : *bd->pids()) r.pids.push_back({Str(p->host()), p->pid(), p->rank()});
+  }
+  if (bd->sync_points()) {
+    for (const fb::BSync* p : *bd->sync_points()) r.sync_points.push_back({Str(p->key()), Str(p->host()), p->rank(), p->time_us()});
+  }
+  if (bd->rule_stats()) {
+    for (const fb::BRuleStats* st : *bd->rule_stats()) {
+      if (st->rule() >= rule_map.size() || rule_map[st->rule()] < 0) continue;
+      RuleStats& rst = r.rule_stats[static_cast<uint32_t>(rule_map[st->rule()])];
+      rst.count = st->count();
+      if (st->ranks()) for (const auto* c : *st->ranks()) rst.ranks[c->rank()] = c->count();
+      if (st->hosts()) for (const auto* c : *st->hosts()) rst.hosts[Str(c->host())] = c->count();
+      if (st->min_seq_ranks() && st->min_seq_values() &&
+          st->min_seq_ranks()->size() == st->min_seq_values()->size()) {
+        for (flatbuffers::uoffset_t i = 0; i < st->min_seq_ranks()->size(); ++i) {
+          rst.rank_min_seq[st->min_seq_ranks()->Get(i)] = st->min_seq_values()->Get(i);
+        }
+      }
+      rst.first_time_us = st->first_time_us();
+      rst.last_time_us = st->last_time_us();
+    }
+  }
+  if (bd->signal_hits()) {
+    for (const fb::BCount* c : *bd->signal_hits()) {
+      if (c->index() < sig_map.size() && sig_map[c->index()] >= 0) r.signal_hits[static_cast<uint32_t>(sig_map[c->index()])] += c->count();
+    }
+  }
+  if (bd->dropped()) {
+    for (const fb::BCount* c : *bd->dropped()) {
+      if (c->index() < rule_map.size() && rule_map[c->index()] >= 0) r.dropped[static_cast<uint32_t>(rule_map[c->index()])] += c->count();
+    }
+  }
+  r.bytes = bd->bytes();
+  r.lines = bd->lines();
+  r.matches = bd->matches();
+  r.seconds = bd->seconds();
+  return r;
+}
+
+ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
+  ScanResult out;
+  std::map<std::string, uint32_t> source_index;
+  struct RangeEnd {
+    int64_t last_time_us = kNoTime;
+    int64_t last_time_offset = -1;
+  };
+  std::map<uint32_t, RangeEnd> range_state;
+  std::set<std::tuple<std::string, int64_t, std::string>> device_seen;
+  std::set<std::pair<std::string, int64_t>> pid_seen;
+  for (ScanResult& p : parts) {
+    std::vector<uint32_t> map(p.sources.size());
+    for (size_t i = 0; i < p.sources.size(); ++i) {
+      SourceSummary& s = p.sources[i];
+      auto it = source_index.find(s.name);
+      if (it == source_index.end()) {
+        map[i] = static_cast<uint32_t>(out.sources.size());
+        source_index.emplace(s.name, map[i]);
+        out.sources.push_back(s);
+        continue;
+      }
+      // The next byte range of a source already seen.
+      map[i] = it->second;
+      SourceSummary& m = out.sources[it->second];
+      m.bytes += s.bytes;
+      m.lines += s.lines;
+      if (m.first_time_us == kNoTime) m.first_time_us = s.first_time_us;
+      if (s.last_time_us != kNoTime) {
+        m.last_time_us = s.last_time_us;
+        m.last_time_offset = s.last_time_offset;
+      }
+      if (!m.monotonic_anchor_us) m.monotonic_anchor_us = s.monotonic_anchor_us;
+      if (m.dated_us == kNoTime) m.dated_us = s.dated_us;
+      m.failed = m.failed || s.failed;
+      m.range_end = std::max(m.range_end, s.range_end);
+      if (m.rank < 0) m.rank = s.rank;
+      if (m.host.empty()) m.host = s.host;
+    }
+    for (Evidence& ev : p.evidence) {
+      uint32_t src = map[ev.source];
+      if (ev.needs_prev_time && ev.time_us == kNoTime) {
+        // Inherit from the end of the previous range of the same source.
+        auto it = range_state.find(src);
+        if (it != range_state.end() && it->second.last_time_us != kNoTime &&
+            it->second.last_time_offset >= 0 &&
+            static_cast<uint64_t>(it->second.last_time_offset) + kInheritWindow >= ev.offset) {
+          ev.time_us = it->second.last_time_us;
+          ev.time_source = TimeSource::kInherited;
+          ev.needs_prev_time = false;
+        }
+      }
+      ev.source = src;
+      out.evidence.push_back(std::move(ev));
+    }
+    for (size_t i = 0; i < p.sources.size(); ++i) {
+      if (p.sources[i].last_time_us != kNoTime) {
+        range_state[map[i]] = {p.sources[i].last_time_us, p.sources[i].last_time_offset};
+      }
+    }
+    for (auto& [rank, r] : p.ranks) {
+      auto [it, fresh] = out.ranks.emplace(rank, r);
+      if (fresh) continue;
+      RankSummary& m = it->second;
+      if (m.host.empty()) m.host = r.host;
+      m.progress_lines += r.progress_lines;
+      if (m.first_progress_us == kNoTime || (r.first_progress_us != kNoTime && r.first_progress_us < m.first_progress_us)) {
+        m.first_progress_us = r.first_progress_us;
+      }
+      m.last_progress_us = std::max(m.last_progress_us, r.last_progress_us);
+      m.last_step = std::max(m.last_step, r.last_step);
+      m.step_samples += r.step_samples;
+      m.step_time_sum += r.step_time_sum;
+      m.step_time_sumsq += r.step_time_sumsq;
+      for (double x : r.step_time_reservoir) {
+        if (m.step_time_reservoir.size() < 512) m.step_time_reservoir.push_back(x);
+      }
+    }
+    for (auto& [key, series] : p.metrics) {
+      auto& m = out.metrics[key];
+      m.insert(m.end(), series.begin(), series.end());
+    }
+    for (InputError& e : p.errors) out.errors.push_back(std::move(e));
+    for (DeviceLink& d : p.devices) {
+      if (device_seen.emplace(d.host, d.rank, d.bus_id).second) out.devices.push_back(std::move(d));
+    }
+    for (PidLink& l : p.pids) {
+      if (pid_seen.emplace(l.host, l.pid).second) out.pids.push_back(std::move(l));
+    }
+    for (SyncPoint& sp : p.sync_points) out.sync_points.push_back(std::move(sp));
+    for (auto& [rule, st] : p.rule_stats) {
+      RuleStats& m = out.rule_stats[rule];
+      m.count += st.count;
+      for (auto& [rank, n] : st.ranks) m.ranks[rank] += n;
+      for (auto& [host, n] : st.hosts) m.hosts[host] += n;
+      for (auto& [rank, seq] : st.rank_min_seq) {
+        auto [it, fresh] = m.rank_min_seq.emplace(rank, seq);
+        if (!fresh) it->second = std::min(it->second, seq);
+      }
+      if (m.first_time_us == kNoTime || (st.first_time_us != kNoTime && st.first_time_us < m.first_time_us)) {
+        m.first_time_us = st.first_time_us;
+      }
+      if (st.last_time_us != kNoTime) m.last_time_us = std::max(m.last_time_us, st.last_time_us);
+    }
+    for (auto& [g, n] : p.signal_hits) out.signal_hits[g] += n;
+    for (auto& [r, n] : p.dropped) out.dropped[r] += n;
+    out.bytes += p.bytes;
+    out.lines += p.lines;
+    out.matches += p.matches;
+    out.seconds = std::max(out.seconds, p.seconds);
+  }
+  std::stable_sort(out.evidence.begin(), out.evidence.end(), [](const Evidence& a, const Evidence& b) {
+    return a.source != b.source ? a.source < b.source : a.offset < b.offset;
+  });
+  // One scan keeps each rank's last progress line; shards each kept theirs.
+  std::map<int64_t, size_t> last_progress;
+  for (size_t i = 0; i < out.evidence.size(); ++i) {
+    if (rs.signal(out.evidence[i].signal).role == SignalRole::Progress) last_progress[out.evidence[i].rank] = i;
+  }
+  std::vector<Evidence> kept;
+  kept.reserve(out.evidence.size());
+  for (size_t i = 0; i < out.evidence.size(); ++i) {
+    const Evidence& ev = out.evidence[i];
+    if (rs.signal(ev.signal).role == SignalRole::Progress && last_progress[ev.rank] != i) continue;
+    kept.push_back(std::move(out.evidence[i]));
+  }
+  out.evidence = std::move(kept);
+  FinalizeTimes(out);
+  return out;
+}
+
+}  // namespace faultline

@@ -1,0 +1,138 @@
+// Resource bounds. Evidence: 2M matching lines in one file keep at most
+// keep_first + keep_last records per rule, with exact counts, in bounded
+// memory (peak RSS printed). Rule compilation: hostile rule sources (huge
+// patterns, nested and many bounded repeats, thousands of patterns, huge
+// examples) fail fast with an error naming the file, or compile within a
+// time bound -- never an unbounded Hyperscan compile.
+#include <chrono>
+
+#include "faults_util.h"
+#include "gmock/gmock.h"
+#include "rule_tree.h"
+#include "ruleset/compiler.h"
+
+namespace faultline::faults {
+namespace {
+
+using ::testing::HasSubstr;
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+TEST(Bounds, EvidenceCapWithExactCounts) {
+  TempDir dir;
+  const std::string path = dir.Sub("storm.log");
+  constexpr size_t kLines = 2'000'000;
+  {
+    std::string text;
+    text.reserve(kLines * (kXidLine.size() + 1));
+    for (size_t i = 0; i < kLines; ++i) text.append(kXidLine).push_back('\n');
+    WriteFile(path, text);
+  }
+  const uint64_t rss_before = PeakRssBytes();
+  AnonSampler anon;
+  ScanOptions so;
+  so.threads = 2;
+  so.keep_first = 1000;
+  so.keep_last = 100;
+  auto t0 = Clock::now();
+  Scanner scanner(Rules(), so);
+  ASSERT_TRUE(scanner.ScanPaths({path}).ok());
+  ScanResult r = scanner.Finish();
+  double secs = Since(t0);
+  anon.Stop();
+  int rule = Rules()->FindRule(kXidRule);
+  size_t kept = CountRule(r, kXidRule);
+  std::printf("2M matching lines: %.1f s, kept %zu, anonymous growth %.1f MiB, peak RSS %.0f MiB "
+              "(before the scan %.0f MiB)\n",
+              secs, kept, anon.growth() / 1048576.0, PeakRssBytes() / 1048576.0,
+              rss_before / 1048576.0);
+  EXPECT_LE(kept, so.keep_first + so.keep_last);
+  EXPECT_GE(kept, so.keep_first);
+  EXPECT_EQ(r.rule_stats[rule].count, kLines);
+  EXPECT_EQ(r.dropped[rule], kLines - kept);
+  EXPECT_EQ(r.sources[0].lines, kLines);
+  // The last kept record is the last line: the tail is kept, not only the head.
+  uint64_t last_line = 0;
+  for (const Evidence& ev : r.evidence) {
+    if (static_cast<int>(ev.rule) == rule) last_line = std::max(last_line, ev.line);
+  }
+  EXPECT_EQ(last_line, kLines);
+  // 2M records of ~600 bytes would be > 1 GiB; the caps keep it far lower.
+  EXPECT_LT(anon.growth(), uint64_t{300} << 20);
+}
+
+CompileOptions Caps() { return CompileOptions{}; }
+
+absl::Status CompileOne(const TempDir& d, const std::string& name,
+                        const std::vector<SignalSpec>& sigs, double* secs,
+                        const CompileOptions& opts = Caps()) {
+  const std::string src = d.Sub(name);
+  WriteTree(src, {{"r", RuleJson("hostile", sigs)}});
+  auto t0 = Clock::now();
+  auto r = CompileRuleSource(src, opts);
+  *secs = Since(t0);
+  return r.ok() ? absl::OkStatus() : r.status();
+}
+
+TEST(Bounds, OverlongPatternIsRejectedNamingTheField) {
+  TempDir d;
+  double secs = 0;
+  absl::Status st = CompileOne(d, "long", {{"s", "FAIL" + std::string(5000, 'x'), "FAIL" + std::string(5000, 'x')}}, &secs);
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr("signals[0].pattern"));
+  EXPECT_THAT(std::string(st.message()), HasSubstr("r.json"));
+}
+
+// Repeats nested inside repeats multiply: ((x{30}){30}){30} is 27,000
+// positions although every single bound is under the cap.
+TEST(Bounds, NestedBoundedRepeatsAreCapped) {
+  TempDir d;
+  double secs = 0;
+  absl::Status st = CompileOne(
+      d, "nested", {{"s", "FAIL((ab{30}){30}){30}", "FAIL" + std::string("ab")}}, &secs);
+  std::printf("nested repeats: %.2f s: %s\n", secs, std::string(st.message()).c_str());
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr("signals[0].pattern"));
+  EXPECT_LT(secs, 10.0);
+}
+
+// Many bounded repeats in sequence, each under the cap, a pattern under the
+// length cap: the total width is capped too.
+TEST(Bounds, ManyBoundedRepeatsInOnePatternAreCapped) {
+  TempDir d;
+  std::string p = "FAIL";
+  for (int i = 0; i < 120; ++i) p += "[a-z]{0,30}";
+  double secs = 0;
+  absl::Status st = CompileOne(d, "wide", {{"s", p, "FAIL"}}, &secs);
+  std::printf("120 bounded repeats: %.2f s: %s\n", secs, std::string(st.message()).c_str());
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr("signals[0].pattern"));
+  EXPECT_LT(secs, 10.0);
+}
+
+// Thousands of individually harmless patterns: above the cap they are
+// refused before any compile; at a few thousand they compile in bounded time.
+TEST(Bounds, ThousandsOfPatterns) {
+  TempDir d;
+  std::vector<SignalSpec> sigs;
+  for (int i = 0; i < 3000; ++i) {
+    std::string lit = "ERRCODE-" + std::to_string(i) + "-";
+    sigs.push_back({"s" + std::to_string(i), lit + "[0-9a-f]{8}[ :][^\\n]{0,20}x", lit + "deadbeef x"});
+  }
+  double secs = 0;
+  absl::Status st = CompileOne(d, "many", sigs, &secs);
+  std::printf("3000 patterns: %.2f s: %s\n", secs, st.ok() ? "ok" : std::string(st.message()).c_str());
+  EXPECT_LT(secs, 60.0);
+  CompileOptions small = Caps();
+  small.max_signals = 1000;
+  st = CompileOne(d, "many-capped", sigs, &secs, small);
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(std::string(st.message()), HasSubstr("cap"));
+  EXPECT_LT(secs, 30.0);
+}
+
+}  // namespace
+}  // namespace faultline::faults
