@@ -64,8 +64,8 @@ func BenchmarkFeed(b *testing.B) {
 			rep.Close()
 			s.Close()
 		}
-		if evidence != benchLines/10000 {
-			b.Fatalf("%d evidence records, want %d", evidence, benchLines/10000)
+		if evidence < benchLines/10000 {
+			b.Fatalf("%d evidence records, want at least the %d timeouts", evidence, benchLines/10000)
 		}
 		b.ReportMetric(float64(benchLines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 	}

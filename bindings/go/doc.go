@@ -29,6 +29,10 @@
 //	st.Write(newBytes) // io.Writer; or st.ReadFrom(r), s.Feed(r)
 //	rep, err := s.Finish()
 //
+// Scale out by scanning ranges of big files on many workers and
+// correlating once: Session.AddRange, Session.ExportBundle and
+// Engine.ReportFromBundles.
+//
 // # Concurrency
 //
 // An Engine is immutable and shared by any number of goroutines and

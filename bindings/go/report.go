@@ -8,6 +8,7 @@ import "C"
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"runtime"
@@ -200,8 +201,13 @@ func newReport(r *C.fl_report) (*Report, error) {
 	raw := C.GoBytes(unsafe.Pointer(p), C.int(n))
 	rep := &Report{c: r, raw: raw}
 	if err := json.Unmarshal(raw, rep); err != nil {
-		C.fl_report_free(r)
-		return nil, &Error{Code: StatusInternal, Msg: "decoding the report: " + err.Error()}
+		// A field whose JSON type changed (the schema pins only its own
+		// fields) is skipped and the rest decoded; JSON() still has it all.
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			C.fl_report_free(r)
+			return nil, &Error{Code: StatusInternal, Msg: "decoding the report: " + err.Error()}
+		}
 	}
 	runtime.SetFinalizer(rep, (*Report).Close)
 	return rep, nil

@@ -223,7 +223,10 @@ func (s *Session) end() {
 // callback during the C call that just returned.
 func (s *Session) repanic() {
 	if s.cb != nil && s.cb.panicked.Load() {
-		panic(s.cb.panicVal)
+		v := s.cb.panicVal
+		s.cb.panicVal = nil
+		s.cb.panicked.Store(false)
+		panic(v)
 	}
 }
 
@@ -280,7 +283,8 @@ func (s *Session) withContext(ctx context.Context, call func() C.fl_status) erro
 	return err
 }
 
-// ErrorCount is the number of sources that could not be read so far.
+// ErrorCount is the number of sources that could not be read so far (0 on
+// a closed or busy session).
 func (s *Session) ErrorCount() int {
 	if err := s.begin(); err != nil {
 		return 0

@@ -344,3 +344,32 @@ def test_cancel_from_another_thread(tmp_path: Path) -> None:
             pass  # the usual outcome
         finally:
             timer.join()
+
+
+def test_ranges_and_bundles_match_one_session(incident: dict, tmp_path: Path) -> None:
+    from test_diagnose import write_many
+
+    big = tmp_path / "big.log"
+    write_many(big, 300)
+    root = Path(incident["path"])
+    whole = faultline.diagnose([big, root])
+    size = big.stat().st_size
+    cuts = [0, size // 3 + 7, 2 * size // 3 - 5, size]  # not on line boundaries
+    bundles = []
+    for a, b in zip(cuts, cuts[1:]):
+        with faultline.Session(threads=1) as s:
+            s.add_range(big, a, b)
+            bundles.append(s.export_bundle())
+            with pytest.raises(faultline.InvalidArgumentError):
+                s.add_path(root)
+    with faultline.Session() as s:
+        s.add_path(root)
+        bundles.append(s.export_bundle())
+    assert all(isinstance(b, bytes) and b for b in bundles)
+    merged = faultline.report_from_bundles(bundles)
+    assert merged.evidence == whole.evidence
+    assert merged.to_dict()["incidents"] == whole.to_dict()["incidents"]
+    with pytest.raises(faultline.ParseError):
+        faultline.report_from_bundles([b"not a bundle"])
+    with pytest.raises(faultline.InvalidArgumentError):
+        faultline.Session().add_range(big, 10, 5)

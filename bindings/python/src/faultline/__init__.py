@@ -41,7 +41,7 @@ from ._report import (
     Totals,
 )
 from ._rules import Ruleset, RuleSummary, compile_rules, rule, rule_text, rules
-from ._session import Session, Stream, diagnose
+from ._session import Session, Stream, diagnose, report_from_bundles
 from ._time import to_us as _to_us
 
 #: The version of this Python package (it tracks the C library's).
@@ -97,6 +97,7 @@ __all__ = [
     "library_path",
     "library_version",
     "parse_time",
+    "report_from_bundles",
     "rule",
     "rule_text",
     "rules",

@@ -193,6 +193,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_session_free": (None, [_vp]),
     "fl_session_last_error": (c_char_p, [_vp]),
     "fl_session_add_path": (fl_status, [_vp, c_char_p]),
+    "fl_session_add_range": (fl_status, [_vp, c_char_p, c_uint64, c_uint64, c_uint64]),
     "fl_session_stream_open": (fl_status, [_vp, c_char_p, _P(c_uint32)]),
     "fl_session_feed": (fl_status, [_vp, c_uint32, _vp, c_size_t]),
     "fl_session_stream_close": (fl_status, [_vp, c_uint32]),
@@ -200,6 +201,11 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_session_cancel": (None, [_vp]),
     "fl_session_error_count": (c_size_t, [_vp]),
     "fl_session_finish": (fl_status, [_vp, _pvp]),
+    "fl_session_export_bundle": (fl_status, [_vp, _pvp, _psz]),
+    "fl_report_from_bundles": (
+        fl_status,
+        [_pvp, _vp, _P(SessionOptions), _pvp, _psz, c_size_t, _pvp],
+    ),
     # reports
     "fl_report_free": (None, [_vp]),
     "fl_report_json": (fl_status, [_vp, _pvp, _psz]),
@@ -252,20 +258,32 @@ def _load() -> Tuple[ctypes.CDLL, str]:
     raise ImportError("faultline: cannot load libfaultline: " + "; ".join(errors))
 
 
+#: Functions the loaded library lacks (an older build): calling one raises.
+MISSING: List[str] = []
+
+
+class _Missing:
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __call__(self, *args: Any) -> Any:
+        from ._errors import InternalError
+
+        raise InternalError(f"{LIBRARY_PATH} has no {self.name}: the library is older than this binding", FL_ERR_INTERNAL)
+
+
 def _declare(dll: ctypes.CDLL) -> None:
-    missing = []
     for name, (res, args) in FUNCTIONS.items():
         try:
             fn = getattr(dll, name)
         except AttributeError:
-            missing.append(name)
+            MISSING.append(name)
+            setattr(dll, name, _Missing(name))
             continue
         fn.restype = res
         fn.argtypes = args
-    if missing:
-        raise ImportError(
-            f"faultline: {LIBRARY_PATH} lacks {', '.join(missing)}; it is older than this binding"
-        )
+    if "fl_version_number" in MISSING or "fl_session_new" in MISSING:
+        raise ImportError(f"faultline: {LIBRARY_PATH} does not look like libfaultline")
 
 
 lib, LIBRARY_PATH = _load()

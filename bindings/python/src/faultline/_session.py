@@ -7,7 +7,7 @@ import os
 import threading
 import weakref
 from datetime import timedelta
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Union
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _errors, _ffi
 from ._report import Evidence, Report, evidence_from_view
@@ -22,6 +22,42 @@ EvidenceCallback = Callable[[Evidence], Any]
 ProgressCallback = Callable[[int, int], Any]
 
 DEFAULT_STREAM = "<feed>"
+
+
+def _options(
+    threads: Optional[int],
+    job_start: Optional[TimeLike],
+    job_end: Optional[TimeLike],
+    clock_offsets: Optional[Mapping[str, Union[float, timedelta]]],
+    tz: Optional[str],
+) -> Tuple[_ffi.SessionOptions, List[Any]]:
+    """fl_session_options from Python values, and the buffers it points to
+    (keep them alive until the library has copied them)."""
+    opts = _ffi.SessionOptions()
+    _ffi.lib.fl_session_options_init(ctypes.byref(opts))
+    opts.size = ctypes.sizeof(opts)
+    if threads is not None:
+        if threads < 0:
+            raise ValueError("threads must be >= 0 (0: one per core)")
+        opts.threads = threads
+    opts.job_start_us = to_us(job_start)
+    opts.job_end_us = to_us(job_end)
+    keep: List[Any] = []
+    if clock_offsets:
+        arr = (_ffi.ClockOffset * len(clock_offsets))()
+        for i, (host, sec) in enumerate(clock_offsets.items()):
+            hb = str(host).encode()
+            keep.append(hb)
+            arr[i].host = hb
+            arr[i].seconds = sec.total_seconds() if isinstance(sec, timedelta) else float(sec)
+        opts.clock_offsets = arr
+        opts.clock_offset_count = len(clock_offsets)
+        keep.append(arr)
+    if tz is not None:
+        tzb = tz.encode()
+        keep.append(tzb)
+        opts.tz = tzb
+    return opts, keep
 
 
 def _free_session(ptr: int, _rs: _RulesetHandle) -> None:
@@ -145,30 +181,7 @@ class Session:
         self.ruleset = resolve(rules)
         rs_handle = self.ruleset._handle()
 
-        opts = _ffi.SessionOptions()
-        _ffi.lib.fl_session_options_init(ctypes.byref(opts))
-        opts.size = ctypes.sizeof(opts)
-        if threads is not None:
-            if threads < 0:
-                raise ValueError("threads must be >= 0 (0: one per core)")
-            opts.threads = threads
-        opts.job_start_us = to_us(job_start)
-        opts.job_end_us = to_us(job_end)
-        keep: List[Any] = []  # alive until fl_session_new has copied them
-        if clock_offsets:
-            arr = (_ffi.ClockOffset * len(clock_offsets))()
-            for i, (host, sec) in enumerate(clock_offsets.items()):
-                hb = str(host).encode()
-                keep.append(hb)
-                arr[i].host = hb
-                arr[i].seconds = sec.total_seconds() if isinstance(sec, timedelta) else float(sec)
-            opts.clock_offsets = arr
-            opts.clock_offset_count = len(clock_offsets)
-            keep.append(arr)
-        if tz is not None:
-            tzb = tz.encode()
-            keep.append(tzb)
-            opts.tz = tzb
+        opts, self._keep = _options(threads, job_start, job_end, clock_offsets, tz)
         # The ctypes thunks must live as long as the session: kept on self.
         # They reach the session through a weak reference (no cycle, so the
         # finaliser runs as soon as the last reference goes). A progress
@@ -252,6 +265,18 @@ class Session:
             self._call(_ffi.lib.fl_session_add_path, os.fsencode(p))
         return self
 
+    def add_range(self, path: PathLike, begin: int, end: int, first_line: int = 0) -> "Session":
+        """Adds bytes [begin, end) of a regular, uncompressed file, widened to
+        whole lines, so ranges cut at any offsets partition the file's lines.
+        ``first_line``: 1-based number of the line at ``begin`` if known (0:
+        the library counts). For scale-out with :meth:`export_bundle`."""
+        if begin < 0 or end < begin or first_line < 0:
+            raise _errors.InvalidArgumentError(
+                f"bad range [{begin}, {end}) first_line={first_line}", _ffi.FL_ERR_INVALID_ARG
+            )
+        self._call(_ffi.lib.fl_session_add_range, os.fsencode(os.fspath(path)), begin, end, first_line)
+        return self
+
     def open_stream(self, name: str) -> Stream:
         """Opens a pushed stream; ``name`` becomes the evidence's source."""
         sid = ctypes.c_uint32()
@@ -299,6 +324,20 @@ class Session:
         for st in self._streams.values():
             st.closed = True
         return Report._from_handle(out.value)  # type: ignore[arg-type]
+
+    def export_bundle(self) -> bytes:
+        """Scans what is left and returns everything found as an evidence
+        bundle (bytes) instead of correlating; combine bundles with
+        :func:`report_from_bundles`. The session takes no more input."""
+        data, n = ctypes.c_void_p(), ctypes.c_size_t()
+        self._call(_ffi.lib.fl_session_export_bundle, ctypes.byref(data), ctypes.byref(n))
+        self.finished = True
+        for st in self._streams.values():
+            st.closed = True
+        try:
+            return ctypes.string_at(data.value, n.value) if data.value else b""
+        finally:
+            _ffi.lib.fl_free(data)
 
     # -- lifetime --------------------------------------------------------------
 
@@ -361,3 +400,32 @@ def diagnose(
     ) as s:
         s.add_path(paths)
         return s.finish()
+
+
+def report_from_bundles(
+    bundles: Sequence[Union[bytes, bytearray, memoryview]],
+    rules: RulesLike = None,
+    job_start: Optional[TimeLike] = None,
+    job_end: Optional[TimeLike] = None,
+    clock_offsets: Optional[Mapping[str, Union[float, timedelta]]] = None,
+    tz: Optional[str] = None,
+) -> Report:
+    """Correlates evidence bundles (from :meth:`Session.export_bundle`, over
+    the same ruleset, in source order: ranges of one file in file order) into
+    one report, as if one session had scanned everything."""
+    rs = resolve(rules)
+    opts, keep = _options(None, job_start, job_end, clock_offsets, tz)
+    bufs = [bytes(b) for b in bundles]
+    n = len(bufs)
+    ptrs = (ctypes.c_void_p * max(n, 1))()
+    lens = (ctypes.c_size_t * max(n, 1))()
+    for i, b in enumerate(bufs):
+        ptrs[i] = ctypes.cast(ctypes.c_char_p(b), ctypes.c_void_p)
+        lens[i] = len(b)
+    out, err = ctypes.c_void_p(), ctypes.c_void_p()
+    rc = _ffi.lib.fl_report_from_bundles(
+        ctypes.byref(out), rs._handle().ptr, ctypes.byref(opts), ptrs, lens, n, ctypes.byref(err)
+    )
+    _errors.check_err(rc, err, "cannot correlate the bundles")
+    del keep, bufs
+    return Report._from_handle(out.value)  # type: ignore[arg-type]

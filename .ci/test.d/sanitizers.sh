@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Sanitizer builds (clang):
+#  - ASan+UBSan (build-fuzz/, shared with fuzz.sh): the whole ctest suite, then
+#    the CLI and golden pytest suites against that build's faultline binary,
+#    then the Python binding tests with the ASan runtime preloaded into
+#    python (leak checking off there: CPython's own allocations are not ours).
+#  - TSan (build-tsan/): the multi-threaded tests (ctest -R 'scan|faults|capi'),
+#    less the single-threaded huge-input ones that TSan would only slow down.
+# Build directories are kept between runs; a clean clone builds them anew.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+ASAN_BUILD=${FL_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
+TSAN_BUILD=${FL_TSAN_BUILD_DIR:-$ROOT/build-tsan}
+fail=0
+step() {  # step NAME CMD...: runs, reports, remembers failure
+  local name=$1; shift
+  local t0=$SECONDS
+  if "$@"; then echo "sanitizers: $name ok ($((SECONDS - t0)) s)"
+  else echo "sanitizers: $name FAILED ($((SECONDS - t0)) s)"; fail=$((fail + 1)); fi
+}
+
+command -v clang++ >/dev/null || { echo "sanitizers: clang++ not installed"; exit 1; }
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+# ---- ASan + UBSan
+if [ ! -f "$ASAN_BUILD/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -S . -B "$ASAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DFL_SANITIZE=address,undefined -DFL_FUZZ=ON -DFL_BUILD_BENCH=OFF >/dev/null
+fi
+build_asan() { cmake --build "$ASAN_BUILD" -j2 >"$ASAN_BUILD/asan-build.log" 2>&1 || { tail -40 "$ASAN_BUILD/asan-build.log"; return 1; }; }
+step "asan build" build_asan || { echo "sanitizers: 0 passed, 1 failed"; exit 1; }
+step "asan+ubsan ctest" ctest --test-dir "$ASAN_BUILD" --output-on-failure -j2 --timeout 600
+export FAULTLINE_BIN=$ASAN_BUILD/src/cli/faultline
+export FAULTLINE_LIBRARY=$ASAN_BUILD/src/capi/libfaultline.so
+step "asan pytest: cli and golden" python3 -m pytest -q -p no:cacheprovider tests/cli tests/golden
+asan_rt=$(clang++ -print-file-name=libclang_rt.asan-x86_64.so)
+if [ -d bindings/python/tests ] && [ -f "$asan_rt" ]; then
+  py_asan() {
+    ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0 LD_PRELOAD=$asan_rt \
+      python3 -m pytest -q -p no:cacheprovider bindings/python/tests
+  }
+  step "asan pytest: python binding" py_asan
+fi
+
+# ---- TSan
+if [ ! -f "$TSAN_BUILD/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -S . -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DFL_SANITIZE=thread -DFL_BUILD_BENCH=OFF -DFL_BUILD_CLI=OFF >/dev/null
+fi
+# Only the test executables the filter selects (and what they need).
+mapfile -t tsan_targets < <(ninja -C "$TSAN_BUILD" -t targets all | sed -n 's/^\(tests\/[^:]*\/\)\?\([a-z0-9_]*\(scan\|faults\|capi\)[a-z0-9_]*\|header_c[a-z0-9]*\): phony$/\2/p' | sort -u)
+build_tsan() { cmake --build "$TSAN_BUILD" -j2 --target "${tsan_targets[@]}" >"$TSAN_BUILD/tsan-build.log" 2>&1 || { tail -40 "$TSAN_BUILD/tsan-build.log"; return 1; }; }
+step "tsan build (${tsan_targets[*]})" build_tsan
+step "tsan ctest" ctest --test-dir "$TSAN_BUILD" --output-on-failure -j2 --timeout 600 \
+  -R 'scan|faults|capi' -E 'HugeFaults|Bounds\.|HundredThousand'
+
+echo "sanitizers: $((fail == 0 ? 1 : 0)) passed, $((fail == 0 ? 0 : 1)) failed"
+[ $fail -eq 0 ]
