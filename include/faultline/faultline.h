@@ -194,7 +194,9 @@ typedef struct fl_session_options {
   const fl_clock_offset *clock_offsets; /* copied at fl_session_new */
   size_t clock_offset_count;
   const char *tz;         /* zone of naive timestamps: "UTC", "+05:30",
-                             or an IANA name; NULL is UTC */
+                             "-0800", "UTC+05:30", "Etc/GMT+8"; regional
+                             names (tz database rules) are rejected with
+                             FL_ERR_INVALID_ARG; NULL is UTC */
   fl_evidence_cb on_evidence;
   void *evidence_user;
   fl_progress_cb on_progress;
@@ -242,10 +244,17 @@ FL_API fl_status fl_session_add_range(fl_session *s, const char *path,
 FL_API fl_status fl_session_stream_open(fl_session *s, const char *name,
                                         uint32_t *stream_id);
 /* Pushes bytes of a stream. Chunk boundaries are arbitrary: a line split over
- * two chunks matches as one. Scanning happens as full lines arrive. The
- * buffer is not kept. @since 0.1 */
+ * two chunks matches as one. Complete lines are scanned once about 1 MiB is
+ * buffered, at fl_session_stream_flush() and at close. The caller's buffer is
+ * not kept. @since 0.1 */
 FL_API fl_status fl_session_feed(fl_session *s, uint32_t stream_id,
                                  const void *data, size_t len);
+/* Scans every complete line buffered on the stream now (on_evidence fires
+ * for them) without closing it; a trailing partial line stays buffered.
+ * Feeding batches lines for speed; call this when a live stream goes quiet.
+ * @since 0.1 */
+FL_API fl_status fl_session_stream_flush(fl_session *s, uint32_t stream_id);
+
 /* Ends a stream: its last line is scanned even without a final newline.
  * @since 0.1 */
 FL_API fl_status fl_session_stream_close(fl_session *s, uint32_t stream_id);
@@ -256,7 +265,9 @@ FL_API fl_status fl_session_stream_close(fl_session *s, uint32_t stream_id);
  * cancelled (FL_ERR_CANCELLED). @since 0.1 */
 FL_API fl_status fl_session_scan(fl_session *s);
 
-/* Asks a running scan to stop soon. Any thread, any time. @since 0.1 */
+/* Asks a running scan to stop soon (within the chunks already being
+ * scanned). Any thread, any time. Cancellation is final for the session:
+ * further scans and finish return FL_ERR_CANCELLED. @since 0.1 */
 FL_API void fl_session_cancel(fl_session *s);
 
 /* Number of sources that could not be read so far. @since 0.1 */

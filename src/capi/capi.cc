@@ -131,19 +131,7 @@ char* DupString(const std::string& s, size_t* len) {
   return p;
 }
 
-std::string FieldsJson(const faultline::Evidence& ev) {
-  std::string out = "{";
-  bool first = true;
-  for (const auto& [k, v] : ev.fields) {
-    if (!first) out += ',';
-    first = false;
-    faultline::AppendJsonString(out, k);
-    out += ':';
-    faultline::AppendJsonString(out, v);
-  }
-  out += '}';
-  return out;
-}
+std::string FieldsJson(const faultline::Evidence& ev) { return faultline::EvidenceFieldsJson(ev); }
 
 fl_evidence_view MakeView(const faultline::Ruleset& rs, const faultline::ScanResult& scan,
                           const faultline::Evidence& ev, const std::string& fields) {
@@ -445,6 +433,16 @@ FL_API fl_status fl_session_feed(fl_session* s, uint32_t stream_id, const void* 
   });
 }
 
+FL_API fl_status fl_session_stream_flush(fl_session* s, uint32_t stream_id) {
+  if (!s) return FL_ERR_INVALID_ARG;
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  return GuardS(s, [&]() -> fl_status {
+    auto st = s->scanner->FlushStream(stream_id);
+    if (!st.ok()) return SessionError(s, MapStatus(st, FL_ERR_INVALID_ARG), faultline::StatusMessage(st));
+    return FL_OK;
+  });
+}
+
 FL_API fl_status fl_session_stream_close(fl_session* s, uint32_t stream_id) {
   if (!s) return FL_ERR_INVALID_ARG;
   return GuardS(s, [&]() -> fl_status {
@@ -457,6 +455,7 @@ FL_API fl_status fl_session_stream_close(fl_session* s, uint32_t stream_id) {
 FL_API fl_status fl_session_scan(fl_session* s) {
   if (!s) return FL_ERR_INVALID_ARG;
   if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  if (s->cancel.load()) return SessionError(s, FL_ERR_CANCELLED, "the session was cancelled");
   return GuardS(s, [&]() -> fl_status {
     std::vector<std::string> paths;
     paths.swap(s->pending_paths);

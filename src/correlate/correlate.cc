@@ -170,16 +170,40 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
                    n.find("journal") != std::string::npos;
       kernel_source[i] = named || (hw[i] > 0 && other[i] == 0);
     }
+    // Per application source, the span of its hardware lines and of the rest:
+    // a kernel block at the head or tail of an application log (a prolog's
+    // `dmesg -T`, a pasted archive) is what gating judges, so it must not
+    // stretch the window to weeks ago.
+    size_t ns = scan.sources.size();
+    std::vector<int64_t> app_min(ns, kNoTime), app_max(ns, kNoTime), hw_min(ns, kNoTime), hw_max(ns, kNoTime);
+    for (const Evidence& ev : evs) {
+      if (ev.time_us == kNoTime) continue;
+      bool h = HardwareLayer(rs.rule(ev.rule)->layer());
+      int64_t& lo = (h ? hw_min : app_min)[ev.source];
+      int64_t& hi = (h ? hw_max : app_max)[ev.source];
+      if (lo == kNoTime || ev.time_us < lo) lo = ev.time_us;
+      if (hi == kNoTime || ev.time_us > hi) hi = ev.time_us;
+    }
     int64_t start = kNoTime, end = kNoTime;
-    for (size_t i = 0; i < scan.sources.size(); ++i) {
+    for (size_t i = 0; i < ns; ++i) {
       const SourceSummary& s = scan.sources[i];
       if (kernel_source[i]) continue;
-      if (s.first_time_us != kNoTime && (start == kNoTime || s.first_time_us < start)) start = s.first_time_us;
-      if (s.last_time_us != kNoTime && (end == kNoTime || s.last_time_us > end)) end = s.last_time_us;
+      int64_t first = s.first_time_us, last = s.last_time_us;
+      if (first != kNoTime && hw_min[i] != kNoTime && app_min[i] != kNoTime && first <= hw_min[i] &&
+          hw_min[i] < app_min[i] - opts.stale_tolerance_us) {
+        first = app_min[i];
+      }
+      if (last != kNoTime && hw_max[i] != kNoTime && app_max[i] != kNoTime && last >= hw_max[i] &&
+          hw_max[i] > app_max[i] + opts.stale_tolerance_us) {
+        last = app_max[i];
+      }
+      if (first != kNoTime && (start == kNoTime || first < start)) start = first;
+      if (last != kNoTime && (end == kNoTime || last > end)) end = last;
     }
     // Application evidence bounds too (a source's edges may lack stamps).
     for (const Evidence& ev : evs) {
       if (kernel_source[ev.source] || ev.time_us == kNoTime) continue;
+      if (HardwareLayer(rs.rule(ev.rule)->layer())) continue;
       if (start == kNoTime || ev.time_us < start) start = ev.time_us;
       if (end == kNoTime || ev.time_us > end) end = ev.time_us;
     }
@@ -298,8 +322,20 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
         return ta < tb;
       });
       Cluster* cur = nullptr;
+      size_t first_cluster = clusters.size();
       for (size_t i : idxs) {
         int64_t t = evs[i].time_us;
+        if (t == kNoTime && cur && cur->first != kNoTime) {
+          // Untimed lines of a rule that also has timed ones (a kubectl
+          // describe block, nvidia-smi output) join its first cluster rather
+          // than make an incident of their own.
+          Cluster& c0 = clusters[first_cluster];
+          c0.ev.push_back(i);
+          if (rs.signal(evs[i].signal).role == SignalRole::Initiating) c0.initiating = true;
+          if (evs[i].rank >= 0) c0.ranks.insert(evs[i].rank);
+          if (!evs[i].host.empty()) c0.hosts.insert(evs[i].host);
+          continue;
+        }
         bool split = !cur || (t == kNoTime) != (cur->first == kNoTime) ||
                      (t != kNoTime && t - cur->last > opts.cluster_gap_us);
         if (split) {
@@ -753,7 +789,17 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
     add_finding(f, std::min(0.85, 0.5 + 0.05 * f.score));
   }
   int64_t end_us = d.job_end_us;
-  if (!log_incidents) {
+  // Progress that stops before the logs say training completed is the end
+  // of training, not a hang (the exit-time watchdog keeps the logs going).
+  bool completed = false;
+  if (int tc = rs.FindRule("training-completed"); tc >= 0) {
+    auto it = first_time_of_rule.find(static_cast<uint32_t>(tc));
+    int64_t latest = kNoTime;
+    for (const auto& [r, s] : scan.ranks) latest = std::max(latest, s.last_progress_us);
+    completed = it != first_time_of_rule.end() &&
+                (latest == kNoTime || it->second >= latest - 60 * kSecond);
+  }
+  if (!log_incidents && !completed) {
     auto hangs = DetectHangs(scan.ranks, end_us);
     if (!hangs.empty()) {
       // All ranks stopped together: one job-level hang; else the first to stop.
@@ -771,35 +817,70 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
       if (!spikes.empty()) add_finding(spikes.front(), 0.5);
     }
   }
-  // SIGTERM without a checkpoint after it.
+  // SIGTERM without a checkpoint after it, and a run killed with its newest
+  // checkpoint hours old. Practices, not causes: they never outrank what
+  // killed the job, and they are skipped when another incident comes first
+  // (the SIGTERM of a drained node or a hung job at its time limit is
+  // collateral).
   {
     int sig = rs.FindRule("sigterm-received");
     int ckpt = rs.FindRule("checkpoint-saved");
-    int det = rule_for_detector("missing_checkpoint_after_sigterm");
-    if (sig >= 0 && det >= 0) {
-      const Evidence* term = nullptr;
-      int64_t last_ckpt = kNoTime;
-      for (const Evidence& ev : evs) {
-        if (static_cast<int>(ev.rule) == sig && !term) term = &ev;
-        if (static_cast<int>(ev.rule) == ckpt && ev.time_us != kNoTime) last_ckpt = std::max(last_ckpt, ev.time_us);
+    const Evidence* term = nullptr;
+    int64_t last_ckpt = kNoTime;
+    for (const Evidence& ev : evs) {
+      if (sig >= 0 && static_cast<int>(ev.rule) == sig && !term) term = &ev;
+      if (ckpt >= 0 && static_cast<int>(ev.rule) == ckpt && ev.time_us != kNoTime) {
+        last_ckpt = std::max(last_ckpt, ev.time_us);
       }
-      if (term && (last_ckpt == kNoTime || (term->time_us != kNoTime && last_ckpt < term->time_us))) {
-        Finding f;
-        f.detector = "missing_checkpoint_after_sigterm";
+    }
+    bool earlier_incident = false;
+    for (const Incident& inc : d.incidents) {
+      if (!term || term->time_us == kNoTime || inc.time_us == kNoTime || inc.time_us <= term->time_us) {
+        earlier_incident = true;
+      }
+    }
+    auto add_practice = [&](const Finding& f, const Evidence* lead) {
+      size_t before = d.incidents.size();
+      add_finding(f, 0.4);
+      if (d.incidents.size() > before && lead) {
+        d.incidents.back().initiating.insert(d.incidents.back().initiating.begin(), *lead);
+        d.incidents.back().timeline = d.incidents.back().initiating;
+      }
+    };
+    if (term && !earlier_incident &&
+        (last_ckpt == kNoTime || (term->time_us != kNoTime && last_ckpt < term->time_us))) {
+      Finding f;
+      f.detector = "missing_checkpoint_after_sigterm";
+      f.rank = term->rank;
+      f.host = term->host;
+      f.time_us = term->time_us;
+      f.detail = last_ckpt == kNoTime
+                     ? "the job received SIGTERM and no checkpoint was saved in the logs"
+                     : StrCat("the job received SIGTERM at ", FormatTime(term->time_us),
+                              " and the newest checkpoint is from ", FormatTime(last_ckpt));
+      add_practice(f, term);
+    }
+    // Killed (SIGTERM or a failure incident) with the newest checkpoint more
+    // than two hours before the end: hours of work lost.
+    constexpr int64_t kStale = 2 * 3600 * kSecond;
+    int64_t end = d.job_end_us;
+    bool killed = term != nullptr || !d.incidents.empty();
+    if (killed && end != kNoTime && d.job_start_us != kNoTime && end - d.job_start_us > kStale &&
+        (last_ckpt == kNoTime || end - last_ckpt > kStale)) {
+      Finding f;
+      f.detector = "stale_checkpoint";
+      f.time_us = end;
+      if (term) {
         f.rank = term->rank;
         f.host = term->host;
-        f.time_us = term->time_us;
-        f.detail = last_ckpt == kNoTime
-                       ? "the job received SIGTERM and no checkpoint was saved in the logs"
-                       : StrCat("the job received SIGTERM at ", FormatTime(term->time_us),
-                                " and the newest checkpoint is from ", FormatTime(last_ckpt));
-        size_t before = d.incidents.size();
-        add_finding(f, 0.55);
-        if (d.incidents.size() > before) {
-          d.incidents.back().initiating.insert(d.incidents.back().initiating.begin(), *term);
-          d.incidents.back().timeline = d.incidents.back().initiating;
-        }
       }
+      f.detail = last_ckpt == kNoTime
+                     ? StrCat("the run ended at ", FormatTime(end), " after ",
+                              (end - d.job_start_us) / 3600 / kSecond, " h with no checkpoint saved in the logs")
+                     : StrCat("the run ended at ", FormatTime(end), " and its newest checkpoint is from ",
+                              FormatTime(last_ckpt), ", ", (end - last_ckpt) / 60 / kSecond,
+                              " min of training lost");
+      add_practice(f, term);
     }
   }
 
@@ -810,8 +891,14 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
     return n;
   };
   std::stable_sort(d.incidents.begin(), d.incidents.end(), [&](const Incident& a, const Incident& b) {
-    bool sa = !a.inferred && a.detector.empty(), sb = !b.inferred && b.detector.empty();
-    if (sa != sb) return sa;
+    // Tiers: a seen initiating line; a suspect inferred from log lines; a
+    // numeric detector; a practice finding (no checkpoint after SIGTERM).
+    auto tier = [](const Incident& i) {
+      if (i.detector == "missing_checkpoint_after_sigterm" || i.detector == "stale_checkpoint") return 3;
+      if (!i.detector.empty()) return 2;
+      return i.inferred ? 1 : 0;
+    };
+    if (tier(a) != tier(b)) return tier(a) < tier(b);
     double score_a = a.confidence + 0.05 * std::min(3.0, std::log10(1.0 + collateral_count(a)));
     double score_b = b.confidence + 0.05 * std::min(3.0, std::log10(1.0 + collateral_count(b)));
     if (std::fabs(score_a - score_b) > 1e-9) return score_a > score_b;

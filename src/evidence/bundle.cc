@@ -35,7 +35,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                         s.last_time_us, s.rank, b.CreateString(s.host), s.json_lines,
                                         s.monotonic_anchor_us.has_value(), s.monotonic_anchor_us.value_or(0),
                                         s.dated_us, s.failed, s.range_begin, s.range_end,
-                                        s.last_time_offset));
+                                        s.last_time_offset, s.first_time_inferred, s.last_time_inferred));
   }
   std::vector<Offset<fb::BEvidence>> evs;
   evs.reserve(scan.evidence.size());
@@ -151,6 +151,8 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
       ss.range_begin = s->range_begin();
       ss.range_end = s->range_end();
       ss.last_time_offset = s->last_time_offset();
+      ss.first_time_inferred = s->first_time_inferred();
+      ss.last_time_inferred = s->last_time_inferred();
       r.sources.push_back(std::move(ss));
     }
   }
@@ -295,6 +297,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
       if (s.last_time_us != kNoTime) {
         m.last_time_us = s.last_time_us;
         m.last_time_offset = s.last_time_offset;
+        m.last_time_inferred = s.last_time_inferred;
       }
       if (!m.monotonic_anchor_us) m.monotonic_anchor_us = s.monotonic_anchor_us;
       if (m.dated_us == kNoTime) m.dated_us = s.dated_us;

@@ -65,6 +65,8 @@ struct SourceSummary {
   uint64_t lines = 0;
   int64_t first_time_us = kNoTime;
   int64_t last_time_us = kNoTime;
+  // The year of first/last_time_us was guessed (syslog, glog stamps).
+  bool first_time_inferred = false, last_time_inferred = false;
   int64_t rank = -1;        // when the whole source is one rank's (path, prefix)
   std::string host;
   bool json_lines = false;

@@ -57,8 +57,9 @@ void FinalizeTimes(ScanResult& r) {
       ev.time_us = best;
     }
     for (SourceSummary& s : r.sources) {
-      for (int64_t* t : {&s.first_time_us, &s.last_time_us}) {
-        if (*t == kNoTime || s.dated_us != kNoTime) continue;
+      for (auto [t, inferred] : {std::pair{&s.first_time_us, s.first_time_inferred},
+                                 std::pair{&s.last_time_us, s.last_time_inferred}}) {
+        if (*t == kNoTime || !inferred) continue;
         int64_t best = *t;
         for (int k = -3; k <= 3; ++k) {
           int64_t cand = shift_years(*t, k);

@@ -99,7 +99,14 @@ std::string EvidenceJson(const Ruleset& rs, const ScanResult& scan, const Eviden
   AppendJsonString(out, Str(rs.signal(ev.signal).signal->id()));
   out += ",\"text\":";
   AppendJsonString(out, ev.text);
-  out += ",\"fields\":{";
+  out += ",\"fields\":";
+  out += EvidenceFieldsJson(ev);
+  out += "}";
+  return out;
+}
+
+std::string EvidenceFieldsJson(const Evidence& ev) {
+  std::string out = "{";
   bool first = true;
   auto field = [&](std::string_view k, std::string_view v) {
     if (!first) out += ',';
@@ -116,9 +123,10 @@ std::string EvidenceJson(const Ruleset& rs, const ScanResult& scan, const Eviden
     field("monotonic_s", buf);
   }
   if (ev.pid >= 0 && !ev.Field("pid")) field("pid", StrCat(ev.pid));
-  out += "}}";
+  out += "}";
   return out;
 }
+
 
 std::string EvidenceJsonLines(const Ruleset& rs, const ScanResult& scan) {
   std::string out;

@@ -16,6 +16,8 @@
 namespace faultline {
 
 std::string EvidenceJson(const Ruleset& rs, const ScanResult& scan, const Evidence& ev);
+// The evidence's `fields` object: named captures plus gpu, monotonic_s, pid.
+std::string EvidenceFieldsJson(const Evidence& ev);
 std::string EvidenceJsonLines(const Ruleset& rs, const ScanResult& scan);
 std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d);
 std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d);

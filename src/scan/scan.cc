@@ -90,6 +90,7 @@ struct ChunkOut {
   bool ends_with_newline = true;
   std::string head, tail;
   int64_t first_time_us = kNoTime, last_time_us = kNoTime;
+  bool first_time_inferred = false, last_time_inferred = false;
   int64_t last_time_offset = -1;  // start of the line that gave last_time_us
   uint64_t base_offset = 0;       // absolute offset of the chunk
   int64_t dated_us = kNoTime;  // first stamp with its own year
@@ -406,6 +407,7 @@ struct Scanner::Impl {
         LineView v = SplitLine(l, st.format, st.tctx);
         if (v.time && v.time->wall_us) {
           if (!v.time->year_inferred) out.dated_us = *v.time->wall_us;
+          out.first_time_inferred = v.time->year_inferred;
           return *v.time->wall_us;
         }
         if (nl == std::string_view::npos) break;
@@ -424,6 +426,7 @@ struct Scanner::Impl {
       LineView v = SplitLine(l, st.format, st.tctx);
       if (v.time && v.time->wall_us) {
         out.last_time_us = *v.time->wall_us;
+        out.last_time_inferred = v.time->year_inferred;
         out.last_time_offset = static_cast<int64_t>(tail_start + (nl == std::string_view::npos ? 0 : nl + 1));
         if (v.time->monotonic_s) {
           out.monotonic_anchor_us =
@@ -495,10 +498,14 @@ struct Scanner::Impl {
     st.lines += out.newlines;
     st.last_ended_newline = out.ends_with_newline;
     sum.lines = st.lines + (out.ends_with_newline || out.bytes == 0 ? 0 : 1);
-    if (sum.first_time_us == kNoTime) sum.first_time_us = out.first_time_us;
+    if (sum.first_time_us == kNoTime) {
+      sum.first_time_us = out.first_time_us;
+      sum.first_time_inferred = out.first_time_inferred;
+    }
     if (sum.dated_us == kNoTime) sum.dated_us = out.dated_us;
     if (out.last_time_us != kNoTime) {
       sum.last_time_us = out.last_time_us;
+      sum.last_time_inferred = out.last_time_inferred;
       st.last_time_us = out.last_time_us;
       st.last_time_offset = out.last_time_offset;
       sum.last_time_offset = out.last_time_offset;
@@ -1121,14 +1128,23 @@ absl::Status Scanner::Feed(uint32_t stream, std::string_view data) {
     return absl::InvalidArgumentError(StrCat("stream ", stream, " is not open"));
   }
   Impl::PushStream& ps = *m.streams[stream];
-  if (!m.main_scratch) {
-    FL_ASSIGN_OR_RETURN(m.main_scratch, m.rs->AllocScratch());
-  }
   ps.buf.append(data);
   // Scan whole lines once enough bytes are buffered; the rest waits for the
   // next chunk, so a line split across feeds matches as one.
   constexpr size_t kFeedScan = 1 << 20;
   if (ps.buf.size() < kFeedScan) return absl::OkStatus();
+  return FlushStream(stream);
+}
+
+absl::Status Scanner::FlushStream(uint32_t stream) {
+  Impl& m = *impl_;
+  if (stream >= m.streams.size() || m.streams[stream]->closed) {
+    return absl::InvalidArgumentError(StrCat("stream ", stream, " is not open"));
+  }
+  Impl::PushStream& ps = *m.streams[stream];
+  if (!m.main_scratch) {
+    FL_ASSIGN_OR_RETURN(m.main_scratch, m.rs->AllocScratch());
+  }
   size_t nl = ps.buf.rfind('\n');
   size_t cut = nl == std::string::npos ? 0 : nl + 1;
   if (cut == 0 && ps.buf.size() >= kMaxStreamLine) cut = ps.buf.size();

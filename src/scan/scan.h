@@ -64,6 +64,8 @@ class Scanner {
   // Push streams.
   uint32_t OpenStream(const std::string& name);
   absl::Status Feed(uint32_t stream, std::string_view data);
+  // Scans the complete lines buffered on a stream now.
+  absl::Status FlushStream(uint32_t stream);
   absl::Status CloseStream(uint32_t stream);
 
   // Closes open streams and hands over what the scan found, with

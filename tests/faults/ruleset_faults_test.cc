@@ -45,7 +45,8 @@ std::string OneSignal(const TempDir& d) {
 // fixes the checksum, so only the database differs.
 std::string WithDatabase(std::string buf, std::string_view db) {
   const fb::Ruleset* root = fb::GetRuleset(buf.data());
-  const uint8_t* field = root->GetAddressOf(fb::Ruleset::VT_HS_DATABASE);
+  const uint8_t* field =
+      reinterpret_cast<const flatbuffers::Table*>(root)->GetAddressOf(fb::Ruleset::VT_HS_DATABASE);
   EXPECT_NE(field, nullptr);
   size_t field_pos = static_cast<size_t>(field - reinterpret_cast<const uint8_t*>(buf.data()));
   while (buf.size() % 8) buf.push_back('\0');

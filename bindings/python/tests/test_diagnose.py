@@ -84,22 +84,11 @@ def test_evidence_batches_match_count(report: faultline.Report) -> None:
 
 
 def test_evidence_matches_jsonl(report: faultline.Report) -> None:
+    # The batched views, converted in Python, say what the library's own
+    # JSON lines say, fields included (captures plus gpu/monotonic_s/pid).
     lines = [json.loads(x) for x in report.evidence_jsonl().splitlines()]
-    mine = [e.to_dict() for e in report.evidence]
-    assert len(lines) == len(mine)
-    for a, b in zip(mine, lines):
-        fa, fb = a.pop("fields"), b.pop("fields")
-        assert a == b
-        # fl_evidence_view.fields_json carries the named captures; the JSON
-        # lines add derived fields (gpu, monotonic_s, pid) on top of them.
-        assert fa.items() <= fb.items()
-
-
-@pytest.mark.xfail(reason="capi FieldsJson() omits the derived gpu/monotonic_s/pid fields that the JSON report has",
-                   strict=False)
-def test_view_fields_equal_jsonl_fields(report: faultline.Report) -> None:
-    lines = [json.loads(x) for x in report.evidence_jsonl().splitlines()]
-    assert [e.fields for e in report.evidence] == [x["fields"] for x in lines]
+    assert [e.to_dict() for e in report.evidence] == lines
+    assert any("gpu" in e.fields for e in report.evidence)
 
 
 MANY_TEMPLATES = [
@@ -129,8 +118,11 @@ def test_many_batches(tmp_path: Path) -> None:
     assert len(ev) == count
     assert sum(1 for _ in r.iter_evidence(batch=1000)) == count
     assert [e.offset for e in ev] == sorted(e.offset for e in ev)
-    df = r.evidence_frame()
-    assert len(df) == count
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        return
+    assert len(r.evidence_frame()) == count
 
 
 def test_paths_forms(incident: dict) -> None:

@@ -196,6 +196,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_session_add_range": (fl_status, [_vp, c_char_p, c_uint64, c_uint64, c_uint64]),
     "fl_session_stream_open": (fl_status, [_vp, c_char_p, _P(c_uint32)]),
     "fl_session_feed": (fl_status, [_vp, c_uint32, _vp, c_size_t]),
+    "fl_session_stream_flush": (fl_status, [_vp, c_uint32]),
     "fl_session_stream_close": (fl_status, [_vp, c_uint32]),
     "fl_session_scan": (fl_status, [_vp]),
     "fl_session_cancel": (None, [_vp]),

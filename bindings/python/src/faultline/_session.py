@@ -101,6 +101,12 @@ def _progress_thunk(wself: "weakref.ReferenceType[Session]") -> Callable[[Any, i
     return thunk
 
 
+#: Small feeds are gathered into one library call of about this many bytes
+#: (the library buffers about 1 MiB per stream before scanning anyway, so
+#: this changes nothing but the number of ctypes calls).
+COALESCE_BYTES = 64 * 1024
+
+
 class Stream:
     """A pushed stream of a session (``Session.open_stream``)."""
 
@@ -110,12 +116,41 @@ class Stream:
         self.name = name
         self.id = stream_id
         self.closed = False
+        self._buf = bytearray()
 
     def feed(self, data: Data) -> None:
-        """Pushes bytes (str is UTF-8 encoded). Chunk boundaries are arbitrary."""
+        """Pushes bytes (str is UTF-8 encoded). Chunk boundaries are arbitrary.
+        Feeds smaller than 64 KiB are gathered before they reach the library."""
         if self.closed:
             raise _errors.InvalidArgumentError(f"stream {self.name!r} is closed", _ffi.FL_ERR_INVALID_ARG)
-        self._session()._feed_id(self.id, data)
+        self._session()._check_usable()
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        n = memoryview(data).nbytes if not isinstance(data, (bytes, bytearray)) else len(data)
+        if n >= COALESCE_BYTES:
+            self._push()
+            self._session()._feed_id(self.id, data)
+            return
+        self._buf += data
+        if len(self._buf) >= COALESCE_BYTES:
+            self._push()
+
+    def _push(self) -> None:
+        """Hands the gathered bytes to the library."""
+        if self._buf:
+            s = self._session()
+            data, self._buf = bytes(self._buf), bytearray()
+            s._feed_id(self.id, data)
+
+    def flush(self) -> None:
+        """Scans every complete line fed so far now (on_evidence fires for
+        them) without closing the stream; a trailing partial line stays
+        buffered. Feeding batches lines for speed: call this when a live
+        stream goes quiet."""
+        if self.closed:
+            raise _errors.InvalidArgumentError(f"stream {self.name!r} is closed", _ffi.FL_ERR_INVALID_ARG)
+        self._push()
+        self._session()._call(_ffi.lib.fl_session_stream_flush, self.id)
 
     def _session(self) -> "Session":
         s = self._wsession()
@@ -133,10 +168,16 @@ class Stream:
         Safe to call more than once."""
         if self.closed:
             return
-        self.closed = True
         s = self._wsession()
-        if s is not None and not s.closed and not s.finished:
-            s._call(_ffi.lib.fl_session_stream_close, self.id)
+        live = s is not None and not s.closed and not s.finished
+        try:
+            if live:
+                self._push()
+        finally:
+            self.closed = True
+            self._buf = bytearray()
+        if live:
+            s._call(_ffi.lib.fl_session_stream_close, self.id)  # type: ignore[union-attr]
 
     def __enter__(self) -> "Stream":
         return self
@@ -176,7 +217,8 @@ class Session:
         self._lock = threading.Lock()  # guards _ptr against cancel() vs close()
         self._pending: Optional[BaseException] = None
         self._poisoned = False
-        self._streams: Dict[str, Stream] = {}
+        self._streams: Dict[str, Stream] = {}  # by name, for feed(stream=name)
+        self._all_streams: List[Stream] = []
         self.finished = False
         self.ruleset = resolve(rules)
         rs_handle = self.ruleset._handle()
@@ -230,6 +272,15 @@ class Session:
             _errors.raise_status(rc, (msg or b"").decode("utf-8", "replace"))
         return rc
 
+    def _check_usable(self) -> None:
+        if self._poisoned:
+            raise _errors.CancelledError(
+                "the session was cancelled by an exception in a callback", _ffi.FL_ERR_CANCELLED
+            )
+        self._handle()
+        if self.finished:
+            raise _errors.InvalidArgumentError("the session is finished", _ffi.FL_ERR_INVALID_ARG)
+
     def _call(self, fn: Any, *args: Any) -> int:
         if self._poisoned:
             raise _errors.CancelledError(
@@ -282,6 +333,7 @@ class Session:
         sid = ctypes.c_uint32()
         self._call(_ffi.lib.fl_session_stream_open, name.encode(), ctypes.byref(sid))
         st = Stream(self, name, sid.value)
+        self._all_streams.append(st)
         self._streams.setdefault(name, st)
         return st
 
@@ -301,6 +353,20 @@ class Session:
         else:
             self.stream(DEFAULT_STREAM if stream is None else stream).feed(data)
 
+    def flush(self) -> None:
+        """Scans the complete lines fed so far on every open stream now
+        (see :meth:`Stream.flush`)."""
+        for st in self._all_streams:
+            if not st.closed:
+                st.flush()
+
+    def _flush_streams(self) -> None:
+        if self._ptr is None or self._poisoned:
+            return
+        for st in self._all_streams:
+            if not st.closed:
+                st._push()
+
     def scan(self) -> None:
         """Scans every path added so far now (``finish()`` does it anyway)."""
         self._call(_ffi.lib.fl_session_scan)
@@ -318,10 +384,11 @@ class Session:
     def finish(self) -> Report:
         """Scans what is left, closes open streams, correlates, and returns
         the report. The session takes no more input afterwards."""
+        self._flush_streams()
         out = ctypes.c_void_p()
         self._call(_ffi.lib.fl_session_finish, ctypes.byref(out))
         self.finished = True
-        for st in self._streams.values():
+        for st in self._all_streams:
             st.closed = True
         return Report._from_handle(out.value)  # type: ignore[arg-type]
 
@@ -329,10 +396,11 @@ class Session:
         """Scans what is left and returns everything found as an evidence
         bundle (bytes) instead of correlating; combine bundles with
         :func:`report_from_bundles`. The session takes no more input."""
+        self._flush_streams()
         data, n = ctypes.c_void_p(), ctypes.c_size_t()
         self._call(_ffi.lib.fl_session_export_bundle, ctypes.byref(data), ctypes.byref(n))
         self.finished = True
-        for st in self._streams.values():
+        for st in self._all_streams:
             st.closed = True
         try:
             return ctypes.string_at(data.value, n.value) if data.value else b""
@@ -356,7 +424,7 @@ class Session:
             self._ptr = None
             if self._finalizer is not None:
                 self._finalizer()
-        for st in self._streams.values():
+        for st in self._all_streams:
             st.closed = True
 
     @property
