@@ -158,6 +158,44 @@ bool TryDeserialize(const fb::Ruleset& root, hs_database_t** out) {
   return true;
 }
 
+struct ExampleHits {
+  uint32_t signal_count = 0;
+  uint32_t want = 0;
+  bool found = false, foreign = false;
+};
+
+int OnExampleMatch(unsigned id, unsigned long long, unsigned long long, unsigned, void* ctx) {
+  auto* h = static_cast<ExampleHits*>(ctx);
+  if (id >= h->signal_count) h->foreign = true;
+  if (id == h->want) h->found = true;
+  return 0;
+}
+
+// A database that deserializes, with the right version and checksum, may
+// still be another ruleset's (a file assembled by hand or by a buggy tool):
+// its ids would name the wrong signals, or none. Each signal's first example
+// must match as that signal, and no id may lie past the signal table.
+bool DatabaseFitsSignals(const hs_database_t* db, const std::vector<SignalInfo>& signals) {
+  hs_scratch_t* scratch = nullptr;
+  if (hs_alloc_scratch(db, &scratch) != HS_SUCCESS) return false;
+  bool ok = true;
+  for (uint32_t g = 0; ok && g < signals.size(); ++g) {
+    const auto* examples = signals[g].signal->examples();
+    if (!examples || examples->size() == 0) continue;
+    std::string_view line = examples->Get(0)->string_view();
+    ExampleHits h;
+    h.signal_count = static_cast<uint32_t>(signals.size());
+    h.want = g;
+    if (hs_scan(db, line.data(), static_cast<unsigned>(line.size()), 0, scratch, OnExampleMatch,
+                &h) != HS_SUCCESS ||
+        h.foreign || !h.found) {
+      ok = false;
+    }
+  }
+  hs_free_scratch(scratch);
+  return ok;
+}
+
 }  // namespace
 
 absl::Status Ruleset::Init(std::string_view name) {
@@ -267,9 +305,10 @@ absl::Status Ruleset::Init(std::string_view name) {
           root_->hs_checksum()) {
     return fail("pattern database checksum mismatch (corrupt file)");
   }
-  if (TryDeserialize(*root_, &db)) {
+  if (TryDeserialize(*root_, &db) && DatabaseFitsSignals(db, signals_)) {
     db_.reset(db);
   } else {
+    if (db) hs_free_database(db);
     // Built for another CPU or library version: never trusted, rebuilt from
     // the stored patterns.
     FL_ASSIGN_OR_RETURN(db_, CompileDatabase(*root_));

@@ -38,6 +38,7 @@ constexpr size_t kContextBefore = kInheritWindow;  // bytes before a match line 
 constexpr size_t kConfirmWindow = 64 << 10;   // RE2 runs on at most this much of a huge line
 constexpr size_t kEdgeWindow = 8 << 10;       // chunk head/tail kept for first/last times
 constexpr size_t kMaxHsLength = 0xF0000000u;  // hs_scan takes an unsigned length
+constexpr size_t kWindowAfterMatch = 4 << 10;  // of a huge line, kept past a match's end
 constexpr size_t kStreamBuffer = size_t{16} << 20;
 constexpr size_t kMaxStreamLine = size_t{64} << 20;  // a longer line in a stream is split
 
@@ -77,6 +78,8 @@ struct Pending {
   uint64_t line_rel = 0;   // newlines in the chunk before this line
   std::vector<uint32_t> ids;  // signals that matched the line
   std::string line;        // the line (a window of it, for huge lines)
+  // For a line over kConfirmWindow: per id, the window RE2 confirms on.
+  std::vector<std::string> windows;
   std::string before;      // up to kContextBefore bytes before the line
   bool before_reaches_chunk_start = false;
 };
@@ -104,98 +107,165 @@ struct ChunkOut {
 struct HsCtx {
   const char* base = nullptr;
   size_t len = 0;
+  uint32_t signal_count = 0;
   uint64_t cur_line_start = 0, cur_line_end = 0;
   bool have_line = false;
   struct Hit {
     uint64_t line_start, line_end;
+    uint64_t to;  // end of the first match of `id` on the line
     uint32_t id;
   };
   std::vector<Hit>* hits = nullptr;
-  std::vector<uint32_t> seen;  // ids seen on the current line
+  std::vector<uint32_t>* seen = nullptr;  // ids seen on the current line
 };
 
 int OnHsMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, void* vctx) {
   auto* c = static_cast<HsCtx*>(vctx);
+  // A database that does not belong to this ruleset (the loader checks, but
+  // a match must never index past the signal table).
+  if (id >= c->signal_count) return 0;
   // `to` is one past the last matched byte; the line holding that byte.
   uint64_t last = to > 0 ? to - 1 : 0;
   if (to > c->len) last = c->len ? c->len - 1 : 0;
   if (!c->have_line || last < c->cur_line_start || last >= c->cur_line_end) {
     // New line: find its bounds.
     uint64_t start = last;
-    if (c->base[last] == '\n' && last > 0) {
-      // A match ending on the newline itself belongs to the line before it.
-    }
-    while (start > 0 && c->base[start - 1] != '\n') {
+    if (start > 0 && c->base[start - 1] != '\n') {
       const void* p = memrchr(c->base, '\n', start);
       start = p ? static_cast<uint64_t>(static_cast<const char*>(p) - c->base) + 1 : 0;
-      break;
     }
     const void* e = std::memchr(c->base + last, '\n', c->len - last);
     uint64_t end = e ? static_cast<uint64_t>(static_cast<const char*>(e) - c->base) : c->len;
     c->cur_line_start = start;
-    c->cur_line_end = end == last && c->base[last] == '\n' ? end : end;
+    c->cur_line_end = end;
     if (c->cur_line_end < c->cur_line_start) c->cur_line_end = c->cur_line_start;
     c->have_line = true;
-    c->seen.clear();
+    c->seen->clear();
   }
-  if (std::find(c->seen.begin(), c->seen.end(), id) != c->seen.end()) return 0;
-  c->seen.push_back(id);
-  c->hits->push_back({c->cur_line_start, c->cur_line_end, id});
+  if (std::find(c->seen->begin(), c->seen->end(), id) != c->seen->end()) return 0;
+  c->seen->push_back(id);
+  c->hits->push_back({c->cur_line_start, c->cur_line_end, std::min<uint64_t>(to, c->len), id});
   return 0;
 }
 
+// Copies [p, p+n) into s without allocating while the source is read: a
+// SIGBUS in the copy unwinds with longjmp, which must not strand a buffer
+// that no destructor will free.
+void CopyOut(std::string& s, const char* p, size_t n) {
+  s.reserve(n);
+  s.assign(p, n);
+}
+
 // Phase A on [base, base+len), which holds whole lines (the last may lack its
-// newline). Plain loops and C calls only.
+// newline). Plain loops and C calls only, and every allocation is owned by
+// `out`, `hits` or thread storage before the mapping is touched: a fault
+// (file truncated under the mapping) longjmps out of here.
 void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
             uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits) {
+  thread_local std::vector<uint32_t> seen;
   hits.clear();
   HsCtx ctx;
-  ctx.base = base;
-  ctx.len = len;
+  ctx.signal_count = static_cast<uint32_t>(rs.signal_count());
   ctx.hits = &hits;
+  ctx.seen = &seen;
   for (size_t done = 0; done < len;) {
+    // hs_scan takes an unsigned length: chunks over kMaxHsLength (one huge
+    // line, or a chunk the caller made huge) are scanned in windows cut
+    // after a newline, so no line is split; only a single line longer than
+    // the window is cut, and then hits keep that line's true bounds.
     size_t n = std::min(len - done, kMaxHsLength);
-    // Scanning a window of the chunk at a time only happens for > 3.75 GiB
-    // chunks (one huge line); the callback sees offsets relative to `done`.
-    HsCtx sub = ctx;
-    sub.base = base + done;
-    sub.len = n;
-    sub.have_line = false;
+    if (n < len - done) {
+      const void* nl = memrchr(base + done, '\n', n);
+      if (nl) n = static_cast<size_t>(static_cast<const char*>(nl) - (base + done)) + 1;
+    }
+    ctx.base = base + done;
+    ctx.len = n;
+    ctx.have_line = false;
     size_t before = hits.size();
-    hs_scan(rs.database(), base + done, static_cast<unsigned>(n), 0, scratch, OnHsMatch, &sub);
+    hs_scan(rs.database(), base + done, static_cast<unsigned>(n), 0, scratch, OnHsMatch, &ctx);
+    bool cut_head = done > 0 && base[done - 1] != '\n';
+    bool cut_tail = done + n < len && base[done + n - 1] != '\n';
+    uint64_t true_start = 0, true_end = len;
+    if (cut_head) {
+      const void* p = memrchr(base, '\n', done);
+      true_start = p ? static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1 : 0;
+    }
+    if (cut_tail) {
+      const void* e = std::memchr(base + done + n, '\n', len - done - n);
+      true_end = e ? static_cast<uint64_t>(static_cast<const char*>(e) - base) : len;
+    }
     for (size_t i = before; i < hits.size(); ++i) {
-      hits[i].line_start += done;
-      hits[i].line_end += done;
+      hits[i].line_start = cut_head && hits[i].line_start == 0 ? true_start : hits[i].line_start + done;
+      hits[i].line_end = cut_tail && hits[i].line_end == n ? true_end : hits[i].line_end + done;
+      hits[i].to += done;
     }
     done += n;
   }
   std::sort(hits.begin(), hits.end(), [](const HsCtx::Hit& a, const HsCtx::Hit& b) {
-    return a.line_start != b.line_start ? a.line_start < b.line_start : a.id < b.id;
+    return a.line_start != b.line_start ? a.line_start < b.line_start
+           : a.id != b.id              ? a.id < b.id
+                                       : a.to < b.to;
   });
+  // A line cut between two windows may report a signal in both.
+  hits.erase(std::unique(hits.begin(), hits.end(),
+                         [](const HsCtx::Hit& a, const HsCtx::Hit& b) {
+                           return a.line_start == b.line_start && a.id == b.id;
+                         }),
+             hits.end());
   out.bytes = len;
   out.base_offset = abs_offset;
   out.ends_with_newline = len == 0 || base[len - 1] == '\n';
   out.newlines = CountNewlines(base, len);
-  out.head.assign(base, std::min(len, kEdgeWindow));
+  CopyOut(out.head, base, std::min(len, kEdgeWindow));
   size_t tail_len = std::min(len, kEdgeWindow);
-  out.tail.assign(base + len - tail_len, tail_len);
+  CopyOut(out.tail, base + len - tail_len, tail_len);
   uint64_t counted_to = 0, lines_before = 0;
+  size_t lines = 0;
+  for (size_t i = 0; i < hits.size(); ++i) lines += i == 0 || hits[i].line_start != hits[i - 1].line_start;
+  out.pending.reserve(lines);
   for (size_t i = 0; i < hits.size();) {
     uint64_t ls = hits[i].line_start, le = hits[i].line_end;
-    Pending p;
+    Pending& p = out.pending.emplace_back();
     p.offset = abs_offset + ls;
     lines_before += CountNewlines(base + counted_to, ls - counted_to);
     counted_to = ls;
     p.line_rel = lines_before;
+    size_t first = i;
     for (; i < hits.size() && hits[i].line_start == ls; ++i) p.ids.push_back(hits[i].id);
     size_t line_len = le - ls;
-    if (line_len > kConfirmWindow) line_len = kConfirmWindow;
-    p.line.assign(base + ls, line_len);
+    if (line_len > kConfirmWindow) {
+      // A huge line: RE2 confirms each signal on a window that ends a little
+      // past where Hyperscan saw its match end, not on the line's head,
+      // which may be gigabytes before it.
+      p.windows.resize(i - first);
+      for (size_t k = first; k < i; ++k) {
+        uint64_t wend = std::min<uint64_t>(le, hits[k].to + kWindowAfterMatch);
+        uint64_t wstart = wend - ls > kConfirmWindow ? wend - kConfirmWindow : ls;
+        CopyOut(p.windows[k - first], base + wstart, wend - wstart);
+      }
+      line_len = kConfirmWindow;
+    }
+    CopyOut(p.line, base + ls, line_len);
     size_t bstart = ls > kContextBefore ? ls - kContextBefore : 0;
-    p.before.assign(base + bstart, ls - bstart);
+    CopyOut(p.before, base + bstart, ls - bstart);
     p.before_reaches_chunk_start = bstart == 0;
-    out.pending.push_back(std::move(p));
   }
+}
+
+// After a SIGBUS unwound out of PhaseA, clears the scratch's in-use mark
+// so the scratch can be scanned with and freed again; hs_scan re-initialises
+// the rest of it on every call. Hyperscan's (and Vectorscan's) hs_scratch
+// starts with its magic number (u32) and the in-use byte; anything else
+// means a layout we do not know, and the scratch is left alone.
+bool ReleaseFaultedScratch(hs_scratch_t* scratch) {
+  constexpr uint32_t kScratchMagic = 0x544F4259;  // SCRATCH_MAGIC in scratch.h
+  if (scratch == nullptr) return false;
+  auto* bytes = reinterpret_cast<unsigned char*>(scratch);
+  uint32_t magic;
+  std::memcpy(&magic, bytes, sizeof magic);
+  if (magic != kScratchMagic || bytes[4] > 1) return false;
+  bytes[4] = 0;  // 0 already when the fault was outside hs_scan
+  return true;
 }
 
 // Makes text valid UTF-8 (invalid bytes and NULs become U+FFFD) and cuts it
@@ -312,11 +382,14 @@ struct Scanner::Impl {
       std::string_view line = p.line;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       LineView view = SplitLine(line, st.format, st.tctx);
-      for (uint32_t id : p.ids) {
+      for (size_t j = 0; j < p.ids.size(); ++j) {
+        uint32_t id = p.ids[j];
         const SignalInfo& si = rs->signal(id);
         // Hyperscan found where; RE2 confirms the match holds on this line alone
-        // (for JSON sources, on the message).
-        if (!RE2::PartialMatch(view.message, *si.confirm)) continue;
+        // (for JSON sources, on the message; for a huge line, on the window
+        // around the match).
+        std::string_view subject = j < p.windows.size() ? std::string_view(p.windows[j]) : view.message;
+        if (!RE2::PartialMatch(subject, *si.confirm)) continue;
         Evidence ev;
         ev.source = st.index;
         ev.offset = p.offset;
@@ -333,7 +406,7 @@ struct Scanner::Impl {
             args[k] = &vals[k];
             argp[k] = &args[k];
           }
-          if (RE2::PartialMatchN(view.message, *si.extract, argp.data(), static_cast<int>(n))) {
+          if (RE2::PartialMatchN(subject, *si.extract, argp.data(), static_cast<int>(n))) {
             for (size_t k = 0; k < n; ++k) {
               if (!si.capture_names[k].empty() && vals[k].data() != nullptr) {
                 ev.fields.emplace_back(si.capture_names[k],
@@ -701,7 +774,11 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
   };
   auto cancelled = [&] { return opts.cancel && opts.cancel->load(std::memory_order_relaxed); };
   auto fresh_scratch = [&] {
-    // A fault unwound out of hs_scan: its scratch is left marked in use.
+    // A fault unwound out of hs_scan: its scratch is left marked in use, and
+    // hs_scan and hs_free_scratch both refuse it from then on.
+    if (ReleaseFaultedScratch(scratch)) return;
+    // Unknown scratch layout: a new one; the old one cannot be freed (a
+    // bounded leak, once per fault, only with an unknown Hyperscan).
     hs_scratch_t* s = nullptr;
     if (hs_alloc_scratch(rs->database(), &s) == HS_SUCCESS) scratch = s;
   };
@@ -752,7 +829,7 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     } else if (st.format.json) {
       out = ChunkOut();
       std::string copy;
-      bool ok2 = GuardedRead(all.data(), all.size(), [&] { copy.assign(all.data(), all.size()); });
+      bool ok2 = GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, all.data(), all.size()); });
       if (ok2) {
         ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), 0, out);
       } else {
@@ -985,7 +1062,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
         std::vector<uint64_t> cuts{0};
         std::string head;
         bool ok = GuardedRead(all.data(), all.size(), [&] {
-          head.assign(all.data(), std::min<size_t>(all.size(), 64 << 10));
+          CopyOut(head, all.data(), std::min<size_t>(all.size(), 64 << 10));
           uint64_t pos = 0;
           while (all.size() - pos > m.opts.chunk_bytes) {
             uint64_t nominal = pos + m.opts.chunk_bytes;
@@ -1069,7 +1146,7 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
     }
     if (end < begin) end = begin;
     if (first_line == 0) lines_before = CountNewlines(all.data(), begin);
-    head.assign(all.data(), std::min<size_t>(all.size(), 64 << 10));
+    CopyOut(head, all.data(), std::min<size_t>(all.size(), 64 << 10));
   });
   if (!ok) {
     m.Fail(src, StrCat(path, ": the file shrank while it was being read"), -3);

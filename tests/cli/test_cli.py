@@ -164,3 +164,22 @@ def test_bench_prints_throughput_and_hits(faultline_bin):
     for key in ("bytes:", "lines:", "seconds:", "GB/s:", "threads:", "signal hits"):
         assert key in out
     assert "xid-79-fallen-off-bus/" in out
+
+
+def test_catalog_covers_every_seed_reference(faultline_bin):
+    """Every reference of the seed catalog has at least one rule naming its
+    title verbatim, and every rule carries the full entry."""
+    import re
+    seeds = REPO.parent / "shared" / "seeds"
+    catalog = (seeds / "000_cb317df3a0fbc865.txt").read_text()
+    titles = [t.strip() for t in re.findall(r"^• (.+)$", catalog, re.M)]
+    assert len(titles) == 42
+    titles.append("Silent Data Corruption: Gradual Parameter Drift")  # the full entry
+    rules = json.loads(run(faultline_bin, "rules", "list", "--json").stdout)
+    covered = {r["reference"] for r in rules}
+    assert not [t for t in titles if t not in covered]
+    for r in rules:
+        full = json.loads(run(faultline_bin, "rules", "show", r["id"], "--json").stdout)
+        for key in ("summary", "root_cause", "symptoms", "confirm", "fix", "verify", "prevention",
+                    "fingerprint", "sources"):
+            assert full[key], f"{r['id']}: empty {key}"

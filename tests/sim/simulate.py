@@ -652,7 +652,19 @@ class Scenario:
                     self.kline(vh, tk + 0.0011, "NVRM: nvidia-bug-report.sh as root to collect this data before")
                     self.kline(vh, tk + 0.0012, "NVRM: the NVIDIA kernel module is unloaded.")
                 init = {"rules": ["xid-79-fallen-off-bus"], "rank": victim, "host": vh, "inferred": False}
-                watchdogs(others, t_block)
+                if rng.random() < 0.3:
+                    # The victim's next CUDA call fails; the exception has no
+                    # stamp and inherits the last iteration's, before the Xid.
+                    te = tk + rng.uniform(0.5, 5)
+                    self.rk(victim, te, " RuntimeError: CUDA error: unspecified launch failure")
+                    self.rk(victim, te + 1e-4, " CUDA kernel errors might be asynchronously reported at some other "
+                            "API call, so the stacktrace below might be incorrect.")
+                    self.exited[victim] = te + rng.uniform(0.5, 2)
+                    exitcodes[victim] = 1
+                    root_on_host[vh] = victim
+                    watchdogs([r for r in others if j.host_of(r) != vh], t_block)
+                else:
+                    watchdogs(others, t_block)
             elif kind == "ecc":
                 xid = rng.choice(["48", "94", "95"])
                 tk = t_fault + rng.uniform(0.05, 1.0)
@@ -711,6 +723,16 @@ class Scenario:
                 init = {"rules": ["nccl-watchdog-timeout", "collective-desync-stuck", "training-silent-hang"],
                         "rank": victim, "host": vh, "inferred": True}
                 watchdogs(others, t_block)
+                if rng.random() < 0.3:
+                    # TORCH_NCCL_DESYNC_DEBUG=1: rank 0 names the lagging rank
+                    # (a line printed by rank 0 about another rank).
+                    t0r = t_block + T + rng.uniform(2.6, 4)
+                    reporter = 0 if victim != 0 else 1
+                    self.glog(reporter, t0r, "E", "ProcessGroupNCCL.cpp:1180",
+                              "[Rank %d] Observed flight recorder dump signal from another rank via TCPStore." %
+                              reporter)
+                    self.rk(reporter, t0r + 1e-4, "\t - To our best knowledge, ranks [%d] are the lagging ranks that "
+                            "caused this timeout. They never joined any collectives" % victim)
             if kind in ("ecc", "cuda_oom", "host_oom"):
                 # The victim's host agent tears its group down at once;
                 # remote ranks either see the peer vanish or time out.
@@ -766,9 +788,26 @@ class Scenario:
         self.truth["initiating"] = init
         self.truth["fault_time"] = iso(t_fault) if kind not in ("benign", "straggler") else None
         self.truth["victim_pid"] = j.pid[victim] if init else None
+        self.syslog_copies()
         rel, lines, pos, rule, where = self.stale_block()
         self.truth["stale"] = [{"source": rel, "rule": rule, "where": where, "lines": []}]
         self._stale = (rel, lines, pos)
+
+    def syslog_copies(self):
+        """Some hosts' archives hold syslog too: every kernel line again,
+        among other daemons' lines (replayed duplicates across files)."""
+        j, rng = self.job, self.rng
+        for h in j.hosts:
+            if rng.random() >= 0.25:
+                continue
+            k = self.kern(h)
+            sl = self.log("%s/syslog" % h)
+            for t, seq, text in k.lines:
+                sl.lines.append((t, seq, text))
+            for _ in range(rng.randrange(3, 8)):
+                t = rng.uniform(j.t0, j.t0 + 3000)
+                sl.add(t, "%s %s CRON[%d]: (root) CMD (/usr/local/bin/node-exporter-textfile.sh)" % (
+                    ts_syslog(j.clock(h, t)), h, rng.randrange(1000, 60000)))
 
     def write(self, out):
         os.makedirs(out, exist_ok=True)

@@ -178,7 +178,7 @@ def plot_timeline(
         for c in p.collateral:
             if c.first_time is not None:
                 end = c.last_time or c.first_time
-                ax.axvspan(c.first_time, end, color="tab:orange", alpha=0.12, lw=0)
+                ax.axvspan(c.first_time, end, color="tab:orange", alpha=0.12, lw=0)  # type: ignore[arg-type]
     palette = ["tab:blue", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan", "tab:gray"]
     k = 0
     for key in sorted(groups, key=lambda s: (s in ("initiating", "collateral"), s)):
@@ -224,7 +224,7 @@ def plot_timeline(
             return str(int(v)) if float(v).is_integer() and v >= 0 else ""
 
         ax.yaxis.set_major_formatter(FuncFormatter(_rank_label))
-    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M:%S", tz=timezone.utc))
+    ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M:%S", tz=timezone.utc))  # type: ignore[no-untyped-call]
     title = "faultline timeline"
     if p is not None:
         title += f": {p.rule}"

@@ -26,7 +26,7 @@ class Error(Exception):
 
     @property
     def status(self) -> str:
-        return _ffi.lib.fl_status_str(self.code).decode()
+        return str(_ffi.lib.fl_status_str(self.code).decode())
 
     def __str__(self) -> str:
         return self.message or self.status

@@ -145,7 +145,8 @@ def evidence_frame(report: "Report") -> "pandas.DataFrame":
     data["rank"] = pd.array(cols["rank"], dtype="Int64")
     for c in ("source", "time_source", "rule", "signal", "role"):
         data[c] = pd.Categorical(cols[c])
-    return pd.DataFrame(data, columns=EVIDENCE_COLUMNS)
+    df: "pandas.DataFrame" = pd.DataFrame(data, columns=EVIDENCE_COLUMNS)
+    return df
 
 
 def incidents_frame(report: "Report") -> "pandas.DataFrame":
@@ -179,7 +180,7 @@ def incidents_frame(report: "Report") -> "pandas.DataFrame":
                 "explanation": inc.explanation,
             }
         )
-    df = pd.DataFrame(rows, columns=INCIDENT_COLUMNS)
+    df: "pandas.DataFrame" = pd.DataFrame(rows, columns=INCIDENT_COLUMNS)
     df["rank"] = pd.array(list(df["rank"]), dtype="Int64")
     df["time"] = pd.to_datetime(df["time"], utc=True)
     return df

@@ -514,7 +514,8 @@ class Report:
         rc = _ffi.lib.fl_report_signal_hits_json(self._ptr(), ctypes.byref(t), ctypes.byref(n))
         if rc != _ffi.FL_OK:
             _errors.raise_status(rc)
-        return json.loads(_ffi.borrowed_string(t, n) or "{}")
+        hits: Dict[str, int] = json.loads(_ffi.borrowed_string(t, n) or "{}")
+        return hits
 
     @property
     def totals(self) -> Totals:

@@ -142,7 +142,8 @@ class Ruleset:
         rc = _ffi.lib.fl_ruleset_rule_json(self._handle().ptr, rule_id.encode(), ctypes.byref(js), ctypes.byref(n))
         if rc != _ffi.FL_OK:
             _errors.raise_status(rc, f"no rule {rule_id!r} in ruleset {self.name!r}")
-        return json.loads(_ffi.take_string(js, n))
+        entry: Dict[str, Any] = json.loads(_ffi.take_string(js, n))
+        return entry
 
     def rule_text(self, rule_id: str) -> str:
         """The full entry of one rule as text (root cause, fix, verify, ...)."""

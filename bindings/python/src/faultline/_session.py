@@ -68,7 +68,7 @@ def _free_session(ptr: int, _rs: _RulesetHandle) -> None:
 def _as_paths(paths: Paths) -> List[str]:
     if isinstance(paths, (str, bytes)) or hasattr(paths, "__fspath__"):
         return [os.fsdecode(os.fspath(paths))]  # type: ignore[arg-type]
-    out = [os.fsdecode(os.fspath(p)) for p in paths]  # type: ignore[union-attr]
+    out = [os.fsdecode(os.fspath(p)) for p in paths]
     return out
 
 
@@ -213,7 +213,7 @@ class Session:
         on_progress: Optional[ProgressCallback] = None,
     ) -> None:
         self._ptr: Optional[int] = None
-        self._finalizer: Optional[weakref.finalize] = None
+        self._finalizer: "Optional[weakref.finalize[Any, Any]]" = None
         self._lock = threading.Lock()  # guards _ptr against cancel() vs close()
         self._pending: Optional[BaseException] = None
         self._poisoned = False
@@ -240,8 +240,11 @@ class Session:
         out, err = ctypes.c_void_p(), ctypes.c_void_p()
         rc = _ffi.lib.fl_session_new(ctypes.byref(out), rs_handle.ptr, ctypes.byref(opts), ctypes.byref(err))
         _errors.check_err(rc, err, "cannot create the session")
-        self._ptr = out.value
-        self._finalizer = weakref.finalize(self, _free_session, out.value, rs_handle)
+        ptr = out.value
+        if not ptr:  # pragma: no cover - FL_OK always sets *out
+            raise _errors.InternalError("fl_session_new returned no session", _ffi.FL_ERR_INTERNAL)
+        self._ptr = ptr
+        self._finalizer = weakref.finalize(self, _free_session, ptr, rs_handle)
 
     # -- callbacks (run on the calling thread; ctypes re-acquires the GIL)
 
