@@ -613,7 +613,12 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
         inc.rank = -1;
         // One host named by every line of the cluster is still a fact.
         if (rc.hosts.size() != 1) inc.host.clear();
-        if (rc.ranks.size() == 1) inc.rank = *rc.ranks.begin();
+        if (rc.ranks.size() == 1) {
+          inc.rank = *rc.ranks.begin();
+          // A line about another rank ("ranks [13] are the lagging ranks",
+          // printed by rank 0) names that rank, which lives on its own host.
+          if (std::string h = host_for_rank(inc.rank); !h.empty()) inc.host = h;
+        }
         if (inc.time_us != kNoTime) window_start = inc.time_us - 35 * 60 * kSecond;
         explanation = StrCat("No initiating line was found and no rank stands out: ",
                              rc.ranks.size(), " rank(s) report ", rule->id()->str(), ". ");

@@ -199,6 +199,21 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
       while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':')) rest.remove_prefix(1);
     }
   }
+  if (!v.time && line.find('\r') != std::string_view::npos) {
+    // tqdm bars glued to a record with carriage returns: the record's own
+    // stamp and prefix follow the last '\r' that starts one.
+    for (size_t cr = line.rfind('\r'); cr != std::string_view::npos && !v.time;
+         cr = cr == 0 ? std::string_view::npos : line.rfind('\r', cr - 1)) {
+      std::string_view seg = line.substr(cr + 1);
+      if (auto t = ParseLineTime(seg, tctx)) {
+        v.time = t;
+        size_t seg_mb = 0;
+        Attribution a = AttributeLine(seg, &seg_mb);
+        MergeAttribution(a, v.attr);
+        v.attr = a;
+      }
+    }
+  }
   if (v.time && !v.time->monotonic_s) {
     // A syslog or collector header before a kernel stamp.
     v.time->monotonic_s = FindMonotonic(line);

@@ -183,3 +183,15 @@ def test_catalog_covers_every_seed_reference(faultline_bin):
         for key in ("summary", "root_cause", "symptoms", "confirm", "fix", "verify", "prevention",
                     "fingerprint", "sources"):
             assert full[key], f"{r['id']}: empty {key}"
+
+
+def test_tqdm_bar_glued_with_carriage_returns(faultline_bin, tmp_path):
+    """A record after tqdm's '\\r' updates keeps its own stamp and rank."""
+    log = tmp_path / "train.log"
+    log.write_bytes(b" 45%|####      | 45/100 [00:10<00:12]\r 46%|####\r"
+                    b"2026-11-02T03:12:05.123Z [rank3]: torch.OutOfMemoryError: CUDA out of memory. "
+                    b"Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.23 GiB is free.\n")
+    evs = [json.loads(l) for l in run(faultline_bin, "scan", "--json", str(log)).stdout.splitlines()]
+    oom = [e for e in evs if e["rule"] == "cuda-oom"]
+    assert oom and oom[0]["time"] == "2026-11-02T03:12:05.123000Z" and oom[0]["rank"] == 3
+    assert oom[0]["time_source"] == "parsed"

@@ -154,7 +154,7 @@ TEST(RulesetFaults, DiskFullWhileWritingACompiledRuleset) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     signal(SIGXFSZ, SIG_IGN);
-    struct rlimit lim = {4096, 4096};
+    struct rlimit lim = {512, 512};
     if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(10);
     fl_error* err = nullptr;
     fl_status rc = fl_ruleset_compile(src.c_str(), out.c_str(), &err);

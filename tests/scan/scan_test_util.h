@@ -121,28 +121,28 @@ inline constexpr const char* kRef = "Scanner test reference";
 
 inline std::string Rule(const std::string& id, const std::string& layer,
                         const std::string& signals) {
-  return R"({"id": ")" + id + R"(", "reference": ")" + kRef + R"(", "title": ")" + id +
-         R"(", "category": "Test", "tags": ["test"], "layer": ")" + layer +
-         R"(", "summary": "s", "root_cause": ["r"], "symptoms": [{"symptom": "a", "why": "b"}],
+  return R"J({"id": ")J" + id + R"J(", "reference": ")J" + kRef + R"J(", "title": ")J" + id +
+         R"J(", "category": "Test", "tags": ["test"], "layer": ")J" + layer +
+         R"J(", "summary": "s", "root_cause": ["r"], "symptoms": [{"symptom": "a", "why": "b"}],
   "confirm": ["c"], "fix": "f", "verify": "v", "prevention": ["p"], "fingerprint": "fp",
-  "related": [], "sources": ["https://example.org/"], "signals": [)" +
+  "related": [], "sources": ["https://example.org/"], "signals": [)J" +
          signals + "]}";
 }
 
 // Writes the rule source of the scanner tests into dir.
 inline void WriteTestRuleSource(const std::string& dir) {
-  WriteFile(dir + "/ruleset.json", R"({"name": "scan-test", "version": "1"})");
+  WriteFile(dir + "/ruleset.json", R"J({"name": "scan-test", "version": "1"})J");
   WriteFile(dir + "/references.json",
-            std::string(R"({"references": [{"title": ")") + kRef + R"(", "summary": "s"}]})");
+            std::string(R"J({"references": [{"title": ")J") + kRef + R"J(", "summary": "s"}]})J");
   WriteFile(dir + "/gpu/test-xid.json",
-            Rule("test-xid", "hardware", R"({"id": "xid",
+            Rule("test-xid", "hardware", R"J({"id": "xid",
     "pattern": "NVRM: Xid \\(PCI:[0-9a-fA-F:.]+\\): [0-9]+,",
     "extract": "Xid \\(PCI:(?P<pci>[0-9a-fA-F:.]+)\\): (?P<xid>[0-9]+),",
     "role": "initiating",
     "examples": ["[1000001.682554] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."],
-    "counter_examples": ["NVRM: GPU at PCI:0000:3b:00: GPU-6f1c2a9e"]})"));
+    "counter_examples": ["NVRM: GPU at PCI:0000:3b:00: GPU-6f1c2a9e"]})J"));
   WriteFile(dir + "/nccl/test-watchdog.json",
-            Rule("test-watchdog", "framework", R"({"id": "watchdog",
+            Rule("test-watchdog", "framework", R"J({"id": "watchdog",
     "pattern": "Watchdog caught collective operation timeout: WorkNCCL\\(SeqNum=[0-9]+",
     "extract": "\\[Rank (?P<rank>[0-9]+)\\][^\\n]*SeqNum=(?P<seq>[0-9]+)",
     "role": "symptom",
@@ -150,16 +150,16 @@ inline void WriteTestRuleSource(const std::string& dir) {
     "counter_examples": ["node017:1:1 [3] NCCL INFO comm 0x1 rank 3"]},
    {"id": "dump-flag", "pattern": "Failed to check the \"should dump\" flag", "role": "symptom",
     "examples": ["[W1102 13:46:41.1 ProcessGroupNCCL.cpp:1234] Failed to check the \"should dump\" flag on TCPStore"],
-    "counter_examples": ["Failed to check the flag"]})"));
+    "counter_examples": ["Failed to check the flag"]})J"));
   WriteFile(dir + "/nccl/test-nccl-init.json",
-            Rule("test-nccl-init", "network", R"({"id": "init",
+            Rule("test-nccl-init", "network", R"J({"id": "init",
     "pattern": "ncclCommInitRank comm 0x[0-9a-f]+ rank [0-9]+ nranks [0-9]+ cudaDev [0-9]+ busId [0-9a-f]+",
     "extract": "rank (?P<rank>[0-9]+) nranks [0-9]+ cudaDev (?P<cuda_dev>[0-9]+) busId (?P<bus_id>[0-9a-f]+)",
     "role": "context",
     "examples": ["node017:41000:41211 [3] NCCL INFO ncclCommInitRank comm 0x55d3a0001234 rank 3 nranks 64 cudaDev 3 busId 3a000 commId 0x5f - Init COMPLETE"],
-    "counter_examples": ["node017:41000:41211 [3] NCCL INFO Channel 00/32 : 3[3a000] -> 4[5d000] via P2P/IPC"]})"));
+    "counter_examples": ["node017:41000:41211 [3] NCCL INFO Channel 00/32 : 3[3a000] -> 4[5d000] via P2P/IPC"]})J"));
   WriteFile(dir + "/nccl/test-progress.json",
-            Rule("test-progress", "application", R"({"id": "iteration",
+            Rule("test-progress", "application", R"J({"id": "iteration",
     "pattern": "iteration +[0-9]+/ *[0-9]+ \\| consumed samples:",
     "extract": "iteration +(?P<step>[0-9]+)/[^|]*\\|[^|]*\\| elapsed time per iteration \\(ms\\): (?P<step_time_ms>[0-9.]+)",
     "role": "progress",
@@ -169,16 +169,16 @@ inline void WriteTestRuleSource(const std::string& dir) {
     "extract": "iteration +(?P<step>[0-9]+)/[^\\n]* lm loss: (?P<value>[0-9.]+E[-+][0-9]+)",
     "role": "metric",
     "examples": ["[2026-11-02 13:46:41] iteration      100/  100000 | consumed samples:        12800 | elapsed time per iteration (ms): 812.3 | lm loss: 2.345E+00 |"],
-    "counter_examples": ["lm loss: 2.3"]})"));
+    "counter_examples": ["lm loss: 2.3"]})J"));
   WriteFile(dir + "/gpu/test-misc.json",
-            Rule("test-misc", "application", R"({"id": "utf8",
+            Rule("test-misc", "application", R"J({"id": "utf8",
     "pattern": "checkpoint \u2713 saved to /ckpt/[a-z0-9_-]+",
     "role": "context",
     "examples": ["2026-11-02 13:46:41,123 - INFO - checkpoint \u2713 saved to /ckpt/step-100"],
     "counter_examples": ["checkpoint saved to /ckpt/x"]},
    {"id": "gpu-lost", "pattern": "gpu is lost\\. +reboot the system", "caseless": true, "role": "symptom",
     "examples": ["Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU"],
-    "counter_examples": ["GPU is fine"]})"));
+    "counter_examples": ["GPU is fine"]})J"));
 }
 
 inline std::shared_ptr<const Ruleset> TestRules() {
