@@ -151,7 +151,9 @@ FL_API fl_status fl_ruleset_rule_text(const fl_ruleset *rs, const char *id,
 
 /* ---- Evidence ------------------------------------------------------------ */
 
-/* One matched line. Borrowed: valid until the callback returns, or, when
+/* One matched line. fl_evidence_view and fl_incident_view are frozen for ABI
+ * major 0 (arrays of them are filled by element size): a larger view will
+ * come with new functions that take the view's size. Borrowed: valid until the callback returns, or, when
  * filled by fl_report_evidence(), while the report lives. */
 typedef struct fl_evidence_view {
   const char *source;   /* path as given, "-" for stdin, or a stream's name */
@@ -171,7 +173,9 @@ typedef struct fl_evidence_view {
 #define FL_TIME_UNSET INT64_MIN
 
 /* Called for each evidence record as it is found, in source then offset
- * order within a source. */
+ * order within a source. The record carries what the scan knows then: ranks
+ * learnt later (a kernel line's GPU mapped to a rank through NCCL init lines,
+ * a pid through the OOM killer) appear only in the report. */
 typedef void (*fl_evidence_cb)(void *user, const fl_evidence_view *ev);
 /* Progress: bytes scanned so far and the total known (0 when unknown).
  * Return non-zero to cancel the scan. */

@@ -66,8 +66,9 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
     std::string host = HostOf(ev, scan);
     if (ev.host.empty()) ev.host = host;
     if (ev.rank < 0 && !ev.gpu.empty()) {
+      // Only a line with no host may borrow another host's bus map: the same
+      // bus id exists on every host.
       auto r = host.empty() ? topo.RankForBusAnyHost(ev.gpu) : topo.RankForBus(host, ev.gpu);
-      if (!r && !host.empty()) r = topo.RankForBusAnyHost(ev.gpu);
       if (r) ev.rank = *r;
     }
     if (ev.rank < 0 && ev.pid >= 0 && !host.empty()) {

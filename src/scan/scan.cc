@@ -82,6 +82,9 @@ struct Pending {
   std::vector<std::string> windows;
   std::string before;      // up to kContextBefore bytes before the line
   bool before_reaches_chunk_start = false;
+  // `before` starts right after the previous matched line of the chunk
+  // (whose own or inherited time then carries over).
+  bool before_reaches_prev = false;
 };
 
 struct ChunkOut {
@@ -219,7 +222,7 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
   CopyOut(out.head, base, std::min(len, kEdgeWindow));
   size_t tail_len = std::min(len, kEdgeWindow);
   CopyOut(out.tail, base + len - tail_len, tail_len);
-  uint64_t counted_to = 0, lines_before = 0;
+  uint64_t counted_to = 0, lines_before = 0, prev_end = 0;
   size_t lines = 0;
   for (size_t i = 0; i < hits.size(); ++i) lines += i == 0 || hits[i].line_start != hits[i - 1].line_start;
   out.pending.reserve(lines);
@@ -246,9 +249,19 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       line_len = kConfirmWindow;
     }
     CopyOut(p.line, base + ls, line_len);
+    // Context for inherited times: back to the previous matched line at
+    // most (PhaseB chains through it), so the copies add up to at most the
+    // chunk, not 8 KiB per match of a match storm.
     size_t bstart = ls > kContextBefore ? ls - kContextBefore : 0;
+    bool reaches_prev = false;
+    if (out.pending.size() > 1 && bstart <= prev_end) {
+      bstart = std::min<uint64_t>(prev_end, ls);
+      reaches_prev = true;
+    }
     CopyOut(p.before, base + bstart, ls - bstart);
-    p.before_reaches_chunk_start = bstart == 0;
+    p.before_reaches_chunk_start = bstart == 0 && out.pending.size() == 1;
+    p.before_reaches_prev = reaches_prev;
+    prev_end = le + 1;
   }
 }
 
@@ -378,10 +391,46 @@ struct Scanner::Impl {
   // Phase B: evidence from pending lines. Runs on worker threads; reads only
   // immutable state (ruleset, the source's format and time context).
   void PhaseB(const SourceState& st, ChunkOut& out) const {
+    // The wall time in force at the previous matched line (its own or
+    // inherited), and whether it is still to come from the previous chunk.
+    int64_t prev_time = kNoTime;
+    bool prev_needs_prev = false;
     for (Pending& p : out.pending) {
       std::string_view line = p.line;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       LineView view = SplitLine(line, st.format, st.tctx);
+      // The time a line without its own stamp inherits: the nearest
+      // timestamped line before it.
+      int64_t inherited = kNoTime;
+      bool needs_prev = false;
+      if (!(view.time && view.time->wall_us)) {
+        std::string_view before = p.before;
+        bool found = false;
+        while (!before.empty()) {
+          if (before.back() == '\n') before.remove_suffix(1);
+          size_t nl = before.rfind('\n');
+          std::string_view prev = nl == std::string_view::npos ? before : before.substr(nl + 1);
+          bool partial = nl == std::string_view::npos && !p.before_reaches_chunk_start &&
+                         !p.before_reaches_prev;
+          if (partial) break;
+          LineView pv = SplitLine(prev, st.format, st.tctx);
+          if (pv.time && pv.time->wall_us) {
+            inherited = *pv.time->wall_us;
+            found = true;
+            break;
+          }
+          if (nl == std::string_view::npos) break;
+          before = before.substr(0, nl);
+        }
+        if (!found && p.before_reaches_prev) {
+          inherited = prev_time;
+          needs_prev = prev_needs_prev;
+        } else if (!found && p.before_reaches_chunk_start) {
+          needs_prev = true;
+        }
+      }
+      prev_time = view.time && view.time->wall_us ? *view.time->wall_us : inherited;
+      prev_needs_prev = prev_time == kNoTime && needs_prev;
       for (size_t j = 0; j < p.ids.size(); ++j) {
         uint32_t id = p.ids[j];
         const SignalInfo& si = rs->signal(id);
@@ -424,28 +473,15 @@ struct Scanner::Impl {
           }
           ev.monotonic_s = view.time->monotonic_s;
         }
-        bool needs_prev = false;
+        bool ev_needs_prev = false;
         if (ev.time_us == kNoTime && !ev.monotonic_s) {
           // Inherit the previous timestamped line's time.
-          std::string_view before = p.before;
-          bool found = false;
-          while (!before.empty()) {
-            if (before.back() == '\n') before.remove_suffix(1);
-            size_t nl = before.rfind('\n');
-            std::string_view prev = nl == std::string_view::npos ? before : before.substr(nl + 1);
-            bool partial = nl == std::string_view::npos && !p.before_reaches_chunk_start;
-            if (partial) break;
-            LineView pv = SplitLine(prev, st.format, st.tctx);
-            if (pv.time && pv.time->wall_us) {
-              ev.time_us = *pv.time->wall_us;
-              ev.time_source = TimeSource::kInherited;
-              found = true;
-              break;
-            }
-            if (nl == std::string_view::npos) break;
-            before = before.substr(0, nl);
+          if (inherited != kNoTime) {
+            ev.time_us = inherited;
+            ev.time_source = TimeSource::kInherited;
+          } else {
+            ev_needs_prev = needs_prev;
           }
-          if (!found && p.before_reaches_chunk_start) needs_prev = true;
         }
         // Attribution: path, then the line, then captures.
         Attribution a = view.attr;
@@ -466,7 +502,7 @@ struct Scanner::Impl {
           }
         }
         out.evidence.push_back(std::move(ev));
-        out.needs_prev_time.push_back(needs_prev);
+        out.needs_prev_time.push_back(ev_needs_prev);
       }
     }
     out.pending.clear();
@@ -534,6 +570,7 @@ struct Scanner::Impl {
           p.line.assign(data + jl.offset, std::min<size_t>(jl.length, kConfirmWindow));
           p.before.clear();
           p.before_reaches_chunk_start = false;
+          p.before_reaches_prev = false;
         }
       }
       out.head.assign(data, std::min(len, kEdgeWindow));
@@ -788,6 +825,22 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     std::string_view all = t.shared->mapped();
     const char* base = all.data() + t.begin;
     size_t len = t.end - t.begin;
+    if (st.format.json) {
+      // JSON lines match on their messages (escaped quotes, \uXXXX), as a
+      // whole-file task does, not on the raw records.
+      std::string copy;
+      if (GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, base, len); })) {
+        ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), t.begin, out);
+      } else {
+        out.error = StrCat(t.shared->name(), ": the file shrank or vanished while it was being "
+                                 "read (truncated under the mapping); evidence after offset ",
+                                 t.begin, " is lost");
+        out.error_code = -3;
+      }
+      push(std::move(out));
+      finish();
+      return;
+    }
     bool ok = GuardedRead(all.data(), all.size(), [&] {
       PhaseA(*rs, scratch, base, len, t.begin, out, hits);
     });
@@ -1078,10 +1131,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
           continue;
         }
         m.states[src]->format = m.Detect(head);
-        if (m.states[src]->format.json) {
-          // JSON lines need message extraction; keep one sequential task.
-          cuts.resize(1);
-        }
+        // JSON lines are chunked too: each chunk extracts its own messages.
         cuts.push_back(all.size());
         for (size_t k = 0; k + 1 < cuts.size(); ++k) {
           auto t = std::make_unique<Impl::Task>();

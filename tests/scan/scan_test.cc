@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "evidence/bundle.h"
 #include "gtest/gtest.h"
 #include "re2/re2.h"
 #include "scan/line_format.h"
@@ -153,8 +154,10 @@ TEST_P(ScanAgree, ByteRangesMatchWholeFile) {
   cuts.push_back(text.size());
   std::sort(cuts.begin(), cuts.end());
   cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  std::map<std::pair<uint64_t, uint32_t>, EvKey> whole;
+  for (const EvKey& k : Keys(want)) whole.emplace(std::make_pair(k.offset, k.signal), k);
   for (bool give_first_line : {false, true}) {
-    Scanner s(Rules(), BigCaps(1, size_t{64} << 10));
+    std::vector<ScanResult> parts;
     for (size_t i = 0; i + 1 < cuts.size(); ++i) {
       uint64_t first_line = 0;
       if (give_first_line) {
@@ -167,20 +170,36 @@ TEST_P(ScanAgree, ByteRangesMatchWholeFile) {
         }
         first_line = 1 + static_cast<uint64_t>(std::count(text.begin(), text.begin() + b, '\n'));
       }
+      Scanner s(Rules(), BigCaps(1, size_t{64} << 10));
       ASSERT_TRUE(s.ScanRange(PlainPath(), cuts[i], cuts[i + 1], first_line).ok());
+      parts.push_back(s.Finish());
+      const ScanResult& part = parts.back();
+      ASSERT_TRUE(part.errors.empty());
+      // Alone, a range already has the whole scan's lines, offsets and
+      // captures; only times inherited from before its start wait for the
+      // merge.
+      for (const Evidence& e : part.evidence) {
+        if (Rules()->signal(e.signal).role == SignalRole::Progress) continue;  // last per rank
+        auto it = whole.find({e.offset, e.signal});
+        ASSERT_NE(it, whole.end()) << "range " << cuts[i] << "-" << cuts[i + 1] << ": "
+                                   << Describe(Key(e));
+        EvKey k = Key(e);
+        if (e.needs_prev_time) {
+          EXPECT_EQ(e.time_us, kNoTime);
+          k.time_us = it->second.time_us;
+          k.time_source = it->second.time_source;
+        }
+        EXPECT_EQ(Diff({it->second}, {k}), "") << "range " << cuts[i] << "-" << cuts[i + 1];
+      }
     }
-    ScanResult got = s.Finish();
-    ASSERT_TRUE(got.errors.empty());
-    // Times inherited from a line before a range's start are not comparable
-    // (the range does not read before its start); everything else is.
-    std::vector<EvKey> w = Keys(want), g = Keys(got);
-    EXPECT_EQ(w.size(), g.size());
-    std::string d = Diff(w, g);
-    EXPECT_EQ(d, "") << "first_line given: " << give_first_line;
+    // Merged (what a scale-out does with the bundles), exactly the whole scan.
+    ScanResult got = MergeScans(*Rules(), std::move(parts));
+    EXPECT_EQ(Diff(Keys(want), Keys(got)), "") << "first_line given: " << give_first_line;
     EXPECT_EQ(want.signal_hits, got.signal_hits);
-    uint64_t lines = 0;
-    for (const SourceSummary& src : got.sources) lines += src.lines;
-    EXPECT_EQ(want.lines, lines);
+    EXPECT_EQ(want.matches, got.matches);
+    EXPECT_EQ(want.lines, got.lines);
+    ASSERT_EQ(got.sources.size(), 1u);
+    EXPECT_EQ(got.sources[0].lines, want.sources[0].lines);
   }
 }
 
@@ -244,11 +263,13 @@ TEST(ScanReference, LineNumbersOffsetsAndMatchesAgreeWithNaivePass) {
 }
 
 // Matching lines without a stamp take the time of the last stamped line
-// before them, also when chunk boundaries fall between the two.
-TEST(ScanReference, InheritedTimesCrossChunkBoundaries) {
+// before them when that line starts at most kInheritWindow bytes earlier, and
+// no time otherwise -- the same whatever the chunking, threads or input path.
+TEST(ScanReference, InheritedTimesAreBoundedByPositionNotByChunks) {
   TempDir dir;
   std::string text;
   std::vector<int64_t> want_time;  // per init line, in order
+  size_t within = 0, beyond = 0;
   // 2026-11-02T13:46:41.123Z
   const int64_t base_us = 1793627201123000;
   for (int block = 0; block < 40; ++block) {
@@ -257,44 +278,47 @@ TEST(ScanReference, InheritedTimesCrossChunkBoundaries) {
     char stamp[128];
     std::snprintf(stamp, sizeof stamp, "[rank1]:2026-11-02 13:%02u:%02u,123 - INFO - train.py:1 - tick\n",
                   46 + s / 60, s % 60);
+    size_t stamp_at = text.size();
     text += stamp;
-    // Enough untimed chatter that the matching lines land in later chunks.
+    // Untimed chatter, longer every block, so later matches fall outside the
+    // window and chunk boundaries land everywhere.
     int lines = 20 + block * 7;
     for (int i = 0; i < lines; ++i) {
       if (i % 9 == 8) {
+        bool in = text.size() <= stamp_at + kInheritWindow;
+        want_time.push_back(in ? t : kNoTime);
+        (in ? within : beyond) += 1;
         text += "[rank1]:node000:41001:41212 [1] NCCL INFO ncclCommInitRank comm 0x55d3a0001 rank 1 "
                 "nranks 8 cudaDev 1 busId 29000 commId 0x5f - Init COMPLETE\n";
-        want_time.push_back(t);
       } else {
         text += "[rank1]:node000:41001:41212 [1] NCCL INFO Channel 07/32 : 1[29000] -> 2[3a000] via "
                 "P2P/IPC and a little more padding to make the line longer than usual\n";
       }
     }
   }
-  WriteFile("/tmp/inh.log", text);
+  ASSERT_GT(within, 50u);
+  ASSERT_GT(beyond, 50u);
   WriteFile(dir / "job.log", text);
+  auto check = [&](const ScanResult& r, const std::string& what) {
+    std::vector<int64_t> got;
+    for (const Evidence& e : r.evidence) {
+      if (e.text.find("ncclCommInitRank") == std::string::npos) continue;
+      EXPECT_EQ(e.time_source, e.time_us == kNoTime ? TimeSource::kNone : TimeSource::kInherited)
+          << what << " line " << e.line;
+      got.push_back(e.time_us);
+    }
+    EXPECT_EQ(want_time, got) << what;
+  };
   for (unsigned threads : {1u, 2u}) {
     for (size_t chunk : {size_t{1} << 10, size_t{4} << 10, size_t{16} << 20}) {
-      ScanResult r = ScanFiles(TestRules(), {dir / "job.log"}, BigCaps(threads, chunk));
-      std::vector<int64_t> got;
-      size_t not_inherited = 0;
-      for (const Evidence& e : r.evidence) {
-        if (e.text.find("ncclCommInitRank") == std::string::npos) continue;
-        if (e.line > 330 && e.line < 440 && chunk == 1024) {
-          std::fprintf(stderr, "DBG line %lu time %ld src %d\n", (unsigned long)e.line, (long)e.time_us,
-                       static_cast<int>(e.time_source));
-        }
-        if (e.time_source != TimeSource::kInherited && not_inherited < 3) {
-          ADD_FAILURE() << "not inherited: line " << e.line << " offset " << e.offset << " time "
-                        << e.time_us << " source " << static_cast<int>(e.time_source);
-        }
-        not_inherited += e.time_source != TimeSource::kInherited;
-        got.push_back(e.time_us);
-      }
-      EXPECT_EQ(not_inherited, 0u) << "threads " << threads << " chunk " << chunk;
-      EXPECT_EQ(want_time, got) << "threads " << threads << " chunk " << chunk;
+      check(ScanFiles(TestRules(), {dir / "job.log"}, BigCaps(threads, chunk)),
+            "threads " + std::to_string(threads) + " chunk " + std::to_string(chunk));
     }
   }
+  check(ScanStream(TestRules(), dir / "job.log", text, BigCaps(), [](size_t) { return 1000; }),
+        "stream");
+  WriteFile(dir / "gz/job.log.gz", Gzip(text));
+  check(ScanFiles(TestRules(), {dir / "gz/job.log.gz"}, BigCaps()), "gzip");
 }
 
 TEST(ScanHugeLines, LineOverOneMiBIsFoundAndTextCutToValidUtf8) {
@@ -536,7 +560,7 @@ TEST(ScanCaps, CountsStayExactPastTheCaps) {
     EXPECT_EQ(r.signal_hits[sig], 2u * kLines);
     EXPECT_EQ(r.rule_stats[rule].count, 2u * kLines);
     EXPECT_EQ(r.rule_stats[rule].ranks.size(), 64u);
-    EXPECT_EQ(r.rule_stats[rule].ranks[5], 2u * kLines / 64 + (5 < kLines % 64 ? 2 : 0));
+    EXPECT_EQ(r.rule_stats[rule].ranks[5], 2u * (kLines / 64 + (5 < kLines % 64 ? 1 : 0)));
     EXPECT_EQ(r.matches, 2u * kLines);
     EXPECT_EQ(r.dropped[rule], 2u * (kLines - 15));
     for (uint32_t src : {0u, 1u}) {

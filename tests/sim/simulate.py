@@ -136,7 +136,8 @@ class Job:
         for h in self.hosts:
             p = rng.randrange(12000, 90000)
             for lr in range(GPUS_PER_HOST):
-                self.pid[self.rank(h, lr)] = p + lr * rng.randrange(1, 4) + lr
+                p += rng.randrange(1, 5)  # distinct, increasing, as a launcher forks them
+                self.pid[self.rank(h, lr)] = p
         self.agent_pid = {h: rng.randrange(3000, 11000) for h in self.hosts}
         self.comm_ptr = {r: "0x%x" % rng.randrange(0x55d000000000, 0x55dfffffffff) for r in range(self.N)}
         self.comm_id = "0x%016x" % rng.getrandbits(64)

@@ -1,0 +1,858 @@
+// The correlator on synthetic ScanResults: each decision it makes (explains
+// edges and their lag windows, layers, suspect inference, clock alignment,
+// stale gating, rule conditions, peer addresses, detectors) on evidence built
+// by hand, so a test states exactly what the scan would have seen.
+//
+// Rule ids are the default ruleset's (gpu and nccl families); conditions that
+// the default rules do not exercise use a small rule tree compiled here.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "correlate/correlate.h"
+#include "detect/detect.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ruleset/compiler.h"
+#include "ruleset/ruleset.h"
+#include "util/strings.h"
+
+namespace faultline {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+constexpr int64_t kS = 1'000'000;
+constexpr int64_t kMin = 60 * kS;
+constexpr int64_t kHour = 3600 * kS;
+constexpr int64_t kDay = 24 * kHour;
+// 2026-10-27 06:13:20 UTC: a job on the default ruleset's calendar.
+constexpr int64_t kT0 = 1'793'081'600LL * kS;
+const char* const kBus[8] = {"18000", "2a000", "3a000", "5d000", "9a000", "ab000", "ba000", "db000"};
+const char* const kPci[8] = {"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
+                             "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"};
+
+const Ruleset& DefaultRules() {
+  static const std::shared_ptr<const Ruleset> rs = [] {
+    auto r = Ruleset::LoadDefault();
+    if (!r.ok()) {
+      ADD_FAILURE() << r.status();
+      return std::shared_ptr<const Ruleset>();
+    }
+    return *r;
+  }();
+  return *rs;
+}
+
+std::string HostName(int h) { return StrCat("node", 100 + h); }
+
+// A ScanResult built by hand: sources, evidence in source-then-offset
+// order, topology, sync points and per-rank progress summaries.
+class Synth {
+ public:
+  explicit Synth(const Ruleset& rs) : rs_(rs) {}
+
+  uint32_t Source(const std::string& name, const std::string& host, int64_t rank = -1,
+                  int64_t first = kNoTime, int64_t last = kNoTime) {
+    SourceSummary s;
+    s.name = name;
+    s.host = host;
+    s.rank = rank;
+    s.first_time_us = first;
+    s.last_time_us = last;
+    s.kernel_log = name.find("kern") != std::string::npos || name.find("dmesg") != std::string::npos;
+    scan.sources.push_back(s);
+    next_offset_.push_back(0);
+    return static_cast<uint32_t>(scan.sources.size() - 1);
+  }
+
+  // A rank log per rank of `hosts` x 8 spanning [first, last], with the
+  // NCCL device map of DGX buses.
+  void Job(int hosts, int64_t first, int64_t last) {
+    for (int h = 0; h < hosts; ++h) {
+      for (int lr = 0; lr < 8; ++lr) {
+        int64_t r = h * 8 + lr;
+        rank_src_[r] = Source(StrCat(HostName(h), "/rank-", r, ".log"), HostName(h), r, first, last);
+        scan.devices.push_back({HostName(h), r, lr, kBus[lr]});
+      }
+    }
+  }
+  uint32_t RankSource(int64_t rank) const { return rank_src_.at(rank); }
+  uint32_t Kernel(int h) {
+    auto it = kern_.find(h);
+    if (it != kern_.end()) return it->second;
+    return kern_[h] = Source(StrCat(HostName(h), "/kern.log"), HostName(h));
+  }
+
+  uint32_t SignalId(std::string_view rule, std::string_view signal) const {
+    int r = rs_.FindRule(rule);
+    EXPECT_GE(r, 0) << rule;
+    if (r < 0) return 0;
+    const fb::Rule* ru = rs_.rule(static_cast<size_t>(r));
+    for (flatbuffers::uoffset_t i = 0; i < ru->signals()->size(); ++i) {
+      if (ru->signals()->Get(i)->id()->string_view() == signal) return rs_.first_signal(r) + i;
+    }
+    ADD_FAILURE() << rule << " has no signal " << signal;
+    return 0;
+  }
+
+  Evidence& Add(uint32_t src, std::string_view rule, std::string_view signal, int64_t t, int64_t rank,
+                std::string text = "") {
+    Evidence ev;
+    ev.source = src;
+    ev.offset = next_offset_[src];
+    next_offset_[src] += 200;
+    ev.line = ev.offset / 200 + 1;
+    ev.time_us = t;
+    ev.time_source = t == kNoTime ? TimeSource::kNone : TimeSource::kParsed;
+    ev.rank = rank;
+    ev.host = scan.sources[src].host;
+    ev.rule = static_cast<uint32_t>(rs_.FindRule(rule));
+    ev.signal = SignalId(rule, signal);
+    ev.text = text.empty() ? StrCat(rule, " ", signal, " line ", ev.line, " of ", scan.sources[src].name) : text;
+    scan.evidence.push_back(ev);
+    RuleStats& st = scan.rule_stats[ev.rule];
+    ++st.count;
+    if (rank >= 0) ++st.ranks[rank];
+    return scan.evidence.back();
+  }
+
+  Evidence& Xid79(int h, int lr, int64_t t, double uptime_s = 1e6) {
+    Evidence& ev = Add(Kernel(h), "xid-79-fallen-off-bus", "xid79", t, -1,
+                       StrCat("NVRM: Xid (PCI:", std::string(kPci[lr]).substr(0, 10),
+                              "): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus. @", t));
+    ev.gpu = kPci[lr];
+    ev.monotonic_s = uptime_s;
+    ev.fields = {{"pci", std::string(kPci[lr]).substr(0, 10)}, {"xid", "79"}};
+    return ev;
+  }
+
+  // New-format watchdog timeout on `rank` at t (SeqNum seq).
+  Evidence& Watchdog(int64_t rank, int64_t t, int64_t seq = 4711) {
+    Evidence& ev = Add(RankSource(rank), "nccl-watchdog-timeout", "watchdog_timeout", t, rank);
+    ev.fields = {{"seq", StrCat(seq)}, {"op", "ALLREDUCE"}, {"timeout_ms", "1800000"}};
+    auto& m = scan.rule_stats[ev.rule].rank_min_seq;
+    auto [it, fresh] = m.emplace(rank, seq);
+    if (!fresh) it->second = std::min(it->second, seq);
+    return ev;
+  }
+
+  // Progress summary of a rank: `samples` steps of `step_s` ending at last.
+  void Progress(int64_t rank, const std::string& host, int64_t last, double step_s, int samples = 60) {
+    RankSummary& r = scan.ranks[rank];
+    r.rank = rank;
+    r.host = host;
+    r.progress_lines = static_cast<uint64_t>(samples);
+    r.last_progress_us = last;
+    r.first_progress_us = last - static_cast<int64_t>(step_s * samples * 1e6);
+    r.last_step = samples * 10;
+    r.step_samples = static_cast<uint64_t>(samples);
+    for (int i = 0; i < samples; ++i) {
+      double x = step_s * (1.0 + 0.01 * ((i * 7) % 5 - 2));  // +-2% jitter
+      r.step_time_reservoir.push_back(x);
+      r.step_time_sum += x;
+      r.step_time_sumsq += x * x;
+    }
+  }
+
+  Diagnosis Run(const CorrelateOptions& opts = {}) {
+    std::stable_sort(scan.evidence.begin(), scan.evidence.end(), [](const Evidence& a, const Evidence& b) {
+      return a.source != b.source ? a.source < b.source : a.offset < b.offset;
+    });
+    return Correlate(rs_, scan, opts);
+  }
+
+  std::string RuleId(uint32_t rule) const { return rs_.rule(rule)->id()->str(); }
+
+  ScanResult scan;
+
+ private:
+  const Ruleset& rs_;
+  std::vector<uint64_t> next_offset_;
+  std::map<int64_t, uint32_t> rank_src_;
+  std::map<int, uint32_t> kern_;
+};
+
+class CorrelateTest : public ::testing::Test {
+ protected:
+  const Ruleset& rs() { return DefaultRules(); }
+  std::string Id(uint32_t rule) { return rs().rule(rule)->id()->str(); }
+  // The causes, without the practice findings (no checkpoint after SIGTERM,
+  // newest checkpoint hours old) that follow any long failed run.
+  static std::vector<const Incident*> Causes(const Diagnosis& d) {
+    std::vector<const Incident*> out;
+    for (const Incident& i : d.incidents) {
+      if (i.detector != "missing_checkpoint_after_sigterm" && i.detector != "stale_checkpoint") out.push_back(&i);
+    }
+    return out;
+  }
+  std::vector<std::string> Ids(const Diagnosis& d) {
+    std::vector<std::string> out;
+    for (const Incident* i : Causes(d)) out.push_back(Id(i->rule));
+    return out;
+  }
+  const Collateral* FindCollateral(const Incident& inc, std::string_view rule) {
+    for (const Collateral& c : inc.collateral) {
+      if (Id(c.rule) == rule) return &c;
+    }
+    return nullptr;
+  }
+  const Ignored* FindIgnored(const Diagnosis& d, std::string_view rule, std::string_view reason_prefix) {
+    for (const Ignored& g : d.ignored) {
+      if (Id(g.rule) == rule && g.reason.rfind(reason_prefix, 0) == 0) return &g;
+    }
+    return nullptr;
+  }
+};
+
+// ---------------------------------------------------------------- explains
+
+TEST_F(CorrelateTest, ExplainsEdgeInsideLagWindowMakesCollateral) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  s.Xid79(0, 2, kT0 + 30 * kMin);  // rank 2's GPU
+  for (int64_t r = 0; r < 16; ++r) {
+    if (r != 2) s.Watchdog(r, kT0 + 60 * kMin + r * kS);  // 30 min later: inside [-5, 3600] s
+  }
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "xid-79-fallen-off-bus");
+  EXPECT_EQ(inc.rank, 2);
+  EXPECT_EQ(inc.host, "node100");
+  EXPECT_EQ(inc.gpu, kPci[2]);
+  EXPECT_FALSE(inc.inferred);
+  const Collateral* co = FindCollateral(inc, "nccl-watchdog-timeout");
+  ASSERT_NE(co, nullptr);
+  EXPECT_EQ(co->count, 15u);
+  EXPECT_EQ(co->ranks.size(), 15u);
+  EXPECT_THAT(co->hosts, ElementsAre("node100", "node101"));
+  EXPECT_NE(inc.explanation.find("edge xid-79-fallen-off-bus -> nccl-watchdog-timeout"), std::string::npos)
+      << inc.explanation;
+}
+
+TEST_F(CorrelateTest, ExplainsEdgeOutsideLagWindowIsAnotherIncident) {
+  for (int64_t lag_s : {3700, -60}) {  // past max_lag_s 3600; before min_lag_s -5
+    SCOPED_TRACE(lag_s);
+    Synth s(rs());
+    s.Job(2, kT0 - 3 * kHour, kT0 + 3 * kHour);
+    s.Xid79(0, 2, kT0);
+    for (int64_t r = 0; r < 16; ++r) {
+      if (r != 2) s.Watchdog(r, kT0 + lag_s * kS + r * 100'000);
+    }
+    Diagnosis d = s.Run();
+    ASSERT_EQ(Causes(d).size(), 2u) << ::testing::PrintToString(Ids(d));
+    // The seen Xid still comes first, alone; the timeouts are their own
+    // (inferred) story.
+    EXPECT_EQ(Id(d.incidents[0].rule), "xid-79-fallen-off-bus");
+    EXPECT_THAT(d.incidents[0].collateral, IsEmpty());
+    EXPECT_EQ(Id(d.incidents[1].rule), "nccl-watchdog-timeout");
+    EXPECT_TRUE(d.incidents[1].inferred);
+    EXPECT_EQ(d.incidents[1].rank, 2);  // and rank 2 is the one absent from them
+  }
+}
+
+TEST_F(CorrelateTest, LowerLayerWinsAmongNearSimultaneousCauses) {
+  // An Xid 13 (driver layer) 20 s before the Xid 79 (hardware layer) of the
+  // same GPU: both explain the watchdog cluster; near-simultaneous, so the
+  // lower layer is the cause.
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& app = s.Add(s.Kernel(0), "xid-app-fault", "xid13", kT0 + 30 * kMin, -1);
+  app.gpu = kPci[2];
+  s.Xid79(0, 2, kT0 + 30 * kMin + 20 * kS);
+  for (int64_t r = 0; r < 16; ++r) {
+    if (r != 2) s.Watchdog(r, kT0 + 60 * kMin + r * kS);
+  }
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "xid-79-fallen-off-bus") << ::testing::PrintToString(Ids(d));
+  EXPECT_NE(FindCollateral(d.incidents[0], "nccl-watchdog-timeout"), nullptr);
+  for (size_t i = 1; i < d.incidents.size(); ++i) {
+    EXPECT_EQ(FindCollateral(d.incidents[i], "nccl-watchdog-timeout"), nullptr) << Id(d.incidents[i].rule);
+  }
+}
+
+TEST_F(CorrelateTest, EarlierCauseWinsWhenNotNearSimultaneous) {
+  // Five minutes apart is not near-simultaneous: the earlier event explains
+  // the watchdog cluster, whatever its layer.
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& app = s.Add(s.Kernel(0), "xid-app-fault", "xid13", kT0 + 25 * kMin, -1);
+  app.gpu = kPci[2];
+  s.Xid79(0, 2, kT0 + 30 * kMin);
+  for (int64_t r = 0; r < 16; ++r) {
+    if (r != 2) s.Watchdog(r, kT0 + 50 * kMin + r * kS);
+  }
+  Diagnosis d = s.Run();
+  const Incident* app_inc = nullptr;
+  for (const Incident& i : d.incidents) {
+    if (Id(i.rule) == "xid-app-fault") app_inc = &i;
+  }
+  ASSERT_NE(app_inc, nullptr) << ::testing::PrintToString(Ids(d));
+  EXPECT_NE(FindCollateral(*app_inc, "nccl-watchdog-timeout"), nullptr);
+}
+
+// ---------------------------------------------------------------- suspects
+
+TEST_F(CorrelateTest, AbsentRankIsTheSuspect) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  for (int64_t r = 0; r < 16; ++r) {
+    if (r != 13) s.Watchdog(r, kT0 + 60 * kMin + r * kS);
+  }
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u);
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "nccl-watchdog-timeout");
+  EXPECT_TRUE(inc.inferred);
+  EXPECT_THAT(inc.suspects, ElementsAre(13));
+  EXPECT_EQ(inc.rank, 13);
+  EXPECT_EQ(inc.host, "node101");
+  EXPECT_EQ(inc.gpu, kPci[5]);
+  EXPECT_NE(inc.explanation.find("15 of 16 ranks"), std::string::npos) << inc.explanation;
+  // What would settle it: that host's kernel log around the stop.
+  bool dmesg = false;
+  for (const std::string& f : inc.missing_facts) dmesg |= f.find("dmesg of node101") != std::string::npos;
+  EXPECT_TRUE(dmesg) << ::testing::PrintToString(inc.missing_facts);
+}
+
+TEST_F(CorrelateTest, LowestSeqNumIsTheSuspectWhenNoRankIsAbsent) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  for (int64_t r = 0; r < 16; ++r) s.Watchdog(r, kT0 + 60 * kMin + r * kS, r == 9 ? 4710 : 4711);
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u);
+  EXPECT_TRUE(d.incidents[0].inferred);
+  EXPECT_THAT(d.incidents[0].suspects, ElementsAre(9));
+  EXPECT_EQ(d.incidents[0].host, "node101");
+  EXPECT_NE(d.incidents[0].explanation.find("lower collective SeqNum"), std::string::npos);
+}
+
+TEST_F(CorrelateTest, FirstRankToStopProgressIsTheSuspect) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  for (int64_t r = 0; r < 16; ++r) {
+    s.Watchdog(r, kT0 + 70 * kMin + r * kS);
+    // Rank 6 stopped ten minutes before the others.
+    s.Progress(r, HostName(static_cast<int>(r / 8)), kT0 + (r == 6 ? 30 : 40) * kMin, 1.0);
+  }
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "nccl-watchdog-timeout");
+  EXPECT_THAT(d.incidents[0].suspects, ElementsAre(6));
+  EXPECT_EQ(d.incidents[0].host, "node100");
+  EXPECT_NE(d.incidents[0].explanation.find("stopped making progress first"), std::string::npos);
+}
+
+TEST_F(CorrelateTest, NoSuspectWhenEveryRankLooksAlike) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  for (int64_t r = 0; r < 16; ++r) s.Watchdog(r, kT0 + 60 * kMin + r * kS);
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u);
+  EXPECT_TRUE(d.incidents[0].inferred);
+  EXPECT_THAT(d.incidents[0].suspects, IsEmpty());
+  EXPECT_EQ(d.incidents[0].rank, -1);
+  EXPECT_FALSE(d.incidents[0].missing_facts.empty());
+}
+
+TEST_F(CorrelateTest, LineAboutAnotherRankNamesThatRanksHost) {
+  // Rank 0 (node100) prints that rank 13 never joined: the incident is about
+  // rank 13, on node101, not about the printer's host.
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& ev = s.Add(s.RankSource(0), "collective-desync-stuck", "desync_never_joined", kT0 + 60 * kMin, 13);
+  ev.fields = {{"rank", "13"}};
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u);
+  EXPECT_EQ(d.incidents[0].rank, 13);
+  EXPECT_EQ(d.incidents[0].host, "node101");
+}
+
+// ---------------------------------------------------------------- clocks
+
+TEST_F(CorrelateTest, ClockOffsetsFromNcclInitSyncPoints) {
+  // Three hosts, clocks off by 0, +41.25 and -73.5 s; two communicators'
+  // Init COMPLETE moments with tens of ms of spread between ranks.
+  const std::map<std::string, double> skew = {{"node100", 0}, {"node101", 41.25}, {"node102", -73.5}};
+  Synth s(rs());
+  s.Job(3, kT0, kT0 + 2 * kHour);
+  for (int k = 0; k < 2; ++k) {
+    int64_t moment = kT0 + (20 + 7 * k) * kS;
+    for (int64_t r = 0; r < 24; ++r) {
+      std::string h = HostName(static_cast<int>(r / 8));
+      int64_t jitter = ((r * 37 + k * 11) % 50) * 1000;  // 0-49 ms
+      s.scan.sync_points.push_back({StrCat("nccl-init:c", k), h, r,
+                                    moment + jitter + static_cast<int64_t>(skew.at(h) * 1e6)});
+    }
+  }
+  // An evidence line on the skewed host moves with the alignment.
+  Evidence& ev = s.Watchdog(9, kT0 + 50 * kMin + static_cast<int64_t>(41.25 * 1e6));
+  (void)ev;
+  Diagnosis d = s.Run();
+  // node100 has the most sync keys first in order: the reference.
+  for (const auto& [h, sk] : skew) {
+    double want = skew.at("node100") - sk;
+    double got = d.clock_offsets_s.count(h) ? d.clock_offsets_s.at(h) : 0.0;
+    EXPECT_NEAR(got, want, 1.0) << h;
+    if (std::fabs(want) >= 1) {
+      EXPECT_EQ(d.clock_offset_source[h], "estimated") << h;
+    }
+  }
+  for (const Evidence& e : s.scan.evidence) {
+    if (e.rank == 9) {
+      EXPECT_NEAR(static_cast<double>(e.time_us - (kT0 + 50 * kMin)) / 1e6, 0, 1.0);
+    }
+  }
+}
+
+TEST_F(CorrelateTest, AlignedClocksLetACauseExplainWhatItsHostPrintedLater) {
+  // The Xid on node100 at T; node101's clock is 90 s slow, so its watchdog
+  // lines seem to come 60 s *before* the Xid although they are 30 s after.
+  // Without alignment the edge's lag window [-5, 3600] s rejects them.
+  auto build = [&](Synth& s, bool with_sync) {
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    s.Xid79(0, 2, kT0 + 30 * kMin);
+    for (int64_t r = 8; r < 16; ++r) s.Watchdog(r, kT0 + 30 * kMin + 30 * kS - 90 * kS + r * 1000);
+    if (with_sync) {
+      for (int64_t r = 0; r < 16; ++r) {
+        int64_t off = r >= 8 ? -90 * kS : 0;
+        s.scan.sync_points.push_back({"nccl-init:w", HostName(static_cast<int>(r / 8)), r, kT0 + 10 * kS + off});
+      }
+    }
+  };
+  {
+    Synth s(rs());
+    build(s, false);
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(d.incidents.empty());
+    EXPECT_EQ(FindCollateral(d.incidents[0], "nccl-watchdog-timeout"), nullptr);
+  }
+  {
+    Synth s(rs());
+    build(s, true);
+    Diagnosis d = s.Run();
+    ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+    EXPECT_NEAR(d.clock_offsets_s["node101"], 90.0, 0.01);
+    EXPECT_NE(FindCollateral(d.incidents[0], "nccl-watchdog-timeout"), nullptr);
+  }
+}
+
+TEST_F(CorrelateTest, UserClockOffsetOverridesTheEstimate) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  for (int64_t r = 0; r < 16; ++r) {
+    s.scan.sync_points.push_back({"nccl-init:w", HostName(static_cast<int>(r / 8)), r,
+                                  kT0 + 10 * kS + (r >= 8 ? 30 * kS : 0)});
+  }
+  s.Watchdog(9, kT0 + 40 * kMin);
+  CorrelateOptions o;
+  o.clock_offsets_s["node101"] = -12.5;
+  Diagnosis d = s.Run(o);
+  EXPECT_DOUBLE_EQ(d.clock_offsets_s["node101"], -12.5);
+  EXPECT_EQ(d.clock_offset_source["node101"], "user");
+  for (const Evidence& e : s.scan.evidence) {
+    if (e.rank == 9) {
+      EXPECT_EQ(e.time_us, kT0 + 40 * kMin - 12'500'000);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- gating
+
+TEST_F(CorrelateTest, HardwareLinesOutsideTheJobWindowAreIgnoredWithAReason) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 2 * kHour);
+  s.Xid79(0, 1, kT0 - 30 * kDay);               // an archived block, a month old
+  s.Xid79(0, 3, kT0 + 2 * kHour + 5 * kHour);   // after the job, beyond the 2 h tolerance
+  s.Add(s.RankSource(0), "nccl-init", "init_commid", kT0 + 10 * kS, 0);
+  Diagnosis d = s.Run();
+  EXPECT_THAT(Causes(d), IsEmpty()) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(d.job_start_us, kT0);
+  EXPECT_EQ(d.job_end_us, kT0 + 2 * kHour);
+  const Ignored* before = FindIgnored(d, "xid-79-fallen-off-bus", "stale: before the job window");
+  const Ignored* after = FindIgnored(d, "xid-79-fallen-off-bus", "stale: after the job window");
+  ASSERT_NE(before, nullptr);
+  ASSERT_NE(after, nullptr);
+  EXPECT_EQ(before->count, 1u);
+  EXPECT_EQ(before->sample.time_us, kT0 - 30 * kDay);
+}
+
+TEST_F(CorrelateTest, HardwareLinesWithinTheToleranceAreKept) {
+  // A fragment of an application log (just the watchdog lines, 40 min after
+  // the fault) must not gate out the real cause.
+  Synth s(rs());
+  for (int64_t r = 0; r < 8; ++r) {
+    uint32_t src = s.Source(StrCat("node100/rank-", r, ".log"), "node100", r, kT0 + 40 * kMin, kT0 + 41 * kMin);
+    s.scan.devices.push_back({"node100", r, r, kBus[r]});
+    if (r != 4) {
+      Evidence& ev = s.Add(src, "nccl-watchdog-timeout", "watchdog_timeout", kT0 + 40 * kMin + r * kS, r);
+      ev.fields = {{"seq", "88"}};
+    }
+  }
+  s.Xid79(0, 4, kT0 + 10 * kMin);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "xid-79-fallen-off-bus");
+  EXPECT_EQ(d.incidents[0].rank, 4);
+  EXPECT_THAT(d.ignored, IsEmpty());
+}
+
+TEST_F(CorrelateTest, UserJobWindowGatesToo) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 10 * kHour);
+  s.Xid79(0, 1, kT0 + kHour);
+  CorrelateOptions o;
+  o.job_start_us = kT0 + 5 * kHour;  // the user says the job started later
+  Diagnosis d = s.Run(o);
+  EXPECT_THAT(Causes(d), IsEmpty());
+  EXPECT_NE(FindIgnored(d, "xid-79-fallen-off-bus", "stale: before"), nullptr);
+}
+
+TEST_F(CorrelateTest, KernelBlockAtTheHeadOfARankLogDoesNotStretchTheWindow) {
+  // A prolog printed `dmesg -T` of weeks ago into rank 0's log: that
+  // source's first stamp is the old Xid line.
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 2 * kHour);
+  s.scan.sources[s.RankSource(0)].first_time_us = kT0 - 21 * kDay;
+  Evidence& old = s.Add(s.RankSource(0), "xid-79-fallen-off-bus", "xid79", kT0 - 21 * kDay, -1);
+  old.gpu = kPci[0];
+  for (int64_t r = 0; r < 8; ++r) s.Add(s.RankSource(r), "nccl-init", "init_commid", kT0 + 10 * kS, r);
+  Diagnosis d = s.Run();
+  EXPECT_THAT(Causes(d), IsEmpty()) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(d.job_start_us, kT0);
+  EXPECT_NE(FindIgnored(d, "xid-79-fallen-off-bus", "stale: before the job window"), nullptr);
+}
+
+TEST_F(CorrelateTest, ReplayedDuplicateInAnotherFileIsIgnored) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 2 * kHour);
+  Evidence& a = s.Xid79(0, 2, kT0 + 30 * kMin);
+  std::string text = a.text;
+  uint32_t syslog = s.Source("node100/syslog", "node100");
+  Evidence& b = s.Add(syslog, "xid-79-fallen-off-bus", "xid79", kT0 + 30 * kMin, -1, text);
+  b.gpu = kPci[2];
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u);
+  ASSERT_EQ(d.incidents[0].initiating.size(), 1u);
+  EXPECT_EQ(s.scan.sources[d.incidents[0].initiating[0].source].name, "node100/kern.log");
+  const Ignored* g = FindIgnored(d, "xid-79-fallen-off-bus", "replayed duplicate");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(s.scan.sources[g->sample.source].name, "node100/syslog");
+}
+
+TEST_F(CorrelateTest, OutOfOrderBlockIsIgnored) {
+  // Inside one kernel log, a block whose stamps jump back more than an hour
+  // (but still inside the window's tolerance) was pasted there.
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 6 * kHour);
+  uint32_t k = s.Kernel(0);
+  Evidence& e1 = s.Add(k, "xid-row-remap", "xid63", kT0 + 4 * kHour, -1);
+  e1.gpu = kPci[1];
+  s.Xid79(0, 2, kT0 + 4 * kHour - 3 * kHour);  // later in the file, three hours earlier
+  Diagnosis d = s.Run();
+  EXPECT_THAT(Causes(d), IsEmpty()) << ::testing::PrintToString(Ids(d));
+  EXPECT_NE(FindIgnored(d, "xid-79-fallen-off-bus", "out-of-order block"), nullptr);
+}
+
+// ---------------------------------------------------------------- conditions
+
+TEST_F(CorrelateTest, UptimeDecidesBetweenFirmwareHangAndRecovery) {
+  // The same Xid 154 line matches both rules; the host's uptime (kernel
+  // monotonic stamp) picks one.
+  for (double days : {62.0, 12.0}) {
+    SCOPED_TRACE(days);
+    Synth s(rs());
+    s.Job(1, kT0, kT0 + 2 * kHour);
+    uint32_t k = s.Kernel(0);
+    const char* text = "NVRM: Xid (PCI:0000:3a:00): 154, GPU recovery action changed from 0x0 (None) to 0x2 "
+                       "(Node Reboot Required)";
+    int gb = DefaultRules().FindRule("gb200-xid-150-154-firmware-hang-long-uptime");
+    int gen = DefaultRules().FindRule("xid-150-154-gpu-recovery-required");
+    ASSERT_GE(gb, 0);
+    ASSERT_GE(gen, 0);
+    for (int r : {gb, gen}) {
+      const fb::Rule* ru = DefaultRules().rule(static_cast<size_t>(r));
+      // The rule's first initiating signal.
+      std::string sig;
+      for (flatbuffers::uoffset_t i = 0; i < ru->signals()->size() && sig.empty(); ++i) {
+        if (ru->signals()->Get(i)->role() == SignalRole::Initiating) sig = ru->signals()->Get(i)->id()->str();
+      }
+      ASSERT_FALSE(sig.empty()) << ru->id()->str();
+      Evidence& ev = s.Add(k, ru->id()->str(), sig, kT0 + 30 * kMin, -1, text);
+      ev.gpu = kPci[2];
+      ev.monotonic_s = days * 86400;
+    }
+    Diagnosis d = s.Run();
+    ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(Id(d.incidents[0].rule), days > 55 ? "gb200-xid-150-154-firmware-hang-long-uptime"
+                                                  : "xid-150-154-gpu-recovery-required");
+    EXPECT_EQ(d.incidents[0].rank, 2);
+  }
+}
+
+TEST_F(CorrelateTest, WatchdogAfterTrainingCompletedIsNoFailure) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 2 * kHour);
+  int64_t done = kT0 + 90 * kMin;
+  s.Add(s.RankSource(0), "training-completed", "megatron_after_training", done, 0);
+  // before_rule: the watchdog lines after completion are inactive; their
+  // after-completion twin is context.
+  for (int64_t r = 1; r < 3; ++r) {
+    s.Watchdog(r, done + 10 * kMin);
+    s.Add(s.RankSource(r), "nccl-watchdog-after-completion", "watchdog_timeout_at_exit", done + 10 * kMin, r);
+  }
+  for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", done - 5 * kS, 1.0);
+  Diagnosis d = s.Run();
+  EXPECT_THAT(Causes(d), IsEmpty()) << ::testing::PrintToString(Ids(d));
+}
+
+TEST_F(CorrelateTest, WatchdogBeforeTrainingCompletedStillCounts) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 3 * kHour);
+  s.Add(s.RankSource(0), "training-completed", "megatron_after_training", kT0 + 150 * kMin, 0);
+  for (int64_t r = 0; r < 8; ++r) {
+    if (r != 5) s.Watchdog(r, kT0 + 60 * kMin + r * kS);
+  }
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u);
+  EXPECT_EQ(Id(d.incidents[0].rule), "nccl-watchdog-timeout");
+  EXPECT_EQ(d.incidents[0].rank, 5);
+}
+
+// A rule tree of its own for conditions the default rules do not combine.
+class ConditionRulesTest : public CorrelateTest {
+ protected:
+  static void SetUpTestSuite() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "fl-corr-rules-XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    Write("ruleset.json", R"({"name": "conditions-test", "version": "1"})");
+    Write("references.json", R"({"references": [{"title": "Test reference", "summary": "s"}]})");
+    Rule("marker", "application", "context", "DONE-MARKER reached", "");
+    Rule("ctx", "application", "context", "CTX-FACT present", "");
+    Rule("late-error", "framework", "symptom", "LATE-ERROR seen", R"("after_rule": "marker")");
+    Rule("needs-ctx", "hardware", "initiating", "NEEDS-CTX failure", R"("requires_rule": "ctx")");
+    Rule("excluded-by-ctx", "hardware", "initiating", "EXCLUDED-BY-CTX failure", R"("excludes_rule": "ctx")");
+    auto c = CompileRuleSource(dir_);
+    ASSERT_TRUE(c.ok()) << c.status();
+    auto r = Ruleset::LoadBuffer(c->buffer, "conditions-test");
+    ASSERT_TRUE(r.ok()) << r.status();
+    rules_ = *r;
+  }
+  static void TearDownTestSuite() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+    rules_.reset();
+  }
+  static void Write(const std::string& rel, const std::string& body) {
+    std::filesystem::create_directories(std::filesystem::path(dir_ + "/" + rel).parent_path());
+    std::ofstream(dir_ + "/" + rel) << body;
+  }
+  static void Rule(const std::string& id, const std::string& layer, const std::string& role,
+                   const std::string& literal, const std::string& conditions) {
+    Write("t/" + id + ".json",
+          StrCat(R"({"id": ")", id, R"(", "reference": "Test reference", "title": ")", id,
+                 R"(", "category": "Test", "tags": ["t"], "layer": ")", layer,
+                 R"(", "summary": "s", "root_cause": ["r"], "symptoms": [{"symptom": "a", "why": "b"}],
+  "confirm": ["c"], "fix": "f", "verify": "v", "prevention": ["p"], "fingerprint": "fp", "related": [],
+  "sources": ["https://example.org"], "signals": [{"id": "s", "pattern": ")",
+                 literal, R"(", "role": ")", role, R"(", "examples": ["x )", literal, R"( y"],
+  "counter_examples": ["nothing here"]}])",
+                 conditions.empty() ? "" : StrCat(R"(, "conditions": {)", conditions, "}"), "}"));
+  }
+  static std::string dir_;
+  static std::shared_ptr<const Ruleset> rules_;
+};
+std::string ConditionRulesTest::dir_;
+std::shared_ptr<const Ruleset> ConditionRulesTest::rules_;
+
+TEST_F(ConditionRulesTest, AfterRuleNeedsItsRuleFirst) {
+  ASSERT_NE(rules_, nullptr);
+  Synth s(*rules_);
+  uint32_t src = s.Source("node100/rank-0.log", "node100", 0, kT0, kT0 + kHour);
+  s.Add(src, "late-error", "s", kT0 + 5 * kMin, 0);   // before the marker: out
+  s.Add(src, "marker", "s", kT0 + 10 * kMin, 0);
+  s.Add(src, "late-error", "s", kT0 + 20 * kMin, 0);  // after it: in
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u);
+  EXPECT_EQ(s.RuleId(d.incidents[0].rule), "late-error");
+  EXPECT_EQ(d.incidents[0].time_us, kT0 + 20 * kMin);
+}
+
+TEST_F(ConditionRulesTest, RequiresAndExcludesRule) {
+  ASSERT_NE(rules_, nullptr);
+  for (bool with_ctx : {false, true}) {
+    SCOPED_TRACE(with_ctx);
+    Synth s(*rules_);
+    uint32_t src = s.Source("node100/rank-0.log", "node100", 0, kT0, kT0 + kHour);
+    if (with_ctx) s.Add(src, "ctx", "s", kT0 + kMin, 0);
+    s.Add(src, "needs-ctx", "s", kT0 + 10 * kMin, 0);
+    s.Add(src, "excluded-by-ctx", "s", kT0 + 20 * kMin, 0);
+    Diagnosis d = s.Run();
+    ASSERT_EQ(Causes(d).size(), 1u);
+    EXPECT_EQ(s.RuleId(d.incidents[0].rule), with_ctx ? "needs-ctx" : "excluded-by-ctx");
+  }
+}
+
+TEST_F(ConditionRulesTest, ContextNeverMakesAnIncident) {
+  ASSERT_NE(rules_, nullptr);
+  Synth s(*rules_);
+  uint32_t src = s.Source("node100/rank-0.log", "node100", 0, kT0, kT0 + kHour);
+  s.Add(src, "marker", "s", kT0 + 10 * kMin, 0);
+  s.Add(src, "ctx", "s", kT0 + 11 * kMin, 0);
+  EXPECT_THAT(Causes(s.Run()), IsEmpty());
+}
+
+// ---------------------------------------------------------------- peers
+
+TEST_F(CorrelateTest, PeerAddressNamesTheRemoteHost) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  for (int64_t r = 0; r < 16; ++r) {
+    Evidence& b = s.Add(s.RankSource(r), "nccl-init", "nccl_bootstrap_iface", kT0 + 5 * kS, r);
+    b.fields = {{"iface", "ib0"}, {"addr", r < 8 ? "10.1.0.10" : "10.1.0.11"}};
+  }
+  // Ranks on node100 blame peer 10.1.0.11 (node101).
+  for (int64_t r : {1, 4}) {
+    Evidence& e = s.Add(s.RankSource(r), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin + r * kS, r);
+    e.fields = {{"peer", "10.1.0.11"}};
+  }
+  for (int64_t r = 0; r < 16; ++r) {
+    if (r != 1 && r != 4) s.Watchdog(r, kT0 + 50 * kMin + r * kS);
+  }
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "ib-retry-exceeded");
+  EXPECT_EQ(inc.host, "node101");
+  EXPECT_EQ(inc.rank, -1);
+  EXPECT_TRUE(inc.inferred);
+  EXPECT_NE(inc.explanation.find("10.1.0.11 (node101)"), std::string::npos) << inc.explanation;
+  EXPECT_NE(FindCollateral(inc, "nccl-watchdog-timeout"), nullptr);
+}
+
+TEST_F(CorrelateTest, PeerAddressWithPortAndUnknownAddress) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& b = s.Add(s.RankSource(9), "nccl-init", "nccl_bootstrap_iface", kT0 + 5 * kS, 9);
+  b.fields = {{"addr", "10.1.0.11<0>"}};
+  Evidence& e = s.Add(s.RankSource(2), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin, 2);
+  e.fields = {{"peer", "10.1.0.11:48211"}};
+  Evidence& f = s.Add(s.RankSource(3), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin + kS, 3);
+  f.fields = {{"peer", "10.1.0.11:48211"}};
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(d.incidents[0].host, "node101");
+  // An address no host announced stays as given.
+  Synth s2(rs());
+  s2.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& g = s2.Add(s2.RankSource(2), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin, 2);
+  g.fields = {{"peer", "10.9.9.9"}};
+  Diagnosis d2 = s2.Run();
+  ASSERT_FALSE(d2.incidents.empty());
+  EXPECT_EQ(d2.incidents[0].host, "10.9.9.9");
+}
+
+// ---------------------------------------------------------------- detectors
+
+TEST_F(CorrelateTest, StragglerDetectorNamesTheSlowRank) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  for (int64_t r = 0; r < 16; ++r) {
+    s.Progress(r, HostName(static_cast<int>(r / 8)), kT0 + 2 * kHour - kS, r == 7 ? 1.4 : 1.0);
+  }
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(Id(d.incidents[0].rule), "straggler-slow-rank");
+  EXPECT_EQ(d.incidents[0].rank, 7);
+  EXPECT_EQ(d.incidents[0].host, "node100");
+  EXPECT_EQ(d.incidents[0].detector, "straggler");
+  EXPECT_TRUE(d.incidents[0].inferred);
+}
+
+TEST_F(CorrelateTest, HangDetectorWhenTheLogsGoOnWithoutProgress) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 3 * kHour);
+  for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + (r == 3 ? 40 : 60) * kMin, 1.0);
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(Id(d.incidents[0].rule), "training-silent-hang");
+  EXPECT_EQ(d.incidents[0].detector, "hang");
+  EXPECT_EQ(d.incidents[0].rank, 3);  // the first to stop
+}
+
+TEST_F(CorrelateTest, NoHangWhenTrainingCompleted) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 3 * kHour);
+  for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + 60 * kMin, 1.0);
+  s.Add(s.RankSource(0), "training-completed", "megatron_after_training", kT0 + 60 * kMin + 3 * kS, 0);
+  EXPECT_THAT(Causes(s.Run()), IsEmpty());
+}
+
+TEST_F(CorrelateTest, NoHangDetectionWhenLogLinesExplainTheStop) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 3 * kHour);
+  for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + 60 * kMin, 1.0);
+  s.Xid79(0, 3, kT0 + 60 * kMin + 10 * kS);
+  Diagnosis d = s.Run();
+  EXPECT_THAT(Ids(d), ElementsAre("xid-79-fallen-off-bus"));
+}
+
+TEST(DetectTest, StragglersNeedSamplesAndBothThresholds) {
+  std::map<int64_t, RankSummary> ranks;
+  auto put = [&](int64_t r, double step, uint64_t n) {
+    RankSummary& s = ranks[r];
+    s.rank = r;
+    s.step_samples = n;
+    s.step_time_reservoir.assign(n, step);
+    s.last_progress_us = kT0;
+  };
+  for (int64_t r = 0; r < 8; ++r) put(r, 1.0, 30);
+  put(8, 1.05, 30);  // far in z (identical peers) but only 5% slower: not a straggler
+  put(9, 2.0, 5);    // slow but too few samples
+  EXPECT_THAT(DetectStragglers(ranks), IsEmpty());
+  put(10, 1.3, 30);
+  auto f = DetectStragglers(ranks);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].rank, 10);
+  EXPECT_EQ(f[0].detector, "straggler");
+}
+
+TEST(DetectTest, HangsSortedByWhenProgressStopped) {
+  std::map<int64_t, RankSummary> ranks;
+  for (int64_t r = 0; r < 4; ++r) {
+    ranks[r].rank = r;
+    ranks[r].last_progress_us = kT0 + (r == 2 ? 0 : 20) * kMin;
+    ranks[r].step_time_reservoir = {1.0, 1.0, 1.0};
+  }
+  EXPECT_THAT(DetectHangs(ranks, kT0 + 23 * kMin), ElementsAre(::testing::Field(&Finding::rank, 2)));
+  auto all = DetectHangs(ranks, kT0 + 60 * kMin);
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].rank, 2);
+  EXPECT_THAT(DetectHangs(ranks, kNoTime), IsEmpty());
+}
+
+TEST(DetectTest, HangGapScalesWithTheStepTime) {
+  // 2-minute steps: 10 step times (20 min) without progress is not yet a hang.
+  std::map<int64_t, RankSummary> ranks;
+  ranks[0].rank = 0;
+  ranks[0].last_progress_us = kT0;
+  ranks[0].step_time_reservoir = {120, 120, 120};
+  EXPECT_THAT(DetectHangs(ranks, kT0 + 15 * kMin), IsEmpty());
+  EXPECT_EQ(DetectHangs(ranks, kT0 + 25 * kMin).size(), 1u);
+}
+
+}  // namespace
+}  // namespace faultline
