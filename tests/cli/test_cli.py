@@ -195,3 +195,21 @@ def test_tqdm_bar_glued_with_carriage_returns(faultline_bin, tmp_path):
     oom = [e for e in evs if e["rule"] == "cuda-oom"]
     assert oom and oom[0]["time"] == "2026-11-02T03:12:05.123000Z" and oom[0]["rank"] == 3
     assert oom[0]["time_source"] == "parsed"
+
+
+def test_kernel_line_never_borrows_another_hosts_bus_map(faultline_bin, tmp_path):
+    """An Xid on node017's 0000:3b:00 is not rank 7 just because node018's
+    rank 7 sits on busId 3b000: every host has a 3b:00 bus."""
+    (tmp_path / "node017").mkdir()
+    (tmp_path / "node018").mkdir()
+    (tmp_path / "node017" / "dmesg.log").write_text(
+        "Nov  2 03:12:05 node017 kernel: [1000000.000412] NVRM: Xid (PCI:0000:3b:00): 79, "
+        "pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n")
+    (tmp_path / "node018" / "rank-7.log").write_text(
+        "node018:52307:52307 [3] NCCL INFO comm 0x55d0c0a003 rank 7 nranks 8 cudaDev 3 nvmlDev 3 "
+        "busId 3b000 commId 0x1a2b3c4d5e6f7081 - Init COMPLETE\n")
+    doc = json.loads(run(faultline_bin, "diagnose", "--json", str(tmp_path)).stdout)
+    primary = doc["incidents"][0]
+    assert primary["rule"] == "xid-79-fallen-off-bus"
+    assert primary["initiating"]["host"] == "node017"
+    assert primary["initiating"]["rank"] is None
