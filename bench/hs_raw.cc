@@ -11,7 +11,10 @@
 //
 //   fl_hs_raw [--rules PATH] [--threads N] [--chunk-mb N] PATH...
 //   fl_hs_raw [--rules PATH] --dump-patterns OUT.tsv
-//   fl_hs_raw [--rules PATH] --per-signal alone|minus [--sample-mb N] PATH...
+//   fl_hs_raw [--rules PATH] --per-signal alone|minus|re2 [--sample-mb N] PATH...
+//
+// `re2` times phase B's regex work instead: RE2 confirm + extract of each
+// signal on the lines it matched in the sample.
 //
 // Without --rules the embedded default ruleset is used.
 #include <fcntl.h>
@@ -35,6 +38,7 @@
 #include <vector>
 
 #include "input/input.h"
+#include "re2/re2.h"
 #include "ruleset/ruleset.h"
 
 namespace {
@@ -152,6 +156,26 @@ Times ScanAll(const hs_database_t* db, const std::vector<Chunk>& chunks, unsigne
   return secs;
 }
 
+// Lines each signal matched (start, end), for the RE2 cost of phase B.
+struct LineHits {
+  const char* base = nullptr;
+  size_t len = 0;
+  std::vector<std::vector<std::pair<size_t, size_t>>> lines;  // per id
+};
+
+int OnLineMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) {
+  auto* h = static_cast<LineHits*>(ctx);
+  size_t last = to > 0 ? static_cast<size_t>(to) - 1 : 0;
+  const void* b = memrchr(h->base, '\n', last);
+  size_t start = b ? static_cast<size_t>(static_cast<const char*>(b) - h->base) + 1 : 0;
+  auto& v = h->lines[id];
+  if (!v.empty() && v.back().first == start) return 0;  // one per line, as the scanner
+  const void* e = std::memchr(h->base + last, '\n', h->len - last);
+  size_t end = e ? static_cast<size_t>(static_cast<const char*>(e) - h->base) : h->len;
+  v.emplace_back(start, end);
+  return 0;
+}
+
 struct Sig {
   std::string name;  // rule/signal
   std::string pattern;
@@ -196,7 +220,7 @@ int Usage() {
   std::fputs(
       "usage: fl_hs_raw [--rules PATH] [--threads N] [--chunk-mb N] [--repeat N] PATH...\n"
       "       fl_hs_raw [--rules PATH] --dump-patterns OUT.tsv\n"
-      "       fl_hs_raw [--rules PATH] --per-signal alone|minus [--sample-mb N] PATH...\n",
+      "       fl_hs_raw [--rules PATH] --per-signal alone|minus|re2 [--sample-mb N] PATH...\n",
       stderr);
   return 1;
 }
@@ -266,12 +290,14 @@ int main(int argc, char** argv) {
   }
 
   if (!per_signal.empty()) {
-    // A line-aligned sample of the input, copied into one buffer.
+    // A line-aligned sample of the input, copied into one buffer: the same
+    // share of every file (from its start), so a directory's mix of files
+    // is kept.
     std::string sample;
     size_t cap = sample_mb << 20;
+    double share = bytes > cap ? static_cast<double>(cap) / static_cast<double>(bytes) : 1.0;
     for (const Mapped& m : maps) {
-      if (sample.size() >= cap) break;
-      size_t take = std::min(m.size, cap - sample.size());
+      size_t take = std::min(m.size, static_cast<size_t>(static_cast<double>(m.size) * share) + 1);
       if (take < m.size) {
         const void* nl = std::memchr(m.data + take, '\n', m.size - take);
         take = nl ? static_cast<size_t>(static_cast<const char*>(nl) - m.data) + 1 : m.size;
@@ -291,6 +317,70 @@ int main(int argc, char** argv) {
     };
     std::vector<size_t> all(sigs.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    if (per_signal == "re2") {
+      // Phase B's regex work per signal: RE2 confirms the pattern on each
+      // matched line and runs the extract (named captures), as the scanner.
+      LineHits lh;
+      lh.base = sample.data();
+      lh.len = sample.size();
+      lh.lines.resize(sigs.size());
+      hs_scratch_t* scratch = nullptr;
+      if (hs_alloc_scratch(rs.database(), &scratch) != HS_SUCCESS) return 2;
+      for (const Chunk& c : chunks) {
+        LineHits sub = lh;
+        for (auto& v : sub.lines) v.clear();
+        sub.base = c.data;
+        sub.len = c.size;
+        hs_scan(rs.database(), c.data, static_cast<unsigned>(c.size), 0, scratch, OnLineMatch, &sub);
+        size_t shift = static_cast<size_t>(c.data - sample.data());
+        for (size_t i = 0; i < sigs.size(); ++i) {
+          for (auto [a, b] : sub.lines[i]) lh.lines[i].emplace_back(a + shift, b + shift);
+        }
+      }
+      hs_free_scratch(scratch);
+      struct Re2Row {
+        size_t id;
+        double secs;
+        size_t lines;
+      };
+      std::vector<Re2Row> rows;
+      double total = 0;
+      for (size_t i = 0; i < sigs.size(); ++i) {
+        const auto& si = rs.signal(static_cast<uint32_t>(i));
+        size_t n = si.extract ? si.capture_names.size() : 0;
+        std::vector<re2::StringPiece> vals(n);
+        std::vector<RE2::Arg> args(n);
+        std::vector<const RE2::Arg*> argp(n);
+        for (size_t k = 0; k < n; ++k) {
+          args[k] = &vals[k];
+          argp[k] = &args[k];
+        }
+        double best = 1e30;
+        for (int r = 0; r < 3; ++r) {
+          double c0 = ThreadCpu();
+          for (auto [a, b] : lh.lines[i]) {
+            re2::StringPiece line(sample.data() + a, b - a);
+            if (RE2::PartialMatch(line, *si.confirm) && si.extract) {
+              RE2::PartialMatchN(line, *si.extract, argp.data(), static_cast<int>(n));
+            }
+          }
+          best = std::min(best, ThreadCpu() - c0);
+        }
+        total += best;
+        rows.push_back({i, best, lh.lines[i].size()});
+      }
+      std::sort(rows.begin(), rows.end(), [](const Re2Row& a, const Re2Row& b) { return a.secs > b.secs; });
+      std::printf("sample: %zu bytes; RE2 confirm + extract on matched lines: %.4f CPU s (%.3f s/GB)\n"
+                  "per signal, costliest first (CPU s, s/GB, matched lines, us per line):\n",
+                  sample.size(), total, total / sample.size() * 1e9);
+      for (const Re2Row& r : rows) {
+        if (r.lines == 0) break;
+        std::printf("  %8.4f s  %7.3f s/GB  %9zu lines  %6.2f us  %-10s %s\n", r.secs,
+                    r.secs / sample.size() * 1e9, r.lines, r.secs / r.lines * 1e6,
+                    sigs[r.id].role.c_str(), sigs[r.id].name.c_str());
+      }
+      return 0;
+    }
     hs_database_t* full = Compile(sigs, all);
     if (!full) return 2;
     auto [full_s, full_c] = time_db(full);

@@ -56,6 +56,8 @@ for f in $(find tests/fixtures examples/incidents -type f -size -16k ! -name '*.
 done
 
 seeds_for() {
+  # Inputs that once failed, kept as regression seeds (replayed first).
+  [ -d "$ROOT/tests/fuzz/regressions/$1" ] && echo "$ROOT/tests/fuzz/regressions/$1"
   case $1 in
     fuzz_ruleset_load) echo "$SEEDS/ruleset_load" ;;
     fuzz_rule_compiler) echo "$ROOT/rulesets $ROOT/tests/fuzz/rules-small" ;;
@@ -102,14 +104,14 @@ for t in "${TARGETS[@]}"; do
   rc=0
   wait "${pids[$t]}" || rc=$?
   log=$BUILD/fuzz-$t.log
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)
   total_execs=$((total_execs + ${execs:-0}))
   if [ $rc -ne 0 ]; then
     failed=$((failed + 1))
     echo "fuzz: $t FAILED (exit $rc, seed ${seeds[$t]}); last lines of $log:"
     tail -60 "$log"
-    ls -1 "$BUILD/fuzz-artifacts/$t-"* 2>/dev/null | sed 's/^/fuzz: artifact /' || true
+    { ls -1 "$BUILD/fuzz-artifacts/$t-"* 2>/dev/null || true; } | sed 's/^/fuzz: artifact /' 
     echo "fuzz: replay: $BUILD/tests/fuzz/$t <artifact>"
   else
     echo "fuzz: $t ok: ${execs:-?} execs, ${cov:-cov ?}, corpus $(ls "$BUILD/fuzz-corpus/$t" | wc -l) files"

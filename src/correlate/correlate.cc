@@ -60,7 +60,13 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
 
   // ---- Attribution through the topology learnt from NCCL init and pid lines.
   TopologyMap topo;
-  for (const DeviceLink& l : scan.devices) topo.AddDevice(l.host, l.rank, l.cuda_dev, l.bus_id);
+  // Ranks on sub-communicator init lines are group ranks: only the largest
+  // (world) communicator's, or ranks the prefix or path gave, are global.
+  int64_t world = -1;
+  for (const DeviceLink& l : scan.devices) world = std::max(world, l.nranks);
+  for (const DeviceLink& l : scan.devices) {
+    if (l.global || l.nranks == world) topo.AddDevice(l.host, l.rank, l.cuda_dev, l.bus_id);
+  }
   for (const PidLink& l : scan.pids) topo.AddPid(l.host, l.pid, l.rank);
   for (Evidence& ev : evs) {
     std::string host = HostOf(ev, scan);
@@ -451,7 +457,9 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
     if (s.rank >= 0) known_ranks.insert(s.rank);
     if (!s.host.empty()) known_hosts.insert(s.host);
   }
-  for (const DeviceLink& l : scan.devices) known_ranks.insert(l.rank);
+  for (const DeviceLink& l : scan.devices) {
+    if (l.global || l.nranks == world) known_ranks.insert(l.rank);
+  }
   if (nranks > static_cast<int64_t>(known_ranks.size())) {
     for (int64_t r = 0; r < nranks; ++r) known_ranks.insert(r);
   }

@@ -69,7 +69,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
   }
   std::vector<Offset<fb::BDevice>> devices;
   for (const DeviceLink& d : scan.devices) {
-    devices.push_back(fb::CreateBDevice(b, b.CreateString(d.host), d.rank, d.cuda_dev, b.CreateString(d.bus_id)));
+    devices.push_back(fb::CreateBDevice(b, b.CreateString(d.host), d.rank, d.cuda_dev, b.CreateString(d.bus_id),
+                                        d.nranks, d.global));
   }
   std::vector<Offset<fb::BPid>> pids;
   for (const PidLink& p : scan.pids) pids.push_back(fb::CreateBPid(b, b.CreateString(p.host), p.pid, p.rank));
@@ -225,7 +226,9 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
     for (const fb::BError* e : *bd->errors()) r.errors.push_back({Str(e->source()), Str(e->message()), e->code()});
   }
   if (bd->devices()) {
-    for (const fb::BDevice* d : *bd->devices()) r.devices.push_back({Str(d->host()), d->rank(), d->cuda_dev(), Str(d->bus_id())});
+    for (const fb::BDevice* d : *bd->devices()) {
+      r.devices.push_back({Str(d->host()), d->rank(), d->cuda_dev(), Str(d->bus_id()), d->nranks(), d->global()});
+    }
   }
   if (bd->pids()) {
     for (const fb::BPid* p : *bd->pids()) r.pids.push_back({Str(p->host()), p->pid(), p->rank()});
@@ -275,7 +278,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
     int64_t last_time_offset = -1;
   };
   std::map<uint32_t, RangeEnd> range_state;
-  std::set<std::tuple<std::string, int64_t, std::string>> device_seen;
+  std::set<std::tuple<std::string, int64_t, std::string, int64_t, bool>> device_seen;
   std::set<std::pair<std::string, int64_t>> pid_seen;
   for (ScanResult& p : parts) {
     std::vector<uint32_t> map(p.sources.size());
@@ -351,7 +354,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
     }
     for (InputError& e : p.errors) out.errors.push_back(std::move(e));
     for (DeviceLink& d : p.devices) {
-      if (device_seen.emplace(d.host, d.rank, d.bus_id).second) out.devices.push_back(std::move(d));
+      if (device_seen.emplace(d.host, d.rank, d.bus_id, d.nranks, d.global).second) out.devices.push_back(std::move(d));
     }
     for (PidLink& l : p.pids) {
       if (pid_seen.emplace(l.host, l.pid).second) out.pids.push_back(std::move(l));

@@ -117,6 +117,8 @@ struct DeviceLink {
   int64_t rank = -1;
   int64_t cuda_dev = -1;
   std::string bus_id;
+  int64_t nranks = -1;    // size of the communicator the line describes
+  bool global = false;    // rank from a [rankK]: prefix or the path, not comm_rank
 };
 struct PidLink {
   std::string host;

@@ -222,6 +222,11 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   if (absl::Status s = CheckPatternSingleLine(sig.pattern, opts.max_bounded_repeat); !s.ok()) {
     return ctx.Error(where + ".pattern", StatusMessage(s));
   }
+  if (size_t total = BoundedRepeatTotal(sig.pattern); total > opts.max_repeat_total) {
+    return ctx.Error(where + ".pattern",
+                     StrCat("bounded repeats add up to ", total, ", above ", opts.max_repeat_total,
+                            " (use + or *: each one is unrolled by Hyperscan)"));
+  }
   FL_ASSIGN_OR_RETURN(std::string role, GetString(ctx, obj["role"], where + ".role"));
   auto r = ParseRole(role);
   if (!r.ok()) return ctx.Error(where + ".role", StatusMessage(r.status()));
@@ -245,6 +250,7 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   RE2::Options ro;
   ro.set_log_errors(false);
   ro.set_case_sensitive(!sig.caseless);
+  ro.set_max_mem(opts.re2_max_mem);
   RE2 confirm(sig.pattern, ro);
   if (!confirm.ok()) {
     return ctx.Error(where + ".pattern", StrCat("RE2 rejects it: ", confirm.error()));
@@ -265,6 +271,11 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
 absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
                        const CompileOptions& opts, RuleSrc& rule) {
   Ctx ctx{path, ""};
+  std::error_code size_ec;
+  if (uintmax_t size = fs::file_size(path, size_ec); !size_ec && size > opts.max_file_bytes) {
+    return ctx.Error("", StrCat(size, " bytes, more than the cap of ", opts.max_file_bytes,
+                                " for one rule file"));
+  }
   std::string storage;
   FL_ASSIGN_OR_RETURN(element doc, ParseJson(parser, path, storage));
   simdjson::dom::object obj;
@@ -327,6 +338,9 @@ absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
   i = 0;
   std::set<std::string> sig_ids;
   for (element s : arr) {
+    if (i >= opts.max_signals) {
+      return ctx.Error("signals", StrCat("more than the cap of ", opts.max_signals, " signals"));
+    }
     std::string where = StrCat("signals[", i++, "]");
     SignalSrc sig;
     FL_RETURN_IF_ERROR(ParseSignal(ctx, s, where, opts, sig));
@@ -636,11 +650,33 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
 
   // rules
   std::vector<RuleSrc> rules;
+  size_t running_signals = 0, running_bytes = 0, running_repeats = 0;
   for (const fs::path& fam : families) {
     for (const std::string& file : ListJson(fam)) {
       if (fs::path(file).filename().string().starts_with("_")) continue;
       RuleSrc rule;
       FL_RETURN_IF_ERROR(ParseRule(parser, file, opts, rule));
+      // Caps over the whole source, checked as it is read: a source of a
+      // million signals is refused at the cap, not after parsing them all.
+      for (const SignalSrc& sig : rule.signals) {
+        ++running_signals;
+        running_bytes += sig.pattern.size() + sig.extract.size();
+        running_repeats += BoundedRepeatTotal(sig.pattern);
+      }
+      if (running_signals > opts.max_signals) {
+        return absl::InvalidArgumentError(StrCat(file, ": the source has more than the cap of ",
+                                                 opts.max_signals, " signals"));
+      }
+      if (running_bytes > opts.max_total_pattern_bytes) {
+        return absl::InvalidArgumentError(
+            StrCat(file, ": patterns and extractors add up to more than the cap of ",
+                   opts.max_total_pattern_bytes, " bytes"));
+      }
+      if (running_repeats > opts.max_source_repeat_total) {
+        return absl::InvalidArgumentError(
+            StrCat(file, ": bounded repeats of all patterns add up to more than the cap of ",
+                   opts.max_source_repeat_total));
+      }
       rules.push_back(std::move(rule));
     }
   }
@@ -695,6 +731,11 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
   // bytes the loader will see, then again with it.
   std::string meta = BuildFlatBuffer(name, version, rules, refs, {}, "", 0);
   const fb::Ruleset* meta_root = fb::GetRuleset(meta.data());
+  if (nsignals == 0) {
+    return absl::InvalidArgumentError(
+        StrCat(src_dir, ": no rule has a signal (rules with only a detector need at least one "
+                        "rule with signals beside them)"));
+  }
   auto db = CompileDatabase(*meta_root);
   if (!db.ok()) return db.status();
   char* bytes = nullptr;

@@ -17,6 +17,16 @@ struct CompileOptions {
   size_t max_pattern_length = 4096;
   size_t max_signals = 20000;
   size_t max_bounded_repeat = 32;
+  // Each bound may be small while their sum is not (BoundedRepeatTotal):
+  // per pattern, and over the whole source.
+  size_t max_repeat_total = 128;
+  size_t max_source_repeat_total = 200'000;
+  // Bytes of every pattern and extractor together, and of one JSON file:
+  // a hostile source is refused before any engine compiles it.
+  size_t max_total_pattern_bytes = size_t{4} << 20;
+  size_t max_file_bytes = size_t{16} << 20;
+  // Memory budget of each RE2 confirmer and extractor (RE2's max_mem).
+  int64_t re2_max_mem = int64_t{2} << 20;
 };
 
 struct CompileResult {

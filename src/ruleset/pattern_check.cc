@@ -1,7 +1,9 @@
 #include "ruleset/pattern_check.h"
 
+#include <algorithm>
 #include <cctype>
 #include <string>
+#include <vector>
 
 #include "util/strings.h"
 
@@ -123,6 +125,82 @@ absl::Status CheckPatternSingleLine(std::string_view p, size_t max_repeat) {
   }
   if (in_class) return absl::InvalidArgumentError("unterminated character class");
   return absl::OkStatus();
+}
+
+size_t BoundedRepeatTotal(std::string_view p) {
+  // A stack of groups: the repeat total inside each open group, so a
+  // repeated group multiplies its contents' total.
+  std::vector<size_t> group{0};
+  size_t last_group_total = 0;  // of the group that just closed
+  bool after_group = false;
+  constexpr size_t kBig = size_t{1} << 40;
+  auto add = [&](size_t v) { group.back() = std::min(kBig, group.back() + v); };
+  for (size_t i = 0; i < p.size(); ++i) {
+    char c = p[i];
+    if (c == '\\') {
+      ++i;
+      after_group = false;
+      continue;
+    }
+    if (c == '[') {
+      // Skip the class: a leading ']' (or '^]') is literal.
+      size_t j = i + 1;
+      if (j < p.size() && p[j] == '^') ++j;
+      if (j < p.size() && p[j] == ']') ++j;
+      for (; j < p.size() && p[j] != ']'; ++j) {
+        if (p[j] == '\\') ++j;
+      }
+      i = j;
+      after_group = false;
+      continue;
+    }
+    if (c == '(') {
+      group.push_back(0);
+      after_group = false;
+      continue;
+    }
+    if (c == ')') {
+      if (group.size() > 1) {
+        last_group_total = group.back();
+        group.pop_back();
+        add(last_group_total);
+        after_group = true;
+      }
+      continue;
+    }
+    if (c == '{') {
+      size_t j = i + 1;
+      size_t lo = 0, hi = 0;
+      bool digits = false, comma = false, hi_digits = false;
+      for (; j < p.size() && (std::isdigit(static_cast<unsigned char>(p[j])) || p[j] == ','); ++j) {
+        if (p[j] == ',') {
+          if (comma) break;
+          comma = true;
+        } else if (!comma) {
+          lo = std::min(kBig, lo * 10 + static_cast<size_t>(p[j] - '0'));
+          digits = true;
+        } else {
+          hi = std::min(kBig, hi * 10 + static_cast<size_t>(p[j] - '0'));
+          hi_digits = true;
+        }
+      }
+      if (j < p.size() && p[j] == '}' && digits) {
+        size_t bound = comma && hi_digits ? std::max(lo, hi) : lo;
+        if (after_group) {
+          // The group's contents repeat `bound` times.
+          group.back() -= std::min(group.back(), last_group_total);
+          add(std::min(kBig, (last_group_total + 1) * std::max<size_t>(bound, 1)));
+        } else {
+          add(bound);
+        }
+        i = j;
+      }
+      after_group = false;
+      continue;
+    }
+    after_group = false;
+  }
+  return group.front();
 }
 
 size_t LongestLiteral(std::string_view p) {

@@ -18,6 +18,13 @@ namespace faultline {
 // {n,m} and {n} repeats with a bound above max_repeat.
 absl::Status CheckPatternSingleLine(std::string_view pattern, size_t max_repeat);
 
+// The sum of the upper bounds of a pattern's bounded repeats outside
+// character classes ({n} and {n,m} count their largest bound, {n,} its n),
+// times the bounds of the repeated groups they sit in: roughly how many
+// positions Hyperscan unrolls. Each bound may be small while the sum is not
+// -- "[a-z]{0,30}" 120 times compiles for seconds per pattern.
+size_t BoundedRepeatTotal(std::string_view pattern);
+
 // Length of the longest run of literal characters (outside classes, groups'
 // alternations counted per branch), a cheap proxy for selectivity.
 size_t LongestLiteral(std::string_view pattern);

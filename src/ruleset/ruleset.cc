@@ -220,6 +220,11 @@ absl::Status Ruleset::Init(std::string_view name) {
   // Every string the rest of the engine dereferences must be present.
   const auto* rules = root_->rules();
   uint32_t gid = 0;
+  // The compiler's resource caps hold for loaded files too: a hand-made or
+  // hostile .flrules must not make RE2 or a Hyperscan recompile eat the
+  // machine.
+  const CompileOptions caps;
+  size_t total_bytes = 0, total_repeats = 0;
   for (flatbuffers::uoffset_t r = 0; r < rules->size(); ++r) {
     const fb::Rule* rule = rules->Get(r);
     if (!rule->id() || !rule->reference() || !rule->title() || !rule->category() ||
@@ -243,6 +248,21 @@ absl::Status Ruleset::Init(std::string_view name) {
       if (sig->role() < SignalRole::Initiating || sig->role() > SignalRole::Metric) {
         return fail(StrCat("rule '", rule->id()->str(), "': signals[", s, "]: bad role"));
       }
+      std::string_view pat = sig->pattern()->string_view();
+      size_t repeats = BoundedRepeatTotal(pat);
+      total_bytes += pat.size() + (sig->extract() ? sig->extract()->size() : 0);
+      total_repeats += repeats;
+      if (pat.size() > caps.max_pattern_length || repeats > caps.max_repeat_total ||
+          gid >= caps.max_signals || total_bytes > caps.max_total_pattern_bytes ||
+          total_repeats > caps.max_source_repeat_total) {
+        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
+                           "].pattern: beyond the compiler's caps (length, bounded repeats, "
+                           "signal count or total size)"));
+      }
+      if (absl::Status st = CheckPatternSingleLine(pat, caps.max_bounded_repeat); !st.ok()) {
+        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
+                           "].pattern: ", st.message()));
+      }
       SignalInfo si;
       si.rule_index = r;
       si.signal_index = s;
@@ -252,6 +272,7 @@ absl::Status Ruleset::Init(std::string_view name) {
       RE2::Options ro;
       ro.set_log_errors(false);
       ro.set_case_sensitive(!sig->caseless());
+      ro.set_max_mem(caps.re2_max_mem);
       si.confirm = std::make_unique<RE2>(sig->pattern()->string_view(), ro);
       if (!si.confirm->ok()) {
         return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,

@@ -55,11 +55,13 @@ bool ParseJsonLine(std::string_view line, const TimeContext& tctx, JsonFields& o
     double d;
     if (!e.get_string().get(sv)) {
       if (key == "__REALTIME_TIMESTAMP") {
+        // At most 18 digits (31,000 years of microseconds): more would
+        // overflow, and is no journal's timestamp.
         int64_t us = 0;
-        bool ok = !sv.empty();
+        bool ok = !sv.empty() && sv.size() <= 18;
         for (char c : sv) {
           if (c < '0' || c > '9') ok = false;
-          else us = us * 10 + (c - '0');
+          else if (ok) us = us * 10 + (c - '0');
         }
         if (ok) out.time_us = us;
       } else {
@@ -80,7 +82,7 @@ bool ParseJsonLine(std::string_view line, const TimeContext& tctx, JsonFields& o
   std::string_view mono;
   if (!obj["__MONOTONIC_TIMESTAMP"].get_string().get(mono)) {
     double us = 0;
-    bool ok = !mono.empty();
+    bool ok = !mono.empty() && mono.size() <= 18;  // as above: a sane uptime
     for (char c : mono) {
       if (c < '0' || c > '9') ok = false;
       else us = us * 10 + (c - '0');

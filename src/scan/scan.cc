@@ -218,7 +218,6 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
   out.bytes = len;
   out.base_offset = abs_offset;
   out.ends_with_newline = len == 0 || base[len - 1] == '\n';
-  out.newlines = CountNewlines(base, len);
   CopyOut(out.head, base, std::min(len, kEdgeWindow));
   size_t tail_len = std::min(len, kEdgeWindow);
   CopyOut(out.tail, base + len - tail_len, tail_len);
@@ -263,6 +262,9 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
     p.before_reaches_prev = reaches_prev;
     prev_end = le + 1;
   }
+  // One pass over the chunk: the newlines before the last matched line were
+  // counted above.
+  out.newlines = lines_before + CountNewlines(base + counted_to, len - counted_to);
 }
 
 // After a SIGBUS unwound out of PhaseA, clears the scratch's in-use mark
@@ -288,6 +290,21 @@ std::string CleanText(std::string_view s) {
   out.reserve(std::min(s.size(), kMaxEvidenceText));
   size_t i = 0;
   while (i < s.size()) {
+    // Runs of plain ASCII (1..0x7F, most of a log) go over in bulk, eight
+    // bytes per test; a trailing '\r' is left to the byte loop.
+    size_t run = i, limit = std::min(s.size(), i + (kMaxEvidenceText - out.size()));
+    for (uint64_t w; run + 8 <= limit; run += 8) {
+      std::memcpy(&w, s.data() + run, 8);
+      constexpr uint64_t kLow = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+      if ((w & kHigh) != 0 || ((w - kLow) & ~w & kHigh) != 0) break;  // a byte >= 0x80 or NUL
+    }
+    while (run < limit && static_cast<unsigned char>(s[run]) - 1u < 0x7Fu) ++run;
+    if (run == s.size() && run > i && s[run - 1] == '\r') --run;
+    if (run > i) {
+      out.append(s.data() + i, run - i);
+      i = run;
+      if (i >= s.size() || out.size() >= kMaxEvidenceText) break;
+    }
     unsigned char c = static_cast<unsigned char>(s[i]);
     size_t n = 0;
     if (c == '\r' && i + 1 == s.size()) break;
@@ -394,6 +411,7 @@ struct Scanner::Impl {
     // The wall time in force at the previous matched line (its own or
     // inherited), and whether it is still to come from the previous chunk.
     int64_t prev_time = kNoTime;
+    uint64_t prev_time_at = 0;  // start of the stamped line prev_time comes from
     bool prev_needs_prev = false;
     for (Pending& p : out.pending) {
       std::string_view line = p.line;
@@ -402,6 +420,7 @@ struct Scanner::Impl {
       // The time a line without its own stamp inherits: the nearest
       // timestamped line before it.
       int64_t inherited = kNoTime;
+      uint64_t inherited_at = 0;
       bool needs_prev = false;
       if (!(view.time && view.time->wall_us)) {
         std::string_view before = p.before;
@@ -416,6 +435,8 @@ struct Scanner::Impl {
           LineView pv = SplitLine(prev, st.format, st.tctx);
           if (pv.time && pv.time->wall_us) {
             inherited = *pv.time->wall_us;
+            inherited_at = p.offset - p.before.size() +
+                           static_cast<uint64_t>(prev.data() - p.before.data());
             found = true;
             break;
           }
@@ -423,14 +444,23 @@ struct Scanner::Impl {
           before = before.substr(0, nl);
         }
         if (!found && p.before_reaches_prev) {
-          inherited = prev_time;
+          // The chain keeps the position bound: the stamped line must start
+          // within kInheritWindow of this one, as for any other chunking.
+          if (prev_time != kNoTime && prev_time_at + kInheritWindow >= p.offset) {
+            inherited = prev_time;
+            inherited_at = prev_time_at;
+          }
           needs_prev = prev_needs_prev;
         } else if (!found && p.before_reaches_chunk_start) {
           needs_prev = true;
         }
       }
-      prev_time = view.time && view.time->wall_us ? *view.time->wall_us : inherited;
+      bool own_time = view.time && view.time->wall_us;
+      prev_time = own_time ? *view.time->wall_us : inherited;
+      prev_time_at = own_time ? p.offset : inherited_at;
       prev_needs_prev = prev_time == kNoTime && needs_prev;
+      std::string text;  // cleaned once per line, whatever its number of signals
+      bool have_text = false;
       for (size_t j = 0; j < p.ids.size(); ++j) {
         uint32_t id = p.ids[j];
         const SignalInfo& si = rs->signal(id);
@@ -445,7 +475,11 @@ struct Scanner::Impl {
         ev.line = p.line_rel;  // fixed at merge
         ev.rule = si.rule_index;
         ev.signal = id;
-        ev.text = CleanText(line);
+        if (!have_text) {
+          text = CleanText(line);
+          have_text = true;
+        }
+        ev.text = text;
         if (si.extract) {
           size_t n = si.capture_names.size();
           std::vector<RE2::Arg> args(n);
@@ -507,6 +541,7 @@ struct Scanner::Impl {
     }
     out.pending.clear();
     out.pending.shrink_to_fit();
+    if (!opts.on_evidence) ThinDroppedEvidence(out);
     // First and last times of the chunk.
     auto first_time = [&](std::string_view text) -> int64_t {
       size_t pos = 0;
@@ -548,6 +583,39 @@ struct Scanner::Impl {
     }
     out.head.clear();
     out.tail.clear();
+  }
+
+  // Evidence the per-rule caps are bound to drop -- past the first
+  // keep_first and before the last keep_last of its rule in this chunk, so
+  // neither among the first nor the last of its source -- keeps only what
+  // the uncapped statistics in Keep read. A match storm (every line a
+  // watchdog timeout) then holds a couple of hundred bytes per match in
+  // flight between the workers and the merge, not its text and captures.
+  // Progress and metric evidence feed series and stays whole.
+  void ThinDroppedEvidence(ChunkOut& out) const {
+    std::map<uint32_t, size_t> total, index;
+    for (const Evidence& ev : out.evidence) {
+      if (rs->signal(ev.signal).role != SignalRole::Progress) ++total[ev.rule];
+    }
+    for (Evidence& ev : out.evidence) {
+      SignalRole role = rs->signal(ev.signal).role;
+      if (role == SignalRole::Progress) continue;
+      size_t i = index[ev.rule]++;
+      if (role == SignalRole::Metric || i < opts.keep_first || i + opts.keep_last >= total[ev.rule]) {
+        continue;
+      }
+      bool comm = false;
+      std::vector<std::pair<std::string, std::string>> keep;
+      for (auto& kv : ev.fields) {
+        if (kv.first == "seq" || kv.first == "bus_id" || kv.first == "cuda_dev" ||
+            kv.first == "comm_id") {
+          comm |= kv.first == "comm_id";
+          keep.push_back(std::move(kv));
+        }
+      }
+      ev.fields.swap(keep);
+      if (!comm) std::string().swap(ev.text);  // sync points read the text
+    }
   }
 
   void ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<HsCtx::Hit>& hits,
@@ -647,18 +715,30 @@ struct Scanner::Impl {
       auto [it, fresh] = rst.rank_min_seq.emplace(ev.rank, n);
       if (!fresh) it->second = std::min(it->second, n);
     }
-    // Topology and clock sync, from every line before any cap.
+    // Topology and clock sync, from every line before any cap. An init line
+    // names the rank inside its communicator (comm_rank); the [rankK]: prefix
+    // or the path gives the global rank when present.
     const std::string* bus = ev.Field("bus_id");
     const std::string* dev = ev.Field("cuda_dev");
-    if (bus && ev.rank >= 0) {
-      int64_t d = -1;
+    if (bus) {
+      int64_t comm_rank = -1, nranks = -1, d = -1;
+      if (const std::string* cr = ev.Field("comm_rank")) (void)ParseInt64(*cr, &comm_rank);
+      if (const std::string* nr = ev.Field("nranks")) (void)ParseInt64(*nr, &nranks);
       if (dev) (void)ParseInt64(*dev, &d);
       if (d < 0) d = ev.local_rank;
-      bool dup = false;
-      for (const DeviceLink& l : result.devices) {
-        if (l.rank == ev.rank && l.host == ev.host && l.bus_id == *bus) dup = true;
+      bool global = ev.rank >= 0;
+      int64_t rank = global ? ev.rank : comm_rank;
+      if (rank >= 0) {
+        bool dup = false;
+        for (const DeviceLink& l : result.devices) {
+          if (l.rank == rank && l.host == ev.host && l.bus_id == *bus && l.nranks == nranks && l.global == global) {
+            dup = true;
+          }
+        }
+        if (!dup && result.devices.size() < 1'000'000) {
+          result.devices.push_back({ev.host, rank, d, *bus, nranks, global});
+        }
       }
-      if (!dup) result.devices.push_back({ev.host, ev.rank, d, *bus});
     }
     if (ev.pid >= 0 && ev.rank >= 0 && !ev.host.empty()) {
       bool dup = false;

@@ -67,7 +67,9 @@ TEST(ScanFaults, FileTruncatedWhileScanned) {
   so.chunk_bytes = 64 << 10;
   int calls = 0;
   so.on_progress = [&](uint64_t, uint64_t) {
-    if (++calls == 1) EXPECT_EQ(::truncate(big.c_str(), 0), 0);
+    if (++calls == 1) {
+      EXPECT_EQ(::truncate(big.c_str(), 0), 0);
+    }
     return true;
   };
   ScanResult r = Scan({big, good}, so);

@@ -71,10 +71,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::WriteWholeFile(file, std::string_view(reinterpret_cast<const char*>(data), size));
   auto r = CompileRuleSource(tree);
   if (!r.ok()) {
-    std::string_view msg = r.status().message();
+    std::string msg(r.status().message());
     FL_FUZZ_CHECK(!msg.empty(), "an error without a message");
-    FL_FUZZ_CHECK(msg.find("rule.json") != std::string_view::npos ||
-                      msg.find(tree) != std::string_view::npos,
+    FL_FUZZ_CHECK(msg.find("rule.json") != std::string::npos ||
+                      msg.find(tree) != std::string::npos,
                   msg);
     return 0;
   }

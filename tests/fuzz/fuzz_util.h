@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/string_view.h"
 #include "evidence/evidence.h"
 #include "ruleset/ruleset.h"
 
@@ -27,6 +28,16 @@ namespace faultline::fuzz {
   std::fprintf(stderr, "FUZZ CHECK FAILED: %s %.*s\n", what, static_cast<int>(detail.size()),
                detail.data());
   std::abort();
+}
+// Debian's Abseil has its own string_view (status messages).
+[[noreturn]] inline void Die(const char* what, absl::string_view detail) {
+  Die(what, std::string_view(detail.data(), detail.size()));
+}
+[[noreturn]] inline void Die(const char* what, const char* detail) {
+  Die(what, std::string_view(detail ? detail : ""));
+}
+[[noreturn]] inline void Die(const char* what, const std::string& detail) {
+  Die(what, std::string_view(detail));
 }
 #define FL_FUZZ_CHECK(cond, detail) \
   do {                              \

@@ -11,7 +11,15 @@ Layout written (H hosts x 8 ranks):
     OUT_DIR/nodeNNN/rank-K.log     torchrun "[rankK]:" prefixed worker output
     OUT_DIR/nodeNNN/kern.log       syslog-headed kernel log, monotonic stamps
     OUT_DIR/nodeNNN/torchrun.log   the elastic agent of that host
-    OUT_DIR/truth.json             what happened (see Truth below)
+    OUT_DIR/nodeNNN/syslog         on some hosts: the kernel lines again (duplicates)
+    OUT_DIR/truth.json             what happened:
+        kind, seed, hosts, ranks, clock_skew_s {host: s}, torch_format,
+        nccl_timestamps (NCCL lines carry whole-second stamps), timeout_ms,
+        fault_time, victim_pid,
+        initiating: null for a benign job, else {rules: acceptable rule ids,
+            rank (null when the logs can only name a host: the IB peer),
+            host, inferred (no initiating line exists)},
+        stale: [{source, lines (1-based), rule, where}] the replayed block
 
 Realism the correlator must see through, in every scenario:
   * host clock skew: each host's clock is off by up to +-90 s, applied to every
@@ -175,14 +183,12 @@ class Log:
 
     def __init__(self):
         self.lines = []  # (true_t, seq, text)
-        self.inserts = []  # (index_fraction or 'head', [texts]) for pasted blocks
 
     def add(self, t, text):
         self.lines.append((t, len(self.lines), text))
 
     def render(self):
-        out = [text for _, _, text in sorted(self.lines)]
-        return out
+        return [text for _, _, text in sorted(self.lines)]
 
 
 class Scenario:

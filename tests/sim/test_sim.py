@@ -219,9 +219,6 @@ def test_simulator_is_deterministic(tmp_path):
             assert f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes(), f
 
 
-@pytest.mark.xfail(reason="rule problem: nccl-init captures the communicator rank as `rank`, so a "
-                          "sub-communicator's init line re-labels a GPU (and pid) with the wrong global rank",
-                   strict=False)
 def test_subcommunicator_init_lines_keep_global_ranks(faultline_bin, tmp_path):
     wrong = []
     for seed in (1, 2, 3, 4):

@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Peer harness: faultline against ripgrep, GNU grep, a Python `re` loop and
+# raw Hyperscan on the same generated job logs with the same signal patterns,
+# in one go. Writes OUT/results.md (the table for bench/README.md) and the raw
+# outputs next to it.
+#
+#   bench/peers.sh                       # 2 GB job, default paths
+#   SIZE=512M REPS=1 bench/peers.sh      # quick look
+#   PER_SIGNAL=1 bench/peers.sh          # also per-signal Hyperscan costs (~5 min)
+#
+# Environment (defaults):
+#   BUILD=/work/build-bench   build dir with src/cli/faultline and bench/fl_hs_raw
+#   DATA=/work/bench-data     where the generated logs live (reused when present)
+#   SIZE=2G SEED=1            generator size and seed (bench/gen_logs.py)
+#   REPS=3                    runs per configuration; the table takes the fastest
+#   PY_MB=64                  bytes the Python loop reads (it is extrapolated)
+#   MEM8=1                    also measure faultline's memory on 4x the data (8 GB
+#                             for SIZE=2G: the same files through 4 paths)
+#   PER_SIGNAL=0              1: fl_hs_raw --per-signal minus and alone
+#   OUT=$DATA/results-SIZE    results directory
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+BUILD=${BUILD:-/work/build-bench}
+DATA=${DATA:-/work/bench-data}
+SIZE=${SIZE:-2G}
+SEED=${SEED:-1}
+REPS=${REPS:-3}
+PY_MB=${PY_MB:-64}
+MEM8=${MEM8:-1}
+PER_SIGNAL=${PER_SIGNAL:-0}
+JOB=$DATA/job-$SIZE-seed$SEED
+OUT=${OUT:-$DATA/results-$SIZE}
+FL=$BUILD/src/cli/faultline
+HS=$BUILD/bench/fl_hs_raw
+MW="python3 $HERE/memwatch.py"
+
+for tool in "$FL" "$HS"; do
+  [[ -x $tool ]] || { echo "peers.sh: $tool is missing (build faultline_cli and fl_hs_raw)" >&2; exit 1; }
+done
+command -v rg > /dev/null || { echo "peers.sh: ripgrep (rg) is not installed" >&2; exit 1; }
+mkdir -p "$DATA" "$OUT"
+
+if [[ ! -f $JOB.manifest.json ]]; then
+  echo "== generating $SIZE into $JOB" >&2
+  rm -rf "$JOB"
+  python3 "$HERE/gen_logs.py" --out "$JOB" --size "$SIZE" --seed "$SEED" --jobs 2
+fi
+BYTES=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['bytes'])" "$JOB.manifest.json")
+
+echo "== patterns" >&2
+"$HS" --dump-patterns "$OUT/patterns.tsv"
+python3 "$HERE/export_patterns.py" "$OUT/patterns.tsv" "$OUT"
+
+echo "== warming the page cache" >&2
+find "$JOB" -type f -exec cat {} + > /dev/null
+
+{
+  echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, $(free -g | awk '/Mem:/ {print $2}') GB RAM"
+  echo "kernel:  $(uname -r)"
+  echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (at start)"
+  echo "faultline: $("$FL" --version)"
+  echo "ripgrep: $(rg --version | head -1); grep: $(grep --version | head -1); $(python3 --version)"
+  echo "hyperscan: $(dpkg-query -W -f='${Package} ${Version} ${db:Status-Abbrev}\n' libvectorscan5 libhyperscan5 2>/dev/null | awk '$3 ~ /^ii/ {print $1, $2}')"
+  echo "data:    $JOB ($BYTES bytes, $(find "$JOB" -type f | wc -l) files)"
+} > "$OUT/machine.txt"
+cat "$OUT/machine.txt" >&2
+
+run() {  # run LABEL CMD...: REPS runs, each a JSON in $OUT/runs
+  local label=$1; shift
+  mkdir -p "$OUT/runs"
+  for r in $(seq 1 "$REPS"); do
+    $MW --label "$label#$r" --json "$OUT/runs/$label.$r.json" -- "$@" >&2
+  done
+}
+
+echo "== runs (REPS=$REPS)" >&2
+run faultline-t1 "$FL" bench --threads 1 "$JOB"
+run faultline-t2 "$FL" bench --threads 2 "$JOB"
+run hs-raw-t1 "$HS" --threads 1 "$JOB"
+run hs-raw-t2 "$HS" --threads 2 "$JOB"
+run rg-j1 rg --no-config -uuu -a -c -j1 -f "$OUT/patterns.rg.txt" "$JOB"
+run rg-j2 rg --no-config -uuu -a -c -j2 -f "$OUT/patterns.rg.txt" "$JOB"
+run grep-E grep -E -c -r -f "$OUT/patterns.ere.txt" "$JOB"
+
+# Python: one alternation of all patterns, searched line by line, over the
+# first PY_MB of the job (whole files in path order); extrapolated by bytes.
+cat > "$OUT/pyloop.py" << 'EOF'
+import os, re, sys, time
+pats = [l.rstrip("\n") for l in open(sys.argv[1], encoding="utf-8")]
+rx = re.compile("|".join("(?:%s)" % p for p in pats).encode())
+cap = int(sys.argv[3]) << 20
+files = sorted(os.path.join(r, f) for r, _, fs in os.walk(sys.argv[2]) for f in fs)
+n = done = 0
+t0 = time.perf_counter()
+for path in files:
+    with open(path, "rb") as f:
+        for line in f:
+            done += len(line)
+            if rx.search(line):
+                n += 1
+    if done >= cap:
+        break
+dt = time.perf_counter() - t0
+print("bytes %d lines_matched %d seconds %.3f" % (done, n, dt))
+EOF
+run python-re python3 "$OUT/pyloop.py" "$OUT/patterns.py.txt" "$JOB" "$PY_MB"
+
+if [[ $MEM8 == 1 ]]; then
+  echo "== memory on 4x the data (4 paths to the same files)" >&2
+  mkdir -p "$DATA/x4"
+  for k in a b c d; do ln -sfn "$JOB" "$DATA/x4/$k"; done
+  REPS=1 run faultline-x4-t2 "$FL" bench --threads 2 "$DATA/x4/a" "$DATA/x4/b" "$DATA/x4/c" "$DATA/x4/d"
+fi
+
+if [[ $PER_SIGNAL == 1 ]]; then
+  echo "== per-signal Hyperscan cost (256 MB sample)" >&2
+  "$HS" --per-signal minus --sample-mb 256 "$JOB" > "$OUT/per-signal-minus.txt"
+  "$HS" --per-signal alone --sample-mb 256 "$JOB" > "$OUT/per-signal-alone.txt"
+fi
+
+"$FL" bench --threads 2 "$JOB" > "$OUT/faultline-bench.txt"
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg) (at end)" >> "$OUT/machine.txt"
+
+python3 - "$OUT" "$BYTES" "$JOB" << 'EOF'
+import glob, json, os, re, sys
+out, nbytes, job = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+runs = {}
+for p in glob.glob(os.path.join(out, "runs", "*.json")):
+    r = json.load(open(p))
+    label = os.path.basename(p).rsplit(".", 2)[0]
+    r["stdout"] = open(p + ".stdout").read() if os.path.exists(p + ".stdout") else ""
+    runs.setdefault(label, []).append(r)
+
+def best(label):
+    rs = runs.get(label, [])
+    return min(rs, key=lambda r: r["time_wall_s"]) if rs else None
+
+def matched_lines(label, r):
+    s = r["stdout"]
+    if label.startswith(("rg", "grep")):
+        return sum(int(l.rsplit(":", 1)[1]) for l in s.split("\n") if ":" in l)
+    if label.startswith("python"):
+        return int(re.search(r"lines_matched (\d+)", s).group(1))
+    return None
+
+rows = []
+gbps = {}
+for label in ["faultline-t1", "faultline-t2", "hs-raw-t1", "hs-raw-t2", "rg-j1", "rg-j2", "grep-E",
+              "python-re", "faultline-x4-t2"]:
+    r = best(label)
+    if not r:
+        continue
+    b = nbytes * (4 if label.endswith("x4-t2") else 1)
+    wall = r["time_wall_s"]
+    cpu = r.get("user_s", 0) + r.get("sys_s", 0)
+    note = ""
+    if label == "python-re":
+        m = re.search(r"bytes (\d+) lines_matched (\d+) seconds ([\d.]+)", r["stdout"])
+        pb, ps = int(m.group(1)), float(m.group(3))
+        g = pb / ps / 1e9
+        note = "%d MB slice, %.1f s; %.0f s extrapolated to the job" % (pb >> 20, ps, nbytes / pb * ps)
+        wall_equiv = nbytes / pb * ps
+        gbps[label] = g
+        rows.append((label, g, wall_equiv, pb / cpu / 1e9 if cpu else 0, r, note))
+        continue
+    g = b / wall / 1e9
+    gbps[label] = g
+    ml = matched_lines(label, r)
+    if ml is not None:
+        note = "%d matching lines" % ml
+    rows.append((label, g, wall, b / cpu / 1e9 if cpu else 0, r, note))
+
+lines = []
+lines.append("| run | GB/s (wall) | wall s | GB per CPU-s | max RSS MB | peak anon MB | notes |")
+lines.append("| --- | ---: | ---: | ---: | ---: | ---: | --- |")
+for label, g, wall, gcpu, r, note in rows:
+    lines.append("| %s | %.3f | %.2f | %.3f | %.0f | %.0f | %s |" % (
+        label, g, wall, gcpu, r.get("max_rss_kb", 0) / 1024, r.get("peak_rss_anon_kb", 0) / 1024, note))
+def ratio(a, b):
+    return "%.2fx" % (gbps[a] / gbps[b]) if a in gbps and b in gbps and gbps[b] > 0 else "n/a"
+lines.append("")
+lines.append("| ratio | value |")
+lines.append("| --- | ---: |")
+for a, b, what in [("faultline-t1", "rg-j1", "faultline 1 thread / rg 1 thread"),
+                   ("faultline-t2", "rg-j2", "faultline 2 threads / rg 2 threads"),
+                   ("faultline-t1", "grep-E", "faultline 1 thread / GNU grep -E"),
+                   ("faultline-t1", "python-re", "faultline 1 thread / Python re (extrapolated)"),
+                   ("faultline-t1", "hs-raw-t1", "faultline 1 thread / raw Hyperscan 1 thread"),
+                   ("faultline-t2", "hs-raw-t2", "faultline 2 threads / raw Hyperscan 2 threads"),
+                   ("faultline-t2", "faultline-t1", "faultline 2-thread speedup"),
+                   ("hs-raw-t2", "hs-raw-t1", "raw Hyperscan 2-thread speedup")]:
+    lines.append("| %s | %s |" % (what, ratio(a, b)))
+text = "\n".join(lines) + "\n"
+open(os.path.join(out, "results.md"), "w").write(text)
+print(text)
+EOF
+echo "results: $OUT/results.md" >&2
