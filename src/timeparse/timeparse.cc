@@ -383,7 +383,16 @@ bool ReadGlog(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
     inferred = false;
     t = y8;
   } else {
-    if (!t.Digits(2, &c.month) || !t.Digits(2, &c.day)) return false;
+    Scanner md = t;
+    if (md.Digits(2, &c.month) && md.Digits(2, &c.day) && md.Peek() == ' ') {
+      t = md;
+    } else {
+      // c10's own log prefix (PyTorch >= 2.4) leaves the month unpadded:
+      // "E304 10:00:02.123456" is March 4th.
+      Scanner m3 = t;
+      if (!m3.Digits(1, &c.month) || !m3.Digits(2, &c.day) || m3.Peek() != ' ') return false;
+      t = m3;
+    }
     c.year = ctx.default_year;
   }
   if (!ValidDate(c.year, c.month, c.day, inferred) || !t.Eat(' ')) {

@@ -282,6 +282,16 @@ TEST(ParseLineTimeGlog, Variants) {
   EXPECT_EQ(bare->end, 14u);
 }
 
+TEST(ParseLineTimeGlog, C10UnpaddedMonth) {
+  // PyTorch >= 2.4's c10 prefix prints March 4th as "E304".
+  const auto t = ParseLineTime("[E304 10:00:02.123456 99 ProcessGroupNCCL.cpp:616] x"sv, Ctx(2026));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->format, TimeFormat::kGlog);
+  EXPECT_EQ(FormatRfc3339(*t->wall_us), "2026-03-04T10:00:02.123456Z");
+  EXPECT_FALSE(ParseLineTime("E1340 10:00:02.1 x"sv, Ctx(2026)).has_value());
+  EXPECT_FALSE(ParseLineTime("E999 10:00:02.1 x"sv, Ctx(2026)).has_value());
+}
+
 TEST(ParseLineTimeGlog, Rejections) {
   for (const std::string_view line : {
            "[rank3]:[E1102 13:46:41.123456 1234 ProcessGroupNCCL.cpp:1234] x"sv,
