@@ -152,6 +152,31 @@ fl_evidence_view MakeView(const faultline::Ruleset& rs, const faultline::ScanRes
 
 constexpr uint32_t kOptionsV1Size = sizeof(fl_session_options);
 
+// Reads a caller's options struct (possibly older and shorter) into the
+// full struct and the correlator's options.
+fl_status ReadOptions(const fl_session_options* opts, fl_session_options* o,
+                      faultline::CorrelateOptions* copts, fl_error** err) {
+  *o = FL_SESSION_OPTIONS_INIT;
+  if (opts) {
+    if (opts->size < offsetof(fl_session_options, threads) + sizeof(uint32_t) || opts->size > kOptionsV1Size) {
+      return SetError(err, FL_ERR_INVALID_ARG,
+                      StrCat("fl_session_options.size ", opts->size, " is not a size this library knows"));
+    }
+    std::memcpy(o, opts, opts->size);
+    o->size = kOptionsV1Size;
+  }
+  copts->job_start_us = o->job_start_us == FL_TIME_UNSET ? faultline::kNoTime : o->job_start_us;
+  copts->job_end_us = o->job_end_us == FL_TIME_UNSET ? faultline::kNoTime : o->job_end_us;
+  for (size_t i = 0; i < o->clock_offset_count; ++i) {
+    if (!o->clock_offsets || !o->clock_offsets[i].host) {
+      return SetError(err, FL_ERR_INVALID_ARG, "clock_offsets entry without a host");
+    }
+    copts->clock_offsets_s[o->clock_offsets[i].host] = o->clock_offsets[i].seconds;
+  }
+  o->clock_offsets = nullptr;  // copied; never kept
+  return FL_OK;
+}
+
 std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset> rs, faultline::ScanResult scan,
                                        const faultline::CorrelateOptions& copts) {
   auto r = std::make_unique<fl_report>();
@@ -296,28 +321,26 @@ FL_API fl_status fl_ruleset_rules_json(const fl_ruleset* rs, char** json, size_t
       nullptr);
 }
 
-FL_API fl_status fl_ruleset_rule_json(const fl_ruleset* rs, const char* id, char** json, size_t* len) {
-  if (!rs || !id || !json) return FL_ERR_INVALID_ARG;
+// One rule rendered by `render` into a caller-owned string.
+static fl_status RuleString(const fl_ruleset* rs, const char* id, char** out, size_t* len,
+                            std::string (*render)(const faultline::Ruleset&, size_t)) {
+  if (!rs || !id || !out) return FL_ERR_INVALID_ARG;
   return Guard(
       [&]() -> fl_status {
         int r = rs->rs->FindRule(id);
         if (r < 0) return FL_ERR_NOT_FOUND;
-        *json = DupString(faultline::RuleJson(*rs->rs, static_cast<size_t>(r)), len);
-        return *json ? FL_OK : FL_ERR_NOMEM;
+        *out = DupString(render(*rs->rs, static_cast<size_t>(r)), len);
+        return *out ? FL_OK : FL_ERR_NOMEM;
       },
       nullptr);
 }
 
+FL_API fl_status fl_ruleset_rule_json(const fl_ruleset* rs, const char* id, char** json, size_t* len) {
+  return RuleString(rs, id, json, len, faultline::RuleJson);
+}
+
 FL_API fl_status fl_ruleset_rule_text(const fl_ruleset* rs, const char* id, char** text, size_t* len) {
-  if (!rs || !id || !text) return FL_ERR_INVALID_ARG;
-  return Guard(
-      [&]() -> fl_status {
-        int r = rs->rs->FindRule(id);
-        if (r < 0) return FL_ERR_NOT_FOUND;
-        *text = DupString(faultline::RuleText(*rs->rs, static_cast<size_t>(r)), len);
-        return *text ? FL_OK : FL_ERR_NOMEM;
-      },
-      nullptr);
+  return RuleString(rs, id, text, len, faultline::RuleText);
 }
 
 // ---- Sessions
@@ -335,17 +358,9 @@ FL_API fl_status fl_session_new(fl_session** out, const fl_ruleset* rs, const fl
   *out = nullptr;
   return Guard(
       [&]() -> fl_status {
-        fl_session_options o = FL_SESSION_OPTIONS_INIT;
-        if (opts) {
-          if (opts->size < offsetof(fl_session_options, threads) + sizeof(uint32_t) ||
-              opts->size > kOptionsV1Size) {
-            return SetError(err, FL_ERR_INVALID_ARG,
-                            StrCat("fl_session_options.size ", opts->size, " is not a size this library knows"));
-          }
-          // Copy what the caller's (possibly older, shorter) struct has.
-          std::memcpy(&o, opts, opts->size);
-          o.size = kOptionsV1Size;
-        }
+        fl_session_options o;
+        faultline::CorrelateOptions copts;
+        if (fl_status rc = ReadOptions(opts, &o, &copts, err); rc != FL_OK) return rc;
         auto s = std::make_unique<fl_session>();
         s->rs = rs->rs;
         s->opts = o;
@@ -374,15 +389,7 @@ FL_API fl_status fl_session_new(fl_session** out, const fl_ruleset* rs, const fl
           };
         }
         s->scanner = std::make_unique<faultline::Scanner>(s->rs, std::move(so));
-        s->copts.job_start_us = o.job_start_us == FL_TIME_UNSET ? faultline::kNoTime : o.job_start_us;
-        s->copts.job_end_us = o.job_end_us == FL_TIME_UNSET ? faultline::kNoTime : o.job_end_us;
-        for (size_t i = 0; i < o.clock_offset_count; ++i) {
-          if (!o.clock_offsets || !o.clock_offsets[i].host) {
-            return SetError(err, FL_ERR_INVALID_ARG, "clock_offsets entry without a host");
-          }
-          s->copts.clock_offsets_s[o.clock_offsets[i].host] = o.clock_offsets[i].seconds;
-        }
-        s->opts.clock_offsets = nullptr;  // copied; never kept
+        s->copts = std::move(copts);
         s->opts.tz = nullptr;
         *out = s.release();
         return FL_OK;
@@ -527,22 +534,9 @@ FL_API fl_status fl_report_from_bundles(fl_report** out, const fl_ruleset* rs, c
   *out = nullptr;
   return Guard(
       [&]() -> fl_status {
+        fl_session_options o;
         faultline::CorrelateOptions copts;
-        if (opts) {
-          fl_session_options o = FL_SESSION_OPTIONS_INIT;
-          if (opts->size < 8 || opts->size > kOptionsV1Size) {
-            return SetError(err, FL_ERR_INVALID_ARG, "fl_session_options.size is not a size this library knows");
-          }
-          std::memcpy(&o, opts, opts->size);
-          copts.job_start_us = o.job_start_us == FL_TIME_UNSET ? faultline::kNoTime : o.job_start_us;
-          copts.job_end_us = o.job_end_us == FL_TIME_UNSET ? faultline::kNoTime : o.job_end_us;
-          for (size_t i = 0; i < o.clock_offset_count; ++i) {
-            if (!o.clock_offsets || !o.clock_offsets[i].host) {
-              return SetError(err, FL_ERR_INVALID_ARG, "clock_offsets entry without a host");
-            }
-            copts.clock_offsets_s[o.clock_offsets[i].host] = o.clock_offsets[i].seconds;
-          }
-        }
+        if (fl_status rc = ReadOptions(opts, &o, &copts, err); rc != FL_OK) return rc;
         std::vector<faultline::ScanResult> parts;
         parts.reserve(count);
         for (size_t i = 0; i < count; ++i) {
