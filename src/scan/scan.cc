@@ -1030,6 +1030,17 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
   std::condition_variable window_cv;
   const size_t window = 2 * nthreads + 2;
   std::atomic<bool> stop{false};
+  // `merged` and `stop` change under window_mu: a worker that has just found
+  // the window closed would otherwise miss the notify and sleep through the
+  // last merge (the scan then hangs waiting for a task nobody takes) or
+  // through `stop` (the join hangs).
+  auto wake = [&](auto&& update) {
+    {
+      std::lock_guard<std::mutex> lock(window_mu);
+      update();
+    }
+    window_cv.notify_all();
+  };
   std::vector<std::thread> workers;
   std::atomic<int> scratch_fail{0};
   for (unsigned w = 0; w < nthreads; ++w) {
@@ -1066,9 +1077,8 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
       t.cv.wait_for(lock, std::chrono::milliseconds(100),
                     [&] { return !t.outs.empty() || t.done; });
       if (scratch_fail.load() && t.outs.empty() && !t.done) {
-        stop = true;
-        window_cv.notify_all();
         lock.unlock();
+        wake([&] { stop = true; });
         for (auto& th : workers) th.join();
         return absl::ResourceExhaustedError("cannot allocate Hyperscan scratch");
       }
@@ -1092,12 +1102,10 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
     }
     if (t.last_chunk) EndSource(st);
     t.shared.reset();  // unmaps once the last chunk is merged
-    merged = i + 1;
-    window_cv.notify_all();
+    wake([&] { merged = i + 1; });
     if (cancelled || (opts.cancel && opts.cancel->load())) {
       cancelled = true;
-      stop = true;
-      window_cv.notify_all();
+      wake([&] { stop = true; });
       // Drain: let running tasks finish so no worker blocks on a full queue.
       for (size_t k = i + 1; k < tasks.size(); ++k) {
         std::lock_guard<std::mutex> lock(tasks[k]->mu);
@@ -1122,8 +1130,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
       if (all_done) break;
     }
   }
-  stop = true;
-  window_cv.notify_all();
+  wake([&] { stop = true; });
   for (auto& th : workers) {
     // Keep releasing queues while joining.
     while (true) {

@@ -5,6 +5,7 @@
 // examples) fail fast with an error naming the file, or compile within a
 // time bound -- never an unbounded Hyperscan compile.
 #include <chrono>
+#include <cstring>
 
 #include "faults_util.h"
 #include "gmock/gmock.h"
@@ -136,10 +137,14 @@ TEST(Bounds, MillionSignalsRefusedEarly) {
   TempDir d;
   const std::string src = d.Sub("million");
   std::string body = RuleJson("hostile", {{"s0", "FAIL-0", "FAIL-0"}});
-  std::string sig = R"(,{"id": "sX", "pattern": "FAIL-X", "role": "initiating", "examples": ["FAIL-X"], "counter_examples": ["no"]})";
   std::string more;
-  more.reserve(sig.size() * 1'000'000);
-  for (int i = 1; i < 1'000'000; ++i) more += sig;
+  more.reserve(size_t{130} * 1'000'000);
+  for (int i = 1; i < 1'000'000; ++i) {
+    std::string n = std::to_string(i);
+    more += ",{\"id\": \"s" + n + "\", \"pattern\": \"FAIL-" + n +
+            "\", \"role\": \"initiating\", \"examples\": [\"FAIL-" + n +
+            "\"], \"counter_examples\": [\"no\"]}";
+  }
   body.insert(body.size() - 2, more);  // before the closing "]}"
   WriteTree(src, {{"r", body}});
   auto t0 = Clock::now();
@@ -149,7 +154,7 @@ TEST(Bounds, MillionSignalsRefusedEarly) {
   double secs = Since(t0);
   std::printf("1M signals: refused in %.2f s\n", secs);
   ASSERT_FALSE(r.ok());
-  EXPECT_THAT(std::string(r.status().message()), HasSubstr("cap"));
+  EXPECT_THAT(std::string(r.status().message()), HasSubstr("cap of 20000 signals"));
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("r.json"));
   EXPECT_LT(secs, 30.0);
   // With the default file cap it is refused before it is even parsed.
@@ -158,19 +163,25 @@ TEST(Bounds, MillionSignalsRefusedEarly) {
   EXPECT_THAT(std::string(r.status().message()), HasSubstr("for one rule file"));
 }
 
-// The loader holds a compiled file to the same caps: a ruleset compiled
-// with the caps lifted (or made by hand) does not load.
+// The loader holds a compiled file to the same caps: a ruleset edited (or
+// made) by hand past them does not load -- its patterns would otherwise go
+// to RE2 and, on a database mismatch, to a Hyperscan recompile.
 TEST(Bounds, LoaderEnforcesTheCompilerCaps) {
   TempDir d;
-  std::string p = "FAIL";
-  for (int i = 0; i < 8; ++i) p += "[a-z]{0,30}";
-  WriteTree(d.Sub("lifted"), {{"r", RuleJson("wide", {{"s", p, "FAIL"}})}});
-  CompileOptions lifted;
-  lifted.max_repeat_total = 1000;
-  auto r = CompileRuleSource(d.Sub("lifted"), lifted);
+  std::string p = "FAIL", hostile = "FAIL";
+  for (int i = 0; i < 8; ++i) p += "[a-z]{0,16}", hostile += "[a-z]{0,99}";
+  ASSERT_EQ(p.size(), hostile.size());
+  WriteTree(d.Sub("src"), {{"r", RuleJson("wide", {{"s", p, "FAIL"}})}});
+  auto r = CompileRuleSource(d.Sub("src"));
   ASSERT_TRUE(r.ok()) << r.status().message();
-  auto rs = Ruleset::LoadBuffer(r->buffer, "lifted.flrules");
+  std::string buf = r->buffer;
+  auto* pat = fb::GetMutableRuleset(buf.data())->mutable_rules()->GetMutableObject(0)
+                  ->mutable_signals()->GetMutableObject(0)->mutable_pattern();
+  ASSERT_EQ(pat->size(), hostile.size());
+  std::memcpy(const_cast<char*>(pat->c_str()), hostile.data(), hostile.size());
+  auto rs = Ruleset::LoadBuffer(buf, "edited.flrules");
   ASSERT_FALSE(rs.ok());
+  EXPECT_THAT(std::string(rs.status().message()), HasSubstr("edited.flrules"));
   EXPECT_THAT(std::string(rs.status().message()), HasSubstr("signals[0].pattern"));
 }
 
