@@ -6,17 +6,17 @@
 #
 #   bench/peers.sh                       # 2 GB job, default paths
 #   SIZE=512M REPS=1 bench/peers.sh      # quick look
-#   PER_SIGNAL=1 bench/peers.sh          # also per-signal Hyperscan costs (~5 min)
+#   PER_SIGNAL=1 bench/peers.sh          # also per-signal costs (~6 min more)
 #
 # Environment (defaults):
 #   BUILD=/work/build-bench   build dir with src/cli/faultline and bench/fl_hs_raw
 #   DATA=/work/bench-data     where the generated logs live (reused when present)
 #   SIZE=2G SEED=1            generator size and seed (bench/gen_logs.py)
 #   REPS=3                    runs per configuration; the table takes the fastest
-#   PY_MB=64                  bytes the Python loop reads (it is extrapolated)
+#   PY_MB=32                  MiB the Python loop reads, once (it is extrapolated)
 #   MEM8=1                    also measure faultline's memory on 4x the data (8 GB
 #                             for SIZE=2G: the same files through 4 paths)
-#   PER_SIGNAL=0              1: fl_hs_raw --per-signal minus and alone
+#   PER_SIGNAL=0              1: fl_hs_raw --per-signal minus, alone and re2
 #   OUT=$DATA/results-SIZE    results directory
 set -euo pipefail
 
@@ -26,7 +26,7 @@ DATA=${DATA:-/work/bench-data}
 SIZE=${SIZE:-2G}
 SEED=${SEED:-1}
 REPS=${REPS:-3}
-PY_MB=${PY_MB:-64}
+PY_MB=${PY_MB:-32}
 MEM8=${MEM8:-1}
 PER_SIGNAL=${PER_SIGNAL:-0}
 JOB=$DATA/job-$SIZE-seed$SEED
@@ -104,7 +104,7 @@ for path in files:
 dt = time.perf_counter() - t0
 print("bytes %d lines_matched %d seconds %.3f" % (done, n, dt))
 EOF
-run python-re python3 "$OUT/pyloop.py" "$OUT/patterns.py.txt" "$JOB" "$PY_MB"
+REPS=1 run python-re python3 "$OUT/pyloop.py" "$OUT/patterns.py.txt" "$JOB" "$PY_MB"  # slow: once
 
 if [[ $MEM8 == 1 ]]; then
   echo "== memory on 4x the data (4 paths to the same files)" >&2
@@ -114,9 +114,11 @@ if [[ $MEM8 == 1 ]]; then
 fi
 
 if [[ $PER_SIGNAL == 1 ]]; then
-  echo "== per-signal Hyperscan cost (256 MB sample)" >&2
-  "$HS" --per-signal minus --sample-mb 256 "$JOB" > "$OUT/per-signal-minus.txt"
-  "$HS" --per-signal alone --sample-mb 256 "$JOB" > "$OUT/per-signal-alone.txt"
+  # CPU time of one thread on a sample holding the same share of every file.
+  echo "== per-signal costs: Hyperscan (128 MB sample), RE2 phase B (512 MB sample)" >&2
+  "$HS" --per-signal minus --sample-mb 128 "$JOB" > "$OUT/per-signal-minus.txt"
+  "$HS" --per-signal alone --sample-mb 128 "$JOB" > "$OUT/per-signal-alone.txt"
+  "$HS" --per-signal re2 --sample-mb 512 "$JOB" > "$OUT/per-signal-re2.txt"
 fi
 
 "$FL" bench --threads 2 "$JOB" > "$OUT/faultline-bench.txt"
