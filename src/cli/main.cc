@@ -261,7 +261,11 @@ int CmdCompile(int argc, char** argv) {
 
 // Pulls a string field out of a flat JSON object (for the text listing).
 std::string JsonField(std::string_view obj, std::string_view key) {
-  std::string pat = "\"" + std::string(key) + "\":\"";
+  // Built by append: GCC 12 at -O3 warns (-Wrestrict, a false positive) on
+  // operator+ of a literal and a temporary.
+  std::string pat;
+  pat.reserve(key.size() + 4);
+  pat.append("\"").append(key).append("\":\"");
   size_t p = obj.find(pat);
   if (p == std::string_view::npos) return "";
   p += pat.size();
