@@ -855,6 +855,9 @@ struct Scanner::Impl {
   }
 
   std::map<int64_t, Evidence> last_progress_;
+  // Set when a cancelled RunTasks stops merging: workers drop what they would
+  // push instead of waiting for room in a queue nobody drains any more.
+  std::atomic<bool> abandon_{false};
 
   // Work items for ScanPaths.
   struct Task {
@@ -880,7 +883,8 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
   auto push = [&](ChunkOut&& out) {
     std::unique_lock<std::mutex> lock(t.mu);
     // Bounded: a stream ahead of the merge point waits.
-    t.cv.wait(lock, [&] { return t.outs.size() < 4; });
+    t.cv.wait(lock, [&] { return t.outs.size() < 4 || abandon_.load(); });
+    if (abandon_.load()) return;
     t.outs.push_back(std::move(out));
     t.cv.notify_all();
   };
@@ -889,7 +893,9 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     t.done = true;
     t.cv.notify_all();
   };
-  auto cancelled = [&] { return opts.cancel && opts.cancel->load(std::memory_order_relaxed); };
+  auto cancelled = [&] {
+    return abandon_.load(std::memory_order_relaxed) || (opts.cancel && opts.cancel->load(std::memory_order_relaxed));
+  };
   auto fresh_scratch = [&] {
     // A fault unwound out of hs_scan: its scratch is left marked in use, and
     // hs_scan and hs_free_scratch both refuse it from then on.
@@ -1116,35 +1122,18 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
     }
   }
   if (cancelled) {
-    // Workers blocked pushing into a full queue are released by clearing it.
-    for (int spin = 0; spin < 1000; ++spin) {
-      bool all_done = true;
-      for (auto& tp : tasks) {
-        std::lock_guard<std::mutex> lock(tp->mu);
-        tp->outs.clear();
-        tp->cv.notify_all();
-      }
-      for (auto& th : workers) {
-        (void)th;
-      }
-      if (all_done) break;
+    // Release workers blocked pushing into a full queue; from now on they
+    // drop their results (abandon_) instead of waiting.
+    abandon_ = true;
+    for (auto& tp : tasks) {
+      std::lock_guard<std::mutex> lock(tp->mu);
+      tp->outs.clear();
+      tp->cv.notify_all();
     }
   }
   wake([&] { stop = true; });
-  for (auto& th : workers) {
-    // Keep releasing queues while joining.
-    while (true) {
-      for (auto& tp : tasks) {
-        std::lock_guard<std::mutex> lock(tp->mu);
-        if (cancelled) tp->outs.clear();
-        tp->cv.notify_all();
-      }
-      if (th.joinable()) {
-        th.join();
-        break;
-      }
-    }
-  }
+  for (auto& th : workers) th.join();
+  abandon_ = false;
   if (cancelled) return absl::CancelledError("scan cancelled");
   return absl::OkStatus();
 }
