@@ -347,7 +347,7 @@ int main(int argc, char** argv) {
       double total = 0;
       for (size_t i = 0; i < sigs.size(); ++i) {
         const auto& si = rs.signal(static_cast<uint32_t>(i));
-        size_t n = si.extract ? si.capture_names.size() : 0;
+        size_t n = si.extract() ? si.capture_names().size() : 0;
         std::vector<re2::StringPiece> vals(n);
         std::vector<RE2::Arg> args(n);
         std::vector<const RE2::Arg*> argp(n);
@@ -360,8 +360,8 @@ int main(int argc, char** argv) {
           double c0 = ThreadCpu();
           for (auto [a, b] : lh.lines[i]) {
             re2::StringPiece line(sample.data() + a, b - a);
-            if (RE2::PartialMatch(line, *si.confirm) && si.extract) {
-              RE2::PartialMatchN(line, *si.extract, argp.data(), static_cast<int>(n));
+            if (RE2::PartialMatch(line, *si.confirm()) && si.extract()) {
+              RE2::PartialMatchN(line, *si.extract(), argp.data(), static_cast<int>(n));
             }
           }
           best = std::min(best, ThreadCpu() - c0);

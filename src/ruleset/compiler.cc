@@ -482,6 +482,12 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
                             const std::vector<ReferenceSrc>& refs,
                             std::string_view hs_db, const std::string& hs_info,
                             uint64_t checksum) {
+  uint64_t patterns_checksum = kFnvOffset;
+  for (const RuleSrc& r : rules) {
+    for (const SignalSrc& s : r.signals) {
+      patterns_checksum = SignalsChecksumStep(patterns_checksum, s.pattern, s.extract, s.caseless);
+    }
+  }
   flatbuffers::FlatBufferBuilder b(1 << 20);
   std::vector<flatbuffers::Offset<fb::Rule>> rule_offs;
   for (const RuleSrc& r : rules) {
@@ -524,7 +530,8 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
   auto root = fb::CreateRuleset(b, kRulesetFormatVersion, b.CreateString(name),
                                 b.CreateString(version), b.CreateVector(rule_offs),
                                 b.CreateVector(ref_offs), db, b.CreateString(hs_info),
-                                b.CreateString(hs_version()), checksum);
+                                b.CreateString(hs_version()), checksum,
+                                patterns_checksum);
   b.Finish(root, fb::RulesetIdentifier());
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -545,6 +552,9 @@ absl::Status SelfTest(const Ruleset& rs) {
   for (uint32_t g = 0; g < rs.signal_count(); ++g) {
     const SignalInfo& si = rs.signal(g);
     Ctx ctx{si.rule->file()->str(), si.rule->id()->str()};
+    if (std::string error; !si.BuildRegex(&error)) {
+      return ctx.Error(StrCat("signals[", si.signal_index, "]"), error);
+    }
     auto run = [&](std::string_view line) -> absl::StatusOr<bool> {
       MatchSet ms;
       hs_error_t err = hs_scan(rs.database(), line.data(), static_cast<unsigned>(line.size()), 0,
@@ -558,8 +568,8 @@ absl::Status SelfTest(const Ruleset& rs) {
       std::string field = StrCat("signals[", si.signal_index, "].examples[", i, "]");
       FL_ASSIGN_OR_RETURN(bool hs_hit, run(line));
       if (!hs_hit) return ctx.Error(field, "does not match in Hyperscan");
-      if (!RE2::PartialMatch(line, *si.confirm)) return ctx.Error(field, "does not match in RE2");
-      if (si.extract && !RE2::PartialMatch(line, *si.extract)) {
+      if (!RE2::PartialMatch(line, *si.confirm())) return ctx.Error(field, "does not match in RE2");
+      if (si.extract() && !RE2::PartialMatch(line, *si.extract())) {
         return ctx.Error(field, "matches, but `extract` does not");
       }
     }
@@ -569,7 +579,7 @@ absl::Status SelfTest(const Ruleset& rs) {
       std::string field = StrCat("signals[", si.signal_index, "].counter_examples[", i, "]");
       FL_ASSIGN_OR_RETURN(bool hs_hit, run(line));
       if (hs_hit) return ctx.Error(field, "matches in Hyperscan, but must not");
-      if (RE2::PartialMatch(line, *si.confirm)) return ctx.Error(field, "matches in RE2, but must not");
+      if (RE2::PartialMatch(line, *si.confirm())) return ctx.Error(field, "matches in RE2, but must not");
     }
   }
   return absl::OkStatus();

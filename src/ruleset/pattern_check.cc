@@ -246,12 +246,21 @@ size_t LongestLiteral(std::string_view p) {
   return best;
 }
 
-uint64_t Fnv1a64(std::string_view data) {
-  uint64_t h = 1469598103934665603ull;
+uint64_t Fnv1a64(std::string_view data, uint64_t h) {
   for (unsigned char c : data) {
     h ^= c;
     h *= 1099511628211ull;
   }
+  return h;
+}
+
+uint64_t SignalsChecksumStep(uint64_t h, std::string_view pattern, std::string_view extract,
+                             bool caseless) {
+  static constexpr char kSep[2] = {'\0', '\1'};
+  h = Fnv1a64(pattern, h);
+  h = Fnv1a64(std::string_view(kSep, 1), h);
+  h = Fnv1a64(extract, h);
+  h = Fnv1a64(std::string_view(kSep + (caseless ? 1 : 0), 1), h);
   return h;
 }
 

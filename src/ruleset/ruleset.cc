@@ -225,6 +225,7 @@ absl::Status Ruleset::Init(std::string_view name) {
   // machine.
   const CompileOptions caps;
   size_t total_bytes = 0, total_repeats = 0;
+  uint64_t patterns_sum = kFnvOffset;
   for (flatbuffers::uoffset_t r = 0; r < rules->size(); ++r) {
     const fb::Rule* rule = rules->Get(r);
     if (!rule->id() || !rule->reference() || !rule->title() || !rule->category() ||
@@ -269,32 +270,28 @@ absl::Status Ruleset::Init(std::string_view name) {
       si.role = sig->role();
       si.rule = rule;
       si.signal = sig;
-      RE2::Options ro;
-      ro.set_log_errors(false);
-      ro.set_case_sensitive(!sig->caseless());
-      ro.set_max_mem(caps.re2_max_mem);
-      si.confirm = std::make_unique<RE2>(sig->pattern()->string_view(), ro);
-      if (!si.confirm->ok()) {
-        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
-                                 "].pattern: RE2 rejects it: ", si.confirm->error()));
-      }
-      if (sig->extract() && sig->extract()->size() > 0) {
-        si.extract = std::make_unique<RE2>(sig->extract()->string_view(), ro);
-        if (!si.extract->ok()) {
-          return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
-                                   "].extract: RE2 rejects it: ", si.extract->error()));
-        }
-        si.capture_names.resize(si.extract->NumberOfCapturingGroups());
-        for (const auto& [group_name, idx] : si.extract->NamedCapturingGroups()) {
-          if (idx >= 1 && static_cast<size_t>(idx) <= si.capture_names.size()) {
-            si.capture_names[idx - 1] = group_name;
-          }
-        }
-      }
+      si.re2_max_mem = caps.re2_max_mem;
+      patterns_sum = SignalsChecksumStep(
+          patterns_sum, pat, sig->extract() ? sig->extract()->string_view() : std::string_view(),
+          sig->caseless());
       signals_.push_back(std::move(si));
     }
   }
   if (signals_.empty()) return fail("no signals");
+  // Patterns the compiler checked in RE2 (its checksum holds) get their RE2
+  // objects on first use; anything else is checked here, all of it.
+  if (root_->patterns_checksum() != 0 && root_->patterns_checksum() != patterns_sum) {
+    return fail("pattern checksum mismatch (corrupt file)");
+  }
+  if (root_->patterns_checksum() == 0) {
+    for (const SignalInfo& si : signals_) {
+      std::string error;
+      if (!si.BuildRegex(&error)) {
+        return fail(StrCat("rule '", si.rule->id()->str(), "': signals[", si.signal_index, "].",
+                           error));
+      }
+    }
+  }
 
   // Priors of statistical references.
   if (root_->references()) {
@@ -336,6 +333,56 @@ absl::Status Ruleset::Init(std::string_view name) {
     recompiled_ = true;
   }
   return absl::OkStatus();
+}
+
+bool SignalInfo::BuildRegex(std::string* error) const {
+  SignalRegex& rx = *regex;
+  std::call_once(rx.once, [&] {
+    RE2::Options ro;
+    ro.set_log_errors(false);
+    ro.set_case_sensitive(!signal->caseless());
+    ro.set_max_mem(re2_max_mem);
+    auto confirm = std::make_unique<RE2>(signal->pattern()->string_view(), ro);
+    if (!confirm->ok()) {
+      rx.failed = true;
+      return;
+    }
+    if (signal->extract() && signal->extract()->size() > 0) {
+      auto extract = std::make_unique<RE2>(signal->extract()->string_view(), ro);
+      if (!extract->ok()) {
+        rx.failed = true;
+        return;
+      }
+      rx.capture_names.resize(extract->NumberOfCapturingGroups());
+      for (const auto& [group_name, idx] : extract->NamedCapturingGroups()) {
+        if (idx >= 1 && static_cast<size_t>(idx) <= rx.capture_names.size()) {
+          rx.capture_names[idx - 1] = group_name;
+        }
+      }
+      rx.extract = std::move(extract);
+    }
+    rx.confirm = std::move(confirm);
+  });
+  if (rx.failed && error) {
+    // Rebuilt for the message only: this path runs for hand-made files.
+    RE2::Options ro;
+    ro.set_log_errors(false);
+    ro.set_case_sensitive(!signal->caseless());
+    ro.set_max_mem(re2_max_mem);
+    RE2 p(signal->pattern()->string_view(), ro);
+    if (!p.ok()) {
+      *error = StrCat("pattern: RE2 rejects it: ", p.error());
+    } else {
+      RE2 x(signal->extract()->string_view(), ro);
+      *error = StrCat("extract: RE2 rejects it: ", x.error());
+    }
+  }
+  return !rx.failed;
+}
+
+const SignalRegex& SignalInfo::Regex() const {
+  BuildRegex(nullptr);
+  return *regex;
 }
 
 std::string_view Ruleset::name() const {

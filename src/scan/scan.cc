@@ -468,7 +468,8 @@ struct Scanner::Impl {
         // (for JSON sources, on the message; for a huge line, on the window
         // around the match).
         std::string_view subject = j < p.windows.size() ? std::string_view(p.windows[j]) : view.message;
-        if (!RE2::PartialMatch(subject, *si.confirm)) continue;
+        const RE2* confirm = si.confirm();
+        if (!confirm || !RE2::PartialMatch(subject, *confirm)) continue;
         Evidence ev;
         ev.source = st.index;
         ev.offset = p.offset;
@@ -480,8 +481,9 @@ struct Scanner::Impl {
           have_text = true;
         }
         ev.text = text;
-        if (si.extract) {
-          size_t n = si.capture_names.size();
+        if (const RE2* extract = si.extract()) {
+          const std::vector<std::string>& names = si.capture_names();
+          size_t n = names.size();
           std::vector<RE2::Arg> args(n);
           std::vector<const RE2::Arg*> argp(n);
           std::vector<re2::StringPiece> vals(n);
@@ -489,10 +491,10 @@ struct Scanner::Impl {
             args[k] = &vals[k];
             argp[k] = &args[k];
           }
-          if (RE2::PartialMatchN(subject, *si.extract, argp.data(), static_cast<int>(n))) {
+          if (RE2::PartialMatchN(subject, *extract, argp.data(), static_cast<int>(n))) {
             for (size_t k = 0; k < n; ++k) {
-              if (!si.capture_names[k].empty() && vals[k].data() != nullptr) {
-                ev.fields.emplace_back(si.capture_names[k],
+              if (!names[k].empty() && vals[k].data() != nullptr) {
+                ev.fields.emplace_back(names[k],
                                        CleanText(std::string_view(vals[k].data(), vals[k].size())));
               }
             }

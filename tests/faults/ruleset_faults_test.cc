@@ -141,6 +141,73 @@ TEST(RulesetFaults, DatabaseOfAnotherRulesetIsNotTrusted) {
   EXPECT_EQ(ScanText(*big, kThreeLines).evidence.size(), 3u);
 }
 
+// Rewrites bytes of a stored pattern in place (same length), as a flipped
+// byte or a hand edit would.
+std::string WithPattern(std::string buf, std::string_view from, std::string_view to) {
+  EXPECT_EQ(from.size(), to.size());
+  size_t at = buf.find(from);
+  EXPECT_NE(at, std::string::npos);
+  if (at != std::string::npos) buf.replace(at, from.size(), to);
+  return buf;
+}
+
+uint64_t PatternsChecksumOf(const std::string& buf) {
+  uint64_t h = kFnvOffset;
+  for (const fb::Rule* rule : *fb::GetRuleset(buf.data())->rules()) {
+    for (const fb::Signal* sig : *rule->signals()) {
+      h = SignalsChecksumStep(h, sig->pattern()->string_view(),
+                              sig->extract() ? sig->extract()->string_view() : "", sig->caseless());
+    }
+  }
+  return h;
+}
+
+// RE2 objects are built on first use only when the patterns are the ones the
+// compiler checked: a changed pattern byte is a corrupt file.
+TEST(RulesetFaults, ChangedPatternIsACorruptFile) {
+  TempDir d;
+  std::string buf = WithPattern(ThreeSignals(d), "ALPHA-FAILURE [0-9]+", "ALPHA-FAILURE [0-9]*");
+  auto rs = Ruleset::LoadBuffer(buf, "edited.flrules");
+  ASSERT_FALSE(rs.ok());
+  EXPECT_THAT(rs.status().message(), HasSubstr("edited.flrules"));
+  EXPECT_THAT(rs.status().message(), HasSubstr("pattern checksum mismatch"));
+}
+
+// A file without the checksum (written before it existed) has every pattern
+// checked in RE2 at load, as before.
+TEST(RulesetFaults, FileWithoutPatternsChecksumIsCheckedAtLoad) {
+  TempDir d;
+  std::string good = ThreeSignals(d);
+  ASSERT_TRUE(fb::GetMutableRuleset(good.data())->mutate_patterns_checksum(0));
+  auto ok = Ruleset::LoadBuffer(good, "old.flrules");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ScanText(*ok, kThreeLines).evidence.size(), 3u);
+
+  std::string bad = WithPattern(good, "BETA-FAILURE [a-z]+", "BETA-FAILURE (a-z]+");
+  auto rs = Ruleset::LoadBuffer(bad, "old-bad.flrules");
+  ASSERT_FALSE(rs.ok());
+  EXPECT_THAT(rs.status().message(), HasSubstr("old-bad.flrules"));
+  EXPECT_THAT(rs.status().message(), HasSubstr("RE2 rejects it"));
+}
+
+// A hand-made file whose checksum covers a pattern RE2 rejects loads (the
+// check is deferred), and that signal never confirms; the others still work.
+TEST(RulesetFaults, PatternRe2RejectsAtFirstUseDisablesOnlyThatSignal) {
+  TempDir d;
+  std::string buf = WithPattern(ThreeSignals(d), "BETA-FAILURE [a-z]+", "BETA-FAILURE (a-z]+");
+  ASSERT_TRUE(fb::GetMutableRuleset(buf.data())->mutate_patterns_checksum(PatternsChecksumOf(buf)));
+  auto rs = Ruleset::LoadBuffer(buf, "hand-made.flrules");
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  std::string error;
+  EXPECT_FALSE((*rs)->signal(1).BuildRegex(&error));
+  EXPECT_THAT(error, HasSubstr("RE2 rejects it"));
+  EXPECT_EQ((*rs)->signal(1).confirm(), nullptr);
+  ScanResult r = ScanText(*rs, kThreeLines);
+  ASSERT_EQ(r.evidence.size(), 2u);
+  EXPECT_EQ(r.evidence[0].line, 1u);
+  EXPECT_EQ(r.evidence[1].line, 3u);
+}
+
 // write() failing part-way (EFBIG under RLIMIT_FSIZE stands in for a full
 // disk) through the C ABI: FL_ERR_IO naming the file, the old file intact,
 // no temporary left. In a child, so the limit touches nothing else.

@@ -33,8 +33,8 @@ void Exercise(const Ruleset& rs) {
   hs_scan(rs.database(), line, sizeof line - 1, 0, scratch->get(),
           [](unsigned, unsigned long long, unsigned long long, unsigned, void*) { return 0; }, nullptr);
   for (uint32_t i = 0; i < rs.signal_count(); ++i) {
-    EXPECT_TRUE(rs.signal(i).confirm->ok());
-    (void)RE2::PartialMatch(line, *rs.signal(i).confirm);
+    const RE2* confirm = rs.signal(i).confirm();
+    if (confirm) (void)RE2::PartialMatch(line, *confirm);
   }
 }
 

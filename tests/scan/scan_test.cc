@@ -233,7 +233,7 @@ TEST(ScanReference, LineNumbersOffsetsAndMatchesAgreeWithNaivePass) {
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       ++line_no;
       for (uint32_t id = 0; id < rs->signal_count(); ++id) {
-        if (RE2::PartialMatch(line, *rs->signal(id).confirm)) {
+        if (RE2::PartialMatch(line, *rs->signal(id).confirm())) {
           ++hits[id];
           if (rs->signal(id).role != SignalRole::Progress) want.insert({pos, id});
           line_of[pos] = line_no;
