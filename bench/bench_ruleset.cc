@@ -132,8 +132,8 @@ void BM_LoadPart_Re2(benchmark::State& state) {
       ro.set_case_sensitive(!sig->caseless());
       RE2 confirm(sig->pattern()->string_view(), ro);
       benchmark::DoNotOptimize(confirm.ok());
-      if (sig->extract() && sig->extract()->size() > 0) {
-        RE2 extract(sig->extract()->string_view(), ro);
+      for (std::string_view src : ExtractsOf(*sig)) {
+        RE2 extract(src, ro);
         benchmark::DoNotOptimize(extract.ok());
       }
     }

@@ -347,21 +347,15 @@ int main(int argc, char** argv) {
       double total = 0;
       for (size_t i = 0; i < sigs.size(); ++i) {
         const auto& si = rs.signal(static_cast<uint32_t>(i));
-        size_t n = si.extract() ? si.capture_names().size() : 0;
-        std::vector<re2::StringPiece> vals(n);
-        std::vector<RE2::Arg> args(n);
-        std::vector<const RE2::Arg*> argp(n);
-        for (size_t k = 0; k < n; ++k) {
-          args[k] = &vals[k];
-          argp[k] = &args[k];
-        }
+        std::vector<std::pair<std::string_view, std::string_view>> captured;
         double best = 1e30;
         for (int r = 0; r < 3; ++r) {
           double c0 = ThreadCpu();
           for (auto [a, b] : lh.lines[i]) {
             re2::StringPiece line(sample.data() + a, b - a);
-            if (RE2::PartialMatch(line, *si.confirm()) && si.extract()) {
-              RE2::PartialMatchN(line, *si.extract(), argp.data(), static_cast<int>(n));
+            if (RE2::PartialMatch(line, *si.confirm())) {
+              captured.clear();
+              si.ExtractFields(std::string_view(line.data(), line.size()), &captured);
             }
           }
           best = std::min(best, ThreadCpu() - c0);

@@ -156,7 +156,11 @@ std::vector<Finding> DetectLossSpikes(const std::string& key, const std::vector<
       bool nonfinite = !std::isfinite(v);
       bool spike = false;
       double med = 0;
-      if (!nonfinite && window.size() >= 10) {
+      // A spike needs v > 1.5 x the window's median, so v > 1.5 x its
+      // minimum (min <= median, and x1.5 keeps the order): the two medians
+      // (a copy and a selection each) are computed only for points past that.
+      if (!nonfinite && window.size() >= 10 &&
+          v > 1.5 * *std::min_element(window.begin(), window.end())) {
         med = Median(window);
         double mad = std::max(Mad(window, med), 1e-6 * std::fabs(med) + 1e-12);
         spike = v > med + opts.spike_mad_factor * 1.4826 * mad && v > 1.5 * med;

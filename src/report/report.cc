@@ -469,6 +469,11 @@ std::string RuleJson(const Ruleset& rs, size_t i) {
     AppendJsonString(out, Str(s->pattern()));
     out += ",\"extract\":";
     AppendJsonString(out, Str(s->extract()));
+    if (s->extract_more() && s->extract_more()->size() > 0) {
+      // Kept a string for readers of `extract`; the further extractors apart.
+      out += ",\"extract_more\":";
+      AppendStrings(out, s->extract_more());
+    }
     out += ",\"role\":";
     AppendJsonString(out, RoleName(s->role()));
     out += ",\"examples\":";

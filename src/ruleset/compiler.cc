@@ -176,7 +176,8 @@ absl::StatusOr<fb::Role> ParseRole(std::string_view s) {
 
 // Source model, kept as plain structs until everything validated.
 struct SignalSrc {
-  std::string id, pattern, extract;
+  std::string id, pattern;
+  std::vector<std::string> extracts;  // `extract`: one string, or an array
   fb::Role role = fb::Role::Context;
   bool caseless = false;
   std::vector<std::string> examples, counter_examples;
@@ -232,8 +233,15 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   if (!r.ok()) return ctx.Error(where + ".role", StatusMessage(r.status()));
   sig.role = *r;
   element x;
+  bool extract_is_array = false;
   if (!obj.at_key("extract").get(x)) {
-    FL_ASSIGN_OR_RETURN(sig.extract, GetString(ctx, x, where + ".extract"));
+    extract_is_array = x.is_array();
+    if (extract_is_array) {
+      FL_ASSIGN_OR_RETURN(sig.extracts, GetStringArray(ctx, x, where + ".extract", 1));
+    } else {
+      FL_ASSIGN_OR_RETURN(std::string one, GetString(ctx, x, where + ".extract"));
+      sig.extracts.push_back(std::move(one));
+    }
   }
   if (!obj.at_key("caseless").get(x)) {
     FL_ASSIGN_OR_RETURN(sig.caseless, GetBool(ctx, x, where + ".caseless"));
@@ -255,14 +263,18 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   if (!confirm.ok()) {
     return ctx.Error(where + ".pattern", StrCat("RE2 rejects it: ", confirm.error()));
   }
-  if (!sig.extract.empty()) {
-    RE2 ex(sig.extract, ro);
-    if (!ex.ok()) return ctx.Error(where + ".extract", StrCat("RE2 rejects it: ", ex.error()));
+  for (size_t i = 0; i < sig.extracts.size(); ++i) {
+    std::string field = extract_is_array
+                            ? StrCat(where, ".extract[", i, "]")
+                            : where + ".extract";
+    if (sig.extracts[i].empty()) return ctx.Error(field, "is empty");
+    RE2 ex(sig.extracts[i], ro);
+    if (!ex.ok()) return ctx.Error(field, StrCat("RE2 rejects it: ", ex.error()));
     if (ex.NamedCapturingGroups().empty()) {
-      return ctx.Error(where + ".extract", "has no named group (?P<name>...)");
+      return ctx.Error(field, "has no named group (?P<name>...)");
     }
     if (static_cast<size_t>(ex.NumberOfCapturingGroups()) != ex.NamedCapturingGroups().size()) {
-      return ctx.Error(where + ".extract", "every group must be named; use (?:...) otherwise");
+      return ctx.Error(field, "every group must be named; use (?:...) otherwise");
     }
   }
   return absl::OkStatus();
@@ -485,7 +497,8 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
   uint64_t patterns_checksum = kFnvOffset;
   for (const RuleSrc& r : rules) {
     for (const SignalSrc& s : r.signals) {
-      patterns_checksum = SignalsChecksumStep(patterns_checksum, s.pattern, s.extract, s.caseless);
+      std::vector<std::string_view> xs(s.extracts.begin(), s.extracts.end());
+      patterns_checksum = SignalsChecksumStep(patterns_checksum, s.pattern, xs, s.caseless);
     }
   }
   flatbuffers::FlatBufferBuilder b(1 << 20);
@@ -498,8 +511,13 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
     std::vector<flatbuffers::Offset<fb::Signal>> sigs;
     for (const SignalSrc& s : r.signals) {
       sigs.push_back(fb::CreateSignal(b, b.CreateString(s.id), b.CreateString(s.pattern),
-                                      b.CreateString(s.extract), s.role, s.caseless,
-                                      StrVec(b, s.examples), StrVec(b, s.counter_examples)));
+                                      b.CreateString(s.extracts.empty() ? std::string() : s.extracts[0]),
+                                      s.role, s.caseless, StrVec(b, s.examples),
+                                      StrVec(b, s.counter_examples),
+                                      s.extracts.size() > 1
+                                          ? StrVec(b, std::vector<std::string>(s.extracts.begin() + 1,
+                                                                               s.extracts.end()))
+                                          : 0));
     }
     std::vector<flatbuffers::Offset<fb::Edge>> edges;
     for (const EdgeSrc& e : r.explains) {
@@ -569,8 +587,11 @@ absl::Status SelfTest(const Ruleset& rs) {
       FL_ASSIGN_OR_RETURN(bool hs_hit, run(line));
       if (!hs_hit) return ctx.Error(field, "does not match in Hyperscan");
       if (!RE2::PartialMatch(line, *si.confirm())) return ctx.Error(field, "does not match in RE2");
-      if (si.extract() && !RE2::PartialMatch(line, *si.extract())) {
-        return ctx.Error(field, "matches, but `extract` does not");
+      for (size_t k = 0; k < si.extracts().size(); ++k) {
+        if (RE2::PartialMatch(line, *si.extracts()[k].re)) continue;
+        return ctx.Error(field, si.extracts().size() > 1
+                                    ? StrCat("matches, but `extract[", k, "]` does not")
+                                    : std::string("matches, but `extract` does not"));
       }
     }
     const auto* counters = si.signal->counter_examples();
@@ -670,7 +691,8 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
       // million signals is refused at the cap, not after parsing them all.
       for (const SignalSrc& sig : rule.signals) {
         ++running_signals;
-        running_bytes += sig.pattern.size() + sig.extract.size();
+        running_bytes += sig.pattern.size();
+        for (const std::string& x : sig.extracts) running_bytes += x.size();
         running_repeats += BoundedRepeatTotal(sig.pattern);
       }
       if (running_signals > opts.max_signals) {

@@ -254,13 +254,15 @@ uint64_t Fnv1a64(std::string_view data, uint64_t h) {
   return h;
 }
 
-uint64_t SignalsChecksumStep(uint64_t h, std::string_view pattern, std::string_view extract,
-                             bool caseless) {
-  static constexpr char kSep[2] = {'\0', '\1'};
+uint64_t SignalsChecksumStep(uint64_t h, std::string_view pattern,
+                             const std::vector<std::string_view>& extracts, bool caseless) {
+  static constexpr char kSep[3] = {'\0', '\1', '\2'};
   h = Fnv1a64(pattern, h);
-  h = Fnv1a64(std::string_view(kSep, 1), h);
-  h = Fnv1a64(extract, h);
-  h = Fnv1a64(std::string_view(kSep + (caseless ? 1 : 0), 1), h);
+  for (std::string_view x : extracts) {
+    h = Fnv1a64(std::string_view(kSep, 1), h);
+    h = Fnv1a64(x, h);
+  }
+  h = Fnv1a64(std::string_view(kSep + (caseless ? 2 : 1), 1), h);
   return h;
 }
 

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -38,8 +39,8 @@ uint64_t Fnv1a64(std::string_view data, uint64_t h = kFnvOffset);
 // caseless flag, each field terminated so that moving bytes between fields
 // changes the sum. Start from kFnvOffset; never returns 0 for a non-empty
 // ruleset in practice (0 marks "no checksum").
-uint64_t SignalsChecksumStep(uint64_t h, std::string_view pattern, std::string_view extract,
-                             bool caseless);
+uint64_t SignalsChecksumStep(uint64_t h, std::string_view pattern,
+                             const std::vector<std::string_view>& extracts, bool caseless);
 
 }  // namespace faultline
 

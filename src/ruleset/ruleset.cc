@@ -251,7 +251,8 @@ absl::Status Ruleset::Init(std::string_view name) {
       }
       std::string_view pat = sig->pattern()->string_view();
       size_t repeats = BoundedRepeatTotal(pat);
-      total_bytes += pat.size() + (sig->extract() ? sig->extract()->size() : 0);
+      total_bytes += pat.size();
+      for (std::string_view x : ExtractsOf(*sig)) total_bytes += x.size();
       total_repeats += repeats;
       if (pat.size() > caps.max_pattern_length || repeats > caps.max_repeat_total ||
           gid >= caps.max_signals || total_bytes > caps.max_total_pattern_bytes ||
@@ -271,9 +272,7 @@ absl::Status Ruleset::Init(std::string_view name) {
       si.rule = rule;
       si.signal = sig;
       si.re2_max_mem = caps.re2_max_mem;
-      patterns_sum = SignalsChecksumStep(
-          patterns_sum, pat, sig->extract() ? sig->extract()->string_view() : std::string_view(),
-          sig->caseless());
+      patterns_sum = SignalsChecksumStep(patterns_sum, pat, ExtractsOf(*sig), sig->caseless());
       signals_.push_back(std::move(si));
     }
   }
@@ -335,6 +334,17 @@ absl::Status Ruleset::Init(std::string_view name) {
   return absl::OkStatus();
 }
 
+std::vector<std::string_view> ExtractsOf(const fb::Signal& sig) {
+  std::vector<std::string_view> out;
+  if (sig.extract() && sig.extract()->size() > 0) out.push_back(sig.extract()->string_view());
+  if (sig.extract_more()) {
+    for (const flatbuffers::String* x : *sig.extract_more()) {
+      if (x && x->size() > 0) out.push_back(x->string_view());
+    }
+  }
+  return out;
+}
+
 bool SignalInfo::BuildRegex(std::string* error) const {
   SignalRegex& rx = *regex;
   std::call_once(rx.once, [&] {
@@ -347,20 +357,22 @@ bool SignalInfo::BuildRegex(std::string* error) const {
       rx.failed = true;
       return;
     }
-    if (signal->extract() && signal->extract()->size() > 0) {
-      auto extract = std::make_unique<RE2>(signal->extract()->string_view(), ro);
-      if (!extract->ok()) {
+    std::vector<Extractor> extracts;
+    for (std::string_view src : ExtractsOf(*signal)) {
+      Extractor& x = extracts.emplace_back();
+      x.re = std::make_unique<RE2>(src, ro);
+      if (!x.re->ok()) {
         rx.failed = true;
         return;
       }
-      rx.capture_names.resize(extract->NumberOfCapturingGroups());
-      for (const auto& [group_name, idx] : extract->NamedCapturingGroups()) {
-        if (idx >= 1 && static_cast<size_t>(idx) <= rx.capture_names.size()) {
-          rx.capture_names[idx - 1] = group_name;
+      x.capture_names.resize(x.re->NumberOfCapturingGroups());
+      for (const auto& [group_name, idx] : x.re->NamedCapturingGroups()) {
+        if (idx >= 1 && static_cast<size_t>(idx) <= x.capture_names.size()) {
+          x.capture_names[idx - 1] = group_name;
         }
       }
-      rx.extract = std::move(extract);
     }
+    rx.extracts = std::move(extracts);
     rx.confirm = std::move(confirm);
   });
   if (rx.failed && error) {
@@ -373,11 +385,47 @@ bool SignalInfo::BuildRegex(std::string* error) const {
     if (!p.ok()) {
       *error = StrCat("pattern: RE2 rejects it: ", p.error());
     } else {
-      RE2 x(signal->extract()->string_view(), ro);
-      *error = StrCat("extract: RE2 rejects it: ", x.error());
+      std::vector<std::string_view> srcs = ExtractsOf(*signal);
+      for (size_t i = 0; i < srcs.size(); ++i) {
+        RE2 x(srcs[i], ro);
+        if (x.ok()) continue;
+        *error = StrCat("extract", srcs.size() > 1 ? StrCat("[", i, "]") : "", ": RE2 rejects it: ",
+                        x.error());
+        break;
+      }
     }
   }
   return !rx.failed;
+}
+
+bool SignalInfo::ExtractFields(
+    std::string_view subject,
+    std::vector<std::pair<std::string_view, std::string_view>>* out) const {
+  thread_local std::vector<re2::StringPiece> vals;
+  thread_local std::vector<RE2::Arg> args;
+  thread_local std::vector<const RE2::Arg*> argp;
+  bool any = false;
+  for (const Extractor& x : extracts()) {
+    size_t n = x.capture_names.size();
+    vals.assign(n, re2::StringPiece());
+    args.resize(n);
+    argp.resize(n);
+    for (size_t k = 0; k < n; ++k) {
+      args[k] = &vals[k];
+      argp[k] = &args[k];
+    }
+    if (!RE2::PartialMatchN(re2::StringPiece(subject.data(), subject.size()), *x.re, argp.data(),
+                            static_cast<int>(n))) {
+      continue;
+    }
+    any = true;
+    for (size_t k = 0; k < n; ++k) {
+      if (!x.capture_names[k].empty() && vals[k].data() != nullptr) {
+        out->emplace_back(x.capture_names[k], std::string_view(vals[k].data(), vals[k].size()));
+      }
+    }
+  }
+  return any;
 }
 
 const SignalRegex& SignalInfo::Regex() const {

@@ -37,12 +37,15 @@ const char* LayerName(RuleLayer l);
 // so a ruleset whose patterns carry the compiler's checksum builds them on
 // first use (once, under `once`, from any thread) rather than at load:
 // building all of them was ~80% of the load time.
+struct Extractor {
+  std::unique_ptr<RE2> re;  // named captures
+  std::vector<std::string> capture_names;  // index = group number - 1
+};
 struct SignalRegex {
   std::once_flag once;
   std::unique_ptr<RE2> confirm;  // the pattern itself, in RE2
-  std::unique_ptr<RE2> extract;  // optional named captures
-  std::vector<std::string> capture_names;  // index = group number - 1
-  bool failed = false;  // RE2 rejected the pattern or the extract
+  std::vector<Extractor> extracts;  // `extract`, then `extract_more`
+  bool failed = false;  // RE2 rejected the pattern or an extract
 };
 
 struct SignalInfo {
@@ -55,9 +58,14 @@ struct SignalInfo {
   // The pattern in RE2; nullptr when RE2 rejects it (only a hand-made file
   // can get there; the signal then never confirms a match).
   const RE2* confirm() const { return Regex().confirm.get(); }
-  // Named captures; nullptr when the signal has none (or RE2 rejects them).
-  const RE2* extract() const { return Regex().extract.get(); }
-  const std::vector<std::string>& capture_names() const { return Regex().capture_names; }
+  // The extractors, each run on its own over the line; empty when the signal
+  // has none (or RE2 rejects one).
+  const std::vector<Extractor>& extracts() const { return Regex().extracts; }
+  // Runs every extractor over `subject` and appends (group name, value) for
+  // each named group that captured; the views point into the extractors'
+  // names and into `subject`. Returns whether any extractor matched.
+  bool ExtractFields(std::string_view subject,
+                     std::vector<std::pair<std::string_view, std::string_view>>* out) const;
   // Builds the RE2 objects now; false when RE2 rejects the pattern or the
   // extract, with the reason in *error.
   bool BuildRegex(std::string* error) const;
@@ -132,6 +140,10 @@ class Ruleset {
   std::vector<Prior> priors_;
   bool recompiled_ = false;
 };
+
+// A signal's extractor sources: `extract` (when non-empty), then
+// `extract_more`.
+std::vector<std::string_view> ExtractsOf(const fb::Signal& sig);
 
 // Compiles every signal pattern of a ruleset into one Hyperscan block-mode
 // database. Errors name the rule and signal.

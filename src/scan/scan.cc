@@ -481,23 +481,12 @@ struct Scanner::Impl {
           have_text = true;
         }
         ev.text = text;
-        if (const RE2* extract = si.extract()) {
-          const std::vector<std::string>& names = si.capture_names();
-          size_t n = names.size();
-          std::vector<RE2::Arg> args(n);
-          std::vector<const RE2::Arg*> argp(n);
-          std::vector<re2::StringPiece> vals(n);
-          for (size_t k = 0; k < n; ++k) {
-            args[k] = &vals[k];
-            argp[k] = &args[k];
-          }
-          if (RE2::PartialMatchN(subject, *extract, argp.data(), static_cast<int>(n))) {
-            for (size_t k = 0; k < n; ++k) {
-              if (!names[k].empty() && vals[k].data() != nullptr) {
-                ev.fields.emplace_back(names[k],
-                                       CleanText(std::string_view(vals[k].data(), vals[k].size())));
-              }
-            }
+        if (!si.extracts().empty()) {
+          thread_local std::vector<std::pair<std::string_view, std::string_view>> captured;
+          captured.clear();
+          si.ExtractFields(subject, &captured);
+          for (const auto& [name, value] : captured) {
+            ev.fields.emplace_back(std::string(name), CleanText(value));
           }
         }
         // Time.

@@ -155,8 +155,7 @@ uint64_t PatternsChecksumOf(const std::string& buf) {
   uint64_t h = kFnvOffset;
   for (const fb::Rule* rule : *fb::GetRuleset(buf.data())->rules()) {
     for (const fb::Signal* sig : *rule->signals()) {
-      h = SignalsChecksumStep(h, sig->pattern()->string_view(),
-                              sig->extract() ? sig->extract()->string_view() : "", sig->caseless());
+      h = SignalsChecksumStep(h, sig->pattern()->string_view(), ExtractsOf(*sig), sig->caseless());
     }
   }
   return h;

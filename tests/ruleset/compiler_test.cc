@@ -82,6 +82,48 @@ TEST(Compiler, ExtractThatDoesNotMatch) {
   EXPECT_THAT(CompileError(dir), HasSubstr("examples[0]: matches, but `extract` does not"));
 }
 
+// `extract` as an array: each extractor runs on its own over the line, and
+// the fields of all of them land on the evidence.
+TEST(Compiler, ExtractArrayRunsEachExtractor) {
+  std::string dir = MakeRuleTree("extract-array");
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, R"J("extract": "Rank (?P<rank>[0-9]+)\\]")J",
+                    R"J("extract": ["Rank (?P<rank>[0-9]+)\\]", "SeqNum=(?P<seq>[0-9]+)", "Timeout\\(ms\\)=(?P<timeout_ms>[0-9]+)"])J"));
+  auto r = CompileRuleSource(dir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto rs = Ruleset::LoadBuffer(r->buffer, "test");
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  const SignalInfo& si = (*rs)->signal((*rs)->first_signal((*rs)->FindRule("nccl-watchdog-timeout")));
+  ASSERT_EQ(si.extracts().size(), 3u);
+  std::vector<std::pair<std::string_view, std::string_view>> got;
+  EXPECT_TRUE(si.ExtractFields(
+      "[Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4711, "
+      "OpType=ALLREDUCE, Timeout(ms)=600000)",
+      &got));
+  using P = std::pair<std::string_view, std::string_view>;
+  EXPECT_THAT(got, ::testing::ElementsAre(P{"rank", "3"}, P{"seq", "4711"}, P{"timeout_ms", "600000"}));
+  // One extractor that does not match leaves the others' fields.
+  got.clear();
+  EXPECT_TRUE(si.ExtractFields("Watchdog caught collective operation timeout: SeqNum=9", &got));
+  EXPECT_THAT(got, ::testing::ElementsAre(P{"seq", "9"}));
+}
+
+TEST(Compiler, ExtractArrayErrorsNameTheEntry) {
+  std::string dir = MakeRuleTree("extract-array-bad");
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, R"J("extract": "Rank (?P<rank>[0-9]+)\\]")J",
+                    R"J("extract": ["Rank (?P<rank>[0-9]+)\\]", "SeqNum=(?P<seq>[0-9]+"])J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("signals[0].extract[1]: RE2 rejects it"));
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, R"J("extract": "Rank (?P<rank>[0-9]+)\\]")J",
+                    R"J("extract": ["Rank (?P<rank>[0-9]+)\\]", "SeqNum=(?P<seq>[a-z]+)"])J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("examples[0]: matches, but `extract[1]` does not"));
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, R"J("extract": "Rank (?P<rank>[0-9]+)\\]")J",
+                    R"J("extract": [])J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("signals[0].extract: needs at least 1 entry"));
+}
+
 TEST(Compiler, DuplicateRuleId) {
   std::string dir = MakeRuleTree("dup");
   WriteFile(dir + "/nccl/again.json", testing::kNcclRule);
