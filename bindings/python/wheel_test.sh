@@ -16,7 +16,11 @@ export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2}
 py=${PYTHON:-python3}
 
 t0=$(date +%s)
-"$py" -m pip wheel --no-deps --disable-pip-version-check -q -w "$work/dist" "$here"
+# FL_WHEEL_BUILD_DIR: keep scikit-build-core's CMake build there (a rerun then
+# only relinks); default a fresh temporary one.
+build_dir=()
+if [ -n "${FL_WHEEL_BUILD_DIR:-}" ]; then build_dir=(--config-settings=build-dir="$FL_WHEEL_BUILD_DIR"); fi
+"$py" -m pip wheel --no-deps --disable-pip-version-check -q ${build_dir[@]+"${build_dir[@]}"} -w "$work/dist" "$here"
 t1=$(date +%s)
 wheel=$(ls "$work"/dist/faultline-*.whl)
 echo "wheel: $wheel ($(du -h "$wheel" | cut -f1)) built in $((t1 - t0)) s"

@@ -898,8 +898,14 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
   };
 
   if (t.shared) {
+    // This task's reference to the mapping moves here, so the worker that
+    // scans a file's last outstanding chunk unmaps it (the matched lines are
+    // copied out by then), in parallel with the merge, rather than the
+    // merging thread, where munmap of a large file was serial time. The
+    // merging thread reads t.shared only after `finish` below.
+    std::shared_ptr<Source> mapping = std::move(t.shared);
     ChunkOut out;
-    std::string_view all = t.shared->mapped();
+    std::string_view all = mapping->mapped();
     const char* base = all.data() + t.begin;
     size_t len = t.end - t.begin;
     if (st.format.json) {
@@ -909,7 +915,7 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
       if (GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, base, len); })) {
         ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), t.begin, out);
       } else {
-        out.error = StrCat(t.shared->name(), ": the file shrank or vanished while it was being "
+        out.error = StrCat(mapping->name(), ": the file shrank or vanished while it was being "
                                  "read (truncated under the mapping); evidence after offset ",
                                  t.begin, " is lost");
         out.error_code = -3;
@@ -924,7 +930,7 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     if (!ok) {
       fresh_scratch();
       out = ChunkOut();
-      out.error = StrCat(t.shared->name(), ": the file shrank or vanished while it was being "
+      out.error = StrCat(mapping->name(), ": the file shrank or vanished while it was being "
                                "read (truncated under the mapping); evidence after offset ",
                                t.begin, " is lost");
       out.error_code = -3;
@@ -1098,7 +1104,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
       }
     }
     if (t.last_chunk) EndSource(st);
-    t.shared.reset();  // unmaps once the last chunk is merged
+    t.shared.reset();  // a task that never ran (cancelled) still holds its mapping
     wake([&] { merged = i + 1; });
     if (cancelled || (opts.cancel && opts.cancel->load())) {
       cancelled = true;
