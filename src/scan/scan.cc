@@ -28,6 +28,7 @@
 #include "attribution/attribution.h"
 #include "evidence/finalize.h"
 #include "scan/line_format.h"
+#include "scan/traceback.h"
 #include "simdjson.h"
 #include "util/status_macros.h"
 
@@ -85,12 +86,28 @@ struct Pending {
   // `before` starts right after the previous matched line of the chunk
   // (whose own or inherited time then carries over).
   bool before_reaches_prev = false;
+  // For a line that may end a Python traceback: the kTracebackWindow bytes
+  // before it (fewer at the source's start, or at a stream chunk's start:
+  // then `tb_cut` and the merge prepends the source's previous bytes).
+  bool tb_candidate = false;
+  bool tb_cut = false;
+  std::string tb_window;
+};
+
+static_assert(kTracebackWindow <= kEdgeWindow, "the merge completes cut windows from chunk tails");
+
+// A traceback window cut at a stream chunk's start, completed at the merge.
+struct TracebackPending {
+  size_t first_evidence = 0, evidence_count = 0;  // in ChunkOut::evidence
+  uint64_t offset = 0;                            // of the line
+  std::string window, line;
 };
 
 struct ChunkOut {
   std::vector<Pending> pending;
   std::vector<Evidence> evidence;  // after phase B (line = line_rel for now)
   std::vector<uint8_t> needs_prev_time;  // evidence i has no time in its chunk
+  std::vector<TracebackPending> tb_pending;
   uint64_t newlines = 0;
   uint64_t bytes = 0;
   bool ends_with_newline = true;
@@ -163,8 +180,13 @@ void CopyOut(std::string& s, const char* p, size_t n) {
 // newline). Plain loops and C calls only, and every allocation is owned by
 // `out`, `hits` or thread storage before the mapping is touched: a fault
 // (file truncated under the mapping) longjmps out of here.
+//
+// `readable_before`: bytes before `base` that belong to the same source and
+// may be read (a chunk of a mapped file); traceback windows reach into them.
+// `fold_tracebacks` is false for JSON messages.
 void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
-            uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits) {
+            uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits,
+            size_t readable_before = 0, bool fold_tracebacks = true) {
   thread_local std::vector<uint32_t> seen;
   hits.clear();
   HsCtx ctx;
@@ -248,6 +270,15 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       line_len = kConfirmWindow;
     }
     CopyOut(p.line, base + ls, line_len);
+    if (fold_tracebacks && MayEndTraceback(p.line)) {
+      uint64_t avail = ls + readable_before;
+      size_t w = static_cast<size_t>(std::min<uint64_t>(avail, kTracebackWindow));
+      p.tb_candidate = true;
+      // Short of the window and not at the source's start: a stream chunk.
+      p.tb_cut = w < kTracebackWindow && abs_offset + ls > w;
+      const char* wstart = base + ls - w;  // may reach before base (readable_before)
+      CopyOut(p.tb_window, wstart, w);
+    }
     // Context for inherited times: back to the previous matched line at
     // most (PhaseB chains through it), so the copies add up to at most the
     // chunk, not 8 KiB per match of a match storm.
@@ -355,6 +386,7 @@ struct Scanner::Impl {
     std::map<uint32_t, uint64_t> rule_seen;
     std::map<uint32_t, std::deque<Evidence>> rule_tail;
     std::map<int64_t, int64_t> rank_last_progress_us;
+    std::string recent;  // the source's last kTracebackWindow bytes merged so far
   };
   std::vector<std::unique_ptr<SourceState>> states;
 
@@ -461,6 +493,7 @@ struct Scanner::Impl {
       prev_needs_prev = prev_time == kNoTime && needs_prev;
       std::string text;  // cleaned once per line, whatever its number of signals
       bool have_text = false;
+      const size_t ev_begin = out.evidence.size();
       for (size_t j = 0; j < p.ids.size(); ++j) {
         uint32_t id = p.ids[j];
         const SignalInfo& si = rs->signal(id);
@@ -529,6 +562,20 @@ struct Scanner::Impl {
         out.evidence.push_back(std::move(ev));
         out.needs_prev_time.push_back(ev_needs_prev);
       }
+      if (p.tb_candidate && out.evidence.size() > ev_begin) {
+        if (p.tb_cut) {
+          TracebackPending& tp = out.tb_pending.emplace_back();
+          tp.first_evidence = ev_begin;
+          tp.evidence_count = out.evidence.size() - ev_begin;
+          tp.offset = p.offset;
+          tp.window = std::move(p.tb_window);
+          tp.line.assign(line);
+        } else {
+          AddTraceback(out.evidence, ev_begin, out.evidence.size() - ev_begin,
+                       FoldTraceback(p.tb_window, p.offset == p.tb_window.size(), line,
+                                     st.format, st.tctx));
+        }
+      }
     }
     out.pending.clear();
     out.pending.shrink_to_fit();
@@ -573,7 +620,8 @@ struct Scanner::Impl {
       tail = tail.substr(0, nl);
     }
     out.head.clear();
-    out.tail.clear();
+    // The tail stays: the merge keeps the source's last bytes from it to
+    // complete traceback windows cut at the next chunk's start.
   }
 
   // Evidence the per-rule caps are bound to drop -- past the first
@@ -583,6 +631,17 @@ struct Scanner::Impl {
   // watchdog timeout) then holds a couple of hundred bytes per match in
   // flight between the workers and the merge, not its text and captures.
   // Progress and metric evidence feed series and stays whole.
+  // The fields of a folded traceback on the evidence of its exception line.
+  static void AddTraceback(std::vector<Evidence>& evs, size_t first, size_t count,
+                           const std::optional<TracebackFold>& fold) {
+    if (!fold) return;
+    for (size_t i = first; i < first + count && i < evs.size(); ++i) {
+      Evidence& ev = evs[i];
+      if (!ev.Field("raised_at")) ev.fields.emplace_back("raised_at", CleanText(fold->raised_at));
+      if (!ev.Field("traceback")) ev.fields.emplace_back("traceback", CleanText(fold->frames));
+    }
+  }
+
   void ThinDroppedEvidence(ChunkOut& out) const {
     std::map<uint32_t, size_t> total, index;
     for (const Evidence& ev : out.evidence) {
@@ -614,7 +673,7 @@ struct Scanner::Impl {
     if (st.format.json) {
       // JSON lines: scan the messages, not the raw JSON.
       JsonChunk jc = ExtractJsonMessages(std::string_view(data, len));
-      PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits);
+      PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits, 0, false);
       out.newlines = CountNewlines(data, len);
       out.bytes = len;
       out.base_offset = abs_offset;
@@ -644,6 +703,16 @@ struct Scanner::Impl {
   // Merges one chunk's results into its source, in order.
   void Merge(SourceState& st, ChunkOut& out) {
     SourceSummary& sum = result.sources[st.index];
+    // Traceback windows cut at this chunk's start: the source's bytes before
+    // the chunk complete them, so the fold is the same for any chunking.
+    for (TracebackPending& tp : out.tb_pending) {
+      std::string window = st.recent + tp.window;
+      if (window.size() > kTracebackWindow) window.erase(0, window.size() - kTracebackWindow);
+      AddTraceback(out.evidence, tp.first_evidence, tp.evidence_count,
+                   FoldTraceback(window, tp.offset == window.size(), tp.line, st.format, st.tctx));
+    }
+    st.recent += out.tail;
+    if (st.recent.size() > kTracebackWindow) st.recent.erase(0, st.recent.size() - kTracebackWindow);
     if (!out.error.empty()) Fail(st.index, out.error, out.error_code);
     uint64_t base_line = st.lines + (st.last_ended_newline ? 1 : 0);
     if (st.lines == 0 && sum.bytes == 0) base_line = 1;
@@ -925,7 +994,7 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
       return;
     }
     bool ok = GuardedRead(all.data(), all.size(), [&] {
-      PhaseA(*rs, scratch, base, len, t.begin, out, hits);
+      PhaseA(*rs, scratch, base, len, t.begin, out, hits, t.begin);
     });
     if (!ok) {
       fresh_scratch();

@@ -1,0 +1,58 @@
+// Folding of multi-line Python tracebacks into the exception line that ends
+// them. A traceback arrives as a header, frames and code lines, then the
+// exception line, which is the one a signal matches:
+//
+//   [rank3]: Traceback (most recent call last):
+//   [rank3]:   File "/w/train.py", line 212, in <module>
+//   [rank3]:     main()
+//   [rank3]:   File "/w/train.py", line 180, in main
+//   [rank3]:     loss.backward()
+//   [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate ...
+//
+// The frames belong to that exception: FoldTraceback finds them in the bytes
+// before the line and the scanner adds them to its evidence as the fields
+// `raised_at` (the innermost frame) and `traceback` (the frames, outermost
+// first). Ranks print their tracebacks at the same moment into one file, so
+// lines attributed to another rank or host than the exception line are
+// skipped, not taken.
+#ifndef FAULTLINE_SCAN_TRACEBACK_H_
+#define FAULTLINE_SCAN_TRACEBACK_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "scan/line_format.h"
+
+namespace faultline {
+
+// Bytes before a line the scanner keeps for folding (the traceback must start
+// within them; deeper frames are counted as "earlier frames").
+inline constexpr size_t kTracebackWindow = 8 << 10;
+// Frames listed in `traceback`; the innermost are kept.
+inline constexpr size_t kTracebackMaxFrames = 12;
+
+struct TracebackFold {
+  std::string raised_at;  // "file:line in func" of the innermost frame
+  std::string frames;     // "a.py:1 in f > b.py:2 in g > ..."
+  size_t frame_count = 0;
+  bool complete = false;  // the header was found (the frames are all there)
+};
+
+// Whether `line` may end a traceback: a cheap test on the text, so that the
+// scanner copies a window only for such lines.
+bool MayEndTraceback(std::string_view line);
+
+// The traceback that ends right before `line`, found in `window` (the bytes
+// up to the line's start; when `window_at_source_start` is false its first,
+// partial line is ignored). Lines are read with the source's format to
+// compare their rank and host with the exception line's. nullopt when no
+// traceback header with at least one frame ends right before the line.
+std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_at_source_start,
+                                           std::string_view line, const LineFormat& fmt,
+                                           const TimeContext& tctx);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_SCAN_TRACEBACK_H_

@@ -1,0 +1,154 @@
+// Python tracebacks folded into the exception line that ends them: the
+// frames land on its evidence as `raised_at` and `traceback`, only from the
+// exception's own rank, and the same whatever the chunking or the source.
+#include "scan/traceback.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scan_test_util.h"
+
+namespace faultline {
+namespace {
+
+using ::testing::HasSubstr;
+using scantest::BigCaps;
+using scantest::Diff;
+using scantest::Keys;
+
+std::optional<TracebackFold> Fold(std::string_view window, std::string_view line) {
+  return FoldTraceback(window, true, line, LineFormat{}, TimeContext{});
+}
+
+constexpr std::string_view kOom =
+    "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has "
+    "a total capacity of 79.15 GiB of which 1.23 GiB is free.";
+
+std::string Traceback(int rank) {
+  std::string p = "[rank" + std::to_string(rank) + "]: ";
+  return p + "Traceback (most recent call last):\n" +
+         p + "  File \"/workspace/train.py\", line 212, in <module>\n" +
+         p + "    main()\n" +
+         p + "  File \"/workspace/train.py\", line 180, in main\n" +
+         p + "    loss.backward()\n" +
+         p + "  File \"/usr/lib/python3/site-packages/torch/_tensor.py\", line 521, in backward\n" +
+         p + "    torch.autograd.backward(\n" +
+         p + "    ^^^^^^^^^^^^^^^^^^^^^^^^\n";
+}
+
+TEST(Traceback, FramesOutermostFirstInnermostRaisedAt) {
+  auto f = Fold("[rank3]: step 10 done\n" + Traceback(3), kOom);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->complete);
+  EXPECT_EQ(f->frame_count, 3u);
+  EXPECT_EQ(f->raised_at, "/usr/lib/python3/site-packages/torch/_tensor.py:521 in backward");
+  EXPECT_EQ(f->frames,
+            "/workspace/train.py:212 in <module> > /workspace/train.py:180 in main > "
+            "/usr/lib/python3/site-packages/torch/_tensor.py:521 in backward");
+}
+
+TEST(Traceback, InterleavedRanksKeepTheirOwnFrames) {
+  // Rank 5's traceback printed at the same moment, line by line between
+  // rank 3's; rank 5's frames name another file.
+  std::string a = Traceback(3), b = Traceback(5);
+  for (size_t pos; (pos = b.find("train.py")) != std::string::npos;) b.replace(pos, 8, "other.py");
+  std::string mixed;
+  size_t ia = 0, ib = 0;
+  while (ia < a.size() || ib < b.size()) {
+    size_t na = a.find('\n', ia), nb = b.find('\n', ib);
+    if (ia < a.size()) mixed += a.substr(ia, na + 1 - ia), ia = na + 1;
+    if (ib < b.size()) mixed += b.substr(ib, nb + 1 - ib), ib = nb + 1;
+  }
+  auto f = Fold(mixed, kOom);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->frame_count, 3u);
+  EXPECT_THAT(f->frames, ::testing::Not(HasSubstr("other.py")));
+  EXPECT_THAT(f->frames, HasSubstr("train.py:180 in main"));
+}
+
+TEST(Traceback, NoFoldWithoutATracebackRightAbove) {
+  EXPECT_FALSE(Fold("[rank3]: step 10 done\n[rank3]: step 11 done\n", kOom).has_value());
+  // Frames, then four unrelated lines: they do not end at this line.
+  std::string t = Traceback(3) + "[rank3]: x\n[rank3]: y\n[rank3]: z\n[rank3]: w\n";
+  EXPECT_FALSE(Fold(t, kOom).has_value());
+  // A header with no frame.
+  EXPECT_FALSE(Fold("[rank3]: Traceback (most recent call last):\n", kOom).has_value());
+}
+
+TEST(Traceback, ChainedExceptionsTakeTheLastTraceback) {
+  std::string t = Traceback(3) +
+                  "[rank3]: KeyError: 'x'\n[rank3]: \n"
+                  "[rank3]: During handling of the above exception, another exception occurred:\n"
+                  "[rank3]: \n[rank3]: Traceback (most recent call last):\n"
+                  "[rank3]:   File \"/workspace/handler.py\", line 9, in recover\n"
+                  "[rank3]:     retry()\n";
+  auto f = Fold(t, kOom);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_EQ(f->frames, "/workspace/handler.py:9 in recover");
+}
+
+TEST(Traceback, WindowCutInsideTheFramesIsMarked) {
+  std::string t = Traceback(3);
+  // Not at the source's start: the first (partial) line is ignored, and the
+  // header is beyond the window.
+  std::string cut = t.substr(t.find("line 212"));
+  auto f = FoldTraceback(cut, false, kOom, LineFormat{}, TimeContext{});
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->complete);
+  EXPECT_THAT(f->frames, ::testing::StartsWith("... earlier frames > /workspace/train.py:180"));
+}
+
+// A job log with a traceback deep enough to straddle small chunks; the OOM
+// evidence must carry the same folded frames for a file in one chunk, a
+// file cut in 4 KiB chunks, a .gz, and a stream fed in random pieces.
+TEST(Traceback, SameFoldForEveryChunkingAndSource) {
+  scantest::TempDir dir;
+  std::string log;
+  for (int i = 0; i < 300; ++i) {
+    log += "[rank3]: [2026-11-02 13:46:" + std::to_string(10 + i % 50) + "] step " +
+           std::to_string(i) + " loss 2.31 throughput 412.0 samples/s\n";
+  }
+  log += Traceback(3);
+  log += std::string(kOom) + "\n";
+  for (int i = 0; i < 40; ++i) log += "[rank3]: shutting down worker " + std::to_string(i) + "\n";
+  scantest::WriteFile(dir / "node017/rank-3.log", log);
+  scantest::WriteFile(dir / "gz/node017/rank-3.log.gz", scantest::Gzip(log));
+  auto rs = scantest::DefaultRules();
+
+  ScanResult whole = scantest::ScanFiles(rs, {dir / "node017/rank-3.log"}, BigCaps(1));
+  const Evidence* oom = nullptr;
+  for (const Evidence& e : whole.evidence) {
+    if (e.Field("raised_at")) oom = &e;
+  }
+  ASSERT_NE(oom, nullptr) << "no evidence carries the folded traceback";
+  EXPECT_EQ(*oom->Field("raised_at"),
+            "/usr/lib/python3/site-packages/torch/_tensor.py:521 in backward");
+  EXPECT_THAT(*oom->Field("traceback"), HasSubstr("/workspace/train.py:180 in main"));
+
+  auto want = Keys(whole);
+  EXPECT_EQ(Diff(want, Keys(scantest::ScanFiles(rs, {dir / "node017/rank-3.log"}, BigCaps(2, 4096)))), "");
+  auto gz = Keys(scantest::ScanFiles(rs, {dir / "gz/node017/rank-3.log.gz"}, BigCaps(1)));
+  EXPECT_EQ(gz.size(), want.size());
+  for (size_t i = 0; i < gz.size() && i < want.size(); ++i) EXPECT_EQ(gz[i].fields, want[i].fields);
+  // A stream flushed after every random piece: each flush scans the whole
+  // lines buffered so far as one chunk, so tracebacks straddle chunks and
+  // the merge completes their windows.
+  std::mt19937 rng(7);
+  for (int round = 0; round < 4; ++round) {
+    Scanner s(rs, BigCaps(1));
+    uint32_t id = s.OpenStream(dir / "node017/rank-3.log");
+    for (size_t pos = 0; pos < log.size();) {
+      size_t n = std::min<size_t>(1 + rng() % 700, log.size() - pos);
+      ASSERT_TRUE(s.Feed(id, std::string_view(log).substr(pos, n)).ok());
+      ASSERT_TRUE(s.FlushStream(id).ok());
+      pos += n;
+    }
+    ASSERT_TRUE(s.CloseStream(id).ok());
+    auto got = Keys(s.Finish());
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].fields, want[i].fields) << i;
+  }
+}
+
+}  // namespace
+}  // namespace faultline
