@@ -1,5 +1,7 @@
 #include "scan/line_format.h"
 
+#include <optional>
+
 #include <cstring>
 
 #include "simdjson.h"
@@ -149,7 +151,113 @@ LineFormat DetectLineFormat(std::string_view head) {
     }
   }
   f.json = looked > 0 && json * 2 > looked;
+  if (!f.json) {
+    int cri = 0, seen = 0;
+    for (size_t at = 0; at < head.size() && seen < 8;) {
+      size_t nl = head.find('\n', at);
+      if (nl == std::string_view::npos) break;
+      std::string_view line = head.substr(at, nl - at);
+      at = nl + 1;
+      if (Trim(line).empty()) continue;
+      ++seen;
+      if (CriTag(line) != 0) ++cri;
+    }
+    f.cri = seen > 0 && cri * 2 > seen;
+  }
   return f;
+}
+
+char CriTag(std::string_view line, size_t* payload, bool* is_stderr) {
+  // "2026-11-02T13:46:41.123456789Z stdout F msg": the stamp has no space.
+  size_t sp = line.find(' ');
+  if (sp == std::string_view::npos || sp < 20 || sp > 40 || line[4] != '-' || line[10] != 'T') {
+    return 0;
+  }
+  std::string_view rest = line.substr(sp + 1);
+  bool err = rest.substr(0, 7) == "stderr ";
+  if (!err && rest.substr(0, 7) != "stdout ") return 0;
+  if (rest.size() < 8 || (rest[7] != 'P' && rest[7] != 'F')) return 0;
+  if (rest.size() > 8 && rest[8] != ' ') return 0;
+  if (payload) *payload = std::min(line.size(), sp + 1 + 9);
+  if (is_stderr) *is_stderr = err;
+  return rest[7];
+}
+
+bool HasCriPartial(std::string_view chunk) {
+  return chunk.find(" stdout P ") != std::string_view::npos ||
+         chunk.find(" stderr P ") != std::string_view::npos ||
+         chunk.find(" stdout P\n") != std::string_view::npos ||
+         chunk.find(" stderr P\n") != std::string_view::npos;
+}
+
+JsonChunk JoinCriPartials(std::string_view chunk) {
+  struct Record {
+    JsonLine where;
+    std::string text;
+  };
+  std::vector<Record> done;
+  // The open run of each stream (stdout, stderr): index into `done`, whose
+  // text grows until its F line.
+  std::optional<size_t> open[2];
+  size_t pos = 0;
+  uint64_t line_rel = 0;
+  while (pos < chunk.size()) {
+    size_t nl = chunk.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? chunk.size() : nl;
+    std::string_view line = chunk.substr(pos, end - pos);
+    std::string_view bare = line;
+    if (!bare.empty() && bare.back() == '\r') bare.remove_suffix(1);
+    size_t payload = 0;
+    bool err = false;
+    char tag = CriTag(bare, &payload, &err);
+    if (tag != 0 && open[err]) {
+      Record& r = done[*open[err]];
+      r.text.append(bare.substr(payload));
+      r.where.length = end - r.where.offset;
+      if (tag == 'F') open[err].reset();
+    } else {
+      Record& r = done.emplace_back();
+      r.where = {pos, end - pos, line_rel};
+      r.text.assign(bare);
+      if (tag == 'P') open[err] = done.size() - 1;
+    }
+    ++line_rel;
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  JsonChunk out;
+  out.lines.reserve(done.size());
+  for (Record& r : done) {
+    out.messages += r.text;
+    out.messages += '\n';
+    out.lines.push_back(r.where);
+  }
+  return out;
+}
+
+size_t CriCutBack(std::string_view data, size_t cut) {
+  while (cut > 0) {
+    size_t prev_start = cut >= 2 ? data.rfind('\n', cut - 2) : std::string_view::npos;
+    prev_start = prev_start == std::string_view::npos ? 0 : prev_start + 1;
+    std::string_view prev = data.substr(prev_start, cut - 1 - prev_start);
+    if (!prev.empty() && prev.back() == '\r') prev.remove_suffix(1);
+    if (CriTag(prev) != 'P') return cut;
+    cut = prev_start;
+  }
+  return 0;
+}
+
+size_t CriCutForward(std::string_view data, size_t cut) {
+  while (cut > 0 && cut < data.size()) {
+    size_t prev_start = cut >= 2 ? data.rfind('\n', cut - 2) : std::string_view::npos;
+    prev_start = prev_start == std::string_view::npos ? 0 : prev_start + 1;
+    std::string_view prev = data.substr(prev_start, cut - 1 - prev_start);
+    if (!prev.empty() && prev.back() == '\r') prev.remove_suffix(1);
+    if (CriTag(prev) != 'P') return cut;
+    size_t nl = data.find('\n', cut);
+    cut = nl == std::string_view::npos ? data.size() : nl + 1;
+  }
+  return std::min(cut, data.size());
 }
 
 LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {

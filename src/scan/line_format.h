@@ -19,6 +19,10 @@ namespace faultline {
 
 struct LineFormat {
   bool json = false;
+  // Kubernetes CRI log file (`<RFC3339Nano> stdout|stderr F|P <msg>`): a
+  // message longer than the runtime's buffer is split into `P` (partial)
+  // lines ended by an `F` line, which the scanner joins before matching.
+  bool cri = false;
 };
 
 // Looks at the first lines of a source.
@@ -48,6 +52,23 @@ struct JsonChunk {
   std::vector<JsonLine> lines;
 };
 JsonChunk ExtractJsonMessages(std::string_view chunk);
+
+// CRI partial lines. `CriTag` is 'P', 'F', or 0 for a line not in CRI form;
+// *payload is where the message starts.
+char CriTag(std::string_view line, size_t* payload = nullptr, bool* is_stderr = nullptr);
+// Whether the chunk holds any `P` line (most CRI chunks do not: nothing to
+// join, and the chunk is scanned as it is).
+bool HasCriPartial(std::string_view chunk);
+// The chunk's records, one per line of `messages`: each run of `P` lines of
+// one stream joined with the `F` line that ends it (the first line's CRI
+// prefix, then the payloads), every other line as it is; in the order of
+// each record's first line, which gives its offset and line.
+JsonChunk JoinCriPartials(std::string_view chunk);
+// A cut (a line start) moved so that no `P` line comes right before it: back
+// to just after the last `F` or non-CRI line (0 when there is none), or
+// forward past the `F` line ending the run (the data's end when none does).
+size_t CriCutBack(std::string_view data, size_t cut);
+size_t CriCutForward(std::string_view data, size_t cut);
 
 }  // namespace faultline
 

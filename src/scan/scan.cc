@@ -694,6 +694,26 @@ struct Scanner::Impl {
       out.head.assign(data, std::min(len, kEdgeWindow));
       size_t tail_len = std::min(len, kEdgeWindow);
       out.tail.assign(data + len - tail_len, tail_len);
+    } else if (st.format.cri && HasCriPartial(std::string_view(data, len))) {
+      // CRI partial lines: match on the joined records; each keeps the
+      // offset and line of its first physical line. (No traceback folding
+      // here: windows would come from the joined text.)
+      JsonChunk jc = JoinCriPartials(std::string_view(data, len));
+      PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits, 0, false);
+      out.newlines = CountNewlines(data, len);
+      out.bytes = len;
+      out.base_offset = abs_offset;
+      out.ends_with_newline = len == 0 || data[len - 1] == '\n';
+      for (Pending& p : out.pending) {
+        size_t idx = p.line_rel;
+        if (idx < jc.lines.size()) {
+          p.offset = abs_offset + jc.lines[idx].offset;
+          p.line_rel = jc.lines[idx].line_rel;
+        }
+      }
+      out.head.assign(data, std::min(len, kEdgeWindow));
+      size_t tail_len = std::min(len, kEdgeWindow);
+      out.tail.assign(data + len - tail_len, tail_len);
     } else {
       PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
     }
@@ -977,7 +997,13 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     std::string_view all = mapping->mapped();
     const char* base = all.data() + t.begin;
     size_t len = t.end - t.begin;
-    if (st.format.json) {
+    bool cri_join = false;
+    if (st.format.cri &&
+        !GuardedRead(all.data(), all.size(),
+                     [&] { cri_join = HasCriPartial(std::string_view(base, len)); })) {
+      cri_join = false;  // the scan below meets the same fault and reports it
+    }
+    if (st.format.json || cri_join) {
       // JSON lines match on their messages (escaped quotes, \uXXXX), as a
       // whole-file task does, not on the raw records.
       std::string copy;
@@ -1023,15 +1049,17 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
   if (s.kind() == SourceKind::kMapped) {
     std::string_view all = s.mapped();
     ChunkOut out;
+    bool cri_join = false;
     bool ok = GuardedRead(all.data(), all.size(), [&] {
       PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
+      cri_join = st.format.cri && HasCriPartial(all);
     });
     if (!ok) {
       fresh_scratch();
       out = ChunkOut();
       out.error = StrCat(t.path, ": the file shrank or vanished while it was being read "
                                "(truncated under the mapping)");
-    } else if (st.format.json) {
+    } else if (st.format.json || cri_join) {
       out = ChunkOut();
       std::string copy;
       bool ok2 = GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, all.data(), all.size()); });
@@ -1067,10 +1095,17 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     if (*n == 0) eof = true;
     have += *n;
     size_t cut = have;
+    if (offset == 0 && !st.format.json && !st.format.cri) {
+      st.format = Detect(std::string_view(buf.data(), std::min<size_t>(have, 64 << 10)));
+    }
     if (!eof) {
       const void* nl = memrchr(buf.data(), '\n', have);
       if (nl) {
         cut = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+        // CRI: a run of partial lines waits for the F line that ends it.
+        if (st.format.cri) cut = CriCutBack(std::string_view(buf.data(), have), cut);
+        if (cut == 0 && have < kMaxStreamLine) continue;
+        if (cut == 0) cut = have;
       } else if (have < kMaxStreamLine) {
         continue;  // a line longer than the buffer: read more
       }
@@ -1081,9 +1116,6 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     }
     if (cut == 0) continue;
     ChunkOut out;
-    if (st.format.json == false && offset == 0) {
-      st.format = Detect(std::string_view(buf.data(), std::min<size_t>(cut, 64 << 10)));
-    }
     ProcessBuffer(st, scratch, hits, buf.data(), cut, offset, out);
     push(std::move(out));
     offset += cut;
@@ -1258,12 +1290,18 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
         std::string head;
         bool ok = GuardedRead(all.data(), all.size(), [&] {
           CopyOut(head, all.data(), std::min<size_t>(all.size(), 64 << 10));
+        });
+        if (ok) m.states[src]->format = m.Detect(head);
+        const bool cri = m.states[src]->format.cri;
+        ok = ok && GuardedRead(all.data(), all.size(), [&] {
           uint64_t pos = 0;
           while (all.size() - pos > m.opts.chunk_bytes) {
             uint64_t nominal = pos + m.opts.chunk_bytes;
             const void* nl = std::memchr(all.data() + nominal, '\n', all.size() - nominal);
             if (!nl) break;
             pos = static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1;
+            // CRI: never between partial lines and the F line ending them.
+            if (cri) pos = CriCutForward(all, pos);
             if (pos >= all.size()) break;
             cuts.push_back(pos);
           }
@@ -1272,7 +1310,6 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
           m.Fail(src, StrCat(f, ": the file shrank while it was being read"), -3);
           continue;
         }
-        m.states[src]->format = m.Detect(head);
         // JSON lines are chunked too: each chunk extracts its own messages.
         cuts.push_back(all.size());
         for (size_t k = 0; k + 1 < cuts.size(); ++k) {
@@ -1347,6 +1384,21 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
   if (first_line > 0) lines_before = first_line - 1;
   Impl::SourceState& st = *m.states[src];
   st.format = m.Detect(head);
+  if (st.format.cri) {
+    // Both ends move past a run of CRI partial lines, as every range of the
+    // same file does: the run belongs to the range holding its first line.
+    uint64_t old_begin = begin;
+    ok = GuardedRead(all.data(), all.size(), [&] {
+      begin = CriCutForward(all, begin);
+      if (end < all.size()) end = CriCutForward(all, end);
+      if (end < begin) end = begin;
+      lines_before += CountNewlines(all.data() + old_begin, begin - old_begin);
+    });
+    if (!ok) {
+      m.Fail(src, StrCat(path, ": the file shrank while it was being read"), -3);
+      return absl::OkStatus();
+    }
+  }
   st.lines = lines_before;
   // Line numbers continue from the range's first line.
   st.last_ended_newline = true;
@@ -1361,6 +1413,7 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
       bool ok2 = GuardedRead(all.data(), all.size(), [&] {
         const void* nl = std::memchr(all.data() + stop, '\n', end - stop);
         stop = nl ? static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1 : end;
+        if (st.format.cri) stop = std::min<uint64_t>(end, CriCutForward(all, stop));
       });
       if (!ok2) break;
     }
@@ -1414,12 +1467,17 @@ absl::Status Scanner::FlushStream(uint32_t stream) {
   if (!m.main_scratch) {
     FL_ASSIGN_OR_RETURN(m.main_scratch, m.rs->AllocScratch());
   }
+  Impl::SourceState& st = *m.states[ps.source];
   size_t nl = ps.buf.rfind('\n');
   size_t cut = nl == std::string::npos ? 0 : nl + 1;
+  if (ps.offset == 0 && cut > 0) {
+    st.format = DetectLineFormat(std::string_view(ps.buf).substr(0, std::min<size_t>(cut, 64 << 10)));
+  }
+  // CRI: a run of partial lines waits for the F line that ends it (the
+  // stream's close scans whatever is left).
+  if (st.format.cri && cut > 0) cut = CriCutBack(ps.buf, cut);
   if (cut == 0 && ps.buf.size() >= kMaxStreamLine) cut = ps.buf.size();
   if (cut == 0) return absl::OkStatus();
-  Impl::SourceState& st = *m.states[ps.source];
-  if (ps.offset == 0) st.format = DetectLineFormat(std::string_view(ps.buf).substr(0, 64 << 10));
   ChunkOut out;
   m.ProcessBuffer(st, m.main_scratch.get(), m.main_hits, ps.buf.data(), cut, ps.offset, out);
   m.Merge(st, out);
