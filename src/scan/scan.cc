@@ -91,6 +91,7 @@ struct Pending {
   // then `tb_cut` and the merge prepends the source's previous bytes).
   bool tb_candidate = false;
   bool tb_cut = false;
+  bool tb_at_start = false;  // the window reaches the source's first byte
   std::string tb_window;
 };
 
@@ -275,7 +276,8 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       size_t w = static_cast<size_t>(std::min<uint64_t>(avail, kTracebackWindow));
       p.tb_candidate = true;
       // Short of the window and not at the source's start: a stream chunk.
-      p.tb_cut = w < kTracebackWindow && abs_offset + ls > w;
+      p.tb_at_start = abs_offset + ls == w;
+      p.tb_cut = w < kTracebackWindow && !p.tb_at_start;
       const char* wstart = base + ls - w;  // may reach before base (readable_before)
       CopyOut(p.tb_window, wstart, w);
     }
@@ -572,8 +574,7 @@ struct Scanner::Impl {
           tp.line.assign(line);
         } else {
           AddTraceback(out.evidence, ev_begin, out.evidence.size() - ev_begin,
-                       FoldTraceback(p.tb_window, p.offset == p.tb_window.size(), line,
-                                     st.format, st.tctx));
+                       FoldTraceback(p.tb_window, p.tb_at_start, line, st.format, st.tctx));
         }
       }
     }
@@ -696,10 +697,10 @@ struct Scanner::Impl {
       out.tail.assign(data + len - tail_len, tail_len);
     } else if (st.format.cri && HasCriPartial(std::string_view(data, len))) {
       // CRI partial lines: match on the joined records; each keeps the
-      // offset and line of its first physical line. (No traceback folding
-      // here: windows would come from the joined text.)
+      // offset and line of its first physical line. Traceback windows come
+      // from the joined text, which starts at this chunk's start.
       JsonChunk jc = JoinCriPartials(std::string_view(data, len));
-      PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits, 0, false);
+      PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits);
       out.newlines = CountNewlines(data, len);
       out.bytes = len;
       out.base_offset = abs_offset;
@@ -709,6 +710,10 @@ struct Scanner::Impl {
         if (idx < jc.lines.size()) {
           p.offset = abs_offset + jc.lines[idx].offset;
           p.line_rel = jc.lines[idx].line_rel;
+        }
+        if (p.tb_candidate) {
+          p.tb_at_start = p.tb_at_start && abs_offset == 0;
+          p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
         }
       }
       out.head.assign(data, std::min(len, kEdgeWindow));
@@ -727,9 +732,12 @@ struct Scanner::Impl {
     // the chunk complete them, so the fold is the same for any chunking.
     for (TracebackPending& tp : out.tb_pending) {
       std::string window = st.recent + tp.window;
-      if (window.size() > kTracebackWindow) window.erase(0, window.size() - kTracebackWindow);
+      // `recent` holds the whole source so far while it is shorter than the
+      // window: a short window starts at the source's first byte.
+      bool at_start = window.size() < kTracebackWindow;
+      if (!at_start) window.erase(0, window.size() - kTracebackWindow);
       AddTraceback(out.evidence, tp.first_evidence, tp.evidence_count,
-                   FoldTraceback(window, tp.offset == window.size(), tp.line, st.format, st.tctx));
+                   FoldTraceback(window, at_start, tp.line, st.format, st.tctx));
     }
     st.recent += out.tail;
     if (st.recent.size() > kTracebackWindow) st.recent.erase(0, st.recent.size() - kTracebackWindow);
