@@ -235,25 +235,31 @@ JsonChunk JoinCriPartials(std::string_view chunk) {
   return out;
 }
 
+namespace {
+// Whether the line that ends right before `cut` (a line start > 0) is a CRI
+// partial line; *start is where that line starts.
+bool PartialBefore(std::string_view data, size_t cut, size_t* start) {
+  size_t nl = cut >= 2 ? data.rfind('\n', cut - 2) : std::string_view::npos;
+  *start = nl == std::string_view::npos ? 0 : nl + 1;
+  std::string_view prev = data.substr(*start, cut - 1 - *start);
+  if (!prev.empty() && prev.back() == '\r') prev.remove_suffix(1);
+  return CriTag(prev) == 'P';
+}
+}  // namespace
+
 size_t CriCutBack(std::string_view data, size_t cut) {
+  size_t start = 0;
   while (cut > 0) {
-    size_t prev_start = cut >= 2 ? data.rfind('\n', cut - 2) : std::string_view::npos;
-    prev_start = prev_start == std::string_view::npos ? 0 : prev_start + 1;
-    std::string_view prev = data.substr(prev_start, cut - 1 - prev_start);
-    if (!prev.empty() && prev.back() == '\r') prev.remove_suffix(1);
-    if (CriTag(prev) != 'P') return cut;
-    cut = prev_start;
+    if (!PartialBefore(data, cut, &start)) return cut;
+    cut = start;
   }
   return 0;
 }
 
 size_t CriCutForward(std::string_view data, size_t cut) {
+  size_t start = 0;
   while (cut > 0 && cut < data.size()) {
-    size_t prev_start = cut >= 2 ? data.rfind('\n', cut - 2) : std::string_view::npos;
-    prev_start = prev_start == std::string_view::npos ? 0 : prev_start + 1;
-    std::string_view prev = data.substr(prev_start, cut - 1 - prev_start);
-    if (!prev.empty() && prev.back() == '\r') prev.remove_suffix(1);
-    if (CriTag(prev) != 'P') return cut;
+    if (!PartialBefore(data, cut, &start)) return cut;
     size_t nl = data.find('\n', cut);
     cut = nl == std::string_view::npos ? data.size() : nl + 1;
   }

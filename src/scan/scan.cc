@@ -669,56 +669,56 @@ struct Scanner::Impl {
     }
   }
 
+  // Phase A on a text derived from the chunk (JSON messages, joined CRI
+  // records; one record per line, `jc.lines` says where each came from),
+  // with the chunk's own counts and edges, and each pending line placed at
+  // its record's first original line; `each(pending, record)` then adjusts
+  // what the derived text got wrong for that format.
+  template <typename Each>
+  void PhaseADerived(hs_scratch_t* scratch, std::vector<HsCtx::Hit>& hits, const char* data,
+                     size_t len, uint64_t abs_offset, const JsonChunk& jc, bool fold_tracebacks,
+                     ChunkOut& out, Each&& each) const {
+    PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits, 0, fold_tracebacks);
+    out.newlines = CountNewlines(data, len);
+    out.bytes = len;
+    out.base_offset = abs_offset;
+    out.ends_with_newline = len == 0 || data[len - 1] == '\n';
+    for (Pending& p : out.pending) {
+      size_t idx = p.line_rel;
+      if (idx < jc.lines.size()) {
+        p.offset = abs_offset + jc.lines[idx].offset;
+        p.line_rel = jc.lines[idx].line_rel;
+        each(p, jc.lines[idx]);
+      }
+    }
+    out.head.assign(data, std::min(len, kEdgeWindow));
+    size_t tail_len = std::min(len, kEdgeWindow);
+    out.tail.assign(data + len - tail_len, tail_len);
+  }
+
   void ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<HsCtx::Hit>& hits,
                      const char* data, size_t len, uint64_t abs_offset, ChunkOut& out) const {
     if (st.format.json) {
-      // JSON lines: scan the messages, not the raw JSON.
+      // JSON lines: scan the messages, not the raw JSON; confirm on the raw
+      // line (SplitLine takes the message from it again).
       JsonChunk jc = ExtractJsonMessages(std::string_view(data, len));
-      PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits, 0, false);
-      out.newlines = CountNewlines(data, len);
-      out.bytes = len;
-      out.base_offset = abs_offset;
-      out.ends_with_newline = len == 0 || data[len - 1] == '\n';
-      for (Pending& p : out.pending) {
-        // Map the message back to its original line.
-        size_t idx = p.line_rel;
-        if (idx < jc.lines.size()) {
-          const JsonLine& jl = jc.lines[idx];
-          p.offset = abs_offset + jl.offset;
-          p.line_rel = jl.line_rel;
-          p.line.assign(data + jl.offset, std::min<size_t>(jl.length, kConfirmWindow));
-          p.before.clear();
-          p.before_reaches_chunk_start = false;
-          p.before_reaches_prev = false;
-        }
-      }
-      out.head.assign(data, std::min(len, kEdgeWindow));
-      size_t tail_len = std::min(len, kEdgeWindow);
-      out.tail.assign(data + len - tail_len, tail_len);
+      PhaseADerived(scratch, hits, data, len, abs_offset, jc, false, out,
+                    [&](Pending& p, const JsonLine& jl) {
+                      p.line.assign(data + jl.offset, std::min<size_t>(jl.length, kConfirmWindow));
+                      p.before.clear();
+                      p.before_reaches_chunk_start = false;
+                      p.before_reaches_prev = false;
+                    });
     } else if (st.format.cri && HasCriPartial(std::string_view(data, len))) {
-      // CRI partial lines: match on the joined records; each keeps the
-      // offset and line of its first physical line. Traceback windows come
-      // from the joined text, which starts at this chunk's start.
+      // CRI partial lines: match on the joined records. Traceback windows
+      // come from the joined text, which starts at this chunk's start.
       JsonChunk jc = JoinCriPartials(std::string_view(data, len));
-      PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits);
-      out.newlines = CountNewlines(data, len);
-      out.bytes = len;
-      out.base_offset = abs_offset;
-      out.ends_with_newline = len == 0 || data[len - 1] == '\n';
-      for (Pending& p : out.pending) {
-        size_t idx = p.line_rel;
-        if (idx < jc.lines.size()) {
-          p.offset = abs_offset + jc.lines[idx].offset;
-          p.line_rel = jc.lines[idx].line_rel;
-        }
-        if (p.tb_candidate) {
-          p.tb_at_start = p.tb_at_start && abs_offset == 0;
-          p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
-        }
-      }
-      out.head.assign(data, std::min(len, kEdgeWindow));
-      size_t tail_len = std::min(len, kEdgeWindow);
-      out.tail.assign(data + len - tail_len, tail_len);
+      PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out,
+                    [&](Pending& p, const JsonLine&) {
+                      if (!p.tb_candidate) return;
+                      p.tb_at_start = p.tb_at_start && abs_offset == 0;
+                      p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
+                    });
     } else {
       PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
     }
@@ -1057,18 +1057,19 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
   if (s.kind() == SourceKind::kMapped) {
     std::string_view all = s.mapped();
     ChunkOut out;
-    bool cri_join = false;
+    // JSON messages and joined CRI records are scanned from a copy
+    // (ProcessBuffer); only a plain file is scanned in place.
+    bool derived = st.format.json;
     bool ok = GuardedRead(all.data(), all.size(), [&] {
-      PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
-      cri_join = st.format.cri && HasCriPartial(all);
+      if (!derived && st.format.cri) derived = HasCriPartial(all);
+      if (!derived) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
     });
     if (!ok) {
       fresh_scratch();
       out = ChunkOut();
       out.error = StrCat(t.path, ": the file shrank or vanished while it was being read "
                                "(truncated under the mapping)");
-    } else if (st.format.json || cri_join) {
-      out = ChunkOut();
+    } else if (derived) {
       std::string copy;
       bool ok2 = GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, all.data(), all.size()); });
       if (ok2) {
