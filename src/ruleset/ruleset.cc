@@ -271,7 +271,6 @@ absl::Status Ruleset::Init(std::string_view name) {
       si.role = sig->role();
       si.rule = rule;
       si.signal = sig;
-      si.re2_max_mem = caps.re2_max_mem;
       patterns_sum = SignalsChecksumStep(patterns_sum, pat, ExtractsOf(*sig), sig->caseless());
       signals_.push_back(std::move(si));
     }
@@ -351,18 +350,21 @@ bool SignalInfo::BuildRegex(std::string* error) const {
     RE2::Options ro;
     ro.set_log_errors(false);
     ro.set_case_sensitive(!signal->caseless());
-    ro.set_max_mem(re2_max_mem);
+    // The compiler's cap holds for loaded files too.
+    ro.set_max_mem(CompileOptions().re2_max_mem);
     auto confirm = std::make_unique<RE2>(signal->pattern()->string_view(), ro);
     if (!confirm->ok()) {
-      rx.failed = true;
+      rx.error = StrCat("pattern: RE2 rejects it: ", confirm->error());
       return;
     }
+    std::vector<std::string_view> srcs = ExtractsOf(*signal);
     std::vector<Extractor> extracts;
-    for (std::string_view src : ExtractsOf(*signal)) {
+    for (size_t i = 0; i < srcs.size(); ++i) {
       Extractor& x = extracts.emplace_back();
-      x.re = std::make_unique<RE2>(src, ro);
+      x.re = std::make_unique<RE2>(srcs[i], ro);
       if (!x.re->ok()) {
-        rx.failed = true;
+        rx.error = StrCat("extract", srcs.size() > 1 ? StrCat("[", i, "]") : "",
+                          ": RE2 rejects it: ", x.re->error());
         return;
       }
       x.capture_names.resize(x.re->NumberOfCapturingGroups());
@@ -375,27 +377,8 @@ bool SignalInfo::BuildRegex(std::string* error) const {
     rx.extracts = std::move(extracts);
     rx.confirm = std::move(confirm);
   });
-  if (rx.failed && error) {
-    // Rebuilt for the message only: this path runs for hand-made files.
-    RE2::Options ro;
-    ro.set_log_errors(false);
-    ro.set_case_sensitive(!signal->caseless());
-    ro.set_max_mem(re2_max_mem);
-    RE2 p(signal->pattern()->string_view(), ro);
-    if (!p.ok()) {
-      *error = StrCat("pattern: RE2 rejects it: ", p.error());
-    } else {
-      std::vector<std::string_view> srcs = ExtractsOf(*signal);
-      for (size_t i = 0; i < srcs.size(); ++i) {
-        RE2 x(srcs[i], ro);
-        if (x.ok()) continue;
-        *error = StrCat("extract", srcs.size() > 1 ? StrCat("[", i, "]") : "", ": RE2 rejects it: ",
-                        x.error());
-        break;
-      }
-    }
-  }
-  return !rx.failed;
+  if (!rx.error.empty() && error) *error = rx.error;
+  return rx.error.empty();
 }
 
 bool SignalInfo::ExtractFields(

@@ -45,7 +45,7 @@ struct SignalRegex {
   std::once_flag once;
   std::unique_ptr<RE2> confirm;  // the pattern itself, in RE2
   std::vector<Extractor> extracts;  // `extract`, then `extract_more`
-  bool failed = false;  // RE2 rejected the pattern or an extract
+  std::string error;  // why RE2 rejected the pattern or an extract; empty when built
 };
 
 struct SignalInfo {
@@ -71,7 +71,6 @@ struct SignalInfo {
   bool BuildRegex(std::string* error) const;
 
   std::unique_ptr<SignalRegex> regex = std::make_unique<SignalRegex>();
-  int64_t re2_max_mem = 0;
 
  private:
   const SignalRegex& Regex() const;
