@@ -35,7 +35,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                         s.last_time_us, s.rank, b.CreateString(s.host), s.json_lines,
                                         s.monotonic_anchor_us.has_value(), s.monotonic_anchor_us.value_or(0),
                                         s.dated_us, s.failed, s.range_begin, s.range_end,
-                                        s.last_time_offset, s.first_time_inferred, s.last_time_inferred));
+                                        s.last_time_offset, s.first_time_inferred, s.last_time_inferred,
+                                        s.unanchored_delta_us));
   }
   std::vector<Offset<fb::BEvidence>> evs;
   evs.reserve(scan.evidence.size());
@@ -46,7 +47,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                       static_cast<uint8_t>(ev.time_source), ev.monotonic_s.has_value(),
                                       ev.monotonic_s.value_or(0), ev.rank, ev.local_rank, ev.pid,
                                       b.CreateString(ev.host), b.CreateString(ev.gpu), ev.rule, ev.signal,
-                                      b.CreateString(ev.text), b.CreateVector(fields), ev.needs_prev_time));
+                                      b.CreateString(ev.text), b.CreateVector(fields), ev.needs_prev_time,
+                                      ev.prev_delta_us, ev.dmesg_delta));
   }
   std::vector<Offset<fb::BRank>> ranks;
   for (const auto& [rank, r] : scan.ranks) {
@@ -154,6 +156,7 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
       ss.last_time_offset = s->last_time_offset();
       ss.first_time_inferred = s->first_time_inferred();
       ss.last_time_inferred = s->last_time_inferred();
+      ss.unanchored_delta_us = s->unanchored_delta_us();
       r.sources.push_back(std::move(ss));
     }
   }
@@ -189,6 +192,8 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
         for (const fb::BField* f : *e->fields()) ev.fields.emplace_back(Str(f->key()), Str(f->value()));
       }
       ev.needs_prev_time = e->needs_prev_time();
+      ev.prev_delta_us = e->prev_delta_us();
+      ev.dmesg_delta = e->dmesg_delta();
       r.evidence.push_back(std::move(ev));
     }
   }
@@ -297,6 +302,9 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
       m.bytes += s.bytes;
       m.lines += s.lines;
       if (m.first_time_us == kNoTime) m.first_time_us = s.first_time_us;
+      if (s.last_time_us == kNoTime && m.last_time_us != kNoTime) {
+        m.last_time_us += s.unanchored_delta_us;  // dmesg -H deltas of a range without a stamp
+      }
       if (s.last_time_us != kNoTime) {
         m.last_time_us = s.last_time_us;
         m.last_time_offset = s.last_time_offset;
@@ -317,8 +325,8 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
         if (it != range_state.end() && it->second.last_time_us != kNoTime &&
             it->second.last_time_offset >= 0 &&
             static_cast<uint64_t>(it->second.last_time_offset) + kInheritWindow >= ev.offset) {
-          ev.time_us = it->second.last_time_us;
-          ev.time_source = TimeSource::kInherited;
+          ev.time_us = it->second.last_time_us + ev.prev_delta_us;
+          ev.time_source = ev.InheritedSource();
           ev.needs_prev_time = false;
         }
       }
@@ -328,6 +336,8 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
     for (size_t i = 0; i < p.sources.size(); ++i) {
       if (p.sources[i].last_time_us != kNoTime) {
         range_state[map[i]] = {p.sources[i].last_time_us, p.sources[i].last_time_offset};
+      } else if (auto it = range_state.find(map[i]); it != range_state.end()) {
+        it->second.last_time_us += p.sources[i].unanchored_delta_us;
       }
     }
     for (auto& [rank, r] : p.ranks) {

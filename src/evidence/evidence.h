@@ -42,6 +42,16 @@ struct Evidence {
   // No timestamp on the line nor before it in what this scan saw: a scan of
   // a byte range leaves it to the merge to inherit from the range before.
   bool needs_prev_time = false;
+  // dmesg -H: the line carries its own "[  +0.000316]" delta, so it is dated
+  // by adding the deltas up from the last "[Nov 2 13:46]" line, whose year is
+  // inferred (FinalizeTimes then places the year as for syslog stamps). With
+  // needs_prev_time, prev_delta_us is the sum of the deltas from the scan's
+  // start through this line, added to the time the merge hands down.
+  bool dmesg_delta = false;
+  int64_t prev_delta_us = 0;
+  TimeSource InheritedSource() const {
+    return dmesg_delta ? TimeSource::kInferredYear : TimeSource::kInherited;
+  }
   std::vector<std::pair<std::string, std::string>> fields;  // named captures
 
   const std::string* Field(std::string_view name) const {
@@ -82,6 +92,9 @@ struct SourceSummary {
   uint64_t range_begin = 0, range_end = 0;
   // Start offset of the line that gave last_time_us (-1 when none).
   int64_t last_time_offset = -1;
+  // While no line of this scan had a stamp: the sum of its dmesg -H deltas,
+  // which the merge adds to the time the scan before it ended on.
+  int64_t unanchored_delta_us = 0;
 };
 
 // Streaming per-rank statistics from progress lines.

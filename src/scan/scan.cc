@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -116,6 +117,10 @@ struct ChunkOut {
   int64_t first_time_us = kNoTime, last_time_us = kNoTime;
   bool first_time_inferred = false, last_time_inferred = false;
   int64_t last_time_offset = -1;  // start of the line that gave last_time_us
+  // A chunk without a stamped line: the sum of its dmesg -H deltas, which
+  // carry the previous chunk's last time forward (0 when the chunk is longer
+  // than the tail kept: the next stamp is then out of inheritance reach).
+  int64_t unanchored_delta_us = 0;
   uint64_t base_offset = 0;       // absolute offset of the chunk
   int64_t dated_us = kNoTime;  // first stamp with its own year
   std::optional<int64_t> monotonic_anchor_us;
@@ -172,6 +177,9 @@ int OnHsMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, 
 // Copies [p, p+n) into s without allocating while the source is read: a
 // SIGBUS in the copy unwinds with longjmp, which must not strand a buffer
 // that no destructor will free.
+// A dmesg -H delta in whole microseconds.
+int64_t DeltaUs(double s) { return static_cast<int64_t>(std::llround(s * 1e6)); }
+
 void CopyOut(std::string& s, const char* p, size_t n) {
   s.reserve(n);
   s.assign(p, n);
@@ -447,15 +455,21 @@ struct Scanner::Impl {
     int64_t prev_time = kNoTime;
     uint64_t prev_time_at = 0;  // start of the stamped line prev_time comes from
     bool prev_needs_prev = false;
+    int64_t prev_pending_delta = 0;  // with prev_needs_prev: dmesg -H deltas since the chunk's start
     for (Pending& p : out.pending) {
       std::string_view line = p.line;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       LineView view = SplitLine(line, st.format, st.tctx);
       // The time a line without its own stamp inherits: the nearest
-      // timestamped line before it.
+      // timestamped line before it. dmesg -H delta lines ("[  +0.000316]")
+      // add up from it: the line's own delta and those of the delta lines
+      // in between (`acc`), all within the same position bound.
+      const bool own_delta = view.time && view.time->delta_s;
+      int64_t acc = own_delta ? DeltaUs(*view.time->delta_s) : 0;
       int64_t inherited = kNoTime;
       uint64_t inherited_at = 0;
       bool needs_prev = false;
+      int64_t pending_delta = 0;
       if (!(view.time && view.time->wall_us)) {
         std::string_view before = p.before;
         bool found = false;
@@ -468,12 +482,13 @@ struct Scanner::Impl {
           if (partial) break;
           LineView pv = SplitLine(prev, st.format, st.tctx);
           if (pv.time && pv.time->wall_us) {
-            inherited = *pv.time->wall_us;
+            inherited = *pv.time->wall_us + acc;
             inherited_at = p.offset - p.before.size() +
                            static_cast<uint64_t>(prev.data() - p.before.data());
             found = true;
             break;
           }
+          if (pv.time && pv.time->delta_s) acc += DeltaUs(*pv.time->delta_s);
           if (nl == std::string_view::npos) break;
           before = before.substr(0, nl);
         }
@@ -481,18 +496,21 @@ struct Scanner::Impl {
           // The chain keeps the position bound: the stamped line must start
           // within kInheritWindow of this one, as for any other chunking.
           if (prev_time != kNoTime && prev_time_at + kInheritWindow >= p.offset) {
-            inherited = prev_time;
+            inherited = prev_time + acc;
             inherited_at = prev_time_at;
           }
           needs_prev = prev_needs_prev;
+          pending_delta = prev_pending_delta + acc;
         } else if (!found && p.before_reaches_chunk_start) {
           needs_prev = true;
+          pending_delta = acc;
         }
       }
       bool own_time = view.time && view.time->wall_us;
       prev_time = own_time ? *view.time->wall_us : inherited;
       prev_time_at = own_time ? p.offset : inherited_at;
       prev_needs_prev = prev_time == kNoTime && needs_prev;
+      prev_pending_delta = pending_delta;
       std::string text;  // cleaned once per line, whatever its number of signals
       bool have_text = false;
       const size_t ev_begin = out.evidence.size();
@@ -534,13 +552,15 @@ struct Scanner::Impl {
           ev.monotonic_s = view.time->monotonic_s;
         }
         bool ev_needs_prev = false;
+        ev.dmesg_delta = own_delta;
         if (ev.time_us == kNoTime && !ev.monotonic_s) {
           // Inherit the previous timestamped line's time.
           if (inherited != kNoTime) {
             ev.time_us = inherited;
-            ev.time_source = TimeSource::kInherited;
+            ev.time_source = ev.InheritedSource();
           } else {
             ev_needs_prev = needs_prev;
+            ev.prev_delta_us = pending_delta;
           }
         }
         // Attribution: path, then the line, then captures.
@@ -602,13 +622,15 @@ struct Scanner::Impl {
     std::string_view tail = out.tail;
     if (!tail.empty() && tail.back() == '\n') tail.remove_suffix(1);
     const uint64_t tail_start = out.base_offset + out.bytes - out.tail.size();
+    int64_t tail_acc = 0;  // dmesg -H deltas after the last stamped line
     while (!tail.empty()) {
       size_t nl = tail.rfind('\n');
       if (nl == std::string_view::npos && out.tail.size() >= kEdgeWindow) break;  // partial
       std::string_view l = nl == std::string_view::npos ? tail : tail.substr(nl + 1);
       LineView v = SplitLine(l, st.format, st.tctx);
+      if (v.time && v.time->delta_s) tail_acc += DeltaUs(*v.time->delta_s);
       if (v.time && v.time->wall_us) {
-        out.last_time_us = *v.time->wall_us;
+        out.last_time_us = *v.time->wall_us + tail_acc;
         out.last_time_inferred = v.time->year_inferred;
         out.last_time_offset = static_cast<int64_t>(tail_start + (nl == std::string_view::npos ? 0 : nl + 1));
         if (v.time->monotonic_s) {
@@ -619,6 +641,9 @@ struct Scanner::Impl {
       }
       if (nl == std::string_view::npos) break;
       tail = tail.substr(0, nl);
+    }
+    if (out.last_time_us == kNoTime && out.tail.size() == out.bytes && out.bytes < kEdgeWindow) {
+      out.unanchored_delta_us = tail_acc;
     }
     out.head.clear();
     // The tail stays: the merge keeps the source's last bytes from it to
@@ -750,10 +775,11 @@ struct Scanner::Impl {
       if (out.needs_prev_time[i] && ev.time_us == kNoTime) {
         if (st.last_time_us == kNoTime) {
           ev.needs_prev_time = true;  // a range scan: the merge may know
+          ev.prev_delta_us += sum.unanchored_delta_us;  // deltas of earlier chunks of the range
         } else if (st.last_time_offset >= 0 &&
                    static_cast<uint64_t>(st.last_time_offset) + kInheritWindow >= ev.offset) {
-          ev.time_us = st.last_time_us;
-          ev.time_source = TimeSource::kInherited;
+          ev.time_us = st.last_time_us + ev.prev_delta_us;
+          ev.time_source = ev.InheritedSource();
         }
       }
       Keep(st, std::move(ev));
@@ -769,6 +795,14 @@ struct Scanner::Impl {
       sum.first_time_inferred = out.first_time_inferred;
     }
     if (sum.dated_us == kNoTime) sum.dated_us = out.dated_us;
+    if (out.last_time_us == kNoTime && out.unanchored_delta_us != 0) {
+      if (st.last_time_us != kNoTime) st.last_time_us += out.unanchored_delta_us;
+      if (sum.last_time_us != kNoTime) {
+        sum.last_time_us += out.unanchored_delta_us;
+      } else {
+        sum.unanchored_delta_us += out.unanchored_delta_us;
+      }
+    }
     if (out.last_time_us != kNoTime) {
       sum.last_time_us = out.last_time_us;
       sum.last_time_inferred = out.last_time_inferred;

@@ -591,6 +591,32 @@ bool ReadShortCtime(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
   return true;
 }
 
+// NVIDIA Fabric Manager (and DCGM host engine): "Nov 02 2026 06:21:41"
+// inside brackets, "[%b %d %Y %H:%M:%S]". Local time, with its year.
+bool ReadMonthDayYear(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
+  Scanner t = sc;
+  Civil c;
+  c.month = MonthFromName(t.Peek(0), t.Peek(1), t.Peek(2));
+  if (c.month == 0 || t.Peek(3) != ' ') return false;
+  t.i += 4;
+  t.Eat(' ');
+  uint64_t day = 0;
+  if (t.DigitsUpTo(2, &day) == 0 || !t.Eat(' ')) return false;
+  c.day = static_cast<int>(day);
+  int year = 0;
+  if (!t.Digits(4, &year) || !t.Eat(' ')) return false;
+  c.year = year;
+  if (!ReadClock(t, /*comma_fraction=*/false, &c, nullptr) || !t.Eat(']') ||
+      !ValidDate(c.year, c.month, c.day, false)) {
+    return false;
+  }
+  out->format = TimeFormat::kDmesgCtime;
+  out->wall_us = CivilToUs(c, ctx.tz_offset_s);
+  out->year_inferred = false;
+  sc = t;
+  return true;
+}
+
 // Everything that can follow '[' at a line start.
 bool ReadBracketed(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
   Scanner t = sc;
@@ -620,6 +646,7 @@ bool ReadBracketed(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
     // Relative to the previous record: recognised so the caller treats the
     // line as a kernel line, but it carries neither wall nor monotonic time.
     out->format = TimeFormat::kKernelMonotonic;
+    out->delta_s = delta;
     sc = rel;
     return true;
   }
@@ -657,6 +684,11 @@ bool ReadBracketed(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
   Scanner sh = t;
   if (ReadShortCtime(sh, ctx, out)) {
     sc = sh;
+    return true;
+  }
+  Scanner fm = t;
+  if (ReadMonthDayYear(fm, ctx, out)) {
+    sc = fm;
     return true;
   }
   return false;

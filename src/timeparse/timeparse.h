@@ -52,6 +52,9 @@ struct ParsedTime {
   // carries both: "Nov  2 13:46:41 node017 kernel: [1000001.682554] ...").
   std::optional<double> monotonic_s;
   bool year_inferred = false;   // the format had no year; default_year used
+  // dmesg -H / --reltime delta "[  +0.000316]": seconds since the previous
+  // record. Set only for such lines (format kKernelMonotonic, no wall_us).
+  std::optional<double> delta_s;
   size_t end = 0;               // byte just past the timestamp in the line
 };
 
@@ -72,8 +75,9 @@ struct ParsedTime {
 //   and "[1762091201.123]" (kEpoch: no kernel is up for 30 years).
 // - dmesg -H "[Nov 2 13:46]" / "[Nov12 13:46]": kDmesgCtime, minute
 //   precision, year inferred. dmesg -H deltas "[  +0.000316]":
-//   kKernelMonotonic with neither wall_us nor monotonic_s (see
-//   ParseDmesgDelta).
+//   kKernelMonotonic with neither wall_us nor monotonic_s, and delta_s set
+//   (see ParseDmesgDelta); the scanner adds the deltas up from the last
+//   "[Nov 2 13:46]" line.
 // - Bare numbers count as epochs only within years [2000, 2100) and when
 //   followed by a space, punctuation or the end ("3: hello" is rejected).
 // - Year-less Feb 29 is accepted in any default_year (rolls to Mar 1).

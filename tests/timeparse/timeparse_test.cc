@@ -445,6 +445,22 @@ TEST(ParseLineTimeKernel, DmesgCtime) {
   EXPECT_FALSE(ParseLineTime("[Mon Nov  2 13:46:41] x"sv, Ctx()).has_value());
 }
 
+// NVIDIA Fabric Manager's own log: "[Nov 02 2026 06:21:41] [ERROR] [tid 841] ...".
+TEST(ParseLineTimeKernel, FabricManagerStamp) {
+  const auto fm = ParseLineTime(
+      "[Nov 02 2026 06:21:41] [ERROR] [tid 841] detected NVSwitch fatal error 12"sv, Ctx(1999));
+  ASSERT_TRUE(fm.has_value());
+  EXPECT_EQ(fm->wall_us, Us(2026, 11, 2, 6, 21, 41));
+  EXPECT_FALSE(fm->year_inferred);
+  EXPECT_EQ(fm->end, 22u);
+  const auto one_digit = ParseLineTime("[Jul  4 2021 09:50:49] [INFO] [tid 841] Connected"sv, Ctx());
+  ASSERT_TRUE(one_digit.has_value());
+  EXPECT_EQ(one_digit->wall_us, Us(2021, 7, 4, 9, 50, 49));
+  EXPECT_FALSE(ParseLineTime("[Nov 02 2026 06:21] x"sv, Ctx()).has_value());
+  EXPECT_FALSE(ParseLineTime("[Nov 31 2026 06:21:41] x"sv, Ctx()).has_value());
+  EXPECT_FALSE(ParseLineTime("[Nov 02 2026 06:21:41 x"sv, Ctx()).has_value());
+}
+
 TEST(ParseLineTimeKernel, DmesgHuman) {
   const auto first = ParseLineTime("[Nov 2 13:46] NVRM: loading NVIDIA UNIX"sv,
                                    Ctx(2026));
@@ -464,6 +480,8 @@ TEST(ParseLineTimeKernel, DmesgHuman) {
   EXPECT_EQ(delta->format, TimeFormat::kKernelMonotonic);
   EXPECT_FALSE(delta->wall_us.has_value());
   EXPECT_FALSE(delta->monotonic_s.has_value());
+  ASSERT_TRUE(delta->delta_s.has_value());
+  EXPECT_DOUBLE_EQ(*delta->delta_s, 0.000316);
   EXPECT_EQ(delta->end, 13u);
 
   const auto d = ParseDmesgDelta("[  +0.000316] x"sv);
