@@ -48,7 +48,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                       ev.monotonic_s.value_or(0), ev.rank, ev.local_rank, ev.pid,
                                       b.CreateString(ev.host), b.CreateString(ev.gpu), ev.rule, ev.signal,
                                       b.CreateString(ev.text), b.CreateVector(fields), ev.needs_prev_time,
-                                      ev.prev_delta_us, ev.dmesg_delta));
+                                      ev.prev_delta_us, ev.dmesg_delta, ev.traceback_span));
   }
   std::vector<Offset<fb::BRank>> ranks;
   for (const auto& [rank, r] : scan.ranks) {
@@ -194,6 +194,7 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
       ev.needs_prev_time = e->needs_prev_time();
       ev.prev_delta_us = e->prev_delta_us();
       ev.dmesg_delta = e->dmesg_delta();
+      ev.traceback_span = e->traceback_span();
       r.evidence.push_back(std::move(ev));
     }
   }

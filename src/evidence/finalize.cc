@@ -7,6 +7,60 @@
 
 namespace faultline {
 
+namespace {
+
+// Evidence on the lines of a folded traceback -- a frame in
+// distributed_c10d.py, a code line quoting an error string -- belongs to the
+// exception line that ends it: it takes that line's time when it has no
+// stamp of its own, its rank and host when it lacks them, and the field
+// `in_traceback_of` (the exception's line number). Lines of other ranks or
+// hosts printed into the same traceback are left alone.
+void AttachTracebackLines(ScanResult& r) {
+  std::map<uint32_t, std::vector<size_t>> by_source;  // evidence indices by offset
+  bool any = false;
+  for (size_t i = 0; i < r.evidence.size(); ++i) {
+    by_source[r.evidence[i].source].push_back(i);
+    any |= r.evidence[i].traceback_span > 0;
+  }
+  if (!any) return;
+  for (auto& [src, idx] : by_source) {
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      return r.evidence[a].offset < r.evidence[b].offset;
+    });
+    for (size_t k = 0; k < idx.size(); ++k) {
+      const Evidence& exc = r.evidence[idx[k]];
+      if (exc.traceback_span == 0) continue;
+      const uint64_t begin = exc.offset >= exc.traceback_span ? exc.offset - exc.traceback_span : 0;
+      for (size_t j = k; j-- > 0;) {
+        Evidence& ev = r.evidence[idx[j]];
+        if (ev.offset < begin) break;
+        if (ev.offset >= exc.offset) continue;  // another signal of the exception line
+        if ((ev.rank >= 0 && ev.rank != exc.rank) || (!ev.host.empty() && ev.host != exc.host)) continue;
+        if (ev.rank < 0) ev.rank = exc.rank;
+        if (ev.host.empty()) ev.host = exc.host;
+        if (exc.time_us != kNoTime &&
+            (ev.time_source == TimeSource::kInherited || ev.time_us == kNoTime)) {
+          ev.time_us = exc.time_us;
+          // A year still to be placed, or a kernel anchor, stays as such.
+          ev.time_source = exc.time_source == TimeSource::kParsed ? TimeSource::kInherited : exc.time_source;
+          ev.needs_prev_time = false;
+        }
+        std::string line = std::to_string(exc.line);
+        bool set = false;
+        for (auto& [key, value] : ev.fields) {
+          if (key == "in_traceback_of") {
+            value = line;
+            set = true;
+          }
+        }
+        if (!set) ev.fields.emplace_back("in_traceback_of", std::move(line));
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void FinalizeTimes(ScanResult& r) {
   // Kernel monotonic stamps: anchor to wall time from the same source, else
   // from another source of the same host.
@@ -27,6 +81,7 @@ void FinalizeTimes(ScanResult& r) {
       ev.time_source = TimeSource::kMonotonicAnchored;
     }
   }
+  AttachTracebackLines(r);
   // Year-less stamps (syslog, glog): pick the year that puts them nearest the
   // job's dated evidence, which handles a December-to-January run.
   std::vector<int64_t> dated;

@@ -665,6 +665,7 @@ struct Scanner::Impl {
       Evidence& ev = evs[i];
       if (!ev.Field("raised_at")) ev.fields.emplace_back("raised_at", CleanText(fold->raised_at));
       if (!ev.Field("traceback")) ev.fields.emplace_back("traceback", CleanText(fold->frames));
+      ev.traceback_span = static_cast<uint32_t>(fold->span);
     }
   }
 

@@ -57,6 +57,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   std::vector<std::string> frames;  // innermost first while walking back
   int gap = 0;
   enum class End { kHeader, kGap, kWindow } end = End::kWindow;
+  size_t top = window.size();  // start of the outermost traceback line seen
   std::string_view rest = window;
   if (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
   while (!rest.empty()) {
@@ -69,11 +70,13 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
     if (SameStream(v.attr, mine)) {
       if (v.message.find(kHeader) != std::string_view::npos) {
         end = End::kHeader;
+        top = static_cast<size_t>(l.data() - window.data());
         break;
       }
       if (auto fr = ParseFrame(v.message)) {
         frames.push_back(std::move(*fr));
         gap = 0;
+        top = static_cast<size_t>(l.data() - window.data());
       } else if (++gap > kMaxGap) {
         end = End::kGap;
         break;
@@ -88,6 +91,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   bool header = end == End::kHeader;
   TracebackFold out;
   out.complete = header;
+  out.span = window.size() - top;
   out.frame_count = frames.size();
   out.raised_at = frames.front();
   size_t keep = std::min(frames.size(), kTracebackMaxFrames);

@@ -38,6 +38,9 @@ struct TracebackFold {
   std::string frames;     // "a.py:1 in f > b.py:2 in g > ..."
   size_t frame_count = 0;
   bool complete = false;  // the header was found (the frames are all there)
+  // Bytes from the start of the traceback's first line (its header, or the
+  // outermost frame in the window) to the start of the exception line.
+  size_t span = 0;
 };
 
 // Whether `line` may end a traceback: a cheap test on the text, so that the

@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "evidence/bundle.h"
 #include "scan_test_util.h"
 
 namespace faultline {
@@ -147,6 +148,70 @@ TEST(Traceback, SameFoldForEveryChunkingAndSource) {
     auto got = Keys(s.Finish());
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].fields, want[i].fields) << i;
+  }
+}
+
+// Evidence on a traceback's own lines (here the frame in TensorBoard's
+// event_file_writer.py) belongs to the exception that ends it: it names the
+// exception's line in `in_traceback_of` and takes its time and rank. A frame
+// of another rank printed into the middle is not taken. The same for any
+// chunking and for byte ranges merged from bundles.
+TEST(Traceback, LinesOfTheTracebackBelongToTheException) {
+  scantest::TempDir dir;
+  std::string log;
+  for (int i = 0; i < 200; ++i) {
+    log += "[rank0]: [2026-11-02 13:46:" + std::to_string(10 + i % 50) + "] step " +
+           std::to_string(i) + " loss 2.31\n";
+  }
+  const std::string writer =
+      "  File \"/usr/lib/python3/site-packages/tensorboard/summary/writer/event_file_writer.py\", "
+      "line 117, in add_event\n";
+  log += "[rank0]: Traceback (most recent call last):\n";
+  log += "[rank0]:   File \"/workspace/train.py\", line 88, in <module>\n";
+  log += "[rank0]:     writer.add_scalar(\"loss\", loss, step)\n";
+  const size_t frame_at = log.size();
+  log += "[rank0]: " + writer;
+  log += "[rank0]:     self._async_writer.write(event.SerializeToString())\n";
+  const size_t other_at = log.size();
+  log += "[rank5]: " + writer;  // another rank's line, interleaved
+  const size_t exc_at = log.size();
+  log += "[rank0]: OSError: [Errno 28] No space left on device\n";
+  for (int i = 0; i < 30; ++i) log += "[rank0]: shutting down " + std::to_string(i) + "\n";
+  const std::string path = dir / "node003/rank-0.log";
+  scantest::WriteFile(path, log);
+  auto rs = scantest::DefaultRules();
+
+  ScanResult whole = scantest::ScanFiles(rs, {path}, BigCaps(1));
+  const Evidence *frame = nullptr, *other = nullptr, *exc = nullptr;
+  for (const Evidence& e : whole.evidence) {
+    if (e.offset == frame_at) frame = &e;
+    if (e.offset == other_at) other = &e;
+    if (e.offset == exc_at && rs->rule(e.rule)->id()->string_view() == "disk-full-enospc") exc = &e;
+  }
+  ASSERT_TRUE(frame && other && exc);
+  EXPECT_EQ(rs->rule(frame->rule)->id()->string_view(), "wandb-tracking-failure");
+  ASSERT_NE(exc->Field("raised_at"), nullptr);
+  ASSERT_NE(frame->Field("in_traceback_of"), nullptr);
+  EXPECT_EQ(*frame->Field("in_traceback_of"), std::to_string(exc->line));
+  EXPECT_EQ(frame->rank, 0);
+  EXPECT_EQ(frame->time_us, exc->time_us);
+  EXPECT_EQ(other->Field("in_traceback_of"), nullptr);
+  EXPECT_EQ(other->rank, 5);
+
+  auto want = Keys(whole);
+  for (size_t chunk : {size_t{4096}, exc_at - 100, exc_at + 10}) {
+    EXPECT_EQ(Diff(want, Keys(scantest::ScanFiles(rs, {path}, BigCaps(2, chunk)))), "") << chunk;
+  }
+  for (size_t at : {frame_at + 20, exc_at - 5, log.size() / 2}) {
+    std::vector<ScanResult> parts;
+    for (auto [b, e] : {std::pair<size_t, size_t>{0, at}, {at, log.size()}}) {
+      Scanner sc(rs, BigCaps(1));
+      ASSERT_TRUE(sc.ScanRange(path, b, e, 0).ok());
+      auto back = ReadBundle(*rs, SerializeBundle(*rs, sc.Finish()), "part");
+      ASSERT_TRUE(back.ok()) << back.status();
+      parts.push_back(std::move(*back));
+    }
+    EXPECT_EQ(Diff(want, Keys(MergeScans(*rs, std::move(parts)))), "") << "cut at " << at;
   }
 }
 
