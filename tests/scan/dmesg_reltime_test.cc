@@ -137,17 +137,7 @@ TEST(DmesgReltime, DeltasAddUpTheSameEveryWay) {
     EXPECT_EQ(Diff(want, Keys(MergeScans(*rs, std::move(read)))), "") << "600-byte ranges";
   }
   // A pushed stream flushed after every random piece.
-  std::mt19937 rng(3);
-  Scanner s(rs, BigCaps(1));
-  uint32_t id = s.OpenStream(path);
-  for (size_t pos = 0; pos < log.size();) {
-    size_t n = std::min<size_t>(1 + rng() % 700, log.size() - pos);
-    ASSERT_TRUE(s.Feed(id, std::string_view(log).substr(pos, n)).ok());
-    ASSERT_TRUE(s.FlushStream(id).ok());
-    pos += n;
-  }
-  ASSERT_TRUE(s.CloseStream(id).ok());
-  EXPECT_EQ(Diff(want, Keys(s.Finish())), "");
+  EXPECT_EQ(Diff(want, Keys(scantest::ScanStreamFlushed(rs, path, log, BigCaps(1), 3, 700))), "");
 }
 
 // Deltas only count from a minute stamp within the inheritance window, as

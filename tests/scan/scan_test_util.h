@@ -453,6 +453,26 @@ ScanResult ScanStream(std::shared_ptr<const Ruleset> rs, const std::string& name
   return s.Finish();
 }
 
+// A push stream fed in random pieces of 1..max_piece bytes and flushed after
+// each one, so every flush scans the whole lines buffered so far as a chunk.
+inline ScanResult ScanStreamFlushed(std::shared_ptr<const Ruleset> rs, const std::string& name,
+                                    std::string_view data, const ScanOptions& opts,
+                                    uint32_t seed, size_t max_piece) {
+  Scanner s(std::move(rs), opts);
+  uint32_t id = s.OpenStream(name);
+  std::mt19937 rng(seed);
+  for (size_t pos = 0; pos < data.size();) {
+    size_t n = std::min<size_t>(1 + rng() % max_piece, data.size() - pos);
+    absl::Status st = s.Feed(id, data.substr(pos, n));
+    if (st.ok()) st = s.FlushStream(id);
+    if (!st.ok()) std::fprintf(stderr, "Feed/FlushStream: %s\n", std::string(st.message()).c_str());
+    pos += n;
+  }
+  absl::Status st = s.CloseStream(id);
+  if (!st.ok()) std::fprintf(stderr, "CloseStream: %s\n", std::string(st.message()).c_str());
+  return s.Finish();
+}
+
 }  // namespace faultline::scantest
 
 #endif  // FAULTLINE_TESTS_SCAN_SCAN_TEST_UTIL_H_

@@ -134,18 +134,9 @@ TEST(Traceback, SameFoldForEveryChunkingAndSource) {
   // A stream flushed after every random piece: each flush scans the whole
   // lines buffered so far as one chunk, so tracebacks straddle chunks and
   // the merge completes their windows.
-  std::mt19937 rng(7);
-  for (int round = 0; round < 4; ++round) {
-    Scanner s(rs, BigCaps(1));
-    uint32_t id = s.OpenStream(dir / "node017/rank-3.log");
-    for (size_t pos = 0; pos < log.size();) {
-      size_t n = std::min<size_t>(1 + rng() % 700, log.size() - pos);
-      ASSERT_TRUE(s.Feed(id, std::string_view(log).substr(pos, n)).ok());
-      ASSERT_TRUE(s.FlushStream(id).ok());
-      pos += n;
-    }
-    ASSERT_TRUE(s.CloseStream(id).ok());
-    auto got = Keys(s.Finish());
+  for (uint32_t round = 0; round < 4; ++round) {
+    auto got = Keys(scantest::ScanStreamFlushed(rs, dir / "node017/rank-3.log", log, BigCaps(1),
+                                                7 + round, 700));
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].fields, want[i].fields) << i;
   }
