@@ -16,13 +16,12 @@ namespace {
 // `in_traceback_of` (the exception's line number). Lines of other ranks or
 // hosts printed into the same traceback are left alone.
 void AttachTracebackLines(ScanResult& r) {
-  std::map<uint32_t, std::vector<size_t>> by_source;  // evidence indices by offset
-  bool any = false;
-  for (size_t i = 0; i < r.evidence.size(); ++i) {
-    by_source[r.evidence[i].source].push_back(i);
-    any |= r.evidence[i].traceback_span > 0;
+  if (std::none_of(r.evidence.begin(), r.evidence.end(),
+                   [](const Evidence& ev) { return ev.traceback_span > 0; })) {
+    return;
   }
-  if (!any) return;
+  std::map<uint32_t, std::vector<size_t>> by_source;  // evidence indices by offset
+  for (size_t i = 0; i < r.evidence.size(); ++i) by_source[r.evidence[i].source].push_back(i);
   for (auto& [src, idx] : by_source) {
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
       return r.evidence[a].offset < r.evidence[b].offset;
