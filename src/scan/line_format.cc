@@ -1,6 +1,8 @@
 #include "scan/line_format.h"
 
+#include <algorithm>
 #include <optional>
+#include <vector>
 
 #include <cstring>
 
@@ -130,6 +132,47 @@ void Flatten(std::string& msg) {
 
 }  // namespace
 
+namespace {
+// See DetectLineFormat: the widest width, shared by at least four lines,
+// nearly all of them followed by a continuation-looking line (no stamp, no
+// rank prefix, not the same first bytes).
+size_t DetectWrapWidth(std::string_view head) {
+  std::vector<std::string_view> lines;
+  for (size_t at = 0; at < head.size() && lines.size() < 4096;) {
+    size_t nl = head.find('\n', at);
+    if (nl == std::string_view::npos) break;  // a partial last line says nothing
+    lines.push_back(head.substr(at, nl - at));
+    at = nl + 1;
+  }
+  size_t widest = 0, count = 0;
+  std::vector<size_t> widths(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    widths[i] = DisplayWidth(lines[i]);
+    if (widths[i] > widest) {
+      widest = widths[i];
+      count = 0;
+    }
+    count += widths[i] == widest;
+  }
+  if (widest < 40 || count < 4) return 0;
+  size_t continued = 0, followed = 0;
+  TimeContext tc;
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    if (widths[i] != widest) continue;
+    ++followed;
+    std::string_view next = lines[i + 1];
+    const size_t k = std::min<size_t>({8, next.size(), lines[i].size()});
+    const bool same_start = k > 0 && next.substr(0, k) == lines[i].substr(0, k);
+    if (same_start) continue;
+    // Launcher prefixes ("0: ", "[rank3]:") stand before a stamp: read the
+    // line as a line of the source, not its first bytes.
+    const LineView v = SplitLine(next, LineFormat{}, tc);
+    if (!v.time && !v.attr.rank) ++continued;
+  }
+  return followed >= 4 && continued * 10 >= followed * 9 ? widest : 0;
+}
+}  // namespace
+
 LineFormat DetectLineFormat(std::string_view head) {
   LineFormat f;
   size_t pos = 0;
@@ -164,6 +207,7 @@ LineFormat DetectLineFormat(std::string_view head) {
     }
     f.cri = seen > 0 && cri * 2 > seen;
   }
+  if (!f.json && !f.cri) f.wrap_width = static_cast<uint32_t>(DetectWrapWidth(head));
   return f;
 }
 
@@ -236,35 +280,115 @@ JsonChunk JoinCriPartials(std::string_view chunk) {
 }
 
 namespace {
-// Whether the line that ends right before `cut` (a line start > 0) is a CRI
-// partial line; *start is where that line starts.
-bool PartialBefore(std::string_view data, size_t cut, size_t* start) {
+// Whether the line that ends right before `cut` (a line start > 0)
+// continues on the next one; *start is where that line starts.
+bool PartialBefore(const LineFormat& f, std::string_view data, size_t cut, size_t* start) {
   size_t nl = cut >= 2 ? data.rfind('\n', cut - 2) : std::string_view::npos;
   *start = nl == std::string_view::npos ? 0 : nl + 1;
-  std::string_view prev = data.substr(*start, cut - 1 - *start);
-  if (!prev.empty() && prev.back() == '\r') prev.remove_suffix(1);
-  return CriTag(prev) == 'P';
+  return ContinuesNext(f, data.substr(*start, cut - 1 - *start));
+}
+
+LineFormat CriFormat() {
+  LineFormat f;
+  f.cri = true;
+  return f;
+}
+
+// Hard-wrapped runs: each line exactly `width` wide joined with the next.
+JsonChunk JoinWrapped(std::string_view chunk, size_t width) {
+  JsonChunk out;
+  size_t pos = 0;
+  uint64_t line_rel = 0;
+  bool open = false;
+  while (pos < chunk.size()) {
+    size_t nl = chunk.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? chunk.size() : nl;
+    std::string_view bare = chunk.substr(pos, end - pos);
+    if (!bare.empty() && bare.back() == '\r') bare.remove_suffix(1);
+    if (open) {
+      out.lines.back().length = end - out.lines.back().offset;
+    } else {
+      if (!out.lines.empty()) out.messages += '\n';
+      out.lines.push_back({pos, end - pos, line_rel});
+    }
+    out.messages.append(bare);
+    open = DisplayWidth(bare) == width;
+    ++line_rel;
+    if (nl == std::string_view::npos) break;
+    pos = nl + 1;
+  }
+  if (!out.lines.empty()) out.messages += '\n';
+  return out;
 }
 }  // namespace
 
-size_t CriCutBack(std::string_view data, size_t cut) {
+size_t DisplayWidth(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  size_t cols = 0;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    if (c == 0x1b && i + 1 < line.size() && line[i + 1] == '[') {
+      // CSI: parameters and intermediates, then one final byte 0x40-0x7e.
+      i += 2;
+      while (i < line.size() && (static_cast<unsigned char>(line[i]) < 0x40 ||
+                                 static_cast<unsigned char>(line[i]) > 0x7e)) {
+        ++i;
+      }
+      continue;
+    }
+    if (c == '\t') {
+      cols = (cols / 8 + 1) * 8;
+    } else if ((c & 0xC0) != 0x80) {
+      ++cols;
+    }
+  }
+  return cols;
+}
+
+bool ContinuesNext(const LineFormat& f, std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (f.cri) return CriTag(line) == 'P';
+  // A line of `wrap_width` columns has at least that many bytes.
+  return f.wrap_width > 0 && line.size() >= f.wrap_width && DisplayWidth(line) == f.wrap_width;
+}
+
+bool HasPartial(const LineFormat& f, std::string_view chunk) {
+  if (f.cri) return HasCriPartial(chunk);
+  if (f.wrap_width == 0) return false;
+  for (size_t pos = 0; pos < chunk.size();) {
+    size_t nl = chunk.find('\n', pos);
+    if (nl == std::string_view::npos) return false;  // the last line has nothing to join
+    if (ContinuesNext(f, chunk.substr(pos, nl - pos))) return true;
+    pos = nl + 1;
+  }
+  return false;
+}
+
+JsonChunk JoinPartials(const LineFormat& f, std::string_view chunk) {
+  return f.cri ? JoinCriPartials(chunk) : JoinWrapped(chunk, f.wrap_width);
+}
+
+size_t CutBack(const LineFormat& f, std::string_view data, size_t cut) {
   size_t start = 0;
   while (cut > 0) {
-    if (!PartialBefore(data, cut, &start)) return cut;
+    if (!PartialBefore(f, data, cut, &start)) return cut;
     cut = start;
   }
   return 0;
 }
 
-size_t CriCutForward(std::string_view data, size_t cut) {
+size_t CutForward(const LineFormat& f, std::string_view data, size_t cut) {
   size_t start = 0;
   while (cut > 0 && cut < data.size()) {
-    if (!PartialBefore(data, cut, &start)) return cut;
+    if (!PartialBefore(f, data, cut, &start)) return cut;
     size_t nl = data.find('\n', cut);
     cut = nl == std::string_view::npos ? data.size() : nl + 1;
   }
   return std::min(cut, data.size());
 }
+
+size_t CriCutBack(std::string_view data, size_t cut) { return CutBack(CriFormat(), data, cut); }
+size_t CriCutForward(std::string_view data, size_t cut) { return CutForward(CriFormat(), data, cut); }
 
 LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
   LineView v;

@@ -23,10 +23,26 @@ struct LineFormat {
   // message longer than the runtime's buffer is split into `P` (partial)
   // lines ended by an `F` line, which the scanner joins before matching.
   bool cri = false;
+  // A terminal capture hard-wrapped at this many columns (tmux/screen
+  // capture, `script`, a console log): a line exactly this wide continues on
+  // the next one, and the scanner joins the run before matching. 0: none.
+  // A line that is exactly this wide without having been wrapped is joined
+  // too; detection asks for evidence of wrapping first (DetectLineFormat).
+  uint32_t wrap_width = 0;
+  // Whether physical lines may be joined into one record before matching.
+  bool joins() const { return cri || wrap_width > 0; }
 };
 
-// Looks at the first lines of a source.
+// Looks at the first lines of a source. A hard wrap is found when at least
+// four lines share the widest width (40 columns or more) and nearly all of
+// them are followed by a line that looks like a continuation: no timestamp
+// and no rank prefix at its start, and not the same first bytes as the line
+// before it.
 LineFormat DetectLineFormat(std::string_view head);
+
+// Terminal columns of a line: UTF-8 code points, tabs to the next multiple
+// of 8, ANSI CSI sequences (colours) and a trailing '\r' take none.
+size_t DisplayWidth(std::string_view line);
 
 struct LineView {
   std::optional<ParsedTime> time;
@@ -69,6 +85,16 @@ JsonChunk JoinCriPartials(std::string_view chunk);
 // forward past the `F` line ending the run (the data's end when none does).
 size_t CriCutBack(std::string_view data, size_t cut);
 size_t CriCutForward(std::string_view data, size_t cut);
+
+// The same for any joining format (CRI partial lines, hard-wrapped lines):
+// whether a physical line continues on the next one, whether a chunk has any
+// such line, the chunk's joined records (JoinCriPartials' shape; wrapped runs
+// are concatenated as they are), and cuts moved off runs.
+bool ContinuesNext(const LineFormat& f, std::string_view line);
+bool HasPartial(const LineFormat& f, std::string_view chunk);
+JsonChunk JoinPartials(const LineFormat& f, std::string_view chunk);
+size_t CutBack(const LineFormat& f, std::string_view data, size_t cut);
+size_t CutForward(const LineFormat& f, std::string_view data, size_t cut);
 
 }  // namespace faultline
 

@@ -735,10 +735,11 @@ struct Scanner::Impl {
                       p.before_reaches_chunk_start = false;
                       p.before_reaches_prev = false;
                     });
-    } else if (st.format.cri && HasCriPartial(std::string_view(data, len))) {
-      // CRI partial lines: match on the joined records. Traceback windows
-      // come from the joined text, which starts at this chunk's start.
-      JsonChunk jc = JoinCriPartials(std::string_view(data, len));
+    } else if (st.format.joins() && HasPartial(st.format, std::string_view(data, len))) {
+      // CRI partial lines, hard-wrapped lines: match on the joined records.
+      // Traceback windows come from the joined text, which starts at this
+      // chunk's start.
+      JsonChunk jc = JoinPartials(st.format, std::string_view(data, len));
       PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out,
                     [&](Pending& p, const JsonLine&) {
                       if (!p.tb_candidate) return;
@@ -1040,13 +1041,13 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     std::string_view all = mapping->mapped();
     const char* base = all.data() + t.begin;
     size_t len = t.end - t.begin;
-    bool cri_join = false;
-    if (st.format.cri &&
+    bool join = false;
+    if (st.format.joins() &&
         !GuardedRead(all.data(), all.size(),
-                     [&] { cri_join = HasCriPartial(std::string_view(base, len)); })) {
-      cri_join = false;  // the scan below meets the same fault and reports it
+                     [&] { join = HasPartial(st.format, std::string_view(base, len)); })) {
+      join = false;  // the scan below meets the same fault and reports it
     }
-    if (st.format.json || cri_join) {
+    if (st.format.json || join) {
       // JSON lines match on their messages (escaped quotes, \uXXXX), as a
       // whole-file task does, not on the raw records.
       std::string copy;
@@ -1096,7 +1097,7 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     // (ProcessBuffer); only a plain file is scanned in place.
     bool derived = st.format.json;
     bool ok = GuardedRead(all.data(), all.size(), [&] {
-      if (!derived && st.format.cri) derived = HasCriPartial(all);
+      if (!derived && st.format.joins()) derived = HasPartial(st.format, all);
       if (!derived) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
     });
     if (!ok) {
@@ -1139,15 +1140,15 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<HsCtx::
     if (*n == 0) eof = true;
     have += *n;
     size_t cut = have;
-    if (offset == 0 && !st.format.json && !st.format.cri) {
+    if (offset == 0 && !st.format.json && !st.format.joins()) {
       st.format = Detect(std::string_view(buf.data(), std::min<size_t>(have, 64 << 10)));
     }
     if (!eof) {
       const void* nl = memrchr(buf.data(), '\n', have);
       if (nl) {
         cut = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
-        // CRI: a run of partial lines waits for the F line that ends it.
-        if (st.format.cri) cut = CriCutBack(std::string_view(buf.data(), have), cut);
+        // A run of CRI partial or wrapped lines waits for the line ending it.
+        if (st.format.joins()) cut = CutBack(st.format, std::string_view(buf.data(), have), cut);
         if (cut == 0 && have < kMaxStreamLine) continue;
         if (cut == 0) cut = have;
       } else if (have < kMaxStreamLine) {
@@ -1336,7 +1337,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
           CopyOut(head, all.data(), std::min<size_t>(all.size(), 64 << 10));
         });
         if (ok) m.states[src]->format = m.Detect(head);
-        const bool cri = m.states[src]->format.cri;
+        const LineFormat fmt = m.states[src]->format;
         ok = ok && GuardedRead(all.data(), all.size(), [&] {
           uint64_t pos = 0;
           while (all.size() - pos > m.opts.chunk_bytes) {
@@ -1344,8 +1345,8 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
             const void* nl = std::memchr(all.data() + nominal, '\n', all.size() - nominal);
             if (!nl) break;
             pos = static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1;
-            // CRI: never between partial lines and the F line ending them.
-            if (cri) pos = CriCutForward(all, pos);
+            // Never inside a run of CRI partial or wrapped lines.
+            if (fmt.joins()) pos = CutForward(fmt, all, pos);
             if (pos >= all.size()) break;
             cuts.push_back(pos);
           }
@@ -1428,13 +1429,14 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
   if (first_line > 0) lines_before = first_line - 1;
   Impl::SourceState& st = *m.states[src];
   st.format = m.Detect(head);
-  if (st.format.cri) {
-    // Both ends move past a run of CRI partial lines, as every range of the
-    // same file does: the run belongs to the range holding its first line.
+  if (st.format.joins()) {
+    // Both ends move past a run of CRI partial or wrapped lines, as every
+    // range of the same file does: the run belongs to the range holding its
+    // first line.
     uint64_t old_begin = begin;
     ok = GuardedRead(all.data(), all.size(), [&] {
-      begin = CriCutForward(all, begin);
-      if (end < all.size()) end = CriCutForward(all, end);
+      begin = CutForward(st.format, all, begin);
+      if (end < all.size()) end = CutForward(st.format, all, end);
       if (end < begin) end = begin;
       lines_before += CountNewlines(all.data() + old_begin, begin - old_begin);
     });
@@ -1457,7 +1459,7 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
       bool ok2 = GuardedRead(all.data(), all.size(), [&] {
         const void* nl = std::memchr(all.data() + stop, '\n', end - stop);
         stop = nl ? static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1 : end;
-        if (st.format.cri) stop = std::min<uint64_t>(end, CriCutForward(all, stop));
+        if (st.format.joins()) stop = std::min<uint64_t>(end, CutForward(st.format, all, stop));
       });
       if (!ok2) break;
     }
@@ -1517,9 +1519,9 @@ absl::Status Scanner::FlushStream(uint32_t stream) {
   if (ps.offset == 0 && cut > 0) {
     st.format = DetectLineFormat(std::string_view(ps.buf).substr(0, std::min<size_t>(cut, 64 << 10)));
   }
-  // CRI: a run of partial lines waits for the F line that ends it (the
-  // stream's close scans whatever is left).
-  if (st.format.cri && cut > 0) cut = CriCutBack(ps.buf, cut);
+  // A run of CRI partial or wrapped lines waits for the line that ends it
+  // (the stream's close scans whatever is left).
+  if (st.format.joins() && cut > 0) cut = CutBack(st.format, ps.buf, cut);
   if (cut == 0 && ps.buf.size() >= kMaxStreamLine) cut = ps.buf.size();
   if (cut == 0) return absl::OkStatus();
   ChunkOut out;

@@ -1,0 +1,161 @@
+// Terminal captures (tmux capture-pane, screen logs, `script`) hard-wrap
+// long lines at the terminal's width. The scanner detects the width per
+// source and joins each run of full-width lines with the line that ends it
+// before matching, so a signal split by the wrap still fires, at the run's
+// first line -- the same for any chunking, a .gz, byte ranges and a stream.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "evidence/bundle.h"
+#include "scan/line_format.h"
+#include "scan_test_util.h"
+
+namespace faultline {
+namespace {
+
+using ::testing::HasSubstr;
+using scantest::BigCaps;
+using scantest::Diff;
+using scantest::Keys;
+
+// `line` as a terminal of `width` columns shows it (ASCII: a column a byte).
+std::string Wrap(std::string_view line, size_t width) {
+  std::string out;
+  do {
+    out += std::string(line.substr(0, width)) + "\n";
+    line.remove_prefix(std::min(width, line.size()));
+  } while (!line.empty());
+  return out;
+}
+
+std::string Watchdog(int rank, int seq) {
+  return "[rank" + std::to_string(rank) + "]:[E1102 13:56:" + std::to_string(10 + seq % 40) +
+         ".123456 4711 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg) Rank " +
+         std::to_string(rank) + "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" +
+         std::to_string(seq) + ", OpType=ALLREDUCE, NumelIn=1048576, NumelOut=1048576, "
+         "Timeout(ms)=600000) ran for 600018 milliseconds before timing out.";
+}
+
+// A job's console at 80 columns: step lines (short), NCCL INFO lines (some
+// wrapped once), and two watchdog timeouts wrapped over several lines.
+std::string Capture(std::vector<size_t>* watchdog_at) {
+  std::string log;
+  for (int i = 0; i < 600; ++i) {
+    std::string l = "[rank3]:2026-11-02 13:46:" + std::to_string(10 + i % 50) + ",123 - INFO - step " +
+                    std::to_string(i) + " loss 2.31";
+    log += Wrap(l, 80);
+    if (i % 5 == 0) {
+      log += Wrap("[rank3]:node017:4711:4790 [3] NCCL INFO Channel 0" + std::to_string(i % 10) +
+                      "/32 : 3[3b000] -> 4[5e000] via P2P/IPC/read comm 0x55d0c8a1e7f0 nRanks 8",
+                  80);
+    }
+    if (i == 200 || i == 451) {
+      watchdog_at->push_back(log.size());
+      log += Wrap(Watchdog(3, i), 80);
+    }
+  }
+  return log;
+}
+
+TEST(HardWrap, WidthAndDetection) {
+  EXPECT_EQ(DisplayWidth("abc"), 3u);
+  EXPECT_EQ(DisplayWidth("a\tb"), 9u);
+  EXPECT_EQ(DisplayWidth("\x1b[31merror\x1b[0m\r"), 5u);
+  EXPECT_EQ(DisplayWidth("GPU \xc3\xa9t\xc3\xa9"), 7u);
+  std::vector<size_t> at;
+  const std::string log = Capture(&at);
+  EXPECT_EQ(DetectLineFormat(std::string_view(log).substr(0, 64 << 10)).wrap_width, 80u);
+  // The same lines unwrapped; and repeated fixed-width lines that are not
+  // wrapped (NCCL's channel table) are not taken for a wrap.
+  std::string plain;
+  for (int i = 0; i < 200; ++i) {
+    plain += "[rank3]:2026-11-02 13:46:41,123 - INFO - step " + std::to_string(i) + "\n";
+    plain += "[rank3]:node017:4711:4790 [3] NCCL INFO Channel 0" + std::to_string(i % 10) +
+             "/32 : 3[3b000] -> 4[5e000] via P2P/IPC/read\n";
+  }
+  EXPECT_EQ(DetectLineFormat(plain).wrap_width, 0u);
+  EXPECT_EQ(DetectLineFormat(Watchdog(3, 1) + "\n" + Watchdog(3, 2) + "\n").wrap_width, 0u);
+  // srun -l labels of different widths: rank 1023's lines are the widest and
+  // alike, each followed by rank 0's line -- a stamp behind a label, not a
+  // continuation.
+  std::string srun;
+  for (int i = 0; i < 50; ++i) {
+    srun += "0: 2026-11-02 01:00:" + std::to_string(10 + i) + ",538 - train - INFO - step: " +
+            std::to_string(30000 + i) + "  loss:  2.1777\n";
+    srun += "1023: 2026-11-02 01:00:" + std::to_string(10 + i) + ",474 - train - INFO - step: " +
+            std::to_string(30000 + i) + "  loss:  2.2071\n";
+  }
+  EXPECT_EQ(DetectLineFormat(srun).wrap_width, 0u);
+
+  LineFormat f;
+  f.wrap_width = 10;
+  std::string chunk = "0123456789\nabc\nxyz\n0123456789\n0123456789\nend\n";
+  JsonChunk jc = JoinPartials(f, chunk);
+  ASSERT_EQ(jc.lines.size(), 3u);
+  EXPECT_EQ(jc.messages, "0123456789abc\nxyz\n01234567890123456789end\n");
+  EXPECT_EQ(jc.lines[2].offset, chunk.find("0123456789\n0123456789"));
+  EXPECT_EQ(jc.lines[2].line_rel, 3u);
+  size_t mid = chunk.find("end");
+  EXPECT_EQ(CutBack(f, chunk, mid), chunk.find("0123456789\n0123456789"));
+  EXPECT_EQ(CutForward(f, chunk, mid), chunk.size());
+}
+
+TEST(HardWrap, SplitSignalMatchesTheSameEveryWay) {
+  scantest::TempDir dir;
+  std::vector<size_t> at;
+  const std::string log = Capture(&at);
+  const std::string path = dir / "node017/console.log";
+  scantest::WriteFile(path, log);
+  scantest::WriteFile(dir / "gz/node017/console.log.gz", scantest::Gzip(log));
+  auto rs = scantest::DefaultRules();
+
+  ScanResult whole = scantest::ScanFiles(rs, {path}, BigCaps(1));
+  std::vector<const Evidence*> timeouts;
+  for (const Evidence& e : whole.evidence) {
+    if (rs->rule(e.rule)->id()->string_view() == "nccl-watchdog-timeout") timeouts.push_back(&e);
+  }
+  ASSERT_EQ(timeouts.size(), 2u) << "the wrapped watchdog lines must be joined and matched";
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(timeouts[i]->offset, at[i]);
+    EXPECT_EQ(timeouts[i]->rank, 3);
+    EXPECT_THAT(timeouts[i]->text, HasSubstr("Watchdog caught collective operation timeout"));
+    EXPECT_NE(timeouts[i]->time_us, kNoTime);
+  }
+  EXPECT_EQ(timeouts[0]->line, 1 + static_cast<uint64_t>(std::count(log.begin(), log.begin() + at[0], '\n')));
+
+  auto want = Keys(whole);
+  for (size_t chunk : {size_t{4096}, at[0] + 81, at[1] + 30}) {
+    EXPECT_EQ(Diff(want, Keys(scantest::ScanFiles(rs, {path}, BigCaps(2, chunk)))), "") << chunk;
+  }
+  EXPECT_EQ(Diff(want, Keys(scantest::ScanFiles(rs, {dir / "gz/node017/console.log.gz"}, BigCaps(1)))), "");
+  for (size_t cut : {at[0] + 81, at[1] + 5, log.size() / 2}) {
+    std::vector<ScanResult> parts;
+    for (auto [b, e] : {std::pair<size_t, size_t>{0, cut}, {cut, log.size()}}) {
+      Scanner s(rs, BigCaps(1));
+      ASSERT_TRUE(s.ScanRange(path, b, e, 0).ok());
+      auto back = ReadBundle(*rs, SerializeBundle(*rs, s.Finish()), "part");
+      ASSERT_TRUE(back.ok()) << back.status();
+      parts.push_back(std::move(*back));
+    }
+    EXPECT_EQ(Diff(want, Keys(MergeScans(*rs, std::move(parts)))), "") << "cut at " << cut;
+  }
+  // A pushed stream decides its format from its first flush: give it the
+  // first 64 KiB, then random pieces, each flushed.
+  Scanner s(rs, BigCaps(1));
+  uint32_t id = s.OpenStream(path);
+  const size_t first = log.rfind('\n', 64 << 10) + 1;
+  ASSERT_TRUE(s.Feed(id, std::string_view(log).substr(0, first)).ok());
+  ASSERT_TRUE(s.FlushStream(id).ok());
+  std::mt19937 rng(13);
+  for (size_t pos = first; pos < log.size();) {
+    size_t n = std::min<size_t>(1 + rng() % 300, log.size() - pos);
+    ASSERT_TRUE(s.Feed(id, std::string_view(log).substr(pos, n)).ok());
+    ASSERT_TRUE(s.FlushStream(id).ok());
+    pos += n;
+  }
+  ASSERT_TRUE(s.CloseStream(id).ok());
+  EXPECT_EQ(Diff(want, Keys(s.Finish())), "");
+}
+
+}  // namespace
+}  // namespace faultline
