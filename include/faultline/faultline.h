@@ -57,7 +57,7 @@ extern "C" {
 /* ---- Versions ------------------------------------------------------------ */
 
 #define FL_VERSION_MAJOR 0
-#define FL_VERSION_MINOR 1
+#define FL_VERSION_MINOR 2
 #define FL_VERSION_PATCH 0
 #define FL_VERSION_NUMBER \
   (FL_VERSION_MAJOR * 10000 + FL_VERSION_MINOR * 100 + FL_VERSION_PATCH)
@@ -148,6 +148,25 @@ FL_API fl_status fl_ruleset_rule_json(const fl_ruleset *rs, const char *id,
  * related, sources. Freed with fl_free(). @since 0.1 */
 FL_API fl_status fl_ruleset_rule_text(const fl_ruleset *rs, const char *id,
                                       char **text, size_t *len);
+
+/* What each signal adds to a scan, measured on a sample of the inputs: up
+ * to sample_bytes from the start of the files `paths` stand for (shared in
+ * proportion to their sizes, cut after a newline; directories recursively,
+ * .gz/.zst decompressed, "-" skipped). A JSON object:
+ *   {"sample_bytes": N, "full_s_per_gb": x, "skipped": ["why", ...],
+ *    "signals": [{"signal": "rule/signal", "role": "initiating",
+ *                 "alone_s_per_gb": x, "lines": n, "confirm_us_per_line": y}, ...]}
+ * with every signal, costliest first: its pattern alone in Hyperscan over the
+ * sample (CPU seconds per GB, best of 3), the sample lines it matches, and
+ * RE2's confirm + extract time per matched line. Takes seconds (one
+ * Hyperscan compile and three scans of the sample per signal). *json is
+ * NUL-terminated, owned by the caller, freed with fl_free(). FL_ERR_INVALID_ARG
+ * when no input gives a byte. @since 0.2 */
+FL_API fl_status fl_ruleset_signal_costs_json(const fl_ruleset *rs,
+                                              const char *const *paths,
+                                              size_t npaths, uint64_t sample_bytes,
+                                              char **json, size_t *len,
+                                              fl_error **err);
 
 /* ---- Evidence ------------------------------------------------------------ */
 

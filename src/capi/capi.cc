@@ -1,6 +1,7 @@
 // The C ABI shim: handles, status mapping and the exception firewall. No C++
 // exception and no Abseil type crosses this file's functions.
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "ruleset/compiler.h"
 #include "ruleset/ruleset.h"
 #include "scan/scan.h"
+#include "scan/signal_cost.h"
 #include "util/fl_status.h"
 #include "util/strings.h"
 
@@ -319,6 +321,50 @@ FL_API fl_status fl_ruleset_rules_json(const fl_ruleset* rs, char** json, size_t
         return *json ? FL_OK : FL_ERR_NOMEM;
       },
       nullptr);
+}
+
+FL_API fl_status fl_ruleset_signal_costs_json(const fl_ruleset* rs, const char* const* paths,
+                                              size_t npaths, uint64_t sample_bytes, char** json,
+                                              size_t* len, fl_error** err) {
+  if (err) *err = nullptr;
+  if (!rs || !json || (npaths > 0 && !paths)) return SetError(err, FL_ERR_INVALID_ARG, "rs, paths or json is NULL");
+  return Guard(
+      [&]() -> fl_status {
+        std::vector<std::string> ps;
+        for (size_t i = 0; i < npaths; ++i) {
+          if (!paths[i]) return SetError(err, FL_ERR_INVALID_ARG, StrCat("paths[", i, "] is NULL"));
+          ps.emplace_back(paths[i]);
+        }
+        auto costs = faultline::MeasureSignalCosts(*rs->rs, ps, sample_bytes);
+        if (!costs.ok()) {
+          return SetError(err, MapStatus(costs.status(), FL_ERR_INVALID_ARG), faultline::StatusMessage(costs.status()));
+        }
+        char num[160];
+        std::snprintf(num, sizeof num, "%.6f", costs->full_s_per_gb);
+        std::string out = StrCat("{\"sample_bytes\":", costs->sample_bytes, ",\"full_s_per_gb\":", num,
+                                 ",\"skipped\":[");
+        for (size_t i = 0; i < costs->skipped.size(); ++i) {
+          if (i) out += ',';
+          faultline::AppendJsonString(out, costs->skipped[i]);
+        }
+        out += "],\"signals\":[";
+        for (size_t i = 0; i < costs->signals.size(); ++i) {
+          const faultline::SignalCost& c = costs->signals[i];
+          const auto& si = rs->rs->signal(c.signal);
+          if (i) out += ',';
+          out += "{\"signal\":";
+          faultline::AppendJsonString(out, StrCat(si.rule->id()->string_view(), "/", si.signal->id()->string_view()));
+          out += ",\"role\":";
+          faultline::AppendJsonString(out, faultline::RoleName(si.role));
+          std::snprintf(num, sizeof num, ",\"alone_s_per_gb\":%.6f,\"lines\":%llu,\"confirm_us_per_line\":%.4f}",
+                        c.alone_s_per_gb, static_cast<unsigned long long>(c.lines), c.confirm_us_per_line);
+          out += num;
+        }
+        out += "]}";
+        *json = DupString(out, len);
+        return *json ? FL_OK : FL_ERR_NOMEM;
+      },
+      err);
 }
 
 // One rule rendered by `render` into a caller-owned string.

@@ -29,7 +29,7 @@ const char kUsage[] =
     "  faultline compile SRC_DIR -o OUT.flrules\n"
     "  faultline rules list [--json]\n"
     "  faultline rules show ID [--json]\n"
-    "  faultline bench [--rules PATH] [--threads N] PATH...\n"
+    "  faultline bench [--rules PATH] [--threads N] [--costs [--sample-mb N]] PATH...\n"
     "  faultline --version\n";
 
 int Usage(const char* msg) {
@@ -47,6 +47,8 @@ struct Args {
   std::vector<double> offset_secs;
   const char* tz = nullptr;
   const char* out = nullptr;
+  bool costs = false;            // bench: each signal's added cost
+  uint64_t sample_bytes = 32ull << 20;
   std::vector<const char*> positional;
 };
 
@@ -96,6 +98,17 @@ int ParseArgs(int argc, char** argv, int start, Args& a) {
       if (!(a.tz = value("--tz"))) return kExitUsage;
     } else if (arg == "-o") {
       if (!(a.out = value("-o"))) return kExitUsage;
+    } else if ((arg == "--costs" || arg == "--sample-mb") && std::string_view(argv[1]) != "bench") {
+      return Usage("--costs and --sample-mb are options of bench");
+    } else if (arg == "--costs") {
+      a.costs = true;
+    } else if (arg == "--sample-mb") {
+      const char* v = value("--sample-mb");
+      if (!v) return kExitUsage;
+      char* end = nullptr;
+      long n = std::strtol(v, &end, 10);
+      if (*end || n < 1 || n > 65536) return Usage("--sample-mb takes a number from 1 to 65536");
+      a.sample_bytes = static_cast<uint64_t>(n) << 20;
     } else if (arg == "-") {
       a.positional.push_back(argv[i]);
     } else if (arg.size() > 1 && arg[0] == '-') {
@@ -326,6 +339,45 @@ int CmdRules(int argc, char** argv) {
   return result;
 }
 
+// The number after `"key":` in s at or after pos (0 when absent).
+double JsonNumber(std::string_view s, size_t pos, std::string_view key) {
+  std::string k = "\"" + std::string(key) + "\":";
+  size_t at = s.find(k, pos);
+  return at == std::string_view::npos ? 0 : std::strtod(s.data() + at + k.size(), nullptr);
+}
+
+// bench --costs: each signal's added cost on a sample of the inputs,
+// costliest first (fl_ruleset_signal_costs_json).
+int PrintSignalCosts(fl_ruleset* rs, const Args& a) {
+  std::vector<const char*> paths(a.positional.begin(), a.positional.end());
+  char* json = nullptr;
+  size_t len = 0;
+  fl_error* err = nullptr;
+  if (fl_ruleset_signal_costs_json(rs, paths.data(), paths.size(), a.sample_bytes, &json, &len, &err) != FL_OK) {
+    std::fprintf(stderr, "faultline: bench --costs: %s\n", err ? fl_error_message(err) : "failed");
+    fl_error_free(err);
+    return kExitInput;
+  }
+  std::string_view s(json, len);
+  std::printf("signal costs on a %.1f MB sample (full database %.3f s/GB; CPU, best of 3), costliest first:\n"
+              "  %10s  %9s  %12s  %-10s  %s\n",
+              JsonNumber(s, 0, "sample_bytes") / 1e6, JsonNumber(s, 0, "full_s_per_gb"), "alone s/GB",
+              "lines", "RE2 us/line", "role", "signal");
+  constexpr std::string_view kSig = "{\"signal\":\"";
+  for (size_t p = s.find(kSig); p != std::string_view::npos; p = s.find(kSig, p + 1)) {
+    size_t q = s.find('"', p + kSig.size());
+    size_t r = s.find("\"role\":\"", p);
+    if (q == std::string_view::npos || r == std::string_view::npos) break;
+    size_t re = s.find('"', r + 8);
+    std::printf("  %10.4f  %9.0f  %12.3f  %-10.*s  %.*s\n", JsonNumber(s, p, "alone_s_per_gb"),
+                JsonNumber(s, p, "lines"), JsonNumber(s, p, "confirm_us_per_line"),
+                static_cast<int>(re - r - 8), s.data() + r + 8, static_cast<int>(q - p - kSig.size()),
+                s.data() + p + kSig.size());
+  }
+  fl_free(json);
+  return kExitOk;
+}
+
 int CmdBench(int argc, char** argv) {
   Args a;
   if (int rc = ParseArgs(argc, argv, 2, a); rc >= 0) return rc;
@@ -365,9 +417,12 @@ int CmdBench(int argc, char** argv) {
   }
   std::sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return x.first > y.first; });
   for (auto& [n, name] : rows) std::printf("  %12llu  %s\n", n, name.c_str());
+  if (input_errors) PrintInputErrors(r);
   fl_report_free(r);
+  int rc = input_errors ? kExitInput : kExitOk;
+  if (a.costs && PrintSignalCosts(rs, a) != kExitOk) rc = kExitInput;
   fl_ruleset_free(rs);
-  return input_errors ? kExitInput : kExitOk;
+  return rc;
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ static int on_progress(void* user, uint64_t done, uint64_t total) {
 
 static void test_versions_and_status(void) {
   CHECK(fl_version_number() == FL_VERSION_NUMBER);
-  CHECK(strcmp(fl_version_string(), "0.1.0") == 0);
+  CHECK(strcmp(fl_version_string(), "0.2.0") == 0);
   CHECK(strcmp(fl_status_str(FL_OK), "FL_OK") == 0);
   CHECK(strcmp(fl_status_str(FL_ERR_RULESET), "FL_ERR_RULESET") == 0);
   CHECK(strcmp(fl_status_str(-999), "FL_ERR_UNKNOWN") == 0);
@@ -199,6 +199,29 @@ static void test_paths_and_errors(fl_ruleset* rs, const char* dir) {
   fl_session_free(s);
 }
 
+static void test_signal_costs(fl_ruleset* rs, const char* dir) {
+  const char* paths[] = {dir, "/nonexistent/node099/rank-1.log"};
+  char* json = NULL;
+  size_t len = 0;
+  fl_error* err = NULL;
+  CHECK(fl_ruleset_signal_costs_json(rs, paths, 2, 1 << 20, &json, &len, &err) == FL_OK);
+  CHECK(err == NULL);
+  CHECK(json && len == strlen(json) && json[0] == '{');
+  CHECK(strstr(json, "\"signals\":[{\"signal\":") != NULL);
+  const char* xid = json ? strstr(json, "{\"signal\":\"xid-79-fallen-off-bus/xid79\",\"role\":\"initiating\"") : NULL;
+  CHECK(xid != NULL && strstr(xid, "\"lines\":1,") != NULL);
+  const char* skipped = json ? strstr(json, "\"skipped\":[\"") : NULL;
+  CHECK(skipped && strstr(skipped, "/nonexistent/node099/rank-1.log") != NULL);
+  fl_free(json);
+  json = NULL;
+  /* Nothing to sample: an error that says so. */
+  CHECK(fl_ruleset_signal_costs_json(rs, paths + 1, 1, 1 << 20, &json, &len, &err) == FL_ERR_INVALID_ARG);
+  CHECK(err && strstr(fl_error_message(err), "no input") != NULL);
+  fl_error_free(err);
+  CHECK(fl_ruleset_signal_costs_json(rs, NULL, 1, 1 << 20, &json, &len, NULL) == FL_ERR_INVALID_ARG);
+  CHECK(fl_ruleset_signal_costs_json(NULL, paths, 1, 1 << 20, &json, &len, NULL) == FL_ERR_INVALID_ARG);
+}
+
 static void test_time_parse(void) {
   int64_t us = 0;
   CHECK(fl_time_parse("2026-11-02T03:12:05Z", &us) == FL_OK && us == 1793589125000000LL);
@@ -224,6 +247,7 @@ int main(int argc, char** argv) {
   test_stream_session(rs);
   test_options_versioning(rs);
   test_paths_and_errors(rs, argv[1]);
+  test_signal_costs(rs, argv[1]);
   fl_ruleset_free(rs);
   printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;

@@ -166,6 +166,35 @@ def test_bench_prints_throughput_and_hits(faultline_bin):
     assert "xid-79-fallen-off-bus/" in out
 
 
+def test_bench_costs_lists_every_signal_with_its_cost(faultline_bin, tmp_path):
+    out = run(faultline_bin, "bench", "--costs", "--sample-mb", "1", str(EXAMPLE)).stdout.decode()
+    head, _, table = out.partition("signal costs on a ")
+    assert "GB/s:" in head
+    rows = {}
+    for line in table.splitlines()[2:]:
+        alone, lines, confirm, role, signal = line.split()
+        rows[signal] = (float(alone), int(lines), float(confirm), role)
+    listed = json.loads(run(faultline_bin, "rules", "list", "--json").stdout)
+    assert len(rows) == sum(r["signals"] for r in listed)
+    per_rule = {}
+    for signal in rows:
+        rule = signal.split("/")[0]
+        per_rule[rule] = per_rule.get(rule, 0) + 1
+    assert per_rule == {r["id"]: r["signals"] for r in listed if r["signals"]}
+    alone, lines, confirm, role = rows["xid-79-fallen-off-bus/xid79"]
+    assert lines == 1 and role == "initiating" and alone > 0
+    assert rows["nccl-watchdog-timeout/watchdog_timeout"][1] > 1
+    # costliest first
+    costs = [r[0] for r in rows.values()]
+    assert costs == sorted(costs, reverse=True)
+    # an option of bench only; a missing input is named, the others measured
+    assert run(faultline_bin, "diagnose", "--costs", str(EXAMPLE), check=False).returncode == 1
+    p = run(faultline_bin, "bench", "--costs", str(EXAMPLE), str(tmp_path / "missing.log"), check=False)
+    assert p.returncode == 2
+    assert "missing.log" in p.stderr.decode()
+    assert "xid-79-fallen-off-bus/xid79" in p.stdout.decode()
+
+
 def test_catalog_covers_every_seed_reference(faultline_bin):
     """Every reference of the seed catalog has at least one rule naming its
     title verbatim, and every rule carries the full entry."""

@@ -140,3 +140,19 @@ def test_unknown_status_is_plain_error() -> None:
 
 def test_ruleset_version_error_is_a_ruleset_error() -> None:
     assert issubclass(faultline.RulesetVersionError, faultline.RulesetError)
+
+
+def test_signal_costs(incident: dict, tmp_path: Path) -> None:
+    rs = faultline.Ruleset()
+    costs = rs.signal_costs([incident["path"], tmp_path / "missing.log"], sample_mb=1)
+    assert costs["sample_bytes"] > 0 and costs["full_s_per_gb"] > 0
+    assert any("missing.log" in s for s in costs["skipped"])
+    by_name = {c["signal"]: c for c in costs["signals"]}
+    assert len(by_name) == sum(r.signals for r in rs.rules())
+    alone = [c["alone_s_per_gb"] for c in costs["signals"]]
+    assert alone == sorted(alone, reverse=True)
+    primary = faultline.diagnose(incident["path"], rules=rs).primary
+    assert primary is not None
+    assert any(name.startswith(primary.rule + "/") and c["lines"] > 0 for name, c in by_name.items())
+    with pytest.raises(faultline.InvalidArgumentError, match="no input"):
+        rs.signal_costs(tmp_path / "missing.log")

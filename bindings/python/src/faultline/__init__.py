@@ -45,7 +45,7 @@ from ._session import Session, Stream, diagnose, report_from_bundles
 from ._time import to_us as _to_us
 
 #: The version of this Python package (it tracks the C library's).
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def library_version() -> str:

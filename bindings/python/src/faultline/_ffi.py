@@ -187,6 +187,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_ruleset_rules_json": (fl_status, [_vp, _pvp, _psz]),
     "fl_ruleset_rule_json": (fl_status, [_vp, c_char_p, _pvp, _psz]),
     "fl_ruleset_rule_text": (fl_status, [_vp, c_char_p, _pvp, _psz]),
+    "fl_ruleset_signal_costs_json": (fl_status, [_vp, _pvp, c_size_t, c_uint64, _pvp, _psz, _pvp]),
     # sessions
     "fl_session_options_init": (None, [_P(SessionOptions)]),
     "fl_session_new": (fl_status, [_pvp, _vp, _P(SessionOptions), _pvp]),

@@ -153,6 +153,22 @@ class Ruleset:
             _errors.raise_status(rc, f"no rule {rule_id!r} in ruleset {self.name!r}")
         return _ffi.take_string(t, n)
 
+    def signal_costs(self, paths: Union[PathLike, List[PathLike]], sample_mb: float = 32) -> Dict[str, Any]:
+        """What each signal adds to a scan, on a sample of ``paths``: its
+        pattern alone in Hyperscan (``alone_s_per_gb``), the sample lines it
+        matches and RE2's confirm + extract time per line, costliest first
+        (see ``fl_ruleset_signal_costs_json``). Takes seconds."""
+        items = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
+        encoded = [os.fsencode(p) for p in items]
+        arr = (ctypes.c_char_p * len(encoded))(*encoded)
+        js, n, err = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
+        rc = _ffi.lib.fl_ruleset_signal_costs_json(
+            self._handle().ptr, ctypes.cast(arr, ctypes.POINTER(ctypes.c_void_p)), len(encoded),
+            int(sample_mb * (1 << 20)), ctypes.byref(js), ctypes.byref(n), ctypes.byref(err))
+        _errors.check_err(rc, err, "cannot measure signal costs")
+        costs: Dict[str, Any] = json.loads(_ffi.take_string(js, n))
+        return costs
+
     def __repr__(self) -> str:
         if self._h is None:
             return "<faultline.Ruleset closed>"

@@ -1,0 +1,220 @@
+#include "scan/signal_cost.h"
+
+#include <hs/hs.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <utility>
+
+#include "input/input.h"
+#include "re2/re2.h"
+#include "util/status_macros.h"
+#include "util/strings.h"
+
+namespace faultline {
+namespace {
+
+double ThreadCpu() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Whole lines of `data`, at most `cap` bytes of them (a single longer line
+// is taken cut).
+std::string_view LinePrefix(std::string_view data, uint64_t cap) {
+  if (data.size() <= cap) return data;
+  size_t nl = data.rfind('\n', cap > 0 ? cap - 1 : 0);
+  return data.substr(0, nl == std::string_view::npos ? cap : nl + 1);
+}
+
+// Each signal's matched lines in `sample`: (start, end) pairs, one per line.
+struct LineHits {
+  const char* base = nullptr;
+  size_t len = 0;
+  std::vector<std::vector<std::pair<size_t, size_t>>>* lines = nullptr;
+};
+
+int OnMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, void* vctx) {
+  auto* c = static_cast<LineHits*>(vctx);
+  if (id >= c->lines->size() || to == 0) return 0;
+  size_t last = std::min<size_t>(to, c->len) - 1;
+  const void* p = memrchr(c->base, '\n', last);
+  size_t start = p ? static_cast<size_t>(static_cast<const char*>(p) - c->base) + 1 : 0;
+  const void* e = std::memchr(c->base + last, '\n', c->len - last);
+  size_t end = e ? static_cast<size_t>(static_cast<const char*>(e) - c->base) : c->len;
+  auto& v = (*c->lines)[id];
+  if (v.empty() || v.back().first != start) v.emplace_back(start, end);
+  return 0;
+}
+
+struct DbDeleter {
+  void operator()(hs_database_t* db) const { hs_free_database(db); }
+};
+struct ScratchDeleter {
+  void operator()(hs_scratch_t* s) const { hs_free_scratch(s); }
+};
+
+int CountOnly(unsigned, unsigned long long, unsigned long long, unsigned, void*) { return 0; }
+
+// CPU seconds of the best of 3 scans of the sample in 16 MiB pieces.
+absl::StatusOr<double> TimeScan(const hs_database_t* db, std::string_view sample) {
+  hs_scratch_t* raw = nullptr;
+  if (hs_alloc_scratch(db, &raw) != HS_SUCCESS) return absl::ResourceExhaustedError("hs_alloc_scratch failed");
+  std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch(raw);
+  double best = 1e30;
+  for (int rep = 0; rep < 3; ++rep) {
+    double t0 = ThreadCpu();
+    for (size_t off = 0; off < sample.size();) {
+      size_t n = std::min<size_t>(sample.size() - off, size_t{16} << 20);
+      hs_scan(db, sample.data() + off, static_cast<unsigned>(n), 0, scratch.get(), CountOnly, nullptr);
+      off += n;
+    }
+    best = std::min(best, ThreadCpu() - t0);
+  }
+  return best;
+}
+
+}  // namespace
+
+absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs, const std::vector<std::string>& paths,
+                                               uint64_t sample_bytes) {
+  SignalCosts out;
+  // The inputs and their sizes.
+  std::vector<std::unique_ptr<Source>> sources;
+  std::vector<uint64_t> sizes;
+  uint64_t total = 0;
+  for (const std::string& p : paths) {
+    if (p == "-") {
+      out.skipped.push_back("-: standard input is not sampled");
+      continue;
+    }
+    auto files = ExpandPath(p);
+    if (!files.ok()) {
+      out.skipped.push_back(std::string(files.status().message()));
+      continue;
+    }
+    for (const std::string& f : *files) {
+      auto src = OpenSource(f);
+      if (!src.ok()) {
+        out.skipped.push_back(std::string(src.status().message()));
+        continue;
+      }
+      uint64_t size = (*src)->kind() == SourceKind::kMapped ? (*src)->mapped().size() : (*src)->size_hint();
+      sizes.push_back(size);
+      total += size;
+      sources.push_back(std::move(*src));
+    }
+  }
+  std::string sample;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    Source& s = *sources[i];
+    uint64_t share = total > 0 ? static_cast<uint64_t>(static_cast<double>(sample_bytes) *
+                                                       static_cast<double>(sizes[i]) / static_cast<double>(total)) + 1
+                               : sample_bytes;
+    std::string piece;
+    if (s.kind() == SourceKind::kMapped) {
+      std::string_view all = s.mapped();
+      if (!GuardedRead(all.data(), all.size(), [&] {
+            std::string_view pre = LinePrefix(all, share);
+            piece.reserve(pre.size());
+            piece.assign(pre.data(), pre.size());
+          })) {
+        out.skipped.push_back(StrCat(s.name(), ": the file shrank while it was read"));
+        continue;
+      }
+    } else {
+      // A compressed file: its share of decompressed bytes (size_hint is the
+      // compressed size, so the share errs on the small side).
+      piece.resize(share);
+      size_t have = 0;
+      while (have < piece.size()) {
+        auto n = s.Read(piece.data() + have, piece.size() - have);
+        if (!n.ok()) {
+          out.skipped.push_back(std::string(n.status().message()));
+          break;
+        }
+        if (*n == 0) break;
+        have += *n;
+      }
+      piece.resize(LinePrefix(std::string_view(piece.data(), have), share).size());
+    }
+    sample += piece;
+    if (!sample.empty() && sample.back() != '\n') sample += '\n';
+  }
+  if (sample.empty()) return absl::InvalidArgumentError("no input gave a byte to sample");
+  out.sample_bytes = sample.size();
+  const double gb = static_cast<double>(sample.size()) / 1e9;
+
+  // The whole database, and the lines each signal matches.
+  FL_ASSIGN_OR_RETURN(double full, TimeScan(rs.database(), sample));
+  out.full_s_per_gb = full / gb;
+  std::vector<std::vector<std::pair<size_t, size_t>>> lines(rs.signal_count());
+  {
+    hs_scratch_t* raw = nullptr;
+    if (hs_alloc_scratch(rs.database(), &raw) != HS_SUCCESS) {
+      return absl::ResourceExhaustedError("hs_alloc_scratch failed");
+    }
+    std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch(raw);
+    for (size_t off = 0; off < sample.size();) {
+      size_t n = std::min<size_t>(sample.size() - off, size_t{16} << 20);
+      size_t nl = n < sample.size() - off ? sample.rfind('\n', off + n - 1) : std::string::npos;
+      if (nl != std::string::npos && nl >= off) n = nl + 1 - off;
+      std::vector<std::vector<std::pair<size_t, size_t>>> part(rs.signal_count());
+      LineHits ctx{sample.data() + off, n, &part};
+      hs_scan(rs.database(), sample.data() + off, static_cast<unsigned>(n), 0, scratch.get(), OnMatch, &ctx);
+      for (size_t id = 0; id < part.size(); ++id) {
+        for (auto [a, b] : part[id]) lines[id].emplace_back(a + off, b + off);
+      }
+      off += n;
+    }
+  }
+
+  // Each signal: its pattern alone, and RE2 on its lines.
+  for (uint32_t id = 0; id < rs.signal_count(); ++id) {
+    const SignalInfo& si = rs.signal(id);
+    SignalCost c;
+    c.signal = id;
+    hs_database_t* db = nullptr;
+    hs_compile_error_t* err = nullptr;
+    unsigned flags = si.signal->caseless() ? HS_FLAG_CASELESS : 0;
+    if (hs_compile(si.signal->pattern()->c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
+      std::string msg = err && err->message ? err->message : "unknown error";
+      hs_free_compile_error(err);
+      return absl::InternalError(StrCat("signal ", si.rule->id()->string_view(), "/",
+                                        si.signal->id()->string_view(), ": ", msg));
+    }
+    std::unique_ptr<hs_database_t, DbDeleter> owned(db);
+    FL_ASSIGN_OR_RETURN(double alone, TimeScan(db, sample));
+    c.alone_s_per_gb = alone / gb;
+    const RE2* confirm = si.confirm();
+    double best = 1e30;
+    uint64_t confirmed = 0;
+    std::vector<std::pair<std::string_view, std::string_view>> captured;
+    for (int rep = 0; rep < 3 && confirm; ++rep) {
+      confirmed = 0;
+      double t0 = ThreadCpu();
+      for (auto [a, b] : lines[id]) {
+        std::string_view line(sample.data() + a, b - a);
+        if (RE2::PartialMatch(line, *confirm)) {
+          ++confirmed;
+          captured.clear();
+          si.ExtractFields(line, &captured);
+        }
+      }
+      best = std::min(best, ThreadCpu() - t0);
+    }
+    c.lines = confirmed;
+    c.confirm_us_per_line = lines[id].empty() || !confirm ? 0 : best / static_cast<double>(lines[id].size()) * 1e6;
+    out.signals.push_back(c);
+  }
+  std::stable_sort(out.signals.begin(), out.signals.end(), [](const SignalCost& a, const SignalCost& b) {
+    return a.alone_s_per_gb > b.alone_s_per_gb;
+  });
+  return out;
+}
+
+}  // namespace faultline
