@@ -111,31 +111,16 @@ TEST(DmesgReltime, DeltasAddUpTheSameEveryWay) {
         << "chunk " << chunk;
   }
   // Byte ranges, merged directly and through serialized bundles.
-  for (size_t at : {xids[3].offset + 3, xids[10].offset - 40, log.size() / 3}) {
-    std::vector<ScanResult> parts, read;
-    for (auto [b, e] : {std::pair<size_t, size_t>{0, at}, {at, log.size()}}) {
-      Scanner s(rs, BigCaps(1));
-      ASSERT_TRUE(s.ScanRange(path, b, e, 0).ok());
-      parts.push_back(s.Finish());
-      auto back = ReadBundle(*rs, SerializeBundle(*rs, parts.back()), "part");
-      ASSERT_TRUE(back.ok()) << back.status();
-      read.push_back(std::move(*back));
+  for (uint64_t at : {xids[3].offset + 3, xids[10].offset - 40, log.size() / 3}) {
+    for (bool bundles : {false, true}) {
+      EXPECT_EQ(Diff(want, Keys(scantest::ScanRangesMerged(rs, path, {at}, bundles))), "")
+          << "cut at " << at << (bundles ? " through bundles" : "");
     }
-    EXPECT_EQ(Diff(want, Keys(MergeScans(*rs, std::move(parts)))), "") << "cut at " << at;
-    EXPECT_EQ(Diff(want, Keys(MergeScans(*rs, std::move(read)))), "") << "bundles cut at " << at;
   }
   // Many small ranges (most without a minute stamp), in bundles.
-  {
-    std::vector<ScanResult> read;
-    for (size_t b = 0; b < log.size(); b += 600) {
-      Scanner s(rs, BigCaps(1));
-      ASSERT_TRUE(s.ScanRange(path, b, std::min(log.size(), b + 600), 0).ok());
-      auto back = ReadBundle(*rs, SerializeBundle(*rs, s.Finish()), "part");
-      ASSERT_TRUE(back.ok()) << back.status();
-      read.push_back(std::move(*back));
-    }
-    EXPECT_EQ(Diff(want, Keys(MergeScans(*rs, std::move(read)))), "") << "600-byte ranges";
-  }
+  std::vector<uint64_t> cuts;
+  for (uint64_t b = 600; b < log.size(); b += 600) cuts.push_back(b);
+  EXPECT_EQ(Diff(want, Keys(scantest::ScanRangesMerged(rs, path, cuts, true))), "") << "600-byte ranges";
   // A pushed stream flushed after every random piece.
   EXPECT_EQ(Diff(want, Keys(scantest::ScanStreamFlushed(rs, path, log, BigCaps(1), 3, 700))), "");
 }

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "evidence/bundle.h"
 #include "evidence/evidence.h"
 #include "ruleset/ruleset.h"
 #include "scan/scan.h"
@@ -451,6 +452,30 @@ ScanResult ScanStream(std::shared_ptr<const Ruleset> rs, const std::string& name
   absl::Status st = s.CloseStream(id);
   if (!st.ok()) std::fprintf(stderr, "CloseStream: %s\n", std::string(st.message()).c_str());
   return s.Finish();
+}
+
+// The file scanned as byte ranges cut at `cuts` (a scale-out's partitions;
+// the first line of each is not given, the range finds it), each range's
+// result optionally sent through a serialized bundle, merged.
+inline ScanResult ScanRangesMerged(std::shared_ptr<const Ruleset> rs, const std::string& path,
+                                   std::vector<uint64_t> cuts, bool through_bundles) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  cuts.insert(cuts.begin(), 0);
+  cuts.push_back(size);
+  std::vector<ScanResult> parts;
+  for (size_t i = 0; i + 1 < cuts.size(); ++i) {
+    Scanner s(rs, BigCaps(1));
+    absl::Status st = s.ScanRange(path, cuts[i], cuts[i + 1], 0);
+    if (!st.ok()) std::fprintf(stderr, "ScanRange: %s\n", std::string(st.message()).c_str());
+    parts.push_back(s.Finish());
+    if (through_bundles) {
+      auto back = ReadBundle(*rs, SerializeBundle(*rs, parts.back()), "part");
+      if (!back.ok()) std::fprintf(stderr, "ReadBundle: %s\n", std::string(back.status().message()).c_str());
+      parts.back() = back.ok() ? std::move(*back) : ScanResult{};
+    }
+  }
+  return MergeScans(*rs, std::move(parts));
 }
 
 // A push stream fed in random pieces of 1..max_piece bytes and flushed after
