@@ -81,10 +81,7 @@ TEST(CriPartial, SplitSignalMatchesTheSameEveryWay) {
   auto rs = scantest::DefaultRules();
 
   ScanResult whole = scantest::ScanFiles(rs, {path}, BigCaps(1));
-  std::vector<const Evidence*> ooms;
-  for (const Evidence& e : whole.evidence) {
-    if (rs->rule(e.rule)->id()->string_view() == "cuda-oom") ooms.push_back(&e);
-  }
+  std::vector<const Evidence*> ooms = scantest::OfRule(whole, *rs, "cuda-oom");
   ASSERT_EQ(ooms.size(), 2u) << "the split OOM lines must be joined and matched";
   size_t first = log.find(" stderr P ");
   first = log.rfind('\n', first) + 1;

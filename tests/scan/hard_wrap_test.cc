@@ -110,10 +110,7 @@ TEST(HardWrap, SplitSignalMatchesTheSameEveryWay) {
   auto rs = scantest::DefaultRules();
 
   ScanResult whole = scantest::ScanFiles(rs, {path}, BigCaps(1));
-  std::vector<const Evidence*> timeouts;
-  for (const Evidence& e : whole.evidence) {
-    if (rs->rule(e.rule)->id()->string_view() == "nccl-watchdog-timeout") timeouts.push_back(&e);
-  }
+  std::vector<const Evidence*> timeouts = scantest::OfRule(whole, *rs, "nccl-watchdog-timeout");
   ASSERT_EQ(timeouts.size(), 2u) << "the wrapped watchdog lines must be joined and matched";
   for (size_t i = 0; i < 2; ++i) {
     EXPECT_EQ(timeouts[i]->offset, at[i]);

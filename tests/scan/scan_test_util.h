@@ -454,6 +454,15 @@ ScanResult ScanStream(std::shared_ptr<const Ruleset> rs, const std::string& name
   return s.Finish();
 }
 
+// The evidence of one rule, in scan order.
+inline std::vector<const Evidence*> OfRule(const ScanResult& r, const Ruleset& rs, std::string_view rule) {
+  std::vector<const Evidence*> out;
+  for (const Evidence& e : r.evidence) {
+    if (rs.rule(e.rule)->id()->string_view() == rule) out.push_back(&e);
+  }
+  return out;
+}
+
 // The file scanned as byte ranges cut at `cuts` (a scale-out's partitions;
 // the first line of each is not given, the range finds it), each range's
 // result optionally sent through a serialized bundle, merged.
