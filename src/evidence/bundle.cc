@@ -48,7 +48,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                       ev.monotonic_s.value_or(0), ev.rank, ev.local_rank, ev.pid,
                                       b.CreateString(ev.host), b.CreateString(ev.gpu), ev.rule, ev.signal,
                                       b.CreateString(ev.text), b.CreateVector(fields), ev.needs_prev_time,
-                                      ev.prev_delta_us, ev.dmesg_delta, ev.traceback_span));
+                                      ev.prev_delta_us, ev.dmesg_delta, ev.traceback_span,
+                                      ev.year_inferred));
   }
   std::vector<Offset<fb::BRank>> ranks;
   for (const auto& [rank, r] : scan.ranks) {
@@ -195,6 +196,7 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
       ev.prev_delta_us = e->prev_delta_us();
       ev.dmesg_delta = e->dmesg_delta();
       ev.traceback_span = e->traceback_span();
+      ev.year_inferred = e->year_inferred();
       r.evidence.push_back(std::move(ev));
     }
   }
@@ -282,6 +284,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
   struct RangeEnd {
     int64_t last_time_us = kNoTime;
     int64_t last_time_offset = -1;
+    bool last_time_inferred = false;
   };
   std::map<uint32_t, RangeEnd> range_state;
   std::set<std::tuple<std::string, int64_t, std::string, int64_t, bool>> device_seen;
@@ -328,6 +331,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
             static_cast<uint64_t>(it->second.last_time_offset) + kInheritWindow >= ev.offset) {
           ev.time_us = it->second.last_time_us + ev.prev_delta_us;
           ev.time_source = ev.InheritedSource();
+          ev.year_inferred = it->second.last_time_inferred;
           ev.needs_prev_time = false;
         }
       }
@@ -336,7 +340,8 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
     }
     for (size_t i = 0; i < p.sources.size(); ++i) {
       if (p.sources[i].last_time_us != kNoTime) {
-        range_state[map[i]] = {p.sources[i].last_time_us, p.sources[i].last_time_offset};
+        range_state[map[i]] = {p.sources[i].last_time_us, p.sources[i].last_time_offset,
+                               p.sources[i].last_time_inferred};
       } else if (auto it = range_state.find(map[i]); it != range_state.end()) {
         it->second.last_time_us += p.sources[i].unanchored_delta_us;
       }

@@ -48,6 +48,9 @@ struct Evidence {
   // needs_prev_time, prev_delta_us is the sum of the deltas from the scan's
   // start through this line, added to the time the merge hands down.
   bool dmesg_delta = false;
+  // The time comes from a stamp without a year (syslog, glog, dmesg -H), the
+  // line's own or the one it inherits: FinalizeTimes places its year.
+  bool year_inferred = false;
   // An exception line with a folded traceback: the traceback's bytes before
   // the line. Evidence on those lines (frames, quoted code) belongs to it.
   uint32_t traceback_span = 0;

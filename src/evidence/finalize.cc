@@ -40,6 +40,7 @@ void AttachTracebackLines(ScanResult& r) {
         if (exc.time_us != kNoTime &&
             (ev.time_source == TimeSource::kInherited || ev.time_us == kNoTime)) {
           ev.time_us = exc.time_us;
+          ev.year_inferred = exc.year_inferred || exc.time_source == TimeSource::kInferredYear;
           // A year still to be placed, or a kernel anchor, stays as such.
           ev.time_source = exc.time_source == TimeSource::kParsed ? TimeSource::kInherited : exc.time_source;
           ev.needs_prev_time = false;
@@ -102,7 +103,9 @@ void FinalizeTimes(ScanResult& r) {
       return static_cast<int64_t>(timegm(&tm)) * 1000000 + frac;
     };
     for (Evidence& ev : r.evidence) {
-      if (ev.time_source != TimeSource::kInferredYear || ev.time_us == kNoTime) continue;
+      if ((ev.time_source != TimeSource::kInferredYear && !ev.year_inferred) || ev.time_us == kNoTime) {
+        continue;
+      }
       int64_t best = ev.time_us;
       for (int k = -3; k <= 3; ++k) {
         int64_t cand = shift_years(ev.time_us, k);

@@ -391,6 +391,7 @@ struct Scanner::Impl {
     bool last_ended_newline = true;
     int64_t last_time_us = kNoTime;
     int64_t last_time_offset = -1;
+    bool last_time_inferred = false;
     TimeSource last_time_source = TimeSource::kNone;
     std::vector<Evidence> kept;
     std::map<uint32_t, uint64_t> rule_seen;
@@ -456,6 +457,7 @@ struct Scanner::Impl {
     uint64_t prev_time_at = 0;  // start of the stamped line prev_time comes from
     bool prev_needs_prev = false;
     int64_t prev_pending_delta = 0;  // with prev_needs_prev: dmesg -H deltas since the chunk's start
+    bool prev_time_inferred = false;  // prev_time's stamp had no year
     for (Pending& p : out.pending) {
       std::string_view line = p.line;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -468,6 +470,7 @@ struct Scanner::Impl {
       int64_t acc = own_delta ? DeltaUs(*view.time->delta_s) : 0;
       int64_t inherited = kNoTime;
       uint64_t inherited_at = 0;
+      bool inherited_inferred = false;  // the stamp inherited from had no year
       bool needs_prev = false;
       int64_t pending_delta = 0;
       if (!(view.time && view.time->wall_us)) {
@@ -483,6 +486,7 @@ struct Scanner::Impl {
           LineView pv = SplitLine(prev, st.format, st.tctx);
           if (pv.time && pv.time->wall_us) {
             inherited = *pv.time->wall_us + acc;
+            inherited_inferred = pv.time->year_inferred;
             inherited_at = p.offset - p.before.size() +
                            static_cast<uint64_t>(prev.data() - p.before.data());
             found = true;
@@ -497,6 +501,7 @@ struct Scanner::Impl {
           // within kInheritWindow of this one, as for any other chunking.
           if (prev_time != kNoTime && prev_time_at + kInheritWindow >= p.offset) {
             inherited = prev_time + acc;
+            inherited_inferred = prev_time_inferred;
             inherited_at = prev_time_at;
           }
           needs_prev = prev_needs_prev;
@@ -509,6 +514,7 @@ struct Scanner::Impl {
       bool own_time = view.time && view.time->wall_us;
       prev_time = own_time ? *view.time->wall_us : inherited;
       prev_time_at = own_time ? p.offset : inherited_at;
+      prev_time_inferred = own_time ? view.time->year_inferred : inherited_inferred;
       prev_needs_prev = prev_time == kNoTime && needs_prev;
       prev_pending_delta = pending_delta;
       std::string text;  // cleaned once per line, whatever its number of signals
@@ -558,6 +564,7 @@ struct Scanner::Impl {
           if (inherited != kNoTime) {
             ev.time_us = inherited;
             ev.time_source = ev.InheritedSource();
+            ev.year_inferred = inherited_inferred;
           } else {
             ev_needs_prev = needs_prev;
             ev.prev_delta_us = pending_delta;
@@ -782,6 +789,7 @@ struct Scanner::Impl {
                    static_cast<uint64_t>(st.last_time_offset) + kInheritWindow >= ev.offset) {
           ev.time_us = st.last_time_us + ev.prev_delta_us;
           ev.time_source = ev.InheritedSource();
+          ev.year_inferred = st.last_time_inferred;
         }
       }
       Keep(st, std::move(ev));
@@ -810,6 +818,7 @@ struct Scanner::Impl {
       sum.last_time_inferred = out.last_time_inferred;
       st.last_time_us = out.last_time_us;
       st.last_time_offset = out.last_time_offset;
+      st.last_time_inferred = out.last_time_inferred;
       sum.last_time_offset = out.last_time_offset;
     }
     if (out.monotonic_anchor_us && !sum.monotonic_anchor_us) {
