@@ -926,3 +926,43 @@ func TestFinalizersFreeDroppedSessions(t *testing.T) {
 		t.Fatalf("%d dropped sessions were never finalised", n)
 	}
 }
+
+func TestSignalCosts(t *testing.T) {
+	dir := t.TempDir()
+	writeIncident(t, dir, 4, 50)
+	e := newEngine(t)
+	b, err := e.SignalCostsJSON(1<<20, dir, filepath.Join(dir, "missing.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var costs struct {
+		SampleBytes int64    `json:"sample_bytes"`
+		Skipped     []string `json:"skipped"`
+		Signals     []struct {
+			Signal string  `json:"signal"`
+			Alone  float64 `json:"alone_s_per_gb"`
+			Lines  int64   `json:"lines"`
+		} `json:"signals"`
+	}
+	if err := json.Unmarshal(b, &costs); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	if costs.SampleBytes <= 0 || len(costs.Skipped) != 1 || !strings.Contains(costs.Skipped[0], "missing.log") {
+		t.Errorf("sample %d bytes, skipped %q", costs.SampleBytes, costs.Skipped)
+	}
+	found := false
+	for i, s := range costs.Signals {
+		if i > 0 && s.Alone > costs.Signals[i-1].Alone {
+			t.Errorf("not costliest first at %s", s.Signal)
+		}
+		if s.Signal == "xid-79-fallen-off-bus/xid79" {
+			found = s.Lines >= 1
+		}
+	}
+	if !found {
+		t.Errorf("xid79 not measured on the incident: %s", b)
+	}
+	if _, err := e.SignalCostsJSON(1<<20, filepath.Join(dir, "missing.log")); !errors.Is(err, faultline.ErrInvalidArg) {
+		t.Errorf("nothing to sample: %v, want ErrInvalidArg", err)
+	}
+}
