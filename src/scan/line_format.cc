@@ -294,8 +294,8 @@ LineFormat CriFormat() {
   return f;
 }
 
-// Hard-wrapped runs: each line exactly `width` wide joined with the next.
-JsonChunk JoinWrapped(std::string_view chunk, size_t width) {
+// Hard-wrapped runs: each line exactly f.wrap_width wide joined with the next.
+JsonChunk JoinWrapped(const LineFormat& f, std::string_view chunk) {
   JsonChunk out;
   size_t pos = 0;
   uint64_t line_rel = 0;
@@ -312,7 +312,7 @@ JsonChunk JoinWrapped(std::string_view chunk, size_t width) {
       out.lines.push_back({pos, end - pos, line_rel});
     }
     out.messages.append(bare);
-    open = DisplayWidth(bare) == width;
+    open = ContinuesNext(f, bare);
     ++line_rel;
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
@@ -365,7 +365,7 @@ bool HasPartial(const LineFormat& f, std::string_view chunk) {
 }
 
 JsonChunk JoinPartials(const LineFormat& f, std::string_view chunk) {
-  return f.cri ? JoinCriPartials(chunk) : JoinWrapped(chunk, f.wrap_width);
+  return f.cri ? JoinCriPartials(chunk) : JoinWrapped(f, chunk);
 }
 
 size_t CutBack(const LineFormat& f, std::string_view data, size_t cut) {

@@ -174,12 +174,12 @@ int OnHsMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, 
   return 0;
 }
 
-// Copies [p, p+n) into s without allocating while the source is read: a
-// SIGBUS in the copy unwinds with longjmp, which must not strand a buffer
-// that no destructor will free.
 // A dmesg -H delta in whole microseconds.
 int64_t DeltaUs(double s) { return static_cast<int64_t>(std::llround(s * 1e6)); }
 
+// Copies [p, p+n) into s without allocating while the source is read: a
+// SIGBUS in the copy unwinds with longjmp, which must not strand a buffer
+// that no destructor will free.
 void CopyOut(std::string& s, const char* p, size_t n) {
   s.reserve(n);
   s.assign(p, n);
