@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "input/input.h"
-#include "re2/re2.h"
 #include "ruleset/ruleset.h"
+#include "scan/signal_cost.h"
 
 namespace {
 
@@ -156,26 +156,6 @@ Times ScanAll(const hs_database_t* db, const std::vector<Chunk>& chunks, unsigne
   return secs;
 }
 
-// Lines each signal matched (start, end), for the RE2 cost of phase B.
-struct LineHits {
-  const char* base = nullptr;
-  size_t len = 0;
-  std::vector<std::vector<std::pair<size_t, size_t>>> lines;  // per id
-};
-
-int OnLineMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, void* ctx) {
-  auto* h = static_cast<LineHits*>(ctx);
-  size_t last = to > 0 ? static_cast<size_t>(to) - 1 : 0;
-  const void* b = memrchr(h->base, '\n', last);
-  size_t start = b ? static_cast<size_t>(static_cast<const char*>(b) - h->base) + 1 : 0;
-  auto& v = h->lines[id];
-  if (!v.empty() && v.back().first == start) return 0;  // one per line, as the scanner
-  const void* e = std::memchr(h->base + last, '\n', h->len - last);
-  size_t end = e ? static_cast<size_t>(static_cast<const char*>(e) - h->base) : h->len;
-  v.emplace_back(start, end);
-  return 0;
-}
-
 struct Sig {
   std::string name;  // rule/signal
   std::string pattern;
@@ -248,6 +228,7 @@ int main(int argc, char** argv) {
     else paths.emplace_back(a);
   }
   if (threads < 1 || chunk_mb < 1 || repeat < 1) return Usage();
+  if (!per_signal.empty() && per_signal != "alone" && per_signal != "minus" && per_signal != "re2") return Usage();
   auto loaded = rules.empty() ? Ruleset::LoadDefault() : Ruleset::LoadFile(rules);
   if (!loaded.ok()) {
     std::fprintf(stderr, "fl_hs_raw: %s\n", std::string(loaded.status().message()).c_str());
@@ -289,7 +270,45 @@ int main(int argc, char** argv) {
     }
   }
 
-  if (!per_signal.empty()) {
+  if (per_signal == "alone" || per_signal == "re2") {
+    // The library's measurement, as `faultline bench --costs` prints it:
+    // each pattern alone in Hyperscan, and phase B's RE2 confirm + extract
+    // on the lines each signal matched.
+    auto costs = faultline::MeasureSignalCosts(rs, paths, static_cast<uint64_t>(sample_mb) << 20);
+    if (!costs.ok()) {
+      std::fprintf(stderr, "fl_hs_raw: %s\n", std::string(costs.status().message()).c_str());
+      return 2;
+    }
+    const double gb = static_cast<double>(costs->sample_bytes) / 1e9;
+    std::vector<faultline::SignalCost> rows = costs->signals;
+    if (per_signal == "re2") {
+      auto total = [](const faultline::SignalCost& c) { return c.confirm_us_per_line * 1e-6 * c.lines; };
+      std::stable_sort(rows.begin(), rows.end(), [&](const auto& a, const auto& b) { return total(a) > total(b); });
+      double sum = 0;
+      for (const auto& c : rows) sum += total(c);
+      std::printf("sample: %llu bytes; RE2 confirm + extract on matched lines: %.4f CPU s (%.3f s/GB)\n"
+                  "per signal, costliest first (CPU s, s/GB, matched lines, us per line):\n",
+                  static_cast<unsigned long long>(costs->sample_bytes), sum, sum / gb);
+      for (const auto& c : rows) {
+        if (c.lines == 0) break;
+        std::printf("  %8.4f s  %7.3f s/GB  %9llu lines  %6.2f us  %-10s %s\n", total(c), total(c) / gb,
+                    static_cast<unsigned long long>(c.lines), c.confirm_us_per_line,
+                    sigs[c.signal].role.c_str(), sigs[c.signal].name.c_str());
+      }
+      return 0;
+    }
+    std::printf("sample: %llu bytes; full database: %.4f CPU s (%.3f GB/s)\n"
+                "CPU seconds (s/GB) scanning the sample with the signal alone, costliest first:\n",
+                static_cast<unsigned long long>(costs->sample_bytes), costs->full_s_per_gb * gb,
+                1 / costs->full_s_per_gb);
+    for (const auto& c : rows) {
+      std::printf("  %8.4f s  %7.3f s/GB  %9llu lines  %-10s %s\n", c.alone_s_per_gb * gb, c.alone_s_per_gb,
+                  static_cast<unsigned long long>(c.lines), sigs[c.signal].role.c_str(),
+                  sigs[c.signal].name.c_str());
+    }
+    return 0;
+  }
+  if (per_signal == "minus") {
     // A line-aligned sample of the input, copied into one buffer: the same
     // share of every file (from its start), so a directory's mix of files
     // is kept.
@@ -317,64 +336,6 @@ int main(int argc, char** argv) {
     };
     std::vector<size_t> all(sigs.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-    if (per_signal == "re2") {
-      // Phase B's regex work per signal: RE2 confirms the pattern on each
-      // matched line and runs the extract (named captures), as the scanner.
-      LineHits lh;
-      lh.base = sample.data();
-      lh.len = sample.size();
-      lh.lines.resize(sigs.size());
-      hs_scratch_t* scratch = nullptr;
-      if (hs_alloc_scratch(rs.database(), &scratch) != HS_SUCCESS) return 2;
-      for (const Chunk& c : chunks) {
-        LineHits sub = lh;
-        for (auto& v : sub.lines) v.clear();
-        sub.base = c.data;
-        sub.len = c.size;
-        hs_scan(rs.database(), c.data, static_cast<unsigned>(c.size), 0, scratch, OnLineMatch, &sub);
-        size_t shift = static_cast<size_t>(c.data - sample.data());
-        for (size_t i = 0; i < sigs.size(); ++i) {
-          for (auto [a, b] : sub.lines[i]) lh.lines[i].emplace_back(a + shift, b + shift);
-        }
-      }
-      hs_free_scratch(scratch);
-      struct Re2Row {
-        size_t id;
-        double secs;
-        size_t lines;
-      };
-      std::vector<Re2Row> rows;
-      double total = 0;
-      for (size_t i = 0; i < sigs.size(); ++i) {
-        const auto& si = rs.signal(static_cast<uint32_t>(i));
-        std::vector<std::pair<std::string_view, std::string_view>> captured;
-        double best = 1e30;
-        for (int r = 0; r < 3; ++r) {
-          double c0 = ThreadCpu();
-          for (auto [a, b] : lh.lines[i]) {
-            re2::StringPiece line(sample.data() + a, b - a);
-            if (RE2::PartialMatch(line, *si.confirm())) {
-              captured.clear();
-              si.ExtractFields(std::string_view(line.data(), line.size()), &captured);
-            }
-          }
-          best = std::min(best, ThreadCpu() - c0);
-        }
-        total += best;
-        rows.push_back({i, best, lh.lines[i].size()});
-      }
-      std::sort(rows.begin(), rows.end(), [](const Re2Row& a, const Re2Row& b) { return a.secs > b.secs; });
-      std::printf("sample: %zu bytes; RE2 confirm + extract on matched lines: %.4f CPU s (%.3f s/GB)\n"
-                  "per signal, costliest first (CPU s, s/GB, matched lines, us per line):\n",
-                  sample.size(), total, total / sample.size() * 1e9);
-      for (const Re2Row& r : rows) {
-        if (r.lines == 0) break;
-        std::printf("  %8.4f s  %7.3f s/GB  %9zu lines  %6.2f us  %-10s %s\n", r.secs,
-                    r.secs / sample.size() * 1e9, r.lines, r.secs / r.lines * 1e6,
-                    sigs[r.id].role.c_str(), sigs[r.id].name.c_str());
-      }
-      return 0;
-    }
     hs_database_t* full = Compile(sigs, all);
     if (!full) return 2;
     auto [full_s, full_c] = time_db(full);
@@ -390,27 +351,20 @@ int main(int argc, char** argv) {
     std::vector<Row> rows;
     for (size_t i = 0; i < sigs.size(); ++i) {
       std::vector<size_t> which;
-      if (per_signal == "alone") {
-        which = {i};
-      } else {
-        for (size_t k = 0; k < sigs.size(); ++k) {
-          if (k != i) which.push_back(k);
-        }
+      for (size_t k = 0; k < sigs.size(); ++k) {
+        if (k != i) which.push_back(k);
       }
       hs_database_t* db = Compile(sigs, which);
       if (!db) return 2;
       auto [s, c] = time_db(db);
       hs_free_database(db);
-      rows.push_back({i, per_signal == "alone" ? s : full_s - s, full_c.per_id[i]});
+      rows.push_back({i, full_s - s, full_c.per_id[i]});
       std::fprintf(stderr, "\r%zu/%zu", i + 1, sigs.size());
     }
     std::fprintf(stderr, "\n");
     std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.secs > b.secs; });
-    std::printf("%s\n", per_signal == "alone"
-                            ? "CPU seconds (s/GB) scanning the sample with the signal alone, "
-                              "costliest first:"
-                            : "CPU seconds saved (s/GB) by removing the signal from the full "
-                              "database (best of 3; noise ~ +-3% of the full time), costliest first:");
+    std::printf("CPU seconds saved (s/GB) by removing the signal from the full database (best of 3; "
+                "noise ~ +-3%% of the full time), costliest first:\n");
     for (const Row& r : rows) {
       std::printf("  %8.4f s  %7.3f s/GB  %9llu hits  %-10s %s\n", r.secs, r.secs / sample.size() * 1e9,
                   static_cast<unsigned long long>(r.hits), sigs[r.id].role.c_str(),

@@ -52,6 +52,13 @@ struct Args {
   std::vector<const char*> positional;
 };
 
+// A whole number in [lo, hi] and nothing else.
+bool WholeNumber(const char* v, long lo, long hi, long* n) {
+  char* end = nullptr;
+  *n = std::strtol(v, &end, 10);
+  return end != v && !*end && *n >= lo && *n <= hi;
+}
+
 // Parses flags common to the subcommands; returns -1 on success, else an exit code.
 int ParseArgs(int argc, char** argv, int start, Args& a) {
   for (int i = start; i < argc; ++i) {
@@ -69,10 +76,9 @@ int ParseArgs(int argc, char** argv, int start, Args& a) {
       if (!(a.rules = value("--rules"))) return kExitUsage;
     } else if (arg == "--threads") {
       const char* v = value("--threads");
+      long n = 0;
       if (!v) return kExitUsage;
-      char* end = nullptr;
-      long n = std::strtol(v, &end, 10);
-      if (*end || n < 1 || n > 1024) return Usage("--threads takes a number from 1 to 1024");
+      if (!WholeNumber(v, 1, 1024, &n)) return Usage("--threads takes a number from 1 to 1024");
       a.threads = static_cast<unsigned>(n);
     } else if (arg == "--job-start" || arg == "--job-end") {
       const char* v = value(argv[i]);
@@ -104,10 +110,9 @@ int ParseArgs(int argc, char** argv, int start, Args& a) {
       a.costs = true;
     } else if (arg == "--sample-mb") {
       const char* v = value("--sample-mb");
+      long n = 0;
       if (!v) return kExitUsage;
-      char* end = nullptr;
-      long n = std::strtol(v, &end, 10);
-      if (*end || n < 1 || n > 65536) return Usage("--sample-mb takes a number from 1 to 65536");
+      if (!WholeNumber(v, 1, 65536, &n)) return Usage("--sample-mb takes a number from 1 to 65536");
       a.sample_bytes = static_cast<uint64_t>(n) << 20;
     } else if (arg == "-") {
       a.positional.push_back(argv[i]);
