@@ -33,7 +33,7 @@ a per-rank vocabulary of pre-rendered line bodies; only the time stamps are
 formatted per second, and files are written in large blocks (about 60-100 MB/s
 per process; --jobs spreads files over processes).
 
-  gen_logs.py --out /work/data/job-2g --size 2G --seed 1
+  gen_logs.py --out bench-data/job-2g --size 2G --seed 1
   gen_logs.py --single /dev/shm/job.log --size 512M --seed 1
   gen_logs.py --out /tmp/clean --size 20M --no-failures
 """

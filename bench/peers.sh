@@ -9,8 +9,8 @@
 #   PER_SIGNAL=1 bench/peers.sh          # also per-signal costs (~6 min more)
 #
 # Environment (defaults):
-#   BUILD=/work/build-bench   build dir with src/cli/faultline and bench/fl_hs_raw
-#   DATA=/work/bench-data     where the generated logs live (reused when present)
+#   BUILD=build-bench         build dir with src/cli/faultline and bench/fl_hs_raw
+#   DATA=bench-data           where the generated logs live (reused when present)
 #   SIZE=2G SEED=1            generator size and seed (bench/gen_logs.py)
 #   REPS=3                    runs per configuration; the table takes the fastest
 #   PY_MB=32                  MiB the Python loop reads, once (it is extrapolated)
@@ -21,8 +21,8 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
-BUILD=${BUILD:-/work/build-bench}
-DATA=${DATA:-/work/bench-data}
+BUILD=${BUILD:-build-bench}
+DATA=${DATA:-bench-data}
 SIZE=${SIZE:-2G}
 SEED=${SEED:-1}
 REPS=${REPS:-3}

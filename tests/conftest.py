@@ -1,5 +1,5 @@
 """Shared pytest fixtures for the CLI and golden suites: the built faultline
-binary and the report schema (from ../shared/contracts beside the repo)."""
+binary and the report schema (schema/report.schema.json in the repo)."""
 import json
 import os
 import pathlib
@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-SCHEMA = REPO.parent / "shared" / "contracts" / "report.schema.json"
+SCHEMA = REPO / "schema" / "report.schema.json"
 
 
 @pytest.fixture(scope="session")

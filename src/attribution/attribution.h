@@ -52,8 +52,6 @@ void MergeAttribution(Attribution& base, const Attribution& more);
 // "0000:3b:00.0", "00000000:3B:00.0", "PCI:0000:3b:00") to "0000:3b:00.0".
 std::string NormalizePciBusId(std::string_view s);
 
-// --- Added by attribution (not part of the original contract above). ---
-
 // Host names as every source is compared by: the short name before the first
 // '.', because NCCL prints gethostname() cut at the first dot while path
 // directories and rsyslog may carry the FQDN. IPv4 literals stay whole.
@@ -98,19 +96,19 @@ class TopologyMap {
   std::optional<std::string> HostForRank(int64_t rank) const;
   std::optional<std::string> BusForRank(int64_t rank) const;
 
-  // Added by attribution. Feeds an NCCL init line, keeping only the world
+  // Feeds an NCCL init line, keeping only the world
   // communicator: PyTorch creates sub-communicators (TP/PP/DP groups) whose
   // "rank" is a group rank, and their init lines may come first. Entries
   // learnt from a communicator smaller than the largest seen are retracted.
   // Entries added with AddDevice/AddPid are the caller's word and kept.
   void AddNcclInit(const NcclInit& init);
 
-  // Added by attribution. Records what one attributed line proves when it
+  // Records what one attributed line proves when it
   // names a rank: pid -> rank and GPU (bus id or device index) -> rank on its
   // host, and the rank's host. Lines without a rank teach nothing.
   void Learn(const Attribution& a);
 
-  // Added by attribution. Fills a.rank when the line did not name it, from
+  // Fills a.rank when the line did not name it, from
   // the pid, then the PCI bus (any host when the host is unknown), then the
   // device index; then fills an empty host from the rank. Returns true when
   // `a` changed.

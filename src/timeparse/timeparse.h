@@ -110,8 +110,6 @@ std::string FormatRfc3339(int64_t us);
 // the tz database and DST rules, which faultline does not carry: nullopt.
 std::optional<int64_t> ParseTzOffset(std::string_view tz);
 
-// Added by timeparse (not part of the original contract above).
-//
 // Parses a `dmesg -H` / `--reltime` delta "[  +0.000316]" (or "[-1.5]") at
 // the start of `line` (leading whitespace allowed) and returns it in seconds.
 // ParseLineTime recognises these lines but cannot date them on its own: the
