@@ -171,7 +171,9 @@ std::string EvidenceJsonLines(const Ruleset& rs, const ScanResult& scan) {
 
 std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d) {
   std::string out;
-  out += "{\"faultline_version\":";
+  // The version of schema/report.schema.json this report follows ("x-schema-version"
+  // there); tests/cli checks that the two agree.
+  out += "{\"schema_version\":\"1.1\",\"faultline_version\":";
   AppendJsonString(out, kVersionString);
   out += ",\"ruleset\":{\"name\":";
   AppendJsonString(out, rs.name());

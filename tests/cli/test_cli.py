@@ -29,10 +29,12 @@ def test_usage_errors_exit_1(faultline_bin):
     assert run(faultline_bin, "scan", str(EXAMPLE), check=False).returncode == 1
 
 
-def test_diagnose_json_validates_and_names_the_initiating_failure(faultline_bin, validate):
+def test_diagnose_json_validates_and_names_the_initiating_failure(faultline_bin, validate,
+                                                                 report_schema):
     p = run(faultline_bin, "diagnose", "--json", str(EXAMPLE))
     doc = json.loads(p.stdout)
     validate(doc)
+    assert doc["schema_version"] == report_schema["x-schema-version"]
     primary = doc["incidents"][0]
     assert primary["rule"] == "xid-79-fallen-off-bus"
     assert primary["initiating"]["host"] == "node017"
