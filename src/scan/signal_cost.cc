@@ -1,6 +1,7 @@
 #include "scan/signal_cost.h"
 
 #include <hs/hs.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <algorithm>
@@ -63,14 +64,16 @@ int CountOnly(unsigned, unsigned long long, unsigned long long, unsigned, void*)
 // CPU seconds of the best of 3 scans of the sample in 16 MiB pieces.
 absl::StatusOr<double> TimeScan(const hs_database_t* db, std::string_view sample) {
   hs_scratch_t* raw = nullptr;
-  if (hs_alloc_scratch(db, &raw) != HS_SUCCESS) return absl::ResourceExhaustedError("hs_alloc_scratch failed");
+  if (hs_alloc_scratch(db, &raw) != HS_SUCCESS)
+    return absl::ResourceExhaustedError("hs_alloc_scratch failed");
   std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch(raw);
   double best = 1e30;
   for (int rep = 0; rep < 3; ++rep) {
     double t0 = ThreadCpu();
     for (size_t off = 0; off < sample.size();) {
       size_t n = std::min<size_t>(sample.size() - off, size_t{16} << 20);
-      hs_scan(db, sample.data() + off, static_cast<unsigned>(n), 0, scratch.get(), CountOnly, nullptr);
+      hs_scan(db, sample.data() + off, static_cast<unsigned>(n), 0, scratch.get(), CountOnly,
+              nullptr);
       off += n;
     }
     best = std::min(best, ThreadCpu() - t0);
@@ -78,12 +81,22 @@ absl::StatusOr<double> TimeScan(const hs_database_t* db, std::string_view sample
   return best;
 }
 
+// The bytes a file holds on disk (0 when unknown: a pipe, a pseudo-file).
+uint64_t OnDiskSize(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size)
+                                                               : 0;
+}
+
 }  // namespace
 
-absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs, const std::vector<std::string>& paths,
+absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs,
+                                               const std::vector<std::string>& paths,
                                                uint64_t sample_bytes) {
   SignalCosts out;
-  // The inputs and their sizes.
+  // The inputs and their sizes on disk: a compressed source knows no
+  // decompressed size up front (size_hint is 0), so the shares follow the
+  // bytes each file holds.
   std::vector<std::unique_ptr<Source>> sources;
   std::vector<uint64_t> sizes;
   uint64_t total = 0;
@@ -103,18 +116,30 @@ absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs, const std::vec
         out.skipped.push_back(std::string(src.status().message()));
         continue;
       }
-      uint64_t size = (*src)->kind() == SourceKind::kMapped ? (*src)->mapped().size() : (*src)->size_hint();
+      uint64_t size =
+          (*src)->kind() == SourceKind::kMapped ? (*src)->mapped().size() : OnDiskSize(f);
       sizes.push_back(size);
       total += size;
       sources.push_back(std::move(*src));
     }
   }
+  // The budget counts sample bytes, decompressed: each source gets its
+  // share of what the sources before it left, so a source that gives less
+  // than its share (a short file, one that decompresses to little) passes
+  // the rest on, and the sample never exceeds sample_bytes. A compressed
+  // source is read no further than its share.
   std::string sample;
+  uint64_t size_left = total;
   for (size_t i = 0; i < sources.size(); ++i) {
     Source& s = *sources[i];
-    uint64_t share = total > 0 ? static_cast<uint64_t>(static_cast<double>(sample_bytes) *
-                                                       static_cast<double>(sizes[i]) / static_cast<double>(total)) + 1
-                               : sample_bytes;
+    const uint64_t budget_left = sample_bytes - std::min<uint64_t>(sample.size(), sample_bytes);
+    const uint64_t share = size_left > 0
+                               ? static_cast<uint64_t>(static_cast<long double>(budget_left) *
+                                                       static_cast<long double>(sizes[i]) /
+                                                       static_cast<long double>(size_left))
+                               : budget_left / (sources.size() - i);
+    size_left -= sizes[i];
+    if (share == 0) continue;
     std::string piece;
     if (s.kind() == SourceKind::kMapped) {
       std::string_view all = s.mapped();
@@ -127,11 +152,9 @@ absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs, const std::vec
         continue;
       }
     } else {
-      // A compressed file: its share of decompressed bytes (size_hint is the
-      // compressed size, so the share errs on the small side).
-      piece.resize(share);
       size_t have = 0;
-      while (have < piece.size()) {
+      while (have < share) {
+        piece.resize(std::min<uint64_t>(share, have + (size_t{1} << 20)));
         auto n = s.Read(piece.data() + have, piece.size() - have);
         if (!n.ok()) {
           out.skipped.push_back(std::string(n.status().message()));
@@ -142,8 +165,14 @@ absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs, const std::vec
       }
       piece.resize(LinePrefix(std::string_view(piece.data(), have), share).size());
     }
+    if (piece.empty()) continue;
+    if (piece.back() != '\n') {
+      // A line cut at the share, or a file without a final newline: the
+      // newline that ends it in the sample counts against the share too.
+      if (piece.size() == share) piece.pop_back();
+      piece += '\n';
+    }
     sample += piece;
-    if (!sample.empty() && sample.back() != '\n') sample += '\n';
   }
   if (sample.empty()) return absl::InvalidArgumentError("no input gave a byte to sample");
   out.sample_bytes = sample.size();
@@ -165,7 +194,8 @@ absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs, const std::vec
       if (nl != std::string::npos && nl >= off) n = nl + 1 - off;
       std::vector<std::vector<std::pair<size_t, size_t>>> part(rs.signal_count());
       LineHits ctx{sample.data() + off, n, &part};
-      hs_scan(rs.database(), sample.data() + off, static_cast<unsigned>(n), 0, scratch.get(), OnMatch, &ctx);
+      hs_scan(rs.database(), sample.data() + off, static_cast<unsigned>(n), 0, scratch.get(),
+              OnMatch, &ctx);
       for (size_t id = 0; id < part.size(); ++id) {
         for (auto [a, b] : part[id]) lines[id].emplace_back(a + off, b + off);
       }
@@ -181,7 +211,8 @@ absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs, const std::vec
     hs_database_t* db = nullptr;
     hs_compile_error_t* err = nullptr;
     unsigned flags = si.signal->caseless() ? HS_FLAG_CASELESS : 0;
-    if (hs_compile(si.signal->pattern()->c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
+    if (hs_compile(si.signal->pattern()->c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err) !=
+        HS_SUCCESS) {
       std::string msg = err && err->message ? err->message : "unknown error";
       hs_free_compile_error(err);
       return absl::InternalError(StrCat("signal ", si.rule->id()->string_view(), "/",
@@ -208,12 +239,13 @@ absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs, const std::vec
       best = std::min(best, ThreadCpu() - t0);
     }
     c.lines = confirmed;
-    c.confirm_us_per_line = lines[id].empty() || !confirm ? 0 : best / static_cast<double>(lines[id].size()) * 1e6;
+    c.confirm_us_per_line =
+        lines[id].empty() || !confirm ? 0 : best / static_cast<double>(lines[id].size()) * 1e6;
     out.signals.push_back(c);
   }
-  std::stable_sort(out.signals.begin(), out.signals.end(), [](const SignalCost& a, const SignalCost& b) {
-    return a.alone_s_per_gb > b.alone_s_per_gb;
-  });
+  std::stable_sort(
+      out.signals.begin(), out.signals.end(),
+      [](const SignalCost& a, const SignalCost& b) { return a.alone_s_per_gb > b.alone_s_per_gb; });
   return out;
 }
 

@@ -18,24 +18,27 @@
 namespace faultline {
 
 struct SignalCost {
-  uint32_t signal = 0;          // global signal id
-  uint64_t lines = 0;           // sample lines the pattern matched (RE2 confirmed)
-  double alone_s_per_gb = 0;    // Hyperscan, the pattern alone over the sample
+  uint32_t signal = 0;             // global signal id
+  uint64_t lines = 0;              // sample lines the pattern matched (RE2 confirmed)
+  double alone_s_per_gb = 0;       // Hyperscan, the pattern alone over the sample
   double confirm_us_per_line = 0;  // RE2 confirm + extract per matched line
 };
 
 struct SignalCosts {
   uint64_t sample_bytes = 0;
-  double full_s_per_gb = 0;     // the whole database over the same sample
-  std::vector<SignalCost> signals;  // every signal, costliest alone first
+  double full_s_per_gb = 0;          // the whole database over the same sample
+  std::vector<SignalCost> signals;   // every signal, costliest alone first
   std::vector<std::string> skipped;  // inputs the sample could not use, with why
 };
 
-// The sample: up to `sample_bytes` from the start of the files `paths` stand
-// for (directories read recursively; .gz/.zst decompressed), shared in
-// proportion to their sizes and cut after a newline. Standard input ("-")
-// is skipped. Fails when no input gives a byte.
-absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs, const std::vector<std::string>& paths,
+// The sample: at most `sample_bytes` (counted decompressed) from the start
+// of the files `paths` stand for (directories read recursively; .gz/.zst
+// decompressed, and read no further than their share), shared in proportion
+// to their sizes on disk and cut after a newline; what a file cannot fill
+// passes to the files after it. Standard input ("-") is skipped. Fails when
+// no input gives a byte.
+absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs,
+                                               const std::vector<std::string>& paths,
                                                uint64_t sample_bytes);
 
 }  // namespace faultline
