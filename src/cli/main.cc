@@ -1,40 +1,198 @@
-// The faultline command (contracts/cli.md), built on the public C ABI only.
-// Exit status: 0 success (incidents or not), 1 usage error, 2 input or
-// ruleset error with a one-line message naming the file.
+// The faultline command (docs/cli.md), built on the public C ABI only.
+// Exit status: 0 success, 1 usage error, 2 input or ruleset error with a
+// one-line message naming the file; with diagnose --exit-code, 3 when an
+// incident was found.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "faultline/faultline.h"
 
+extern char** environ;
+
 namespace {
 
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 1;
 constexpr int kExitInput = 2;
+constexpr int kExitIncident = 3;  // diagnose --exit-code: an incident was found
 
 const char kUsage[] =
     "usage:\n"
     "  faultline diagnose [--json] [--rules PATH] [--threads N]\n"
     "                     [--job-start TIME] [--job-end TIME]\n"
-    "                     [--clock-offset HOST=SECONDS]... [--tz ZONE] PATH...\n"
-    "  faultline scan --json [--rules PATH] [--threads N] PATH...\n"
+    "                     [--clock-offset HOST=SECONDS]... [--tz ZONE]\n"
+    "                     [-o FILE] [--exit-code [-q]] PATH...\n"
+    "  faultline scan --json [--rules PATH] [--threads N]\n"
+    "                 [--clock-offset HOST=SECONDS]... [--tz ZONE] [-o FILE] PATH...\n"
     "  faultline compile SRC_DIR -o OUT.flrules\n"
-    "  faultline rules list [--json]\n"
-    "  faultline rules show ID [--json]\n"
-    "  faultline bench [--rules PATH] [--threads N] [--costs [--sample-mb N]] PATH...\n"
-    "  faultline --version\n";
+    "  faultline rules list [--json] [--rules PATH]\n"
+    "  faultline rules show ID [--json] [--rules PATH]\n"
+    "  faultline bench [--rules PATH] [--threads N] [--runs N] [--warmup N] [--json]\n"
+    "                  [--peers DIR] [--costs [--sample-mb N]] PATH...\n"
+    "  faultline --version\n"
+    "  faultline COMMAND --help\n";
+
+// One option of a command. Every option has a long form (--name VALUE or
+// --name=VALUE); some also a letter (-x VALUE or -xVALUE). --help prints
+// `help` as its one line.
+struct Option {
+  const char* name;
+  char letter;        // 0: none
+  const char* value;  // the value's placeholder; nullptr for a flag
+  const char* help;
+};
+
+constexpr Option kHelpOption{"help", 'h', nullptr, "print this help and exit"};
+constexpr Option kRulesOption{
+    "rules", 0, "PATH",
+    "a compiled .flrules file or a rule source directory (default: the embedded ruleset)"};
+constexpr Option kThreadsOption{"threads", 'j', "N",
+                                "scan threads, 1 to 1024 (default: one per core)"};
+
+constexpr Option kDiagnoseOptions[] = {
+    {"json", 0, nullptr, "print the report as JSON (schema/report.schema.json) instead of text"},
+    kRulesOption,
+    kThreadsOption,
+    {"job-start", 0, "TIME",
+     "job start, RFC 3339 or epoch seconds (default: derived from the logs)"},
+    {"job-end", 0, "TIME", "job end, RFC 3339 or epoch seconds (default: derived from the logs)"},
+    {"clock-offset", 0, "HOST=SECONDS",
+     "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"},
+    {"tz", 0, "ZONE", "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"},
+    {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
+    {"exit-code", 0, nullptr,
+     "exit 3 when an incident was found, 0 when none (scripts; see below)"},
+    {"quiet", 'q', nullptr,
+     "print no report on standard output (with --exit-code: the status answers)"},
+    kHelpOption,
+};
+constexpr Option kScanOptions[] = {
+    {"json", 0, nullptr, "print the evidence as JSON lines (required: the only format)"},
+    kRulesOption,
+    kThreadsOption,
+    {"clock-offset", 0, "HOST=SECONDS",
+     "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"},
+    {"tz", 0, "ZONE", "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"},
+    {"output", 'o', "FILE", "write the evidence to FILE instead of standard output"},
+    kHelpOption,
+};
+constexpr Option kCompileOptions[] = {
+    {"output", 'o', "FILE", "the compiled ruleset to write (required; written atomically)"},
+    kHelpOption,
+};
+constexpr Option kRulesListOptions[] = {
+    {"json", 0, nullptr, "print a JSON array of rule summaries instead of a table"},
+    kRulesOption,
+    kHelpOption,
+};
+constexpr Option kRulesShowOptions[] = {
+    {"json", 0, nullptr, "print the rule's full entry as JSON instead of text"},
+    kRulesOption,
+    kHelpOption,
+};
+constexpr Option kBenchOptions[] = {
+    kRulesOption,
+    kThreadsOption,
+    {"runs", 0, "N", "timed runs, 1 to 1000 (default 1): min, median and max are reported"},
+    {"warmup", 0, "N", "untimed runs first, 0 to 1000 (default 0), e.g. to fill the page cache"},
+    {"json", 0, nullptr, "print one JSON object (docs/cli.md) instead of text"},
+    {"peers", 0, "DIR",
+     "also time rg, grep -E (DIR/patterns.{rg,ere}.txt) and fl_hs_raw on the same inputs"},
+    {"costs", 0, nullptr,
+     "add each signal's cost on a sample: Hyperscan alone, matched lines, RE2"},
+    {"sample-mb", 0, "N", "--costs sample size in MiB, decompressed, 1 to 65536 (default 32)"},
+    kHelpOption,
+};
+
+struct Command {
+  const char* name;      // as typed after `faultline`
+  const char* operands;  // after the options in the synopsis
+  const char* about;     // one line
+  std::span<const Option> options;
+  const char* notes;  // printed after the options; may be empty
+};
+
+const Command kDiagnose{
+    "diagnose", "PATH...",
+    "Diagnose a job's logs: the initiating failure apart from its collateral.", kDiagnoseOptions,
+    "PATH: a file, a directory (recursive), a .gz or .zst file, or - for standard input.\n"
+    "exit status: 0 success, 1 usage error, 2 input or ruleset error (the others are still\n"
+    "diagnosed); with --exit-code, 0 means no incident and 3 an incident (2 still wins).\n"};
+const Command kScan{"scan", "--json PATH...",
+                    "Print the evidence records as JSON lines, in source then offset order.",
+                    kScanOptions, ""};
+const Command kCompile{"compile", "SRC_DIR -o OUT.flrules",
+                       "Compile a rule source directory; errors name the file, rule and field.",
+                       kCompileOptions, ""};
+const Command kRulesList{"rules list", "", "List the rules: id, layer, title.", kRulesListOptions,
+                         ""};
+const Command kRulesShow{"rules show", "ID",
+                         "Show one rule's full entry (faultline rules list gives the ids).",
+                         kRulesShowOptions, ""};
+const Command kBench{
+    "bench", "PATH...",
+    "Scan throughput and per-signal hit counts, with the peers side by side if asked.",
+    kBenchOptions,
+    "--peers DIR: DIR holds the ruleset's patterns converted by bench/export_patterns.py\n"
+    "(bench/peers.sh writes them). rg and grep -E run with them as commands, timed like\n"
+    "hyperfine times them; so does fl_hs_raw (raw Hyperscan, the ceiling) when found next to\n"
+    "faultline, in the build tree's bench/ or on PATH. A peer that is missing or cannot read\n"
+    "the inputs (grep and fl_hs_raw: .gz/.zst) is named, not run. The full peer harness,\n"
+    "with Python re and memory: bench/peers.sh.\n"};
+const Command* const kCommands[] = {&kDiagnose,  &kScan,      &kCompile,
+                                    &kRulesList, &kRulesShow, &kBench};
+
+void PrintHelp(const Command& c, FILE* f) {
+  std::fprintf(f, "usage: faultline %s [OPTION]...%s%s\n%s\n\noptions:\n", c.name,
+               *c.operands ? " " : "", c.operands, c.about);
+  for (const Option& o : c.options) {
+    std::string left = o.letter ? std::string("  -") + o.letter + ", --" : std::string("      --");
+    left += o.name;
+    if (o.value) left.append(" ").append(o.value);
+    std::fprintf(f, "%-34s %s\n", left.c_str(), o.help);
+  }
+  if (*c.notes) std::fprintf(f, "\n%s", c.notes);
+}
+
+void PrintMainHelp(FILE* f) {
+  std::fputs(kUsage, f);
+  std::fputs("\ncommands:\n", f);
+  for (const Command* c : kCommands) std::fprintf(f, "  %-12s %s\n", c->name, c->about);
+  std::fputs(
+      "\n`faultline COMMAND --help` lists the options of COMMAND (one line each); every option\n"
+      "takes its value as --opt VALUE or --opt=VALUE; -j N is --threads N.\n"
+      "exit status: 0 success, 1 usage error, 2 input or ruleset error;\n"
+      "diagnose --exit-code: 3 when an incident was found.\n",
+      f);
+}
 
 int Usage(const char* msg) {
   if (msg) std::fprintf(stderr, "faultline: %s\n", msg);
   std::fputs(kUsage, stderr);
+  return kExitUsage;
+}
+
+// A usage error of one command: the message and where to look.
+int CommandUsage(const Command& c, const std::string& msg) {
+  std::fprintf(stderr, "faultline %s: %s\nTry 'faultline %s --help'.\n", c.name, msg.c_str(),
+               c.name);
   return kExitUsage;
 }
 
@@ -47,7 +205,13 @@ struct Args {
   std::vector<double> offset_secs;
   const char* tz = nullptr;
   const char* out = nullptr;
-  bool costs = false;            // bench: each signal's added cost
+  bool exit_code = false;       // diagnose: 3 when an incident was found
+  bool quiet = false;           // diagnose: no report
+  unsigned runs = 1;            // bench
+  unsigned warmup = 0;          // bench
+  const char* peers = nullptr;  // bench: the directory of exported patterns
+  bool costs = false;           // bench: each signal's added cost
+  bool sample_mb_given = false;
   uint64_t sample_bytes = 32ull << 20;
   std::vector<const char*> positional;
 };
@@ -59,70 +223,130 @@ bool WholeNumber(const char* v, long lo, long hi, long* n) {
   return end != v && !*end && *n >= lo && *n <= hi;
 }
 
-// Parses flags common to the subcommands; returns -1 on success, else an exit code.
-int ParseArgs(int argc, char** argv, int start, Args& a) {
-  for (int i = start; i < argc; ++i) {
-    std::string_view arg = argv[i];
-    auto value = [&](const char* name) -> const char* {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "faultline: %s needs a value\n", name);
-        return nullptr;
-      }
-      return argv[++i];
-    };
-    if (arg == "--json") {
-      a.json = true;
-    } else if (arg == "--rules") {
-      if (!(a.rules = value("--rules"))) return kExitUsage;
-    } else if (arg == "--threads") {
-      const char* v = value("--threads");
-      long n = 0;
-      if (!v) return kExitUsage;
-      if (!WholeNumber(v, 1, 1024, &n)) return Usage("--threads takes a number from 1 to 1024");
-      a.threads = static_cast<unsigned>(n);
-    } else if (arg == "--job-start" || arg == "--job-end") {
-      const char* v = value(argv[i]);
-      if (!v) return kExitUsage;
-      int64_t t;
-      if (fl_time_parse(v, &t) != FL_OK) {
-        std::fprintf(stderr, "faultline: %s: '%s' is not an RFC 3339 time or epoch seconds\n", argv[i - 1], v);
-        return kExitUsage;
-      }
-      (arg == "--job-start" ? a.job_start : a.job_end) = t;
-    } else if (arg == "--clock-offset") {
-      const char* v = value("--clock-offset");
-      if (!v) return kExitUsage;
-      const char* eq = std::strrchr(v, '=');
-      char* end = nullptr;
-      double secs = eq ? std::strtod(eq + 1, &end) : 0;
-      if (!eq || eq == v || !end || *end || end == eq + 1) {
-        return Usage("--clock-offset takes HOST=SECONDS, e.g. node017=-42.5");
-      }
-      a.offset_hosts.emplace_back(v, eq - v);
-      a.offset_secs.push_back(secs);
-    } else if (arg == "--tz") {
-      if (!(a.tz = value("--tz"))) return kExitUsage;
-    } else if (arg == "-o") {
-      if (!(a.out = value("-o"))) return kExitUsage;
-    } else if ((arg == "--costs" || arg == "--sample-mb") && std::string_view(argv[1]) != "bench") {
-      return Usage("--costs and --sample-mb are options of bench");
-    } else if (arg == "--costs") {
-      a.costs = true;
-    } else if (arg == "--sample-mb") {
-      const char* v = value("--sample-mb");
-      long n = 0;
-      if (!v) return kExitUsage;
-      if (!WholeNumber(v, 1, 65536, &n)) return Usage("--sample-mb takes a number from 1 to 65536");
-      a.sample_bytes = static_cast<uint64_t>(n) << 20;
-    } else if (arg == "-") {
-      a.positional.push_back(argv[i]);
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      std::fprintf(stderr, "faultline: unknown option %s\n", argv[i]);
-      return Usage(nullptr);
-    } else {
-      a.positional.push_back(argv[i]);
+// Sets what option `o` (written `as`, value v or nullptr) asks for; returns
+// -1, or the exit status of a bad value.
+int Apply(const Command& c, const Option& o, const std::string& as, const char* v, Args& a) {
+  std::string_view name = o.name;
+  long n = 0;
+  auto number = [&](long lo, long hi) {
+    if (WholeNumber(v, lo, hi, &n)) return true;
+    CommandUsage(c,
+                 as + " takes a number from " + std::to_string(lo) + " to " + std::to_string(hi));
+    return false;
+  };
+  if (name == "json") {
+    a.json = true;
+  } else if (name == "rules") {
+    a.rules = v;
+  } else if (name == "threads") {
+    if (!number(1, 1024)) return kExitUsage;
+    a.threads = static_cast<unsigned>(n);
+  } else if (name == "job-start" || name == "job-end") {
+    int64_t t;
+    if (fl_time_parse(v, &t) != FL_OK) {
+      return CommandUsage(c, as + ": '" + v + "' is not an RFC 3339 time or epoch seconds");
+    }
+    (name == "job-start" ? a.job_start : a.job_end) = t;
+  } else if (name == "clock-offset") {
+    const char* eq = std::strrchr(v, '=');
+    char* end = nullptr;
+    double secs = eq ? std::strtod(eq + 1, &end) : 0;
+    if (!eq || eq == v || !end || *end || end == eq + 1) {
+      return CommandUsage(c, as + " takes HOST=SECONDS, e.g. node017=-42.5");
+    }
+    a.offset_hosts.emplace_back(v, eq - v);
+    a.offset_secs.push_back(secs);
+  } else if (name == "tz") {
+    a.tz = v;
+  } else if (name == "output") {
+    a.out = v;
+  } else if (name == "exit-code") {
+    a.exit_code = true;
+  } else if (name == "quiet") {
+    a.quiet = true;
+  } else if (name == "runs") {
+    if (!number(1, 1000)) return kExitUsage;
+    a.runs = static_cast<unsigned>(n);
+  } else if (name == "warmup") {
+    if (!number(0, 1000)) return kExitUsage;
+    a.warmup = static_cast<unsigned>(n);
+  } else if (name == "peers") {
+    a.peers = v;
+  } else if (name == "costs") {
+    a.costs = true;
+  } else if (name == "sample-mb") {
+    if (!number(1, 65536)) return kExitUsage;
+    a.sample_bytes = static_cast<uint64_t>(n) << 20;
+    a.sample_mb_given = true;
+  }
+  return -1;
+}
+
+const Option* FindOption(const Command& c, std::string_view name, char letter) {
+  for (const Option& o : c.options) {
+    if (letter ? o.letter == letter : name == o.name) return &o;
+  }
+  return nullptr;
+}
+
+// Parses the options of command c from argv[start]; operands go to
+// a.positional. Returns -1 to go on, else the exit status (0 after --help).
+int ParseArgs(const Command& c, int argc, char** argv, int start, Args& a) {
+  for (int i = start; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    if (std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h") {
+      PrintHelp(c, stdout);
+      return kExitOk;
     }
   }
+  bool operands_only = false;
+  for (int i = start; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (operands_only || arg.size() < 2 || arg[0] != '-') {
+      a.positional.push_back(argv[i]);  // includes "-", standard input
+      continue;
+    }
+    if (arg == "--") {
+      operands_only = true;
+      continue;
+    }
+    const Option* o = nullptr;
+    std::string as;
+    const char* attached = nullptr;  // --opt=VALUE, -xVALUE
+    if (arg.starts_with("--")) {
+      size_t eq = arg.find('=');
+      std::string_view name =
+          arg.substr(2, eq == std::string_view::npos ? std::string_view::npos : eq - 2);
+      o = FindOption(c, name, 0);
+      as = "--" + std::string(name);
+      if (eq != std::string_view::npos) attached = argv[i] + eq + 1;
+    } else {
+      o = FindOption(c, {}, arg[1]);
+      as = std::string(arg.substr(0, 2));
+      if (arg.size() > 2) attached = argv[i] + 2;
+    }
+    if (!o) {
+      for (const Command* other : kCommands) {
+        if (other == &c) continue;
+        const Option* there = as.starts_with("--") ? FindOption(*other, as.substr(2), 0) : nullptr;
+        if (there)
+          return CommandUsage(c, as + " is an option of " + other->name + ", not " + c.name);
+      }
+      return CommandUsage(c, "unknown option " + std::string(arg));
+    }
+    const char* v = nullptr;
+    if (!o->value) {
+      if (attached) return CommandUsage(c, as + " takes no value");
+    } else if (attached) {
+      v = attached;
+    } else if (i + 1 < argc) {
+      v = argv[++i];
+    } else {
+      return CommandUsage(c, as + " needs a value (" + o->value + ")");
+    }
+    if (int rc = Apply(c, *o, as, v, a); rc >= 0) return rc;
+  }
+  if (a.sample_mb_given && !a.costs)
+    return CommandUsage(c, "--sample-mb sizes the --costs sample: add --costs");
   return -1;
 }
 
@@ -215,10 +439,45 @@ void PrintInputErrors(const fl_report* r) {
   }
 }
 
+// Where the output goes: standard output, or the file -o names (opened
+// before the scan, so a path that cannot be written fails at once).
+class Output {
+ public:
+  // Returns false after printing why the file cannot be written.
+  bool Open(const char* path) {
+    if (!path) return true;
+    path_ = path;
+    file_ = std::fopen(path, "wb");
+    if (!file_) {
+      std::fprintf(stderr, "faultline: cannot write %s: %s\n", path, std::strerror(errno));
+    }
+    return file_ != nullptr;
+  }
+  ~Output() {
+    if (file_) std::fclose(file_);
+  }
+  // Returns false after printing why the bytes could not be written.
+  bool Write(const char* data, size_t len) {
+    FILE* f = file_ ? file_ : stdout;
+    bool ok = std::fwrite(data, 1, len, f) == len && std::fflush(f) == 0;
+    if (!ok) {
+      std::fprintf(stderr, "faultline: cannot write %s: %s\n", file_ ? path_ : "standard output",
+                   std::strerror(errno));
+    }
+    return ok;
+  }
+
+ private:
+  const char* path_ = nullptr;
+  FILE* file_ = nullptr;
+};
+
 int CmdDiagnose(int argc, char** argv) {
   Args a;
-  if (int rc = ParseArgs(argc, argv, 2, a); rc >= 0) return rc;
-  if (a.positional.empty()) return Usage("diagnose needs at least one PATH");
+  if (int rc = ParseArgs(kDiagnose, argc, argv, 2, a); rc >= 0) return rc;
+  if (a.positional.empty()) return CommandUsage(kDiagnose, "needs at least one PATH");
+  Output output;
+  if (!output.Open(a.out)) return kExitInput;
   fl_ruleset* rs = LoadRules(a.rules);
   if (!rs) return kExitInput;
   bool input_errors = false;
@@ -229,19 +488,30 @@ int CmdDiagnose(int argc, char** argv) {
   }
   const char* out = nullptr;
   size_t len = 0;
-  if (a.json) fl_report_json(r, &out, &len); else fl_report_text(r, &out, &len);
-  std::fwrite(out, 1, len, stdout);
+  if (a.json) {
+    fl_report_json(r, &out, &len);
+  } else {
+    fl_report_text(r, &out, &len);
+  }
+  bool written = a.quiet && !a.out ? true : output.Write(out, len);
   if (input_errors) PrintInputErrors(r);
+  int rc = input_errors || !written ? kExitInput : kExitOk;
+  // Opt-in, so that 0 keeps meaning success for every existing caller; an
+  // input error (2) wins, as in grep: a diagnosis missing inputs may miss
+  // the incident.
+  if (rc == kExitOk && a.exit_code && fl_report_incident_count(r) > 0) rc = kExitIncident;
   fl_report_free(r);
   fl_ruleset_free(rs);
-  return input_errors ? kExitInput : kExitOk;
+  return rc;
 }
 
 int CmdScan(int argc, char** argv) {
   Args a;
-  if (int rc = ParseArgs(argc, argv, 2, a); rc >= 0) return rc;
-  if (!a.json) return Usage("scan prints JSON lines: pass --json");
-  if (a.positional.empty()) return Usage("scan needs at least one PATH");
+  if (int rc = ParseArgs(kScan, argc, argv, 2, a); rc >= 0) return rc;
+  if (!a.json) return CommandUsage(kScan, "prints JSON lines: pass --json");
+  if (a.positional.empty()) return CommandUsage(kScan, "needs at least one PATH");
+  Output output;
+  if (!output.Open(a.out)) return kExitInput;
   fl_ruleset* rs = LoadRules(a.rules);
   if (!rs) return kExitInput;
   bool input_errors = false;
@@ -253,17 +523,18 @@ int CmdScan(int argc, char** argv) {
   const char* out = nullptr;
   size_t len = 0;
   fl_report_evidence_jsonl(r, &out, &len);
-  std::fwrite(out, 1, len, stdout);
+  bool written = output.Write(out, len);
   if (input_errors) PrintInputErrors(r);
   fl_report_free(r);
   fl_ruleset_free(rs);
-  return input_errors ? kExitInput : kExitOk;
+  return input_errors || !written ? kExitInput : kExitOk;
 }
 
 int CmdCompile(int argc, char** argv) {
   Args a;
-  if (int rc = ParseArgs(argc, argv, 2, a); rc >= 0) return rc;
-  if (a.positional.size() != 1 || !a.out) return Usage("compile takes SRC_DIR -o OUT.flrules");
+  if (int rc = ParseArgs(kCompile, argc, argv, 2, a); rc >= 0) return rc;
+  if (a.positional.size() != 1 || !a.out)
+    return CommandUsage(kCompile, "takes SRC_DIR -o OUT.flrules");
   fl_error* err = nullptr;
   if (fl_ruleset_compile(a.positional[0], a.out, &err) != FL_OK) {
     std::fprintf(stderr, "faultline: %s\n", fl_error_message(err));
@@ -296,10 +567,19 @@ std::string JsonField(std::string_view obj, std::string_view key) {
 }
 
 int CmdRules(int argc, char** argv) {
-  if (argc < 3) return Usage("rules takes list or show ID");
-  std::string_view sub = argv[2];
+  std::string_view sub = argc >= 3 ? argv[2] : "";
+  if (sub == "--help" || sub == "-h") {
+    PrintHelp(kRulesList, stdout);
+    std::fputs("\n", stdout);
+    PrintHelp(kRulesShow, stdout);
+    return kExitOk;
+  }
+  if (sub != "list" && sub != "show") return Usage("rules takes list or show ID");
+  const Command& cmd = sub == "list" ? kRulesList : kRulesShow;
   Args a;
-  if (int rc = ParseArgs(argc, argv, 3, a); rc >= 0) return rc;
+  if (int rc = ParseArgs(cmd, argc, argv, 3, a); rc >= 0) return rc;
+  if (sub == "list" && !a.positional.empty()) return CommandUsage(cmd, "takes no operand");
+  if (sub == "show" && a.positional.size() != 1) return CommandUsage(cmd, "takes one rule ID");
   fl_ruleset* rs = LoadRules(a.rules);
   if (!rs) return kExitInput;
   int result = kExitOk;
@@ -315,17 +595,13 @@ int CmdRules(int argc, char** argv) {
       while ((pos = j.find("{\"id\":", pos)) != std::string_view::npos) {
         size_t end = j.find('}', pos);
         std::string_view obj = j.substr(pos, end - pos);
-        std::printf("%-40s %-14s %s\n", JsonField(obj, "id").c_str(), JsonField(obj, "layer").c_str(),
-                    JsonField(obj, "title").c_str());
+        std::printf("%-40s %-14s %s\n", JsonField(obj, "id").c_str(),
+                    JsonField(obj, "layer").c_str(), JsonField(obj, "title").c_str());
         pos = end;
       }
     }
     fl_free(json);
-  } else if (sub == "show") {
-    if (a.positional.size() != 1) {
-      fl_ruleset_free(rs);
-      return Usage("rules show takes one rule ID");
-    }
+  } else {
     char* json = nullptr;
     size_t len = 0;
     fl_status rc = a.json ? fl_ruleset_rule_json(rs, a.positional[0], &json, &len)
@@ -337,8 +613,6 @@ int CmdRules(int argc, char** argv) {
       std::fwrite(json, 1, len, stdout);
     }
     fl_free(json);
-  } else {
-    result = Usage("rules takes list or show ID");
   }
   fl_ruleset_free(rs);
   return result;
@@ -351,23 +625,352 @@ double JsonNumber(std::string_view s, size_t pos, std::string_view key) {
   return at == std::string_view::npos ? 0 : std::strtod(s.data() + at + k.size(), nullptr);
 }
 
-// bench --costs: each signal's added cost on a sample of the inputs,
-// costliest first (fl_ruleset_signal_costs_json).
-int PrintSignalCosts(fl_ruleset* rs, const Args& a) {
+// ---- bench ----------------------------------------------------------------
+
+std::string Format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string Format(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return std::string(buf, n < 0 ? 0 : std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1));
+}
+
+// s as a JSON string literal.
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    auto u = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out.append(1, '\\').append(1, ch);
+    } else if (u < 0x20) {
+      out += Format("\\u%04x", u);
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+struct Spread {
+  double min = 0, median = 0, max = 0;
+};
+
+Spread SpreadOf(std::vector<double> v) {
+  Spread s;
+  if (v.empty()) return s;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  s.min = v.front();
+  s.max = v.back();
+  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return s;
+}
+
+double GBps(uint64_t bytes, double secs) {
+  return secs > 0 ? static_cast<double>(bytes) / secs / 1e9 : 0;
+}
+
+// {"min":..,"median":..,"max":..,"all":[every run]}
+std::string SecondsJson(const std::vector<double>& v) {
+  Spread s = SpreadOf(v);
+  std::string out =
+      Format("{\"min\":%.6f,\"median\":%.6f,\"max\":%.6f,\"all\":[", s.min, s.median, s.max);
+  for (size_t i = 0; i < v.size(); ++i) out += Format("%s%.6f", i ? "," : "", v[i]);
+  return out + "]}";
+}
+
+// The rates of the slowest, the median and the fastest run.
+std::string RateJson(uint64_t bytes, const std::vector<double>& v) {
+  Spread s = SpreadOf(v);
+  return Format("{\"min\":%.6g,\"median\":%.6g,\"max\":%.6g}", GBps(bytes, s.max),
+                GBps(bytes, s.median), GBps(bytes, s.min));
+}
+
+double Seconds(const timeval& t) {
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
+}
+
+// User + system CPU seconds of this process so far (every thread).
+double ProcessCpu() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return Seconds(ru.ru_utime) + Seconds(ru.ru_stime);
+}
+
+// A command run to completion with its output captured.
+struct Ran {
+  bool started = false;
+  int status = -1;  // exit status; -1 when a signal ended it
+  double wall = 0, cpu = 0;
+  std::string out, err;
+};
+
+std::string ReadBack(FILE* f) {
+  std::string s;
+  std::rewind(f);
+  char buf[65536];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
+  std::fclose(f);
+  return s;
+}
+
+// Runs argv (looked up on PATH) with standard input from /dev/null and its
+// output in temporary files; times it as hyperfine does: the whole command,
+// wall clock, and the child's user + system CPU time.
+Ran RunCommand(const std::vector<std::string>& argv) {
+  Ran r;
+  FILE* out = std::tmpfile();
+  FILE* err = std::tmpfile();
+  if (!out || !err) {
+    r.err = "cannot create a temporary file";
+    if (out) std::fclose(out);
+    if (err) std::fclose(err);
+    return r;
+  }
+  std::vector<char*> args;
+  for (const std::string& s : argv) args.push_back(const_cast<char*>(s.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fileno(out), 1);
+  posix_spawn_file_actions_adddup2(&fa, fileno(err), 2);
+  pid_t pid = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  int e = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (e == 0) {
+    int status = 0;
+    rusage ru{};
+    while (wait4(pid, &status, 0, &ru) < 0 && errno == EINTR) {
+    }
+    r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    r.cpu = Seconds(ru.ru_utime) + Seconds(ru.ru_stime);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.started = true;
+  }
+  r.out = ReadBack(out);
+  r.err = e == 0 ? ReadBack(err) : (std::fclose(err), std::string(std::strerror(e)));
+  return r;
+}
+
+// The executable `name` in a directory of PATH, or "".
+std::string FindOnPath(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string_view rest = path ? path : "";
+  while (!rest.empty()) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    std::string full = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(full.c_str(), X_OK) == 0 && !std::filesystem::is_directory(full)) return full;
+  }
+  return "";
+}
+
+// fl_hs_raw (bench/hs_raw.cc): next to this binary, in the build tree's
+// bench/ (build/src/cli/faultline, build/bench/fl_hs_raw), or on PATH.
+std::string FindHsRaw() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const auto& p :
+         {self.parent_path() / "fl_hs_raw", self.parent_path() / "../../bench/fl_hs_raw"}) {
+      if (access(p.c_str(), X_OK) == 0) return p.lexically_normal().string();
+    }
+  }
+  return FindOnPath("fl_hs_raw");
+}
+
+bool IsCompressedName(const std::string& name) {
+  auto ends = [&](std::string_view ext) {
+    return name.size() >= ext.size() &&
+           std::equal(ext.rbegin(), ext.rend(), name.rbegin(),
+                      [](char x, char y) { return x == std::tolower(y); });
+  };
+  return ends(".gz") || ends(".zst");
+}
+
+// Whether any file the paths stand for is compressed (grep and fl_hs_raw
+// would read it as bytes).
+bool AnyCompressed(const std::vector<const char*>& paths) {
+  for (const char* p : paths) {
+    if (IsCompressedName(p)) return true;
+    std::error_code ec;
+    if (!std::filesystem::is_directory(p, ec)) continue;
+    for (auto it = std::filesystem::recursive_directory_iterator(
+             p, std::filesystem::directory_options::skip_permission_denied, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (IsCompressedName(it->path().filename().string())) return true;
+    }
+  }
+  return false;
+}
+
+// The non-empty lines of a pattern file; -1 when it cannot be read.
+long CountPatterns(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return -1;
+  long n = 0;
+  int prev = '\n';
+  for (int ch; (ch = std::fgetc(f)) != EOF; prev = ch) {
+    if (prev == '\n' && ch != '\n') ++n;
+  }
+  std::fclose(f);
+  return n;
+}
+
+// The sum of the counts `rg -c -H` and `grep -c -H` print, one "path:N" a line.
+uint64_t SumCounts(std::string_view out) {
+  uint64_t sum = 0;
+  for (size_t p = 0; p < out.size();) {
+    size_t nl = out.find('\n', p);
+    std::string_view line =
+        out.substr(p, nl == std::string_view::npos ? std::string_view::npos : nl - p);
+    size_t colon = line.rfind(':');
+    sum += std::strtoull(
+        std::string(line.substr(colon == std::string_view::npos ? 0 : colon + 1)).c_str(), nullptr,
+        10);
+    if (nl == std::string_view::npos) break;
+    p = nl + 1;
+  }
+  return sum;
+}
+
+// Another tool over the same inputs, run as a command.
+struct Peer {
+  std::string name;
+  std::vector<std::string> argv;  // empty: not run, see reason
+  std::string reason;
+  std::string error;             // how it failed, when it did
+  bool one_is_success = true;    // rg and grep exit 1 when nothing matched
+  long patterns = 0;             // patterns it was given; 0 for the ruleset's database
+  const char* counts = "lines";  // what `matched` counts
+  uint64_t matched = 0;
+  std::vector<double> wall, cpu;
+};
+
+std::vector<Peer> PlanPeers(const Args& a, unsigned threads) {
+  const std::string dir = a.peers;
+  const std::string jn = std::to_string(threads);
+  const bool compressed = AnyCompressed(a.positional);
+  auto with_paths = [&](std::vector<std::string> argv) {
+    argv.insert(argv.end(), a.positional.begin(), a.positional.end());
+    return argv;
+  };
+  std::vector<Peer> peers(3);
+  Peer& rg = peers[0];
+  rg.name = "rg -j" + jn;
+  const std::string rg_pats = dir + "/patterns.rg.txt";
+  if (FindOnPath("rg").empty()) {
+    rg.reason = "ripgrep (rg) is not installed: not on PATH";
+  } else if ((rg.patterns = CountPatterns(rg_pats)) < 0) {
+    rg.reason = "no " + rg_pats + " (bench/export_patterns.py writes it)";
+  } else {
+    // -z: rg decompresses .gz/.zst itself, like faultline.
+    rg.argv = with_paths(
+        {"rg", "--no-config", "-uuu", "-a", "-c", "-H", "-z", "-j", jn, "-f", rg_pats, "--"});
+  }
+  Peer& grep = peers[1];
+  grep.name = "grep -E";
+  const std::string ere_pats = dir + "/patterns.ere.txt";
+  if (FindOnPath("grep").empty()) {
+    grep.reason = "grep is not installed: not on PATH";
+  } else if (compressed) {
+    grep.reason = "grep -E does not decompress .gz/.zst inputs";
+  } else if ((grep.patterns = CountPatterns(ere_pats)) < 0) {
+    grep.reason = "no " + ere_pats + " (bench/export_patterns.py writes it)";
+  } else {
+    grep.argv = with_paths({"grep", "-E", "-c", "-r", "-H", "-f", ere_pats, "--"});
+  }
+  Peer& hs = peers[2];
+  hs.name = "fl_hs_raw -j" + jn;
+  hs.counts = "callbacks";
+  hs.one_is_success = false;
+  const std::string hs_raw = FindHsRaw();
+  if (hs_raw.empty()) {
+    hs.reason =
+        "fl_hs_raw (raw Hyperscan) not found next to faultline, in the build tree's bench/ or on "
+        "PATH "
+        "(build the fl_hs_raw target, or see bench/peers.sh)";
+  } else if (compressed) {
+    hs.reason = "fl_hs_raw maps plain files only: the inputs include .gz/.zst";
+  } else {
+    hs.argv = {hs_raw, "--threads", jn};
+    if (a.rules) hs.argv.insert(hs.argv.end(), {"--rules", a.rules});
+    hs.argv = with_paths(hs.argv);
+  }
+  return peers;
+}
+
+void RunPeer(Peer& p, const Args& a) {
+  if (p.argv.empty()) return;
+  for (unsigned i = 0; i < a.warmup + a.runs; ++i) {
+    Ran r = RunCommand(p.argv);
+    bool ok = r.started && (r.status == 0 || (r.status == 1 && p.one_is_success));
+    if (!ok) {
+      std::string first = r.err.substr(0, r.err.find('\n'));
+      p.error = r.started ? Format("exit status %d", r.status) + (first.empty() ? "" : ": " + first)
+                          : "cannot run: " + first;
+      p.wall.clear();
+      p.cpu.clear();
+      return;
+    }
+    if (i < a.warmup) continue;
+    p.wall.push_back(r.wall);
+    p.cpu.push_back(r.cpu);
+    if (std::string_view(p.counts) == "callbacks") {
+      size_t at = r.out.find("callbacks:");
+      p.matched = at == std::string::npos ? 0 : std::strtoull(r.out.c_str() + at + 10, nullptr, 10);
+    } else {
+      p.matched = SumCounts(r.out);
+    }
+  }
+}
+
+// The number of signals of the ruleset (the sum of its rules' "signals").
+uint64_t SignalCount(const fl_ruleset* rs) {
+  char* json = nullptr;
+  size_t len = 0;
+  uint64_t n = 0;
+  if (fl_ruleset_rules_json(rs, &json, &len) != FL_OK) return 0;
+  std::string_view s(json, len);
+  for (size_t p = s.find("\"signals\":"); p != std::string_view::npos;
+       p = s.find("\"signals\":", p + 1)) {
+    n += static_cast<uint64_t>(JsonNumber(s, p, "signals"));
+  }
+  fl_free(json);
+  return n;
+}
+
+// bench --costs: each signal's added cost on a sample of the inputs
+// (fl_ruleset_signal_costs_json). False after printing why it failed.
+bool SignalCosts(const fl_ruleset* rs, const Args& a, std::string* out) {
   std::vector<const char*> paths(a.positional.begin(), a.positional.end());
   char* json = nullptr;
   size_t len = 0;
   fl_error* err = nullptr;
-  if (fl_ruleset_signal_costs_json(rs, paths.data(), paths.size(), a.sample_bytes, &json, &len, &err) != FL_OK) {
+  if (fl_ruleset_signal_costs_json(rs, paths.data(), paths.size(), a.sample_bytes, &json, &len,
+                                   &err) != FL_OK) {
     std::fprintf(stderr, "faultline: bench --costs: %s\n", err ? fl_error_message(err) : "failed");
     fl_error_free(err);
-    return kExitInput;
+    return false;
   }
-  std::string_view s(json, len);
-  std::printf("signal costs on a %.1f MB sample (full database %.3f s/GB; CPU, best of 3), costliest first:\n"
-              "  %10s  %9s  %12s  %-10s  %s\n",
-              JsonNumber(s, 0, "sample_bytes") / 1e6, JsonNumber(s, 0, "full_s_per_gb"), "alone s/GB",
-              "lines", "RE2 us/line", "role", "signal");
+  out->assign(json, len);
+  fl_free(json);
+  return true;
+}
+
+// The costs as a table, costliest first.
+void PrintSignalCosts(std::string_view s) {
+  std::printf(
+      "signal costs on a %.1f MB sample (full database %.3f s/GB; CPU, best of 3), costliest "
+      "first:\n"
+      "  %10s  %9s  %12s  %-10s  %s\n",
+      JsonNumber(s, 0, "sample_bytes") / 1e6, JsonNumber(s, 0, "full_s_per_gb"), "alone s/GB",
+      "lines", "RE2 us/line", "role", "signal");
   constexpr std::string_view kSig = "{\"signal\":\"";
   for (size_t p = s.find(kSig); p != std::string_view::npos; p = s.find(kSig, p + 1)) {
     size_t q = s.find('"', p + kSig.size());
@@ -376,41 +979,14 @@ int PrintSignalCosts(fl_ruleset* rs, const Args& a) {
     size_t re = s.find('"', r + 8);
     std::printf("  %10.4f  %9.0f  %12.3f  %-10.*s  %.*s\n", JsonNumber(s, p, "alone_s_per_gb"),
                 JsonNumber(s, p, "lines"), JsonNumber(s, p, "confirm_us_per_line"),
-                static_cast<int>(re - r - 8), s.data() + r + 8, static_cast<int>(q - p - kSig.size()),
-                s.data() + p + kSig.size());
+                static_cast<int>(re - r - 8), s.data() + r + 8,
+                static_cast<int>(q - p - kSig.size()), s.data() + p + kSig.size());
   }
-  fl_free(json);
-  return kExitOk;
 }
 
-int CmdBench(int argc, char** argv) {
-  Args a;
-  if (int rc = ParseArgs(argc, argv, 2, a); rc >= 0) return rc;
-  if (a.positional.empty()) return Usage("bench needs at least one PATH");
-  fl_ruleset* rs = LoadRules(a.rules);
-  if (!rs) return kExitInput;
-  bool input_errors = false;
-  auto t0 = std::chrono::steady_clock::now();
-  fl_report* r = RunSession(rs, a, &input_errors);
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!r) {
-    fl_ruleset_free(rs);
-    return kExitInput;
-  }
-  fl_report_totals t;
-  t.size = sizeof t;
-  fl_report_totals_get(r, &t);
-  unsigned threads = a.threads ? a.threads : static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
-  std::printf("bytes:    %llu\nlines:    %llu\nseconds:  %.3f\nGB/s:     %.3f\nthreads:  %u\nmatches:  %llu\n",
-              static_cast<unsigned long long>(t.bytes), static_cast<unsigned long long>(t.lines), secs,
-              secs > 0 ? static_cast<double>(t.bytes) / secs / 1e9 : 0.0, threads,
-              static_cast<unsigned long long>(t.matches));
-  const char* hits = nullptr;
-  size_t len = 0;
-  fl_report_signal_hits_json(r, &hits, &len);
-  std::printf("signal hits (most first):\n");
+// The report's {"rule/signal": count} as rows, most first.
+std::vector<std::pair<unsigned long long, std::string>> HitRows(std::string_view h) {
   std::vector<std::pair<unsigned long long, std::string>> rows;
-  std::string_view h(hits, len);
   size_t p = 0;
   while ((p = h.find('"', p)) != std::string_view::npos) {
     size_t q = h.find('"', p + 1);
@@ -420,12 +996,152 @@ int CmdBench(int argc, char** argv) {
     rows.emplace_back(n, name);
     p = q + 1;
   }
-  std::sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return x.first > y.first; });
-  for (auto& [n, name] : rows) std::printf("  %12llu  %s\n", n, name.c_str());
+  std::stable_sort(rows.begin(), rows.end(), [](auto& x, auto& y) { return x.first > y.first; });
+  return rows;
+}
+
+int CmdBench(int argc, char** argv) {
+  Args a;
+  if (int rc = ParseArgs(kBench, argc, argv, 2, a); rc >= 0) return rc;
+  if (a.positional.empty()) return CommandUsage(kBench, "needs at least one PATH");
+  bool from_stdin = std::any_of(a.positional.begin(), a.positional.end(),
+                                [](const char* p) { return std::string_view(p) == "-"; });
+  if (from_stdin && (a.runs > 1 || a.warmup > 0 || a.peers)) {
+    return CommandUsage(kBench,
+                        "standard input (-) is read once: no --runs, --warmup or --peers with it");
+  }
+  fl_ruleset* rs = LoadRules(a.rules);
+  if (!rs) return kExitInput;
+  // Every run is a new session over the same inputs; the last report gives
+  // the totals and hits (the same for every run).
+  bool input_errors = false;
+  fl_report* r = nullptr;
+  std::vector<double> wall, cpu;
+  for (unsigned i = 0; i < a.warmup + a.runs; ++i) {
+    fl_report_free(r);
+    double c0 = ProcessCpu();
+    auto t0 = std::chrono::steady_clock::now();
+    r = RunSession(rs, a, &input_errors);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double cpu_secs = ProcessCpu() - c0;
+    if (!r) {
+      fl_ruleset_free(rs);
+      return kExitInput;
+    }
+    if (i >= a.warmup) {
+      wall.push_back(secs);
+      cpu.push_back(cpu_secs);
+    }
+  }
+  fl_report_totals t;
+  t.size = sizeof t;
+  fl_report_totals_get(r, &t);
+  unsigned threads = a.threads ? a.threads : static_cast<unsigned>(sysconf(_SC_NPROCESSORS_ONLN));
+  const char* hits = nullptr;
+  size_t hits_len = 0;
+  fl_report_signal_hits_json(r, &hits, &hits_len);
+  std::vector<Peer> peers;
+  if (a.peers) {
+    peers = PlanPeers(a, threads);
+    for (Peer& p : peers) RunPeer(p, a);
+  }
   if (input_errors) PrintInputErrors(r);
-  fl_report_free(r);
   int rc = input_errors ? kExitInput : kExitOk;
-  if (a.costs && PrintSignalCosts(rs, a) != kExitOk) rc = kExitInput;
+  std::string costs;
+  bool have_costs = a.costs && SignalCosts(rs, a, &costs);
+  if (a.costs && !have_costs) rc = kExitInput;
+  const uint64_t signals = SignalCount(rs);
+  const Spread s = SpreadOf(wall);
+
+  if (a.json) {
+    std::string j = "{\"faultline\":" + JsonString(fl_version_string());
+    j += ",\"ruleset\":{\"name\":" + JsonString(fl_ruleset_name(rs)) +
+         ",\"version\":" + JsonString(fl_ruleset_version(rs)) +
+         Format(",\"rules\":%zu,\"signals\":%llu}", fl_ruleset_rule_count(rs),
+                static_cast<unsigned long long>(signals));
+    j += ",\"paths\":[";
+    for (size_t i = 0; i < a.positional.size(); ++i)
+      j += (i ? "," : "") + JsonString(a.positional[i]);
+    j += Format("],\"threads\":%u,\"warmup\":%u,\"runs\":%u", threads, a.warmup, a.runs);
+    j += Format(
+        ",\"bytes\":%llu,\"lines\":%llu,\"matches\":%llu,\"evidence\":%llu,\"incidents\":%llu"
+        ",\"input_errors\":%llu",
+        static_cast<unsigned long long>(t.bytes), static_cast<unsigned long long>(t.lines),
+        static_cast<unsigned long long>(t.matches), static_cast<unsigned long long>(t.evidence),
+        static_cast<unsigned long long>(t.incidents), static_cast<unsigned long long>(t.errors));
+    j += ",\"seconds\":" + SecondsJson(wall) + ",\"cpu_seconds\":" + SecondsJson(cpu) +
+         ",\"gb_per_s\":" + RateJson(t.bytes, wall);
+    j += ",\"signal_hits\":" + std::string(hits, hits_len) + ",\"peers\":[";
+    for (size_t i = 0; i < peers.size(); ++i) {
+      const Peer& p = peers[i];
+      j += (i ? ",{\"name\":" : "{\"name\":") + JsonString(p.name);
+      j += Format(",\"available\":%s", p.argv.empty() ? "false" : "true");
+      if (p.argv.empty()) {
+        j += ",\"reason\":" + JsonString(p.reason) + "}";
+        continue;
+      }
+      j += ",\"command\":[";
+      for (size_t k = 0; k < p.argv.size(); ++k) j += (k ? "," : "") + JsonString(p.argv[k]);
+      j += Format("],\"patterns\":%ld", p.patterns);
+      if (!p.error.empty()) {
+        j += ",\"error\":" + JsonString(p.error) + "}";
+        continue;
+      }
+      j += ",\"seconds\":" + SecondsJson(p.wall) + ",\"cpu_seconds\":" + SecondsJson(p.cpu) +
+           ",\"gb_per_s\":" + RateJson(t.bytes, p.wall) + ",\"counts\":" + JsonString(p.counts) +
+           Format(",\"matched\":%llu}", static_cast<unsigned long long>(p.matched));
+    }
+    j += "]";
+    if (have_costs) j += ",\"costs\":" + costs;
+    j += "}\n";
+    std::fwrite(j.data(), 1, j.size(), stdout);
+  } else {
+    std::printf("bytes:    %llu\nlines:    %llu\n", static_cast<unsigned long long>(t.bytes),
+                static_cast<unsigned long long>(t.lines));
+    if (a.runs > 1 || a.warmup > 0) {
+      std::printf("seconds:  %.3f  (median of %u runs: min %.3f, max %.3f; %u warmup)\n", s.median,
+                  a.runs, s.min, s.max, a.warmup);
+      std::printf("cpu s:    %.3f  (median)\nGB/s:     %.3f  (median; best %.3f)\n",
+                  SpreadOf(cpu).median, GBps(t.bytes, s.median), GBps(t.bytes, s.min));
+    } else {
+      std::printf("seconds:  %.3f\ncpu s:    %.3f\nGB/s:     %.3f\n", s.median,
+                  SpreadOf(cpu).median, GBps(t.bytes, s.median));
+    }
+    std::printf("threads:  %u\nmatches:  %llu\n", threads,
+                static_cast<unsigned long long>(t.matches));
+    std::printf("signal hits (most first):\n");
+    for (auto& [n, name] : HitRows(std::string_view(hits, hits_len)))
+      std::printf("  %12llu  %s\n", n, name.c_str());
+    if (a.peers) {
+      std::printf(
+          "side by side, %u run%s each (peers: the whole command, like hyperfine; cpu s: user + "
+          "system, median):\n"
+          "  %-16s %9s %9s %9s %8s %8s %12s  %s\n",
+          a.runs, a.runs > 1 ? "s" : "", "tool", "median s", "min s", "max s", "cpu s", "GB/s",
+          "matched", "counts");
+      std::printf("  %-16s %9.3f %9.3f %9.3f %8.3f %8.3f %12llu  matches (%llu signals)\n",
+                  Format("faultline -j%u", threads).c_str(), s.median, s.min, s.max,
+                  SpreadOf(cpu).median, GBps(t.bytes, s.median),
+                  static_cast<unsigned long long>(t.matches),
+                  static_cast<unsigned long long>(signals));
+      for (const Peer& p : peers) {
+        if (p.argv.empty() || !p.error.empty()) {
+          std::printf("  %-16s %s: %s\n", p.name.c_str(), p.argv.empty() ? "not run" : "failed",
+                      (p.argv.empty() ? p.reason : p.error).c_str());
+          continue;
+        }
+        Spread ps = SpreadOf(p.wall);
+        std::string what = p.patterns > 0 ? Format("%s (%ld/%llu patterns)", p.counts, p.patterns,
+                                                   static_cast<unsigned long long>(signals))
+                                          : std::string(p.counts);
+        std::printf("  %-16s %9.3f %9.3f %9.3f %8.3f %8.3f %12llu  %s\n", p.name.c_str(), ps.median,
+                    ps.min, ps.max, SpreadOf(p.cpu).median, GBps(t.bytes, ps.median),
+                    static_cast<unsigned long long>(p.matched), what.c_str());
+      }
+    }
+    if (have_costs) PrintSignalCosts(costs);
+  }
+  fl_report_free(r);
   fl_ruleset_free(rs);
   return rc;
 }
@@ -435,12 +1151,26 @@ int CmdBench(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (argc < 2) return Usage(nullptr);
   std::string_view cmd = argv[1];
-  if (cmd == "--version" || cmd == "version") {
+  if (cmd == "--version" || cmd == "-V" || cmd == "version") {
     std::printf("faultline %s\n", fl_version_string());
     return kExitOk;
   }
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
-    std::fputs(kUsage, stdout);
+    std::string_view topic = argc > 2 ? argv[2] : "";
+    if (topic == "rules") {
+      PrintHelp(kRulesList, stdout);
+      std::fputs("\n", stdout);
+      PrintHelp(kRulesShow, stdout);
+      return kExitOk;
+    }
+    for (const Command* c : kCommands) {
+      if (!topic.empty() && std::string_view(c->name).starts_with(topic)) {
+        PrintHelp(*c, stdout);
+        return kExitOk;
+      }
+    }
+    if (!topic.empty()) return Usage(("no command " + std::string(topic)).c_str());
+    PrintMainHelp(stdout);
     return kExitOk;
   }
   if (cmd == "diagnose") return CmdDiagnose(argc, argv);

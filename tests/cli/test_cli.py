@@ -242,3 +242,226 @@ def test_kernel_line_never_borrows_another_hosts_bus_map(faultline_bin, tmp_path
     assert primary["rule"] == "xid-79-fallen-off-bus"
     assert primary["initiating"]["host"] == "node017"
     assert primary["initiating"]["rank"] is None
+
+
+# ---- options, help, bench, exit status (issue #15) ---------------------------
+
+COMMANDS = {
+    "diagnose": {"json", "rules", "threads", "job-start", "job-end", "clock-offset", "tz", "output",
+                 "exit-code", "quiet", "help"},
+    "scan": {"json", "rules", "threads", "clock-offset", "tz", "output", "help"},
+    "compile": {"output", "help"},
+    "rules list": {"json", "rules", "help"},
+    "rules show": {"json", "rules", "help"},
+    "bench": {"rules", "threads", "runs", "warmup", "json", "peers", "costs", "sample-mb", "help"},
+}
+
+
+def help_options(text):
+    """The long option names of a --help text, one option a line."""
+    lines = text.split("options:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    names = set()
+    for line in lines:
+        assert line.startswith("  -") or line.startswith("      --"), line
+        words = line.split()
+        long = next(w for w in words if w.startswith("--"))
+        names.add(long[2:])
+        assert len(words) > 2, f"no help on {line!r}"
+    return names
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_has_help(faultline_bin, command):
+    for flag in ("--help", "-h"):
+        p = run(faultline_bin, *command.split(), flag)
+        text = p.stdout.decode()
+        assert text.startswith(f"usage: faultline {command} "), text
+        assert help_options(text) == COMMANDS[command]
+    # --help wins over anything else on the line
+    assert run(faultline_bin, *command.split(), "--json", "--bogus", "--help").returncode == 0
+    top = run(faultline_bin, "--help").stdout.decode()
+    assert command in top and "--help" in top
+
+
+def test_option_forms_equal_value_and_dash_j(faultline_bin, tmp_path):
+    def report(*args):
+        doc = json.loads(run(faultline_bin, "diagnose", "--json", *args, str(EXAMPLE)).stdout)
+        doc["input"]["seconds"] = 0
+        return doc
+    spaced = report("--threads", "1", "--tz", "UTC", "--clock-offset", "node018=-2.5",
+                    "--job-start", "2026-11-02T03:00:00Z")
+    assert report("--threads=1", "--tz=UTC", "--clock-offset=node018=-2.5",
+                  "--job-start=2026-11-02T03:00:00Z") == spaced
+    assert report("-j", "1", "--tz=UTC", "--clock-offset", "node018=-2.5", "--job-start",
+                  "2026-11-02T03:00:00Z") == spaced
+    assert report("-j1", "--tz", "UTC", "--clock-offset=node018=-2.5", "--job-start=2026-11-02T03:00:00Z") == spaced
+    assert spaced["clock_offsets"]["node018"]["seconds"] == -2.5
+    for bad in (["--threads=0"], ["-j"], ["--json=yes"], ["--threads=many"], ["-x"]):
+        p = run(faultline_bin, "diagnose", *bad, str(EXAMPLE), check=False)
+        assert p.returncode == 1, bad
+        assert b"faultline diagnose --help" in p.stderr
+    # "--" ends the options: a path may start with a dash
+    dashed = tmp_path / "-rank0.log"
+    dashed.write_bytes((EXAMPLE / "node017" / "kern.log").read_bytes())
+    p = subprocess.run([faultline_bin, "scan", "--json", "--", "-rank0.log"], cwd=tmp_path, capture_output=True,
+                       timeout=300)
+    assert p.returncode == 0 and b"xid-79-fallen-off-bus" in p.stdout
+
+
+def test_version_forms(faultline_bin):
+    want = run(faultline_bin, "--version").stdout
+    assert want.startswith(b"faultline 0.")
+    assert run(faultline_bin, "-V").stdout == want == run(faultline_bin, "version").stdout
+
+
+def test_options_that_did_nothing_now_work_or_are_rejected(faultline_bin, tmp_path):
+    # diagnose -o FILE writes the report there, not on stdout
+    out = tmp_path / "report.json"
+    p = run(faultline_bin, "diagnose", "--json", "-o", str(out), str(EXAMPLE))
+    assert p.stdout == b""
+    assert json.loads(out.read_text())["incidents"][0]["rule"] == "xid-79-fallen-off-bus"
+    p = run(faultline_bin, "scan", "--json", f"--output={tmp_path / 'ev.jsonl'}", str(EXAMPLE))
+    assert p.stdout == b"" and (tmp_path / "ev.jsonl").read_text().count("\n") > 10
+    p = run(faultline_bin, "diagnose", "-o", str(tmp_path / "no" / "such" / "dir" / "r.txt"), str(EXAMPLE),
+            check=False)
+    assert p.returncode == 2 and b"r.txt" in p.stderr
+    # bench --json prints JSON (checked in depth below)
+    json.loads(run(faultline_bin, "bench", "--json", str(EXAMPLE)).stdout)
+    # options a command has no use for are usage errors, naming the command they belong to
+    for args in (["compile", str(REPO / "rulesets"), "-o", str(tmp_path / "x.flrules"), "--json"],
+                 ["rules", "list", "--threads", "2"],
+                 ["rules", "list", "extra"],
+                 ["scan", "--json", "--job-start", "2026-11-02T03:00:00Z", str(EXAMPLE)],
+                 ["bench", "--tz", "UTC", str(EXAMPLE)],
+                 ["bench", "-o", str(tmp_path / "b.txt"), str(EXAMPLE)],
+                 ["bench", "--sample-mb", "4", str(EXAMPLE)]):
+        p = run(faultline_bin, *args, check=False)
+        assert p.returncode == 1, args
+    p = run(faultline_bin, "diagnose", "--runs", "3", str(EXAMPLE), check=False)
+    assert p.returncode == 1 and b"--runs is an option of bench" in p.stderr
+
+
+def test_exit_code_tells_incident_from_none(faultline_bin, tmp_path):
+    quiet = tmp_path / "quiet.log"
+    quiet.write_text("2026-11-02 03:00:00,000 - train - INFO - iteration 10/100 | loss 2.5\n")
+    # Without --exit-code, 0 whatever was found (the contract's meaning).
+    assert run(faultline_bin, "diagnose", str(EXAMPLE)).returncode == 0
+    p = run(faultline_bin, "diagnose", "--exit-code", str(EXAMPLE), check=False)
+    assert p.returncode == 3 and b"PRIMARY DIAGNOSIS" in p.stdout
+    p = run(faultline_bin, "diagnose", "--exit-code", "-q", str(EXAMPLE), check=False)
+    assert p.returncode == 3 and p.stdout == b""
+    p = run(faultline_bin, "diagnose", "--exit-code", "--quiet", str(quiet), check=False)
+    assert p.returncode == 0 and p.stdout == b""
+    doc = json.loads(run(faultline_bin, "diagnose", "--json", str(quiet)).stdout)
+    assert doc["incidents"] == []
+    # An input error wins: the diagnosis may be missing the incident.
+    bad = tmp_path / "bad.log.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    p = run(faultline_bin, "diagnose", "--exit-code", str(EXAMPLE), str(bad), check=False)
+    assert p.returncode == 2
+    assert run(faultline_bin, "diagnose", "--exit-code", "--bogus", str(EXAMPLE), check=False).returncode == 1
+    # documented in the contract
+    contract = (REPO / "docs" / "cli.md").read_text()
+    assert "--exit-code" in contract and "3" in contract
+
+
+def log_lines(n, seed):
+    out = []
+    for i in range(n):
+        out.append(f"2026-11-02 03:{i // 60 % 60:02d}:{i % 60:02d},{seed:03d} - train - INFO - iteration {i}/100000 "
+                   f"| consumed samples {i * 512} | elapsed time per iteration (ms): 812.4 | lm loss 2.{i % 97:02d}\n")
+    return "".join(out).encode()
+
+
+def test_bench_costs_sample_keeps_its_budget_on_compressed_inputs(faultline_bin, tmp_path):
+    for i in range(3):
+        (tmp_path / f"rank-{i}.log.gz").write_bytes(gzip.compress(log_lines(12000, i)))
+    out = run(faultline_bin, "bench", "--costs", "--sample-mb", "1", str(tmp_path)).stdout.decode()
+    mb = float(out.split("signal costs on a ", 1)[1].split(" MB")[0])
+    assert mb <= 1.05
+    doc = json.loads(run(faultline_bin, "bench", "--json", "--costs", "--sample-mb=1", str(tmp_path)).stdout)
+    assert doc["bytes"] > 3 << 20  # each file holds more than the budget
+    assert (1 << 20) - 3 * 4096 <= doc["costs"]["sample_bytes"] <= 1 << 20
+
+
+def test_bench_runs_warmup_and_json(faultline_bin):
+    doc = json.loads(run(faultline_bin, "bench", "--json", "--runs", "3", "--warmup=1", "-j1", str(EXAMPLE)).stdout)
+    assert doc["faultline"] == run(faultline_bin, "--version").stdout.decode().split()[1]
+    assert doc["runs"] == 3 and doc["warmup"] == 1 and doc["threads"] == 1
+    assert doc["paths"] == [str(EXAMPLE)]
+    listed = json.loads(run(faultline_bin, "rules", "list", "--json").stdout)
+    assert doc["ruleset"]["rules"] == len(listed) and doc["ruleset"]["signals"] == sum(r["signals"] for r in listed)
+    report = json.loads(run(faultline_bin, "diagnose", "--json", str(EXAMPLE)).stdout)
+    assert doc["bytes"] == report["input"]["bytes"] and doc["lines"] > 0 and doc["matches"] > 0
+    assert doc["incidents"] == len(report["incidents"]) and doc["input_errors"] == 0
+    for key in ("seconds", "cpu_seconds"):
+        s = doc[key]
+        assert len(s["all"]) == 3
+        assert s["min"] == min(s["all"]) and s["max"] == max(s["all"])
+        assert s["min"] <= s["median"] <= s["max"] and s["median"] == sorted(s["all"])[1]
+    g = doc["gb_per_s"]
+    assert 0 < g["min"] <= g["median"] <= g["max"]
+    assert abs(g["median"] - doc["bytes"] / doc["seconds"]["median"] / 1e9) <= 1e-4 + 1e-3 * g["median"]
+    assert doc["signal_hits"]["xid-79-fallen-off-bus/xid79"] == 1
+    assert doc["peers"] == [] and "costs" not in doc
+    text = run(faultline_bin, "bench", "--runs", "2", str(EXAMPLE)).stdout.decode()
+    assert "median of 2 runs" in text and "GB/s:" in text
+    # standard input is read once
+    p = run(faultline_bin, "bench", "--runs", "2", "-", stdin=b"x\n", check=False)
+    assert p.returncode == 1
+    for bad in (["--runs", "0"], ["--warmup", "-1"], ["--runs=1001"]):
+        assert run(faultline_bin, "bench", *bad, str(EXAMPLE), check=False).returncode == 1
+
+
+def count_lines(root, needle):
+    return sum(f.read_bytes().count(needle) for f in root.rglob("*") if f.is_file())
+
+
+def test_bench_peers_side_by_side(faultline_bin, tmp_path):
+    pats = tmp_path / "patterns"
+    pats.mkdir()
+    (pats / "patterns.rg.txt").write_text("NVRM: Xid\nWatchdog caught collective operation timeout\n")
+    (pats / "patterns.ere.txt").write_text("NVRM: Xid\nWatchdog caught collective operation timeout\n")
+    want = count_lines(EXAMPLE, b"NVRM: Xid") + count_lines(EXAMPLE, b"Watchdog caught collective operation timeout")
+    assert want > 1
+    doc = json.loads(run(faultline_bin, "bench", "--json", "--runs", "2", "--peers", str(pats), str(EXAMPLE)).stdout)
+    peers = {p["name"].split()[0]: p for p in doc["peers"]}
+    assert set(peers) == {"rg", "grep", "fl_hs_raw"}
+    for name in ("rg", "grep"):
+        p = peers[name]
+        if not shutil.which(name):
+            assert not p["available"] and "not installed" in p["reason"]
+            continue
+        assert p["available"] and "error" not in p, p
+        assert p["patterns"] == 2 and p["counts"] == "lines" and p["matched"] == want
+        assert len(p["seconds"]["all"]) == 2 and p["gb_per_s"]["median"] > 0
+    hs = peers["fl_hs_raw"]
+    if hs["available"]:
+        assert "error" not in hs and hs["counts"] == "callbacks" and hs["matched"] > 0
+    else:
+        assert "fl_hs_raw" in hs["reason"]
+    text = run(faultline_bin, "bench", "--peers", str(pats), str(EXAMPLE)).stdout.decode()
+    assert "side by side" in text and "faultline -j" in text and "rg -j" in text
+    # A peer that is missing is named, not silently left out.
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    p = subprocess.run([faultline_bin, "bench", "--json", "--peers", str(pats), str(EXAMPLE)],
+                       capture_output=True, env={**os.environ, "PATH": str(empty)}, timeout=300)
+    assert p.returncode == 0
+    missing = {q["name"].split()[0]: q for q in json.loads(p.stdout)["peers"]}
+    assert not missing["rg"]["available"] and "not installed" in missing["rg"]["reason"]
+    assert not missing["grep"]["available"] and "not installed" in missing["grep"]["reason"]
+    # No pattern files: said so, with where they come from.
+    doc = json.loads(run(faultline_bin, "bench", "--json", "--peers", str(empty), str(EXAMPLE)).stdout)
+    rg = next(q for q in doc["peers"] if q["name"].startswith("rg"))
+    if shutil.which("rg"):
+        assert "patterns.rg.txt" in rg["reason"] and "export_patterns.py" in rg["reason"]
+    # grep and fl_hs_raw do not read compressed inputs: named as such.
+    (tmp_path / "gz").mkdir()
+    (tmp_path / "gz" / "kern.log.gz").write_bytes(gzip.compress((EXAMPLE / "node017" / "kern.log").read_bytes()))
+    doc = json.loads(run(faultline_bin, "bench", "--json", "--peers", str(pats), str(tmp_path / "gz")).stdout)
+    by = {q["name"].split()[0]: q for q in doc["peers"]}
+    if shutil.which("grep"):
+        assert not by["grep"]["available"] and ".gz" in by["grep"]["reason"]
+    if shutil.which("rg"):
+        assert by["rg"]["matched"] == count_lines(EXAMPLE / "node017", b"NVRM: Xid")
