@@ -15,7 +15,7 @@ BUILD=${FL_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 SECS=${FL_FUZZ_SECONDS:-60}
 JOBS=${FL_FUZZ_JOBS:-2}
 TARGETS=(fuzz_ruleset_load fuzz_rule_compiler fuzz_scan_lines fuzz_jsonl fuzz_compressed
-         fuzz_capi_feed)
+         fuzz_capi_feed fuzz_flightrec)
 
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not installed"; exit 1; }
 if [ ! -f "$BUILD/build.ninja" ]; then
@@ -30,7 +30,7 @@ echo "fuzz: build $((SECONDS - t0)) s"
 # Seeds, regenerated each run (cheap); corpora grow in $BUILD/fuzz-corpus.
 SEEDS=$BUILD/fuzz-seeds
 rm -rf "$SEEDS"
-mkdir -p "$SEEDS"/{ruleset_load,compressed,logs} "$BUILD/fuzz-artifacts"
+mkdir -p "$SEEDS"/{ruleset_load,compressed,logs,flightrec} "$BUILD/fuzz-artifacts"
 "$BUILD/src/ruleset/fl_rulec" tests/fuzz/rules-small "$SEEDS/ruleset_load/small.flrules" 2>/dev/null
 cp "$BUILD/src/ruleset/default.flrules" "$SEEDS/ruleset_load/default.flrules"
 for f in small default; do
@@ -55,6 +55,17 @@ for f in $(find tests/fixtures examples/incidents -type f -size -16k ! -name '*.
   n=$((n + 1))
 done
 
+# Flight Recorder seeds: the test dumps of every format version (not the
+# 1,024-rank job), each as a dump (byte 0 even) and as a bare pickle (odd).
+python3 tests/flightrec/make_dumps.py "$SEEDS/flightrec-gen" --only versions --only p2p \
+  --only filename --only hostile
+n=0
+while IFS= read -r -d '' f; do
+  { printf '\x00'; cat "$f"; } >"$SEEDS/flightrec/$n.dump"
+  { printf '\x01'; cat "$f"; } >"$SEEDS/flightrec/$n.pickle"
+  n=$((n + 1))
+done < <(find "$SEEDS/flightrec-gen" -type f -size -64k ! -name DONE -print0 | sort -z)
+
 seeds_for() {
   # Inputs that once failed, kept as regression seeds (replayed first).
   [ -d "$ROOT/tests/fuzz/regressions/$1" ] && echo "$ROOT/tests/fuzz/regressions/$1"
@@ -65,6 +76,7 @@ seeds_for() {
     fuzz_jsonl) echo "$ROOT/tests/fuzz/corpus/jsonl $SEEDS/logs" ;;
     fuzz_compressed) echo "$SEEDS/compressed" ;;
     fuzz_capi_feed) echo "$SEEDS/logs $ROOT/tests/fuzz/corpus/scan_lines $ROOT/tests/fuzz/corpus/jsonl" ;;
+    fuzz_flightrec) echo "$ROOT/tests/fuzz/corpus/flightrec $SEEDS/flightrec" ;;
   esac
 }
 max_len_for() {

@@ -183,7 +183,8 @@ FrAnalysis AnalyzeFlightRecorder(std::span<const FrDump> dumps) {
     }
   }
 
-  for (auto& [key, g] : groups) {
+  for (auto& key_group : groups) {
+    FrGroupReport& g = key_group.second;  // a plain reference: lambdas capture it
     std::map<int64_t, Member> members;
     for (int64_t r : g.members) {
       auto it = by_rank.find(r);

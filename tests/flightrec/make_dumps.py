@@ -38,7 +38,7 @@ Scenarios (each a directory of per-rank files):
   hostile: a 2.10 dump whose frames hold an object that would call
       os.system when unpickled (protocols 2 and 4: GLOBAL, STACK_GLOBAL).
 
-usage: make_dumps.py OUTDIR [--only NAME]
+usage: make_dumps.py OUTDIR [--only NAME]...
 """
 
 import argparse
@@ -308,12 +308,13 @@ CASES = {
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
-    ap.add_argument("--only", choices=sorted(CASES))
+    ap.add_argument("--only", choices=sorted(CASES), action="append",
+                    help="write only these scenarios (repeatable)")
     args = ap.parse_args()
     if os.path.exists(os.path.join(args.outdir, "DONE")):
         shutil.rmtree(args.outdir)  # an earlier run's output: start clean
     for name, fn in CASES.items():
-        if args.only in (None, name):
+        if args.only is None or name in args.only:
             fn(args.outdir)
     with open(os.path.join(args.outdir, "DONE"), "w") as f:
         f.write("ok\n")
