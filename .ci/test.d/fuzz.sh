@@ -3,7 +3,8 @@
 # leak checking on). Builds into build-fuzz/ (kept between runs, and shared
 # with sanitizers.sh, which runs the test suites from the same build), seeds
 # each corpus from the repository (compiled rulesets and truncations, rule
-# files, fixtures, generated .gz/.zst archives) and fails on any crash, leak,
+# files, fixtures, generated .gz/.zst archives, Flight Recorder dumps from
+# tests/flightrec/make_dumps.py) and fails on any crash, leak,
 # UB report, timeout or out-of-memory. Each target runs FL_FUZZ_SECONDS
 # (60) with a fresh random seed, printed so a failure can be replayed with
 # -seed=N; FL_FUZZ_JOBS (2) targets run at a time. Artifacts (crashing

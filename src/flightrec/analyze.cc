@@ -10,8 +10,8 @@
 #include <string>
 #include <utility>
 
-#include "util/strings.h"
 #include "flightrec/dump.h"
+#include "util/strings.h"
 
 namespace faultline::flightrec {
 

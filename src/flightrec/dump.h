@@ -22,7 +22,7 @@
 //        (scheduled | started | completed), time_discovered_started_ns and
 //        time_discovered_completed_ns (None until seen), retired, is_p2p,
 //        frames. Pickle only.
-//   2.2  same keys (an annotated copy of NCCLUtils.hpp).
+//   2.2  keys as 2.0 (seen only in a third-party copy of NCCLUtils.hpp).
 //   2.3  NCCLUtils.hpp: adds pg_status {pg_id: {last_enqueued_collective,
 //        last_started_collective, last_completed_collective}} and
 //        timeout_ms; the JSON dump (dump_json) appears, with pg_status
