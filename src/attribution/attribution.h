@@ -108,10 +108,11 @@ class TopologyMap {
   // host, and the rank's host. Lines without a rank teach nothing.
   void Learn(const Attribution& a);
 
-  // Fills a.rank when the line did not name it, from
-  // the pid, then the PCI bus (any host when the host is unknown), then the
-  // device index; then fills an empty host from the rank. Returns true when
-  // `a` changed.
+  // Fills a.rank when the line did not name it, from the PCI bus (any host
+  // when the host is unknown), then the pid, then the device index
+  // (local_rank, else a numeric gpu); pid and device index only with a host.
+  // Then fills an empty host from the rank. The correlator attributes every
+  // line through this. Returns true when `a` changed.
   bool Resolve(Attribution& a) const;
 
  private:

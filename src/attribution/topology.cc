@@ -161,13 +161,20 @@ void TopologyMap::Learn(const Attribution& a) {
 
 bool TopologyMap::Resolve(Attribution& a) const {
   const bool had_rank = a.rank.has_value();
-  if (!a.rank && a.pid) a.rank = RankForPid(a.host, *a.pid);
-  if (!a.rank && !a.gpu.empty()) {
-    if (std::optional<int64_t> dev = ParseUintWhole(a.gpu, 6)) {
-      // A bare device index means nothing without its host.
-      if (!a.host.empty()) a.rank = RankForDevice(a.host, *dev);
-    } else {
-      a.rank = RankForBus(a.host, a.gpu);
+  // A link learnt without a rank (-1) names none: the next clue is tried.
+  auto take = [&a](std::optional<int64_t> r) {
+    if (r && *r >= 0) a.rank = r;
+  };
+  std::optional<int64_t> dev_index = ParseUintWhole(a.gpu, 6);
+  // The bus names the GPU itself, so it goes first.
+  if (!a.rank && !a.gpu.empty() && !dev_index) take(RankForBus(a.host, a.gpu));
+  // A pid or a device index means nothing without its host.
+  if (!a.rank && a.pid && !a.host.empty()) take(RankForPid(a.host, *a.pid));
+  if (!a.rank && !a.host.empty()) {
+    if (a.local_rank) {
+      take(RankForDevice(a.host, *a.local_rank));
+    } else if (dev_index) {
+      take(RankForDevice(a.host, *dev_index));
     }
   }
   bool changed = !had_rank && a.rank.has_value();

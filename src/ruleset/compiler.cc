@@ -22,6 +22,7 @@
 #include "util/strings.h"
 
 #include "ruleset/pattern_check.h"
+#include "ruleset/rule_roles.h"
 #include "ruleset/ruleset.h"
 #include "simdjson.h"
 #include "util/status_macros.h"
@@ -310,6 +311,12 @@ absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
   FL_ASSIGN_OR_RETURN(rule.title, GetString(ctx, obj["title"], "title"));
   FL_ASSIGN_OR_RETURN(rule.category, GetString(ctx, obj["category"], "category"));
   FL_ASSIGN_OR_RETURN(rule.tags, GetStringArray(ctx, obj["tags"], "tags", 1));
+  for (size_t i = 0; i < rule.tags.size(); ++i) {
+    if (rule.tags[i].starts_with(kRoleTagPrefix) && !RoleOfTag(rule.tags[i])) {
+      return ctx.Error(StrCat("tags[", i, "]"), StrCat("unknown role '", rule.tags[i],
+                                                       "' (rulesets/README.md, \"Roles\")"));
+    }
+  }
   FL_ASSIGN_OR_RETURN(std::string layer, GetString(ctx, obj["layer"], "layer"));
   auto l = ParseLayer(layer);
   if (!l.ok()) return ctx.Error("layer", StatusMessage(l.status()));

@@ -1,0 +1,193 @@
+// Detector and finding passes. The numeric detectors (stragglers, hangs, SDC
+// drift, loss spikes) and the practice checks (no checkpoint after SIGTERM,
+// newest checkpoint hours old) produce findings; each becomes an incident
+// of the first rule whose conditions.detector names it, or the collateral of
+// a seen incident whose rule explains it.
+#include <algorithm>
+#include <string_view>
+
+#include "correlate/state.h"
+#include "detect/detect.h"
+#include "util/strings.h"
+
+namespace faultline::internal {
+namespace {
+
+int RuleForDetector(const Ruleset& rs, std::string_view name) {
+  for (size_t r = 0; r < rs.rule_count(); ++r) {
+    const fb::Conditions* c = rs.rule(r)->conditions();
+    if (c && c->detector() && c->detector()->string_view() == name) return static_cast<int>(r);
+  }
+  return -1;
+}
+
+// A finding that a seen event explains (a loss spike after Megatron's
+// hardware-fault verdict) is that event's collateral, not its own story.
+bool FoldIntoExplainingIncident(CorrelationState& st, const Finding& f, const Incident& inc) {
+  for (Incident& host_inc : st.diag.incidents) {
+    if (!host_inc.detector.empty()) continue;
+    double min_lag, max_lag;
+    if (!st.Edge(host_inc.rule, inc.rule, &min_lag, &max_lag)) continue;
+    if (host_inc.time_us != kNoTime && f.time_us != kNoTime) {
+      double lag = static_cast<double>(f.time_us - host_inc.time_us) / 1e6;
+      if (lag < min_lag || lag > max_lag) continue;
+    }
+    Collateral co;
+    co.rule = inc.rule;
+    co.count = 1;
+    if (f.rank >= 0) co.ranks.push_back(f.rank);
+    if (!inc.host.empty()) co.hosts.push_back(inc.host);
+    co.first_time_us = co.last_time_us = f.time_us;
+    if (!inc.initiating.empty()) {
+      co.sample = inc.initiating.back();
+    } else if (!host_inc.initiating.empty()) {
+      co.sample = host_inc.initiating.front();
+    }
+    host_inc.collateral.push_back(std::move(co));
+    host_inc.explanation += StrCat("Detector ", f.detector, " agrees: ", f.detail, ". ");
+    return true;
+  }
+  return false;
+}
+
+// The finding's incident (or collateral); false when no rule names its
+// detector or it was folded into another incident.
+bool AddFinding(CorrelationState& st, const Finding& f, double conf) {
+  int r = RuleForDetector(st.rs, f.detector);
+  if (r < 0) return false;
+  const fb::Rule& rule = *st.rs.rule(r);
+  Incident inc;
+  inc.rule = static_cast<uint32_t>(r);
+  inc.detector = f.detector;
+  inc.rank = f.rank;
+  inc.host = f.host.empty() && f.rank >= 0 ? st.HostForRank(f.rank) : f.host;
+  inc.time_us = f.time_us;
+  inc.inferred = true;
+  inc.confidence = conf;
+  if (f.rank >= 0) inc.suspects = {f.rank};
+  if (auto p = st.index.last_progress.find(f.rank); p != st.index.last_progress.end()) {
+    inc.initiating.push_back(st.evs[p->second]);
+  }
+  if (auto m = st.index.metrics.find(f.rank); !f.series.empty() && m != st.index.metrics.end()) {
+    for (size_t i : m->second) {
+      if (f.time_us == kNoTime || st.evs[i].time_us >= f.time_us) {
+        inc.initiating.push_back(st.evs[i]);
+        break;
+      }
+    }
+  }
+  inc.explanation = StrCat("Detector ", f.detector, ": ", f.detail, ".");
+  std::map<std::string, std::string> vars = TemplateVars(inc, f.time_us, st.diag.job_end_us);
+  FillFixAndVerify(rule, vars, inc);
+  if (rule.missing_fact() && rule.missing_fact()->size()) {
+    inc.missing_facts.push_back(FillTemplate(rule.missing_fact()->str(), vars));
+  }
+  inc.timeline = inc.initiating;
+  if (FoldIntoExplainingIncident(st, f, inc)) return false;
+  st.diag.incidents.push_back(std::move(inc));
+  return true;
+}
+
+// Progress that stops before the logs say training completed is the end of
+// training, not a hang (the exit-time watchdog keeps the logs going).
+bool TrainingCompleted(const CorrelationState& st) {
+  int64_t done = kNoTime;
+  for (uint32_t r : st.role_rules[static_cast<size_t>(RuleRole::kCompletion)]) {
+    auto it = st.first_time_of_rule.find(r);
+    if (it != st.first_time_of_rule.end() && (done == kNoTime || it->second < done)) done = it->second;
+  }
+  if (done == kNoTime) return false;
+  int64_t latest = kNoTime;
+  for (const auto& [r, s] : st.scan.ranks) latest = std::max(latest, s.last_progress_us);
+  return latest == kNoTime || done >= latest - 60 * kSecond;
+}
+
+// A practice finding: below any cause, led by the SIGTERM line when there is one.
+void AddPractice(CorrelationState& st, const Finding& f, const Evidence* lead) {
+  if (!AddFinding(st, f, 0.4) || !lead) return;
+  Incident& inc = st.diag.incidents.back();
+  inc.initiating.insert(inc.initiating.begin(), *lead);
+  inc.timeline = inc.initiating;
+}
+
+Finding PracticeFinding(std::string_view detector, const Evidence* term, int64_t time_us) {
+  Finding f;
+  f.detector = detector;
+  f.time_us = time_us;
+  if (term) {
+    f.rank = term->rank;
+    f.host = term->host;
+  }
+  return f;
+}
+
+}  // namespace
+
+void RunDetectors(CorrelationState& st) {
+  bool log_incidents = !st.diag.incidents.empty();
+  for (const Finding& f : DetectStragglers(st.scan.ranks)) {
+    AddFinding(st, f, std::min(0.85, 0.5 + 0.05 * f.score));
+  }
+  if (!log_incidents && !TrainingCompleted(st)) {
+    auto hangs = DetectHangs(st.scan.ranks, st.diag.job_end_us);
+    if (!hangs.empty()) {
+      // All ranks stopped together: one job-level hang; else the first to stop.
+      AddFinding(st, hangs.front(), hangs.size() == st.scan.ranks.size() ? 0.5 : 0.6);
+    }
+  }
+  for (const auto& [key, series] : st.scan.metrics) {
+    int rule_idx = series.empty() ? -1 : static_cast<int>(series.front().rule);
+    const fb::Conditions* c = rule_idx >= 0 ? st.rs.rule(rule_idx)->conditions() : nullptr;
+    std::string_view det = c && c->detector() ? c->detector()->string_view() : "";
+    if (det == "sdc_drift") {
+      for (const Finding& f : DetectSdcDrift(key, series)) AddFinding(st, f, 0.6);
+    } else if (det == "loss_spike") {
+      auto spikes = DetectLossSpikes(key, series);
+      if (!spikes.empty()) AddFinding(st, spikes.front(), 0.5);
+    }
+  }
+}
+
+// SIGTERM without a checkpoint after it, and a run killed with its newest
+// checkpoint hours old. Practices, not causes: they never outrank what
+// killed the job, and they are skipped when another incident comes first
+// (the SIGTERM of a drained node or a hung job at its time limit is
+// collateral). The termination and checkpoint lines are those of the rules
+// tagged role:termination and role:checkpoint-saved.
+void AddPracticeFindings(CorrelationState& st) {
+  const Diagnosis& d = st.diag;
+  const Evidence* term = st.index.first_termination;
+  int64_t last_ckpt = st.index.last_checkpoint_us;
+  bool earlier_incident = false;
+  for (const Incident& inc : d.incidents) {
+    if (!term || term->time_us == kNoTime || inc.time_us == kNoTime || inc.time_us <= term->time_us) {
+      earlier_incident = true;
+    }
+  }
+  if (term && !earlier_incident &&
+      (last_ckpt == kNoTime || (term->time_us != kNoTime && last_ckpt < term->time_us))) {
+    Finding f = PracticeFinding("missing_checkpoint_after_sigterm", term, term->time_us);
+    f.detail = last_ckpt == kNoTime
+                   ? "the job received SIGTERM and no checkpoint was saved in the logs"
+                   : StrCat("the job received SIGTERM at ", FormatTime(term->time_us),
+                            " and the newest checkpoint is from ", FormatTime(last_ckpt));
+    AddPractice(st, f, term);
+  }
+  // Killed (SIGTERM or a failure incident) with the newest checkpoint more
+  // than two hours before the end: hours of work lost.
+  constexpr int64_t kStale = 2 * 3600 * kSecond;
+  int64_t end = d.job_end_us, start = d.job_start_us;
+  bool killed = term != nullptr || !d.incidents.empty();
+  if (killed && end != kNoTime && start != kNoTime && end - start > kStale &&
+      (last_ckpt == kNoTime || end - last_ckpt > kStale)) {
+    Finding f = PracticeFinding("stale_checkpoint", term, end);
+    f.detail = last_ckpt == kNoTime
+                   ? StrCat("the run ended at ", FormatTime(end), " after ", (end - start) / 3600 / kSecond,
+                            " h with no checkpoint saved in the logs")
+                   : StrCat("the run ended at ", FormatTime(end), " and its newest checkpoint is from ",
+                            FormatTime(last_ckpt), ", ", (end - last_ckpt) / 60 / kSecond, " min of training lost");
+    AddPractice(st, f, term);
+  }
+}
+
+}  // namespace faultline::internal

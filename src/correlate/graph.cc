@@ -1,0 +1,131 @@
+// Causal graph passes. Active evidence of one rule forms clusters (a gap of
+// more than cluster_gap_us starts a new one); each cluster then gets its best
+// cause among the others: an explains edge of the rules within its lag
+// window, or a lower layer's initiating cluster near in time and place.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "correlate/state.h"
+#include "util/strings.h"
+
+namespace faultline::internal {
+namespace {
+
+void AddToCluster(const CorrelationState& st, size_t i, Cluster& c) {
+  const Evidence& ev = st.evs[i];
+  c.ev.push_back(i);
+  if (st.rs.signal(ev.signal).role == SignalRole::Initiating) c.initiating = true;
+  if (ev.rank >= 0) c.ranks.insert(ev.rank);
+  if (!ev.host.empty()) c.hosts.insert(ev.host);
+}
+
+// Clusters of one rule's evidence `idxs`, time order.
+void ClusterRule(CorrelationState& st, uint32_t rule, std::vector<size_t>& idxs) {
+  std::stable_sort(idxs.begin(), idxs.end(), [&](size_t a, size_t b) {
+    int64_t ta = st.evs[a].time_us, tb = st.evs[b].time_us;
+    if ((ta == kNoTime) != (tb == kNoTime)) return tb == kNoTime;  // timed first
+    return ta < tb;
+  });
+  std::vector<Cluster>& clusters = st.clusters;
+  size_t cur = clusters.size();  // none yet
+  size_t first_cluster = clusters.size();
+  for (size_t i : idxs) {
+    int64_t t = st.evs[i].time_us;
+    bool have = cur < clusters.size();
+    if (t == kNoTime && have && clusters[cur].first != kNoTime) {
+      // Untimed lines of a rule that also has timed ones (a kubectl
+      // describe block, nvidia-smi output) join its first cluster rather
+      // than make an incident of their own.
+      AddToCluster(st, i, clusters[first_cluster]);
+      continue;
+    }
+    bool split = !have || (t == kNoTime) != (clusters[cur].first == kNoTime) ||
+                 (t != kNoTime && t - clusters[cur].last > st.opts.cluster_gap_us);
+    if (split) {
+      cur = clusters.size();
+      Cluster& c = clusters.emplace_back();
+      c.rule = rule;
+      c.layer = st.rs.rule(rule)->layer();
+      c.first = t;
+    }
+    clusters[cur].last = t;
+    AddToCluster(st, i, clusters[cur]);
+  }
+}
+
+// Initiating lines first, then earlier, then the lower layer.
+bool BetterCause(const Cluster& a, const Cluster& b) {
+  if (a.initiating != b.initiating) return a.initiating;
+  if (a.first != b.first) {
+    if (a.first == kNoTime) return false;
+    if (b.first == kNoTime) return true;
+    if (std::llabs(a.first - b.first) > 60 * kSecond) return a.first < b.first;
+  }
+  if (a.layer != b.layer) return a.layer < b.layer;
+  return a.first < b.first;
+}
+
+// Whether cluster `a` can explain `b`, and how (for the explanation).
+bool CanExplain(const CorrelationState& st, const Cluster& a, const Cluster& b, std::string* why) {
+  double min_lag, max_lag;
+  bool explicit_edge = st.Edge(a.rule, b.rule, &min_lag, &max_lag);
+  bool ok = false;
+  if (explicit_edge) {
+    std::string edge = StrCat("edge ", st.rs.rule(a.rule)->id()->str(), " -> ", st.rs.rule(b.rule)->id()->str());
+    if (a.first == kNoTime || b.first == kNoTime) {
+      ok = a.layer <= b.layer;
+      *why = StrCat(edge, " (times unknown)");
+    } else {
+      double lag = static_cast<double>(b.first - a.first) / 1e6;
+      ok = lag >= min_lag && lag <= max_lag;
+      *why = StrCat(edge, ", lag ", static_cast<int64_t>(std::round(lag)), " s within [",
+                    static_cast<int64_t>(min_lag), ", ", static_cast<int64_t>(max_lag), "] s");
+    }
+  } else if (a.initiating && !b.initiating && a.layer < b.layer && a.first != kNoTime && b.first != kNoTime) {
+    // Lower layers explain higher ones, near in time and place.
+    double lag = static_cast<double>(b.first - a.first) / 1e6;
+    bool shared = false;
+    for (int64_t r : a.ranks) shared |= b.ranks.count(r) > 0;
+    for (const std::string& h : a.hosts) shared |= b.hosts.count(h) > 0;
+    ok = lag >= -5 && lag <= 1800 && (shared || b.ranks.size() > 1);
+    *why = StrCat("layer ", LayerName(a.layer), " below ", LayerName(b.layer), ", lag ",
+                  static_cast<int64_t>(std::round(lag)), " s");
+  }
+  if (!ok) return false;
+  // No cycles: a cause is not itself explained by its effect's rule first.
+  return BetterCause(a, b) || (explicit_edge && a.layer < b.layer);
+}
+
+}  // namespace
+
+void BuildClusters(CorrelationState& st) {
+  std::map<uint32_t, std::vector<size_t>> by_rule;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    if (st.active[i]) by_rule[st.evs[i].rule].push_back(i);
+  }
+  for (auto& [rule, idxs] : by_rule) ClusterRule(st, rule, idxs);
+}
+
+void LinkCauses(CorrelationState& st) {
+  std::vector<Cluster>& clusters = st.clusters;
+  for (size_t bi = 0; bi < clusters.size(); ++bi) {
+    Cluster& b = clusters[bi];
+    int best = -1;
+    std::string how;
+    for (size_t ai = 0; ai < clusters.size(); ++ai) {
+      const Cluster& a = clusters[ai];
+      if (ai == bi || a.rule == b.rule) continue;
+      std::string why;
+      if (!CanExplain(st, a, b, &why)) continue;
+      if (best < 0 || BetterCause(a, clusters[best])) {
+        best = static_cast<int>(ai);
+        how = std::move(why);
+      }
+    }
+    b.parent = best;
+    b.parent_how = std::move(how);
+  }
+}
+
+}  // namespace faultline::internal

@@ -1,0 +1,327 @@
+// Incident building pass: one incident per root of the causal graph. The
+// root cluster's lines are the initiating evidence, the clusters it explains
+// its collateral (merged per rule). A root made only of symptoms gets an
+// inferred suspect: the rank absent from an all-rank report, the rank at the
+// lowest collective SeqNum, or the first rank to stop progressing. A line
+// that blames a remote peer makes the peer the suspect. The rule's fix,
+// verify and missing facts are filled in for the incident's place and time.
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "correlate/state.h"
+#include "detect/detect.h"
+#include "util/strings.h"
+
+namespace faultline::internal {
+namespace {
+
+// What one incident is built from, and what its steps decide on the way.
+struct Draft {
+  const Cluster& rc;
+  const fb::Rule& rule;
+  const Evidence& first;        // the root's earliest line
+  const std::string* peer;      // its `peer` field, when it has one
+  uint64_t coll_total = 0;      // collateral lines
+  std::vector<std::string> hows;  // how the first few clusters are explained
+  double conf = 0;
+  int64_t window_start = kNoTime, window_end = kNoTime;
+  std::string explanation;
+};
+
+struct Suspects {
+  std::vector<int64_t> ranks;
+  std::string basis;  // why, for the explanation
+};
+
+int RootOf(const std::vector<Cluster>& clusters, int c) {
+  int steps = 0;
+  while (clusters[c].parent >= 0 && steps++ < 64) c = clusters[c].parent;
+  return c;
+}
+
+void MergeCluster(const CorrelationState& st, const Cluster& k, Collateral& co) {
+  co.rule = k.rule;
+  for (size_t i : k.ev) {
+    const Evidence& ev = st.evs[i];
+    ++co.count;
+    if (co.count == 1) co.sample = ev;
+    if (ev.time_us != kNoTime) {
+      if (co.first_time_us == kNoTime || ev.time_us < co.first_time_us) {
+        co.first_time_us = ev.time_us;
+        co.sample = ev;
+      }
+      if (co.last_time_us == kNoTime || ev.time_us > co.last_time_us) co.last_time_us = ev.time_us;
+    }
+  }
+  for (int64_t r : k.ranks) co.ranks.push_back(r);
+  for (const std::string& h : k.hosts) co.hosts.push_back(h);
+}
+
+template <typename T>
+void SortUnique(std::vector<T>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+// Every explained cluster of `members`, merged per rule, into inc.collateral.
+void AddCollateral(const CorrelationState& st, int root, const std::vector<int>& members,
+                   bool only_incident, Draft& dr, Incident& inc) {
+  std::map<uint32_t, Collateral> coll;
+  for (int c : members) {
+    if (c == root) continue;
+    const Cluster& k = st.clusters[c];
+    MergeCluster(st, k, coll[k.rule]);
+    if (!k.parent_how.empty() && dr.hows.size() < 4) dr.hows.push_back(k.parent_how);
+  }
+  for (auto& [r, co] : coll) {
+    // Exact counts survive the evidence cap: use the rule's full stats when
+    // the whole rule is collateral here.
+    auto stats = st.scan.rule_stats.find(r);
+    if (stats != st.scan.rule_stats.end() && stats->second.count > co.count && only_incident) {
+      co.count = stats->second.count;
+      for (auto& [rank, n] : stats->second.ranks) co.ranks.push_back(rank);
+    }
+    SortUnique(co.ranks);
+    SortUnique(co.hosts);
+    dr.coll_total += co.count;
+    inc.collateral.push_back(std::move(co));
+  }
+  std::sort(inc.collateral.begin(), inc.collateral.end(), [](const Collateral& a, const Collateral& b) {
+    return a.first_time_us < b.first_time_us;
+  });
+}
+
+// A few ranks missing from a cluster that most ranks report.
+bool AbsentRanks(const CorrelationState& st, const Draft& dr, Suspects* out) {
+  const std::set<int64_t>& known = st.index.known_ranks;
+  std::vector<int64_t> absent;
+  for (int64_t r : known) {
+    if (!dr.rc.ranks.count(r)) absent.push_back(r);
+  }
+  if (dr.rc.ranks.size() < 2 || absent.empty() || absent.size() > std::max<size_t>(1, known.size() / 4)) {
+    return false;
+  }
+  out->basis = StrCat(dr.rc.ranks.size(), " of ", known.size(), " ranks report ", dr.rule.id()->str(),
+                      "; rank", absent.size() > 1 ? "s " : " ", StrJoin(absent, ", "),
+                      absent.size() > 1 ? " do" : " does", " not");
+  out->ranks = std::move(absent);
+  return true;
+}
+
+// The ranks that stopped at a lower collective SeqNum than most.
+bool LowestSeqNum(const CorrelationState& st, uint32_t rule, Suspects* out) {
+  auto stats = st.scan.rule_stats.find(rule);
+  if (stats == st.scan.rule_stats.end() || stats->second.rank_min_seq.size() < 2) return false;
+  const std::map<int64_t, int64_t>& min_seq = stats->second.rank_min_seq;
+  std::map<int64_t, int> freq;
+  for (auto& [r, s] : min_seq) ++freq[s];
+  int64_t mode = 0;
+  int mode_n = 0;
+  for (auto& [s, n] : freq) {
+    if (n > mode_n) {
+      mode_n = n;
+      mode = s;
+    }
+  }
+  std::vector<int64_t> low;
+  for (auto& [r, s] : min_seq) {
+    if (s < mode) low.push_back(r);
+  }
+  if (low.empty() || low.size() > min_seq.size() / 2) return false;
+  out->basis = StrCat("rank", low.size() > 1 ? "s " : " ", StrJoin(low, ", "),
+                      " stopped at a lower collective SeqNum than the other ranks (", mode, ")");
+  out->ranks = std::move(low);
+  return true;
+}
+
+// The rank whose progress stopped a minute or more before the median rank's.
+bool FirstToStop(const CorrelationState& st, Suspects* out) {
+  std::vector<std::pair<int64_t, int64_t>> lasts;
+  for (auto& [r, s] : st.scan.ranks) {
+    if (r >= 0 && s.last_progress_us != kNoTime) lasts.emplace_back(s.last_progress_us, r);
+  }
+  if (lasts.size() < 2) return false;
+  std::sort(lasts.begin(), lasts.end());
+  std::vector<double> ts;
+  for (auto& [t, r] : lasts) ts.push_back(static_cast<double>(t));
+  double lead = Median(ts) - static_cast<double>(lasts.front().first);
+  if (lead <= 60e6) return false;
+  out->ranks = {lasts.front().second};
+  out->basis = StrCat("rank ", lasts.front().second, " stopped making progress first, at ",
+                      FormatTime(lasts.front().first), ", ", static_cast<int64_t>(lead / 1e6),
+                      " s before the median rank");
+  return true;
+}
+
+// Only symptoms: infer the suspect, or say that no rank stands out.
+void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
+  inc.inferred = true;
+  dr.conf *= 0.55;
+  Suspects s;
+  if (AbsentRanks(st, dr, &s) || LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s)) {
+    inc.suspects = s.ranks;
+    inc.rank = inc.suspects.front();
+    inc.host = st.HostForRank(inc.rank);
+    inc.gpu.clear();
+    if (auto bus = st.topo.BusForRank(inc.rank)) inc.gpu = *bus;
+    auto it = st.scan.ranks.find(inc.rank);
+    if (it != st.scan.ranks.end() && it->second.last_progress_us != kNoTime) {
+      dr.window_start = it->second.last_progress_us - 5 * 60 * kSecond;
+    } else if (inc.time_us != kNoTime) {
+      dr.window_start = inc.time_us - 35 * 60 * kSecond;
+    }
+    dr.explanation = StrCat("No initiating line was found. Suspect inferred: ", s.basis, ". ");
+    return;
+  }
+  inc.rank = -1;
+  // One host named by every line of the cluster is still a fact.
+  if (dr.rc.hosts.size() != 1) inc.host.clear();
+  if (dr.rc.ranks.size() == 1) {
+    inc.rank = *dr.rc.ranks.begin();
+    // A line about another rank ("ranks [13] are the lagging ranks",
+    // printed by rank 0) names that rank, which lives on its own host.
+    if (std::string h = st.HostForRank(inc.rank); !h.empty()) inc.host = h;
+  }
+  if (inc.time_us != kNoTime) dr.window_start = inc.time_us - 35 * 60 * kSecond;
+  dr.explanation = StrCat("No initiating line was found and no rank stands out: ", dr.rc.ranks.size(),
+                          " rank(s) report ", dr.rule.id()->str(), ". ");
+  dr.conf *= 0.8;
+}
+
+// A seen initiating line: say what explains what; a blamed peer is the suspect.
+void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
+  std::string& e = dr.explanation;
+  e = StrCat(dr.rule.title()->str(), " at ", FormatTime(inc.time_us), inc.host.empty() ? "" : StrCat(" on ", inc.host),
+             inc.rank >= 0 ? StrCat(" (rank ", inc.rank, ")") : "", inc.gpu.empty() ? "" : StrCat(" GPU ", inc.gpu),
+             " is the earliest ", LayerName(dr.rc.layer), "-layer event of this incident");
+  if (!inc.collateral.empty()) {
+    e += StrCat(" and explains ", dr.coll_total, " later line(s) of ", inc.collateral.size(), " other rule(s) (",
+                StrJoin(dr.hows, "; "), ")");
+  }
+  e += ". ";
+  if (dr.first.time_source == TimeSource::kNone) {
+    dr.conf *= 0.85;
+    e += "Its time is unknown (kernel stamp not anchored to wall time). ";
+  }
+  if (dr.peer && !dr.peer->empty()) {
+    const std::string& peer = *dr.peer;
+    std::string peer_host = peer;
+    if (auto it = st.index.addr_host.find(BareAddress(peer)); it != st.index.addr_host.end()) peer_host = it->second;
+    e += StrCat("The line blames the remote peer ", peer, peer_host != peer ? StrCat(" (", peer_host, ")") : std::string(),
+                ": that peer is the suspect, not the rank that printed it. ");
+    inc.host = peer_host;
+    inc.rank = -1;
+    inc.gpu.clear();
+    inc.inferred = true;
+    inc.suspects.clear();
+  }
+}
+
+// What would settle an incident the logs leave open.
+void AddMissingFacts(const Draft& dr, const std::map<std::string, std::string>& vars, Incident& inc) {
+  bool untimed = dr.first.time_source == TimeSource::kNone;
+  if (!inc.inferred && !untimed && !inc.host.empty()) return;
+  std::vector<std::string>& facts = inc.missing_facts;
+  if (dr.rule.missing_fact() && dr.rule.missing_fact()->size()) {
+    facts.push_back(FillTemplate(dr.rule.missing_fact()->str(), vars));
+  }
+  if (inc.inferred && !inc.host.empty()) {
+    facts.push_back(FillTemplate(
+        "dmesg of {host} between {start} and {end} (journalctl -k --since/--until, or dmesg -T)", vars));
+  }
+  if (inc.inferred && inc.rank >= 0 && inc.host.empty()) {
+    facts.push_back(StrCat("which host runs rank ", inc.rank,
+                           ": the NCCL init lines (NCCL_DEBUG=INFO) or the launcher's rank map"));
+  }
+  if (inc.inferred && inc.suspects.empty() && !dr.peer) {
+    facts.push_back(FillTemplate(
+        "kernel logs (dmesg) of every host between {start} and {end}, and the application log "
+        "of any rank missing from the collected files",
+        vars));
+  }
+  if (untimed && dr.rc.initiating) {
+    facts.push_back(FillTemplate(
+        "a wall-clock kernel log of {host} (dmesg -T or journalctl -k -o short-iso) to date the event", vars));
+  }
+  if (dr.peer && !dr.peer->empty()) {
+    facts.push_back(StrCat("kernel and NCCL logs of the peer ", inc.host, " around ", FormatTime(inc.time_us),
+                           " (ibstat, dmesg | grep -i mlx5)"));
+  }
+}
+
+// The initiating lines (ten at most) and the first line of each collateral.
+void BuildTimeline(Incident& inc) {
+  for (const Evidence& ev : inc.initiating) {
+    if (inc.timeline.size() < 10) inc.timeline.push_back(ev);
+  }
+  for (const Collateral& co : inc.collateral) inc.timeline.push_back(co.sample);
+  std::stable_sort(inc.timeline.begin(), inc.timeline.end(), [](const Evidence& a, const Evidence& b) {
+    if ((a.time_us == kNoTime) != (b.time_us == kNoTime)) return b.time_us == kNoTime;
+    return a.time_us < b.time_us;
+  });
+}
+
+Incident BuildIncident(const CorrelationState& st, int root, const std::vector<int>& members, bool only_incident) {
+  const Cluster& rc = st.clusters[root];
+  const Evidence& first = st.evs[rc.ev.front()];
+  Draft dr{rc, *st.rs.rule(rc.rule), first, first.Field("peer")};
+  Incident inc;
+  inc.rule = rc.rule;
+  // Initiating evidence: the root cluster's lines, earliest first (capped).
+  for (size_t k = 0; k < rc.ev.size() && inc.initiating.size() < 20; ++k) inc.initiating.push_back(st.evs[rc.ev[k]]);
+  inc.time_us = first.time_us;
+  inc.rank = first.rank;
+  inc.host = first.host;
+  inc.gpu = first.gpu;
+  AddCollateral(st, root, members, only_incident, dr, inc);
+  dr.conf = dr.rule.weight();
+  dr.window_start = dr.window_end = inc.time_us;
+  if (rc.initiating) {
+    ExplainSeen(st, dr, inc);
+  } else {
+    InferSuspect(st, dr, inc);
+  }
+  if (!inc.collateral.empty()) {
+    dr.conf = std::min(0.99, dr.conf + 0.03 * std::log10(1.0 + static_cast<double>(dr.coll_total)));
+  }
+  inc.confidence = std::round(std::clamp(dr.conf, 0.01, 0.99) * 100) / 100;
+  for (const Collateral& co : inc.collateral) {
+    if (co.first_time_us != kNoTime) dr.window_end = std::max(dr.window_end, co.first_time_us);
+  }
+  if (dr.window_end == kNoTime) dr.window_end = dr.window_start;
+  std::map<std::string, std::string> vars = TemplateVars(inc, dr.window_start, dr.window_end);
+  FillFixAndVerify(dr.rule, vars, inc);
+  AddMissingFacts(dr, vars, inc);
+  SortUnique(inc.missing_facts);
+  inc.explanation = std::move(dr.explanation);
+  BuildTimeline(inc);
+  return inc;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> TemplateVars(const Incident& inc, int64_t start, int64_t end) {
+  return {{"host", inc.host.empty() ? "the suspect host" : inc.host},
+          {"rank", inc.rank >= 0 ? StrCat(inc.rank) : "the suspect rank"},
+          {"gpu", inc.gpu.empty() ? "<gpu>" : inc.gpu},
+          {"start", FormatTime(start)},
+          {"end", FormatTime(end)}};
+}
+
+void FillFixAndVerify(const fb::Rule& rule, const std::map<std::string, std::string>& vars, Incident& inc) {
+  inc.fix = FillTemplate(rule.fix()->str(), vars);
+  inc.verify = FillTemplate(rule.verify()->str(), vars);
+}
+
+void BuildIncidents(CorrelationState& st) {
+  std::map<int, std::vector<int>> members;  // root cluster -> its clusters
+  for (size_t c = 0; c < st.clusters.size(); ++c) {
+    members[RootOf(st.clusters, static_cast<int>(c))].push_back(static_cast<int>(c));
+  }
+  for (const auto& [root, cl] : members) {
+    st.diag.incidents.push_back(BuildIncident(st, root, cl, members.size() == 1));
+  }
+}
+
+}  // namespace faultline::internal

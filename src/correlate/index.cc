@@ -1,0 +1,79 @@
+// Evidence index pass: one walk over the evidence, after the passes that
+// change it (attribution, clocks), collects what the later passes look up:
+// layer per line, per-source spans, announced addresses, the lines of
+// progress, metric, termination and checkpoint rules, and the job's known
+// ranks and hosts.
+#include <algorithm>
+
+#include "correlate/state.h"
+#include "util/strings.h"
+
+namespace faultline::internal {
+namespace {
+
+void Widen(int64_t t, int64_t& lo, int64_t& hi) {
+  if (lo == kNoTime || t < lo) lo = t;
+  if (hi == kNoTime || t > hi) hi = t;
+}
+
+// The ranks of the job: every rank a line, summary, source or world
+// communicator names, and 0..nranks-1 when a line states a larger size.
+void CollectKnownRanks(CorrelationState& st, int64_t nranks) {
+  EvidenceIndex& ix = st.index;
+  for (const auto& [rank, r] : st.scan.ranks) {
+    if (rank >= 0) ix.known_ranks.insert(rank);
+  }
+  for (const SourceSummary& s : st.scan.sources) {
+    if (s.rank >= 0) ix.known_ranks.insert(s.rank);
+    if (!s.host.empty()) ix.known_hosts.insert(s.host);
+  }
+  for (const DeviceLink& l : st.scan.devices) {
+    if (l.global || l.nranks == st.world_nranks) ix.known_ranks.insert(l.rank);
+  }
+  if (nranks > static_cast<int64_t>(ix.known_ranks.size())) {
+    for (int64_t r = 0; r < nranks; ++r) ix.known_ranks.insert(r);
+  }
+  st.diag.ranks = ix.known_ranks.size();
+  st.diag.hosts = ix.known_hosts.size();
+}
+
+}  // namespace
+
+void BuildEvidenceIndex(CorrelationState& st) {
+  EvidenceIndex& ix = st.index;
+  ix.hardware.assign(st.evs.size(), false);
+  ix.sources.assign(st.scan.sources.size(), SourceSpan{});
+  int64_t nranks = 0;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    bool hw = HardwareLayer(st.rs.rule(ev.rule)->layer());
+    ix.hardware[i] = hw;
+    SourceSpan& span = ix.sources[ev.source];
+    ++(hw ? span.hw_lines : span.other_lines);
+    if (ev.time_us != kNoTime) {
+      Widen(ev.time_us, hw ? span.hw_min : span.app_min, hw ? span.hw_max : span.app_max);
+    }
+    if (const std::string* a = ev.Field("addr"); a && !ev.host.empty()) {
+      ix.addr_host.emplace(BareAddress(*a), ev.host);
+    }
+    if (!ev.host.empty()) ix.host_of_rank.emplace(ev.rank, ev.host);
+    SignalRole role = st.rs.signal(ev.signal).role;
+    if (role == SignalRole::Progress) ix.last_progress[ev.rank] = i;
+    if (role == SignalRole::Metric) ix.metrics[ev.rank].push_back(i);
+    if (!ix.first_termination && st.RuleHasRole(ev.rule, RuleRole::kTermination)) {
+      ix.first_termination = &ev;
+    }
+    if (ev.time_us != kNoTime && st.RuleHasRole(ev.rule, RuleRole::kCheckpointSaved)) {
+      ix.last_checkpoint_us = std::max(ix.last_checkpoint_us, ev.time_us);
+    }
+    if (ev.rank >= 0) ix.known_ranks.insert(ev.rank);
+    if (!ev.host.empty()) ix.known_hosts.insert(ev.host);
+    if (const std::string* n = ev.Field("nranks")) {
+      int64_t v;
+      if (ParseInt64(*n, &v) && v > 0 && v < 10'000'000) nranks = std::max(nranks, v);
+    }
+  }
+  CollectKnownRanks(st, nranks);
+}
+
+}  // namespace faultline::internal

@@ -1,0 +1,137 @@
+// The correlator's working state and its passes. Correlate (correlate.cc)
+// runs the passes in order over one CorrelationState; each pass reads what
+// the earlier ones left and adds its own part:
+//
+//   attribute.cc    ranks and hosts of lines that name only a bus or a pid
+//   clocks.cc       host clock offsets from sync points; times shifted
+//   index.cc        EvidenceIndex: what later passes look up, built once
+//   window.cc       kernel-log sources, job window, stale/replayed gating
+//   conditions.cc   rule conditions decide which evidence may make incidents
+//   graph.cc        clusters per rule and each cluster's best cause
+//   incidents.cc    one incident per root cluster: collateral, suspects, fix
+//   findings.cc     numeric detectors and practice findings
+//   rank.cc         incident order and the failure-rate priors
+//
+// Nothing here is public: see correlate.h for the contract.
+//
+// Thread-safety: a state belongs to one Correlate call.
+#ifndef FAULTLINE_CORRELATE_STATE_H_
+#define FAULTLINE_CORRELATE_STATE_H_
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attribution/attribution.h"
+#include "correlate/correlate.h"
+#include "correlate/diagnosis.h"
+#include "evidence/evidence.h"
+#include "ruleset/rule_roles.h"
+#include "ruleset/ruleset.h"
+
+namespace faultline::internal {
+
+inline constexpr int64_t kSecond = 1'000'000;
+
+// Hardware, driver and kernel evidence: what the job window gates.
+bool HardwareLayer(RuleLayer l);
+std::string FormatTime(int64_t us);
+// "{host}"-style placeholders of a rule's fix, verify and missing fact.
+std::string FillTemplate(std::string t, const std::map<std::string, std::string>& vars);
+// "10.0.0.12:58032" and "10.0.0.12<0>" -> "10.0.0.12".
+std::string BareAddress(std::string_view a);
+
+// Evidence of one rule close enough in time to be one event.
+struct Cluster {
+  uint32_t rule = 0;
+  std::vector<size_t> ev;  // evidence indices, time order
+  int64_t first = kNoTime, last = kNoTime;
+  bool initiating = false;  // holds an initiating-role line
+  RuleLayer layer = RuleLayer::Application;
+  int parent = -1;  // the cluster that explains this one
+  std::string parent_how;
+  std::set<int64_t> ranks;
+  std::set<std::string> hosts;
+};
+
+// Per source: how many of its lines are hardware-layer, and the time span of
+// those and of the rest.
+struct SourceSpan {
+  int hw_lines = 0, other_lines = 0;
+  int64_t hw_min = kNoTime, hw_max = kNoTime, app_min = kNoTime, app_max = kNoTime;
+};
+
+// Built once, after attribution and clock alignment (the last passes that
+// change evidence), in one walk over the evidence.
+struct EvidenceIndex {
+  std::vector<bool> hardware;                     // per evidence
+  std::vector<SourceSpan> sources;                // per source
+  std::map<std::string, std::string> addr_host;   // announced address -> host
+  std::map<int64_t, std::string> host_of_rank;    // first evidence naming both
+  std::map<int64_t, size_t> last_progress;        // rank -> its last progress line
+  std::map<int64_t, std::vector<size_t>> metrics; // rank -> its metric lines
+  const Evidence* first_termination = nullptr;    // first line of a role:termination rule
+  int64_t last_checkpoint_us = kNoTime;           // newest role:checkpoint-saved line
+  std::set<int64_t> known_ranks;
+  std::set<std::string> known_hosts;
+};
+
+struct CorrelationState {
+  CorrelationState(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts);
+
+  const Ruleset& rs;
+  ScanResult& scan;
+  const CorrelateOptions& opts;
+  std::vector<Evidence>& evs;
+  // Rule indices per RuleRole, from the rules' role tags.
+  std::array<std::vector<uint32_t>, kRuleRoleCount> role_rules;
+
+  TopologyMap topo;
+  int64_t world_nranks = -1;  // the largest communicator: its ranks are global
+  EvidenceIndex index;
+
+  std::vector<bool> kernel_source;         // per source
+  std::vector<std::string> ignore_reason;  // per evidence; empty = kept
+  std::set<uint32_t> present;              // rules with kept evidence
+  std::map<uint32_t, int64_t> first_time_of_rule;  // over kept evidence
+  std::vector<bool> active;                // per evidence: may make incidents
+  std::vector<Cluster> clusters;
+
+  Diagnosis diag;
+
+  bool RuleHasRole(uint32_t rule, RuleRole role) const;
+  // The host running `rank`: the topology, then the rank's summary, its
+  // source, its evidence; "" when none says.
+  std::string HostForRank(int64_t rank) const;
+  // Whether rule `from` declares an explains edge to rule `to`, and its lags.
+  bool Edge(uint32_t from, uint32_t to, double* min_lag, double* max_lag) const;
+};
+
+// The passes, in the order Correlate runs them.
+void Attribute(CorrelationState& st);
+void AlignClocks(CorrelationState& st);
+void BuildEvidenceIndex(CorrelationState& st);
+void FindJobWindow(CorrelationState& st);
+void GateEvidence(CorrelationState& st);
+void ApplyConditions(CorrelationState& st);
+void BuildClusters(CorrelationState& st);
+void LinkCauses(CorrelationState& st);
+void BuildIncidents(CorrelationState& st);
+void RunDetectors(CorrelationState& st);
+void AddPracticeFindings(CorrelationState& st);
+void RankIncidents(CorrelationState& st);
+void EstimatePriors(CorrelationState& st);
+
+// Shared by incidents.cc and findings.cc: the placeholders of a rule's
+// texts, and the rule's fix and verify filled in.
+std::map<std::string, std::string> TemplateVars(const Incident& inc, int64_t start, int64_t end);
+void FillFixAndVerify(const fb::Rule& rule, const std::map<std::string, std::string>& vars,
+                      Incident& inc);
+
+}  // namespace faultline::internal
+
+#endif  // FAULTLINE_CORRELATE_STATE_H_

@@ -1,0 +1,118 @@
+// Job window and gating passes. The window is the application logs' span
+// (unless the user gave it); hardware, driver and kernel evidence far
+// outside it is stale (replayed or archived dmesg), and a copy of a line
+// already seen in another file is a replay. Gated lines go to `ignored`,
+// counted per rule and reason.
+#include <algorithm>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "correlate/state.h"
+#include "util/strings.h"
+
+namespace faultline::internal {
+namespace {
+
+// The scanner is to set SourceSummary::kernel_log (dmesg, kern.log, syslog,
+// journal exports); until it does, the file name says it. This is the only
+// place that guesses from names.
+bool NamedLikeKernelLog(std::string_view n) {
+  for (std::string_view word : {"dmesg", "kern", "syslog", "messages", "journal"}) {
+    if (n.find(word) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
+// A kernel log, or a source holding only hardware-layer lines, does not
+// define the job window: gating judges it.
+bool IsKernelSource(const SourceSummary& s, const SourceSpan& span) {
+  return s.kernel_log || NamedLikeKernelLog(s.name) || (span.hw_lines > 0 && span.other_lines == 0);
+}
+
+// Why a hardware-layer line is not evidence of this job; "" when it is.
+// `source_max` is the newest time seen so far per source.
+std::string StaleReason(const CorrelationState& st, const Evidence& ev,
+                        std::map<uint32_t, int64_t>& source_max) {
+  if (ev.time_us == kNoTime) return "";
+  const Diagnosis& d = st.diag;
+  int64_t tol = st.opts.stale_tolerance_us;
+  if (d.job_start_us != kNoTime && ev.time_us < d.job_start_us - tol) return "stale: before the job window";
+  if (d.job_end_us != kNoTime && ev.time_us > d.job_end_us + tol) return "stale: after the job window";
+  auto [it, fresh] = source_max.emplace(ev.source, ev.time_us);
+  if (!fresh) {
+    if (ev.time_us < it->second - 3600 * kSecond) return "out-of-order block: timestamps jump backwards";
+    it->second = std::max(it->second, ev.time_us);
+  }
+  return "";
+}
+
+void AggregateIgnored(CorrelationState& st) {
+  std::map<std::pair<uint32_t, std::string>, size_t> idx;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    if (st.ignore_reason[i].empty()) continue;
+    auto key = std::make_pair(st.evs[i].rule, st.ignore_reason[i]);
+    auto it = idx.find(key);
+    if (it == idx.end()) {
+      idx.emplace(key, st.diag.ignored.size());
+      st.diag.ignored.push_back({st.evs[i].rule, st.ignore_reason[i], 1, st.evs[i]});
+    } else {
+      ++st.diag.ignored[it->second].count;
+    }
+  }
+}
+
+}  // namespace
+
+void FindJobWindow(CorrelationState& st) {
+  const std::vector<SourceSummary>& sources = st.scan.sources;
+  st.kernel_source.assign(sources.size(), false);
+  int64_t start = kNoTime, end = kNoTime;
+  int64_t tol = st.opts.stale_tolerance_us;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const SourceSummary& s = sources[i];
+    const SourceSpan& sp = st.index.sources[i];
+    st.kernel_source[i] = IsKernelSource(s, sp);
+    if (st.kernel_source[i]) continue;
+    // A kernel block at the head or tail of an application log (a prolog's
+    // `dmesg -T`, a pasted archive) is what gating judges, so it must not
+    // stretch the window to weeks ago.
+    int64_t first = s.first_time_us, last = s.last_time_us;
+    if (first != kNoTime && sp.hw_min != kNoTime && sp.app_min != kNoTime && first <= sp.hw_min &&
+        sp.hw_min < sp.app_min - tol) {
+      first = sp.app_min;
+    }
+    if (last != kNoTime && sp.hw_max != kNoTime && sp.app_max != kNoTime && last >= sp.hw_max &&
+        sp.hw_max > sp.app_max + tol) {
+      last = sp.app_max;
+    }
+    // Application evidence bounds too (a source's edges may lack stamps).
+    for (int64_t t : {first, sp.app_min}) {
+      if (t != kNoTime && (start == kNoTime || t < start)) start = t;
+    }
+    for (int64_t t : {last, sp.app_max}) {
+      if (t != kNoTime && (end == kNoTime || t > end)) end = t;
+    }
+  }
+  st.diag.job_start_us = st.opts.job_start_us != kNoTime ? st.opts.job_start_us : start;
+  st.diag.job_end_us = st.opts.job_end_us != kNoTime ? st.opts.job_end_us : end;
+}
+
+void GateEvidence(CorrelationState& st) {
+  st.ignore_reason.assign(st.evs.size(), "");
+  std::unordered_map<std::string, size_t> first_copy;  // rule+text -> evidence
+  std::map<uint32_t, int64_t> source_max;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    if (!st.index.hardware[i]) continue;
+    const Evidence& ev = st.evs[i];
+    st.ignore_reason[i] = StaleReason(st, ev, source_max);
+    if (!st.ignore_reason[i].empty()) continue;
+    auto [it, fresh] = first_copy.emplace(StrCat(ev.rule, "\x1f", ev.text), i);
+    if (!fresh && st.evs[it->second].source != ev.source) {
+      st.ignore_reason[i] = "replayed duplicate of a line in another file";
+    }
+  }
+  AggregateIgnored(st);
+}
+
+}  // namespace faultline::internal
