@@ -281,6 +281,18 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   return absl::OkStatus();
 }
 
+// A "role:" tag tells the correlator what the rule is (ruleset/rule_roles.h):
+// a misspelt one would silently drop that.
+absl::Status CheckRoleTags(const Ctx& ctx, const std::vector<std::string>& tags) {
+  for (size_t i = 0; i < tags.size(); ++i) {
+    if (tags[i].starts_with(kRoleTagPrefix) && !RoleOfTag(tags[i])) {
+      return ctx.Error(StrCat("tags[", i, "]"),
+                       StrCat("unknown role '", tags[i], "' (rulesets/README.md, \"Roles\")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
                        const CompileOptions& opts, RuleSrc& rule) {
   Ctx ctx{path, ""};
@@ -311,12 +323,7 @@ absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
   FL_ASSIGN_OR_RETURN(rule.title, GetString(ctx, obj["title"], "title"));
   FL_ASSIGN_OR_RETURN(rule.category, GetString(ctx, obj["category"], "category"));
   FL_ASSIGN_OR_RETURN(rule.tags, GetStringArray(ctx, obj["tags"], "tags", 1));
-  for (size_t i = 0; i < rule.tags.size(); ++i) {
-    if (rule.tags[i].starts_with(kRoleTagPrefix) && !RoleOfTag(rule.tags[i])) {
-      return ctx.Error(StrCat("tags[", i, "]"), StrCat("unknown role '", rule.tags[i],
-                                                       "' (rulesets/README.md, \"Roles\")"));
-    }
-  }
+  FL_RETURN_IF_ERROR(CheckRoleTags(ctx, rule.tags));
   FL_ASSIGN_OR_RETURN(std::string layer, GetString(ctx, obj["layer"], "layer"));
   auto l = ParseLayer(layer);
   if (!l.ok()) return ctx.Error("layer", StatusMessage(l.status()));

@@ -169,5 +169,48 @@ TEST(TopologyMap, LearnAndResolve) {
   EXPECT_FALSE(t.Resolve(bare_dev));  // device index without a host
 }
 
+// The order the correlator attributes every line in: the bus names the GPU
+// itself, then the pid, then the device index; pid and device index only
+// on a known host; a link learnt without a rank names none.
+TEST(TopologyMap, ResolveOrderAndClues) {
+  TopologyMap t;
+  t.AddDevice("node017", 4, 1, "0000:3b:00.0");
+  t.AddPid("node017", 12345, 6);
+  t.AddDevice("node017", 7, 2, "");
+
+  Attribution both;  // an Xid naming the bus and the pid of another rank
+  both.host = "node017";
+  both.gpu = "0000:3b:00.0";
+  both.pid = 12345;
+  EXPECT_TRUE(t.Resolve(both));
+  EXPECT_EQ(both.rank, 4);
+
+  Attribution local;  // torchelastic local rank 2
+  local.host = "node017";
+  local.local_rank = 2;
+  EXPECT_TRUE(t.Resolve(local));
+  EXPECT_EQ(local.rank, 7);
+
+  Attribution dev_index;  // NCCL "[2]" prefix: a device index, not a bus
+  dev_index.host = "node017";
+  dev_index.gpu = "2";
+  EXPECT_TRUE(t.Resolve(dev_index));
+  EXPECT_EQ(dev_index.rank, 7);
+
+  Attribution hostless_pid;
+  hostless_pid.pid = 12345;
+  EXPECT_FALSE(t.Resolve(hostless_pid));
+
+  TopologyMap unranked;
+  unranked.AddDevice("node017", -1, 0, "0000:3b:00.0");
+  unranked.AddPid("node017", 12345, 6);
+  Attribution fallback;
+  fallback.host = "node017";
+  fallback.gpu = "0000:3b:00.0";
+  fallback.pid = 12345;
+  EXPECT_TRUE(unranked.Resolve(fallback));
+  EXPECT_EQ(fallback.rank, 6);
+}
+
 }  // namespace
 }  // namespace faultline

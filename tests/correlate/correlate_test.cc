@@ -3,8 +3,10 @@
 // stale gating, rule conditions, peer addresses, detectors) on evidence built
 // by hand, so a test states exactly what the scan would have seen.
 //
-// Rule ids are the default ruleset's (gpu and nccl families); conditions that
-// the default rules do not exercise use a small rule tree compiled here.
+// Rule ids are the default ruleset's (gpu and nccl families) where a test is
+// about those rules; conditions the default rules do not combine, and what
+// the correlator learns from rule roles (role: tags), use small rule trees
+// compiled here from JSON source, with ids unlike the default ones.
 #include <unistd.h>
 
 #include <algorithm>
@@ -185,7 +187,8 @@ class Synth {
 
 class CorrelateTest : public ::testing::Test {
  protected:
-  const Ruleset& rs() { return DefaultRules(); }
+  // The ruleset of the rule ids the helpers below name.
+  virtual const Ruleset& rs() { return DefaultRules(); }
   std::string Id(uint32_t rule) { return rs().rule(rule)->id()->str(); }
   // The causes, without the practice findings (no checkpoint after SIGTERM,
   // newest checkpoint hours old) that follow any long failed run.
@@ -631,51 +634,73 @@ TEST_F(CorrelateTest, WatchdogBeforeTrainingCompletedStillCounts) {
   EXPECT_EQ(d.incidents[0].rank, 5);
 }
 
-// A rule tree of its own for conditions the default rules do not combine.
-class ConditionRulesTest : public CorrelateTest {
- protected:
-  static void SetUpTestSuite() {
+// A small rule tree compiled from JSON source in the test, for what the
+// default rules do not combine or should not be needed for: rule ids here
+// are deliberately not the default ruleset's.
+class RuleTree {
+ public:
+  explicit RuleTree(const std::string& name) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "fl-corr-rules-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
-    Write("ruleset.json", R"({"name": "conditions-test", "version": "1"})");
+    Write("ruleset.json", StrCat(R"({"name": ")", name, R"(", "version": "1"})"));
     Write("references.json", R"({"references": [{"title": "Test reference", "summary": "s"}]})");
-    Rule("marker", "application", "context", "DONE-MARKER reached", "");
-    Rule("ctx", "application", "context", "CTX-FACT present", "");
-    Rule("late-error", "framework", "symptom", "LATE-ERROR seen", R"("after_rule": "marker")");
-    Rule("needs-ctx", "hardware", "initiating", "NEEDS-CTX failure", R"("requires_rule": "ctx")");
-    Rule("excluded-by-ctx", "hardware", "initiating", "EXCLUDED-BY-CTX failure", R"("excludes_rule": "ctx")");
-    auto c = CompileRuleSource(dir_);
-    ASSERT_TRUE(c.ok()) << c.status();
-    auto r = Ruleset::LoadBuffer(c->buffer, "conditions-test");
-    ASSERT_TRUE(r.ok()) << r.status();
-    rules_ = *r;
   }
-  static void TearDownTestSuite() {
+  ~RuleTree() {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
-    rules_.reset();
   }
-  static void Write(const std::string& rel, const std::string& body) {
+  // One rule with one signal matching `literal` (none when `literal` is
+  // empty: a detector's rule); `extra` is more JSON members of the rule.
+  void Rule(const std::string& id, const std::string& layer, const std::string& role,
+            const std::string& literal, const std::string& extra = "", const std::string& tags = R"("t")") {
+    std::string signals =
+        literal.empty() ? "[]"
+                        : StrCat(R"([{"id": "s", "pattern": ")", literal, R"(", "role": ")", role,
+                                 R"(", "examples": ["x )", literal, R"( y"], "counter_examples": ["nothing here"]}])");
+    Write("t/" + id + ".json",
+          StrCat(R"({"id": ")", id, R"(", "reference": "Test reference", "title": ")", id,
+                 R"(", "category": "Test", "tags": [)", tags, R"(], "layer": ")", layer,
+                 R"(", "summary": "s", "root_cause": ["r"], "symptoms": [{"symptom": "a", "why": "b"}],
+  "confirm": ["c"], "fix": "f", "verify": "v", "prevention": ["p"], "fingerprint": "fp", "related": [],
+  "sources": ["https://example.org"], "signals": )",
+                 signals, extra.empty() ? "" : StrCat(", ", extra), "}"));
+  }
+  absl::StatusOr<std::shared_ptr<const Ruleset>> Compile() const {
+    auto c = CompileRuleSource(dir_);
+    if (!c.ok()) return c.status();
+    return Ruleset::LoadBuffer(c->buffer, "test-rules");
+  }
+
+ private:
+  void Write(const std::string& rel, const std::string& body) {
     std::filesystem::create_directories(std::filesystem::path(dir_ + "/" + rel).parent_path());
     std::ofstream(dir_ + "/" + rel) << body;
   }
-  static void Rule(const std::string& id, const std::string& layer, const std::string& role,
-                   const std::string& literal, const std::string& conditions) {
-    Write("t/" + id + ".json",
-          StrCat(R"({"id": ")", id, R"(", "reference": "Test reference", "title": ")", id,
-                 R"(", "category": "Test", "tags": ["t"], "layer": ")", layer,
-                 R"(", "summary": "s", "root_cause": ["r"], "symptoms": [{"symptom": "a", "why": "b"}],
-  "confirm": ["c"], "fix": "f", "verify": "v", "prevention": ["p"], "fingerprint": "fp", "related": [],
-  "sources": ["https://example.org"], "signals": [{"id": "s", "pattern": ")",
-                 literal, R"(", "role": ")", role, R"(", "examples": ["x )", literal, R"( y"],
-  "counter_examples": ["nothing here"]}])",
-                 conditions.empty() ? "" : StrCat(R"(, "conditions": {)", conditions, "}"), "}"));
+  std::string dir_;
+};
+
+std::string Conditions(const std::string& body) { return StrCat(R"("conditions": {)", body, "}"); }
+
+// Conditions the default rules do not combine.
+class ConditionRulesTest : public CorrelateTest {
+ protected:
+  static void SetUpTestSuite() {
+    RuleTree t("conditions-test");
+    t.Rule("marker", "application", "context", "DONE-MARKER reached");
+    t.Rule("ctx", "application", "context", "CTX-FACT present");
+    t.Rule("late-error", "framework", "symptom", "LATE-ERROR seen", Conditions(R"("after_rule": "marker")"));
+    t.Rule("needs-ctx", "hardware", "initiating", "NEEDS-CTX failure", Conditions(R"("requires_rule": "ctx")"));
+    t.Rule("excluded-by-ctx", "hardware", "initiating", "EXCLUDED-BY-CTX failure",
+           Conditions(R"("excludes_rule": "ctx")"));
+    auto r = t.Compile();
+    ASSERT_TRUE(r.ok()) << r.status();
+    rules_ = *r;
   }
-  static std::string dir_;
+  static void TearDownTestSuite() { rules_.reset(); }
+  const Ruleset& rs() override { return rules_ ? *rules_ : DefaultRules(); }
   static std::shared_ptr<const Ruleset> rules_;
 };
-std::string ConditionRulesTest::dir_;
 std::shared_ptr<const Ruleset> ConditionRulesTest::rules_;
 
 TEST_F(ConditionRulesTest, AfterRuleNeedsItsRuleFirst) {
@@ -713,6 +738,100 @@ TEST_F(ConditionRulesTest, ContextNeverMakesAnIncident) {
   s.Add(src, "marker", "s", kT0 + 10 * kMin, 0);
   s.Add(src, "ctx", "s", kT0 + 11 * kMin, 0);
   EXPECT_THAT(Causes(s.Run()), IsEmpty());
+}
+
+// ---------------------------------------------------------------- roles
+
+// What the correlator needs to know about a rule (completion, termination,
+// checkpoint saved) comes from its role: tags, whatever its id.
+class RoleRulesTest : public CorrelateTest {
+ protected:
+  static void SetUpTestSuite() {
+    RuleTree t("roles-test");
+    t.Rule("all-done", "application", "context", "ALL-DONE here", "", R"("t", "role:completion")");
+    t.Rule("stop-asked", "application", "context", "STOP-ASKED here", "", R"("t", "role:termination")");
+    t.Rule("ckpt-written", "application", "context", "CKPT-WRITTEN here", "", R"("t", "role:checkpoint-saved")");
+    t.Rule("stuck", "application", "", "", Conditions(R"("detector": "hang")"));
+    t.Rule("no-save-on-stop", "application", "", "", Conditions(R"("detector": "missing_checkpoint_after_sigterm")"));
+    t.Rule("hw-fault", "hardware", "initiating", "HW-FAULT seen");
+    t.Rule("app-note", "application", "context", "APP-NOTE written");
+    auto r = t.Compile();
+    ASSERT_TRUE(r.ok()) << r.status();
+    rules_ = *r;
+  }
+  static void TearDownTestSuite() { rules_.reset(); }
+  const Ruleset& rs() override { return rules_ ? *rules_ : DefaultRules(); }
+  static std::shared_ptr<const Ruleset> rules_;
+};
+std::shared_ptr<const Ruleset> RoleRulesTest::rules_;
+
+TEST_F(RoleRulesTest, CompletionRoleEndsTrainingRatherThanAHang) {
+  ASSERT_NE(rules_, nullptr);
+  for (bool completed : {false, true}) {
+    SCOPED_TRACE(completed);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + 3 * kHour);
+    for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + 60 * kMin, 1.0);
+    if (completed) s.Add(s.RankSource(0), "all-done", "s", kT0 + 60 * kMin + 3 * kS, 0);
+    Diagnosis d = s.Run();
+    if (completed) {
+      EXPECT_THAT(d.incidents, IsEmpty());
+    } else {
+      ASSERT_EQ(d.incidents.size(), 1u);
+      EXPECT_EQ(s.RuleId(d.incidents[0].rule), "stuck");
+    }
+  }
+}
+
+TEST_F(RoleRulesTest, TerminationWithoutACheckpointAfterIt) {
+  ASSERT_NE(rules_, nullptr);
+  for (int64_t ckpt_min : {40, 55}) {
+    SCOPED_TRACE(ckpt_min);
+    Synth s(*rules_);
+    uint32_t src = s.Source("node100/rank-0.log", "node100", 0, kT0, kT0 + kHour);
+    s.Add(src, "ckpt-written", "s", kT0 + ckpt_min * kMin, 0);
+    s.Add(src, "stop-asked", "s", kT0 + 50 * kMin, 0, "STOP-ASKED here at 50 min");
+    Diagnosis d = s.Run();
+    if (ckpt_min > 50) {
+      EXPECT_THAT(d.incidents, IsEmpty());
+      continue;
+    }
+    ASSERT_EQ(d.incidents.size(), 1u);
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(s.RuleId(inc.rule), "no-save-on-stop");
+    EXPECT_EQ(inc.detector, "missing_checkpoint_after_sigterm");
+    EXPECT_EQ(inc.time_us, kT0 + 50 * kMin);
+    ASSERT_FALSE(inc.initiating.empty());
+    EXPECT_EQ(inc.initiating[0].text, "STOP-ASKED here at 50 min");
+  }
+}
+
+TEST_F(RoleRulesTest, UnknownRoleTagIsACompileError) {
+  RuleTree t("bad-role");
+  t.Rule("odd", "application", "context", "ODD-LINE here", "", R"("t", "role:finished")");
+  auto r = t.Compile();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(std::string(r.status().message()),
+              ::testing::AllOf(::testing::HasSubstr("odd.json: rule 'odd': tags[1]"),
+                               ::testing::HasSubstr("unknown role 'role:finished'")));
+}
+
+// A source the scan marks as a kernel log does not define the job window,
+// whatever its name and whatever else it holds: its old hardware lines are
+// stale.
+TEST_F(RoleRulesTest, KernelLogSourceDoesNotDefineTheJobWindow) {
+  ASSERT_NE(rules_, nullptr);
+  Synth s(*rules_);
+  uint32_t app = s.Source("node100/rank-0.log", "node100", 0, kT0, kT0 + 2 * kHour);
+  s.Add(app, "app-note", "s", kT0 + 10 * kMin, 0);
+  uint32_t dump = s.Source("node100/bmc-export.txt", "node100", -1, kT0 - 10 * kDay, kT0 - 10 * kDay + kHour);
+  s.scan.sources[dump].kernel_log = true;
+  s.Add(dump, "hw-fault", "s", kT0 - 10 * kDay, -1);
+  s.Add(dump, "app-note", "s", kT0 - 10 * kDay + 5 * kMin, -1);
+  Diagnosis d = s.Run();
+  EXPECT_EQ(d.job_start_us, kT0);
+  EXPECT_THAT(d.incidents, IsEmpty());
+  EXPECT_NE(FindIgnored(d, "hw-fault", "stale: before the job window"), nullptr);
 }
 
 // ---------------------------------------------------------------- peers
@@ -791,14 +910,6 @@ TEST_F(CorrelateTest, HangDetectorWhenTheLogsGoOnWithoutProgress) {
   EXPECT_EQ(Id(d.incidents[0].rule), "training-silent-hang");
   EXPECT_EQ(d.incidents[0].detector, "hang");
   EXPECT_EQ(d.incidents[0].rank, 3);  // the first to stop
-}
-
-TEST_F(CorrelateTest, NoHangWhenTrainingCompleted) {
-  Synth s(rs());
-  s.Job(1, kT0, kT0 + 3 * kHour);
-  for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + 60 * kMin, 1.0);
-  s.Add(s.RankSource(0), "training-completed", "megatron_after_training", kT0 + 60 * kMin + 3 * kS, 0);
-  EXPECT_THAT(Causes(s.Run()), IsEmpty());
 }
 
 TEST_F(CorrelateTest, NoHangDetectionWhenLogLinesExplainTheStop) {
