@@ -2,7 +2,7 @@
 // (unless the user gave it); hardware, driver and kernel evidence far
 // outside it is stale (replayed or archived dmesg), and a copy of a line
 // already seen in another file is a replay. Gated lines go to `ignored`,
-// counted per rule and reason.
+// counted per rule and reason, in the order they were first gated.
 #include <algorithm>
 #include <string_view>
 #include <unordered_map>
@@ -47,21 +47,6 @@ std::string StaleReason(const CorrelationState& st, const Evidence& ev,
   return "";
 }
 
-void AggregateIgnored(CorrelationState& st) {
-  std::map<std::pair<uint32_t, std::string>, size_t> idx;
-  for (size_t i = 0; i < st.evs.size(); ++i) {
-    if (st.ignore_reason[i].empty()) continue;
-    auto key = std::make_pair(st.evs[i].rule, st.ignore_reason[i]);
-    auto it = idx.find(key);
-    if (it == idx.end()) {
-      idx.emplace(key, st.diag.ignored.size());
-      st.diag.ignored.push_back({st.evs[i].rule, st.ignore_reason[i], 1, st.evs[i]});
-    } else {
-      ++st.diag.ignored[it->second].count;
-    }
-  }
-}
-
 }  // namespace
 
 void FindJobWindow(CorrelationState& st) {
@@ -102,17 +87,24 @@ void GateEvidence(CorrelationState& st) {
   st.ignore_reason.assign(st.evs.size(), "");
   std::unordered_map<std::string, size_t> first_copy;  // rule+text -> evidence
   std::map<uint32_t, int64_t> source_max;
+  std::map<std::pair<uint32_t, std::string>, size_t> ignored;  // rule+reason -> entry
   for (size_t i = 0; i < st.evs.size(); ++i) {
     if (!st.index.hardware[i]) continue;
     const Evidence& ev = st.evs[i];
-    st.ignore_reason[i] = StaleReason(st, ev, source_max);
-    if (!st.ignore_reason[i].empty()) continue;
-    auto [it, fresh] = first_copy.emplace(StrCat(ev.rule, "\x1f", ev.text), i);
-    if (!fresh && st.evs[it->second].source != ev.source) {
-      st.ignore_reason[i] = "replayed duplicate of a line in another file";
+    std::string& reason = st.ignore_reason[i];
+    reason = StaleReason(st, ev, source_max);
+    if (reason.empty()) {
+      auto [it, fresh] = first_copy.emplace(StrCat(ev.rule, "\x1f", ev.text), i);
+      if (!fresh && st.evs[it->second].source != ev.source) reason = "replayed duplicate of a line in another file";
+    }
+    if (reason.empty()) continue;
+    auto [entry, fresh] = ignored.emplace(std::make_pair(ev.rule, reason), st.diag.ignored.size());
+    if (fresh) {
+      st.diag.ignored.push_back({ev.rule, reason, 1, ev});
+    } else {
+      ++st.diag.ignored[entry->second].count;
     }
   }
-  AggregateIgnored(st);
 }
 
 }  // namespace faultline::internal
