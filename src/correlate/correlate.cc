@@ -1,13 +1,12 @@
-// Correlate: the passes of state.h, in order, over one CorrelationState.
-// Each step runs in one direction: attribute -> align clocks -> index ->
-// window -> gate -> conditions -> cluster -> explain graph -> incidents ->
-// detectors -> rank.
+// Correlate: the passes of state.h, in order, over one CorrelationState,
+// and the helpers the passes share. The steps run in one direction:
+// attribute -> align clocks -> index -> window -> gate -> conditions ->
+// cluster -> explain graph -> incidents -> detectors -> rank.
 #include "correlate/correlate.h"
 
 #include <utility>
 
 #include "correlate/state.h"
-#include "util/strings.h"
 
 namespace faultline {
 namespace internal {
@@ -32,14 +31,14 @@ CorrelationState::CorrelationState(const Ruleset& rs, ScanResult& scan, const Co
     : rs(rs), scan(scan), opts(opts), evs(scan.evidence) {
   for (size_t r = 0; r < rs.rule_count(); ++r) {
     for (const auto& [tag, role] : kRoleTags) {
-      if (faultline::RuleHasRole(*rs.rule(r), role)) {
+      if (RuleHasRole(*rs.rule(r), role)) {
         role_rules[static_cast<size_t>(role)].push_back(static_cast<uint32_t>(r));
       }
     }
   }
 }
 
-bool CorrelationState::RuleHasRole(uint32_t rule, RuleRole role) const {
+bool CorrelationState::HasRole(uint32_t rule, RuleRole role) const {
   for (uint32_t r : role_rules[static_cast<size_t>(role)]) {
     if (r == rule) return true;
   }
@@ -60,23 +59,18 @@ bool CorrelationState::Edge(uint32_t from, uint32_t to, double* min_lag, double*
   return false;
 }
 
+// The order is the contract of state.h: each pass reads what the ones
+// before it left.
+constexpr void (*kPasses[])(CorrelationState&) = {
+    Attribute, AlignClocks, BuildEvidenceIndex, FindJobWindow, GateEvidence, ApplyConditions,
+    BuildClusters, LinkCauses, BuildIncidents, RunDetectors, AddPracticeFindings, RankIncidents,
+    EstimatePriors};
+
 }  // namespace internal
 
 Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts) {
   internal::CorrelationState st(rs, scan, opts);
-  internal::Attribute(st);
-  internal::AlignClocks(st);
-  internal::BuildEvidenceIndex(st);
-  internal::FindJobWindow(st);
-  internal::GateEvidence(st);
-  internal::ApplyConditions(st);
-  internal::BuildClusters(st);
-  internal::LinkCauses(st);
-  internal::BuildIncidents(st);
-  internal::RunDetectors(st);
-  internal::AddPracticeFindings(st);
-  internal::RankIncidents(st);
-  internal::EstimatePriors(st);
+  for (auto pass : internal::kPasses) pass(st);
   return std::move(st.diag);
 }
 

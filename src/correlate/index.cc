@@ -60,10 +60,10 @@ void BuildEvidenceIndex(CorrelationState& st) {
     SignalRole role = st.rs.signal(ev.signal).role;
     if (role == SignalRole::Progress) ix.last_progress[ev.rank] = i;
     if (role == SignalRole::Metric) ix.metrics[ev.rank].push_back(i);
-    if (!ix.first_termination && st.RuleHasRole(ev.rule, RuleRole::kTermination)) {
+    if (!ix.first_termination && st.HasRole(ev.rule, RuleRole::kTermination)) {
       ix.first_termination = &ev;
     }
-    if (ev.time_us != kNoTime && st.RuleHasRole(ev.rule, RuleRole::kCheckpointSaved)) {
+    if (ev.time_us != kNoTime && st.HasRole(ev.rule, RuleRole::kCheckpointSaved)) {
       ix.last_checkpoint_us = std::max(ix.last_checkpoint_us, ev.time_us);
     }
     if (ev.rank >= 0) ix.known_ranks.insert(ev.rank);

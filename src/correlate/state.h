@@ -103,7 +103,7 @@ struct CorrelationState {
 
   Diagnosis diag;
 
-  bool RuleHasRole(uint32_t rule, RuleRole role) const;
+  bool HasRole(uint32_t rule, RuleRole role) const;
   // The host running `rank`: the topology, then the rank's summary, its
   // source, its evidence; "" when none says.
   std::string HostForRank(int64_t rank) const;
