@@ -27,8 +27,10 @@ bool RulePresent(const CorrelationState& st, const flatbuffers::String* id) {
 
 bool ConditionsHold(const CorrelationState& st, const Evidence& ev, const fb::Conditions& c) {
   double uptime_days = ev.monotonic_s ? *ev.monotonic_s / 86400.0 : -1;
-  if (c.min_uptime_days() >= 0 && (uptime_days < 0 || uptime_days < c.min_uptime_days())) return false;
-  if (c.max_uptime_days() >= 0 && uptime_days >= 0 && uptime_days >= c.max_uptime_days()) return false;
+  if (c.min_uptime_days() >= 0 && (uptime_days < 0 || uptime_days < c.min_uptime_days()))
+    return false;
+  if (c.max_uptime_days() >= 0 && uptime_days >= 0 && uptime_days >= c.max_uptime_days())
+    return false;
   if (Named(c.requires_rule()) && !RulePresent(st, c.requires_rule())) return false;
   if (Named(c.excludes_rule()) && RulePresent(st, c.excludes_rule())) return false;
   if (Named(c.after_rule())) {

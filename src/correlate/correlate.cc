@@ -27,7 +27,8 @@ std::string FillTemplate(std::string t, const std::map<std::string, std::string>
   return t;
 }
 
-CorrelationState::CorrelationState(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts)
+CorrelationState::CorrelationState(const Ruleset& rs, ScanResult& scan,
+                                   const CorrelateOptions& opts)
     : rs(rs), scan(scan), opts(opts), evs(scan.evidence) {
   for (size_t r = 0; r < rs.rule_count(); ++r) {
     for (const auto& [tag, role] : kRoleTags) {
@@ -62,9 +63,9 @@ bool CorrelationState::Edge(uint32_t from, uint32_t to, double* min_lag, double*
 // The order is the contract of state.h: each pass reads what the ones
 // before it left.
 constexpr void (*kPasses[])(CorrelationState&) = {
-    Attribute, AlignClocks, BuildEvidenceIndex, FindJobWindow, GateEvidence, ApplyConditions,
-    BuildClusters, LinkCauses, BuildIncidents, RunDetectors, AddPracticeFindings, RankIncidents,
-    EstimatePriors};
+    Attribute,           AlignClocks,   BuildEvidenceIndex, FindJobWindow,  GateEvidence,
+    ApplyConditions,     BuildClusters, LinkCauses,         BuildIncidents, RunDetectors,
+    AddPracticeFindings, RankIncidents, EstimatePriors};
 
 }  // namespace internal
 

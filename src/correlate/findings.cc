@@ -94,7 +94,8 @@ bool TrainingCompleted(const CorrelationState& st) {
   int64_t done = kNoTime;
   for (uint32_t r : st.role_rules[static_cast<size_t>(RuleRole::kCompletion)]) {
     auto it = st.first_time_of_rule.find(r);
-    if (it != st.first_time_of_rule.end() && (done == kNoTime || it->second < done)) done = it->second;
+    if (it != st.first_time_of_rule.end() && (done == kNoTime || it->second < done))
+      done = it->second;
   }
   if (done == kNoTime) return false;
   int64_t latest = kNoTime;
@@ -160,7 +161,8 @@ void AddPracticeFindings(CorrelationState& st) {
   int64_t last_ckpt = st.index.last_checkpoint_us;
   bool earlier_incident = false;
   for (const Incident& inc : d.incidents) {
-    if (!term || term->time_us == kNoTime || inc.time_us == kNoTime || inc.time_us <= term->time_us) {
+    if (!term || term->time_us == kNoTime || inc.time_us == kNoTime ||
+        inc.time_us <= term->time_us) {
       earlier_incident = true;
     }
   }
@@ -181,11 +183,13 @@ void AddPracticeFindings(CorrelationState& st) {
   if (killed && end != kNoTime && start != kNoTime && end - start > kStale &&
       (last_ckpt == kNoTime || end - last_ckpt > kStale)) {
     Finding f = PracticeFinding("stale_checkpoint", term, end);
-    f.detail = last_ckpt == kNoTime
-                   ? StrCat("the run ended at ", FormatTime(end), " after ", (end - start) / 3600 / kSecond,
-                            " h with no checkpoint saved in the logs")
-                   : StrCat("the run ended at ", FormatTime(end), " and its newest checkpoint is from ",
-                            FormatTime(last_ckpt), ", ", (end - last_ckpt) / 60 / kSecond, " min of training lost");
+    f.detail =
+        last_ckpt == kNoTime
+            ? StrCat("the run ended at ", FormatTime(end), " after ",
+                     (end - start) / 3600 / kSecond, " h with no checkpoint saved in the logs")
+            : StrCat("the run ended at ", FormatTime(end), " and its newest checkpoint is from ",
+                     FormatTime(last_ckpt), ", ", (end - last_ckpt) / 60 / kSecond,
+                     " min of training lost");
     AddPractice(st, f, term);
   }
 }

@@ -72,7 +72,8 @@ bool CanExplain(const CorrelationState& st, const Cluster& a, const Cluster& b, 
   bool explicit_edge = st.Edge(a.rule, b.rule, &min_lag, &max_lag);
   bool ok = false;
   if (explicit_edge) {
-    std::string edge = StrCat("edge ", st.rs.rule(a.rule)->id()->str(), " -> ", st.rs.rule(b.rule)->id()->str());
+    std::string edge =
+        StrCat("edge ", st.rs.rule(a.rule)->id()->str(), " -> ", st.rs.rule(b.rule)->id()->str());
     if (a.first == kNoTime || b.first == kNoTime) {
       ok = a.layer <= b.layer;
       *why = StrCat(edge, " (times unknown)");
@@ -82,7 +83,8 @@ bool CanExplain(const CorrelationState& st, const Cluster& a, const Cluster& b, 
       *why = StrCat(edge, ", lag ", static_cast<int64_t>(std::round(lag)), " s within [",
                     static_cast<int64_t>(min_lag), ", ", static_cast<int64_t>(max_lag), "] s");
     }
-  } else if (a.initiating && !b.initiating && a.layer < b.layer && a.first != kNoTime && b.first != kNoTime) {
+  } else if (a.initiating && !b.initiating && a.layer < b.layer && a.first != kNoTime &&
+             b.first != kNoTime) {
     // Lower layers explain higher ones, near in time and place.
     double lag = static_cast<double>(b.first - a.first) / 1e6;
     bool shared = false;

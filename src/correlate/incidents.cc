@@ -20,9 +20,9 @@ namespace {
 struct Draft {
   const Cluster& rc;
   const fb::Rule& rule;
-  const Evidence& first;        // the root's earliest line
-  const std::string* peer;      // its `peer` field, when it has one
-  uint64_t coll_total = 0;      // collateral lines
+  const Evidence& first;          // the root's earliest line
+  const std::string* peer;        // its `peer` field, when it has one
+  uint64_t coll_total = 0;        // collateral lines
   std::vector<std::string> hows;  // how the first few clusters are explained
   double conf = 0;
   int64_t window_start = kNoTime, window_end = kNoTime;
@@ -87,9 +87,9 @@ void AddCollateral(const CorrelationState& st, int root, const std::vector<int>&
     dr.coll_total += co.count;
     inc.collateral.push_back(std::move(co));
   }
-  std::sort(inc.collateral.begin(), inc.collateral.end(), [](const Collateral& a, const Collateral& b) {
-    return a.first_time_us < b.first_time_us;
-  });
+  std::sort(
+      inc.collateral.begin(), inc.collateral.end(),
+      [](const Collateral& a, const Collateral& b) { return a.first_time_us < b.first_time_us; });
 }
 
 // A few ranks missing from a cluster that most ranks report.
@@ -99,12 +99,13 @@ bool AbsentRanks(const CorrelationState& st, const Draft& dr, Suspects* out) {
   for (int64_t r : known) {
     if (!dr.rc.ranks.count(r)) absent.push_back(r);
   }
-  if (dr.rc.ranks.size() < 2 || absent.empty() || absent.size() > std::max<size_t>(1, known.size() / 4)) {
+  if (dr.rc.ranks.size() < 2 || absent.empty() ||
+      absent.size() > std::max<size_t>(1, known.size() / 4)) {
     return false;
   }
-  out->basis = StrCat(dr.rc.ranks.size(), " of ", known.size(), " ranks report ", dr.rule.id()->str(),
-                      "; rank", absent.size() > 1 ? "s " : " ", StrJoin(absent, ", "),
-                      absent.size() > 1 ? " do" : " does", " not");
+  out->basis = StrCat(dr.rc.ranks.size(), " of ", known.size(), " ranks report ",
+                      dr.rule.id()->str(), "; rank", absent.size() > 1 ? "s " : " ",
+                      StrJoin(absent, ", "), absent.size() > 1 ? " do" : " does", " not");
   out->ranks = std::move(absent);
   return true;
 }
@@ -184,20 +185,23 @@ void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
     if (std::string h = st.HostForRank(inc.rank); !h.empty()) inc.host = h;
   }
   if (inc.time_us != kNoTime) dr.window_start = inc.time_us - 35 * 60 * kSecond;
-  dr.explanation = StrCat("No initiating line was found and no rank stands out: ", dr.rc.ranks.size(),
-                          " rank(s) report ", dr.rule.id()->str(), ". ");
+  dr.explanation =
+      StrCat("No initiating line was found and no rank stands out: ", dr.rc.ranks.size(),
+             " rank(s) report ", dr.rule.id()->str(), ". ");
   dr.conf *= 0.8;
 }
 
 // A seen initiating line: say what explains what; a blamed peer is the suspect.
 void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
   std::string& e = dr.explanation;
-  e = StrCat(dr.rule.title()->str(), " at ", FormatTime(inc.time_us), inc.host.empty() ? "" : StrCat(" on ", inc.host),
-             inc.rank >= 0 ? StrCat(" (rank ", inc.rank, ")") : "", inc.gpu.empty() ? "" : StrCat(" GPU ", inc.gpu),
-             " is the earliest ", LayerName(dr.rc.layer), "-layer event of this incident");
+  e = StrCat(dr.rule.title()->str(), " at ", FormatTime(inc.time_us),
+             inc.host.empty() ? "" : StrCat(" on ", inc.host),
+             inc.rank >= 0 ? StrCat(" (rank ", inc.rank, ")") : "",
+             inc.gpu.empty() ? "" : StrCat(" GPU ", inc.gpu), " is the earliest ",
+             LayerName(dr.rc.layer), "-layer event of this incident");
   if (!inc.collateral.empty()) {
-    e += StrCat(" and explains ", dr.coll_total, " later line(s) of ", inc.collateral.size(), " other rule(s) (",
-                StrJoin(dr.hows, "; "), ")");
+    e += StrCat(" and explains ", dr.coll_total, " later line(s) of ", inc.collateral.size(),
+                " other rule(s) (", StrJoin(dr.hows, "; "), ")");
   }
   e += ". ";
   if (dr.first.time_source == TimeSource::kNone) {
@@ -207,8 +211,10 @@ void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
   if (dr.peer && !dr.peer->empty()) {
     const std::string& peer = *dr.peer;
     std::string peer_host = peer;
-    if (auto it = st.index.addr_host.find(BareAddress(peer)); it != st.index.addr_host.end()) peer_host = it->second;
-    e += StrCat("The line blames the remote peer ", peer, peer_host != peer ? StrCat(" (", peer_host, ")") : std::string(),
+    if (auto it = st.index.addr_host.find(BareAddress(peer)); it != st.index.addr_host.end())
+      peer_host = it->second;
+    e += StrCat("The line blames the remote peer ", peer,
+                peer_host != peer ? StrCat(" (", peer_host, ")") : std::string(),
                 ": that peer is the suspect, not the rank that printed it. ");
     inc.host = peer_host;
     inc.rank = -1;
@@ -219,7 +225,8 @@ void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
 }
 
 // What would settle an incident the logs leave open.
-void AddMissingFacts(const Draft& dr, const std::map<std::string, std::string>& vars, Incident& inc) {
+void AddMissingFacts(const Draft& dr, const std::map<std::string, std::string>& vars,
+                     Incident& inc) {
   bool untimed = dr.first.time_source == TimeSource::kNone;
   if (!inc.inferred && !untimed && !inc.host.empty()) return;
   std::vector<std::string>& facts = inc.missing_facts;
@@ -228,7 +235,8 @@ void AddMissingFacts(const Draft& dr, const std::map<std::string, std::string>& 
   }
   if (inc.inferred && !inc.host.empty()) {
     facts.push_back(FillTemplate(
-        "dmesg of {host} between {start} and {end} (journalctl -k --since/--until, or dmesg -T)", vars));
+        "dmesg of {host} between {start} and {end} (journalctl -k --since/--until, or dmesg -T)",
+        vars));
   }
   if (inc.inferred && inc.rank >= 0 && inc.host.empty()) {
     facts.push_back(StrCat("which host runs rank ", inc.rank,
@@ -241,12 +249,14 @@ void AddMissingFacts(const Draft& dr, const std::map<std::string, std::string>& 
         vars));
   }
   if (untimed && dr.rc.initiating) {
-    facts.push_back(FillTemplate(
-        "a wall-clock kernel log of {host} (dmesg -T or journalctl -k -o short-iso) to date the event", vars));
+    facts.push_back(
+        FillTemplate("a wall-clock kernel log of {host} (dmesg -T or journalctl -k -o short-iso) "
+                     "to date the event",
+                     vars));
   }
   if (dr.peer && !dr.peer->empty()) {
-    facts.push_back(StrCat("kernel and NCCL logs of the peer ", inc.host, " around ", FormatTime(inc.time_us),
-                           " (ibstat, dmesg | grep -i mlx5)"));
+    facts.push_back(StrCat("kernel and NCCL logs of the peer ", inc.host, " around ",
+                           FormatTime(inc.time_us), " (ibstat, dmesg | grep -i mlx5)"));
   }
 }
 
@@ -256,20 +266,24 @@ void BuildTimeline(Incident& inc) {
     if (inc.timeline.size() < 10) inc.timeline.push_back(ev);
   }
   for (const Collateral& co : inc.collateral) inc.timeline.push_back(co.sample);
-  std::stable_sort(inc.timeline.begin(), inc.timeline.end(), [](const Evidence& a, const Evidence& b) {
-    if ((a.time_us == kNoTime) != (b.time_us == kNoTime)) return b.time_us == kNoTime;
-    return a.time_us < b.time_us;
-  });
+  std::stable_sort(inc.timeline.begin(), inc.timeline.end(),
+                   [](const Evidence& a, const Evidence& b) {
+                     if ((a.time_us == kNoTime) != (b.time_us == kNoTime))
+                       return b.time_us == kNoTime;
+                     return a.time_us < b.time_us;
+                   });
 }
 
-Incident BuildIncident(const CorrelationState& st, int root, const std::vector<int>& members, bool only_incident) {
+Incident BuildIncident(const CorrelationState& st, int root, const std::vector<int>& members,
+                       bool only_incident) {
   const Cluster& rc = st.clusters[root];
   const Evidence& first = st.evs[rc.ev.front()];
   Draft dr{rc, *st.rs.rule(rc.rule), first, first.Field("peer")};
   Incident inc;
   inc.rule = rc.rule;
   // Initiating evidence: the root cluster's lines, earliest first (capped).
-  for (size_t k = 0; k < rc.ev.size() && inc.initiating.size() < 20; ++k) inc.initiating.push_back(st.evs[rc.ev[k]]);
+  for (size_t k = 0; k < rc.ev.size() && inc.initiating.size() < 20; ++k)
+    inc.initiating.push_back(st.evs[rc.ev[k]]);
   inc.time_us = first.time_us;
   inc.rank = first.rank;
   inc.host = first.host;
@@ -309,7 +323,8 @@ std::map<std::string, std::string> TemplateVars(const Incident& inc, int64_t sta
           {"end", FormatTime(end)}};
 }
 
-void FillFixAndVerify(const fb::Rule& rule, const std::map<std::string, std::string>& vars, Incident& inc) {
+void FillFixAndVerify(const fb::Rule& rule, const std::map<std::string, std::string>& vars,
+                      Incident& inc) {
   inc.fix = FillTemplate(rule.fix()->str(), vars);
   inc.verify = FillTemplate(rule.verify()->str(), vars);
 }

@@ -14,7 +14,8 @@ namespace faultline::internal {
 namespace {
 
 int Tier(const Incident& i) {
-  if (i.detector == "missing_checkpoint_after_sigterm" || i.detector == "stale_checkpoint") return 3;
+  if (i.detector == "missing_checkpoint_after_sigterm" || i.detector == "stale_checkpoint")
+    return 3;
   if (!i.detector.empty()) return 2;
   return i.inferred ? 1 : 0;
 }
@@ -28,18 +29,21 @@ double Score(const Incident& i) {
 }  // namespace
 
 void RankIncidents(CorrelationState& st) {
-  std::stable_sort(st.diag.incidents.begin(), st.diag.incidents.end(), [](const Incident& a, const Incident& b) {
-    if (Tier(a) != Tier(b)) return Tier(a) < Tier(b);
-    double score_a = Score(a), score_b = Score(b);
-    if (std::fabs(score_a - score_b) > 1e-9) return score_a > score_b;
-    if ((a.time_us == kNoTime) != (b.time_us == kNoTime)) return b.time_us == kNoTime;
-    return a.time_us < b.time_us;
-  });
+  std::stable_sort(st.diag.incidents.begin(), st.diag.incidents.end(),
+                   [](const Incident& a, const Incident& b) {
+                     if (Tier(a) != Tier(b)) return Tier(a) < Tier(b);
+                     double score_a = Score(a), score_b = Score(b);
+                     if (std::fabs(score_a - score_b) > 1e-9) return score_a > score_b;
+                     if ((a.time_us == kNoTime) != (b.time_us == kNoTime))
+                       return b.time_us == kNoTime;
+                     return a.time_us < b.time_us;
+                   });
 }
 
 void EstimatePriors(CorrelationState& st) {
   Diagnosis& d = st.diag;
-  if (d.job_start_us == kNoTime || d.job_end_us == kNoTime || d.job_end_us <= d.job_start_us) return;
+  if (d.job_start_us == kNoTime || d.job_end_us == kNoTime || d.job_end_us <= d.job_start_us)
+    return;
   double gpus = static_cast<double>(std::max<size_t>(1, st.index.known_ranks.size()));
   double hours = static_cast<double>(d.job_end_us - d.job_start_us) / 3.6e9;
   std::vector<double> est;
@@ -48,11 +52,13 @@ void EstimatePriors(CorrelationState& st) {
     if (p.kind == "mttf_hours") {
       double mttf = p.value * p.gpus / gpus;  // MTTF falls inversely with GPU count
       est.push_back(hours / mttf);
-      d.expectation.basis.push_back(StrCat(p.reference, ": MTTF ", p.value, " h at ", p.gpus, " GPUs"));
+      d.expectation.basis.push_back(
+          StrCat(p.reference, ": MTTF ", p.value, " h at ", p.gpus, " GPUs"));
     } else if (p.kind == "failures_per_week" || p.kind == "failures_per_gpu_hour") {
       double rate = p.value / 168.0 / p.gpus;  // per GPU-hour
       est.push_back(rate * gpus * hours);
-      d.expectation.basis.push_back(StrCat(p.reference, ": ", p.value, " failures/week at ", p.gpus, " GPUs"));
+      d.expectation.basis.push_back(
+          StrCat(p.reference, ": ", p.value, " failures/week at ", p.gpus, " GPUs"));
     }
   }
   if (!est.empty()) {

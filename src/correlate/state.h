@@ -68,14 +68,14 @@ struct SourceSpan {
 // Built once, after attribution and clock alignment (the last passes that
 // change evidence), in one walk over the evidence.
 struct EvidenceIndex {
-  std::vector<bool> hardware;                     // per evidence
-  std::vector<SourceSpan> sources;                // per source
-  std::map<std::string, std::string> addr_host;   // announced address -> host
-  std::map<int64_t, std::string> host_of_rank;    // first evidence naming both
-  std::map<int64_t, size_t> last_progress;        // rank -> its last progress line
-  std::map<int64_t, std::vector<size_t>> metrics; // rank -> its metric lines
-  const Evidence* first_termination = nullptr;    // first line of a role:termination rule
-  int64_t last_checkpoint_us = kNoTime;           // newest role:checkpoint-saved line
+  std::vector<bool> hardware;                      // per evidence
+  std::vector<SourceSpan> sources;                 // per source
+  std::map<std::string, std::string> addr_host;    // announced address -> host
+  std::map<int64_t, std::string> host_of_rank;     // first evidence naming both
+  std::map<int64_t, size_t> last_progress;         // rank -> its last progress line
+  std::map<int64_t, std::vector<size_t>> metrics;  // rank -> its metric lines
+  const Evidence* first_termination = nullptr;     // first line of a role:termination rule
+  int64_t last_checkpoint_us = kNoTime;            // newest role:checkpoint-saved line
   std::set<int64_t> known_ranks;
   std::set<std::string> known_hosts;
 };
@@ -94,11 +94,11 @@ struct CorrelationState {
   int64_t world_nranks = -1;  // the largest communicator: its ranks are global
   EvidenceIndex index;
 
-  std::vector<bool> kernel_source;         // per source
-  std::vector<std::string> ignore_reason;  // per evidence; empty = kept
-  std::set<uint32_t> present;              // rules with kept evidence
+  std::vector<bool> kernel_source;                 // per source
+  std::vector<std::string> ignore_reason;          // per evidence; empty = kept
+  std::set<uint32_t> present;                      // rules with kept evidence
   std::map<uint32_t, int64_t> first_time_of_rule;  // over kept evidence
-  std::vector<bool> active;                // per evidence: may make incidents
+  std::vector<bool> active;                        // per evidence: may make incidents
   std::vector<Cluster> clusters;
 
   Diagnosis diag;

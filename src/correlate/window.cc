@@ -37,11 +37,14 @@ std::string StaleReason(const CorrelationState& st, const Evidence& ev,
   if (ev.time_us == kNoTime) return "";
   const Diagnosis& d = st.diag;
   int64_t tol = st.opts.stale_tolerance_us;
-  if (d.job_start_us != kNoTime && ev.time_us < d.job_start_us - tol) return "stale: before the job window";
-  if (d.job_end_us != kNoTime && ev.time_us > d.job_end_us + tol) return "stale: after the job window";
+  if (d.job_start_us != kNoTime && ev.time_us < d.job_start_us - tol)
+    return "stale: before the job window";
+  if (d.job_end_us != kNoTime && ev.time_us > d.job_end_us + tol)
+    return "stale: after the job window";
   auto [it, fresh] = source_max.emplace(ev.source, ev.time_us);
   if (!fresh) {
-    if (ev.time_us < it->second - 3600 * kSecond) return "out-of-order block: timestamps jump backwards";
+    if (ev.time_us < it->second - 3600 * kSecond)
+      return "out-of-order block: timestamps jump backwards";
     it->second = std::max(it->second, ev.time_us);
   }
   return "";
@@ -95,7 +98,8 @@ void GateEvidence(CorrelationState& st) {
     reason = StaleReason(st, ev, source_max);
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(StrCat(ev.rule, "\x1f", ev.text), i);
-      if (!fresh && st.evs[it->second].source != ev.source) reason = "replayed duplicate of a line in another file";
+      if (!fresh && st.evs[it->second].source != ev.source)
+        reason = "replayed duplicate of a line in another file";
     }
     if (reason.empty()) continue;
     auto [entry, fresh] = ignored.emplace(std::make_pair(ev.rule, reason), st.diag.ignored.size());
