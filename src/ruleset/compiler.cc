@@ -19,13 +19,12 @@
 #include <set>
 #include <sstream>
 
-#include "util/strings.h"
-
 #include "ruleset/pattern_check.h"
 #include "ruleset/rule_roles.h"
 #include "ruleset/ruleset.h"
 #include "simdjson.h"
 #include "util/status_macros.h"
+#include "util/strings.h"
 
 namespace faultline {
 namespace {

@@ -653,18 +653,21 @@ class RuleTree {
   // One rule with one signal matching `literal` (none when `literal` is
   // empty: a detector's rule); `extra` is more JSON members of the rule.
   void Rule(const std::string& id, const std::string& layer, const std::string& role,
-            const std::string& literal, const std::string& extra = "", const std::string& tags = R"("t")") {
-    std::string signals =
-        literal.empty() ? "[]"
-                        : StrCat(R"([{"id": "s", "pattern": ")", literal, R"(", "role": ")", role,
-                                 R"(", "examples": ["x )", literal, R"( y"], "counter_examples": ["nothing here"]}])");
+            const std::string& literal, const std::string& extra = "",
+            const std::string& tags = R"("t")") {
+    std::string signals = literal.empty()
+                              ? "[]"
+                              : StrCat(R"([{"id": "s", "pattern": ")", literal, R"(", "role": ")",
+                                       role, R"(", "examples": ["x )", literal,
+                                       R"( y"], "counter_examples": ["nothing here"]}])");
     Write("t/" + id + ".json",
-          StrCat(R"({"id": ")", id, R"(", "reference": "Test reference", "title": ")", id,
-                 R"(", "category": "Test", "tags": [)", tags, R"(], "layer": ")", layer,
-                 R"(", "summary": "s", "root_cause": ["r"], "symptoms": [{"symptom": "a", "why": "b"}],
+          StrCat(
+              R"({"id": ")", id, R"(", "reference": "Test reference", "title": ")", id,
+              R"(", "category": "Test", "tags": [)", tags, R"(], "layer": ")", layer,
+              R"(", "summary": "s", "root_cause": ["r"], "symptoms": [{"symptom": "a", "why": "b"}],
   "confirm": ["c"], "fix": "f", "verify": "v", "prevention": ["p"], "fingerprint": "fp", "related": [],
   "sources": ["https://example.org"], "signals": )",
-                 signals, extra.empty() ? "" : StrCat(", ", extra), "}"));
+              signals, extra.empty() ? "" : StrCat(", ", extra), "}"));
   }
   absl::StatusOr<std::shared_ptr<const Ruleset>> Compile() const {
     auto c = CompileRuleSource(dir_);
@@ -689,8 +692,10 @@ class ConditionRulesTest : public CorrelateTest {
     RuleTree t("conditions-test");
     t.Rule("marker", "application", "context", "DONE-MARKER reached");
     t.Rule("ctx", "application", "context", "CTX-FACT present");
-    t.Rule("late-error", "framework", "symptom", "LATE-ERROR seen", Conditions(R"("after_rule": "marker")"));
-    t.Rule("needs-ctx", "hardware", "initiating", "NEEDS-CTX failure", Conditions(R"("requires_rule": "ctx")"));
+    t.Rule("late-error", "framework", "symptom", "LATE-ERROR seen",
+           Conditions(R"("after_rule": "marker")"));
+    t.Rule("needs-ctx", "hardware", "initiating", "NEEDS-CTX failure",
+           Conditions(R"("requires_rule": "ctx")"));
     t.Rule("excluded-by-ctx", "hardware", "initiating", "EXCLUDED-BY-CTX failure",
            Conditions(R"("excludes_rule": "ctx")"));
     auto r = t.Compile();
@@ -749,10 +754,13 @@ class RoleRulesTest : public CorrelateTest {
   static void SetUpTestSuite() {
     RuleTree t("roles-test");
     t.Rule("all-done", "application", "context", "ALL-DONE here", "", R"("t", "role:completion")");
-    t.Rule("stop-asked", "application", "context", "STOP-ASKED here", "", R"("t", "role:termination")");
-    t.Rule("ckpt-written", "application", "context", "CKPT-WRITTEN here", "", R"("t", "role:checkpoint-saved")");
+    t.Rule("stop-asked", "application", "context", "STOP-ASKED here", "",
+           R"("t", "role:termination")");
+    t.Rule("ckpt-written", "application", "context", "CKPT-WRITTEN here", "",
+           R"("t", "role:checkpoint-saved")");
     t.Rule("stuck", "application", "", "", Conditions(R"("detector": "hang")"));
-    t.Rule("no-save-on-stop", "application", "", "", Conditions(R"("detector": "missing_checkpoint_after_sigterm")"));
+    t.Rule("no-save-on-stop", "application", "", "",
+           Conditions(R"("detector": "missing_checkpoint_after_sigterm")"));
     t.Rule("hw-fault", "hardware", "initiating", "HW-FAULT seen");
     t.Rule("app-note", "application", "context", "APP-NOTE written");
     auto r = t.Compile();
@@ -824,7 +832,8 @@ TEST_F(RoleRulesTest, KernelLogSourceDoesNotDefineTheJobWindow) {
   Synth s(*rules_);
   uint32_t app = s.Source("node100/rank-0.log", "node100", 0, kT0, kT0 + 2 * kHour);
   s.Add(app, "app-note", "s", kT0 + 10 * kMin, 0);
-  uint32_t dump = s.Source("node100/bmc-export.txt", "node100", -1, kT0 - 10 * kDay, kT0 - 10 * kDay + kHour);
+  uint32_t dump =
+      s.Source("node100/bmc-export.txt", "node100", -1, kT0 - 10 * kDay, kT0 - 10 * kDay + kHour);
   s.scan.sources[dump].kernel_log = true;
   s.Add(dump, "hw-fault", "s", kT0 - 10 * kDay, -1);
   s.Add(dump, "app-note", "s", kT0 - 10 * kDay + 5 * kMin, -1);
