@@ -14,8 +14,9 @@ void Attribute(CorrelationState& st) {
   // (world) communicator's, or ranks the prefix or path gave, are global.
   for (const DeviceLink& l : scan.devices) st.world_nranks = std::max(st.world_nranks, l.nranks);
   for (const DeviceLink& l : scan.devices) {
-    if (l.global || l.nranks == st.world_nranks)
+    if (l.global || l.nranks == st.world_nranks) {
       st.topo.AddDevice(l.host, l.rank, l.cuda_dev, l.bus_id);
+    }
   }
   for (const PidLink& l : scan.pids) st.topo.AddPid(l.host, l.pid, l.rank);
   for (Evidence& ev : st.evs) {

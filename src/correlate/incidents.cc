@@ -268,8 +268,9 @@ void BuildTimeline(Incident& inc) {
   for (const Collateral& co : inc.collateral) inc.timeline.push_back(co.sample);
   std::stable_sort(inc.timeline.begin(), inc.timeline.end(),
                    [](const Evidence& a, const Evidence& b) {
-                     if ((a.time_us == kNoTime) != (b.time_us == kNoTime))
+                     if ((a.time_us == kNoTime) != (b.time_us == kNoTime)) {
                        return b.time_us == kNoTime;
+                     }
                      return a.time_us < b.time_us;
                    });
 }
@@ -282,8 +283,9 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   Incident inc;
   inc.rule = rc.rule;
   // Initiating evidence: the root cluster's lines, earliest first (capped).
-  for (size_t k = 0; k < rc.ev.size() && inc.initiating.size() < 20; ++k)
+  for (size_t k = 0; k < rc.ev.size() && inc.initiating.size() < 20; ++k) {
     inc.initiating.push_back(st.evs[rc.ev[k]]);
+  }
   inc.time_us = first.time_us;
   inc.rank = first.rank;
   inc.host = first.host;
