@@ -1,0 +1,61 @@
+"""The real-log corpus: labels are well formed, and faultline's scores on it
+never fall below the floors in floors.json (measured figures; they only go
+up). Scores come from eval.py, the same code a person runs by hand."""
+import json
+import pathlib
+
+import pytest
+
+import eval as corpus_eval  # tests/realworld/eval.py
+
+HERE = pathlib.Path(__file__).resolve().parent
+CASES = sorted(p for p in (HERE / "cases").iterdir() if p.is_dir()) if (HERE / "cases").is_dir() else []
+FLOORS = json.loads((HERE / "floors.json").read_text())
+REQUIRED = ("id", "source", "date", "versions", "failed", "expected", "accept_rules",
+            "initiating", "rank", "host", "traps", "why")
+
+
+@pytest.fixture(scope="module")
+def catalog(faultline_bin):
+    from conftest import run
+    rules = json.loads(run(faultline_bin, "rules", "list", "--json").stdout)
+    refs = {r["reference"] for r in rules} | {corpus_eval.FALLBACK_REFERENCE}
+    return refs, {r["id"]: r["reference"] for r in rules}
+
+
+def test_corpus_is_there():
+    assert len(CASES) >= FLOORS["min_cases"]
+
+
+@pytest.mark.parametrize("case_dir", CASES, ids=[c.name for c in CASES])
+def test_labels_are_well_formed(case_dir, catalog):
+    refs, rule_ref = catalog
+    label = json.loads((case_dir / "case.json").read_text())
+    assert not [k for k in REQUIRED if k not in label], "missing label fields"
+    assert label["id"] == case_dir.name
+    assert label["source"].startswith("https://")
+    for ref in label["expected"] + label["traps"]:
+        assert ref in refs, f"unknown reference {ref!r}"
+    for rule in label["accept_rules"]:
+        assert rule in rule_ref, f"unknown rule {rule!r}"
+        assert rule_ref[rule] in label["expected"], f"{rule} names a reference not expected"
+    assert not set(label["expected"]) & set(label["traps"])
+    log = (case_dir / "log.txt").read_text(errors="replace")
+    if label["initiating"] is not None:
+        assert any(label["initiating"] in line for line in log.splitlines()), \
+            "initiating is not a substring of one line of log.txt"
+    if not label["failed"]:
+        assert label["initiating"] is None
+
+
+def test_scores_hold_their_floors(faultline_bin):
+    result = corpus_eval.main(["--bin", faultline_bin])
+    low = []
+    for part, floors in FLOORS["floors"].items():
+        fig = result[part]
+        for metric, floor in floors.items():
+            rate = fig[metric]["rate"]
+            ceiling = metric in ("no_incident", "hardware_on_negative", "trap")
+            if rate is not None and (rate > floor if ceiling else rate < floor):
+                low.append(f"{part}.{metric} = {rate} ({'max' if ceiling else 'min'} {floor})")
+    assert not low, "; ".join(low)
