@@ -35,9 +35,29 @@ rm -f "$out"/faultline_diag-*.tar.gz "$out"/faultline_diag-*.whl
 sdist=$(bash "$here/make_sdist.sh" "$out" | tail -1)
 echo "sdist: $sdist ($(du -h "$sdist" | cut -f1))"
 
-# Unpacked at a fixed place so that the kept CMake build stays valid.
-rm -rf "$keep/sdist"; mkdir -p "$keep/sdist"
-tar -xzf "$sdist" -C "$keep/sdist" --strip-components=1 -m
+# Unpacked at a fixed place so that the kept CMake build stays valid, and
+# only the files whose content changed are replaced: the others keep their
+# mtime, so that ninja recompiles only what changed.
+rm -rf "$keep/sdist.new"; mkdir -p "$keep/sdist.new" "$keep/sdist"
+tar -xzf "$sdist" -C "$keep/sdist.new" --strip-components=1 -m
+"$py" - "$keep/sdist.new" "$keep/sdist" <<'PY'
+import filecmp, os, shutil, sys
+new, old = sys.argv[1], sys.argv[2]
+keep = set()
+for d, _, files in os.walk(new):
+    for f in files:
+        rel = os.path.relpath(os.path.join(d, f), new)
+        keep.add(rel)
+        src, dst = os.path.join(new, rel), os.path.join(old, rel)
+        if not (os.path.isfile(dst) and filecmp.cmp(src, dst, shallow=False)):
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copy2(src, dst)
+for d, _, files in os.walk(old):
+    for f in files:
+        if os.path.relpath(os.path.join(d, f), old) not in keep:
+            os.remove(os.path.join(d, f))
+PY
+rm -rf "$keep/sdist.new"
 raw="$keep/raw"; rm -rf "$raw"
 "$py" -m pip wheel --no-deps --disable-pip-version-check -q \
   --config-settings=build-dir="$keep/cmake" -w "$raw" "$keep/sdist"

@@ -59,7 +59,7 @@ site=$(dirname "$pkg")
 # 2. ldd: what the installed library needs from the system.
 echo "ldd $pkg/libfaultline.so.0:"
 ldd_out=$(env -u LD_LIBRARY_PATH ldd "$pkg/libfaultline.so.0" 2>&1) || true
-echo "$ldd_out" | sed 's/^/  /'
+echo "$ldd_out" | sed "s|$site/faultline/../|<site-packages>/|; s|^|  |"
 system_ok='^(linux-vdso\.so|ld-linux-x86-64\.so|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so)'
 while read -r name arrow path _; do
   [ "$arrow" = "=>" ] || continue
