@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# `pip install ./bindings/python` as a user gets it: the wheel scikit-build-core
-# builds from this tree, installed into a fresh virtualenv, and the binding's
-# tests run against the installed package (no FAULTLINE_LIBRARY, no build
-# tree). The CMake build is kept in build-wheel/ so that a rerun only relinks.
+# The Python package as a user installs it: bindings/python/wheel_test.sh
+# makes the sdist, builds the wheel from it, repairs it with auditwheel,
+# installs faultline-diag into a fresh virtualenv, checks with ldd and in a
+# mount namespace without the C++ dependencies that it stands alone, and runs
+# the binding's tests against it. The sdist's unpacked tree and CMake build
+# are kept in build-wheel/ so that a rerun mostly relinks.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work=$(mktemp -d)
