@@ -33,7 +33,13 @@
  * - A loaded fl_ruleset is immutable: any number of threads and sessions may
  *   share it concurrently. Free it after every session using it is freed.
  * - An fl_session is used by one thread at a time, except fl_session_cancel(),
- *   which any thread may call at any time while the session lives.
+ *   which any thread may call at any time while the session lives. A call
+ *   made while another call on the same session is in progress (from a
+ *   second thread, or from inside one of the session's callbacks) returns
+ *   FL_ERR_BUSY and changes nothing, fl_session_last_error() included;
+ *   fl_session_error_count() answers as of the last call that ended.
+ *   fl_session_free() and fl_session_last_error() are not guarded: calling
+ *   them during another call remains undefined.
  * - An fl_report is immutable once returned: any number of threads may read it.
  * - Callbacks run on the thread that called into the library, never after the
  *   call that triggered them returns.
@@ -248,7 +254,9 @@ FL_API const char *fl_session_last_error(const fl_session *s);
 
 /* Adds a file, a directory (read recursively, each file one source, sorted),
  * a .gz or .zst file, or "-" for standard input. Sources are scanned by
- * fl_session_scan() or fl_session_finish(). @since 0.1 */
+ * fl_session_scan() or fl_session_finish(). A path that does not exist is
+ * FL_ERR_NOT_FOUND here, naming it, and is not added; one that exists but
+ * cannot be read becomes an input error of the report. @since 0.1 */
 FL_API fl_status fl_session_add_path(fl_session *s, const char *path);
 
 /* Adds bytes [begin, end) of a regular, uncompressed file, line-aligned at
@@ -289,8 +297,11 @@ FL_API fl_status fl_session_stream_close(fl_session *s, uint32_t stream_id);
 FL_API fl_status fl_session_scan(fl_session *s);
 
 /* Asks a running scan to stop soon (within the chunks already being
- * scanned). Any thread, any time. Cancellation is final for the session:
- * further scans and finish return FL_ERR_CANCELLED. @since 0.1 */
+ * scanned). Any thread, any time, including while another call on the
+ * session is in progress and from its callbacks. Cancellation is final for
+ * the session: further scans, finish and export return FL_ERR_CANCELLED, as
+ * does a finish during which the cancel arrives and a scan stopped by the
+ * progress callback. @since 0.1 */
 FL_API void fl_session_cancel(fl_session *s);
 
 /* Number of sources that could not be read so far. @since 0.1 */
@@ -299,7 +310,11 @@ FL_API size_t fl_session_error_count(const fl_session *s);
 typedef struct fl_report fl_report;
 
 /* Scans what is left, closes open streams, correlates, and returns the
- * report. The session can take no more input afterwards. @since 0.1 */
+ * report. The session can take no more input afterwards. When paths or
+ * ranges were added, no stream was opened, and not one of them yielded a
+ * readable log (an empty directory, only unreadable files), there is nothing
+ * to diagnose: FL_ERR_IO naming the paths, no report, and the session is
+ * not finished. @since 0.1 */
 FL_API fl_status fl_session_finish(fl_session *s, fl_report **out);
 
 /* Scans what is left and exports everything the session found as an

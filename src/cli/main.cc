@@ -396,10 +396,20 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
     fl_error_free(err);
     return nullptr;
   }
+  // A path that does not exist is an input error (exit 2) named here; the
+  // other paths are still diagnosed, and with none left there is no report.
+  size_t added = 0;
   for (const char* p : a.positional) {
-    if (fl_session_add_path(s, p) != FL_OK) {
-      std::fprintf(stderr, "faultline: %s: %s\n", p, fl_session_last_error(s));
+    if (fl_session_add_path(s, p) == FL_OK) {
+      ++added;
+    } else {
+      std::fprintf(stderr, "faultline: %s\n", fl_session_last_error(s));
+      *input_errors = true;
     }
+  }
+  if (added == 0) {
+    fl_session_free(s);
+    return nullptr;
   }
   fl_report* r = nullptr;
   fl_status rc = fl_session_finish(s, &r);
@@ -413,7 +423,7 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
   fl_report_totals t;
   t.size = sizeof t;
   fl_report_totals_get(r, &t);
-  *input_errors = t.errors > 0;
+  *input_errors = *input_errors || t.errors > 0;
   return r;
 }
 

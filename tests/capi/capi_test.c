@@ -170,17 +170,31 @@ static void test_options_versioning(fl_ruleset* rs) {
   fl_error_free(err);
 }
 
+/* A file that exists but cannot be read as a log: a .gz that is not gzip. */
+static const char* kBadGz = "capi_test_not_gzip.log.gz";
+
 static void test_paths_and_errors(fl_ruleset* rs, const char* dir) {
+  FILE* f = fopen(kBadGz, "wb");
+  CHECK(f != NULL);
+  if (f) {
+    fputs("not gzip\n", f);
+    fclose(f);
+  }
   fl_session_options opts = FL_SESSION_OPTIONS_INIT;
   opts.on_progress = on_progress;
   fl_session* s = NULL;
   CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
   CHECK(fl_session_add_path(s, dir) == FL_OK);
-  CHECK(fl_session_add_path(s, "/nonexistent/node099/rank-1.log") == FL_OK);
+  /* A path that names nothing is an error of the call that names it. */
+  CHECK(fl_session_add_path(s, "/nonexistent/node099/rank-1.log") == FL_ERR_NOT_FOUND);
+  CHECK(strstr(fl_session_last_error(s), "/nonexistent/node099/rank-1.log") != NULL);
+  CHECK(fl_session_add_range(s, "/nonexistent/node099/rank-1.log", 0, 10, 0) == FL_ERR_NOT_FOUND);
   CHECK(fl_session_add_path(s, NULL) == FL_ERR_INVALID_ARG);
+  /* One unreadable file among many: the report, with the input error. */
+  CHECK(fl_session_add_path(s, kBadGz) == FL_OK);
   fl_report* r = NULL;
   CHECK(fl_session_finish(s, &r) == FL_OK);
-  CHECK(strstr(fl_session_last_error(s), "/nonexistent/node099/rank-1.log") != NULL);
+  CHECK(strstr(fl_session_last_error(s), kBadGz) != NULL);
   CHECK(fl_session_error_count(s) == 1);
   fl_report_totals t;
   t.size = sizeof t;
@@ -194,9 +208,19 @@ static void test_paths_and_errors(fl_ruleset* rs, const char* dir) {
   const char* json = NULL;
   size_t len = 0;
   fl_report_json(r, &json, &len);
-  CHECK(strstr(json, "\"errors\":[{\"source\":\"/nonexistent/node099/rank-1.log\"") != NULL);
+  CHECK(strstr(json, "\"errors\":[{\"source\":\"capi_test_not_gzip.log.gz\"") != NULL);
   fl_report_free(r);
   fl_session_free(s);
+
+  /* Nothing but unreadable input: no report that would read as healthy. */
+  CHECK(fl_session_new(&s, rs, NULL, NULL) == FL_OK);
+  CHECK(fl_session_add_path(s, kBadGz) == FL_OK);
+  r = (fl_report*)1;
+  CHECK(fl_session_finish(s, &r) == FL_ERR_IO && r == NULL);
+  CHECK(strstr(fl_session_last_error(s), "no log") != NULL);
+  CHECK(strstr(fl_session_last_error(s), kBadGz) != NULL);
+  fl_session_free(s);
+  remove(kBadGz);
 }
 
 static void test_signal_costs(fl_ruleset* rs, const char* dir) {
