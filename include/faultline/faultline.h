@@ -255,8 +255,9 @@ FL_API const char *fl_session_last_error(const fl_session *s);
 /* Adds a file, a directory (read recursively, each file one source, sorted),
  * a .gz or .zst file, or "-" for standard input. Sources are scanned by
  * fl_session_scan() or fl_session_finish(). A path that does not exist is
- * FL_ERR_NOT_FOUND here, naming it, and is not added; one that exists but
- * cannot be read becomes an input error of the report. @since 0.1 */
+ * FL_ERR_NOT_FOUND here, with a message naming it (the report also lists it
+ * among its input errors); one that exists but cannot be read is an input
+ * error of the report only. @since 0.1 */
 FL_API fl_status fl_session_add_path(fl_session *s, const char *path);
 
 /* Adds bytes [begin, end) of a regular, uncompressed file, line-aligned at

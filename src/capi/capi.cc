@@ -494,8 +494,8 @@ FL_API void fl_session_free(fl_session* s) { delete s; }
 FL_API const char* fl_session_last_error(const fl_session* s) { return s ? s->last_error.c_str() : ""; }
 
 // A path that names nothing is the caller's mistake, reported by the call
-// that names it; a path that exists but cannot be read is an input error of
-// the report (other inputs are still diagnosed).
+// that names it (a typo would otherwise read as a healthy job); a path that
+// exists but cannot be read is an input error of the report only.
 static fl_status CheckPathExists(fl_session* s, const char* path) {
   if (std::strcmp(path, "-") == 0) return FL_OK;
   struct stat st {};
@@ -513,10 +513,11 @@ FL_API fl_status fl_session_add_path(fl_session* s, const char* path) {
   if (!path || !*path) return SessionError(s, FL_ERR_INVALID_ARG, "path is NULL or empty");
   if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
   return GuardS(s, [&] {
-    if (fl_status rc = CheckPathExists(s, path); rc != FL_OK) return rc;
+    // A missing path stays in the scan so that the report still lists it
+    // among its input errors, as the record of what was asked.
     s->pending_paths.emplace_back(path);
     s->named_inputs.emplace_back(path);
-    return FL_OK;
+    return CheckPathExists(s, path);
   });
 }
 

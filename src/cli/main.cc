@@ -396,20 +396,13 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
     fl_error_free(err);
     return nullptr;
   }
-  // A path that does not exist is an input error (exit 2) named here; the
-  // other paths are still diagnosed, and with none left there is no report.
-  size_t added = 0;
+  // A path that does not exist is an input error (exit 2); the report lists
+  // it with the others, so only other refusals are printed here.
   for (const char* p : a.positional) {
-    if (fl_session_add_path(s, p) == FL_OK) {
-      ++added;
-    } else {
-      std::fprintf(stderr, "faultline: %s\n", fl_session_last_error(s));
-      *input_errors = true;
-    }
-  }
-  if (added == 0) {
-    fl_session_free(s);
-    return nullptr;
+    fl_status rc = fl_session_add_path(s, p);
+    if (rc == FL_OK) continue;
+    if (rc != FL_ERR_NOT_FOUND) std::fprintf(stderr, "faultline: %s: %s\n", p, fl_session_last_error(s));
+    *input_errors = true;
   }
   fl_report* r = nullptr;
   fl_status rc = fl_session_finish(s, &r);
