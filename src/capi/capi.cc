@@ -620,13 +620,15 @@ FL_API size_t fl_session_error_count(const fl_session* s) {
 
 // Scans what is left and ends the scan for fl_session_finish and
 // fl_session_export_bundle. Fails when the session was cancelled (before or
-// during the call: cancellation is final), and when it was given paths but
-// none of them yielded a log (an empty directory, only unreadable files),
-// which would otherwise read as a healthy job.
-static fl_status FinishScan(fl_session* s, faultline::ScanResult* scan) {
+// during the call: cancellation is final), and, for a report, when it was
+// given paths but none of them yielded a log (an empty directory, only
+// unreadable files), which would otherwise read as a healthy job. A bundle
+// is one piece of a scan spread over workers: its input errors travel in it
+// to the correlation.
+static fl_status FinishScan(fl_session* s, bool need_log, faultline::ScanResult* scan) {
   if (fl_status rc = ScanClaimed(s); rc != FL_OK) return rc;
   const faultline::ScanResult& part = s->scanner->partial();
-  if (!s->named_inputs.empty() && !s->streams_opened) {
+  if (need_log && !s->named_inputs.empty() && !s->streams_opened) {
     std::set<std::string_view> failed;
     for (const auto& e : part.errors) failed.insert(e.source);
     size_t readable = 0;
@@ -657,7 +659,7 @@ FL_API fl_status fl_session_finish(fl_session* s, fl_report** out) {
   *out = nullptr;
   return GuardS(s, [&]() -> fl_status {
     faultline::ScanResult scan;
-    if (fl_status rc = FinishScan(s, &scan); rc != FL_OK) return rc;
+    if (fl_status rc = FinishScan(s, /*need_log=*/true, &scan); rc != FL_OK) return rc;
     *out = BuildReport(s->rs, std::move(scan), s->copts).release();
     return FL_OK;
   });
@@ -671,7 +673,7 @@ FL_API fl_status fl_session_export_bundle(fl_session* s, void** data, size_t* le
   *len = 0;
   return GuardS(s, [&]() -> fl_status {
     faultline::ScanResult scan;
-    if (fl_status rc = FinishScan(s, &scan); rc != FL_OK) return rc;
+    if (fl_status rc = FinishScan(s, /*need_log=*/false, &scan); rc != FL_OK) return rc;
     std::string bytes = faultline::SerializeBundle(*s->rs, scan);
     void* p = std::malloc(bytes.size() ? bytes.size() : 1);
     if (!p) return SessionError(s, FL_ERR_NOMEM, "out of memory");

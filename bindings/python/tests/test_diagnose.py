@@ -134,14 +134,40 @@ def test_paths_forms(incident: dict) -> None:
     assert b.primary is not None
 
 
-def test_missing_path_is_an_input_error_not_an_exception(tmp_path: Path, incident: dict) -> None:
+def test_missing_path_raises_file_not_found(tmp_path: Path, incident: dict) -> None:
     missing = tmp_path / "nope" / "rank-0.log"
-    r = faultline.diagnose([missing, incident["path"] / "node018"])
+    with pytest.raises(FileNotFoundError) as ei:
+        faultline.diagnose([missing, incident["path"] / "node018"])
+    assert isinstance(ei.value, faultline.PathNotFoundError)
+    assert isinstance(ei.value, faultline.Error) and ei.value.status == "FL_ERR_NOT_FOUND"
+    assert ei.value.filename == str(missing)
+    assert str(missing) in str(ei.value)
+    with pytest.raises(FileNotFoundError):
+        faultline.diagnose("/does/not/exist")
+
+
+def test_input_with_no_log_raises(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(faultline.FaultlineIOError, match="empty"):
+        faultline.diagnose(tmp_path / "empty")
+    bad = tmp_path / "only" / "rank-0.log.gz"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage-not-gzip")
+    with pytest.raises(OSError, match="rank-0.log.gz"):
+        faultline.diagnose(bad.parent)
+
+
+def test_unreadable_input_among_others_warns(tmp_path: Path, incident: dict) -> None:
+    bad = tmp_path / "node099" / "rank-9.log.gz"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage-not-gzip")
+    with pytest.warns(faultline.InputWarning, match="rank-9.log.gz") as rec:
+        r = faultline.diagnose([bad, incident["path"] / "node018"])
+    assert rec[0].filename == __file__  # points at the caller
     assert len(r.input.errors) == 1
     err = r.input.errors[0]
-    assert err.source == str(missing)
+    assert err.source == str(bad)
     assert err.status == "FL_ERR_IO"
-    assert "nope" in err.message
     assert r.totals.errors == 1
     assert "input errors" in r._repr_html_()
 
