@@ -8,6 +8,9 @@ import "C"
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -35,9 +38,10 @@ type Engine struct {
 
 // Open loads a compiled .flrules file, or compiles a rule source directory
 // on the fly (fl_ruleset_load_file). Errors match ErrIO for a file that
-// cannot be read and ErrRuleset / ErrRulesetVersion for one that is not a
-// valid ruleset; their message names the file (and the rule id and field for
-// rule source errors).
+// cannot be read (and fs.ErrNotExist as well when it does not exist) and
+// ErrRuleset / ErrRulesetVersion for one that is not a valid ruleset; their
+// message names the file (and the rule id and field for rule source
+// errors).
 func Open(rulesPath string) (*Engine, error) {
 	if err := checkLibrary(); err != nil {
 		return nil, err
@@ -48,6 +52,9 @@ func Open(rulesPath string) (*Engine, error) {
 	var cerr *C.fl_error
 	rc := C.fl_ruleset_load_file(&rs, cpath, &cerr)
 	if err := takeError(rc, cerr); err != nil {
+		if _, serr := os.Stat(rulesPath); errors.Is(serr, fs.ErrNotExist) {
+			err.(*Error).cause = fs.ErrNotExist
+		}
 		return nil, err
 	}
 	return newEngine(rs), nil
@@ -253,8 +260,10 @@ func (e *Engine) Diagnose(ctx context.Context, paths ...string) (*Report, error)
 }
 
 // DiagnoseWith scans paths with opts and correlates the evidence into a
-// report. Sources that cannot be read do not fail the call: they are listed
-// in Report.Input.Errors.
+// report. A path that does not exist fails the call (errors.Is(err,
+// fs.ErrNotExist)), as does input that yields no log at all (ErrIO). Sources
+// that exist but cannot be read do not: the report covers the others, lists
+// them in Report.Input.Errors, and comes with an *InputErrors error.
 //
 // Cancelling ctx stops the scan soon (fl_session_cancel from a watcher
 // goroutine); the error then matches both ErrCancelled and ctx.Err()
