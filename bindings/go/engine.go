@@ -220,7 +220,7 @@ func (e *Engine) ruleDoc(id string, text bool) ([]byte, error) {
 // SignalCostsJSON measures what each signal adds to a scan on a sample of
 // paths (up to sampleBytes from their starts): its pattern alone in
 // Hyperscan, the lines it matches and RE2's confirm + extract time, as the
-// JSON object fl_ruleset_signal_costs_json documents, costliest first. It
+// JSON object fl_x_ruleset_signal_costs_json documents, costliest first. It
 // takes seconds; `faultline bench --costs` prints the same.
 func (e *Engine) SignalCostsJSON(sampleBytes uint64, paths ...string) ([]byte, error) {
 	return e.withRuleset(func(rs *C.fl_ruleset) ([]byte, error) {
@@ -234,7 +234,7 @@ func (e *Engine) SignalCostsJSON(sampleBytes uint64, paths ...string) ([]byte, e
 		var out *C.char
 		var n C.size_t
 		var cerr *C.fl_error
-		rc := C.fl_ruleset_signal_costs_json(rs, &cpaths[0], C.size_t(len(paths)), C.uint64_t(sampleBytes), &out, &n, &cerr)
+		rc := C.fl_x_ruleset_signal_costs_json(rs, &cpaths[0], C.size_t(len(paths)), C.uint64_t(sampleBytes), &out, &n, &cerr)
 		if err := takeError(rc, cerr); err != nil {
 			return nil, err
 		}

@@ -125,7 +125,9 @@ func (o *cOptions) free() {
 // lives in C memory; call free once the library call has returned.
 func (opts *Options) toC() (*cOptions, error) {
 	o := &cOptions{}
-	C.fl_session_options_init(&o.co)
+	if rc := C.fl_session_options_init(&o.co, C.size_t(unsafe.Sizeof(o.co))); rc != C.FL_OK {
+		return nil, &Error{Code: Status(rc), Msg: "fl_session_options_init"}
+	}
 	if opts.Threads < 0 || opts.Threads > 1<<16 {
 		return nil, &Error{Code: StatusInvalidArg, Msg: fmt.Sprintf("Threads %d out of range", opts.Threads)}
 	}

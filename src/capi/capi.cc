@@ -52,6 +52,19 @@ struct fl_report {
     std::vector<fl_evidence_view> views;
   };
   std::vector<IncidentViews> incident_views;
+  // What fl_report_incident_collateral and fl_report_ignored point into:
+  // each sample's fields_json and view, a cluster's host pointers. Sized
+  // before they are filled, so the views' pointers never move.
+  struct SampleView {
+    std::string fields_json;
+    fl_evidence_view view;
+  };
+  struct CollateralViews {
+    std::vector<const char*> hosts;
+    SampleView sample;
+  };
+  std::vector<std::vector<CollateralViews>> collateral_views;  // [incident][cluster]
+  std::vector<SampleView> ignored_views;
 };
 
 struct fl_session {
@@ -197,6 +210,21 @@ fl_evidence_view MakeView(const faultline::Ruleset& rs, const faultline::ScanRes
 
 constexpr uint32_t kOptionsV1Size = sizeof(fl_session_options);
 
+// The smallest size a size-versioned struct may declare: its size field and
+// the first field after it.
+#define FL_MIN_SIZE(T, first) static_cast<uint32_t>(offsetof(T, first) + sizeof(T::first))
+
+// Copies a size-versioned result into a caller's struct of out->size bytes
+// (older callers pass a shorter one) and records how much was written.
+template <typename T>
+fl_status FillSized(const T& full, T* out, uint32_t min_size) {
+  if (!out || out->size < min_size) return FL_ERR_INVALID_ARG;
+  uint32_t size = std::min<uint32_t>(out->size, sizeof(T));
+  std::memcpy(static_cast<void*>(out), &full, size);
+  out->size = size;
+  return FL_OK;
+}
+
 // Reads a caller's options struct (possibly older and shorter) into the
 // full struct and the correlator's options.
 fl_status ReadOptions(const fl_session_options* opts, fl_session_options* o,
@@ -244,6 +272,22 @@ std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset>
     for (const auto& ev : evs) iv.fields_json.push_back(FieldsJson(ev));
     for (size_t k = 0; k < evs.size(); ++k) iv.views.push_back(MakeView(*r->rs, r->scan, evs[k], iv.fields_json[k]));
   }
+  auto fill_sample = [&](fl_report::SampleView& sv, const faultline::Evidence& ev) {
+    sv.fields_json = FieldsJson(ev);
+    sv.view = MakeView(*r->rs, r->scan, ev, sv.fields_json);
+  };
+  r->collateral_views.resize(r->diag.incidents.size());
+  for (size_t i = 0; i < r->diag.incidents.size(); ++i) {
+    const auto& clusters = r->diag.incidents[i].collateral;
+    r->collateral_views[i].resize(clusters.size());
+    for (size_t k = 0; k < clusters.size(); ++k) {
+      auto& cv = r->collateral_views[i][k];
+      for (const auto& h : clusters[k].hosts) cv.hosts.push_back(h.c_str());
+      fill_sample(cv.sample, clusters[k].sample);
+    }
+  }
+  r->ignored_views.resize(r->diag.ignored.size());
+  for (size_t i = 0; i < r->diag.ignored.size(); ++i) fill_sample(r->ignored_views[i], r->diag.ignored[i].sample);
   std::string hits = "{";
   for (const auto& [id, n] : r->scan.signal_hits) {
     const auto& si = r->rs->signal(id);
@@ -366,7 +410,7 @@ FL_API fl_status fl_ruleset_rules_json(const fl_ruleset* rs, char** json, size_t
       nullptr);
 }
 
-FL_API fl_status fl_ruleset_signal_costs_json(const fl_ruleset* rs, const char* const* paths,
+FL_API fl_status fl_x_ruleset_signal_costs_json(const fl_ruleset* rs, const char* const* paths,
                                               size_t npaths, uint64_t sample_bytes, char** json,
                                               size_t* len, fl_error** err) {
   if (err) *err = nullptr;
@@ -434,10 +478,17 @@ FL_API fl_status fl_ruleset_rule_text(const fl_ruleset* rs, const char* id, char
 
 // ---- Sessions
 
-FL_API void fl_session_options_init(fl_session_options* opts) {
-  if (!opts) return;
+FL_API fl_status fl_session_options_init(fl_session_options* opts, size_t size) {
+  // Never write past the caller's struct: one compiled against an older
+  // header is shorter, one from a newer header has fields this library
+  // cannot honour (refused, like fl_session_new refuses it).
+  if (!opts || size < offsetof(fl_session_options, threads) + sizeof(uint32_t) || size > kOptionsV1Size) {
+    return FL_ERR_INVALID_ARG;
+  }
   fl_session_options d = FL_SESSION_OPTIONS_INIT;
-  *opts = d;
+  d.size = static_cast<uint32_t>(size);
+  std::memcpy(static_cast<void*>(opts), &d, size);
+  return FL_OK;
 }
 
 FL_API fl_status fl_session_new(fl_session** out, const fl_ruleset* rs, const fl_session_options* opts,
@@ -745,6 +796,60 @@ FL_API fl_status fl_report_signal_hits_json(const fl_report* r, const char** jso
   if (!r || !json) return FL_ERR_INVALID_ARG;
   *json = r->hits_json.c_str();
   if (len) *len = r->hits_json.size();
+  return FL_OK;
+}
+
+FL_API size_t fl_report_input_error_count(const fl_report* r) { return r ? r->scan.errors.size() : 0; }
+
+FL_API fl_status fl_report_input_error(const fl_report* r, size_t i, fl_input_error_view* out) {
+  if (!r || i >= r->scan.errors.size()) return FL_ERR_INVALID_ARG;
+  const faultline::InputError& e = r->scan.errors[i];
+  fl_input_error_view v;
+  v.size = sizeof v;
+  v.source = e.source.c_str();
+  v.message = e.message.c_str();
+  v.status = e.code;
+  return FillSized(v, out, FL_MIN_SIZE(fl_input_error_view, source));
+}
+
+FL_API fl_status fl_report_incident_collateral(const fl_report* r, size_t i, size_t k, fl_collateral_view* out) {
+  if (!r || i >= r->diag.incidents.size() || k >= r->diag.incidents[i].collateral.size()) return FL_ERR_INVALID_ARG;
+  const faultline::Collateral& c = r->diag.incidents[i].collateral[k];
+  const fl_report::CollateralViews& cv = r->collateral_views[i][k];
+  const faultline::fb::Rule* rule = r->rs->rule(c.rule);
+  fl_collateral_view v;
+  v.size = sizeof v;
+  v.rule = rule->id()->c_str();
+  v.reference = rule->reference()->c_str();
+  v.count = c.count;
+  v.ranks = c.ranks.data();
+  v.rank_count = c.ranks.size();
+  v.hosts = cv.hosts.data();
+  v.host_count = cv.hosts.size();
+  v.first_time_us = c.first_time_us == faultline::kNoTime ? FL_TIME_UNSET : c.first_time_us;
+  v.last_time_us = c.last_time_us == faultline::kNoTime ? FL_TIME_UNSET : c.last_time_us;
+  v.sample = cv.sample.view;
+  return FillSized(v, out, FL_MIN_SIZE(fl_collateral_view, rule));
+}
+
+FL_API size_t fl_report_ignored_count(const fl_report* r) { return r ? r->diag.ignored.size() : 0; }
+
+FL_API fl_status fl_report_ignored(const fl_report* r, size_t i, fl_ignored_view* out) {
+  if (!r || i >= r->diag.ignored.size()) return FL_ERR_INVALID_ARG;
+  const faultline::Ignored& ig = r->diag.ignored[i];
+  fl_ignored_view v;
+  v.size = sizeof v;
+  v.rule = r->rs->rule(ig.rule)->id()->c_str();
+  v.reason = ig.reason.c_str();
+  v.count = ig.count;
+  v.sample = r->ignored_views[i].view;
+  return FillSized(v, out, FL_MIN_SIZE(fl_ignored_view, rule));
+}
+
+FL_API fl_status fl_report_job_window(const fl_report* r, int64_t* start_us, int64_t* end_us) {
+  if (!r || !start_us || !end_us) return FL_ERR_INVALID_ARG;
+  *start_us = r->diag.job_start_us == faultline::kNoTime ? FL_TIME_UNSET : r->diag.job_start_us;
+  *end_us = r->diag.job_end_us == faultline::kNoTime ? FL_TIME_UNSET : r->diag.job_end_us;
   return FL_OK;
 }
 

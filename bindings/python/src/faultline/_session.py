@@ -35,8 +35,9 @@ def _options(
     """fl_session_options from Python values, and the buffers it points to
     (keep them alive until the library has copied them)."""
     opts = _ffi.SessionOptions()
-    _ffi.lib.fl_session_options_init(ctypes.byref(opts))
-    opts.size = ctypes.sizeof(opts)
+    rc = _ffi.lib.fl_session_options_init(ctypes.byref(opts), ctypes.sizeof(opts))
+    if rc != _ffi.FL_OK:
+        _errors.raise_status(rc, "fl_session_options_init refused this binding's fl_session_options")
     if threads is not None:
         if threads < 0:
             raise ValueError("threads must be >= 0 (0: one per core)")
