@@ -216,3 +216,40 @@ def test_time_parse() -> None:
     assert faultline.parse_time("1762091201.5") == 1762091201_500_000
     with pytest.raises(faultline.ParseError):
         faultline.parse_time("not a time")
+
+
+def test_c_accessors_agree_with_the_json(tmp_path: Path, incident: dict) -> None:
+    """fl_report_input_error, fl_report_incident_collateral, fl_report_ignored
+    and fl_report_job_window give what the JSON holds, without parsing it."""
+    import ctypes
+
+    from faultline import _ffi
+
+    bad = tmp_path / "node099" / "rank-9.log.gz"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage-not-gzip")
+    with pytest.warns(faultline.InputWarning):
+        r = faultline.diagnose([incident["path"], bad], job_start="2026-11-02T03:00:00Z")
+    h = r._handle.get()
+    lib = _ffi.lib
+    assert lib.fl_report_input_error_count(h) == len(r.input.errors) == 1
+    ie = _ffi.InputErrorView(size=ctypes.sizeof(_ffi.InputErrorView))
+    assert lib.fl_report_input_error(h, 0, ctypes.byref(ie)) == _ffi.FL_OK
+    assert ie.source.decode() == r.input.errors[0].source and ie.message.decode() == r.input.errors[0].message
+    assert lib.fl_status_str(ie.status).decode() == r.input.errors[0].status
+    start, end = ctypes.c_int64(), ctypes.c_int64()
+    assert lib.fl_report_job_window(h, ctypes.byref(start), ctypes.byref(end)) == _ffi.FL_OK
+    assert faultline._to_us(r.job_window.start) == start.value
+    inc = r.incidents[0]
+    for k, c in enumerate(inc.collateral):
+        cv = _ffi.CollateralView(size=ctypes.sizeof(_ffi.CollateralView))
+        assert lib.fl_report_incident_collateral(h, 0, k, ctypes.byref(cv)) == _ffi.FL_OK
+        assert cv.rule.decode() == c.rule and cv.count == c.count
+        assert [cv.ranks[j] for j in range(cv.rank_count)] == c.ranks
+        assert [cv.hosts[j].decode() for j in range(cv.host_count)] == c.hosts
+        assert cv.sample.text.decode() == c.sample.text
+    assert lib.fl_report_ignored_count(h) == len(r.ignored)
+    for i, ig in enumerate(r.ignored):
+        v = _ffi.IgnoredView(size=ctypes.sizeof(_ffi.IgnoredView))
+        assert lib.fl_report_ignored(h, i, ctypes.byref(v)) == _ffi.FL_OK
+        assert (v.rule.decode(), v.reason.decode(), v.count) == (ig.rule, ig.reason, ig.count)
