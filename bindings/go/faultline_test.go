@@ -1046,3 +1046,19 @@ func TestSignalCosts(t *testing.T) {
 		t.Errorf("nothing to sample: %v, want ErrInvalidArg", err)
 	}
 }
+
+func TestVersionCompatibility(t *testing.T) {
+	for _, c := range []struct {
+		lib, hdr int
+		ok       bool
+	}{
+		{300, 300, true}, {301, 300, true}, // 0.3.1 serves a 0.3.0 binding
+		{400, 300, false}, {200, 300, false}, // 0.x: another minor may have another ABI
+		{300, 301, false}, // older patch than the header
+		{10200, 10100, true}, {10100, 10200, false}, {20000, 10000, false},
+	} {
+		if err := faultline.Compatible(c.lib, c.hdr); (err == nil) != c.ok {
+			t.Errorf("compatible(%d, %d) = %v, want ok=%v", c.lib, c.hdr, err, c.ok)
+		}
+	}
+}
