@@ -6,6 +6,10 @@
 #    python (leak checking off there: CPython's own allocations are not ours).
 #  - TSan (build-tsan/): the multi-threaded tests (ctest -R 'scan|faults|capi'),
 #    less the single-threaded huge-input ones that TSan would only slow down.
+#    capi.misuse_test is among them: two threads on one session, callbacks
+#    re-entering it, cancel from another thread (issue #17). For it alone:
+#    FL_TSAN_ONLY=capi_misuse_test builds and runs just that (a minute or so
+#    once the library is built).
 # Build directories are kept between runs; a clean clone builds them anew.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,6 +31,18 @@ command -v clang++ >/dev/null || { echo "sanitizers: clang++ not installed"; exi
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:handle_sigbus=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+if [ -n "${FL_TSAN_ONLY:-}" ]; then
+  if [ ! -f "$TSAN_BUILD/build.ninja" ]; then
+    CC=clang CXX=clang++ cmake -S . -B "$TSAN_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      -DFL_SANITIZE=thread -DFL_BUILD_BENCH=OFF -DFL_BUILD_CLI=OFF >/dev/null
+  fi
+  step "tsan build ($FL_TSAN_ONLY)" cmake --build "$TSAN_BUILD" -j2 --target "$FL_TSAN_ONLY"
+  [ $fail -eq 0 ] && step "tsan ctest ($FL_TSAN_ONLY)" ctest --test-dir "$TSAN_BUILD" --output-on-failure \
+    -R "$(echo "$FL_TSAN_ONLY" | sed 's/^capi_/capi./')"
+  echo "sanitizers: $((fail == 0 ? 1 : 0)) passed, $((fail == 0 ? 0 : 1)) failed"
+  exit $fail
+fi
 
 # ---- ASan + UBSan
 if [ ! -f "$ASAN_BUILD/build.ninja" ]; then

@@ -26,6 +26,9 @@ func (s *Session) AddRange(path string, begin, end, firstLine uint64) error {
 		return err
 	}
 	defer s.end()
+	if s.finished {
+		return errFinished()
+	}
 	cp := cString(path)
 	defer freeC(unsafe.Pointer(cp))
 	if rc := C.fl_session_add_range(s.s, cp, C.uint64_t(begin), C.uint64_t(end), C.uint64_t(firstLine)); rc != C.FL_OK {

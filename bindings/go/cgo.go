@@ -33,17 +33,31 @@ func LibraryVersion() string { return C.GoString(C.fl_version_string()) }
 func LibraryVersionNumber() int { return int(C.fl_version_number()) }
 
 // checkLibrary verifies, once, that the loaded library can serve this
-// binding: the same major version (the ABI is frozen within a major) and at
-// least the header's minor, since functions a newer header declares would
-// be missing from an older library.
+// binding. From 1.0 on: the same major (the ABI is frozen within a major)
+// and at least the header's minor, since functions a newer header declares
+// would be missing from an older library. While the major is 0 a minor
+// release may change the ABI, so the minor must match too (faultline.h,
+// "ABI and versions").
 var checkLibrary = sync.OnceValue(func() error {
-	lib := LibraryVersionNumber()
-	if lib/10000 != HeaderVersion/10000 || lib < HeaderVersion {
-		return fmt.Errorf("%w: libfaultline %s (%d) loaded, binding built against faultline.h %d (need the same major and at least that minor)",
-			ErrLibraryVersion, LibraryVersion(), lib, HeaderVersion)
+	if err := compatible(LibraryVersionNumber(), HeaderVersion); err != nil {
+		return fmt.Errorf("%w: libfaultline %s loaded, %v", ErrLibraryVersion, LibraryVersion(), err)
 	}
 	return nil
 })
+
+// compatible says whether a library of version number lib can serve a
+// binding built against header version number hdr.
+func compatible(lib, hdr int) error {
+	switch {
+	case lib/10000 != hdr/10000:
+		return fmt.Errorf("library %d, binding built against faultline.h %d: another major", lib, hdr)
+	case hdr/10000 == 0 && lib/100 != hdr/100:
+		return fmt.Errorf("library %d, binding built against faultline.h %d: 0.x needs the same minor", lib, hdr)
+	case lib < hdr:
+		return fmt.Errorf("library %d older than the binding's faultline.h %d", lib, hdr)
+	}
+	return nil
+}
 
 // cString returns a C copy of s that the caller frees with C.free.
 func cString(s string) *C.char { return C.CString(s) }

@@ -8,6 +8,9 @@ import "C"
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -35,9 +38,10 @@ type Engine struct {
 
 // Open loads a compiled .flrules file, or compiles a rule source directory
 // on the fly (fl_ruleset_load_file). Errors match ErrIO for a file that
-// cannot be read and ErrRuleset / ErrRulesetVersion for one that is not a
-// valid ruleset; their message names the file (and the rule id and field for
-// rule source errors).
+// cannot be read (and fs.ErrNotExist as well when it does not exist) and
+// ErrRuleset / ErrRulesetVersion for one that is not a valid ruleset; their
+// message names the file (and the rule id and field for rule source
+// errors).
 func Open(rulesPath string) (*Engine, error) {
 	if err := checkLibrary(); err != nil {
 		return nil, err
@@ -48,6 +52,9 @@ func Open(rulesPath string) (*Engine, error) {
 	var cerr *C.fl_error
 	rc := C.fl_ruleset_load_file(&rs, cpath, &cerr)
 	if err := takeError(rc, cerr); err != nil {
+		if _, serr := os.Stat(rulesPath); errors.Is(serr, fs.ErrNotExist) {
+			err.(*Error).cause = fs.ErrNotExist
+		}
 		return nil, err
 	}
 	return newEngine(rs), nil
@@ -213,7 +220,7 @@ func (e *Engine) ruleDoc(id string, text bool) ([]byte, error) {
 // SignalCostsJSON measures what each signal adds to a scan on a sample of
 // paths (up to sampleBytes from their starts): its pattern alone in
 // Hyperscan, the lines it matches and RE2's confirm + extract time, as the
-// JSON object fl_ruleset_signal_costs_json documents, costliest first. It
+// JSON object fl_x_ruleset_signal_costs_json documents, costliest first. It
 // takes seconds; `faultline bench --costs` prints the same.
 func (e *Engine) SignalCostsJSON(sampleBytes uint64, paths ...string) ([]byte, error) {
 	return e.withRuleset(func(rs *C.fl_ruleset) ([]byte, error) {
@@ -227,7 +234,7 @@ func (e *Engine) SignalCostsJSON(sampleBytes uint64, paths ...string) ([]byte, e
 		var out *C.char
 		var n C.size_t
 		var cerr *C.fl_error
-		rc := C.fl_ruleset_signal_costs_json(rs, &cpaths[0], C.size_t(len(paths)), C.uint64_t(sampleBytes), &out, &n, &cerr)
+		rc := C.fl_x_ruleset_signal_costs_json(rs, &cpaths[0], C.size_t(len(paths)), C.uint64_t(sampleBytes), &out, &n, &cerr)
 		if err := takeError(rc, cerr); err != nil {
 			return nil, err
 		}
@@ -253,8 +260,10 @@ func (e *Engine) Diagnose(ctx context.Context, paths ...string) (*Report, error)
 }
 
 // DiagnoseWith scans paths with opts and correlates the evidence into a
-// report. Sources that cannot be read do not fail the call: they are listed
-// in Report.Input.Errors.
+// report. A path that does not exist fails the call (errors.Is(err,
+// fs.ErrNotExist)), as does input that yields no log at all (ErrIO). Sources
+// that exist but cannot be read do not: the report covers the others, lists
+// them in Report.Input.Errors, and comes with an *InputErrors error.
 //
 // Cancelling ctx stops the scan soon (fl_session_cancel from a watcher
 // goroutine); the error then matches both ErrCancelled and ctx.Err()

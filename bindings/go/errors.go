@@ -11,6 +11,8 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"strings"
 )
 
 // Status is an fl_status: 0 success, 1 end of an iteration, negative an error.
@@ -81,7 +83,7 @@ func (e *Error) Error() string {
 	if e.Msg != "" {
 		s += ": " + e.Msg
 	}
-	if e.cause != nil && e.cause != ErrClosed {
+	if e.cause != nil && e.cause != ErrClosed && e.cause != fs.ErrNotExist {
 		s += " (" + e.cause.Error() + ")"
 	}
 	return s
@@ -97,7 +99,8 @@ func (e *Error) Is(target error) bool {
 	return t.Code == e.Code && (t.Msg == "" || t.Msg == e.Msg)
 }
 
-// Unwrap returns the cause, if any (ctx.Err(), ErrClosed).
+// Unwrap returns the cause, if any (ctx.Err(), ErrClosed, fs.ErrNotExist
+// for a path or ruleset file that does not exist).
 func (e *Error) Unwrap() error { return e.cause }
 
 // Sentinels, one per status code, for errors.Is.
@@ -123,6 +126,38 @@ var ErrLibraryVersion = errors.New("faultline: incompatible libfaultline version
 // ErrClosed is wrapped by the *Error returned for calls on a closed Engine,
 // Session or Report (its Code is StatusInvalidArg).
 var ErrClosed = errors.New("faultline: use of a closed handle")
+
+// errFinished is what input calls after Finish (or ExportBundle) return:
+// the session is closed to input, so the error matches ErrClosed.
+func errFinished() error {
+	return &Error{Code: StatusInvalidArg, Msg: "the session is finished", cause: ErrClosed}
+}
+
+// InputErrors is returned together with a Report, not instead of it, when
+// some inputs could not be read: the report covers the others and lists
+// these in Report.Input.Errors as well. Input that yields no log at all is
+// an *Error (ErrIO) with no report, and a path that does not exist fails the
+// call that names it (errors.Is(err, fs.ErrNotExist)).
+//
+//	rep, err := engine.Diagnose(ctx, paths...)
+//	var partial *faultline.InputErrors
+//	if errors.As(err, &partial) { log.Print(err) } else if err != nil { return err }
+type InputErrors struct {
+	Errors []SourceError
+}
+
+func (e *InputErrors) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "faultline: %d input(s) could not be read, the report covers the rest", len(e.Errors))
+	for i, se := range e.Errors {
+		if i == 5 {
+			fmt.Fprintf(&b, "; and %d more", len(e.Errors)-5)
+			break
+		}
+		fmt.Fprintf(&b, "; %s: %s", se.Source, se.Message)
+	}
+	return b.String()
+}
 
 // errClosed is what calls on a closed object return: StatusInvalidArg (what
 // the C API answers for a NULL handle), matching ErrClosed too.

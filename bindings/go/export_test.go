@@ -12,3 +12,6 @@ func EngineRefs(e *Engine) int {
 	defer e.mu.Unlock()
 	return e.refs
 }
+
+// Compatible is the library/header version rule checkLibrary applies.
+var Compatible = compatible

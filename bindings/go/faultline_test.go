@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -130,7 +131,10 @@ func TestDiagnoseIncident(t *testing.T) {
 		t.Errorf("%d xid and %d watchdog records, want 1 and 4", xid, watchdogs)
 	}
 	n := 0
-	for ev := range rep.AllEvidence() {
+	for ev, err := range rep.AllEvidence() {
+		if err != nil {
+			t.Fatal(err)
+		}
 		if !reflect.DeepEqual(ev, evs[n]) {
 			t.Errorf("AllEvidence[%d] differs", n)
 		}
@@ -575,8 +579,8 @@ func checkCancelled(t *testing.T, rep *faultline.Report, err, ctxErr error) {
 func TestRulesetErrors(t *testing.T) {
 	dir := t.TempDir()
 	_, err := faultline.Open(filepath.Join(dir, "missing.flrules"))
-	if !errors.Is(err, faultline.ErrIO) || errors.Is(err, faultline.ErrRuleset) {
-		t.Errorf("missing file: %v, want ErrIO", err)
+	if !errors.Is(err, faultline.ErrIO) || errors.Is(err, faultline.ErrRuleset) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v, want ErrIO and fs.ErrNotExist", err)
 	}
 	bad := filepath.Join(dir, "corrupt.flrules")
 	os.WriteFile(bad, bytes.Repeat([]byte("not a ruleset "), 100), 0o644)
@@ -634,13 +638,83 @@ func TestUnreadableSourceIsReported(t *testing.T) {
 	e := newEngine(t)
 	dir := t.TempDir()
 	writeIncident(t, dir, 1, 1)
-	rep, err := e.Diagnose(context.Background(), dir, filepath.Join(dir, "nope.log"))
+	bad := filepath.Join(dir, "node099", "rank-9.log.gz")
+	os.MkdirAll(filepath.Dir(bad), 0o755)
+	os.WriteFile(bad, []byte("\x1f\x8b\x08\x00garbage-not-gzip"), 0o644)
+	rep, err := e.Diagnose(context.Background(), dir)
+	var partial *faultline.InputErrors
+	if !errors.As(err, &partial) || rep == nil {
+		t.Fatalf("report %v, err %v: want the report and an *InputErrors", rep, err)
+	}
+	defer rep.Close()
+	if len(partial.Errors) != 1 || partial.Errors[0].Source != bad || !strings.Contains(err.Error(), "rank-9.log.gz") {
+		t.Errorf("InputErrors %+v", partial.Errors)
+	}
+	if len(rep.Input.Errors) != 1 || rep.Input.Errors[0].Source != bad || rep.Input.Errors[0].Status != "FL_ERR_IO" {
+		t.Errorf("input errors %+v", rep.Input.Errors)
+	}
+	if rep.Primary() == nil {
+		t.Error("the readable inputs were not diagnosed")
+	}
+}
+
+func TestMissingOrEmptyInputIsAnError(t *testing.T) {
+	e := newEngine(t)
+	dir := t.TempDir()
+	writeIncident(t, dir, 1, 1)
+	missing := filepath.Join(dir, "nope.log")
+	rep, err := e.Diagnose(context.Background(), dir, missing)
+	if rep != nil || !errors.Is(err, fs.ErrNotExist) || !errors.Is(err, faultline.ErrNotFound) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("missing path: report %v, err %v; want fs.ErrNotExist naming it", rep, err)
+	}
+	if _, err := e.Diagnose(context.Background(), "/does/not/exist"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing path alone: %v", err)
+	}
+	empty := filepath.Join(dir, "empty")
+	os.Mkdir(empty, 0o755)
+	rep, err = e.Diagnose(context.Background(), empty)
+	if rep != nil || !errors.Is(err, faultline.ErrIO) || !strings.Contains(err.Error(), empty) {
+		t.Errorf("empty directory: report %v, err %v; want ErrIO naming it", rep, err)
+	}
+}
+
+func TestFlushScansCompleteLines(t *testing.T) {
+	e := newEngine(t)
+	var seen atomic.Int32
+	s, err := e.NewSession(faultline.Options{OnEvidence: func(faultline.Evidence) { seen.Add(1) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rep.Close()
-	if len(rep.Input.Errors) != 1 || !strings.Contains(rep.Input.Errors[0].Source, "nope.log") || rep.Input.Errors[0].Status != "FL_ERR_IO" {
-		t.Errorf("input errors %+v", rep.Input.Errors)
+	defer s.Close()
+	if _, err := s.Write([]byte(xidLine)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if seen.Load() == 0 {
+		t.Error("Flush returned before the complete line was scanned (fl_session_stream_flush not called)")
+	}
+}
+
+func TestAllEvidenceReportsItsError(t *testing.T) {
+	e := newEngine(t)
+	dir := t.TempDir()
+	writeIncident(t, dir, 1, 1)
+	rep, err := e.Diagnose(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Close()
+	n := 0
+	for _, err := range rep.AllEvidence() {
+		n++
+		if !errors.Is(err, faultline.ErrClosed) {
+			t.Errorf("AllEvidence on a closed report: %v, want ErrClosed", err)
+		}
+	}
+	if n != 1 {
+		t.Errorf("AllEvidence on a closed report yielded %d times, want one error", n)
 	}
 }
 
@@ -677,8 +751,14 @@ func TestCloseTwice(t *testing.T) {
 	if _, err := s.Finish(); !errors.Is(err, faultline.ErrInvalidArg) {
 		t.Errorf("second Finish: %v", err)
 	}
-	if _, err := s.Write([]byte("more\n")); !errors.Is(err, faultline.ErrInvalidArg) {
-		t.Errorf("Write after Finish: %v", err)
+	if _, err := s.Write([]byte("more\n")); !errors.Is(err, faultline.ErrInvalidArg) || !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("Write after Finish: %v, want ErrClosed", err)
+	}
+	if err := s.AddPath("-"); !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("AddPath after Finish: %v, want ErrClosed", err)
+	}
+	if _, err := s.OpenStream("late"); !errors.Is(err, faultline.ErrClosed) {
+		t.Errorf("OpenStream after Finish: %v, want ErrClosed", err)
 	}
 	for i := 0; i < 2; i++ {
 		if err := s.Close(); err != nil {
@@ -964,5 +1044,21 @@ func TestSignalCosts(t *testing.T) {
 	}
 	if _, err := e.SignalCostsJSON(1<<20, filepath.Join(dir, "missing.log")); !errors.Is(err, faultline.ErrInvalidArg) {
 		t.Errorf("nothing to sample: %v, want ErrInvalidArg", err)
+	}
+}
+
+func TestVersionCompatibility(t *testing.T) {
+	for _, c := range []struct {
+		lib, hdr int
+		ok       bool
+	}{
+		{300, 300, true}, {301, 300, true}, // 0.3.1 serves a 0.3.0 binding
+		{400, 300, false}, {200, 300, false}, // 0.x: another minor may have another ABI
+		{300, 301, false}, // older patch than the header
+		{10200, 10100, true}, {10100, 10200, false}, {20000, 10000, false},
+	} {
+		if err := faultline.Compatible(c.lib, c.hdr); (err == nil) != c.ok {
+			t.Errorf("compatible(%d, %d) = %v, want ok=%v", c.lib, c.hdr, err, c.ok)
+		}
 	}
 }

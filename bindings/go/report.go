@@ -308,18 +308,28 @@ func (r *Report) Evidence() ([]Evidence, error) {
 }
 
 // AllEvidence iterates over the evidence records like Evidence, a batch at
-// a time, without holding them all. It stops early at a closed report; use
-// Evidence to see that error.
-func (r *Report) AllEvidence() iter.Seq[Evidence] {
-	return func(yield func(Evidence) bool) {
-		_ = r.eachEvidenceBatch(func(b []Evidence) bool {
+// a time, without holding them all. An error (a closed report) is yielded
+// once, with a zero Evidence, and ends the iteration:
+//
+//	for ev, err := range rep.AllEvidence() {
+//		if err != nil { return err }
+//		...
+//	}
+func (r *Report) AllEvidence() iter.Seq2[Evidence, error] {
+	return func(yield func(Evidence, error) bool) {
+		stopped := false
+		err := r.eachEvidenceBatch(func(b []Evidence) bool {
 			for _, ev := range b {
-				if !yield(ev) {
+				if !yield(ev, nil) {
+					stopped = true
 					return false
 				}
 			}
 			return true
 		})
+		if err != nil && !stopped {
+			yield(Evidence{}, err)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"runtime"
 	"runtime/cgo"
 	"sort"
@@ -39,8 +40,11 @@ type Options struct {
 	// ClockOffsets are seconds added to a host's timestamps to reach true
 	// time.
 	ClockOffsets map[string]float64
-	// TZ is the zone of naive timestamps: "UTC", "+05:30", or an IANA name;
-	// "" is UTC.
+	// TZ is the zone of naive timestamps: "UTC", a fixed offset ("+05:30",
+	// "-0800", "UTC+05:30") or "Etc/GMT+8" (POSIX sign: 8 hours west);
+	// "" is UTC. Regional names whose offset follows tz database rules
+	// ("Europe/Berlin") are rejected with ErrInvalidArg: convert such logs'
+	// times with an explicit offset.
 	TZ string
 
 	// OnEvidence, when set, is called for each evidence record as it is
@@ -121,7 +125,9 @@ func (o *cOptions) free() {
 // lives in C memory; call free once the library call has returned.
 func (opts *Options) toC() (*cOptions, error) {
 	o := &cOptions{}
-	C.fl_session_options_init(&o.co)
+	if rc := C.fl_session_options_init(&o.co, C.size_t(unsafe.Sizeof(o.co))); rc != C.FL_OK {
+		return nil, &Error{Code: Status(rc), Msg: "fl_session_options_init"}
+	}
 	if opts.Threads < 0 || opts.Threads > 1<<16 {
 		return nil, &Error{Code: StatusInvalidArg, Msg: fmt.Sprintf("Threads %d out of range", opts.Threads)}
 	}
@@ -230,19 +236,29 @@ func (s *Session) repanic() {
 	}
 }
 
-// lastError is the handle's error for status rc.
+// lastError is the handle's error for status rc. On a session, NotFound is
+// only ever a path that does not exist, so it also matches fs.ErrNotExist.
 func (s *Session) lastError(rc C.fl_status) error {
-	return &Error{Code: Status(rc), Msg: C.GoString(C.fl_session_last_error(s.s))}
+	e := &Error{Code: Status(rc), Msg: C.GoString(C.fl_session_last_error(s.s))}
+	if rc == C.FL_ERR_NOT_FOUND {
+		e.cause = fs.ErrNotExist
+	}
+	return e
 }
 
 // AddPath adds a file, a directory (read recursively, each file one
 // source), a .gz or .zst file, or "-" for standard input. It is scanned by
-// Scan or Finish.
+// Scan or Finish. A path that does not exist is an error here that matches
+// fs.ErrNotExist (and ErrNotFound); the report lists it among its input
+// errors too. After Finish it fails with ErrClosed.
 func (s *Session) AddPath(path string) error {
 	if err := s.begin(); err != nil {
 		return err
 	}
 	defer s.end()
+	if s.finished {
+		return errFinished()
+	}
 	cp := cString(path)
 	defer freeC(unsafe.Pointer(cp))
 	if rc := C.fl_session_add_path(s.s, cp); rc != C.FL_OK {
@@ -300,13 +316,18 @@ func (s *Session) Finish() (*Report, error) { return s.FinishContext(context.Bac
 // closes open streams, correlates, and returns the report. The session takes
 // no more input afterwards; Close it to free it. Cancelling ctx stops the
 // scan: the error matches ErrCancelled and ctx.Err().
+//
+// When some sources could not be read, the report comes with a non-nil
+// *InputErrors error naming them. When paths were added but none yielded a
+// log (an empty directory, only unreadable files), there is no report and
+// the error matches ErrIO.
 func (s *Session) FinishContext(ctx context.Context) (*Report, error) {
 	if err := s.begin(); err != nil {
 		return nil, err
 	}
 	defer s.end()
 	if s.finished {
-		return nil, &Error{Code: StatusInvalidArg, Msg: "the session is finished"}
+		return nil, errFinished()
 	}
 	for _, st := range s.streams {
 		if err := st.flushLocked(s); err != nil {
@@ -321,7 +342,14 @@ func (s *Session) FinishContext(ctx context.Context) (*Report, error) {
 	for _, st := range s.streams {
 		st.release()
 	}
-	return newReport(r)
+	rep, err := newReport(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Input.Errors) > 0 {
+		return rep, &InputErrors{Errors: rep.Input.Errors}
+	}
+	return rep, nil
 }
 
 // Cancel asks a running Scan or Finish to stop soon; they then fail with
@@ -388,7 +416,7 @@ func (s *Session) OpenStream(name string) (*Stream, error) {
 
 func (s *Session) openStreamLocked(name string) (*stream, error) {
 	if s.finished {
-		return nil, &Error{Code: StatusInvalidArg, Msg: "the session is finished"}
+		return nil, errFinished()
 	}
 	cn := cString(name)
 	defer freeC(unsafe.Pointer(cn))
@@ -450,10 +478,11 @@ func (s *Session) ReadFrom(r io.Reader) (int64, error) {
 	return st.readFromLocked(s, r)
 }
 
-// Flush pushes what the default stream has gathered to the library. The
-// library may still hold complete lines until it has gathered enough to scan
-// efficiently or the stream closes (evidence callbacks fire then); the last
-// line stays pending until its newline arrives or the stream closes.
+// Flush pushes what the default stream has gathered to the library and has
+// it scan every complete line now (fl_session_stream_flush): OnEvidence
+// fires for them before Flush returns. The last line stays pending until
+// its newline arrives or the stream closes. Feeding batches lines for
+// speed; call Flush when a live stream goes quiet.
 func (s *Session) Flush() error {
 	if err := s.begin(); err != nil {
 		return err
@@ -462,7 +491,7 @@ func (s *Session) Flush() error {
 	if s.def == nil {
 		return nil
 	}
-	return s.def.flushLocked(s)
+	return s.def.scanNowLocked(s)
 }
 
 // Stream is a named byte stream pushed into a Session: an io.Writer and
@@ -504,13 +533,14 @@ func (w *Stream) ReadFrom(r io.Reader) (int64, error) {
 	return w.st.readFromLocked(w.s, r)
 }
 
-// Flush pushes what the stream has gathered; see Session.Flush.
+// Flush pushes what the stream has gathered and scans its complete lines
+// now; see Session.Flush.
 func (w *Stream) Flush() error {
 	if err := w.s.begin(); err != nil {
 		return err
 	}
 	defer w.s.end()
-	return w.st.flushLocked(w.s)
+	return w.st.scanNowLocked(w.s)
 }
 
 // Close pushes what is gathered and ends the stream: its last line is
@@ -559,7 +589,7 @@ func (st *stream) release() {
 
 func (st *stream) usable(s *Session) error {
 	if s.finished {
-		return &Error{Code: StatusInvalidArg, Msg: "the session is finished"}
+		return errFinished()
 	}
 	if st.closed {
 		return &Error{Code: StatusInvalidArg, Msg: "stream '" + st.name + "' is closed"}
@@ -627,6 +657,23 @@ func (st *stream) flushLocked(s *Session) error {
 	n := st.n
 	st.n = 0
 	return st.feed(s, st.buf, n)
+}
+
+// scanNowLocked pushes the gathered bytes, then has the library scan the
+// stream's complete lines.
+func (st *stream) scanNowLocked(s *Session) error {
+	if err := st.usable(s); err != nil {
+		return err
+	}
+	if err := st.flushLocked(s); err != nil {
+		return err
+	}
+	rc := C.fl_session_stream_flush(s.s, st.id)
+	s.repanic()
+	if rc != C.FL_OK {
+		return s.lastError(rc)
+	}
+	return nil
 }
 
 // feed is the one cgo call per chunk.

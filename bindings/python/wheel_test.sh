@@ -4,7 +4,7 @@
 # virtualenv the way README.md says (pip install --find-links DIR
 # faultline-diag), and checks that it stands alone:
 #   1. the wheel is tagged py3-none-manylinux_*;
-#   2. `ldd` of the installed libfaultline.so.0 resolves every library either
+#   2. `ldd` of the installed libfaultline.so.* resolves every library either
 #      inside the installed package or to glibc/libstdc++/libgcc: nothing
 #      from the system's Hyperscan, RE2, Abseil, simdjson, zstd, zlib, ISA-L;
 #   3. in a private mount namespace (unshare -m, needs root) where those
@@ -57,8 +57,10 @@ case "$pkg" in "$work/venv/"*) ;; *) fail "venv" "faultline found at $pkg, not i
 site=$(dirname "$pkg")
 
 # 2. ldd: what the installed library needs from the system.
-echo "ldd $pkg/libfaultline.so.0:"
-ldd_out=$(env -u LD_LIBRARY_PATH ldd "$pkg/libfaultline.so.0" 2>&1) || true
+lib=$(ls "$pkg"/libfaultline.so.* | head -n 1)   # the soname file: .so.0.MINOR while 0.x
+[ -f "$lib" ] || fail "wheel" "no libfaultline.so.* in $pkg"
+echo "ldd $lib:"
+ldd_out=$(env -u LD_LIBRARY_PATH ldd "$lib" 2>&1) || true
 echo "$ldd_out" | sed "s|$site/faultline/../|<site-packages>/|; s|^|  |"
 system_ok='^(linux-vdso\.so|ld-linux-x86-64\.so|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so)'
 while read -r name arrow path _; do

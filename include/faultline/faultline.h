@@ -13,19 +13,31 @@
  * Conventions
  * - Every function that can fail returns fl_status: FL_OK (0) on success,
  *   FL_DONE (1) where an iteration ends, a negative FL_ERR_* code otherwise.
- *   Negative codes are pinned forever.
+ *   Negative codes are pinned forever. Each function lists the codes it can
+ *   return ("Returns:"); FL_ERR_NOMEM and FL_ERR_INTERNAL are possible
+ *   wherever a function allocates, and are listed there.
  * - Error detail lives on the handle: fl_session_last_error() is valid until
  *   the next call on that session. Constructors that have no handle yet take
  *   an `fl_error **err` out-parameter (may be NULL) freed with fl_error_free().
  *   Nothing is thread-local.
- * - Ownership: `T **out` comes first and the caller owns what it receives;
- *   every fl_T_free(NULL) is a no-op. A `const` pointer that a function
- *   returns is borrowed and says until when it is valid. Input buffers are
- *   never kept after a call returns.
- * - Options structs start with `uint32_t size`; initialise them with the
- *   FL_*_OPTIONS_INIT macro or fl_*_options_init(). They only grow at the
- *   end: the library fills defaults for the fields a shorter struct lacks and
- *   rejects sizes from the future with FL_ERR_INVALID_ARG.
+ * - Parameter order, one rule for the whole header: a constructor (a function
+ *   that makes a handle from no handle: fl_ruleset_load_*, fl_session_new,
+ *   fl_report_from_bundles) takes `T **out` first; every other function
+ *   takes its handle first, then its inputs, then its out-parameters (the
+ *   value before its length), and `fl_error **err` always comes last.
+ * - Ownership: the caller owns what a `T **out` receives; every
+ *   fl_T_free(NULL) is a no-op. A `const` pointer that a function returns
+ *   is borrowed and says until when it is valid. Input buffers are never
+ *   kept after a call returns.
+ * - Size-versioned structs (options, totals and the newer views) start with
+ *   `uint32_t size`. Initialise options with FL_SESSION_OPTIONS_INIT or
+ *   fl_session_options_init(opts, sizeof *opts), which never writes past the
+ *   size it is given (as libgit2's *_options_init(opts, version)). Such
+ *   structs only grow at the end: the library fills defaults for the fields
+ *   a shorter struct lacks and rejects sizes from the future with
+ *   FL_ERR_INVALID_ARG. For a struct the library fills (fl_report_totals,
+ *   fl_input_error_view, ...), set `size` to sizeof the struct first; the
+ *   library writes at most that many bytes and stores how many it wrote.
  * - Times are microseconds since the Unix epoch, UTC; FL_TIME_UNSET when
  *   unknown.
  *
@@ -33,10 +45,46 @@
  * - A loaded fl_ruleset is immutable: any number of threads and sessions may
  *   share it concurrently. Free it after every session using it is freed.
  * - An fl_session is used by one thread at a time, except fl_session_cancel(),
- *   which any thread may call at any time while the session lives.
+ *   which any thread may call at any time while the session lives. A call
+ *   made while another call on the same session is in progress (from a
+ *   second thread, or from inside one of the session's callbacks) returns
+ *   FL_ERR_BUSY and changes nothing, fl_session_last_error() included;
+ *   fl_session_error_count() answers as of the last call that ended.
+ *   fl_session_free() and fl_session_last_error() are not guarded: calling
+ *   them during another call remains undefined.
  * - An fl_report is immutable once returned: any number of threads may read it.
  * - Callbacks run on the thread that called into the library, never after the
  *   call that triggered them returns.
+ *
+ * ABI and versions
+ * - The version lives in one place, CMake's project(VERSION), and is
+ *   generated into faultline_version.h (included below), the Python
+ *   package's metadata and, through this header, the Go binding's check.
+ * - While the major version is 0, a minor release (0.2 -> 0.3) may change
+ *   the ABI, and says how in "Changes" below; a patch release never does.
+ *   The soname therefore carries the minor: libfaultline.so.0.3. From 1.0 on
+ *   the soname is libfaultline.so.MAJOR and the ABI only grows within a
+ *   major. Bindings check at run time that the loaded library has the
+ *   header's major and minor (0.x) or major and at least its minor (1.0+).
+ * - The frozen set is every fl_* symbol except fl_x_*: functions named
+ *   fl_x_* are experimental (bench and rule-tuning tools), outside the
+ *   frozen set, exported under their own symbol version (FAULTLINE_X), and
+ *   may change or go in any release.
+ * - tests/install/abi/ holds abidw's dump of the release's ABI; the install
+ *   test runs abidiff against it (.ci/test.d/install.sh).
+ *
+ * Changes
+ * - 0.3: fl_session_options_init(opts, size) takes the caller's struct size
+ *   (it returned void and took no size: a larger future struct would have
+ *   been written past an older caller's); the one incompatible change, hence
+ *   the soname libfaultline.so.0.3. fl_ruleset_signal_costs_json (0.2, never
+ *   in a release baseline) became fl_x_ruleset_signal_costs_json. Added:
+ *   fl_report_input_error*, fl_report_incident_collateral,
+ *   fl_report_ignored*, fl_report_job_window. Behaviour: FL_ERR_BUSY for a
+ *   call made during another call on the session; FL_ERR_NOT_FOUND from
+ *   fl_session_add_path/add_range for a path that does not exist;
+ *   fl_session_finish fails with FL_ERR_IO when the paths given yielded no
+ *   log, and with FL_ERR_CANCELLED whenever the session was cancelled.
  */
 #ifndef FAULTLINE_FAULTLINE_H_
 #define FAULTLINE_FAULTLINE_H_
@@ -56,9 +104,10 @@ extern "C" {
 
 /* ---- Versions ------------------------------------------------------------ */
 
-#define FL_VERSION_MAJOR 0
-#define FL_VERSION_MINOR 2
-#define FL_VERSION_PATCH 0
+/* FL_VERSION_MAJOR, FL_VERSION_MINOR, FL_VERSION_PATCH, generated from the
+ * build's project(VERSION). */
+#include <faultline/faultline_version.h>
+
 #define FL_VERSION_NUMBER \
   (FL_VERSION_MAJOR * 10000 + FL_VERSION_MINOR * 100 + FL_VERSION_PATCH)
 
@@ -103,77 +152,78 @@ FL_API void fl_free(void *p);
 
 /* Parses an RFC 3339 / ISO 8601 time ("2026-11-02T13:46:41Z", naive times
  * are UTC) or epoch seconds ("1762091201.5") into microseconds UTC.
- * FL_ERR_PARSE when it is neither. @since 0.1 */
+ * Returns: FL_OK; FL_ERR_PARSE when it is neither; FL_ERR_INVALID_ARG (a NULL
+ * argument); FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_time_parse(const char *text, int64_t *out_us);
 
 /* ---- Rulesets ------------------------------------------------------------ */
 
 typedef struct fl_ruleset fl_ruleset;
 
-/* Loads the ruleset embedded in the library. @since 0.1 */
+/* Loads the ruleset embedded in the library.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (out is NULL); FL_ERR_RULESET;
+ * FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_ruleset_load_default(fl_ruleset **out, fl_error **err);
 /* Loads a compiled .flrules file, or compiles a rule source directory on the
  * fly. A serialized pattern database built for another CPU or library version
- * is recompiled from the stored patterns, never trusted. @since 0.1 */
+ * is recompiled from the stored patterns, never trusted.
+ * Returns: FL_OK; FL_ERR_IO (cannot be read, or does not exist);
+ * FL_ERR_RULESET (not a valid ruleset: the message names the file, and the
+ * rule id and field for rule sources); FL_ERR_RULESET_VERSION (a compiled
+ * ruleset from an incompatible version); FL_ERR_INVALID_ARG (NULL out or
+ * path); FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_ruleset_load_file(fl_ruleset **out, const char *path,
                                       fl_error **err);
-/* Loads a compiled ruleset from memory; the buffer is copied. @since 0.1 */
+/* Loads a compiled ruleset from memory; the buffer is copied.
+ * Returns: FL_OK; FL_ERR_RULESET; FL_ERR_RULESET_VERSION; FL_ERR_INVALID_ARG
+ * (NULL out, or NULL data with len > 0); FL_ERR_NOMEM; FL_ERR_INTERNAL.
+ * @since 0.1 */
 FL_API fl_status fl_ruleset_load_memory(fl_ruleset **out, const void *data,
                                         size_t len, fl_error **err);
 /* Compiles the rule source directory src_dir into out_path, atomically
  * (temporary file and rename). Errors name the file, rule id and field.
- * @since 0.1 */
+ * Returns: FL_OK; FL_ERR_RULESET; FL_ERR_IO (the output cannot be written,
+ * a source cannot be read); FL_ERR_INVALID_ARG (a NULL path); FL_ERR_NOMEM;
+ * FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_ruleset_compile(const char *src_dir, const char *out_path,
                                     fl_error **err);
 /* Frees a ruleset; NULL is a no-op. @since 0.1 */
 FL_API void fl_ruleset_free(fl_ruleset *rs);
 
-/* Name and version strings, valid while the ruleset lives. @since 0.1 */
+/* Name and version strings, valid while the ruleset lives ("" for NULL).
+ * @since 0.1 */
 FL_API const char *fl_ruleset_name(const fl_ruleset *rs);
 FL_API const char *fl_ruleset_version(const fl_ruleset *rs);
-/* Number of rules. @since 0.1 */
+/* Number of rules (0 for NULL). @since 0.1 */
 FL_API size_t fl_ruleset_rule_count(const fl_ruleset *rs);
 /* A JSON array of every rule's summary (id, title, reference, category,
  * tags, layer, signals). *json is NUL-terminated, owned by the caller, freed
- * with fl_free(). @since 0.1 */
+ * with fl_free().
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL rs or json); FL_ERR_NOMEM;
+ * FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_ruleset_rules_json(const fl_ruleset *rs, char **json,
                                        size_t *len);
-/* The full entry of one rule as a JSON object; FL_ERR_NOT_FOUND if no rule
- * has that id. @since 0.1 */
+/* The full entry of one rule as a JSON object, freed with fl_free().
+ * Returns: FL_OK; FL_ERR_NOT_FOUND (no rule has that id);
+ * FL_ERR_INVALID_ARG (a NULL argument); FL_ERR_NOMEM; FL_ERR_INTERNAL.
+ * @since 0.1 */
 FL_API fl_status fl_ruleset_rule_json(const fl_ruleset *rs, const char *id,
                                       char **json, size_t *len);
 
 /* The full entry of one rule as text, like an encyclopedia page: root cause,
  * symptoms and why, how to confirm, fix, verify, prevention, fingerprint,
- * related, sources. Freed with fl_free(). @since 0.1 */
+ * related, sources. Freed with fl_free(). Returns: as fl_ruleset_rule_json.
+ * @since 0.1 */
 FL_API fl_status fl_ruleset_rule_text(const fl_ruleset *rs, const char *id,
                                       char **text, size_t *len);
-
-/* What each signal adds to a scan, measured on a sample of the inputs: up
- * to sample_bytes from the start of the files `paths` stand for (shared in
- * proportion to their sizes, cut after a newline; directories recursively,
- * .gz/.zst decompressed, "-" skipped). A JSON object:
- *   {"sample_bytes": N, "full_s_per_gb": x, "skipped": ["why", ...],
- *    "signals": [{"signal": "rule/signal", "role": "initiating",
- *                 "alone_s_per_gb": x, "lines": n, "confirm_us_per_line": y}, ...]}
- * with every signal, costliest first: its pattern alone in Hyperscan over the
- * sample (CPU seconds per GB, best of 3), the sample lines it matches, and
- * RE2's confirm + extract time per matched line. Takes seconds (one
- * Hyperscan compile and three scans of the sample per signal). *json is
- * NUL-terminated, owned by the caller, freed with fl_free(). FL_ERR_INVALID_ARG
- * when no input gives a byte. @since 0.2 */
-FL_API fl_status fl_ruleset_signal_costs_json(const fl_ruleset *rs,
-                                              const char *const *paths,
-                                              size_t npaths, uint64_t sample_bytes,
-                                              char **json, size_t *len,
-                                              fl_error **err);
 
 /* ---- Evidence ------------------------------------------------------------ */
 
 /* One matched line. fl_evidence_view and fl_incident_view are frozen for ABI
  * major 0 (arrays of them are filled by element size): a larger view will
- * come with new functions that take the view's size. Borrowed: valid until the callback returns, or, when
- * filled by fl_report_evidence(), while the report lives. */
+ * come with new functions that take the view's size. Borrowed: valid until
+ * the callback returns, or, when filled by fl_report_evidence(), while the
+ * report lives. */
 typedef struct fl_evidence_view {
   const char *source;   /* path as given, "-" for stdin, or a stream's name */
   uint64_t line;        /* 1-based line number in the (decompressed) source */
@@ -232,23 +282,38 @@ typedef struct fl_session_options {
         NULL, NULL, NULL, NULL, NULL                                       \
   }
 
-/* Sets *opts to the defaults. @since 0.1 */
-FL_API void fl_session_options_init(fl_session_options *opts);
+/* Sets the first `size` bytes of *opts to the defaults, with opts->size =
+ * size; pass sizeof *opts. Writes nothing past `size`.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (opts is NULL, size is smaller than
+ * the size and threads fields, or larger than this library's
+ * fl_session_options: a struct from a newer header). @since 0.3 (0.1 took
+ * no size and returned void) */
+FL_API fl_status fl_session_options_init(fl_session_options *opts,
+                                         size_t size);
 
 /* Creates a session over a ruleset, which must outlive it. opts may be NULL
- * for the defaults. @since 0.1 */
+ * for the defaults.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL out or rs, an options size this
+ * library does not know, a clock offset without a host, a time zone it
+ * does not understand); FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_session_new(fl_session **out, const fl_ruleset *rs,
                                 const fl_session_options *opts,
                                 fl_error **err);
 /* Frees a session; NULL is a no-op. @since 0.1 */
 FL_API void fl_session_free(fl_session *s);
 /* The last error's message on this session ("" if none); valid until the
- * next call on the session. @since 0.1 */
+ * next call on the session that does not return FL_ERR_BUSY. @since 0.1 */
 FL_API const char *fl_session_last_error(const fl_session *s);
 
 /* Adds a file, a directory (read recursively, each file one source, sorted),
  * a .gz or .zst file, or "-" for standard input. Sources are scanned by
- * fl_session_scan() or fl_session_finish(). @since 0.1 */
+ * fl_session_scan() or fl_session_finish(). A path that does not exist is
+ * FL_ERR_NOT_FOUND here, with a message naming it (the report also lists it
+ * among its input errors); one that exists but cannot be read is an input
+ * error of the report only.
+ * Returns: FL_OK; FL_ERR_NOT_FOUND; FL_ERR_INVALID_ARG (NULL or empty path,
+ * a finished session); FL_ERR_BUSY; FL_ERR_NOMEM; FL_ERR_INTERNAL.
+ * @since 0.1 */
 FL_API fl_status fl_session_add_path(fl_session *s, const char *path);
 
 /* Adds bytes [begin, end) of a regular, uncompressed file, line-aligned at
@@ -257,55 +322,80 @@ FL_API fl_status fl_session_add_path(fl_session *s, const char *path);
  * partition the file's lines exactly. first_line is the 1-based number of the
  * line at `begin` when the caller knows it; 0 counts the newlines before
  * `begin` (one memchr-speed pass over the prefix). For scale-out: scan ranges
- * on many workers, export bundles, correlate them once. @since 0.1 */
+ * on many workers, export bundles, correlate them once.
+ * Returns: FL_OK; FL_ERR_NOT_FOUND (the file does not exist);
+ * FL_ERR_INVALID_ARG (NULL or empty path, end < begin, a finished session);
+ * FL_ERR_BUSY; FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_session_add_range(fl_session *s, const char *path,
                                       uint64_t begin, uint64_t end,
                                       uint64_t first_line);
 
 /* Opens a pushed stream named `name` (used as the evidence source).
- * @since 0.1 */
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (a NULL argument, a finished session);
+ * FL_ERR_BUSY; FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_session_stream_open(fl_session *s, const char *name,
                                         uint32_t *stream_id);
 /* Pushes bytes of a stream. Chunk boundaries are arbitrary: a line split over
  * two chunks matches as one. Complete lines are scanned once about 1 MiB is
  * buffered, at fl_session_stream_flush() and at close. The caller's buffer is
- * not kept. @since 0.1 */
+ * not kept.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (an unknown or closed stream, NULL data
+ * with len > 0, a finished session); FL_ERR_BUSY; FL_ERR_NOMEM;
+ * FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_session_feed(fl_session *s, uint32_t stream_id,
                                  const void *data, size_t len);
 /* Scans every complete line buffered on the stream now (on_evidence fires
  * for them) without closing it; a trailing partial line stays buffered.
  * Feeding batches lines for speed; call this when a live stream goes quiet.
- * @since 0.1 */
+ * Returns: as fl_session_feed. @since 0.1 */
 FL_API fl_status fl_session_stream_flush(fl_session *s, uint32_t stream_id);
 
 /* Ends a stream: its last line is scanned even without a final newline.
- * @since 0.1 */
+ * Returns: as fl_session_feed. @since 0.1 */
 FL_API fl_status fl_session_stream_close(fl_session *s, uint32_t stream_id);
 
 /* Scans every source added so far (using the session's threads). Sources that
  * cannot be read are recorded in the report's input.errors; the call still
  * returns FL_OK, with the first such error on fl_session_last_error(), unless
- * cancelled (FL_ERR_CANCELLED). @since 0.1 */
+ * cancelled (FL_ERR_CANCELLED).
+ * Returns: FL_OK; FL_ERR_CANCELLED; FL_ERR_IO (a range's file cannot be
+ * read); FL_ERR_INVALID_ARG (a finished session); FL_ERR_BUSY;
+ * FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_session_scan(fl_session *s);
 
 /* Asks a running scan to stop soon (within the chunks already being
- * scanned). Any thread, any time. Cancellation is final for the session:
- * further scans and finish return FL_ERR_CANCELLED. @since 0.1 */
+ * scanned). Any thread, any time, including while another call on the
+ * session is in progress and from its callbacks. Cancellation is final for
+ * the session: further scans, finish and export return FL_ERR_CANCELLED, as
+ * does a finish during which the cancel arrives and a scan stopped by the
+ * progress callback. @since 0.1 */
 FL_API void fl_session_cancel(fl_session *s);
 
-/* Number of sources that could not be read so far. @since 0.1 */
+/* Number of sources that could not be read so far (as of the last call
+ * that ended; 0 for NULL). @since 0.1 */
 FL_API size_t fl_session_error_count(const fl_session *s);
 
 typedef struct fl_report fl_report;
 
 /* Scans what is left, closes open streams, correlates, and returns the
- * report. The session can take no more input afterwards. @since 0.1 */
+ * report. The session can take no more input afterwards. When paths or
+ * ranges were added, no stream was opened, and not one of them yielded a
+ * readable log (an empty directory, only unreadable files), there is nothing
+ * to diagnose: FL_ERR_IO naming the paths, no report, and the session is
+ * not finished.
+ * Returns: FL_OK; FL_ERR_IO; FL_ERR_CANCELLED; FL_ERR_INVALID_ARG (a NULL
+ * argument, a finished session); FL_ERR_BUSY; FL_ERR_NOMEM;
+ * FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_session_finish(fl_session *s, fl_report **out);
 
 /* Scans what is left and exports everything the session found as an
  * evidence bundle (FlatBuffers, verified when read back), instead of
  * correlating. *data is owned by the caller, freed with fl_free(). The
- * session can take no more input afterwards. @since 0.1 */
+ * session can take no more input afterwards. Unlike a report, a bundle with
+ * no readable log is not an error: its input errors travel in it.
+ * Returns: FL_OK; FL_ERR_CANCELLED; FL_ERR_IO (a range's file cannot be
+ * read); FL_ERR_INVALID_ARG; FL_ERR_BUSY; FL_ERR_NOMEM; FL_ERR_INTERNAL.
+ * @since 0.1 */
 FL_API fl_status fl_session_export_bundle(fl_session *s, void **data,
                                           size_t *len);
 
@@ -313,7 +403,10 @@ FL_API fl_status fl_session_export_bundle(fl_session *s, void **data,
  * source order: ranges of one file in file order) into one report, as if one
  * session had scanned everything. opts gives the job window, clock offsets
  * and time zone (threads and callbacks are unused). A bundle that fails
- * verification is FL_ERR_PARSE naming its index. @since 0.1 */
+ * verification is FL_ERR_PARSE naming its index.
+ * Returns: FL_OK; FL_ERR_PARSE; FL_ERR_INVALID_ARG (a NULL argument or
+ * bundle, options as fl_session_new); FL_ERR_NOMEM; FL_ERR_INTERNAL.
+ * @since 0.1 */
 FL_API fl_status fl_report_from_bundles(fl_report **out, const fl_ruleset *rs,
                                         const fl_session_options *opts,
                                         const void *const *bundles,
@@ -325,24 +418,30 @@ FL_API fl_status fl_report_from_bundles(fl_report **out, const fl_ruleset *rs,
 /* Frees a report; NULL is a no-op. @since 0.1 */
 FL_API void fl_report_free(fl_report *r);
 
-/* The report as JSON (contracts/report.schema.json), NUL-terminated,
- * borrowed until fl_report_free(). @since 0.1 */
+/* The report as JSON (schema/report.schema.json), NUL-terminated,
+ * borrowed until fl_report_free(). len may be NULL.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL r or json). @since 0.1 */
 FL_API fl_status fl_report_json(const fl_report *r, const char **json,
                                 size_t *len);
-/* The human-readable report, borrowed until fl_report_free(). @since 0.1 */
+/* The human-readable report, borrowed until fl_report_free().
+ * Returns: FL_OK; FL_ERR_INVALID_ARG. @since 0.1 */
 FL_API fl_status fl_report_text(const fl_report *r, const char **text,
                                 size_t *len);
 /* Every evidence record kept, as JSON lines in source then offset order,
- * borrowed until fl_report_free(). @since 0.1 */
+ * borrowed until fl_report_free(). Built on the first call.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG; FL_ERR_NOMEM. @since 0.1 */
 FL_API fl_status fl_report_evidence_jsonl(const fl_report *r,
                                           const char **jsonl, size_t *len);
 
 /* Matches per signal as a JSON object {"rule/signal": count}, for bench and
- * rule tuning, borrowed until fl_report_free(). @since 0.1 */
+ * rule tuning, borrowed until fl_report_free().
+ * Returns: FL_OK; FL_ERR_INVALID_ARG. @since 0.1 */
 FL_API fl_status fl_report_signal_hits_json(const fl_report *r,
                                             const char **json, size_t *len);
 
-/* Input totals. @since 0.1 */
+/* Input totals. Set out->size = sizeof *out first.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, or out->size too small).
+ * @since 0.1 */
 typedef struct fl_report_totals {
   uint32_t size; /* sizeof(fl_report_totals) */
   uint64_t sources;
@@ -379,16 +478,18 @@ typedef struct fl_incident_view {
 
 /* Number of incidents; the first is the primary diagnosis. @since 0.1 */
 FL_API size_t fl_report_incident_count(const fl_report *r);
-/* Fills *out with incident i; FL_ERR_INVALID_ARG when out of range.
- * @since 0.1 */
+/* Fills *out with incident i.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, or i out of range). @since 0.1 */
 FL_API fl_status fl_report_incident(const fl_report *r, size_t i,
                                     fl_incident_view *out);
-/* Missing fact j of incident i, borrowed until fl_report_free(). @since 0.1 */
+/* Missing fact j of incident i, borrowed until fl_report_free(); NULL when
+ * out of range. @since 0.1 */
 FL_API const char *fl_report_incident_missing_fact(const fl_report *r,
                                                    size_t i, size_t j);
 /* Copies up to cap initiating evidence records of incident i, starting at
- * `first`, into out; *n receives how many; FL_DONE when none are left.
- * @since 0.1 */
+ * `first`, into out; *n receives how many.
+ * Returns: FL_OK; FL_DONE (none left from `first`); FL_ERR_INVALID_ARG (NULL
+ * r or n, NULL out with cap > 0, i out of range). @since 0.1 */
 FL_API fl_status fl_report_incident_evidence(const fl_report *r, size_t i,
                                              size_t first,
                                              fl_evidence_view *out, size_t cap,
@@ -397,11 +498,107 @@ FL_API fl_status fl_report_incident_evidence(const fl_report *r, size_t i,
 /* Number of evidence records kept. @since 0.1 */
 FL_API size_t fl_report_evidence_count(const fl_report *r);
 /* Copies up to cap evidence records starting at `first` into out (source then
- * offset order); *n receives how many; FL_DONE when none are left.
- * @since 0.1 */
+ * offset order); *n receives how many.
+ * Returns: FL_OK; FL_DONE; FL_ERR_INVALID_ARG. @since 0.1 */
 FL_API fl_status fl_report_evidence(const fl_report *r, size_t first,
                                     fl_evidence_view *out, size_t cap,
                                     size_t *n);
+
+/* One input that could not be read (the report's input.errors). Strings
+ * borrowed until fl_report_free(). Size-versioned: set size first. */
+typedef struct fl_input_error_view {
+  uint32_t size;       /* sizeof(fl_input_error_view) */
+  const char *source;  /* the path as given, or the file inside a directory */
+  const char *message; /* names the source and says why */
+  fl_status status;    /* FL_ERR_IO, ... */
+} fl_input_error_view;
+
+/* Number of inputs that could not be read. @since 0.3 */
+FL_API size_t fl_report_input_error_count(const fl_report *r);
+/* Fills *out with input error i.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
+ * small). @since 0.3 */
+FL_API fl_status fl_report_input_error(const fl_report *r, size_t i,
+                                       fl_input_error_view *out);
+
+/* A collateral cluster of an incident: the failures that followed from it
+ * (the report's incidents[i].collateral[k]). Pointers borrowed until
+ * fl_report_free(). Size-versioned: set size first. */
+typedef struct fl_collateral_view {
+  uint32_t size;            /* sizeof(fl_collateral_view) */
+  const char *rule;
+  const char *reference;
+  uint64_t count;           /* matches in the cluster */
+  const int64_t *ranks;     /* rank_count ranks, ascending */
+  size_t rank_count;
+  const char *const *hosts; /* host_count host names */
+  size_t host_count;
+  int64_t first_time_us;    /* FL_TIME_UNSET when unknown */
+  int64_t last_time_us;
+  fl_evidence_view sample;  /* one representative record */
+} fl_collateral_view;
+
+/* Fills *out with collateral cluster k of incident i (k below the
+ * incident's fl_incident_view.collateral).
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i or k out of range, out->size
+ * too small). @since 0.3 */
+FL_API fl_status fl_report_incident_collateral(const fl_report *r, size_t i,
+                                               size_t k,
+                                               fl_collateral_view *out);
+
+/* Evidence the correlator set aside, with why (the report's ignored[]):
+ * hardware lines before the job window, for example. Pointers borrowed
+ * until fl_report_free(). Size-versioned: set size first. */
+typedef struct fl_ignored_view {
+  uint32_t size;           /* sizeof(fl_ignored_view) */
+  const char *rule;
+  const char *reason;
+  uint64_t count;
+  fl_evidence_view sample;
+} fl_ignored_view;
+
+/* Number of ignored groups. @since 0.3 */
+FL_API size_t fl_report_ignored_count(const fl_report *r);
+/* Fills *out with ignored group i.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
+ * small). @since 0.3 */
+FL_API fl_status fl_report_ignored(const fl_report *r, size_t i,
+                                   fl_ignored_view *out);
+
+/* The job window the diagnosis used (given in the options or derived from
+ * the logs); FL_TIME_UNSET for an end that is unknown.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (a NULL argument). @since 0.3 */
+FL_API fl_status fl_report_job_window(const fl_report *r, int64_t *start_us,
+                                      int64_t *end_us);
+
+/* ---- Experimental (fl_x_*) ---------------------------------------------- */
+
+/* Not part of the frozen ABI: these may change or go in any release (see
+ * "ABI and versions" above). They serve faultline's own bench and
+ * rule-tuning tools. */
+
+/* What each signal adds to a scan, measured on a sample of the inputs: up
+ * to sample_bytes from the start of the files `paths` stand for (shared in
+ * proportion to their sizes, cut after a newline; directories recursively,
+ * .gz/.zst decompressed, "-" skipped). A JSON object:
+ *   {"sample_bytes": N, "full_s_per_gb": x, "skipped": ["why", ...],
+ *    "signals": [{"signal": "rule/signal", "role": "initiating",
+ *                 "alone_s_per_gb": x, "lines": n, "confirm_us_per_line": y}, ...]}
+ * with every signal, costliest first: its pattern alone in Hyperscan over the
+ * sample (CPU seconds per GB, best of 3), the sample lines it matches, and
+ * RE2's confirm + extract time per matched line. Takes seconds (one
+ * Hyperscan compile and three scans of the sample per signal). *json is
+ * NUL-terminated, owned by the caller, freed with fl_free().
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (no input gives a byte, or a NULL
+ * argument); FL_ERR_NOMEM; FL_ERR_INTERNAL.
+ * Experimental (bench --costs): @since 0.2 as fl_ruleset_signal_costs_json,
+ * renamed in 0.3. */
+FL_API fl_status fl_x_ruleset_signal_costs_json(const fl_ruleset *rs,
+                                                const char *const *paths,
+                                                size_t npaths,
+                                                uint64_t sample_bytes,
+                                                char **json, size_t *len,
+                                                fl_error **err);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -1,12 +1,16 @@
 // The C ABI shim: handles, status mapping and the exception firewall. No C++
 // exception and no Abseil type crosses this file's functions.
+#include <sys/stat.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -48,6 +52,19 @@ struct fl_report {
     std::vector<fl_evidence_view> views;
   };
   std::vector<IncidentViews> incident_views;
+  // What fl_report_incident_collateral and fl_report_ignored point into:
+  // each sample's fields_json and view, a cluster's host pointers. Sized
+  // before they are filled, so the views' pointers never move.
+  struct SampleView {
+    std::string fields_json;
+    fl_evidence_view view;
+  };
+  struct CollateralViews {
+    std::vector<const char*> hosts;
+    SampleView sample;
+  };
+  std::vector<std::vector<CollateralViews>> collateral_views;  // [incident][cluster]
+  std::vector<SampleView> ignored_views;
 };
 
 struct fl_session {
@@ -61,7 +78,16 @@ struct fl_session {
     uint64_t begin, end, first_line;
   };
   std::vector<Range> pending_ranges;
+  std::vector<std::string> named_inputs;  // every path and range added
+  bool streams_opened = false;
   std::atomic<bool> cancel{false};
+  // Set while a call owns the session (SessionCall): a second thread, or a
+  // callback calling back into its own session, gets FL_ERR_BUSY instead of
+  // racing the owner. fl_session_cancel never claims it.
+  std::atomic<bool> in_call{false};
+  // fl_session_error_count's answer, published when each call ends, so that
+  // it can be read without claiming the session.
+  std::atomic<size_t> error_count{0};
   std::string last_error;
   bool finished = false;
   size_t errors_at_finish = 0;
@@ -111,6 +137,36 @@ fl_status Guard(F&& fn, fl_error** err) {
   }
 }
 
+// Claims a session for the duration of one API call. The thread-safety rules
+// in faultline.h make concurrent calls the caller's bug, but a bug that used
+// to corrupt memory or lose matches silently; a claim that fails reports it
+// as FL_ERR_BUSY and leaves the session (and its last error, which belongs
+// to the call in progress) untouched.
+class SessionCall {
+ public:
+  explicit SessionCall(fl_session* s) : s_(s) {
+    bool idle = false;
+    owned_ = s_->in_call.compare_exchange_strong(idle, true, std::memory_order_acquire);
+  }
+  ~SessionCall() {
+    if (!owned_) return;
+    s_->error_count.store(s_->finished ? s_->errors_at_finish : s_->scanner->partial().errors.size(),
+                          std::memory_order_relaxed);
+    s_->in_call.store(false, std::memory_order_release);
+  }
+  SessionCall(const SessionCall&) = delete;
+  SessionCall& operator=(const SessionCall&) = delete;
+  bool owned() const { return owned_; }
+
+ private:
+  fl_session* s_;
+  bool owned_;
+};
+
+#define FL_CLAIM_SESSION(s)      \
+  SessionCall fl_call_(s);       \
+  if (!fl_call_.owned()) return FL_ERR_BUSY
+
 template <typename F>
 fl_status GuardS(fl_session* s, F&& fn) {
   try {
@@ -153,6 +209,21 @@ fl_evidence_view MakeView(const faultline::Ruleset& rs, const faultline::ScanRes
 }
 
 constexpr uint32_t kOptionsV1Size = sizeof(fl_session_options);
+
+// The smallest size a size-versioned struct may declare: its size field and
+// the first field after it.
+#define FL_MIN_SIZE(T, first) static_cast<uint32_t>(offsetof(T, first) + sizeof(T::first))
+
+// Copies a size-versioned result into a caller's struct of out->size bytes
+// (older callers pass a shorter one) and records how much was written.
+template <typename T>
+fl_status FillSized(const T& full, T* out, uint32_t min_size) {
+  if (!out || out->size < min_size) return FL_ERR_INVALID_ARG;
+  uint32_t size = std::min<uint32_t>(out->size, sizeof(T));
+  std::memcpy(static_cast<void*>(out), &full, size);
+  out->size = size;
+  return FL_OK;
+}
 
 // Reads a caller's options struct (possibly older and shorter) into the
 // full struct and the correlator's options.
@@ -201,6 +272,22 @@ std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset>
     for (const auto& ev : evs) iv.fields_json.push_back(FieldsJson(ev));
     for (size_t k = 0; k < evs.size(); ++k) iv.views.push_back(MakeView(*r->rs, r->scan, evs[k], iv.fields_json[k]));
   }
+  auto fill_sample = [&](fl_report::SampleView& sv, const faultline::Evidence& ev) {
+    sv.fields_json = FieldsJson(ev);
+    sv.view = MakeView(*r->rs, r->scan, ev, sv.fields_json);
+  };
+  r->collateral_views.resize(r->diag.incidents.size());
+  for (size_t i = 0; i < r->diag.incidents.size(); ++i) {
+    const auto& clusters = r->diag.incidents[i].collateral;
+    r->collateral_views[i].resize(clusters.size());
+    for (size_t k = 0; k < clusters.size(); ++k) {
+      auto& cv = r->collateral_views[i][k];
+      for (const auto& h : clusters[k].hosts) cv.hosts.push_back(h.c_str());
+      fill_sample(cv.sample, clusters[k].sample);
+    }
+  }
+  r->ignored_views.resize(r->diag.ignored.size());
+  for (size_t i = 0; i < r->diag.ignored.size(); ++i) fill_sample(r->ignored_views[i], r->diag.ignored[i].sample);
   std::string hits = "{";
   for (const auto& [id, n] : r->scan.signal_hits) {
     const auto& si = r->rs->signal(id);
@@ -323,7 +410,7 @@ FL_API fl_status fl_ruleset_rules_json(const fl_ruleset* rs, char** json, size_t
       nullptr);
 }
 
-FL_API fl_status fl_ruleset_signal_costs_json(const fl_ruleset* rs, const char* const* paths,
+FL_API fl_status fl_x_ruleset_signal_costs_json(const fl_ruleset* rs, const char* const* paths,
                                               size_t npaths, uint64_t sample_bytes, char** json,
                                               size_t* len, fl_error** err) {
   if (err) *err = nullptr;
@@ -391,10 +478,17 @@ FL_API fl_status fl_ruleset_rule_text(const fl_ruleset* rs, const char* id, char
 
 // ---- Sessions
 
-FL_API void fl_session_options_init(fl_session_options* opts) {
-  if (!opts) return;
+FL_API fl_status fl_session_options_init(fl_session_options* opts, size_t size) {
+  // Never write past the caller's struct: one compiled against an older
+  // header is shorter, one from a newer header has fields this library
+  // cannot honour (refused, like fl_session_new refuses it).
+  if (!opts || size < offsetof(fl_session_options, threads) + sizeof(uint32_t) || size > kOptionsV1Size) {
+    return FL_ERR_INVALID_ARG;
+  }
   fl_session_options d = FL_SESSION_OPTIONS_INIT;
-  *opts = d;
+  d.size = static_cast<uint32_t>(size);
+  std::memcpy(static_cast<void*>(opts), &d, size);
+  return FL_OK;
 }
 
 FL_API fl_status fl_session_new(fl_session** out, const fl_ruleset* rs, const fl_session_options* opts,
@@ -431,7 +525,10 @@ FL_API fl_status fl_session_new(fl_session** out, const fl_ruleset* rs, const fl
         }
         if (o.on_progress) {
           so.on_progress = [raw](uint64_t done, uint64_t total) {
-            return raw->opts.on_progress(raw->opts.progress_user, done, total) == 0;
+            if (raw->opts.on_progress(raw->opts.progress_user, done, total) == 0) return true;
+            // A progress callback's stop is a cancel like any other: final.
+            raw->cancel.store(true);
+            return false;
           };
         }
         s->scanner = std::make_unique<faultline::Scanner>(s->rs, std::move(so));
@@ -447,37 +544,65 @@ FL_API void fl_session_free(fl_session* s) { delete s; }
 
 FL_API const char* fl_session_last_error(const fl_session* s) { return s ? s->last_error.c_str() : ""; }
 
+// A path that names nothing is the caller's mistake, reported by the call
+// that names it (a typo would otherwise read as a healthy job); a path that
+// exists but cannot be read is an input error of the report only.
+static fl_status CheckPathExists(fl_session* s, const char* path) {
+  if (std::strcmp(path, "-") == 0) return FL_OK;
+  struct stat st {};
+  if (::stat(path, &st) == 0) return FL_OK;
+  int e = errno;
+  if (e == ENOENT || e == ENOTDIR) {
+    return SessionError(s, FL_ERR_NOT_FOUND, StrCat(path, ": no such file or directory"));
+  }
+  return FL_OK;  // EACCES and the like: scanned, and recorded as an input error
+}
+
 FL_API fl_status fl_session_add_path(fl_session* s, const char* path) {
-  if (!s || !path || !*path) return SessionError(s, FL_ERR_INVALID_ARG, "path is NULL or empty");
+  if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  if (!path || !*path) return SessionError(s, FL_ERR_INVALID_ARG, "path is NULL or empty");
   if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
   return GuardS(s, [&] {
+    // A missing path stays in the scan so that the report still lists it
+    // among its input errors, as the record of what was asked.
     s->pending_paths.emplace_back(path);
-    return FL_OK;
+    s->named_inputs.emplace_back(path);
+    return CheckPathExists(s, path);
   });
 }
 
 FL_API fl_status fl_session_add_range(fl_session* s, const char* path, uint64_t begin, uint64_t end,
                                       uint64_t first_line) {
-  if (!s || !path || !*path) return SessionError(s, FL_ERR_INVALID_ARG, "path is NULL or empty");
+  if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  if (!path || !*path) return SessionError(s, FL_ERR_INVALID_ARG, "path is NULL or empty");
   if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
   if (end < begin) return SessionError(s, FL_ERR_INVALID_ARG, StrCat(path, ": range end before begin"));
   return GuardS(s, [&] {
+    if (fl_status rc = CheckPathExists(s, path); rc != FL_OK) return rc;
     s->pending_ranges.push_back({path, begin, end, first_line});
+    s->named_inputs.emplace_back(path);
     return FL_OK;
   });
 }
 
 FL_API fl_status fl_session_stream_open(fl_session* s, const char* name, uint32_t* stream_id) {
-  if (!s || !name || !stream_id) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  if (!name || !stream_id) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
   if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
   return GuardS(s, [&] {
     *stream_id = s->scanner->OpenStream(name);
+    s->streams_opened = true;
     return FL_OK;
   });
 }
 
 FL_API fl_status fl_session_feed(fl_session* s, uint32_t stream_id, const void* data, size_t len) {
-  if (!s || (!data && len)) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  if (!data && len) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
   if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
   return GuardS(s, [&]() -> fl_status {
     auto st = s->scanner->Feed(stream_id, std::string_view(static_cast<const char*>(data), len));
@@ -488,6 +613,7 @@ FL_API fl_status fl_session_feed(fl_session* s, uint32_t stream_id, const void* 
 
 FL_API fl_status fl_session_stream_flush(fl_session* s, uint32_t stream_id) {
   if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
   if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
   return GuardS(s, [&]() -> fl_status {
     auto st = s->scanner->FlushStream(stream_id);
@@ -498,6 +624,8 @@ FL_API fl_status fl_session_stream_flush(fl_session* s, uint32_t stream_id) {
 
 FL_API fl_status fl_session_stream_close(fl_session* s, uint32_t stream_id) {
   if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
   return GuardS(s, [&]() -> fl_status {
     auto st = s->scanner->CloseStream(stream_id);
     if (!st.ok()) return SessionError(s, MapStatus(st, FL_ERR_INVALID_ARG), faultline::StatusMessage(st));
@@ -505,8 +633,8 @@ FL_API fl_status fl_session_stream_close(fl_session* s, uint32_t stream_id) {
   });
 }
 
-FL_API fl_status fl_session_scan(fl_session* s) {
-  if (!s) return FL_ERR_INVALID_ARG;
+// fl_session_scan's work, for a caller that holds the session's claim.
+static fl_status ScanClaimed(fl_session* s) {
   if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
   if (s->cancel.load()) return SessionError(s, FL_ERR_CANCELLED, "the session was cancelled");
   return GuardS(s, [&]() -> fl_status {
@@ -527,41 +655,76 @@ FL_API fl_status fl_session_scan(fl_session* s) {
   });
 }
 
+FL_API fl_status fl_session_scan(fl_session* s) {
+  if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  return ScanClaimed(s);
+}
+
 FL_API void fl_session_cancel(fl_session* s) {
   if (s) s->cancel.store(true);
 }
 
 FL_API size_t fl_session_error_count(const fl_session* s) {
-  if (!s) return 0;
-  return s->finished ? s->errors_at_finish : s->scanner->partial().errors.size();
+  return s ? s->error_count.load(std::memory_order_relaxed) : 0;
+}
+
+// Scans what is left and ends the scan for fl_session_finish and
+// fl_session_export_bundle. Fails when the session was cancelled (before or
+// during the call: cancellation is final), and, for a report, when it was
+// given paths but none of them yielded a log (an empty directory, only
+// unreadable files), which would otherwise read as a healthy job. A bundle
+// is one piece of a scan spread over workers: its input errors travel in it
+// to the correlation.
+static fl_status FinishScan(fl_session* s, bool need_log, faultline::ScanResult* scan) {
+  if (fl_status rc = ScanClaimed(s); rc != FL_OK) return rc;
+  const faultline::ScanResult& part = s->scanner->partial();
+  if (need_log && !s->named_inputs.empty() && !s->streams_opened) {
+    std::set<std::string_view> failed;
+    for (const auto& e : part.errors) failed.insert(e.source);
+    size_t readable = 0;
+    for (const auto& src : part.sources) readable += failed.count(src.name) ? 0 : 1;
+    if (readable == 0) {
+      std::string msg = "no log to diagnose in ";
+      for (size_t i = 0; i < s->named_inputs.size() && i < 8; ++i) {
+        msg += StrCat(i ? ", " : "", s->named_inputs[i]);
+      }
+      if (s->named_inputs.size() > 8) msg += StrCat(" and ", s->named_inputs.size() - 8, " more");
+      msg += part.errors.empty() ? " (no file found)" : StrCat(" (", part.errors[0].message, ")");
+      return SessionError(s, FL_ERR_IO, std::move(msg));
+    }
+  }
+  *scan = s->scanner->Finish();
+  s->finished = true;
+  s->errors_at_finish = scan->errors.size();
+  // Finish scans the streams' last lines; a cancel from a callback there, or
+  // from another thread, must not yield a report that looks complete.
+  if (s->cancel.load()) return SessionError(s, FL_ERR_CANCELLED, "the session was cancelled");
+  return FL_OK;
 }
 
 FL_API fl_status fl_session_finish(fl_session* s, fl_report** out) {
-  if (!s || !out) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  if (!out) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
   *out = nullptr;
-  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
-  fl_status rc = fl_session_scan(s);
-  if (rc != FL_OK) return rc;
   return GuardS(s, [&]() -> fl_status {
-    faultline::ScanResult scan = s->scanner->Finish();
-    s->finished = true;
-    s->errors_at_finish = scan.errors.size();
+    faultline::ScanResult scan;
+    if (fl_status rc = FinishScan(s, /*need_log=*/true, &scan); rc != FL_OK) return rc;
     *out = BuildReport(s->rs, std::move(scan), s->copts).release();
     return FL_OK;
   });
 }
 
 FL_API fl_status fl_session_export_bundle(fl_session* s, void** data, size_t* len) {
-  if (!s || !data || !len) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  if (!data || !len) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
   *data = nullptr;
   *len = 0;
-  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
-  fl_status rc = fl_session_scan(s);
-  if (rc != FL_OK) return rc;
   return GuardS(s, [&]() -> fl_status {
-    faultline::ScanResult scan = s->scanner->Finish();
-    s->finished = true;
-    s->errors_at_finish = scan.errors.size();
+    faultline::ScanResult scan;
+    if (fl_status rc = FinishScan(s, /*need_log=*/false, &scan); rc != FL_OK) return rc;
     std::string bytes = faultline::SerializeBundle(*s->rs, scan);
     void* p = std::malloc(bytes.size() ? bytes.size() : 1);
     if (!p) return SessionError(s, FL_ERR_NOMEM, "out of memory");
@@ -633,6 +796,60 @@ FL_API fl_status fl_report_signal_hits_json(const fl_report* r, const char** jso
   if (!r || !json) return FL_ERR_INVALID_ARG;
   *json = r->hits_json.c_str();
   if (len) *len = r->hits_json.size();
+  return FL_OK;
+}
+
+FL_API size_t fl_report_input_error_count(const fl_report* r) { return r ? r->scan.errors.size() : 0; }
+
+FL_API fl_status fl_report_input_error(const fl_report* r, size_t i, fl_input_error_view* out) {
+  if (!r || i >= r->scan.errors.size()) return FL_ERR_INVALID_ARG;
+  const faultline::InputError& e = r->scan.errors[i];
+  fl_input_error_view v;
+  v.size = sizeof v;
+  v.source = e.source.c_str();
+  v.message = e.message.c_str();
+  v.status = e.code;
+  return FillSized(v, out, FL_MIN_SIZE(fl_input_error_view, source));
+}
+
+FL_API fl_status fl_report_incident_collateral(const fl_report* r, size_t i, size_t k, fl_collateral_view* out) {
+  if (!r || i >= r->diag.incidents.size() || k >= r->diag.incidents[i].collateral.size()) return FL_ERR_INVALID_ARG;
+  const faultline::Collateral& c = r->diag.incidents[i].collateral[k];
+  const fl_report::CollateralViews& cv = r->collateral_views[i][k];
+  const faultline::fb::Rule* rule = r->rs->rule(c.rule);
+  fl_collateral_view v;
+  v.size = sizeof v;
+  v.rule = rule->id()->c_str();
+  v.reference = rule->reference()->c_str();
+  v.count = c.count;
+  v.ranks = c.ranks.data();
+  v.rank_count = c.ranks.size();
+  v.hosts = cv.hosts.data();
+  v.host_count = cv.hosts.size();
+  v.first_time_us = c.first_time_us == faultline::kNoTime ? FL_TIME_UNSET : c.first_time_us;
+  v.last_time_us = c.last_time_us == faultline::kNoTime ? FL_TIME_UNSET : c.last_time_us;
+  v.sample = cv.sample.view;
+  return FillSized(v, out, FL_MIN_SIZE(fl_collateral_view, rule));
+}
+
+FL_API size_t fl_report_ignored_count(const fl_report* r) { return r ? r->diag.ignored.size() : 0; }
+
+FL_API fl_status fl_report_ignored(const fl_report* r, size_t i, fl_ignored_view* out) {
+  if (!r || i >= r->diag.ignored.size()) return FL_ERR_INVALID_ARG;
+  const faultline::Ignored& ig = r->diag.ignored[i];
+  fl_ignored_view v;
+  v.size = sizeof v;
+  v.rule = r->rs->rule(ig.rule)->id()->c_str();
+  v.reason = ig.reason.c_str();
+  v.count = ig.count;
+  v.sample = r->ignored_views[i].view;
+  return FillSized(v, out, FL_MIN_SIZE(fl_ignored_view, rule));
+}
+
+FL_API fl_status fl_report_job_window(const fl_report* r, int64_t* start_us, int64_t* end_us) {
+  if (!r || !start_us || !end_us) return FL_ERR_INVALID_ARG;
+  *start_us = r->diag.job_start_us == faultline::kNoTime ? FL_TIME_UNSET : r->diag.job_start_us;
+  *end_us = r->diag.job_end_us == faultline::kNoTime ? FL_TIME_UNSET : r->diag.job_end_us;
   return FL_OK;
 }
 

@@ -376,7 +376,7 @@ int Progress(void*, uint64_t done, uint64_t total) {
 // *input_errors when some source could not be read.
 fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
   fl_session_options opts;
-  fl_session_options_init(&opts);
+  fl_session_options_init(&opts, sizeof opts);
   opts.threads = a.threads;
   opts.job_start_us = a.job_start;
   opts.job_end_us = a.job_end;
@@ -396,10 +396,13 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
     fl_error_free(err);
     return nullptr;
   }
+  // A path that does not exist is an input error (exit 2); the report lists
+  // it with the others, so only other refusals are printed here.
   for (const char* p : a.positional) {
-    if (fl_session_add_path(s, p) != FL_OK) {
-      std::fprintf(stderr, "faultline: %s: %s\n", p, fl_session_last_error(s));
-    }
+    fl_status rc = fl_session_add_path(s, p);
+    if (rc == FL_OK) continue;
+    if (rc != FL_ERR_NOT_FOUND) std::fprintf(stderr, "faultline: %s: %s\n", p, fl_session_last_error(s));
+    *input_errors = true;
   }
   fl_report* r = nullptr;
   fl_status rc = fl_session_finish(s, &r);
@@ -413,29 +416,16 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
   fl_report_totals t;
   t.size = sizeof t;
   fl_report_totals_get(r, &t);
-  *input_errors = t.errors > 0;
+  *input_errors = *input_errors || t.errors > 0;
   return r;
 }
 
 void PrintInputErrors(const fl_report* r) {
   // The report lists them too; stderr gets one line per source.
-  const char* json = nullptr;
-  size_t len = 0;
-  fl_report_json(r, &json, &len);
-  std::string_view j(json, len);
-  size_t pos = j.find("\"errors\":[");
-  if (pos == std::string_view::npos) return;
-  size_t p = pos;
-  while ((p = j.find("\"message\":\"", p)) != std::string_view::npos) {
-    p += 11;
-    std::string msg;
-    while (p < j.size() && j[p] != '"') {
-      if (j[p] == '\\' && p + 1 < j.size()) ++p;
-      msg += j[p++];
-    }
-    std::fprintf(stderr, "faultline: %s\n", msg.c_str());
-    size_t end = j.find("]}", pos);
-    if (end != std::string_view::npos && p > end) break;
+  for (size_t i = 0, n = fl_report_input_error_count(r); i < n; ++i) {
+    fl_input_error_view e;
+    e.size = sizeof e;
+    if (fl_report_input_error(r, i, &e) == FL_OK) std::fprintf(stderr, "faultline: %s\n", e.message);
   }
 }
 
@@ -946,13 +936,13 @@ uint64_t SignalCount(const fl_ruleset* rs) {
 }
 
 // bench --costs: each signal's added cost on a sample of the inputs
-// (fl_ruleset_signal_costs_json). False after printing why it failed.
+// (fl_x_ruleset_signal_costs_json). False after printing why it failed.
 bool SignalCosts(const fl_ruleset* rs, const Args& a, std::string* out) {
   std::vector<const char*> paths(a.positional.begin(), a.positional.end());
   char* json = nullptr;
   size_t len = 0;
   fl_error* err = nullptr;
-  if (fl_ruleset_signal_costs_json(rs, paths.data(), paths.size(), a.sample_bytes, &json, &len,
+  if (fl_x_ruleset_signal_costs_json(rs, paths.data(), paths.size(), a.sample_bytes, &json, &len,
                                    &err) != FL_OK) {
     std::fprintf(stderr, "faultline: bench --costs: %s\n", err ? fl_error_message(err) : "failed");
     fl_error_free(err);

@@ -41,7 +41,9 @@ static int on_progress(void* user, uint64_t done, uint64_t total) {
 
 static void test_versions_and_status(void) {
   CHECK(fl_version_number() == FL_VERSION_NUMBER);
-  CHECK(strcmp(fl_version_string(), "0.2.0") == 0);
+  char want[32];
+  sprintf(want, "%d.%d.%d", FL_VERSION_MAJOR, FL_VERSION_MINOR, FL_VERSION_PATCH);
+  CHECK(strcmp(fl_version_string(), want) == 0);
   CHECK(strcmp(fl_status_str(FL_OK), "FL_OK") == 0);
   CHECK(strcmp(fl_status_str(FL_ERR_RULESET), "FL_ERR_RULESET") == 0);
   CHECK(strcmp(fl_status_str(-999), "FL_ERR_UNKNOWN") == 0);
@@ -150,7 +152,29 @@ static void test_options_versioning(fl_ruleset* rs) {
   fl_session* s = NULL;
   fl_error* err = NULL;
   fl_session_options opts;
-  fl_session_options_init(&opts);
+  /* options_init writes no byte past the size it is given. */
+  struct {
+    fl_session_options o;
+    unsigned char guard[16];
+  } padded;
+  memset(&padded, 0xAB, sizeof padded);
+  CHECK(fl_session_options_init(&padded.o, sizeof padded.o) == FL_OK);
+  CHECK(padded.o.size == sizeof padded.o && padded.o.threads == 0 && padded.o.job_start_us == FL_TIME_UNSET);
+  CHECK(padded.o.tz == NULL && padded.o.on_evidence == NULL);
+  CHECK(padded.guard[0] == 0xAB && padded.guard[15] == 0xAB);
+  /* An older caller's shorter struct: only size and threads are written. */
+  memset(&padded, 0xAB, sizeof padded);
+  CHECK(fl_session_options_init(&padded.o, 8) == FL_OK);
+  CHECK(padded.o.size == 8 && padded.o.threads == 0);
+  CHECK(((unsigned char*)&padded.o)[8] == 0xAB);
+  /* A struct from a newer header than this library's: refused, untouched. */
+  memset(&padded, 0xAB, sizeof padded);
+  CHECK(fl_session_options_init(&padded.o, sizeof padded) == FL_ERR_INVALID_ARG);
+  CHECK(((unsigned char*)&padded)[0] == 0xAB);
+  CHECK(fl_session_options_init(&padded.o, 4) == FL_ERR_INVALID_ARG);
+  CHECK(fl_session_options_init(NULL, sizeof opts) == FL_ERR_INVALID_ARG);
+
+  fl_session_options_init(&opts, sizeof opts);
   opts.size = sizeof opts + 64; /* from the future */
   CHECK(fl_session_new(&s, rs, &opts, &err) == FL_ERR_INVALID_ARG);
   CHECK(s == NULL && err != NULL);
@@ -162,7 +186,7 @@ static void test_options_versioning(fl_ruleset* rs) {
   } old = {8, 1};
   CHECK(fl_session_new(&s, rs, (const fl_session_options*)&old, NULL) == FL_OK);
   fl_session_free(s);
-  fl_session_options_init(&opts);
+  fl_session_options_init(&opts, sizeof opts);
   opts.tz = "Mars/Olympus";
   err = NULL;
   CHECK(fl_session_new(&s, rs, &opts, &err) == FL_ERR_INVALID_ARG);
@@ -170,21 +194,36 @@ static void test_options_versioning(fl_ruleset* rs) {
   fl_error_free(err);
 }
 
+/* A file that exists but cannot be read as a log: a .gz that is not gzip. */
+static const char* kBadGz = "capi_test_not_gzip.log.gz";
+
 static void test_paths_and_errors(fl_ruleset* rs, const char* dir) {
+  FILE* f = fopen(kBadGz, "wb");
+  CHECK(f != NULL);
+  if (f) {
+    fputs("not gzip\n", f);
+    fclose(f);
+  }
   fl_session_options opts = FL_SESSION_OPTIONS_INIT;
   opts.on_progress = on_progress;
   fl_session* s = NULL;
   CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
   CHECK(fl_session_add_path(s, dir) == FL_OK);
-  CHECK(fl_session_add_path(s, "/nonexistent/node099/rank-1.log") == FL_OK);
+  /* A path that names nothing is an error of the call that names it (and an
+   * input error of the report). */
+  CHECK(fl_session_add_path(s, "/nonexistent/node099/rank-1.log") == FL_ERR_NOT_FOUND);
+  CHECK(strstr(fl_session_last_error(s), "/nonexistent/node099/rank-1.log") != NULL);
+  CHECK(fl_session_add_range(s, "/nonexistent/node099/rank-1.log", 0, 10, 0) == FL_ERR_NOT_FOUND);
   CHECK(fl_session_add_path(s, NULL) == FL_ERR_INVALID_ARG);
+  /* One unreadable file among many: the report, with the input error. */
+  CHECK(fl_session_add_path(s, kBadGz) == FL_OK);
   fl_report* r = NULL;
   CHECK(fl_session_finish(s, &r) == FL_OK);
   CHECK(strstr(fl_session_last_error(s), "/nonexistent/node099/rank-1.log") != NULL);
-  CHECK(fl_session_error_count(s) == 1);
+  CHECK(fl_session_error_count(s) == 2);
   fl_report_totals t;
   t.size = sizeof t;
-  CHECK(fl_report_totals_get(r, &t) == FL_OK && t.errors == 1 && t.sources >= 2);
+  CHECK(fl_report_totals_get(r, &t) == FL_OK && t.errors == 2 && t.sources >= 2);
   fl_incident_view inc;
   memset(&inc, 0, sizeof inc);
   CHECK(fl_report_incident(r, 0, &inc) == FL_OK);
@@ -195,8 +234,53 @@ static void test_paths_and_errors(fl_ruleset* rs, const char* dir) {
   size_t len = 0;
   fl_report_json(r, &json, &len);
   CHECK(strstr(json, "\"errors\":[{\"source\":\"/nonexistent/node099/rank-1.log\"") != NULL);
+  CHECK(strstr(json, "{\"source\":\"capi_test_not_gzip.log.gz\"") != NULL);
+  /* The same input errors without the JSON. */
+  CHECK(fl_report_input_error_count(r) == 2);
+  fl_input_error_view ie;
+  ie.size = sizeof ie;
+  CHECK(fl_report_input_error(r, 0, &ie) == FL_OK && ie.size == sizeof ie);
+  CHECK(strcmp(ie.source, "/nonexistent/node099/rank-1.log") == 0 && ie.status == FL_ERR_IO);
+  CHECK(strstr(ie.message, "rank-1.log") != NULL);
+  CHECK(fl_report_input_error(r, 1, &ie) == FL_OK && strcmp(ie.source, kBadGz) == 0);
+  CHECK(fl_report_input_error(r, 2, &ie) == FL_ERR_INVALID_ARG);
+  ie.size = 4;
+  CHECK(fl_report_input_error(r, 0, &ie) == FL_ERR_INVALID_ARG);
+  /* Collateral clusters: the other ranks' NCCL timeouts. */
+  CHECK(inc.collateral >= 1);
+  size_t ranks_seen = 0;
+  for (size_t k = 0; k < inc.collateral; ++k) {
+    fl_collateral_view cv;
+    cv.size = sizeof cv;
+    CHECK(fl_report_incident_collateral(r, 0, k, &cv) == FL_OK);
+    CHECK(cv.rule && cv.reference && cv.count >= cv.rank_count);
+    CHECK(cv.sample.rule && strcmp(cv.sample.rule, cv.rule) == 0 && cv.sample.text);
+    for (size_t j = 0; j < cv.host_count; ++j) CHECK(cv.hosts[j] && strlen(cv.hosts[j]) > 0);
+    for (size_t j = 1; j < cv.rank_count; ++j) CHECK(cv.ranks[j - 1] < cv.ranks[j]);
+    ranks_seen += cv.rank_count;
+  }
+  CHECK(ranks_seen > 0);
+  {
+    fl_collateral_view cv;
+    cv.size = sizeof cv;
+    CHECK(fl_report_incident_collateral(r, 0, inc.collateral, &cv) == FL_ERR_INVALID_ARG);
+  }
+  int64_t start = 0, end = 0;
+  CHECK(fl_report_job_window(r, &start, &end) == FL_OK);
+  CHECK(start != FL_TIME_UNSET && (end == FL_TIME_UNSET || end >= start));
+  CHECK(fl_report_job_window(r, NULL, &end) == FL_ERR_INVALID_ARG);
   fl_report_free(r);
   fl_session_free(s);
+
+  /* Nothing but unreadable input: no report that would read as healthy. */
+  CHECK(fl_session_new(&s, rs, NULL, NULL) == FL_OK);
+  CHECK(fl_session_add_path(s, kBadGz) == FL_OK);
+  r = (fl_report*)1;
+  CHECK(fl_session_finish(s, &r) == FL_ERR_IO && r == NULL);
+  CHECK(strstr(fl_session_last_error(s), "no log") != NULL);
+  CHECK(strstr(fl_session_last_error(s), kBadGz) != NULL);
+  fl_session_free(s);
+  remove(kBadGz);
 }
 
 static void test_signal_costs(fl_ruleset* rs, const char* dir) {
@@ -204,7 +288,7 @@ static void test_signal_costs(fl_ruleset* rs, const char* dir) {
   char* json = NULL;
   size_t len = 0;
   fl_error* err = NULL;
-  CHECK(fl_ruleset_signal_costs_json(rs, paths, 2, 1 << 20, &json, &len, &err) == FL_OK);
+  CHECK(fl_x_ruleset_signal_costs_json(rs, paths, 2, 1 << 20, &json, &len, &err) == FL_OK);
   CHECK(err == NULL);
   CHECK(json && len == strlen(json) && json[0] == '{');
   CHECK(strstr(json, "\"signals\":[{\"signal\":") != NULL);
@@ -215,11 +299,42 @@ static void test_signal_costs(fl_ruleset* rs, const char* dir) {
   fl_free(json);
   json = NULL;
   /* Nothing to sample: an error that says so. */
-  CHECK(fl_ruleset_signal_costs_json(rs, paths + 1, 1, 1 << 20, &json, &len, &err) == FL_ERR_INVALID_ARG);
+  CHECK(fl_x_ruleset_signal_costs_json(rs, paths + 1, 1, 1 << 20, &json, &len, &err) == FL_ERR_INVALID_ARG);
   CHECK(err && strstr(fl_error_message(err), "no input") != NULL);
   fl_error_free(err);
-  CHECK(fl_ruleset_signal_costs_json(rs, NULL, 1, 1 << 20, &json, &len, NULL) == FL_ERR_INVALID_ARG);
-  CHECK(fl_ruleset_signal_costs_json(NULL, paths, 1, 1 << 20, &json, &len, NULL) == FL_ERR_INVALID_ARG);
+  CHECK(fl_x_ruleset_signal_costs_json(rs, NULL, 1, 1 << 20, &json, &len, NULL) == FL_ERR_INVALID_ARG);
+  CHECK(fl_x_ruleset_signal_costs_json(NULL, paths, 1, 1 << 20, &json, &len, NULL) == FL_ERR_INVALID_ARG);
+}
+
+/* A hardware line before the job window is set aside, not diagnosed. */
+static void test_ignored_and_job_window(fl_ruleset* rs) {
+  fl_session_options opts;
+  CHECK(fl_session_options_init(&opts, sizeof opts) == FL_OK);
+  CHECK(fl_time_parse("2026-11-10T05:00:00Z", &opts.job_start_us) == FL_OK);
+  CHECK(fl_time_parse("2026-11-10T09:00:00Z", &opts.job_end_us) == FL_OK);
+  fl_session* s = NULL;
+  CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
+  uint32_t id = 0;
+  CHECK(fl_session_stream_open(s, "node017/kern.log", &id) == FL_OK);
+  CHECK(fl_session_feed(s, id, kXid, strlen(kXid)) == FL_OK);
+  fl_report* r = NULL;
+  CHECK(fl_session_finish(s, &r) == FL_OK);
+  int64_t start = 0, end = 0;
+  CHECK(fl_report_job_window(r, &start, &end) == FL_OK);
+  CHECK(start == opts.job_start_us && end == opts.job_end_us);
+  CHECK(fl_report_ignored_count(r) == 1);
+  fl_ignored_view ig;
+  ig.size = sizeof ig;
+  CHECK(fl_report_ignored(r, 0, &ig) == FL_OK && ig.size == sizeof ig);
+  CHECK(ig.rule && strcmp(ig.rule, "xid-79-fallen-off-bus") == 0);
+  CHECK(ig.reason && strlen(ig.reason) > 0 && ig.count == 1);
+  CHECK(ig.sample.line == 1 && strcmp(ig.sample.source, "node017/kern.log") == 0);
+  CHECK(fl_report_ignored(r, 1, &ig) == FL_ERR_INVALID_ARG);
+  const char* json = NULL;
+  size_t len = 0;
+  CHECK(fl_report_json(r, &json, &len) == FL_OK && strstr(json, ig.reason) != NULL);
+  fl_report_free(r);
+  fl_session_free(s);
 }
 
 static void test_time_parse(void) {
@@ -248,6 +363,7 @@ int main(int argc, char** argv) {
   test_options_versioning(rs);
   test_paths_and_errors(rs, argv[1]);
   test_signal_costs(rs, argv[1]);
+  test_ignored_and_job_window(rs);
   fl_ruleset_free(rs);
   printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;

@@ -465,3 +465,20 @@ def test_bench_peers_side_by_side(faultline_bin, tmp_path):
         assert not by["grep"]["available"] and ".gz" in by["grep"]["reason"]
     if shutil.which("rg"):
         assert by["rg"]["matched"] == count_lines(EXAMPLE / "node017", b"NVRM: Xid")
+
+
+def test_input_with_no_log_exits_2_naming_it(faultline_bin, tmp_path):
+    """A path that does not exist, an empty directory, or only unreadable
+    files: nothing was diagnosed, which must not read as a healthy job."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    bad = tmp_path / "rank-0.log.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage-not-gzip")
+    for path in (str(empty), "/nonexistent/x.log", str(bad)):
+        p = run(faultline_bin, "diagnose", path, check=False)
+        assert p.returncode == 2, path
+        assert path in p.stderr.decode()
+        assert b"No incident" not in p.stdout
+        p = run(faultline_bin, "scan", "--json", path, check=False)
+        assert p.returncode == 2, path
+        assert path in p.stderr.decode()

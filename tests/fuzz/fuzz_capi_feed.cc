@@ -42,7 +42,7 @@ struct Run {
 
 Run Session(std::string_view log, const std::vector<size_t>& chunks, bool split_streams) {
   fl_session_options opts;
-  fl_session_options_init(&opts);
+  fl_session_options_init(&opts, sizeof opts);
   opts.threads = 1;
   fl_session* s = nullptr;
   fl_error* err = nullptr;

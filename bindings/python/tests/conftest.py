@@ -99,6 +99,34 @@ def schema() -> Dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
+def generated_include(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The directory holding faultline/faultline_version.h, which CMake
+    generates from project(VERSION) into the build tree: next to the library
+    under test, in ./build, or, for an installed wheel with no build tree, a
+    stand-in written from the loaded library's own version."""
+    cands = []
+    if os.environ.get("FAULTLINE_INCLUDE"):
+        cands.append(Path(os.environ["FAULTLINE_INCLUDE"]))
+    if os.environ.get("FAULTLINE_LIBRARY"):
+        lib = Path(os.environ["FAULTLINE_LIBRARY"]).resolve()
+        cands += [d / "include" for d in lib.parents]
+    cands.append(REPO_ROOT / "build" / "include")
+    for c in cands:
+        if (c / "faultline" / "faultline_version.h").exists():
+            return c
+    from faultline import _ffi
+
+    n = _ffi.LIBRARY_VERSION_NUMBER
+    d = tmp_path_factory.mktemp("include")
+    (d / "faultline").mkdir()
+    (d / "faultline" / "faultline_version.h").write_text(
+        f"#define FL_VERSION_MAJOR {n // 10000}\n#define FL_VERSION_MINOR {n // 100 % 100}\n"
+        f"#define FL_VERSION_PATCH {n % 100}\n"
+    )
+    return d
+
+
+@pytest.fixture(scope="session")
 def header_path() -> Path:
     p = REPO_ROOT / "include" / "faultline" / "faultline.h"
     if not p.exists():

@@ -62,16 +62,33 @@ def test_partition_boundary_inside_a_run_of_matching_lines(client, tmp_path):
     assert want.incidents and sum(1 for e in want.evidence if e.rule == "nccl-watchdog-timeout") == 300 or counts
 
 
-def test_compressed_and_missing_inputs(client, tmp_path):
+def test_compressed_and_unreadable_inputs(client, tmp_path):
     import gzip
     body = (EXAMPLE / "node017" / "kern.log").read_bytes()
     (tmp_path / "node017").mkdir()
     (tmp_path / "node017" / "kern.log.gz").write_bytes(gzip.compress(body))
-    missing = str(tmp_path / "nope.log")
-    want = faultline.diagnose([str(tmp_path), missing])
-    got = fdask.diagnose([str(tmp_path), missing], client=client, partition_bytes=1024)
+    bad = tmp_path / "node018" / "rank-4.log.gz"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage-not-gzip")
+    with pytest.warns(faultline.InputWarning, match="rank-4.log.gz"):
+        want = faultline.diagnose([str(tmp_path)])
+    with pytest.warns(faultline.InputWarning, match="rank-4.log.gz"):
+        got = fdask.diagnose([str(tmp_path)], client=client, partition_bytes=1024)
     assert comparable(got) == comparable(want)
-    assert any(e.source == missing for e in got.input.errors)
+    assert any(e.source == str(bad) for e in got.input.errors)
+
+
+def test_missing_or_empty_input_raises_like_diagnose(client, tmp_path):
+    missing = str(tmp_path / "nope.log")
+    with pytest.raises(FileNotFoundError):
+        faultline.diagnose([str(EXAMPLE), missing])
+    with pytest.raises(FileNotFoundError):
+        fdask.diagnose([str(EXAMPLE), missing], client=client)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(faultline.FaultlineIOError):
+        faultline.diagnose(tmp_path / "empty")
+    with pytest.raises(faultline.FaultlineIOError):
+        fdask.diagnose(str(tmp_path / "empty"), client=client)
 
 
 def test_plan_splits_only_plain_big_files(tmp_path):

@@ -134,14 +134,40 @@ def test_paths_forms(incident: dict) -> None:
     assert b.primary is not None
 
 
-def test_missing_path_is_an_input_error_not_an_exception(tmp_path: Path, incident: dict) -> None:
+def test_missing_path_raises_file_not_found(tmp_path: Path, incident: dict) -> None:
     missing = tmp_path / "nope" / "rank-0.log"
-    r = faultline.diagnose([missing, incident["path"] / "node018"])
+    with pytest.raises(FileNotFoundError) as ei:
+        faultline.diagnose([missing, incident["path"] / "node018"])
+    assert isinstance(ei.value, faultline.PathNotFoundError)
+    assert isinstance(ei.value, faultline.Error) and ei.value.status == "FL_ERR_NOT_FOUND"
+    assert ei.value.filename == str(missing)
+    assert str(missing) in str(ei.value)
+    with pytest.raises(FileNotFoundError):
+        faultline.diagnose("/does/not/exist")
+
+
+def test_input_with_no_log_raises(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(faultline.FaultlineIOError, match="empty"):
+        faultline.diagnose(tmp_path / "empty")
+    bad = tmp_path / "only" / "rank-0.log.gz"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage-not-gzip")
+    with pytest.raises(OSError, match="rank-0.log.gz"):
+        faultline.diagnose(bad.parent)
+
+
+def test_unreadable_input_among_others_warns(tmp_path: Path, incident: dict) -> None:
+    bad = tmp_path / "node099" / "rank-9.log.gz"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage-not-gzip")
+    with pytest.warns(faultline.InputWarning, match="rank-9.log.gz") as rec:
+        r = faultline.diagnose([bad, incident["path"] / "node018"])
+    assert rec[0].filename == __file__  # points at the caller
     assert len(r.input.errors) == 1
     err = r.input.errors[0]
-    assert err.source == str(missing)
+    assert err.source == str(bad)
     assert err.status == "FL_ERR_IO"
-    assert "nope" in err.message
     assert r.totals.errors == 1
     assert "input errors" in r._repr_html_()
 
@@ -190,3 +216,40 @@ def test_time_parse() -> None:
     assert faultline.parse_time("1762091201.5") == 1762091201_500_000
     with pytest.raises(faultline.ParseError):
         faultline.parse_time("not a time")
+
+
+def test_c_accessors_agree_with_the_json(tmp_path: Path, incident: dict) -> None:
+    """fl_report_input_error, fl_report_incident_collateral, fl_report_ignored
+    and fl_report_job_window give what the JSON holds, without parsing it."""
+    import ctypes
+
+    from faultline import _ffi
+
+    bad = tmp_path / "node099" / "rank-9.log.gz"
+    bad.parent.mkdir()
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage-not-gzip")
+    with pytest.warns(faultline.InputWarning):
+        r = faultline.diagnose([incident["path"], bad], job_start="2026-11-02T03:00:00Z")
+    h = r._handle.get()
+    lib = _ffi.lib
+    assert lib.fl_report_input_error_count(h) == len(r.input.errors) == 1
+    ie = _ffi.InputErrorView(size=ctypes.sizeof(_ffi.InputErrorView))
+    assert lib.fl_report_input_error(h, 0, ctypes.byref(ie)) == _ffi.FL_OK
+    assert ie.source.decode() == r.input.errors[0].source and ie.message.decode() == r.input.errors[0].message
+    assert lib.fl_status_str(ie.status).decode() == r.input.errors[0].status
+    start, end = ctypes.c_int64(), ctypes.c_int64()
+    assert lib.fl_report_job_window(h, ctypes.byref(start), ctypes.byref(end)) == _ffi.FL_OK
+    assert faultline._to_us(r.job_window.start) == start.value
+    inc = r.incidents[0]
+    for k, c in enumerate(inc.collateral):
+        cv = _ffi.CollateralView(size=ctypes.sizeof(_ffi.CollateralView))
+        assert lib.fl_report_incident_collateral(h, 0, k, ctypes.byref(cv)) == _ffi.FL_OK
+        assert cv.rule.decode() == c.rule and cv.count == c.count
+        assert [cv.ranks[j] for j in range(cv.rank_count)] == c.ranks
+        assert [cv.hosts[j].decode() for j in range(cv.host_count)] == c.hosts
+        assert cv.sample.text.decode() == c.sample.text
+    assert lib.fl_report_ignored_count(h) == len(r.ignored)
+    for i, ig in enumerate(r.ignored):
+        v = _ffi.IgnoredView(size=ctypes.sizeof(_ffi.IgnoredView))
+        assert lib.fl_report_ignored(h, i, ctypes.byref(v)) == _ffi.FL_OK
+        assert (v.rule.decode(), v.reason.decode(), v.count) == (ig.rule, ig.reason, ig.count)

@@ -36,10 +36,10 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"//[^\n]*", " ", text)
 
 
-def _preprocessed(header: Path) -> str:
+def _preprocessed(header: Path, generated: Path) -> str:
     if CC:
         out = subprocess.run(
-            [CC, "-E", "-P", "-x", "c", "-I", str(header.parent.parent), str(header)],
+            [CC, "-E", "-P", "-x", "c", "-I", str(header.parent.parent), "-I", str(generated), str(header)],
             check=True,
             capture_output=True,
             text=True,
@@ -53,9 +53,9 @@ def _preprocessed(header: Path) -> str:
 
 
 class Header:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, generated: Path) -> None:
         self.path = path
-        text = _preprocessed(path)
+        text = _preprocessed(path, generated)
         self.structs: Dict[str, List[Tuple[str, str]]] = {}
         self.opaque: List[str] = []
         self.callbacks: Dict[str, Tuple[str, List[str]]] = {}
@@ -94,7 +94,8 @@ class Header:
             m = re.fullmatch(r"(?:extern )?(.+?)\b(fl_\w+)\s*\((.*)\)", stmt)
             if m:
                 self.functions[m.group(2)] = (m.group(1).strip(), _split_args(m.group(3)))
-        raw = _strip_comments(path.read_text())
+        # The version macros live in the generated faultline_version.h.
+        raw = _strip_comments(path.read_text() + "\n" + (generated / "faultline" / "faultline_version.h").read_text())
         self.defines = {
             m.group(1): int(m.group(2))
             for m in re.finditer(r"^\s*#define\s+(FL_\w+)\s+\(?\s*(-?\d+)\s*\)?\s*$", raw, flags=re.M)
@@ -192,8 +193,8 @@ def _compatible(c: Canon, py: Canon) -> bool:
 
 
 @pytest.fixture(scope="module")
-def hdr(header_path: Path) -> Header:
-    h = Header(header_path)
+def hdr(header_path: Path, generated_include: Path) -> Header:
+    h = Header(header_path, generated_include)
     assert len(h.functions) > 30, "parsed too few prototypes: the parser is broken"
     return h
 
@@ -273,6 +274,8 @@ def test_constants_match_the_header(hdr: Header) -> None:
 
     assert sorted(_BY_CODE) == sorted(codes), "one exception class per status code"
     assert _ffi.ABI_MAJOR == d["FL_VERSION_MAJOR"]
+    # The binding is written against this header's ABI: same minor while 0.x.
+    assert _ffi.ABI_MIN_NUMBER // 100 == d["FL_VERSION_MAJOR"] * 100 + d["FL_VERSION_MINOR"]
     assert faultline.__version__ == f"{d['FL_VERSION_MAJOR']}.{d['FL_VERSION_MINOR']}.{d['FL_VERSION_PATCH']}"
 
 
@@ -284,7 +287,9 @@ def test_library_version_matches_the_binding() -> None:
 
 
 @pytest.mark.skipif(CC is None, reason="no C compiler for the layout probe")
-def test_struct_layout_matches_a_compiled_probe(hdr: Header, header_path: Path, tmp_path: Path) -> None:
+def test_struct_layout_matches_a_compiled_probe(
+    hdr: Header, header_path: Path, generated_include: Path, tmp_path: Path
+) -> None:
     lines = ["#include <stdio.h>", "#include <stddef.h>", '#include "faultline/faultline.h"', "int main(void) {"]
     for cname in _ffi.STRUCTS:
         lines.append(f'printf("{cname} %zu\\n", sizeof({cname}));')
@@ -296,7 +301,10 @@ def test_struct_layout_matches_a_compiled_probe(hdr: Header, header_path: Path, 
     src = tmp_path / "probe.c"
     src.write_text("\n".join(lines) + "\n")
     exe = tmp_path / "probe"
-    subprocess.run([CC, "-std=c99", "-I", str(header_path.parent.parent), str(src), "-o", str(exe)], check=True)
+    subprocess.run(
+        [CC, "-std=c99", "-I", str(header_path.parent.parent), "-I", str(generated_include), str(src), "-o", str(exe)],
+        check=True,
+    )
     got = dict(l.split(" ", 1) for l in subprocess.run([str(exe)], check=True, capture_output=True,
                                                        text=True).stdout.splitlines())
     for cname, cls in _ffi.STRUCTS.items():
@@ -307,7 +315,7 @@ def test_struct_layout_matches_a_compiled_probe(hdr: Header, header_path: Path, 
     assert int(got["FL_VERSION_NUMBER"]) >= _ffi.ABI_MIN_NUMBER
 
 
-def test_parser_sees_a_changed_prototype(header_path: Path, tmp_path: Path) -> None:
+def test_parser_sees_a_changed_prototype(header_path: Path, generated_include: Path, tmp_path: Path) -> None:
     """The check is not vacuous: an argument added to a prototype, or a field
     moved in a struct, is caught."""
     text = header_path.read_text()
@@ -317,7 +325,7 @@ def test_parser_sees_a_changed_prototype(header_path: Path, tmp_path: Path) -> N
     (tmp_path / "faultline").mkdir()
     p = tmp_path / "faultline" / "faultline.h"
     p.write_text(changed)
-    h = Header(p)
+    h = Header(p, generated_include)
     assert len(h.functions["fl_session_scan"][1]) == 2
     assert [n for n, _ in h.structs["fl_evidence_view"]][1] == "offset_moved"
     assert len(h.functions["fl_session_scan"][1]) != len(_ffi.FUNCTIONS["fl_session_scan"][1])

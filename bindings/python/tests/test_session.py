@@ -252,13 +252,22 @@ def test_finish_twice_and_feed_after_finish() -> None:
 
 
 def test_session_scan_and_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.log.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage-not-gzip")
+    (tmp_path / "ok.log").write_text("hello\n")
     with faultline.Session(threads=1) as s:
-        s.add_path(tmp_path / "missing.log")
+        with pytest.raises(FileNotFoundError, match="missing.log"):
+            s.add_path(tmp_path / "missing.log")
+        with pytest.raises(FileNotFoundError, match="missing.log"):
+            s.add_range(tmp_path / "missing.log", 0, 10)
+        s.add_path(bad)
         s.scan()  # unreadable sources do not raise
-        assert s.error_count == 1
+        assert s.error_count == 2  # the missing path is listed too
         assert "missing.log" in s.last_error
-        r = s.finish()
-    assert [e.source for e in r.input.errors] == [str(tmp_path / "missing.log")]
+        s.add_path(tmp_path / "ok.log")
+        with pytest.warns(faultline.InputWarning, match="bad.log.gz"):
+            r = s.finish()
+    assert [e.source for e in r.input.errors] == [str(tmp_path / "missing.log"), str(bad)]
 
 
 def test_gc_finalizer_frees_the_session() -> None:

@@ -20,9 +20,11 @@ from ._errors import (
     Error,
     FaultlineIOError,
     InternalError,
+    InputWarning,
     InvalidArgumentError,
     NoMemoryError,
     NotFoundError,
+    PathNotFoundError,
     ParseError,
     RulesetError,
     RulesetVersionError,
@@ -44,8 +46,10 @@ from ._rules import Ruleset, RuleSummary, compile_rules, rule, rule_text, rules
 from ._session import Session, Stream, diagnose, report_from_bundles
 from ._time import to_us as _to_us
 
-#: The version of this Python package (it tracks the C library's).
-__version__ = "0.2.0"
+#: The version of this Python package: that of the libfaultline it binds
+#: (the wheel bundles the library built from the same tree, whose version has
+#: one home, CMake's project(VERSION)).
+__version__ = _ffi.LIBRARY_VERSION
 
 
 def library_version() -> str:
@@ -77,10 +81,12 @@ __all__ = [
     "InputError",
     "InputSummary",
     "InternalError",
+    "InputWarning",
     "InvalidArgumentError",
     "JobWindow",
     "NoMemoryError",
     "NotFoundError",
+    "PathNotFoundError",
     "ParseError",
     "Report",
     "RuleSummary",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import errno
 from typing import Dict, NoReturn, Optional, Type
 
 from . import _ffi
@@ -96,6 +97,26 @@ class NotFoundError(Error, LookupError):
     """FL_ERR_NOT_FOUND: no such rule (or other named thing)."""
 
     code = _ffi.FL_ERR_NOT_FOUND
+
+
+class PathNotFoundError(NotFoundError, FileNotFoundError):
+    """FL_ERR_NOT_FOUND for a path: a file or directory given to
+    :meth:`Session.add_path` (or :func:`diagnose`) does not exist. A
+    ``FileNotFoundError``, with ``filename`` set."""
+
+    code = _ffi.FL_ERR_NOT_FOUND
+
+    def __init__(self, message: str, code: Optional[int] = None, filename: Optional[str] = None) -> None:
+        super().__init__(message, code)
+        self.errno = errno.ENOENT
+        self.strerror = message
+        self.filename = filename
+
+
+class InputWarning(UserWarning):
+    """Some inputs could not be read: the report covers the others. Issued
+    (``warnings.warn``) by :meth:`Session.finish` and :func:`diagnose`; the
+    report's ``input.errors`` lists the sources."""
 
 
 _BY_CODE: Dict[int, Type[Error]] = {

@@ -36,7 +36,9 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 #: The ABI major version this binding speaks (FL_VERSION_MAJOR).
 ABI_MAJOR = 0
 #: The oldest library (FL_VERSION_NUMBER) that has every function below.
-ABI_MIN_NUMBER = 100
+#: While the major is 0 a minor release may change the ABI, so the library
+#: must also have this minor (faultline.h, "ABI and versions").
+ABI_MIN_NUMBER = 300
 
 FL_OK = 0
 FL_DONE = 1
@@ -122,6 +124,47 @@ class ReportTotals(Structure):
     ]
 
 
+class InputErrorView(Structure):
+    """fl_input_error_view (size-versioned)."""
+
+    _fields_ = [
+        ("size", c_uint32),
+        ("source", c_char_p),
+        ("message", c_char_p),
+        ("status", c_int),
+    ]
+
+
+class CollateralView(Structure):
+    """fl_collateral_view (size-versioned); pointers borrowed until fl_report_free()."""
+
+    _fields_ = [
+        ("size", c_uint32),
+        ("rule", c_char_p),
+        ("reference", c_char_p),
+        ("count", c_uint64),
+        ("ranks", POINTER(c_int64)),
+        ("rank_count", c_size_t),
+        ("hosts", POINTER(c_char_p)),
+        ("host_count", c_size_t),
+        ("first_time_us", c_int64),
+        ("last_time_us", c_int64),
+        ("sample", EvidenceView),
+    ]
+
+
+class IgnoredView(Structure):
+    """fl_ignored_view (size-versioned)."""
+
+    _fields_ = [
+        ("size", c_uint32),
+        ("rule", c_char_p),
+        ("reason", c_char_p),
+        ("count", c_uint64),
+        ("sample", EvidenceView),
+    ]
+
+
 class IncidentView(Structure):
     """fl_incident_view. Strings are borrowed until fl_report_free()."""
 
@@ -152,6 +195,9 @@ STRUCTS: Dict[str, Any] = {
     "fl_session_options": SessionOptions,
     "fl_report_totals": ReportTotals,
     "fl_incident_view": IncidentView,
+    "fl_input_error_view": InputErrorView,
+    "fl_collateral_view": CollateralView,
+    "fl_ignored_view": IgnoredView,
 }
 #: C callback typedef -> ctypes CFUNCTYPE; the drift test walks this too.
 CALLBACKS: Dict[str, Any] = {"fl_evidence_cb": EVIDENCE_CB, "fl_progress_cb": PROGRESS_CB}
@@ -187,9 +233,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_ruleset_rules_json": (fl_status, [_vp, _pvp, _psz]),
     "fl_ruleset_rule_json": (fl_status, [_vp, c_char_p, _pvp, _psz]),
     "fl_ruleset_rule_text": (fl_status, [_vp, c_char_p, _pvp, _psz]),
-    "fl_ruleset_signal_costs_json": (fl_status, [_vp, _pvp, c_size_t, c_uint64, _pvp, _psz, _pvp]),
     # sessions
-    "fl_session_options_init": (None, [_P(SessionOptions)]),
+    "fl_session_options_init": (fl_status, [_P(SessionOptions), c_size_t]),
     "fl_session_new": (fl_status, [_pvp, _vp, _P(SessionOptions), _pvp]),
     "fl_session_free": (None, [_vp]),
     "fl_session_last_error": (c_char_p, [_vp]),
@@ -224,6 +269,14 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     ),
     "fl_report_evidence_count": (c_size_t, [_vp]),
     "fl_report_evidence": (fl_status, [_vp, c_size_t, _P(EvidenceView), c_size_t, _psz]),
+    "fl_report_input_error_count": (c_size_t, [_vp]),
+    "fl_report_input_error": (fl_status, [_vp, c_size_t, _P(InputErrorView)]),
+    "fl_report_incident_collateral": (fl_status, [_vp, c_size_t, c_size_t, _P(CollateralView)]),
+    "fl_report_ignored_count": (c_size_t, [_vp]),
+    "fl_report_ignored": (fl_status, [_vp, c_size_t, _P(IgnoredView)]),
+    "fl_report_job_window": (fl_status, [_vp, _P(c_int64), _P(c_int64)]),
+    # experimental (fl_x_*: outside the frozen ABI, may change in any release)
+    "fl_x_ruleset_signal_costs_json": (fl_status, [_vp, _pvp, c_size_t, c_uint64, _pvp, _psz, _pvp]),
 }
 
 _LIB_NAMES = ("libfaultline.so.0", "libfaultline.so", "libfaultline.0.dylib", "libfaultline.dylib")
@@ -234,7 +287,9 @@ def _candidates() -> Sequence[str]:
     if env:
         return [env]
     here = Path(__file__).resolve().parent
-    found = [str(here / n) for n in _LIB_NAMES if (here / n).exists()]
+    # The wheel ships the library under its soname (libfaultline.so.0.3).
+    found = [str(p) for p in sorted(here.glob("libfaultline.so.*"))]
+    found += [str(here / n) for n in _LIB_NAMES if (here / n).exists() and str(here / n) not in found]
     if not found:
         sys_lib = ctypes.util.find_library("faultline")
         if sys_lib:
@@ -293,11 +348,13 @@ _declare(lib)
 
 LIBRARY_VERSION_NUMBER: int = lib.fl_version_number()
 LIBRARY_VERSION: str = lib.fl_version_string().decode()
-if LIBRARY_VERSION_NUMBER // 10000 != ABI_MAJOR or LIBRARY_VERSION_NUMBER < ABI_MIN_NUMBER:
+_same_minor = ABI_MAJOR > 0 or LIBRARY_VERSION_NUMBER // 100 == ABI_MIN_NUMBER // 100
+if LIBRARY_VERSION_NUMBER // 10000 != ABI_MAJOR or LIBRARY_VERSION_NUMBER < ABI_MIN_NUMBER or not _same_minor:
     raise ImportError(
         f"faultline: {LIBRARY_PATH} is version {LIBRARY_VERSION} (number "
-        f"{LIBRARY_VERSION_NUMBER}); this binding needs major {ABI_MAJOR}, at least "
+        f"{LIBRARY_VERSION_NUMBER}); this binding needs "
         f"{ABI_MIN_NUMBER // 10000}.{ABI_MIN_NUMBER // 100 % 100}"
+        + (".x" if ABI_MAJOR == 0 else " or a later minor of that major")
     )
 
 

@@ -157,12 +157,12 @@ class Ruleset:
         """What each signal adds to a scan, on a sample of ``paths``: its
         pattern alone in Hyperscan (``alone_s_per_gb``), the sample lines it
         matches and RE2's confirm + extract time per line, costliest first
-        (see ``fl_ruleset_signal_costs_json``). Takes seconds."""
+        (see ``fl_x_ruleset_signal_costs_json``). Takes seconds."""
         items = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
         encoded = [os.fsencode(p) for p in items]
         arr = (ctypes.c_char_p * len(encoded))(*encoded)
         js, n, err = ctypes.c_void_p(), ctypes.c_size_t(), ctypes.c_void_p()
-        rc = _ffi.lib.fl_ruleset_signal_costs_json(
+        rc = _ffi.lib.fl_x_ruleset_signal_costs_json(
             self._handle().ptr, ctypes.cast(arr, ctypes.POINTER(ctypes.c_void_p)), len(encoded),
             int(sample_mb * (1 << 20)), ctypes.byref(js), ctypes.byref(n), ctypes.byref(err))
         _errors.check_err(rc, err, "cannot measure signal costs")

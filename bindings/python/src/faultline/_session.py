@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import warnings
 import weakref
 from datetime import timedelta
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
@@ -34,8 +35,9 @@ def _options(
     """fl_session_options from Python values, and the buffers it points to
     (keep them alive until the library has copied them)."""
     opts = _ffi.SessionOptions()
-    _ffi.lib.fl_session_options_init(ctypes.byref(opts))
-    opts.size = ctypes.sizeof(opts)
+    rc = _ffi.lib.fl_session_options_init(ctypes.byref(opts), ctypes.sizeof(opts))
+    if rc != _ffi.FL_OK:
+        _errors.raise_status(rc, "fl_session_options_init refused this binding's fl_session_options")
     if threads is not None:
         if threads < 0:
             raise ValueError("threads must be >= 0 (0: one per core)")
@@ -311,13 +313,21 @@ class Session:
 
     def add_path(self, paths: Paths) -> "Session":
         """Adds a file, a directory (recursively), a .gz/.zst file, or "-" for
-        stdin (or a list of them). Unreadable sources end up in the report's
-        ``input.errors``, not as exceptions."""
+        stdin (or a list of them). A path that does not exist raises
+        :class:`PathNotFoundError` (a ``FileNotFoundError``); sources that
+        exist but cannot be read end up in the report's ``input.errors``,
+        with an :class:`InputWarning` from :meth:`finish`."""
         for p in _as_paths(paths):
             if not p:
                 raise _errors.InvalidArgumentError("empty path", _ffi.FL_ERR_INVALID_ARG)
-            self._call(_ffi.lib.fl_session_add_path, os.fsencode(p))
+            self._call_path(_ffi.lib.fl_session_add_path, p, os.fsencode(p))
         return self
+
+    def _call_path(self, fn: Any, path: str, *args: Any) -> None:
+        try:
+            self._call(fn, *args)
+        except _errors.NotFoundError as e:
+            raise _errors.PathNotFoundError(e.message, e.code, path) from None
 
     def add_range(self, path: PathLike, begin: int, end: int, first_line: int = 0) -> "Session":
         """Adds bytes [begin, end) of a regular, uncompressed file, widened to
@@ -328,7 +338,8 @@ class Session:
             raise _errors.InvalidArgumentError(
                 f"bad range [{begin}, {end}) first_line={first_line}", _ffi.FL_ERR_INVALID_ARG
             )
-        self._call(_ffi.lib.fl_session_add_range, os.fsencode(os.fspath(path)), begin, end, first_line)
+        p = os.fspath(path)
+        self._call_path(_ffi.lib.fl_session_add_range, str(p), os.fsencode(p), begin, end, first_line)
         return self
 
     def open_stream(self, name: str) -> Stream:
@@ -386,14 +397,31 @@ class Session:
 
     def finish(self) -> Report:
         """Scans what is left, closes open streams, correlates, and returns
-        the report. The session takes no more input afterwards."""
+        the report. The session takes no more input afterwards.
+
+        Paths that yielded no log at all (an empty directory, only unreadable
+        files) raise :class:`FaultlineIOError`; when only some sources could
+        not be read, the report covers the others and an
+        :class:`InputWarning` names the ones that failed."""
+        return self._finish(stacklevel=3)
+
+    def _finish(self, stacklevel: int) -> Report:
         self._flush_streams()
         out = ctypes.c_void_p()
         self._call(_ffi.lib.fl_session_finish, ctypes.byref(out))
         self.finished = True
         for st in self._all_streams:
             st.closed = True
-        return Report._from_handle(out.value)  # type: ignore[arg-type]
+        report = Report._from_handle(out.value)  # type: ignore[arg-type]
+        errs = report.input.errors
+        if errs:
+            shown = "; ".join(f"{e.source}: {e.message}" for e in errs[:5])
+            more = f" and {len(errs) - 5} more" if len(errs) > 5 else ""
+            warnings.warn(
+                _errors.InputWarning(f"{len(errs)} input(s) could not be read, the report covers the rest: {shown}{more}"),
+                stacklevel=stacklevel,
+            )
+        return report
 
     def export_bundle(self) -> bytes:
         """Scans what is left and returns everything found as an evidence
@@ -457,8 +485,13 @@ def diagnose(
     on_progress: Optional[ProgressCallback] = None,
 ) -> Report:
     """Diagnoses files and directories (what ``faultline diagnose PATH...``
-    does) and returns the report. A path that cannot be read is listed in
-    ``report.input.errors``; it does not raise."""
+    does) and returns the report.
+
+    A path that does not exist raises :class:`PathNotFoundError` (a
+    ``FileNotFoundError``); input that yields no log at all (an empty
+    directory, only unreadable files) raises :class:`FaultlineIOError`. When
+    some sources cannot be read, the report covers the others, lists them in
+    ``report.input.errors``, and an :class:`InputWarning` is issued."""
     with Session(
         rules=rules,
         threads=threads,
@@ -470,7 +503,7 @@ def diagnose(
         on_progress=on_progress,
     ) as s:
         s.add_path(paths)
-        return s.finish()
+        return s._finish(stacklevel=3)
 
 
 def report_from_bundles(

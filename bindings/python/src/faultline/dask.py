@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+import warnings
 from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
 
+from ._errors import FaultlineIOError, InputWarning, PathNotFoundError
+from ._ffi import FL_ERR_IO, FL_ERR_NOT_FOUND
 from ._report import Report
 from ._session import Session, report_from_bundles
 
@@ -42,6 +45,8 @@ def _expand(paths_or_glob: Union[PathLike, Iterable[PathLike]]) -> List[str]:
     for item in items:
         p = os.fspath(item)
         matches = sorted(_glob.glob(p, recursive=True)) if _glob.has_magic(p) else [p]
+        if not _glob.has_magic(p) and not os.path.lexists(p):
+            raise PathNotFoundError(f"{p}: no such file or directory", FL_ERR_NOT_FOUND, p)
         for m in matches:
             if os.path.isdir(m):
                 found = []
@@ -116,8 +121,7 @@ def diagnose(
     client = client or default_client()
     tasks = plan(paths_or_glob, partition_bytes)
     if not tasks:
-        return report_from_bundles([], rules=rules, job_start=job_start, job_end=job_end,
-                                   clock_offsets=clock_offsets, tz=tz)
+        raise FaultlineIOError(f"no log to diagnose in {paths_or_glob} (no file found)", FL_ERR_IO)
     futures = client.map(
         scan_task,
         [t[0] for t in tasks],
@@ -133,8 +137,19 @@ def diagnose(
 
         _progress(futures)
     bundles: Sequence[bytes] = client.gather(futures)
-    return report_from_bundles(list(bundles), rules=rules, job_start=job_start, job_end=job_end,
-                               clock_offsets=clock_offsets, tz=tz)
+    report = report_from_bundles(list(bundles), rules=rules, job_start=job_start, job_end=job_end,
+                                 clock_offsets=clock_offsets, tz=tz)
+    # What faultline.diagnose does with bad input, for the merged report.
+    errs = report.input.errors
+    if errs and report.input.bytes == 0 and len({e.source for e in errs}) >= report.input.sources:
+        raise FaultlineIOError(f"no log to diagnose in {paths_or_glob} ({errs[0].source}: {errs[0].message})",
+                               FL_ERR_IO)
+    if errs:
+        shown = "; ".join(f"{e.source}: {e.message}" for e in errs[:5])
+        more = f" and {len(errs) - 5} more" if len(errs) > 5 else ""
+        warnings.warn(InputWarning(f"{len(errs)} input(s) could not be read, the report covers the rest: {shown}{more}"),
+                      stacklevel=2)
+    return report
 
 
 __all__ = ["diagnose", "plan", "scan_task"]
