@@ -141,22 +141,23 @@ absl::StatusOr<RulesetKey> ReadOrCreateRulesetKey() {
         StrCat("cannot create the ruleset key ", path, ": ", std::strerror(errno)));
   }
   std::array<uint8_t, kRulesetKeyBytes> bytes{};
-  bool ok = RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) == 1 &&
-            ::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()) &&
-            ::fsync(fd) == 0;
+  std::string failed;
+  if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
+    failed = "OpenSSL's RAND_bytes failed";
+  } else if (::write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size()) ||
+             ::fsync(fd) != 0) {
+    failed = std::strerror(errno);
+  }
   OPENSSL_cleanse(bytes.data(), bytes.size());
-  int err = errno;
   ::close(fd);
   // link() fails with EEXIST if another process published its key first:
   // then both use that one.
-  if (ok && ::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
-    err = errno;
-    ok = false;
+  if (failed.empty() && ::link(tmp.c_str(), path.c_str()) != 0 && errno != EEXIST) {
+    failed = std::strerror(errno);
   }
   ::unlink(tmp.c_str());
-  if (!ok) {
-    return absl::PermissionDeniedError(
-        StrCat("cannot create the ruleset key ", path, ": ", std::strerror(err)));
+  if (!failed.empty()) {
+    return absl::PermissionDeniedError(StrCat("cannot create the ruleset key ", path, ": ", failed));
   }
   auto key = ReadRulesetKey(&why);
   if (!key) return absl::FailedPreconditionError(why);

@@ -7,10 +7,11 @@
 // patterns, and a scan of every signal's example lines finds exactly what
 // the intact ruleset finds. A forged signed file fails its MAC the same way.
 //
-// Input: byte 0 picks the base ruleset (even: rules-small, odd: the
-// default); byte 1 bit 0 signs the base with a per-process key first; then
-// 5-byte edits (little-endian 32-bit offset into the bytecode, modulo its
-// length, and the new byte value).
+// Input: byte 0 picks the base ruleset (1: the default, as in the issue;
+// anything else: rules-small, whose recompile is ~50x cheaper, so most
+// mutations run fast); byte 1 bit 0 signs the base with a per-process key
+// first; then 5-byte edits (little-endian 32-bit offset into the bytecode,
+// modulo its length, and the new byte value).
 // Seeds: tests/fuzz/corpus/ruleset_forged (the issue's 20-byte forgeries).
 #include <cstddef>
 #include <cstdint>
@@ -94,7 +95,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Choices in(data, size);
-  const Base& base = (in.Byte() & 1) ? Default() : Small();
+  const Base& base = in.Byte() == 1 ? Default() : Small();
   const bool sign = in.Byte() & 1;
   std::string bytes = sign ? base.signed_bytes : base.unsigned_bytes;
   std::vector<std::pair<uint32_t, uint8_t>> edits;
