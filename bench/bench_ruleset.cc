@@ -1,8 +1,10 @@
-// Ruleset load time against compile time. A compiled .flrules loads with the
-// FlatBuffers Verifier, hs_deserialize_database and one RE2 per pattern and
-// extract; compiling from the rule source adds JSON parsing, validation, the
-// self-tests of every example line and the Hyperscan compile. Target: a
-// 100-rule ruleset loads in <= 5 ms (the `ms_per_100_rules` counter scales
+// Ruleset load time against compile time. A compiled .flrules that this
+// installation signed loads with the FlatBuffers Verifier, the checksums, an
+// HMAC-SHA-256 of the file and hs_deserialize_database (RE2 on first use); the
+// embedded default skips the MAC; any other file recompiles its Hyperscan
+// database and builds every RE2 at load. Compiling from the rule source adds
+// JSON parsing, validation and the self-tests of every example line. Target:
+// a 100-rule ruleset loads in <= 5 ms (the `ms_per_100_rules` counter scales
 // the measured load to 100 rules).
 //
 //   bench_ruleset                       # the build's default ruleset
@@ -21,6 +23,7 @@
 #include "re2/re2.h"
 #include "ruleset/compiler.h"
 #include "ruleset/ruleset.h"
+#include "ruleset/ruleset_key.h"
 
 namespace faultline {
 namespace {
@@ -66,26 +69,75 @@ void SetCounters(benchmark::State& state, const Ruleset& rs, const Stopwatch& sw
                                        100.0 / static_cast<double>(rs.rule_count());
 }
 
-// Load from a compiled file on disk (read + verify + deserialize + RE2).
-void BM_LoadCompiledFile(benchmark::State& state) {
-  const std::string path = "/tmp/fl_bench_ruleset.flrules";
+// The key that signs the benchmark's file: a scratch one in /tmp unless
+// FAULTLINE_RULESET_KEY_FILE names one (never the user's own).
+const RulesetKey& BenchKey() {
+  static const RulesetKey key = [] {
+    if (std::getenv(kRulesetKeyEnv) == nullptr) {
+      setenv(kRulesetKeyEnv, "/tmp/fl_bench_ruleset_key/ruleset.key", 1);
+    }
+    auto k = ReadOrCreateRulesetKey();
+    if (!k.ok()) {
+      std::fprintf(stderr, "bench_ruleset: %s\n", std::string(k.status().message()).c_str());
+      std::abort();
+    }
+    return *k;
+  }();
+  return key;
+}
+
+void LoadFileLoop(benchmark::State& state, const std::string& bytes, const char* path) {
   {
     std::ofstream f(path, std::ios::binary);
-    f << Compiled();
+    f << bytes;
   }
   std::shared_ptr<const Ruleset> rs;
   Stopwatch sw;
   for (auto _ : state) {
     auto r = Ruleset::LoadFile(path);
-    if (!r.ok()) state.SkipWithError(std::string(r.status().message()).c_str());
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
     rs = *r;
     benchmark::DoNotOptimize(rs.get());
   }
-  if (rs->recompiled()) state.SetLabel("database was recompiled (built for another CPU)");
-  state.counters["bytes"] = static_cast<double>(Compiled().size());
+  state.SetLabel(rs->load_note());
+  state.counters["bytes"] = static_cast<double>(bytes.size());
   SetCounters(state, *rs, sw);
 }
-BENCHMARK(BM_LoadCompiledFile)->Unit(benchmark::kMillisecond);
+
+// A file `faultline compile` wrote here: read + verify + checksums + MAC +
+// deserialize (RE2 on first use).
+void BM_LoadSignedFile(benchmark::State& state) {
+  std::string bytes = Compiled();
+  if (auto st = SignRuleset(&bytes, BenchKey()); !st.ok()) {
+    state.SkipWithError(std::string(st.message()).c_str());
+    return;
+  }
+  LoadFileLoop(state, bytes, "/tmp/fl_bench_ruleset_signed.flrules");
+}
+BENCHMARK(BM_LoadSignedFile)->Unit(benchmark::kMillisecond);
+
+// Any other file (not signed here, or by another installation): the
+// Hyperscan database is recompiled from the stored patterns and every RE2
+// built at load.
+void BM_LoadForeignFile(benchmark::State& state) {
+  BenchKey();  // the same key setting as above, so only the MAC differs
+  LoadFileLoop(state, Compiled(), "/tmp/fl_bench_ruleset_foreign.flrules");
+}
+BENCHMARK(BM_LoadForeignFile)->Unit(benchmark::kMillisecond)->Iterations(5);
+
+// The MAC alone: HMAC-SHA-256 over the whole file.
+void BM_LoadPart_Mac(benchmark::State& state) {
+  std::string bytes = Compiled();
+  for (auto _ : state) {
+    auto mac = RulesetMac(BenchKey(), bytes, 0);
+    benchmark::DoNotOptimize(mac);
+  }
+  state.counters["bytes"] = static_cast<double>(bytes.size());
+}
+BENCHMARK(BM_LoadPart_Mac)->Unit(benchmark::kMillisecond);
 
 // The embedded default ruleset (no file I/O).
 void BM_LoadDefault(benchmark::State& state) {
@@ -103,7 +155,7 @@ BENCHMARK(BM_LoadDefault)->Unit(benchmark::kMillisecond);
 
 // The parts of a load: Hyperscan deserialization and scratch.
 void BM_LoadPart_HsDeserialize(benchmark::State& state) {
-  auto rs = *Ruleset::LoadBuffer(Compiled(), "bench");
+  auto rs = *Ruleset::LoadBuiltIn(Compiled(), "bench");
   const auto* blob = rs->fb()->hs_database();
   for (auto _ : state) {
     hs_database_t* db = nullptr;
@@ -123,7 +175,7 @@ BENCHMARK(BM_LoadPart_HsDeserialize)->Unit(benchmark::kMillisecond);
 
 // ... and building the RE2 objects of every pattern and extract.
 void BM_LoadPart_Re2(benchmark::State& state) {
-  auto rs = *Ruleset::LoadBuffer(Compiled(), "bench");
+  auto rs = *Ruleset::LoadBuiltIn(Compiled(), "bench");
   for (auto _ : state) {
     for (uint32_t i = 0; i < rs->signal_count(); ++i) {
       const fb::Signal* sig = rs->signal(i).signal;
@@ -159,7 +211,7 @@ BENCHMARK(BM_CompileFromSource)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 // Just the Hyperscan compile of all patterns (the bulk of a source compile).
 void BM_CompilePart_Hyperscan(benchmark::State& state) {
-  auto rs = *Ruleset::LoadBuffer(Compiled(), "bench");
+  auto rs = *Ruleset::LoadBuiltIn(Compiled(), "bench");
   for (auto _ : state) {
     auto db = CompileDatabase(*rs->fb());
     if (!db.ok()) {

@@ -11,6 +11,14 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 SCHEMA = REPO / "schema" / "report.schema.json"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _ruleset_key_in_tmp(tmp_path_factory):
+    """Compiling a ruleset signs it with a per-installation key, created on
+    first use; the tests keep that key in a temporary directory, never under
+    the real home directory."""
+    os.environ["FAULTLINE_RULESET_KEY_FILE"] = str(tmp_path_factory.mktemp("config") / "ruleset.key")
+
+
 @pytest.fixture(scope="session")
 def faultline_bin():
     path = os.environ.get("FAULTLINE_BIN", str(REPO / "build" / "src" / "cli" / "faultline"))

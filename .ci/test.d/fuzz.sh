@@ -15,8 +15,8 @@ ROOT=$PWD
 BUILD=${FL_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
 SECS=${FL_FUZZ_SECONDS:-60}
 JOBS=${FL_FUZZ_JOBS:-2}
-TARGETS=(fuzz_ruleset_load fuzz_rule_compiler fuzz_scan_lines fuzz_jsonl fuzz_compressed
-         fuzz_capi_feed fuzz_flightrec)
+TARGETS=(fuzz_ruleset_load fuzz_ruleset_forged fuzz_rule_compiler fuzz_scan_lines fuzz_jsonl
+         fuzz_compressed fuzz_capi_feed fuzz_flightrec)
 
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not installed"; exit 1; }
 if [ ! -f "$BUILD/build.ninja" ]; then
@@ -72,6 +72,7 @@ seeds_for() {
   [ -d "$ROOT/tests/fuzz/regressions/$1" ] && echo "$ROOT/tests/fuzz/regressions/$1"
   case $1 in
     fuzz_ruleset_load) echo "$SEEDS/ruleset_load" ;;
+    fuzz_ruleset_forged) echo "$ROOT/tests/fuzz/corpus/ruleset_forged" ;;
     fuzz_rule_compiler) echo "$ROOT/rulesets $ROOT/tests/fuzz/rules-small" ;;
     fuzz_scan_lines) echo "$SEEDS/logs $ROOT/tests/fuzz/corpus/scan_lines" ;;
     fuzz_jsonl) echo "$ROOT/tests/fuzz/corpus/jsonl $SEEDS/logs" ;;
@@ -83,6 +84,7 @@ seeds_for() {
 max_len_for() {
   case $1 in
     fuzz_ruleset_load) echo 2000000 ;;
+    fuzz_ruleset_forged) echo 20482 ;;
     fuzz_compressed) echo 65536 ;;
     fuzz_rule_compiler) echo 32768 ;;
     *) echo 65536 ;;

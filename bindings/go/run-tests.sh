@@ -23,6 +23,11 @@ export PKG_CONFIG_PATH="$(dirname "$pc")"
 export LD_LIBRARY_PATH="$(pkg-config --variable=libdir faultline)"
 export FAULTLINE_CLI="${FAULTLINE_CLI:-$prefix/bin/faultline}"
 export FAULTLINE_FIXTURES="${FAULTLINE_FIXTURES:-$repo/tests/fixtures}"
+# Compile signs rulesets with a per-installation key, created on first use:
+# keep it out of the real home directory.
+keydir=$(mktemp -d)
+trap 'rm -rf "$keydir"' EXIT
+export FAULTLINE_RULESET_KEY_FILE="$keydir/ruleset.key"
 
 cd "$here" && "$go" vet ./... && "$go" test "$@" ./...
 cd "$repo/examples/go" && "$go" vet ./... && "$go" test "$@" ./... && "$go" build -o /dev/null .

@@ -383,6 +383,14 @@ FL_API fl_status fl_ruleset_compile(const char* src_dir, const char* out_path, f
       [&]() -> fl_status {
         auto r = faultline::CompileRuleSource(src_dir);
         if (!r.ok()) return SetError(err, MapStatus(r.status(), FL_ERR_RULESET), faultline::StatusMessage(r.status()));
+        // Signed with the installation's key (created on first use) so that
+        // loading it deserializes its pattern database instead of
+        // recompiling it. Without a usable key the file is written unsigned:
+        // it still loads, by recompiling (fl_ruleset_load_info says why).
+        if (auto key = faultline::ReadOrCreateRulesetKey(); key.ok()) {
+          auto signed_st = faultline::SignRuleset(&r->buffer, *key);
+          if (!signed_st.ok()) return SetError(err, FL_ERR_INTERNAL, faultline::StatusMessage(signed_st));
+        }
         auto st = faultline::WriteFileAtomic(out_path, r->buffer);
         if (!st.ok()) return SetError(err, FL_ERR_IO, faultline::StatusMessage(st));
         return FL_OK;
@@ -397,6 +405,9 @@ FL_API const char* fl_ruleset_name(const fl_ruleset* rs) {
 }
 FL_API const char* fl_ruleset_version(const fl_ruleset* rs) {
   return rs && rs->rs->fb()->version() ? rs->rs->fb()->version()->c_str() : "";
+}
+FL_API const char* fl_ruleset_load_info(const fl_ruleset* rs) {
+  return rs ? rs->rs->load_note().c_str() : "";
 }
 FL_API size_t fl_ruleset_rule_count(const fl_ruleset* rs) { return rs ? rs->rs->rule_count() : 0; }
 

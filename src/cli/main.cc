@@ -534,6 +534,9 @@ int CmdCompile(int argc, char** argv) {
   fl_ruleset* rs = LoadRules(a.out);
   if (!rs) return kExitInput;
   std::fprintf(stderr, "faultline: compiled %zu rules into %s\n", fl_ruleset_rule_count(rs), a.out);
+  // Whether the file is signed, i.e. whether loading it will use its stored
+  // pattern database or recompile it (and why not).
+  std::fprintf(stderr, "faultline: %s: %s\n", a.out, fl_ruleset_load_info(rs));
   fl_ruleset_free(rs);
   return kExitOk;
 }

@@ -558,11 +558,16 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
                                            b.CreateString(r.origin), b.CreateString(r.prior_json)));
   }
   auto db = b.CreateVector(reinterpret_cast<const uint8_t*>(hs_db.data()), hs_db.size());
+  // Zeroed room for the MAC and its key id, filled in place by SignRuleset
+  // (the MAC covers every other byte, so it cannot be added by a rebuild).
+  const std::vector<uint8_t> no_key_id(kRulesetKeyIdBytes, 0), no_mac(kRulesetMacBytes, 0);
+  auto key_id = b.CreateVector(no_key_id);
+  auto mac = b.CreateVector(no_mac);
   auto root = fb::CreateRuleset(b, kRulesetFormatVersion, b.CreateString(name),
                                 b.CreateString(version), b.CreateVector(rule_offs),
                                 b.CreateVector(ref_offs), db, b.CreateString(hs_info),
                                 b.CreateString(hs_version()), checksum,
-                                patterns_checksum);
+                                patterns_checksum, key_id, mac);
   b.Finish(root, fb::RulesetIdentifier());
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -798,11 +803,31 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
   }
   result.buffer =
       BuildFlatBuffer(name, version, rules, refs, serialized, info_str, Fnv1a64(serialized));
-  FL_ASSIGN_OR_RETURN(auto loaded, Ruleset::LoadBuffer(result.buffer, src_dir));
+  FL_ASSIGN_OR_RETURN(auto loaded, Ruleset::LoadBuiltIn(result.buffer, src_dir));
   FL_RETURN_IF_ERROR(SelfTest(*loaded));
   result.rules = rules.size();
   result.signals = nsignals;
   return result;
+}
+
+absl::Status SignRuleset(std::string* buffer, const RulesetKey& key) {
+  flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(buffer->data()), buffer->size(),
+                                 /*max_depth=*/64, /*max_tables=*/10'000'000);
+  if (!fb::VerifyRulesetBuffer(verifier)) {
+    return absl::InvalidArgumentError("cannot sign: not a valid ruleset");
+  }
+  fb::Ruleset* root = fb::GetMutableRuleset(buffer->data());
+  auto* key_id = root->mutable_mac_key_id();
+  auto* mac = root->mutable_mac();
+  if (!key_id || key_id->size() != kRulesetKeyIdBytes || !mac || mac->size() != kRulesetMacBytes) {
+    return absl::InvalidArgumentError("cannot sign: the ruleset has no room for a MAC");
+  }
+  const auto id = key.Id();
+  std::memcpy(key_id->data(), id.data(), id.size());
+  const size_t mac_offset = static_cast<size_t>(mac->data() - reinterpret_cast<uint8_t*>(buffer->data()));
+  FL_ASSIGN_OR_RETURN(auto sum, RulesetMac(key, *buffer, mac_offset));
+  std::memcpy(mac->data(), sum.data(), sum.size());
+  return absl::OkStatus();
 }
 
 absl::Status WriteFileAtomic(const std::string& path, std::string_view bytes) {

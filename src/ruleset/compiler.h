@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ruleset/ruleset_key.h"
 
 namespace faultline {
 
@@ -40,6 +41,11 @@ struct CompileResult {
 // Errors name the file, the rule id and the field.
 absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
                                                 const CompileOptions& opts = {});
+
+// Stamps a compiled ruleset (CompileRuleSource's buffer) with the key's id
+// and MAC, in place, so that this installation loads its stored pattern
+// database without recompiling it.
+absl::Status SignRuleset(std::string* buffer, const RulesetKey& key);
 
 // Writes bytes to path through a temporary file in the same directory and a
 // rename, so no half-written file is ever left at path.

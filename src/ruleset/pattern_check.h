@@ -31,13 +31,17 @@ size_t BoundedRepeatTotal(std::string_view pattern);
 size_t LongestLiteral(std::string_view pattern);
 
 // FNV-1a 64, a checksum of the serialized database; `h` continues a running
-// checksum.
-inline constexpr uint64_t kFnvOffset = 1469598103934665603ull;
+// checksum. An unkeyed checksum: it detects damage, never tampering.
+inline constexpr uint64_t kFnvOffset = 14695981039346656037ull;
+// The offset basis files were written with before it was corrected (one
+// digit short): the loader recognises their checksums (see Ruleset::Init).
+inline constexpr uint64_t kLegacyFnvOffset = 1469598103934665603ull;
 uint64_t Fnv1a64(std::string_view data, uint64_t h = kFnvOffset);
 
 // One signal's step of Ruleset.patterns_checksum: its pattern, extract and
 // caseless flag, each field terminated so that moving bytes between fields
-// changes the sum. Start from kFnvOffset; never returns 0 for a non-empty
+// changes the sum. Start from kFnvOffset (or kLegacyFnvOffset to check an
+// older file); never returns 0 for a non-empty
 // ruleset in practice (0 marks "no checksum").
 uint64_t SignalsChecksumStep(uint64_t h, std::string_view pattern,
                              const std::vector<std::string_view>& extracts, bool caseless);

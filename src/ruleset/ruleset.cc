@@ -1,8 +1,11 @@
 // Loading a compiled ruleset: FlatBuffers Verifier first (a corrupt or
-// truncated file is rejected, never dereferenced), then the serialized
-// Hyperscan database, which is trusted only when its checksum holds and it was
-// built for this library version and CPU; otherwise it is recompiled from the
-// stored patterns. RE2 confirmers and extractors are built per signal.
+// truncated file is rejected, never dereferenced), then the checksums, then
+// the serialized Hyperscan database, which is deserialized only when the
+// bytes are trusted (built into the library, or carrying a MAC that verifies
+// under this installation's key) and it was built for this library version
+// and CPU; otherwise it is recompiled from the stored patterns. RE2
+// confirmers and extractors are built per signal, on first use when the
+// compiler checked them.
 #include "ruleset/ruleset.h"
 
 #include <fcntl.h>
@@ -16,6 +19,7 @@
 #include "util/strings.h"
 #include "ruleset/compiler.h"
 #include "ruleset/pattern_check.h"
+#include "ruleset/ruleset_key.h"
 #include "simdjson.h"
 #include "util/status_macros.h"
 
@@ -91,19 +95,30 @@ absl::StatusOr<std::unique_ptr<hs_database_t, HsDatabaseDeleter>> CompileDatabas
   return std::unique_ptr<hs_database_t, HsDatabaseDeleter>(db);
 }
 
+absl::StatusOr<std::shared_ptr<const Ruleset>> Ruleset::Load(std::string data,
+                                                             std::string_view name_for_errors,
+                                                             bool built_in) {
+  std::shared_ptr<Ruleset> rs(new Ruleset());
+  rs->buffer_ = std::move(data);
+  FL_RETURN_IF_ERROR(rs->Init(name_for_errors, built_in));
+  return std::shared_ptr<const Ruleset>(std::move(rs));
+}
+
 absl::StatusOr<std::shared_ptr<const Ruleset>> Ruleset::LoadBuffer(
     std::string_view data, std::string_view name_for_errors) {
-  std::shared_ptr<Ruleset> rs(new Ruleset());
-  rs->buffer_.assign(data.data(), data.size());
-  FL_RETURN_IF_ERROR(rs->Init(name_for_errors));
-  return std::shared_ptr<const Ruleset>(std::move(rs));
+  return Load(std::string(data), name_for_errors, /*built_in=*/false);
+}
+
+absl::StatusOr<std::shared_ptr<const Ruleset>> Ruleset::LoadBuiltIn(
+    std::string_view data, std::string_view name_for_errors) {
+  return Load(std::string(data), name_for_errors, /*built_in=*/true);
 }
 
 absl::StatusOr<std::shared_ptr<const Ruleset>> Ruleset::LoadFile(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     FL_ASSIGN_OR_RETURN(CompileResult cr, CompileRuleSource(path));
-    return LoadBuffer(cr.buffer, path);
+    return LoadBuiltIn(cr.buffer, path);
   }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -129,10 +144,7 @@ absl::StatusOr<std::shared_ptr<const Ruleset>> Ruleset::LoadFile(const std::stri
   }
   ::close(fd);
   buf.resize(done);
-  std::shared_ptr<Ruleset> rs(new Ruleset());
-  rs->buffer_ = std::move(buf);
-  FL_RETURN_IF_ERROR(rs->Init(path));
-  return std::shared_ptr<const Ruleset>(std::move(rs));
+  return Load(std::move(buf), path, /*built_in=*/false);
 }
 
 namespace {
@@ -198,7 +210,7 @@ bool DatabaseFitsSignals(const hs_database_t* db, const std::vector<SignalInfo>&
 
 }  // namespace
 
-absl::Status Ruleset::Init(std::string_view name) {
+absl::Status Ruleset::Init(std::string_view name, bool built_in) {
   auto fail = [&](std::string_view why) {
     return absl::InvalidArgumentError(StrCat(name, ": not a valid ruleset: ", why));
   };
@@ -276,12 +288,48 @@ absl::Status Ruleset::Init(std::string_view name) {
     }
   }
   if (signals_.empty()) return fail("no signals");
-  // Patterns the compiler checked in RE2 (its checksum holds) get their RE2
-  // objects on first use; anything else is checked here, all of it.
-  if (root_->patterns_checksum() != 0 && root_->patterns_checksum() != patterns_sum) {
-    return fail("pattern checksum mismatch (corrupt file)");
+  // The checksums catch damage. A file written before kFnvOffset was
+  // corrected carries them under kLegacyFnvOffset: it is loaded like any
+  // unsigned file (recompiled), never refused, so no working ruleset is lost.
+  bool legacy_checksums = false;
+  const uint64_t stored_patterns_sum = root_->patterns_checksum();
+  if (stored_patterns_sum != 0 && stored_patterns_sum != patterns_sum) {
+    uint64_t legacy_sum = kLegacyFnvOffset;
+    for (const SignalInfo& si : signals_) {
+      legacy_sum = SignalsChecksumStep(legacy_sum, si.signal->pattern()->string_view(),
+                                       ExtractsOf(*si.signal), si.signal->caseless());
+    }
+    if (stored_patterns_sum != legacy_sum) {
+      return fail("patterns_checksum: pattern checksum mismatch (corrupt file)");
+    }
+    legacy_checksums = true;
   }
-  if (root_->patterns_checksum() == 0) {
+  const auto* blob = root_->hs_database();
+  if (blob && blob->size() > 0) {
+    std::string_view db_bytes(reinterpret_cast<const char*>(blob->data()), blob->size());
+    if (Fnv1a64(db_bytes) != root_->hs_checksum()) {
+      if (Fnv1a64(db_bytes, kLegacyFnvOffset) != root_->hs_checksum()) {
+        return fail("hs_checksum: pattern database checksum mismatch (corrupt file)");
+      }
+      legacy_checksums = true;
+    }
+  }
+
+  std::string why;
+  if (built_in) {
+    trust_ = RulesetTrust::kBuiltIn;
+  } else if (legacy_checksums) {
+    trust_ = RulesetTrust::kUntrusted;
+    why = "written by an older faultline (checksums under the old FNV-1a offset basis); compile "
+          "it again to load it without recompiling";
+  } else {
+    trust_ = Authenticate(&why);
+  }
+
+  // Patterns the compiler checked in RE2 (its checksum holds, and the file
+  // is one this installation trusts) get their RE2 objects on first use;
+  // anything else is checked here, all of it, with errors naming the rule.
+  if (root_->patterns_checksum() == 0 || trust_ == RulesetTrust::kUntrusted) {
     for (const SignalInfo& si : signals_) {
       std::string error;
       if (!si.BuildRegex(&error)) {
@@ -314,23 +362,72 @@ absl::Status Ruleset::Init(std::string_view name) {
     }
   }
 
+  // Hyperscan does not validate a serialized database beyond its CRC, which
+  // anyone who can write the file can recompute: only a trusted one is
+  // deserialized.
   hs_database_t* db = nullptr;
-  const auto* blob = root_->hs_database();
-  if (blob && blob->size() > 0 &&
-      Fnv1a64(std::string_view(reinterpret_cast<const char*>(blob->data()), blob->size())) !=
-          root_->hs_checksum()) {
-    return fail("pattern database checksum mismatch (corrupt file)");
-  }
-  if (TryDeserialize(*root_, &db) && DatabaseFitsSignals(db, signals_)) {
+  if (trust_ != RulesetTrust::kUntrusted && TryDeserialize(*root_, &db) &&
+      DatabaseFitsSignals(db, signals_)) {
     db_.reset(db);
+    load_note_ = trust_ == RulesetTrust::kBuiltIn
+                     ? "built-in: stored pattern database used"
+                     : "authenticated: stored pattern database used (its MAC verifies under "
+                       "this installation's ruleset key)";
   } else {
     if (db) hs_free_database(db);
-    // Built for another CPU or library version: never trusted, rebuilt from
-    // the stored patterns.
+    if (trust_ != RulesetTrust::kUntrusted) {
+      why = "the stored database was built for another CPU or library version";
+    }
     FL_ASSIGN_OR_RETURN(db_, CompileDatabase(*root_));
     recompiled_ = true;
+    load_note_ = StrCat(TrustName(trust_), ": pattern database recompiled from the stored patterns (",
+                        why, ")");
   }
   return absl::OkStatus();
+}
+
+RulesetTrust Ruleset::Authenticate(std::string* why) const {
+  const auto* key_id = root_->mac_key_id();
+  const auto* mac = root_->mac();
+  auto all_zero = [](const flatbuffers::Vector<uint8_t>* v) {
+    for (uint8_t b : *v) {
+      if (b != 0) return false;
+    }
+    return true;
+  };
+  if (!key_id || !mac || key_id->size() != kRulesetKeyIdBytes || mac->size() != kRulesetMacBytes ||
+      all_zero(mac)) {
+    *why = "the file is not signed by faultline compile";
+    return RulesetTrust::kUntrusted;
+  }
+  std::optional<RulesetKey> key = ReadRulesetKey(why);
+  if (!key) return RulesetTrust::kUntrusted;
+  const auto id = key->Id();
+  if (std::memcmp(id.data(), key_id->data(), id.size()) != 0) {
+    *why = StrCat("the file is signed with another installation's key, not ", key->path);
+    return RulesetTrust::kUntrusted;
+  }
+  const size_t mac_offset =
+      static_cast<size_t>(mac->data() - reinterpret_cast<const uint8_t*>(buffer_.data()));
+  auto sum = RulesetMac(*key, buffer_, mac_offset);
+  if (!sum.ok()) {
+    *why = std::string(sum.status().message());
+    return RulesetTrust::kUntrusted;
+  }
+  if (!MacEqual(sum->data(), mac->data(), sum->size())) {
+    *why = StrCat("its MAC does not verify under ", key->path, " (changed after it was signed)");
+    return RulesetTrust::kUntrusted;
+  }
+  return RulesetTrust::kAuthenticated;
+}
+
+const char* TrustName(RulesetTrust t) {
+  switch (t) {
+    case RulesetTrust::kBuiltIn: return "built-in";
+    case RulesetTrust::kAuthenticated: return "authenticated";
+    case RulesetTrust::kUntrusted: return "untrusted";
+  }
+  return "unknown";
 }
 
 std::vector<std::string_view> ExtractsOf(const fb::Signal& sig) {

@@ -92,16 +92,34 @@ struct Prior {
   double value = 0;  // hours for mttf_hours, per week for failures_per_week
 };
 
+// Where a loaded ruleset's bytes come from, which decides whether its
+// serialized Hyperscan database -- bytecode that Hyperscan runs unchecked --
+// may be deserialized.
+enum class RulesetTrust {
+  kBuiltIn,        // linked into the library, or compiled by this process
+  kAuthenticated,  // its MAC verifies under this installation's ruleset key
+  kUntrusted,      // anything else: the database is recompiled from the patterns
+};
+const char* TrustName(RulesetTrust t);
+
 class Ruleset {
  public:
-  // Loads a compiled ruleset (copied). A serialized database from another
-  // platform or library version is recompiled from the stored patterns.
+  // Loads a compiled ruleset (copied). Its serialized database is used only
+  // when the file's MAC verifies under this installation's key (see
+  // ruleset_key.h) and it was built for this CPU and library version;
+  // otherwise the database is recompiled from the stored patterns (~0.2 s
+  // for the default ruleset) and every pattern is checked in RE2 at load.
   static absl::StatusOr<std::shared_ptr<const Ruleset>> LoadBuffer(
       std::string_view data, std::string_view name_for_errors);
+  // A file as LoadBuffer; a directory is compiled (CompileRuleSource).
   static absl::StatusOr<std::shared_ptr<const Ruleset>> LoadFile(
       const std::string& path);
   // The ruleset compiled into the library at build time.
   static absl::StatusOr<std::shared_ptr<const Ruleset>> LoadDefault();
+  // Bytes that need no MAC: those linked into the library and those this
+  // process has just compiled. Never for bytes read from anywhere else.
+  static absl::StatusOr<std::shared_ptr<const Ruleset>> LoadBuiltIn(
+      std::string_view data, std::string_view name_for_errors);
 
   const fb::Ruleset* fb() const { return root_; }
   std::string_view name() const;
@@ -117,9 +135,14 @@ class Ruleset {
   // First global signal id of a rule.
   uint32_t first_signal(size_t rule_index) const { return rule_first_signal_[rule_index]; }
   const std::vector<Prior>& priors() const { return priors_; }
-  // Whether the database was rebuilt at load because the serialized one did
-  // not fit this CPU or library.
+  // Whether the database was rebuilt at load from the stored patterns: the
+  // file was not trusted, or its database did not fit this CPU or library.
   bool recompiled() const { return recompiled_; }
+  RulesetTrust trust() const { return trust_; }
+  // One sentence on how the database was obtained and why, starting with
+  // TrustName(trust()), e.g. "untrusted: pattern database recompiled from
+  // the stored patterns (the file is not signed by faultline compile)".
+  const std::string& load_note() const { return load_note_; }
 
   absl::StatusOr<HsScratchPtr> AllocScratch() const;
 
@@ -128,7 +151,13 @@ class Ruleset {
 
  private:
   Ruleset() = default;
-  absl::Status Init(std::string_view name_for_errors);
+  static absl::StatusOr<std::shared_ptr<const Ruleset>> Load(std::string data,
+                                                             std::string_view name_for_errors,
+                                                             bool built_in);
+  absl::Status Init(std::string_view name_for_errors, bool built_in);
+  // kAuthenticated when the file's MAC verifies under the installation's
+  // key; otherwise kUntrusted with the reason in *why.
+  RulesetTrust Authenticate(std::string* why) const;
 
   std::string buffer_;
   const fb::Ruleset* root_ = nullptr;
@@ -138,6 +167,8 @@ class Ruleset {
   std::unordered_map<std::string_view, int> rule_by_id_;
   std::vector<Prior> priors_;
   bool recompiled_ = false;
+  RulesetTrust trust_ = RulesetTrust::kUntrusted;
+  std::string load_note_;
 };
 
 // A signal's extractor sources: `extract` (when non-empty), then

@@ -16,6 +16,7 @@
 #include "rule_tree.h"
 #include "ruleset/compiler.h"
 #include "ruleset/pattern_check.h"
+#include "ruleset/ruleset_key.h"
 
 namespace faultline::faults {
 namespace {
@@ -189,14 +190,30 @@ TEST(RulesetFaults, FileWithoutPatternsChecksumIsCheckedAtLoad) {
   EXPECT_THAT(rs.status().message(), HasSubstr("RE2 rejects it"));
 }
 
-// A hand-made file whose checksum covers a pattern RE2 rejects loads (the
-// check is deferred), and that signal never confirms; the others still work.
+// A hand-made file whose checksum covers a pattern RE2 rejects: unsigned, it
+// is checked in RE2 at load and refused, naming the rule and field. Signed
+// (only this installation's compile could have written it), the check is
+// deferred: it loads, and that signal never confirms; the others still work.
 TEST(RulesetFaults, PatternRe2RejectsAtFirstUseDisablesOnlyThatSignal) {
   TempDir d;
   std::string buf = WithPattern(ThreeSignals(d), "BETA-FAILURE [a-z]+", "BETA-FAILURE (a-z]+");
   ASSERT_TRUE(fb::GetMutableRuleset(buf.data())->mutate_patterns_checksum(PatternsChecksumOf(buf)));
+  auto unsigned_rs = Ruleset::LoadBuffer(buf, "hand-made.flrules");
+  ASSERT_FALSE(unsigned_rs.ok());
+  EXPECT_THAT(unsigned_rs.status().message(), HasSubstr("hand-made.flrules"));
+  EXPECT_THAT(unsigned_rs.status().message(), HasSubstr("rule-a': signals[1].pattern: RE2 rejects it"));
+
+  const std::string key_file = d.Sub("config/ruleset.key");
+  const char* old_key = std::getenv(kRulesetKeyEnv);
+  const std::string saved = old_key ? old_key : "";
+  ::setenv(kRulesetKeyEnv, key_file.c_str(), 1);
+  auto key = ReadOrCreateRulesetKey();
+  ASSERT_TRUE(key.ok()) << key.status().message();
+  ASSERT_TRUE(SignRuleset(&buf, *key).ok());
   auto rs = Ruleset::LoadBuffer(buf, "hand-made.flrules");
+  if (old_key) ::setenv(kRulesetKeyEnv, saved.c_str(), 1); else ::unsetenv(kRulesetKeyEnv);
   ASSERT_TRUE(rs.ok()) << rs.status().message();
+  EXPECT_EQ((*rs)->trust(), RulesetTrust::kAuthenticated);
   std::string error;
   EXPECT_FALSE((*rs)->signal(1).BuildRegex(&error));
   EXPECT_THAT(error, HasSubstr("RE2 rejects it"));

@@ -1,6 +1,6 @@
 // Ruleset::LoadBuffer on arbitrary bytes: the FlatBuffers Verifier, the
-// required-field checks, the serialized Hyperscan database (trusted only when
-// its checksum, version and CPU fit; recompiled otherwise) and the RE2
+// required-field checks, the checksums, the Hyperscan database (recompiled
+// from the patterns: unsigned bytes are never deserialized) and the RE2
 // confirmers. A ruleset that loads must be usable: rule listings and a scan
 // of a few real log lines must not crash, and every match must name a signal
 // of that ruleset.

@@ -29,12 +29,19 @@ TEST(Compiler, CompilesValidTreeAndLoadsIt) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->rules, 2u);
   EXPECT_EQ(r->signals, 2u);
-  auto rs = Ruleset::LoadBuffer(r->buffer, "test");
+  // Compiled by this process: its database is used as it is.
+  auto rs = Ruleset::LoadBuiltIn(r->buffer, "test");
   ASSERT_TRUE(rs.ok()) << rs.status().message();
   EXPECT_EQ((*rs)->rule_count(), 2u);
   EXPECT_FALSE((*rs)->recompiled());
+  EXPECT_EQ((*rs)->trust(), RulesetTrust::kBuiltIn);
   EXPECT_GE((*rs)->FindRule("nccl-watchdog-timeout"), 0);
   EXPECT_EQ((*rs)->FindRule("nope"), -1);
+  // The same bytes from outside (unsigned) are not trusted: recompiled.
+  auto foreign = Ruleset::LoadBuffer(r->buffer, "test");
+  ASSERT_TRUE(foreign.ok()) << foreign.status().message();
+  EXPECT_TRUE((*foreign)->recompiled());
+  EXPECT_EQ((*foreign)->trust(), RulesetTrust::kUntrusted);
 }
 
 TEST(Compiler, BadRegexNamesFileRuleAndField) {

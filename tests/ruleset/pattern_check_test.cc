@@ -33,5 +33,14 @@ TEST(PatternCheck, LongestLiteral) {
   EXPECT_LT(LongestLiteral("[a-z]+ [0-9]+"), 4u);
 }
 
+// FNV-1a 64's published offset basis and test vectors: the constant was
+// once a digit short (1469598103934665603).
+TEST(PatternCheck, Fnv1a64IsTheRealFnv1a) {
+  EXPECT_EQ(kFnvOffset, 14695981039346656037ull);
+  EXPECT_EQ(Fnv1a64(""), 0xcbf29ce484222325ull);
+  EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(Fnv1a64("foobar"), 0x85944171f73967e8ull);
+}
+
 }  // namespace
 }  // namespace faultline

@@ -25,6 +25,14 @@ if os.environ.get("FAULTLINE_LIBRARY"):
 
 import faultline  # noqa: E402
 
+
+@pytest.fixture(autouse=True, scope="session")
+def _ruleset_key_in_tmp(tmp_path_factory):
+    """Compiling a ruleset signs it with a per-installation key, created on
+    first use; the tests keep that key in a temporary directory, never under
+    the real home directory."""
+    os.environ["FAULTLINE_RULESET_KEY_FILE"] = str(tmp_path_factory.mktemp("config") / "ruleset.key")
+
 # A syslog-wrapped kernel Xid 79 on node017 (rank 3, busId 3b000), then the
 # NCCL watchdogs of every other rank 30 minutes later.
 XID_LINE = (

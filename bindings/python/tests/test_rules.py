@@ -76,6 +76,9 @@ def test_compile_and_load(tmp_path: Path) -> None:
     rs.close()  # twice is fine
     with pytest.raises(faultline.InvalidArgumentError):
         rs.rules()
+    # compile_rules signs the file with this installation's key (conftest
+    # keeps it in a temporary directory): loading it uses its database.
+    assert faultline.Ruleset(out).load_info.startswith("authenticated:")
     mem = faultline.Ruleset(out.read_bytes())
     assert len(mem) == n
     assert len(faultline.Ruleset(RULES_SRC)) == n  # a source dir compiles on the fly

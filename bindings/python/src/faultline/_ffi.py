@@ -229,6 +229,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_ruleset_free": (None, [_vp]),
     "fl_ruleset_name": (c_char_p, [_vp]),
     "fl_ruleset_version": (c_char_p, [_vp]),
+    "fl_ruleset_load_info": (c_char_p, [_vp]),
     "fl_ruleset_rule_count": (c_size_t, [_vp]),
     "fl_ruleset_rules_json": (fl_status, [_vp, _pvp, _psz]),
     "fl_ruleset_rule_json": (fl_status, [_vp, c_char_p, _pvp, _psz]),

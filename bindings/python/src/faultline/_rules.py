@@ -125,6 +125,13 @@ class Ruleset:
     def version(self) -> str:
         return (_ffi.lib.fl_ruleset_version(self._handle().ptr) or b"").decode()
 
+    @property
+    def load_info(self) -> str:
+        """How the pattern database was obtained: "built-in: ...",
+        "authenticated: ..." (a file compiled and signed on this installation)
+        or "untrusted: ... recompiled ..." with the reason."""
+        return (_ffi.lib.fl_ruleset_load_info(self._handle().ptr) or b"").decode()
+
     def __len__(self) -> int:
         return int(_ffi.lib.fl_ruleset_rule_count(self._handle().ptr))
 
