@@ -6,6 +6,7 @@
 
 #include "bundle_generated.h"
 #include "evidence/finalize.h"
+#include "evidence/merge.h"
 #include "util/strings.h"
 
 namespace faultline {
@@ -55,7 +56,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
   for (const auto& [rank, r] : scan.ranks) {
     ranks.push_back(fb::CreateBRank(b, r.rank, b.CreateString(r.host), r.progress_lines, r.first_progress_us,
                                     r.last_progress_us, r.last_step, r.step_samples, r.step_time_sum,
-                                    r.step_time_sumsq, b.CreateVector(r.step_time_reservoir)));
+                                    r.step_time_sumsq, b.CreateVector(r.step_time_reservoir),
+                                    b.CreateVector(r.step_time_keys)));
   }
   std::vector<Offset<fb::BSeries>> metrics;
   for (const auto& [key, series] : scan.metrics) {
@@ -217,6 +219,9 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
       rk.step_time_sum = k->step_time_sum();
       rk.step_time_sumsq = k->step_time_sumsq();
       if (k->reservoir()) rk.step_time_reservoir.assign(k->reservoir()->begin(), k->reservoir()->end());
+      if (k->reservoir_keys() && k->reservoir_keys()->size() == rk.step_time_reservoir.size()) {
+        rk.step_time_keys.assign(k->reservoir_keys()->begin(), k->reservoir_keys()->end());
+      }
       r.ranks[rk.rank] = std::move(rk);
     }
   }
@@ -278,91 +283,37 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
   return r;
 }
 
-ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
+ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, EvidenceCaps caps) {
   ScanResult out;
   std::map<std::string, uint32_t> source_index;
-  struct RangeEnd {
-    int64_t last_time_us = kNoTime;
-    int64_t last_time_offset = -1;
-    bool last_time_inferred = false;
-  };
-  std::map<uint32_t, RangeEnd> range_state;
   std::set<std::tuple<std::string, int64_t, std::string, int64_t, bool>> device_seen;
   std::set<std::pair<std::string, int64_t>> pid_seen;
   for (ScanResult& p : parts) {
+    // Sources: a new one, or the next byte range of one already seen, whose
+    // evidence then inherits the time the ranges before it ended on.
     std::vector<uint32_t> map(p.sources.size());
+    std::vector<TimeCarry> carry(p.sources.size());
     for (size_t i = 0; i < p.sources.size(); ++i) {
       SourceSummary& s = p.sources[i];
-      auto it = source_index.find(s.name);
-      if (it == source_index.end()) {
-        map[i] = static_cast<uint32_t>(out.sources.size());
-        source_index.emplace(s.name, map[i]);
+      auto [it, fresh] = source_index.emplace(s.name, static_cast<uint32_t>(out.sources.size()));
+      map[i] = it->second;
+      if (fresh) {
         out.sources.push_back(s);
         continue;
       }
-      // The next byte range of a source already seen.
-      map[i] = it->second;
       SourceSummary& m = out.sources[it->second];
-      m.bytes += s.bytes;
+      carry[i] = TimeCarry::AtEndOf(m);
       m.lines += s.lines;
-      if (m.first_time_us == kNoTime) m.first_time_us = s.first_time_us;
-      if (s.last_time_us == kNoTime && m.last_time_us != kNoTime) {
-        m.last_time_us += s.unanchored_delta_us;  // dmesg -H deltas of a range without a stamp
-      }
-      if (s.last_time_us != kNoTime) {
-        m.last_time_us = s.last_time_us;
-        m.last_time_offset = s.last_time_offset;
-        m.last_time_inferred = s.last_time_inferred;
-      }
-      if (!m.monotonic_anchor_us) m.monotonic_anchor_us = s.monotonic_anchor_us;
-      if (m.dated_us == kNoTime) m.dated_us = s.dated_us;
-      m.failed = m.failed || s.failed;
-      m.range_end = std::max(m.range_end, s.range_end);
-      if (m.rank < 0) m.rank = s.rank;
-      if (m.host.empty()) m.host = s.host;
+      AppendFollowing(m, s);
     }
     for (Evidence& ev : p.evidence) {
-      uint32_t src = map[ev.source];
-      if (ev.needs_prev_time && ev.time_us == kNoTime) {
-        // Inherit from the end of the previous range of the same source.
-        auto it = range_state.find(src);
-        if (it != range_state.end() && it->second.last_time_us != kNoTime &&
-            it->second.last_time_offset >= 0 &&
-            static_cast<uint64_t>(it->second.last_time_offset) + kInheritWindow >= ev.offset) {
-          ev.time_us = it->second.last_time_us + ev.prev_delta_us;
-          ev.time_source = ev.InheritedSource();
-          ev.year_inferred = it->second.last_time_inferred;
-          ev.needs_prev_time = false;
-        }
-      }
-      ev.source = src;
+      carry[ev.source].Give(ev);
+      ev.source = map[ev.source];
       out.evidence.push_back(std::move(ev));
-    }
-    for (size_t i = 0; i < p.sources.size(); ++i) {
-      if (p.sources[i].last_time_us != kNoTime) {
-        range_state[map[i]] = {p.sources[i].last_time_us, p.sources[i].last_time_offset,
-                               p.sources[i].last_time_inferred};
-      } else if (auto it = range_state.find(map[i]); it != range_state.end()) {
-        it->second.last_time_us += p.sources[i].unanchored_delta_us;
-      }
     }
     for (auto& [rank, r] : p.ranks) {
       auto [it, fresh] = out.ranks.emplace(rank, r);
-      if (fresh) continue;
-      RankSummary& m = it->second;
-      if (m.host.empty()) m.host = r.host;
-      m.progress_lines += r.progress_lines;
-      if (m.first_progress_us == kNoTime || (r.first_progress_us != kNoTime && r.first_progress_us < m.first_progress_us)) {
-        m.first_progress_us = r.first_progress_us;
-      }
-      m.last_progress_us = std::max(m.last_progress_us, r.last_progress_us);
-      m.last_step = std::max(m.last_step, r.last_step);
-      m.step_samples += r.step_samples;
-      m.step_time_sum += r.step_time_sum;
-      m.step_time_sumsq += r.step_time_sumsq;
-      for (double x : r.step_time_reservoir) {
-        if (m.step_time_reservoir.size() < 512) m.step_time_reservoir.push_back(x);
-      }
+      if (!fresh) MergeFrom(it->second, r);
     }
     for (auto& [key, series] : p.metrics) {
       auto& m = out.metrics[key];
@@ -376,20 +327,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
       if (pid_seen.emplace(l.host, l.pid).second) out.pids.push_back(std::move(l));
     }
     for (SyncPoint& sp : p.sync_points) out.sync_points.push_back(std::move(sp));
-    for (auto& [rule, st] : p.rule_stats) {
-      RuleStats& m = out.rule_stats[rule];
-      m.count += st.count;
-      for (auto& [rank, n] : st.ranks) m.ranks[rank] += n;
-      for (auto& [host, n] : st.hosts) m.hosts[host] += n;
-      for (auto& [rank, seq] : st.rank_min_seq) {
-        auto [it, fresh] = m.rank_min_seq.emplace(rank, seq);
-        if (!fresh) it->second = std::min(it->second, seq);
-      }
-      if (m.first_time_us == kNoTime || (st.first_time_us != kNoTime && st.first_time_us < m.first_time_us)) {
-        m.first_time_us = st.first_time_us;
-      }
-      if (st.last_time_us != kNoTime) m.last_time_us = std::max(m.last_time_us, st.last_time_us);
-    }
+    for (auto& [rule, st] : p.rule_stats) MergeFrom(out.rule_stats[rule], st);
     for (auto& [g, n] : p.signal_hits) out.signal_hits[g] += n;
     for (auto& [r, n] : p.dropped) out.dropped[r] += n;
     out.bytes += p.bytes;
@@ -400,18 +338,32 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
   std::stable_sort(out.evidence.begin(), out.evidence.end(), [](const Evidence& a, const Evidence& b) {
     return a.source != b.source ? a.source < b.source : a.offset < b.offset;
   });
-  // One scan keeps each rank's last progress line; shards each kept theirs.
+  // The caps again, over each whole source: every part kept the first and
+  // last records of its own bytes, which include those of the source, so
+  // this keeps what one scan of the source keeps. One scan keeps each
+  // rank's last progress line; the parts each kept theirs.
   std::map<int64_t, size_t> last_progress;
   for (size_t i = 0; i < out.evidence.size(); ++i) {
     if (rs.signal(out.evidence[i].signal).role == SignalRole::Progress) last_progress[out.evidence[i].rank] = i;
   }
-  std::vector<Evidence> kept;
+  std::vector<Evidence> kept, progress;
   kept.reserve(out.evidence.size());
+  EvidenceKeeper keeper(caps);
   for (size_t i = 0; i < out.evidence.size(); ++i) {
-    const Evidence& ev = out.evidence[i];
-    if (rs.signal(ev.signal).role == SignalRole::Progress && last_progress[ev.rank] != i) continue;
-    kept.push_back(std::move(out.evidence[i]));
+    Evidence& ev = out.evidence[i];
+    if (i > 0 && ev.source != out.evidence[i - 1].source) keeper.TakeInto(kept);
+    if (rs.signal(ev.signal).role == SignalRole::Progress) {
+      if (last_progress[ev.rank] == i) progress.push_back(std::move(ev));
+      continue;
+    }
+    keeper.Add(std::move(ev), out.dropped);
   }
+  keeper.TakeInto(kept);
+  // After the capped records, as Scanner::Finish adds them.
+  for (Evidence& ev : progress) kept.push_back(std::move(ev));
+  std::stable_sort(kept.begin(), kept.end(), [](const Evidence& a, const Evidence& b) {
+    return a.source != b.source ? a.source < b.source : a.offset < b.offset;
+  });
   out.evidence = std::move(kept);
   FinalizeTimes(out);
   return out;

@@ -28,6 +28,7 @@
 #include "util/strings.h"
 #include "attribution/attribution.h"
 #include "evidence/finalize.h"
+#include "evidence/merge.h"
 #include "scan/line_format.h"
 #include "scan/traceback.h"
 #include "simdjson.h"
@@ -108,22 +109,18 @@ struct TracebackPending {
 struct ChunkOut {
   std::vector<Pending> pending;
   std::vector<Evidence> evidence;  // after phase B (line = line_rel for now)
-  std::vector<uint8_t> needs_prev_time;  // evidence i has no time in its chunk
   std::vector<TracebackPending> tb_pending;
   uint64_t newlines = 0;
-  uint64_t bytes = 0;
   bool ends_with_newline = true;
   std::string head, tail;
-  int64_t first_time_us = kNoTime, last_time_us = kNoTime;
-  bool first_time_inferred = false, last_time_inferred = false;
-  int64_t last_time_offset = -1;  // start of the line that gave last_time_us
-  // A chunk without a stamped line: the sum of its dmesg -H deltas, which
-  // carry the previous chunk's last time forward (0 when the chunk is longer
-  // than the tail kept: the next stamp is then out of inheritance reach).
-  int64_t unanchored_delta_us = 0;
+  // The chunk as a piece of its source: bytes, first and last times (the
+  // line giving the last), first stamp with its own year, monotonic anchor.
+  // A chunk without a stamped line has the sum of its dmesg -H deltas in
+  // unanchored_delta_us, which carry the previous chunk's last time forward
+  // (0 when the chunk is longer than the tail kept: the next stamp is then
+  // out of inheritance reach).
+  SourceSummary edge;
   uint64_t base_offset = 0;       // absolute offset of the chunk
-  int64_t dated_us = kNoTime;  // first stamp with its own year
-  std::optional<int64_t> monotonic_anchor_us;
   bool faulted = false;
   std::string error;  // non-empty: the source failed here
   int error_code = -3;
@@ -246,7 +243,7 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
                            return a.line_start == b.line_start && a.id == b.id;
                          }),
              hits.end());
-  out.bytes = len;
+  out.edge.bytes = len;
   out.base_offset = abs_offset;
   out.ends_with_newline = len == 0 || base[len - 1] == '\n';
   CopyOut(out.head, base, std::min(len, kEdgeWindow));
@@ -389,13 +386,8 @@ struct Scanner::Impl {
     TimeContext tctx;
     uint64_t lines = 0;
     bool last_ended_newline = true;
-    int64_t last_time_us = kNoTime;
-    int64_t last_time_offset = -1;
-    bool last_time_inferred = false;
-    TimeSource last_time_source = TimeSource::kNone;
-    std::vector<Evidence> kept;
-    std::map<uint32_t, uint64_t> rule_seen;
-    std::map<uint32_t, std::deque<Evidence>> rule_tail;
+    explicit SourceState(EvidenceCaps caps) : keeper(caps) {}
+    EvidenceKeeper keeper;
     std::map<int64_t, int64_t> rank_last_progress_us;
     std::string recent;  // the source's last kTracebackWindow bytes merged so far
   };
@@ -418,7 +410,7 @@ struct Scanner::Impl {
     SourceSummary s;
     s.name = name;
     s.failed = false;
-    auto st = std::make_unique<SourceState>();
+    auto st = std::make_unique<SourceState>(EvidenceCaps{opts.keep_first, opts.keep_last});
     st->index = static_cast<uint32_t>(result.sources.size());
     st->path_attr = AttributeFromPath(name);
     s.rank = st->path_attr.rank.value_or(-1);
@@ -557,7 +549,6 @@ struct Scanner::Impl {
           }
           ev.monotonic_s = view.time->monotonic_s;
         }
-        bool ev_needs_prev = false;
         ev.dmesg_delta = own_delta;
         if (ev.time_us == kNoTime && !ev.monotonic_s) {
           // Inherit the previous timestamped line's time.
@@ -566,7 +557,7 @@ struct Scanner::Impl {
             ev.time_source = ev.InheritedSource();
             ev.year_inferred = inherited_inferred;
           } else {
-            ev_needs_prev = needs_prev;
+            ev.needs_prev_time = needs_prev;
             ev.prev_delta_us = pending_delta;
           }
         }
@@ -589,7 +580,6 @@ struct Scanner::Impl {
           }
         }
         out.evidence.push_back(std::move(ev));
-        out.needs_prev_time.push_back(ev_needs_prev);
       }
       if (p.tb_candidate && out.evidence.size() > ev_begin) {
         if (p.tb_cut) {
@@ -616,8 +606,8 @@ struct Scanner::Impl {
         std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
         LineView v = SplitLine(l, st.format, st.tctx);
         if (v.time && v.time->wall_us) {
-          if (!v.time->year_inferred) out.dated_us = *v.time->wall_us;
-          out.first_time_inferred = v.time->year_inferred;
+          if (!v.time->year_inferred) out.edge.dated_us = *v.time->wall_us;
+          out.edge.first_time_inferred = v.time->year_inferred;
           return *v.time->wall_us;
         }
         if (nl == std::string_view::npos) break;
@@ -625,10 +615,10 @@ struct Scanner::Impl {
       }
       return kNoTime;
     };
-    out.first_time_us = first_time(out.head);
+    out.edge.first_time_us = first_time(out.head);
     std::string_view tail = out.tail;
     if (!tail.empty() && tail.back() == '\n') tail.remove_suffix(1);
-    const uint64_t tail_start = out.base_offset + out.bytes - out.tail.size();
+    const uint64_t tail_start = out.base_offset + out.edge.bytes - out.tail.size();
     int64_t tail_acc = 0;  // dmesg -H deltas after the last stamped line
     while (!tail.empty()) {
       size_t nl = tail.rfind('\n');
@@ -637,11 +627,11 @@ struct Scanner::Impl {
       LineView v = SplitLine(l, st.format, st.tctx);
       if (v.time && v.time->delta_s) tail_acc += DeltaUs(*v.time->delta_s);
       if (v.time && v.time->wall_us) {
-        out.last_time_us = *v.time->wall_us + tail_acc;
-        out.last_time_inferred = v.time->year_inferred;
-        out.last_time_offset = static_cast<int64_t>(tail_start + (nl == std::string_view::npos ? 0 : nl + 1));
+        out.edge.last_time_us = *v.time->wall_us + tail_acc;
+        out.edge.last_time_inferred = v.time->year_inferred;
+        out.edge.last_time_offset = static_cast<int64_t>(tail_start + (nl == std::string_view::npos ? 0 : nl + 1));
         if (v.time->monotonic_s) {
-          out.monotonic_anchor_us =
+          out.edge.monotonic_anchor_us =
               *v.time->wall_us - static_cast<int64_t>(*v.time->monotonic_s * 1e6);
         }
         break;
@@ -649,8 +639,8 @@ struct Scanner::Impl {
       if (nl == std::string_view::npos) break;
       tail = tail.substr(0, nl);
     }
-    if (out.last_time_us == kNoTime && out.tail.size() == out.bytes && out.bytes < kEdgeWindow) {
-      out.unanchored_delta_us = tail_acc;
+    if (out.edge.last_time_us == kNoTime && out.tail.size() == out.edge.bytes && out.edge.bytes < kEdgeWindow) {
+      out.edge.unanchored_delta_us = tail_acc;
     }
     out.head.clear();
     // The tail stays: the merge keeps the source's last bytes from it to
@@ -713,7 +703,7 @@ struct Scanner::Impl {
                      ChunkOut& out, Each&& each) const {
     PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits, 0, fold_tracebacks);
     out.newlines = CountNewlines(data, len);
-    out.bytes = len;
+    out.edge.bytes = len;
     out.base_offset = abs_offset;
     out.ends_with_newline = len == 0 || data[len - 1] == '\n';
     for (Pending& p : out.pending) {
@@ -778,52 +768,20 @@ struct Scanner::Impl {
     if (!out.error.empty()) Fail(st.index, out.error, out.error_code);
     uint64_t base_line = st.lines + (st.last_ended_newline ? 1 : 0);
     if (st.lines == 0 && sum.bytes == 0) base_line = 1;
-    for (size_t i = 0; i < out.evidence.size(); ++i) {
-      Evidence& ev = out.evidence[i];
+    // Evidence that found no time in its chunk inherits the time the chunks
+    // before it ended on (a range scan leaves it to MergeScans when none did).
+    const TimeCarry carry = TimeCarry::AtEndOf(sum);
+    for (Evidence& ev : out.evidence) {
       ev.line = base_line + ev.line;
-      if (out.needs_prev_time[i] && ev.time_us == kNoTime) {
-        if (st.last_time_us == kNoTime) {
-          ev.needs_prev_time = true;  // a range scan: the merge may know
-          ev.prev_delta_us += sum.unanchored_delta_us;  // deltas of earlier chunks of the range
-        } else if (st.last_time_offset >= 0 &&
-                   static_cast<uint64_t>(st.last_time_offset) + kInheritWindow >= ev.offset) {
-          ev.time_us = st.last_time_us + ev.prev_delta_us;
-          ev.time_source = ev.InheritedSource();
-          ev.year_inferred = st.last_time_inferred;
-        }
-      }
+      carry.Give(ev);
       Keep(st, std::move(ev));
     }
-    sum.bytes += out.bytes;
+    AppendFollowing(sum, out.edge);
     // A chunk whose last line lacks a newline still counts that line; the
     // next chunk of a stream never starts mid-line, so this is exact.
     st.lines += out.newlines;
     st.last_ended_newline = out.ends_with_newline;
-    sum.lines = st.lines + (out.ends_with_newline || out.bytes == 0 ? 0 : 1);
-    if (sum.first_time_us == kNoTime) {
-      sum.first_time_us = out.first_time_us;
-      sum.first_time_inferred = out.first_time_inferred;
-    }
-    if (sum.dated_us == kNoTime) sum.dated_us = out.dated_us;
-    if (out.last_time_us == kNoTime && out.unanchored_delta_us != 0) {
-      if (st.last_time_us != kNoTime) st.last_time_us += out.unanchored_delta_us;
-      if (sum.last_time_us != kNoTime) {
-        sum.last_time_us += out.unanchored_delta_us;
-      } else {
-        sum.unanchored_delta_us += out.unanchored_delta_us;
-      }
-    }
-    if (out.last_time_us != kNoTime) {
-      sum.last_time_us = out.last_time_us;
-      sum.last_time_inferred = out.last_time_inferred;
-      st.last_time_us = out.last_time_us;
-      st.last_time_offset = out.last_time_offset;
-      st.last_time_inferred = out.last_time_inferred;
-      sum.last_time_offset = out.last_time_offset;
-    }
-    if (out.monotonic_anchor_us && !sum.monotonic_anchor_us) {
-      sum.monotonic_anchor_us = out.monotonic_anchor_us;
-    }
+    sum.lines = st.lines + (out.ends_with_newline || out.edge.bytes == 0 ? 0 : 1);
   }
 
   void Keep(SourceState& st, Evidence ev) {
@@ -835,19 +793,10 @@ struct Scanner::Impl {
       sum.monotonic_anchor_us = ev.time_us - static_cast<int64_t>(*ev.monotonic_s * 1e6);
     }
     if (opts.on_evidence) opts.on_evidence(ev, sum.name);
-    RuleStats& rst = result.rule_stats[ev.rule];
-    ++rst.count;
-    if (ev.rank >= 0) ++rst.ranks[ev.rank];
-    if (!ev.host.empty()) ++rst.hosts[ev.host];
-    if (ev.time_us != kNoTime) {
-      if (rst.first_time_us == kNoTime || ev.time_us < rst.first_time_us) rst.first_time_us = ev.time_us;
-      if (rst.last_time_us == kNoTime || ev.time_us > rst.last_time_us) rst.last_time_us = ev.time_us;
-    }
     int64_t n;
-    if (const std::string* seq = ev.Field("seq"); seq && ev.rank >= 0 && ParseInt64(*seq, &n)) {
-      auto [it, fresh] = rst.rank_min_seq.emplace(ev.rank, n);
-      if (!fresh) it->second = std::min(it->second, n);
-    }
+    std::optional<int64_t> seq;
+    if (const std::string* f = ev.Field("seq"); f && ParseInt64(*f, &n)) seq = n;
+    CountInRuleStats(result.rule_stats[ev.rule], ev, seq);
     // Topology and clock sync, from every line before any cap. An init line
     // names the rank inside its communicator (comm_rank); the [rankK]: prefix
     // or the path gives the global rank when present.
@@ -891,18 +840,7 @@ struct Scanner::Impl {
     if (si.role == SignalRole::Metric) {
       KeepMetric(ev);
     }
-    uint64_t& seen = st.rule_seen[ev.rule];
-    ++seen;
-    if (seen <= opts.keep_first) {
-      st.kept.push_back(std::move(ev));
-    } else {
-      auto& tail = st.rule_tail[ev.rule];
-      tail.push_back(std::move(ev));
-      if (tail.size() > opts.keep_last) {
-        tail.pop_front();
-        ++result.dropped[tail.front().rule];
-      }
-    }
+    st.keeper.Add(std::move(ev), result.dropped);
   }
 
   void KeepProgress(SourceState& st, const Evidence& ev) {
@@ -924,26 +862,13 @@ struct Scanner::Impl {
       if (ParseDouble(*s, &d)) step_time = d;
     }
     if (ev.time_us != kNoTime) {
-      if (r.first_progress_us == kNoTime) r.first_progress_us = ev.time_us;
+      if (r.first_progress_us == kNoTime || ev.time_us < r.first_progress_us) r.first_progress_us = ev.time_us;
       int64_t& last = st.rank_last_progress_us[rank];
       if (step_time < 0 && last != 0 && ev.time_us > last) step_time = (ev.time_us - last) / 1e6;
       last = ev.time_us;
       r.last_progress_us = std::max(r.last_progress_us, ev.time_us);
     }
-    if (step_time >= 0) {
-      ++r.step_samples;
-      r.step_time_sum += step_time;
-      r.step_time_sumsq += step_time * step_time;
-      constexpr size_t kReservoir = 512;
-      if (r.step_time_reservoir.size() < kReservoir) {
-        r.step_time_reservoir.push_back(step_time);
-      } else {
-        // Deterministic reservoir: replace by a hash of the sample count.
-        uint64_t h = r.step_samples * 0x9E3779B97F4A7C15ull;
-        uint64_t j = (h >> 11) % r.step_samples;
-        if (j < kReservoir) r.step_time_reservoir[j] = step_time;
-      }
-    }
+    if (step_time >= 0) AddStepTime(r, step_time, StepSampleKey(ev.line, step, step_time));
     // The last progress line of each rank stays as evidence (hang reports).
     auto& last_ev = last_progress_[rank];
     last_ev = ev;
@@ -974,18 +899,7 @@ struct Scanner::Impl {
     }
   }
 
-  void EndSource(SourceState& st) {
-    for (auto& [rule, tail] : st.rule_tail) {
-      for (Evidence& ev : tail) st.kept.push_back(std::move(ev));
-    }
-    st.rule_tail.clear();
-    std::stable_sort(st.kept.begin(), st.kept.end(), [](const Evidence& a, const Evidence& b) {
-      return a.offset < b.offset;
-    });
-    for (Evidence& ev : st.kept) result.evidence.push_back(std::move(ev));
-    st.kept.clear();
-    st.kept.shrink_to_fit();
-  }
+  void EndSource(SourceState& st) { st.keeper.TakeInto(result.evidence); }
 
   std::map<int64_t, Evidence> last_progress_;
   // Set when a cancelled RunTasks stops merging: workers drop what they would
@@ -1249,7 +1163,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
       t.outs.pop_front();
       t.cv.notify_all();
       lock.unlock();
-      done_bytes += out.bytes;
+      done_bytes += out.edge.bytes;
       Merge(st, out);
       if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) {
         cancelled = true;
