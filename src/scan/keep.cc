@@ -56,16 +56,12 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   // Traceback windows cut at this chunk's start: the source's bytes before
   // the chunk complete them, so the fold is the same for any chunking.
   for (TracebackPending& tp : out.tb_pending) {
-    std::string window = st.recent + tp.window;
-    // `recent` holds the whole source so far while it is shorter than the
-    // window: a short window starts at the source's first byte.
-    bool at_start = window.size() < kTracebackWindow;
-    if (!at_start) window.erase(0, window.size() - kTracebackWindow);
+    bool at_start = false;
+    std::string window = st.framing.CompleteTracebackWindow(tp.window, &at_start);
     AddTraceback(out.evidence, tp.first_evidence, tp.evidence_count,
-                 FoldTraceback(window, at_start, tp.line, st.format, st.tctx));
+                 FoldTraceback(window, at_start, tp.line, st.framing.format(), st.tctx));
   }
-  st.recent += out.tail;
-  if (st.recent.size() > kTracebackWindow) st.recent.erase(0, st.recent.size() - kTracebackWindow);
+  st.framing.AfterChunk(out.tail);
   if (!out.error.empty()) Fail(st.index, out.error, out.error_code);
   uint64_t base_line = st.lines + (st.last_ended_newline ? 1 : 0);
   if (st.lines == 0 && sum.bytes == 0) base_line = 1;

@@ -36,7 +36,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
   for (Pending& p : out.pending) {
     std::string_view line = p.line;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    LineView view = SplitLine(line, st.format, st.tctx);
+    LineView view = SplitLine(line, st.framing.format(), st.tctx);
     // The time a line without its own stamp inherits: the nearest
     // timestamped line before it. dmesg -H delta lines ("[  +0.000316]")
     // add up from it: the line's own delta and those of the delta lines
@@ -58,7 +58,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
         bool partial = nl == std::string_view::npos && !p.before_reaches_chunk_start &&
                        !p.before_reaches_prev;
         if (partial) break;
-        LineView pv = SplitLine(prev, st.format, st.tctx);
+        LineView pv = SplitLine(prev, st.framing.format(), st.tctx);
         if (pv.time && pv.time->wall_us) {
           inherited = *pv.time->wall_us + acc;
           inherited_inferred = pv.time->year_inferred;
@@ -174,7 +174,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
         tp.line.assign(line);
       } else {
         AddTraceback(out.evidence, ev_begin, out.evidence.size() - ev_begin,
-                     FoldTraceback(p.tb_window, p.tb_at_start, line, st.format, st.tctx));
+                     FoldTraceback(p.tb_window, p.tb_at_start, line, st.framing.format(), st.tctx));
       }
     }
   }
@@ -187,7 +187,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
     for (int k = 0; k < 64 && pos < text.size(); ++k) {
       size_t nl = text.find('\n', pos);
       std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
-      LineView v = SplitLine(l, st.format, st.tctx);
+      LineView v = SplitLine(l, st.framing.format(), st.tctx);
       if (v.time && v.time->wall_us) {
         if (!v.time->year_inferred) out.edge.dated_us = *v.time->wall_us;
         out.edge.first_time_inferred = v.time->year_inferred;
@@ -207,7 +207,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
     size_t nl = tail.rfind('\n');
     if (nl == std::string_view::npos && out.tail.size() >= kEdgeWindow) break;  // partial
     std::string_view l = nl == std::string_view::npos ? tail : tail.substr(nl + 1);
-    LineView v = SplitLine(l, st.format, st.tctx);
+    LineView v = SplitLine(l, st.framing.format(), st.tctx);
     if (v.time && v.time->delta_s) tail_acc += DeltaUs(*v.time->delta_s);
     if (v.time && v.time->wall_us) {
       out.edge.last_time_us = *v.time->wall_us + tail_acc;
@@ -269,7 +269,7 @@ void Scanner::Impl::ThinDroppedEvidence(ChunkOut& out) const {
 
 template <typename Each>
 void Scanner::Impl::PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits, const char* data,
-                                  size_t len, uint64_t abs_offset, const JsonChunk& jc, bool fold_tracebacks,
+                                  size_t len, uint64_t abs_offset, const DerivedChunk& jc, bool fold_tracebacks,
                                   ChunkOut& out, Each&& each) const {
   PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits, 0, fold_tracebacks);
   out.newlines = CountNewlines(data, len);
@@ -291,24 +291,24 @@ void Scanner::Impl::PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits,
 
 void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<Hit>& hits,
                                   const char* data, size_t len, uint64_t abs_offset, ChunkOut& out) const {
-  if (st.format.json) {
+  if (st.framing.format().json) {
     // JSON lines: scan the messages, not the raw JSON; confirm on the raw
     // line (SplitLine takes the message from it again).
-    JsonChunk jc = ExtractJsonMessages(std::string_view(data, len));
+    DerivedChunk jc = ExtractJsonMessages(std::string_view(data, len));
     PhaseADerived(scratch, hits, data, len, abs_offset, jc, false, out,
-                  [&](Pending& p, const JsonLine& jl) {
+                  [&](Pending& p, const DerivedRecord& jl) {
                     p.line.assign(data + jl.offset, std::min<size_t>(jl.length, kConfirmWindow));
                     p.before.clear();
                     p.before_reaches_chunk_start = false;
                     p.before_reaches_prev = false;
                   });
-  } else if (st.format.joins() && HasPartial(st.format, std::string_view(data, len))) {
+  } else if (st.framing.HasRuns(std::string_view(data, len))) {
     // CRI partial lines, hard-wrapped lines: match on the joined records.
     // Traceback windows come from the joined text, which starts at this
     // chunk's start.
-    JsonChunk jc = JoinPartials(st.format, std::string_view(data, len));
+    DerivedChunk jc = JoinPartials(st.framing.format(), std::string_view(data, len));
     PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out,
-                  [&](Pending& p, const JsonLine&) {
+                  [&](Pending& p, const DerivedRecord&) {
                     if (!p.tb_candidate) return;
                     p.tb_at_start = p.tb_at_start && abs_offset == 0;
                     p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;

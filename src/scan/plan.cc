@@ -7,7 +7,7 @@
 namespace faultline::internal {
 
 std::vector<uint64_t> ChunkCuts(std::string_view all, uint64_t begin, uint64_t end,
-                                size_t chunk_bytes, const LineFormat& format) {
+                                size_t chunk_bytes, const SourceFraming& framing) {
   std::vector<uint64_t> cuts{begin};
   for (uint64_t pos = begin; pos < end;) {
     uint64_t stop = end;
@@ -16,7 +16,7 @@ std::vector<uint64_t> ChunkCuts(std::string_view all, uint64_t begin, uint64_t e
       if (nl) {
         stop = static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1;
         // Never inside a run of CRI partial or wrapped lines.
-        if (format.joins()) stop = std::min<uint64_t>(end, CutForward(format, all, stop));
+        stop = std::min<uint64_t>(end, framing.BoundaryAfter(all, stop));
       }
     }
     cuts.push_back(stop);

@@ -80,11 +80,11 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
         bool ok = GuardedRead(all.data(), all.size(), [&] {
           CopyOut(head, all.data(), std::min<size_t>(all.size(), 64 << 10));
         });
-        if (ok) m.states[src]->format = m.Detect(head);
-        const LineFormat fmt = m.states[src]->format;
+        SourceFraming& framing = m.states[src]->framing;
+        if (ok) framing.Detect(head);
         // JSON lines are chunked too: each chunk extracts its own messages.
         ok = ok && GuardedRead(all.data(), all.size(), [&] {
-          cuts = ChunkCuts(all, 0, all.size(), m.opts.chunk_bytes, fmt);
+          cuts = ChunkCuts(all, 0, all.size(), m.opts.chunk_bytes, framing);
         });
         if (!ok) {
           m.Fail(src, StrCat(f, ": the file shrank while it was being read"), -3);
@@ -107,7 +107,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
             char head[4096];
             ssize_t n = ::read(fd, head, sizeof head);
             ::close(fd);
-            if (n > 0) m.states[src]->format = m.Detect(std::string_view(head, n));
+            if (n > 0) m.states[src]->framing.Detect(std::string_view(head, n));
           }
           total += stt.st_size;
         }
@@ -161,15 +161,15 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
   }
   if (first_line > 0) lines_before = first_line - 1;
   Impl::SourceState& st = *m.states[src];
-  st.format = m.Detect(head);
-  if (st.format.joins()) {
+  st.framing.Detect(head);
+  if (st.framing.format().joins()) {
     // Both ends move past a run of CRI partial or wrapped lines, as every
     // range of the same file does: the run belongs to the range holding its
     // first line.
     uint64_t old_begin = begin;
     ok = GuardedRead(all.data(), all.size(), [&] {
-      begin = CutForward(st.format, all, begin);
-      if (end < all.size()) end = CutForward(st.format, all, end);
+      begin = st.framing.BoundaryAfter(all, begin);
+      if (end < all.size()) end = st.framing.BoundaryAfter(all, end);
       if (end < begin) end = begin;
       lines_before += CountNewlines(all.data() + old_begin, begin - old_begin);
     });
@@ -186,7 +186,7 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
   m.result.sources[src].range_end = end;
   std::vector<uint64_t> cuts{begin};
   if (!GuardedRead(all.data(), all.size(),
-                   [&] { cuts = ChunkCuts(all, begin, end, m.opts.chunk_bytes, st.format); })) {
+                   [&] { cuts = ChunkCuts(all, begin, end, m.opts.chunk_bytes, st.framing); })) {
     m.Fail(src, StrCat(path, ": the file shrank while it was being read"), -3);
     return absl::OkStatus();
   }
@@ -245,11 +245,11 @@ absl::Status Scanner::FlushStream(uint32_t stream) {
   size_t nl = ps.buf.rfind('\n');
   size_t cut = nl == std::string::npos ? 0 : nl + 1;
   if (ps.offset == 0 && cut > 0) {
-    st.format = DetectLineFormat(std::string_view(ps.buf).substr(0, std::min<size_t>(cut, 64 << 10)));
+    st.framing.Detect(std::string_view(ps.buf).substr(0, std::min<size_t>(cut, 64 << 10)));
   }
   // A run of CRI partial or wrapped lines waits for the line that ends it
   // (the stream's close scans whatever is left).
-  if (st.format.joins() && cut > 0) cut = CutBack(st.format, ps.buf, cut);
+  if (cut > 0) cut = st.framing.StreamCut(ps.buf, cut);
   if (cut == 0 && ps.buf.size() >= kMaxStreamLine) cut = ps.buf.size();
   if (cut == 0) return absl::OkStatus();
   ChunkOut out;
@@ -271,7 +271,7 @@ absl::Status Scanner::CloseStream(uint32_t stream) {
   }
   Impl::SourceState& st = *m.states[ps.source];
   if (!ps.buf.empty()) {
-    if (ps.offset == 0) st.format = DetectLineFormat(std::string_view(ps.buf).substr(0, 64 << 10));
+    if (ps.offset == 0) st.framing.Detect(std::string_view(ps.buf).substr(0, 64 << 10));
     ChunkOut out;
     m.ProcessBuffer(st, m.main_scratch.get(), m.main_hits, ps.buf.data(), ps.buf.size(), ps.offset,
                     out);

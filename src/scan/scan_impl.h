@@ -38,6 +38,7 @@
 #include "ruleset/ruleset.h"
 #include "scan/line_format.h"
 #include "scan/scan.h"
+#include "scan/source_framing.h"
 #include "scan/traceback.h"
 #include "util/utf8.h"
 
@@ -158,7 +159,7 @@ bool ReleaseFaultedScratch(hs_scratch_t* scratch);
 // begin, the cuts, end (just begin when the range is empty). Reads the
 // mapping: call under GuardedRead.
 std::vector<uint64_t> ChunkCuts(std::string_view all, uint64_t begin, uint64_t end,
-                                size_t chunk_bytes, const LineFormat& format);
+                                size_t chunk_bytes, const SourceFraming& framing);
 
 }  // namespace internal
 
@@ -175,14 +176,13 @@ struct Scanner::Impl {
   struct SourceState {
     uint32_t index = 0;
     Attribution path_attr;
-    LineFormat format;
+    SourceFraming framing;
     TimeContext tctx;
     uint64_t lines = 0;
     bool last_ended_newline = true;
     explicit SourceState(EvidenceCaps caps) : keeper(caps) {}
     EvidenceKeeper keeper;
     std::map<int64_t, int64_t> rank_last_progress_us;
-    std::string recent;  // the source's last kTracebackWindow bytes merged so far
   };
   std::vector<std::unique_ptr<SourceState>> states;
 
@@ -227,7 +227,7 @@ struct Scanner::Impl {
   // what the derived text got wrong for that format.
   template <typename Each>
   void PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits, const char* data,
-                     size_t len, uint64_t abs_offset, const JsonChunk& jc, bool fold_tracebacks,
+                     size_t len, uint64_t abs_offset, const DerivedChunk& jc, bool fold_tracebacks,
                      ChunkOut& out, Each&& each) const;
 
   void ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<Hit>& hits,
@@ -265,7 +265,6 @@ struct Scanner::Impl {
   // schedule.cc: tasks on worker threads, merged in task order.
   absl::Status RunTasks(std::vector<std::unique_ptr<Task>>& tasks, uint64_t total_bytes);
   void RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits);
-  LineFormat Detect(std::string_view head) const { return DetectLineFormat(head); }
 };
 
 

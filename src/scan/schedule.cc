@@ -60,13 +60,13 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
     std::string_view all = mapping->mapped();
     const char* base = all.data() + t.begin;
     size_t len = t.end - t.begin;
-    bool join = false;
-    if (st.format.joins() &&
+    bool derived = st.framing.format().json;
+    if (!derived && st.framing.format().joins() &&
         !GuardedRead(all.data(), all.size(),
-                     [&] { join = HasPartial(st.format, std::string_view(base, len)); })) {
-      join = false;  // the scan below meets the same fault and reports it
+                     [&] { derived = st.framing.HasRuns(std::string_view(base, len)); })) {
+      derived = false;  // the scan below meets the same fault and reports it
     }
-    if (st.format.json || join) {
+    if (derived) {
       // JSON lines match on their messages (escaped quotes, \uXXXX), as a
       // whole-file task does, not on the raw records.
       std::string copy;
@@ -114,9 +114,9 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
     ChunkOut out;
     // JSON messages and joined CRI records are scanned from a copy
     // (ProcessBuffer); only a plain file is scanned in place.
-    bool derived = st.format.json;
+    bool derived = st.framing.format().json;
     bool ok = GuardedRead(all.data(), all.size(), [&] {
-      if (!derived && st.format.joins()) derived = HasPartial(st.format, all);
+      if (!derived) derived = st.framing.HasRuns(all);
       if (!derived) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
     });
     if (!ok) {
@@ -159,15 +159,15 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
     if (*n == 0) eof = true;
     have += *n;
     size_t cut = have;
-    if (offset == 0 && !st.format.json && !st.format.joins()) {
-      st.format = Detect(std::string_view(buf.data(), std::min<size_t>(have, 64 << 10)));
+    if (offset == 0 && !st.framing.format().json && !st.framing.format().joins()) {
+      st.framing.Detect(std::string_view(buf.data(), std::min<size_t>(have, 64 << 10)));
     }
     if (!eof) {
       const void* nl = memrchr(buf.data(), '\n', have);
       if (nl) {
         cut = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
         // A run of CRI partial or wrapped lines waits for the line ending it.
-        if (st.format.joins()) cut = CutBack(st.format, std::string_view(buf.data(), have), cut);
+        cut = st.framing.StreamCut(std::string_view(buf.data(), have), cut);
         if (cut == 0 && have < kMaxStreamLine) continue;
         if (cut == 0) cut = have;
       } else if (have < kMaxStreamLine) {
