@@ -133,6 +133,18 @@ inline void CopyOut(std::string& s, const char* p, size_t n) {
 }
 
 
+// The wall time in force at a matched line: its own, or inherited from the
+// nearest stamped line before it. `needs_prev`: no stamp before the line in
+// its chunk, so the time is to come from the chunks before (plus
+// pending_delta, the dmesg -H deltas since the chunk's start).
+struct TimeInForce {
+  int64_t time_us = kNoTime;
+  uint64_t at = 0;  // start of the stamped line it comes from
+  bool inferred = false;  // that stamp had no year
+  bool needs_prev = false;
+  int64_t pending_delta = 0;
+};
+
 // Makes evidence text valid UTF-8, at most kMaxEvidenceText bytes.
 inline std::string CleanText(std::string_view s) { return CleanUtf8(s, kMaxEvidenceText); }
 
@@ -206,6 +218,9 @@ struct Scanner::Impl {
   // line_evidence.cc. Phase B: evidence from pending lines. Runs on worker threads; reads only
   // immutable state (ruleset, the source's format and time context).
   void PhaseB(const SourceState& st, ChunkOut& out) const;
+  // RE2 confirmation of a pending line's signals, and their evidence.
+  void ConfirmLine(const SourceState& st, internal::Pending& p, std::string_view line, const LineView& view,
+                   bool own_delta, const internal::TimeInForce& inherited, ChunkOut& out) const;
 
   // The fields of a folded traceback on the evidence of its exception line.
   static void AddTraceback(std::vector<Evidence>& evs, size_t first, size_t count,
