@@ -280,6 +280,18 @@ struct Scanner::Impl {
   // schedule.cc: tasks on worker threads, merged in task order.
   absl::Status RunTasks(std::vector<std::unique_ptr<Task>>& tasks, uint64_t total_bytes);
   void RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits);
+  // The three kinds of task: a chunk of a mapped file, a whole mapped file,
+  // a stream (compressed file, pipe), pushed chunk by chunk as it is read.
+  ChunkOut ScanMappedChunk(SourceState& st, const Source& mapping, uint64_t begin, uint64_t end,
+                           hs_scratch_t*& scratch, std::vector<Hit>& hits) const;
+  ChunkOut ScanMappedFile(SourceState& st, const std::string& path, const Source& s, hs_scratch_t*& scratch,
+                          std::vector<Hit>& hits) const;
+  void ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t*& scratch, std::vector<Hit>& hits);
+  void Push(Task& t, ChunkOut&& out);
+  void Finish(Task& t);
+  bool Cancelled() const;
+  // A scratch usable again after a fault unwound out of hs_scan.
+  void FreshScratch(hs_scratch_t*& scratch) const;
 };
 
 

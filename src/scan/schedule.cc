@@ -21,131 +21,138 @@ using internal::kStreamBuffer;
 using internal::PhaseA;
 using internal::ReleaseFaultedScratch;
 
+void Scanner::Impl::Push(Task& t, ChunkOut&& out) {
+  std::unique_lock<std::mutex> lock(t.mu);
+  // Bounded: a stream ahead of the merge point waits.
+  t.cv.wait(lock, [&] { return t.outs.size() < 4 || abandon_.load(); });
+  if (abandon_.load()) return;
+  t.outs.push_back(std::move(out));
+  t.cv.notify_all();
+}
+
+void Scanner::Impl::Finish(Task& t) {
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.done = true;
+  t.cv.notify_all();
+}
+
+bool Scanner::Impl::Cancelled() const {
+  return abandon_.load(std::memory_order_relaxed) || (opts.cancel && opts.cancel->load(std::memory_order_relaxed));
+}
+
+void Scanner::Impl::FreshScratch(hs_scratch_t*& scratch) const {
+  // A fault unwound out of hs_scan: its scratch is left marked in use, and
+  // hs_scan and hs_free_scratch both refuse it from then on.
+  if (ReleaseFaultedScratch(scratch)) return;
+  // Unknown scratch layout: a new one; the old one cannot be freed (a
+  // bounded leak, once per fault, only with an unknown Hyperscan).
+  hs_scratch_t* s = nullptr;
+  if (hs_alloc_scratch(rs->database(), &s) == HS_SUCCESS) scratch = s;
+}
+
 void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
   SourceState& st = *states[t.source];
-  auto push = [&](ChunkOut&& out) {
-    std::unique_lock<std::mutex> lock(t.mu);
-    // Bounded: a stream ahead of the merge point waits.
-    t.cv.wait(lock, [&] { return t.outs.size() < 4 || abandon_.load(); });
-    if (abandon_.load()) return;
-    t.outs.push_back(std::move(out));
-    t.cv.notify_all();
-  };
-  auto finish = [&] {
-    std::lock_guard<std::mutex> lock(t.mu);
-    t.done = true;
-    t.cv.notify_all();
-  };
-  auto cancelled = [&] {
-    return abandon_.load(std::memory_order_relaxed) || (opts.cancel && opts.cancel->load(std::memory_order_relaxed));
-  };
-  auto fresh_scratch = [&] {
-    // A fault unwound out of hs_scan: its scratch is left marked in use, and
-    // hs_scan and hs_free_scratch both refuse it from then on.
-    if (ReleaseFaultedScratch(scratch)) return;
-    // Unknown scratch layout: a new one; the old one cannot be freed (a
-    // bounded leak, once per fault, only with an unknown Hyperscan).
-    hs_scratch_t* s = nullptr;
-    if (hs_alloc_scratch(rs->database(), &s) == HS_SUCCESS) scratch = s;
-  };
-
   if (t.shared) {
     // This task's reference to the mapping moves here, so the worker that
     // scans a file's last outstanding chunk unmaps it (the matched lines are
     // copied out by then), in parallel with the merge, rather than the
     // merging thread, where munmap of a large file was serial time. The
-    // merging thread reads t.shared only after `finish` below.
+    // merging thread reads t.shared only after Finish below.
     std::shared_ptr<Source> mapping = std::move(t.shared);
-    ChunkOut out;
-    std::string_view all = mapping->mapped();
-    const char* base = all.data() + t.begin;
-    size_t len = t.end - t.begin;
-    bool derived = st.framing.format().json;
-    if (!derived && st.framing.format().joins() &&
-        !GuardedRead(all.data(), all.size(),
-                     [&] { derived = st.framing.HasRuns(std::string_view(base, len)); })) {
-      derived = false;  // the scan below meets the same fault and reports it
-    }
-    if (derived) {
-      // JSON lines match on their messages (escaped quotes, \uXXXX), as a
-      // whole-file task does, not on the raw records.
-      std::string copy;
-      if (GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, base, len); })) {
-        ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), t.begin, out);
-      } else {
-        out.error = StrCat(mapping->name(), ": the file shrank or vanished while it was being "
-                                 "read (truncated under the mapping); evidence after offset ",
-                                 t.begin, " is lost");
-        out.error_code = -3;
-      }
-      push(std::move(out));
-      finish();
-      return;
-    }
-    bool ok = GuardedRead(all.data(), all.size(), [&] {
-      PhaseA(*rs, scratch, base, len, t.begin, out, hits, t.begin);
-    });
-    if (!ok) {
-      fresh_scratch();
-      out = ChunkOut();
-      out.error = StrCat(mapping->name(), ": the file shrank or vanished while it was being "
-                               "read (truncated under the mapping); evidence after offset ",
-                               t.begin, " is lost");
-      out.error_code = -3;
-    } else {
-      PhaseB(st, out);
-    }
-    push(std::move(out));
-    finish();
+    Push(t, ScanMappedChunk(st, *mapping, t.begin, t.end, scratch, hits));
+    Finish(t);
     return;
   }
-
   auto src = OpenSource(t.path, opts.limits);
   if (!src.ok()) {
     ChunkOut out;
     out.error = std::string(src.status().message());
-    push(std::move(out));
-    finish();
-    return;
+    Push(t, std::move(out));
+  } else if ((*src)->kind() == SourceKind::kMapped) {
+    Push(t, ScanMappedFile(st, t.path, **src, scratch, hits));
+  } else {
+    ScanStream(t, st, **src, scratch, hits);
   }
-  Source& s = **src;
-  if (s.kind() == SourceKind::kMapped) {
-    std::string_view all = s.mapped();
-    ChunkOut out;
-    // JSON messages and joined CRI records are scanned from a copy
-    // (ProcessBuffer); only a plain file is scanned in place.
-    bool derived = st.framing.format().json;
-    bool ok = GuardedRead(all.data(), all.size(), [&] {
-      if (!derived) derived = st.framing.HasRuns(all);
-      if (!derived) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
-    });
-    if (!ok) {
-      fresh_scratch();
-      out = ChunkOut();
-      out.error = StrCat(t.path, ": the file shrank or vanished while it was being read "
-                               "(truncated under the mapping)");
-    } else if (derived) {
-      std::string copy;
-      bool ok2 = GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, all.data(), all.size()); });
-      if (ok2) {
-        ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), 0, out);
-      } else {
-        out.error = StrCat(t.path, ": the file shrank while it was being read");
-      }
+  Finish(t);
+}
+
+ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, uint64_t begin, uint64_t end,
+                                        hs_scratch_t*& scratch, std::vector<Hit>& hits) const {
+  ChunkOut out;
+  std::string_view all = mapping.mapped();
+  const char* base = all.data() + begin;
+  size_t len = end - begin;
+  auto lost = [&] {
+    out = ChunkOut();
+    out.error = StrCat(mapping.name(), ": the file shrank or vanished while it was being "
+                                      "read (truncated under the mapping); evidence after offset ",
+                       begin, " is lost");
+    out.error_code = -3;
+  };
+  bool derived = st.framing.format().json;
+  if (!derived && st.framing.format().joins() &&
+      !GuardedRead(all.data(), all.size(), [&] { derived = st.framing.HasRuns(std::string_view(base, len)); })) {
+    derived = false;  // the scan below meets the same fault and reports it
+  }
+  if (derived) {
+    // JSON lines match on their messages (escaped quotes, \uXXXX), as a
+    // whole-file task does, not on the raw records.
+    std::string copy;
+    if (GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, base, len); })) {
+      ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), begin, out);
     } else {
-      PhaseB(st, out);
+      lost();
     }
-    push(std::move(out));
-    finish();
-    return;
+    return out;
   }
+  if (GuardedRead(all.data(), all.size(), [&] { PhaseA(*rs, scratch, base, len, begin, out, hits, begin); })) {
+    PhaseB(st, out);
+  } else {
+    FreshScratch(scratch);
+    lost();
+  }
+  return out;
+}
+
+ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path, const Source& s,
+                                       hs_scratch_t*& scratch, std::vector<Hit>& hits) const {
+  std::string_view all = s.mapped();
+  ChunkOut out;
+  // JSON messages and joined CRI records are scanned from a copy
+  // (ProcessBuffer); only a plain file is scanned in place.
+  bool derived = st.framing.format().json;
+  bool ok = GuardedRead(all.data(), all.size(), [&] {
+    if (!derived) derived = st.framing.HasRuns(all);
+    if (!derived) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
+  });
+  if (!ok) {
+    FreshScratch(scratch);
+    out = ChunkOut();
+    out.error = StrCat(path, ": the file shrank or vanished while it was being read "
+                             "(truncated under the mapping)");
+  } else if (derived) {
+    std::string copy;
+    bool ok2 = GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, all.data(), all.size()); });
+    if (ok2) {
+      ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), 0, out);
+    } else {
+      out.error = StrCat(path, ": the file shrank while it was being read");
+    }
+  } else {
+    PhaseB(st, out);
+  }
+  return out;
+}
+
+void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t*& scratch,
+                               std::vector<Hit>& hits) {
   // A stream: read big blocks, scan whole lines, carry the rest.
   std::string buf;
   buf.resize(kStreamBuffer);
   size_t have = 0;
   uint64_t offset = 0;
   bool eof = false;
-  while (!eof && !cancelled()) {
+  while (!eof && !Cancelled()) {
     if (buf.size() - have < (1 << 20)) buf.resize(buf.size() * 2);
     auto n = s.Read(buf.data() + have, buf.size() - have);
     if (!n.ok()) {
@@ -153,7 +160,7 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
       ChunkOut out;
       if (have > 0) ProcessBuffer(st, scratch, hits, buf.data(), have, offset, out);
       out.error = std::string(n.status().message());
-      push(std::move(out));
+      Push(t, std::move(out));
       break;
     }
     if (*n == 0) eof = true;
@@ -181,12 +188,11 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
     if (cut == 0) continue;
     ChunkOut out;
     ProcessBuffer(st, scratch, hits, buf.data(), cut, offset, out);
-    push(std::move(out));
+    Push(t, std::move(out));
     offset += cut;
     std::memmove(buf.data(), buf.data() + cut, have - cut);
     have -= cut;
   }
-  finish();
 }
 
 absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
