@@ -22,6 +22,154 @@ std::string SignalKey(const Ruleset& rs, uint32_t g) {
 
 std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
 
+// The parts of a verified bundle, mapped onto the loading ruleset.
+void ReadSources(const fb::Bundle* bd, ScanResult& r) {
+  if (bd->sources()) {
+    for (const fb::BSource* s : *bd->sources()) {
+      SourceSummary ss;
+      ss.name = Str(s->name());
+      ss.bytes = s->bytes();
+      ss.lines = s->lines();
+      ss.first_time_us = s->first_time_us();
+      ss.last_time_us = s->last_time_us();
+      ss.rank = s->rank();
+      ss.host = Str(s->host());
+      ss.json_lines = s->json_lines();
+      if (s->has_anchor()) ss.monotonic_anchor_us = s->anchor_us();
+      ss.dated_us = s->dated_us();
+      ss.failed = s->failed();
+      ss.range_begin = s->range_begin();
+      ss.range_end = s->range_end();
+      ss.last_time_offset = s->last_time_offset();
+      ss.first_time_inferred = s->first_time_inferred();
+      ss.last_time_inferred = s->last_time_inferred();
+      ss.unanchored_delta_us = s->unanchored_delta_us();
+      r.sources.push_back(std::move(ss));
+    }
+  }
+}
+
+void ReadEvidence(const Ruleset& rs, const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
+                  const std::vector<int64_t>& sig_map, std::string_view name, ScanResult& r) {
+  size_t skipped = 0;
+  if (bd->evidence()) {
+    r.evidence.reserve(bd->evidence()->size());
+    for (const fb::BEvidence* e : *bd->evidence()) {
+      if (e->rule() >= rule_map.size() || rule_map[e->rule()] < 0 || e->signal() >= sig_map.size() ||
+          sig_map[e->signal()] < 0 || e->source() >= r.sources.size() || e->time_source() > 4) {
+        ++skipped;
+        continue;
+      }
+      Evidence ev;
+      ev.source = e->source();
+      ev.line = e->line();
+      ev.offset = e->offset();
+      ev.time_us = e->time_us();
+      ev.time_source = static_cast<TimeSource>(e->time_source());
+      if (e->has_monotonic()) ev.monotonic_s = e->monotonic_s();
+      ev.rank = e->rank();
+      ev.local_rank = e->local_rank();
+      ev.pid = e->pid();
+      ev.host = Str(e->host());
+      ev.gpu = Str(e->gpu());
+      ev.rule = static_cast<uint32_t>(rule_map[e->rule()]);
+      ev.signal = static_cast<uint32_t>(sig_map[e->signal()]);
+      if (rs.signal(ev.signal).rule_index != ev.rule) {
+        ++skipped;
+        continue;
+      }
+      ev.text = Str(e->text());
+      if (e->fields()) {
+        for (const fb::BField* f : *e->fields()) ev.fields.emplace_back(Str(f->key()), Str(f->value()));
+      }
+      ev.needs_prev_time = e->needs_prev_time();
+      ev.prev_delta_us = e->prev_delta_us();
+      ev.dmesg_delta = e->dmesg_delta();
+      ev.traceback_span = e->traceback_span();
+      ev.year_inferred = e->year_inferred();
+      r.evidence.push_back(std::move(ev));
+    }
+  }
+  if (skipped > 0) {
+    r.errors.push_back({std::string(name),
+                        StrCat(name, ": ", skipped, " evidence record(s) name rules this ruleset does not have"), -5});
+  }
+}
+
+void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
+                    const std::vector<int64_t>& sig_map, ScanResult& r) {
+  if (bd->ranks()) {
+    for (const fb::BRank* k : *bd->ranks()) {
+      RankSummary rk;
+      rk.rank = k->rank();
+      rk.host = Str(k->host());
+      rk.progress_lines = k->progress_lines();
+      rk.first_progress_us = k->first_progress_us();
+      rk.last_progress_us = k->last_progress_us();
+      rk.last_step = k->last_step();
+      rk.step_samples = k->step_samples();
+      rk.step_time_sum = k->step_time_sum();
+      rk.step_time_sumsq = k->step_time_sumsq();
+      if (k->reservoir()) rk.step_time_reservoir.assign(k->reservoir()->begin(), k->reservoir()->end());
+      if (k->reservoir_keys() && k->reservoir_keys()->size() == rk.step_time_reservoir.size()) {
+        rk.step_time_keys.assign(k->reservoir_keys()->begin(), k->reservoir_keys()->end());
+      }
+      r.ranks[rk.rank] = std::move(rk);
+    }
+  }
+  if (bd->metrics()) {
+    for (const fb::BSeries* s : *bd->metrics()) {
+      auto& series = r.metrics[Str(s->key())];
+      if (!s->points()) continue;
+      for (const fb::BMetricPoint* p : *s->points()) {
+        if (p->rule() >= rule_map.size() || rule_map[p->rule()] < 0) continue;
+        series.push_back({p->rank(), p->step(), p->time_us(), p->value(), static_cast<uint32_t>(rule_map[p->rule()]), 0});
+      }
+    }
+  }
+  if (bd->errors()) {
+    for (const fb::BError* e : *bd->errors()) r.errors.push_back({Str(e->source()), Str(e->message()), e->code()});
+  }
+  if (bd->devices()) {
+    for (const fb::BDevice* d : *bd->devices()) {
+      r.devices.push_back({Str(d->host()), d->rank(), d->cuda_dev(), Str(d->bus_id()), d->nranks(), d->global()});
+    }
+  }
+  if (bd->pids()) {
+    for (const fb::BPid* p : *bd->pids()) r.pids.push_back({Str(p->host()), p->pid(), p->rank()});
+  }
+  if (bd->sync_points()) {
+    for (const fb::BSync* p : *bd->sync_points()) r.sync_points.push_back({Str(p->key()), Str(p->host()), p->rank(), p->time_us()});
+  }
+  if (bd->rule_stats()) {
+    for (const fb::BRuleStats* st : *bd->rule_stats()) {
+      if (st->rule() >= rule_map.size() || rule_map[st->rule()] < 0) continue;
+      RuleStats& rst = r.rule_stats[static_cast<uint32_t>(rule_map[st->rule()])];
+      rst.count = st->count();
+      if (st->ranks()) for (const auto* c : *st->ranks()) rst.ranks[c->rank()] = c->count();
+      if (st->hosts()) for (const auto* c : *st->hosts()) rst.hosts[Str(c->host())] = c->count();
+      if (st->min_seq_ranks() && st->min_seq_values() &&
+          st->min_seq_ranks()->size() == st->min_seq_values()->size()) {
+        for (flatbuffers::uoffset_t i = 0; i < st->min_seq_ranks()->size(); ++i) {
+          rst.rank_min_seq[st->min_seq_ranks()->Get(i)] = st->min_seq_values()->Get(i);
+        }
+      }
+      rst.first_time_us = st->first_time_us();
+      rst.last_time_us = st->last_time_us();
+    }
+  }
+  if (bd->signal_hits()) {
+    for (const fb::BCount* c : *bd->signal_hits()) {
+      if (c->index() < sig_map.size() && sig_map[c->index()] >= 0) r.signal_hits[static_cast<uint32_t>(sig_map[c->index()])] += c->count();
+    }
+  }
+  if (bd->dropped()) {
+    for (const fb::BCount* c : *bd->dropped()) {
+      if (c->index() < rule_map.size() && rule_map[c->index()] >= 0) r.dropped[static_cast<uint32_t>(rule_map[c->index()])] += c->count();
+    }
+  }
+}
+
 }  // namespace
 
 std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
@@ -140,142 +288,9 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
     }
   }
   ScanResult r;
-  if (bd->sources()) {
-    for (const fb::BSource* s : *bd->sources()) {
-      SourceSummary ss;
-      ss.name = Str(s->name());
-      ss.bytes = s->bytes();
-      ss.lines = s->lines();
-      ss.first_time_us = s->first_time_us();
-      ss.last_time_us = s->last_time_us();
-      ss.rank = s->rank();
-      ss.host = Str(s->host());
-      ss.json_lines = s->json_lines();
-      if (s->has_anchor()) ss.monotonic_anchor_us = s->anchor_us();
-      ss.dated_us = s->dated_us();
-      ss.failed = s->failed();
-      ss.range_begin = s->range_begin();
-      ss.range_end = s->range_end();
-      ss.last_time_offset = s->last_time_offset();
-      ss.first_time_inferred = s->first_time_inferred();
-      ss.last_time_inferred = s->last_time_inferred();
-      ss.unanchored_delta_us = s->unanchored_delta_us();
-      r.sources.push_back(std::move(ss));
-    }
-  }
-  size_t skipped = 0;
-  if (bd->evidence()) {
-    r.evidence.reserve(bd->evidence()->size());
-    for (const fb::BEvidence* e : *bd->evidence()) {
-      if (e->rule() >= rule_map.size() || rule_map[e->rule()] < 0 || e->signal() >= sig_map.size() ||
-          sig_map[e->signal()] < 0 || e->source() >= r.sources.size() || e->time_source() > 4) {
-        ++skipped;
-        continue;
-      }
-      Evidence ev;
-      ev.source = e->source();
-      ev.line = e->line();
-      ev.offset = e->offset();
-      ev.time_us = e->time_us();
-      ev.time_source = static_cast<TimeSource>(e->time_source());
-      if (e->has_monotonic()) ev.monotonic_s = e->monotonic_s();
-      ev.rank = e->rank();
-      ev.local_rank = e->local_rank();
-      ev.pid = e->pid();
-      ev.host = Str(e->host());
-      ev.gpu = Str(e->gpu());
-      ev.rule = static_cast<uint32_t>(rule_map[e->rule()]);
-      ev.signal = static_cast<uint32_t>(sig_map[e->signal()]);
-      if (rs.signal(ev.signal).rule_index != ev.rule) {
-        ++skipped;
-        continue;
-      }
-      ev.text = Str(e->text());
-      if (e->fields()) {
-        for (const fb::BField* f : *e->fields()) ev.fields.emplace_back(Str(f->key()), Str(f->value()));
-      }
-      ev.needs_prev_time = e->needs_prev_time();
-      ev.prev_delta_us = e->prev_delta_us();
-      ev.dmesg_delta = e->dmesg_delta();
-      ev.traceback_span = e->traceback_span();
-      ev.year_inferred = e->year_inferred();
-      r.evidence.push_back(std::move(ev));
-    }
-  }
-  if (skipped > 0) {
-    r.errors.push_back({std::string(name),
-                        StrCat(name, ": ", skipped, " evidence record(s) name rules this ruleset does not have"), -5});
-  }
-  if (bd->ranks()) {
-    for (const fb::BRank* k : *bd->ranks()) {
-      RankSummary rk;
-      rk.rank = k->rank();
-      rk.host = Str(k->host());
-      rk.progress_lines = k->progress_lines();
-      rk.first_progress_us = k->first_progress_us();
-      rk.last_progress_us = k->last_progress_us();
-      rk.last_step = k->last_step();
-      rk.step_samples = k->step_samples();
-      rk.step_time_sum = k->step_time_sum();
-      rk.step_time_sumsq = k->step_time_sumsq();
-      if (k->reservoir()) rk.step_time_reservoir.assign(k->reservoir()->begin(), k->reservoir()->end());
-      if (k->reservoir_keys() && k->reservoir_keys()->size() == rk.step_time_reservoir.size()) {
-        rk.step_time_keys.assign(k->reservoir_keys()->begin(), k->reservoir_keys()->end());
-      }
-      r.ranks[rk.rank] = std::move(rk);
-    }
-  }
-  if (bd->metrics()) {
-    for (const fb::BSeries* s : *bd->metrics()) {
-      auto& series = r.metrics[Str(s->key())];
-      if (!s->points()) continue;
-      for (const fb::BMetricPoint* p : *s->points()) {
-        if (p->rule() >= rule_map.size() || rule_map[p->rule()] < 0) continue;
-        series.push_back({p->rank(), p->step(), p->time_us(), p->value(), static_cast<uint32_t>(rule_map[p->rule()]), 0});
-      }
-    }
-  }
-  if (bd->errors()) {
-    for (const fb::BError* e : *bd->errors()) r.errors.push_back({Str(e->source()), Str(e->message()), e->code()});
-  }
-  if (bd->devices()) {
-    for (const fb::BDevice* d : *bd->devices()) {
-      r.devices.push_back({Str(d->host()), d->rank(), d->cuda_dev(), Str(d->bus_id()), d->nranks(), d->global()});
-    }
-  }
-  if (bd->pids()) {
-    for (const fb::BPid* p : *bd->pids()) r.pids.push_back({Str(p->host()), p->pid(), p->rank()});
-  }
-  if (bd->sync_points()) {
-    for (const fb::BSync* p : *bd->sync_points()) r.sync_points.push_back({Str(p->key()), Str(p->host()), p->rank(), p->time_us()});
-  }
-  if (bd->rule_stats()) {
-    for (const fb::BRuleStats* st : *bd->rule_stats()) {
-      if (st->rule() >= rule_map.size() || rule_map[st->rule()] < 0) continue;
-      RuleStats& rst = r.rule_stats[static_cast<uint32_t>(rule_map[st->rule()])];
-      rst.count = st->count();
-      if (st->ranks()) for (const auto* c : *st->ranks()) rst.ranks[c->rank()] = c->count();
-      if (st->hosts()) for (const auto* c : *st->hosts()) rst.hosts[Str(c->host())] = c->count();
-      if (st->min_seq_ranks() && st->min_seq_values() &&
-          st->min_seq_ranks()->size() == st->min_seq_values()->size()) {
-        for (flatbuffers::uoffset_t i = 0; i < st->min_seq_ranks()->size(); ++i) {
-          rst.rank_min_seq[st->min_seq_ranks()->Get(i)] = st->min_seq_values()->Get(i);
-        }
-      }
-      rst.first_time_us = st->first_time_us();
-      rst.last_time_us = st->last_time_us();
-    }
-  }
-  if (bd->signal_hits()) {
-    for (const fb::BCount* c : *bd->signal_hits()) {
-      if (c->index() < sig_map.size() && sig_map[c->index()] >= 0) r.signal_hits[static_cast<uint32_t>(sig_map[c->index()])] += c->count();
-    }
-  }
-  if (bd->dropped()) {
-    for (const fb::BCount* c : *bd->dropped()) {
-      if (c->index() < rule_map.size() && rule_map[c->index()] >= 0) r.dropped[static_cast<uint32_t>(rule_map[c->index()])] += c->count();
-    }
-  }
+  ReadSources(bd, r);
+  ReadEvidence(rs, bd, rule_map, sig_map, name, r);
+  ReadStatistics(bd, rule_map, sig_map, r);
   r.bytes = bd->bytes();
   r.lines = bd->lines();
   r.matches = bd->matches();
