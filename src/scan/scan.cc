@@ -19,7 +19,6 @@
 
 namespace faultline {
 
-using internal::ChunkCuts;
 using internal::ChunkOut;
 using internal::CopyOut;
 using internal::CountNewlines;
@@ -74,31 +73,17 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
         }
         std::string_view all = shared->mapped();
         total += all.size();
-        // Line-aligned chunk boundaries (read under the guard).
-        std::vector<uint64_t> cuts;
         std::string head;
         bool ok = GuardedRead(all.data(), all.size(), [&] {
           CopyOut(head, all.data(), std::min<size_t>(all.size(), 64 << 10));
-        });
-        SourceFraming& framing = m.states[src]->framing;
-        if (ok) framing.Detect(head);
-        // JSON lines are chunked too: each chunk extracts its own messages.
-        ok = ok && GuardedRead(all.data(), all.size(), [&] {
-          cuts = ChunkCuts(all, 0, all.size(), m.opts.chunk_bytes, framing);
         });
         if (!ok) {
           m.Fail(src, StrCat(f, ": the file shrank while it was being read"), -3);
           continue;
         }
-        for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-          auto t = std::make_unique<Impl::Task>();
-          t->source = src;
-          t->shared = shared;
-          t->begin = cuts[k];
-          t->end = cuts[k + 1];
-          t->last_chunk = k + 2 == cuts.size();
-          tasks.push_back(std::move(t));
-        }
+        m.states[src]->framing.Detect(head);
+        // JSON lines are chunked too: each chunk extracts its own messages.
+        m.PlanChunks(src, shared, 0, all.size(), tasks);
       } else {
         if (is_reg && !compressed) {
           // Detect the format from the head, cheaply.
@@ -184,22 +169,8 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
   m.result.sources[src].bytes = 0;
   m.result.sources[src].range_begin = begin;
   m.result.sources[src].range_end = end;
-  std::vector<uint64_t> cuts{begin};
-  if (!GuardedRead(all.data(), all.size(),
-                   [&] { cuts = ChunkCuts(all, begin, end, m.opts.chunk_bytes, st.framing); })) {
-    m.Fail(src, StrCat(path, ": the file shrank while it was being read"), -3);
-    return absl::OkStatus();
-  }
   std::vector<std::unique_ptr<Impl::Task>> tasks;
-  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
-    auto t = std::make_unique<Impl::Task>();
-    t->source = src;
-    t->shared = shared;
-    t->begin = cuts[k];
-    t->end = cuts[k + 1];
-    t->last_chunk = k + 2 == cuts.size();
-    tasks.push_back(std::move(t));
-  }
+  if (!m.PlanChunks(src, shared, begin, end, tasks)) return absl::OkStatus();
   if (tasks.empty()) {
     m.EndSource(st);
     return absl::OkStatus();
@@ -232,55 +203,52 @@ absl::Status Scanner::Feed(uint32_t stream, std::string_view data) {
   return FlushStream(stream);
 }
 
-absl::Status Scanner::FlushStream(uint32_t stream) {
-  Impl& m = *impl_;
-  if (stream >= m.streams.size() || m.streams[stream]->closed) {
+absl::StatusOr<Scanner::Impl::PushStream*> Scanner::Impl::OpenPushStream(uint32_t stream) {
+  if (stream >= streams.size() || streams[stream]->closed) {
     return absl::InvalidArgumentError(StrCat("stream ", stream, " is not open"));
   }
-  Impl::PushStream& ps = *m.streams[stream];
-  if (!m.main_scratch) {
-    FL_ASSIGN_OR_RETURN(m.main_scratch, m.rs->AllocScratch());
+  if (!main_scratch) {
+    FL_ASSIGN_OR_RETURN(main_scratch, rs->AllocScratch());
   }
-  Impl::SourceState& st = *m.states[ps.source];
-  size_t nl = ps.buf.rfind('\n');
+  return streams[stream].get();
+}
+
+void Scanner::Impl::ScanPushed(PushStream& ps, size_t cut) {
+  SourceState& st = *states[ps.source];
+  ChunkOut out;
+  ProcessBuffer(st, main_scratch.get(), main_hits, ps.buf.data(), cut, ps.offset, out);
+  Merge(st, out);
+  ps.offset += cut;
+  ps.buf.erase(0, cut);
+}
+
+absl::Status Scanner::FlushStream(uint32_t stream) {
+  Impl& m = *impl_;
+  FL_ASSIGN_OR_RETURN(Impl::PushStream* ps, m.OpenPushStream(stream));
+  Impl::SourceState& st = *m.states[ps->source];
+  size_t nl = ps->buf.rfind('\n');
   size_t cut = nl == std::string::npos ? 0 : nl + 1;
-  if (ps.offset == 0 && cut > 0) {
-    st.framing.Detect(std::string_view(ps.buf).substr(0, std::min<size_t>(cut, 64 << 10)));
+  if (ps->offset == 0 && cut > 0) {
+    st.framing.Detect(std::string_view(ps->buf).substr(0, std::min<size_t>(cut, 64 << 10)));
   }
   // A run of CRI partial or wrapped lines waits for the line that ends it
   // (the stream's close scans whatever is left).
-  if (cut > 0) cut = st.framing.StreamCut(ps.buf, cut);
-  if (cut == 0 && ps.buf.size() >= kMaxStreamLine) cut = ps.buf.size();
-  if (cut == 0) return absl::OkStatus();
-  ChunkOut out;
-  m.ProcessBuffer(st, m.main_scratch.get(), m.main_hits, ps.buf.data(), cut, ps.offset, out);
-  m.Merge(st, out);
-  ps.offset += cut;
-  ps.buf.erase(0, cut);
+  if (cut > 0) cut = st.framing.StreamCut(ps->buf, cut);
+  if (cut == 0 && ps->buf.size() >= kMaxStreamLine) cut = ps->buf.size();
+  if (cut > 0) m.ScanPushed(*ps, cut);
   return absl::OkStatus();
 }
 
 absl::Status Scanner::CloseStream(uint32_t stream) {
   Impl& m = *impl_;
-  if (stream >= m.streams.size() || m.streams[stream]->closed) {
-    return absl::InvalidArgumentError(StrCat("stream ", stream, " is not open"));
-  }
-  Impl::PushStream& ps = *m.streams[stream];
-  if (!m.main_scratch) {
-    FL_ASSIGN_OR_RETURN(m.main_scratch, m.rs->AllocScratch());
-  }
-  Impl::SourceState& st = *m.states[ps.source];
-  if (!ps.buf.empty()) {
-    if (ps.offset == 0) st.framing.Detect(std::string_view(ps.buf).substr(0, 64 << 10));
-    ChunkOut out;
-    m.ProcessBuffer(st, m.main_scratch.get(), m.main_hits, ps.buf.data(), ps.buf.size(), ps.offset,
-                    out);
-    m.Merge(st, out);
-    ps.offset += ps.buf.size();
-    ps.buf.clear();
+  FL_ASSIGN_OR_RETURN(Impl::PushStream* ps, m.OpenPushStream(stream));
+  Impl::SourceState& st = *m.states[ps->source];
+  if (!ps->buf.empty()) {
+    if (ps->offset == 0) st.framing.Detect(std::string_view(ps->buf).substr(0, 64 << 10));
+    m.ScanPushed(*ps, ps->buf.size());
   }
   m.EndSource(st);
-  ps.closed = true;
+  ps->closed = true;
   return absl::OkStatus();
 }
 

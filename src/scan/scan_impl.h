@@ -207,6 +207,10 @@ struct Scanner::Impl {
     HsScratchPtr scratch;
   };
   std::vector<std::unique_ptr<PushStream>> streams;
+  // The open stream `stream`, with the scratch its scans use.
+  absl::StatusOr<PushStream*> OpenPushStream(uint32_t stream);
+  // Scans and merges the first `cut` bytes buffered on a pushed stream.
+  void ScanPushed(PushStream& ps, size_t cut);
   HsScratchPtr main_scratch;
   std::vector<Hit> main_hits;
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
@@ -276,6 +280,11 @@ struct Scanner::Impl {
     std::deque<ChunkOut> outs;
     bool done = false;
   };
+
+  // plan.cc: the chunk tasks of [begin, end) of a mapped source, appended
+  // to `tasks`; false (and the source failed) when the mapping faulted.
+  bool PlanChunks(uint32_t src, const std::shared_ptr<Source>& shared, uint64_t begin, uint64_t end,
+                  std::vector<std::unique_ptr<Task>>& tasks);
 
   // schedule.cc: tasks on worker threads, merged in task order.
   absl::Status RunTasks(std::vector<std::unique_ptr<Task>>& tasks, uint64_t total_bytes);
