@@ -44,6 +44,7 @@ void ReadSources(const fb::Bundle* bd, ScanResult& r) {
       ss.first_time_inferred = s->first_time_inferred();
       ss.last_time_inferred = s->last_time_inferred();
       ss.unanchored_delta_us = s->unanchored_delta_us();
+      ss.kernel_log = s->kernel_log();
       r.sources.push_back(std::move(ss));
     }
   }
@@ -185,7 +186,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                         s.monotonic_anchor_us.has_value(), s.monotonic_anchor_us.value_or(0),
                                         s.dated_us, s.failed, s.range_begin, s.range_end,
                                         s.last_time_offset, s.first_time_inferred, s.last_time_inferred,
-                                        s.unanchored_delta_us));
+                                        s.unanchored_delta_us, s.kernel_log));
   }
   std::vector<Offset<fb::BEvidence>> evs;
   evs.reserve(scan.evidence.size());

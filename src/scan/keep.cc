@@ -74,6 +74,7 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
     Keep(st, std::move(ev));
   }
   AppendFollowing(sum, out.edge);
+  sum.kernel_log = st.framing.kernel_log();
   // A chunk whose last line lacks a newline still counts that line; the
   // next chunk of a stream never starts mid-line, so this is exact.
   st.lines += out.newlines;

@@ -19,11 +19,23 @@
 
 namespace faultline {
 
+// Whether a source's first lines are a kernel log's: of the non-empty lines
+// in its first 4 KiB (what every way of reading a source sees of it), at
+// least three and three in four carry a kernel stamp (monotonic "[secs]",
+// dmesg -T/-H) or a syslog header followed by "kernel:" (kern.log,
+// journalctl -k).
+bool LooksLikeKernelLog(std::string_view head);
+
 class SourceFraming {
  public:
-  // The format, from the source's first bytes.
-  void Detect(std::string_view head) { format_ = DetectLineFormat(head); }
+  // The format, from the source's first bytes, and whether the source is a
+  // kernel log (see LooksLikeKernelLog).
+  void Detect(std::string_view head) {
+    format_ = DetectLineFormat(head);
+    kernel_log_ = LooksLikeKernelLog(head);
+  }
   const LineFormat& format() const { return format_; }
+  bool kernel_log() const { return kernel_log_; }
 
   // Whether the chunk holds a run of physical lines that make one record
   // (then it is matched on JoinPartials' records).
@@ -51,6 +63,7 @@ class SourceFraming {
 
  private:
   LineFormat format_;
+  bool kernel_log_ = false;
   std::string recent_;  // the source's last kTracebackWindow bytes merged so far
 };
 

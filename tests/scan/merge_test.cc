@@ -186,5 +186,47 @@ TEST(MergeTest, BundlesOfRangesEqualOneSessionOnDenseManyRankJob) {
               EvidenceRanks(merged).size());
 }
 
+// SourceSummary::kernel_log comes from the content, not the file name, and
+// survives a bundle merge of byte ranges.
+TEST(MergeTest, KernelLogIsSetFromContent) {
+  auto rs = scantest::TestRules();
+  scantest::TempDir dir;
+  std::string kernel, dmesg_h, app;
+  for (int i = 0; i < 400; ++i) {
+    kernel += "Nov  2 13:46:" + std::to_string(10 + i % 50) + " node017 kernel: [1000" +
+              std::to_string(100 + i) + ".682554] mlx5_core 0000:3b:00.0: link up " + std::to_string(i) + "\n";
+    dmesg_h += "[  +0.000" + std::to_string(100 + i) + "] eth0: renamed from veth" + std::to_string(i) + "\n";
+    app += "[rank3]:[2026-11-02 13:46:" + std::to_string(10 + i % 50) + "] iteration " + std::to_string(i) +
+           "/ 100 | consumed samples: 1 |\n";
+  }
+  const std::vector<std::string> paths = {dir / "n1/console-0.txt", dir / "n1/output-1.txt",
+                                          dir / "n1/worker-2.txt"};
+  scantest::WriteFile(paths[0], kernel);
+  scantest::WriteFile(paths[1], "[Nov 2 13:46] eth0: link up\n" + dmesg_h);
+  scantest::WriteFile(paths[2], app);
+  ScanOptions opts;
+  opts.threads = 1;
+  opts.chunk_bytes = 4096;
+  ScanResult one = scantest::ScanFiles(rs, paths, opts);
+  ASSERT_EQ(one.sources.size(), 3u);
+  EXPECT_TRUE(one.sources[0].kernel_log);
+  EXPECT_TRUE(one.sources[1].kernel_log);
+  EXPECT_FALSE(one.sources[2].kernel_log);
+  std::vector<ScanResult> parts;
+  for (const std::string& path : paths) {
+    const uint64_t size = std::filesystem::file_size(path);
+    for (uint64_t b : {uint64_t{0}, size / 2}) {
+      Scanner s(rs, opts);
+      ASSERT_TRUE(s.ScanRange(path, b, b == 0 ? size / 2 : size, 0).ok());
+      auto back = ReadBundle(*rs, SerializeBundle(*rs, s.Finish()), "part");
+      ASSERT_TRUE(back.ok());
+      parts.push_back(std::move(*back));
+    }
+  }
+  ScanResult merged = MergeScans(*rs, std::move(parts));
+  ASSERT_EQ(merged.sources.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(merged.sources[i].kernel_log, one.sources[i].kernel_log) << paths[i];
+}
+
 }  // namespace
 }  // namespace faultline
