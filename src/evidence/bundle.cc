@@ -6,6 +6,7 @@
 
 #include "bundle_generated.h"
 #include "evidence/finalize.h"
+#include "evidence/merge.h"
 #include "util/strings.h"
 
 namespace faultline {
@@ -20,6 +21,155 @@ std::string SignalKey(const Ruleset& rs, uint32_t g) {
 }
 
 std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+// The parts of a verified bundle, mapped onto the loading ruleset.
+void ReadSources(const fb::Bundle* bd, ScanResult& r) {
+  if (bd->sources()) {
+    for (const fb::BSource* s : *bd->sources()) {
+      SourceSummary ss;
+      ss.name = Str(s->name());
+      ss.bytes = s->bytes();
+      ss.lines = s->lines();
+      ss.first_time_us = s->first_time_us();
+      ss.last_time_us = s->last_time_us();
+      ss.rank = s->rank();
+      ss.host = Str(s->host());
+      ss.json_lines = s->json_lines();
+      if (s->has_anchor()) ss.monotonic_anchor_us = s->anchor_us();
+      ss.dated_us = s->dated_us();
+      ss.failed = s->failed();
+      ss.range_begin = s->range_begin();
+      ss.range_end = s->range_end();
+      ss.last_time_offset = s->last_time_offset();
+      ss.first_time_inferred = s->first_time_inferred();
+      ss.last_time_inferred = s->last_time_inferred();
+      ss.unanchored_delta_us = s->unanchored_delta_us();
+      ss.kernel_log = s->kernel_log();
+      r.sources.push_back(std::move(ss));
+    }
+  }
+}
+
+void ReadEvidence(const Ruleset& rs, const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
+                  const std::vector<int64_t>& sig_map, std::string_view name, ScanResult& r) {
+  size_t skipped = 0;
+  if (bd->evidence()) {
+    r.evidence.reserve(bd->evidence()->size());
+    for (const fb::BEvidence* e : *bd->evidence()) {
+      if (e->rule() >= rule_map.size() || rule_map[e->rule()] < 0 || e->signal() >= sig_map.size() ||
+          sig_map[e->signal()] < 0 || e->source() >= r.sources.size() || e->time_source() > 4) {
+        ++skipped;
+        continue;
+      }
+      Evidence ev;
+      ev.source = e->source();
+      ev.line = e->line();
+      ev.offset = e->offset();
+      ev.time_us = e->time_us();
+      ev.time_source = static_cast<TimeSource>(e->time_source());
+      if (e->has_monotonic()) ev.monotonic_s = e->monotonic_s();
+      ev.rank = e->rank();
+      ev.local_rank = e->local_rank();
+      ev.pid = e->pid();
+      ev.host = Str(e->host());
+      ev.gpu = Str(e->gpu());
+      ev.rule = static_cast<uint32_t>(rule_map[e->rule()]);
+      ev.signal = static_cast<uint32_t>(sig_map[e->signal()]);
+      if (rs.signal(ev.signal).rule_index != ev.rule) {
+        ++skipped;
+        continue;
+      }
+      ev.text = Str(e->text());
+      if (e->fields()) {
+        for (const fb::BField* f : *e->fields()) ev.fields.emplace_back(Str(f->key()), Str(f->value()));
+      }
+      ev.needs_prev_time = e->needs_prev_time();
+      ev.prev_delta_us = e->prev_delta_us();
+      ev.dmesg_delta = e->dmesg_delta();
+      ev.traceback_span = e->traceback_span();
+      ev.year_inferred = e->year_inferred();
+      r.evidence.push_back(std::move(ev));
+    }
+  }
+  if (skipped > 0) {
+    r.errors.push_back({std::string(name),
+                        StrCat(name, ": ", skipped, " evidence record(s) name rules this ruleset does not have"), -5});
+  }
+}
+
+void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
+                    const std::vector<int64_t>& sig_map, ScanResult& r) {
+  if (bd->ranks()) {
+    for (const fb::BRank* k : *bd->ranks()) {
+      RankSummary rk;
+      rk.rank = k->rank();
+      rk.host = Str(k->host());
+      rk.progress_lines = k->progress_lines();
+      rk.first_progress_us = k->first_progress_us();
+      rk.last_progress_us = k->last_progress_us();
+      rk.last_step = k->last_step();
+      rk.step_samples = k->step_samples();
+      rk.step_time_sum = k->step_time_sum();
+      rk.step_time_sumsq = k->step_time_sumsq();
+      if (k->reservoir()) rk.step_time_reservoir.assign(k->reservoir()->begin(), k->reservoir()->end());
+      if (k->reservoir_keys() && k->reservoir_keys()->size() == rk.step_time_reservoir.size()) {
+        rk.step_time_keys.assign(k->reservoir_keys()->begin(), k->reservoir_keys()->end());
+      }
+      r.ranks[rk.rank] = std::move(rk);
+    }
+  }
+  if (bd->metrics()) {
+    for (const fb::BSeries* s : *bd->metrics()) {
+      auto& series = r.metrics[Str(s->key())];
+      if (!s->points()) continue;
+      for (const fb::BMetricPoint* p : *s->points()) {
+        if (p->rule() >= rule_map.size() || rule_map[p->rule()] < 0) continue;
+        series.push_back({p->rank(), p->step(), p->time_us(), p->value(), static_cast<uint32_t>(rule_map[p->rule()]), 0});
+      }
+    }
+  }
+  if (bd->errors()) {
+    for (const fb::BError* e : *bd->errors()) r.errors.push_back({Str(e->source()), Str(e->message()), e->code()});
+  }
+  if (bd->devices()) {
+    for (const fb::BDevice* d : *bd->devices()) {
+      r.devices.push_back({Str(d->host()), d->rank(), d->cuda_dev(), Str(d->bus_id()), d->nranks(), d->global()});
+    }
+  }
+  if (bd->pids()) {
+    for (const fb::BPid* p : *bd->pids()) r.pids.push_back({Str(p->host()), p->pid(), p->rank()});
+  }
+  if (bd->sync_points()) {
+    for (const fb::BSync* p : *bd->sync_points()) r.sync_points.push_back({Str(p->key()), Str(p->host()), p->rank(), p->time_us()});
+  }
+  if (bd->rule_stats()) {
+    for (const fb::BRuleStats* st : *bd->rule_stats()) {
+      if (st->rule() >= rule_map.size() || rule_map[st->rule()] < 0) continue;
+      RuleStats& rst = r.rule_stats[static_cast<uint32_t>(rule_map[st->rule()])];
+      rst.count = st->count();
+      if (st->ranks()) for (const auto* c : *st->ranks()) rst.ranks[c->rank()] = c->count();
+      if (st->hosts()) for (const auto* c : *st->hosts()) rst.hosts[Str(c->host())] = c->count();
+      if (st->min_seq_ranks() && st->min_seq_values() &&
+          st->min_seq_ranks()->size() == st->min_seq_values()->size()) {
+        for (flatbuffers::uoffset_t i = 0; i < st->min_seq_ranks()->size(); ++i) {
+          rst.rank_min_seq[st->min_seq_ranks()->Get(i)] = st->min_seq_values()->Get(i);
+        }
+      }
+      rst.first_time_us = st->first_time_us();
+      rst.last_time_us = st->last_time_us();
+    }
+  }
+  if (bd->signal_hits()) {
+    for (const fb::BCount* c : *bd->signal_hits()) {
+      if (c->index() < sig_map.size() && sig_map[c->index()] >= 0) r.signal_hits[static_cast<uint32_t>(sig_map[c->index()])] += c->count();
+    }
+  }
+  if (bd->dropped()) {
+    for (const fb::BCount* c : *bd->dropped()) {
+      if (c->index() < rule_map.size() && rule_map[c->index()] >= 0) r.dropped[static_cast<uint32_t>(rule_map[c->index()])] += c->count();
+    }
+  }
+}
 
 }  // namespace
 
@@ -36,7 +186,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                         s.monotonic_anchor_us.has_value(), s.monotonic_anchor_us.value_or(0),
                                         s.dated_us, s.failed, s.range_begin, s.range_end,
                                         s.last_time_offset, s.first_time_inferred, s.last_time_inferred,
-                                        s.unanchored_delta_us));
+                                        s.unanchored_delta_us, s.kernel_log));
   }
   std::vector<Offset<fb::BEvidence>> evs;
   evs.reserve(scan.evidence.size());
@@ -55,7 +205,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
   for (const auto& [rank, r] : scan.ranks) {
     ranks.push_back(fb::CreateBRank(b, r.rank, b.CreateString(r.host), r.progress_lines, r.first_progress_us,
                                     r.last_progress_us, r.last_step, r.step_samples, r.step_time_sum,
-                                    r.step_time_sumsq, b.CreateVector(r.step_time_reservoir)));
+                                    r.step_time_sumsq, b.CreateVector(r.step_time_reservoir),
+                                    b.CreateVector(r.step_time_keys)));
   }
   std::vector<Offset<fb::BSeries>> metrics;
   for (const auto& [key, series] : scan.metrics) {
@@ -138,139 +289,9 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
     }
   }
   ScanResult r;
-  if (bd->sources()) {
-    for (const fb::BSource* s : *bd->sources()) {
-      SourceSummary ss;
-      ss.name = Str(s->name());
-      ss.bytes = s->bytes();
-      ss.lines = s->lines();
-      ss.first_time_us = s->first_time_us();
-      ss.last_time_us = s->last_time_us();
-      ss.rank = s->rank();
-      ss.host = Str(s->host());
-      ss.json_lines = s->json_lines();
-      if (s->has_anchor()) ss.monotonic_anchor_us = s->anchor_us();
-      ss.dated_us = s->dated_us();
-      ss.failed = s->failed();
-      ss.range_begin = s->range_begin();
-      ss.range_end = s->range_end();
-      ss.last_time_offset = s->last_time_offset();
-      ss.first_time_inferred = s->first_time_inferred();
-      ss.last_time_inferred = s->last_time_inferred();
-      ss.unanchored_delta_us = s->unanchored_delta_us();
-      r.sources.push_back(std::move(ss));
-    }
-  }
-  size_t skipped = 0;
-  if (bd->evidence()) {
-    r.evidence.reserve(bd->evidence()->size());
-    for (const fb::BEvidence* e : *bd->evidence()) {
-      if (e->rule() >= rule_map.size() || rule_map[e->rule()] < 0 || e->signal() >= sig_map.size() ||
-          sig_map[e->signal()] < 0 || e->source() >= r.sources.size() || e->time_source() > 4) {
-        ++skipped;
-        continue;
-      }
-      Evidence ev;
-      ev.source = e->source();
-      ev.line = e->line();
-      ev.offset = e->offset();
-      ev.time_us = e->time_us();
-      ev.time_source = static_cast<TimeSource>(e->time_source());
-      if (e->has_monotonic()) ev.monotonic_s = e->monotonic_s();
-      ev.rank = e->rank();
-      ev.local_rank = e->local_rank();
-      ev.pid = e->pid();
-      ev.host = Str(e->host());
-      ev.gpu = Str(e->gpu());
-      ev.rule = static_cast<uint32_t>(rule_map[e->rule()]);
-      ev.signal = static_cast<uint32_t>(sig_map[e->signal()]);
-      if (rs.signal(ev.signal).rule_index != ev.rule) {
-        ++skipped;
-        continue;
-      }
-      ev.text = Str(e->text());
-      if (e->fields()) {
-        for (const fb::BField* f : *e->fields()) ev.fields.emplace_back(Str(f->key()), Str(f->value()));
-      }
-      ev.needs_prev_time = e->needs_prev_time();
-      ev.prev_delta_us = e->prev_delta_us();
-      ev.dmesg_delta = e->dmesg_delta();
-      ev.traceback_span = e->traceback_span();
-      ev.year_inferred = e->year_inferred();
-      r.evidence.push_back(std::move(ev));
-    }
-  }
-  if (skipped > 0) {
-    r.errors.push_back({std::string(name),
-                        StrCat(name, ": ", skipped, " evidence record(s) name rules this ruleset does not have"), -5});
-  }
-  if (bd->ranks()) {
-    for (const fb::BRank* k : *bd->ranks()) {
-      RankSummary rk;
-      rk.rank = k->rank();
-      rk.host = Str(k->host());
-      rk.progress_lines = k->progress_lines();
-      rk.first_progress_us = k->first_progress_us();
-      rk.last_progress_us = k->last_progress_us();
-      rk.last_step = k->last_step();
-      rk.step_samples = k->step_samples();
-      rk.step_time_sum = k->step_time_sum();
-      rk.step_time_sumsq = k->step_time_sumsq();
-      if (k->reservoir()) rk.step_time_reservoir.assign(k->reservoir()->begin(), k->reservoir()->end());
-      r.ranks[rk.rank] = std::move(rk);
-    }
-  }
-  if (bd->metrics()) {
-    for (const fb::BSeries* s : *bd->metrics()) {
-      auto& series = r.metrics[Str(s->key())];
-      if (!s->points()) continue;
-      for (const fb::BMetricPoint* p : *s->points()) {
-        if (p->rule() >= rule_map.size() || rule_map[p->rule()] < 0) continue;
-        series.push_back({p->rank(), p->step(), p->time_us(), p->value(), static_cast<uint32_t>(rule_map[p->rule()]), 0});
-      }
-    }
-  }
-  if (bd->errors()) {
-    for (const fb::BError* e : *bd->errors()) r.errors.push_back({Str(e->source()), Str(e->message()), e->code()});
-  }
-  if (bd->devices()) {
-    for (const fb::BDevice* d : *bd->devices()) {
-      r.devices.push_back({Str(d->host()), d->rank(), d->cuda_dev(), Str(d->bus_id()), d->nranks(), d->global()});
-    }
-  }
-  if (bd->pids()) {
-    for (const fb::BPid* p : *bd->pids()) r.pids.push_back({Str(p->host()), p->pid(), p->rank()});
-  }
-  if (bd->sync_points()) {
-    for (const fb::BSync* p : *bd->sync_points()) r.sync_points.push_back({Str(p->key()), Str(p->host()), p->rank(), p->time_us()});
-  }
-  if (bd->rule_stats()) {
-    for (const fb::BRuleStats* st : *bd->rule_stats()) {
-      if (st->rule() >= rule_map.size() || rule_map[st->rule()] < 0) continue;
-      RuleStats& rst = r.rule_stats[static_cast<uint32_t>(rule_map[st->rule()])];
-      rst.count = st->count();
-      if (st->ranks()) for (const auto* c : *st->ranks()) rst.ranks[c->rank()] = c->count();
-      if (st->hosts()) for (const auto* c : *st->hosts()) rst.hosts[Str(c->host())] = c->count();
-      if (st->min_seq_ranks() && st->min_seq_values() &&
-          st->min_seq_ranks()->size() == st->min_seq_values()->size()) {
-        for (flatbuffers::uoffset_t i = 0; i < st->min_seq_ranks()->size(); ++i) {
-          rst.rank_min_seq[st->min_seq_ranks()->Get(i)] = st->min_seq_values()->Get(i);
-        }
-      }
-      rst.first_time_us = st->first_time_us();
-      rst.last_time_us = st->last_time_us();
-    }
-  }
-  if (bd->signal_hits()) {
-    for (const fb::BCount* c : *bd->signal_hits()) {
-      if (c->index() < sig_map.size() && sig_map[c->index()] >= 0) r.signal_hits[static_cast<uint32_t>(sig_map[c->index()])] += c->count();
-    }
-  }
-  if (bd->dropped()) {
-    for (const fb::BCount* c : *bd->dropped()) {
-      if (c->index() < rule_map.size() && rule_map[c->index()] >= 0) r.dropped[static_cast<uint32_t>(rule_map[c->index()])] += c->count();
-    }
-  }
+  ReadSources(bd, r);
+  ReadEvidence(rs, bd, rule_map, sig_map, name, r);
+  ReadStatistics(bd, rule_map, sig_map, r);
   r.bytes = bd->bytes();
   r.lines = bd->lines();
   r.matches = bd->matches();
@@ -278,91 +299,37 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
   return r;
 }
 
-ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
+ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, EvidenceCaps caps) {
   ScanResult out;
   std::map<std::string, uint32_t> source_index;
-  struct RangeEnd {
-    int64_t last_time_us = kNoTime;
-    int64_t last_time_offset = -1;
-    bool last_time_inferred = false;
-  };
-  std::map<uint32_t, RangeEnd> range_state;
   std::set<std::tuple<std::string, int64_t, std::string, int64_t, bool>> device_seen;
   std::set<std::pair<std::string, int64_t>> pid_seen;
   for (ScanResult& p : parts) {
+    // Sources: a new one, or the next byte range of one already seen, whose
+    // evidence then inherits the time the ranges before it ended on.
     std::vector<uint32_t> map(p.sources.size());
+    std::vector<TimeCarry> carry(p.sources.size());
     for (size_t i = 0; i < p.sources.size(); ++i) {
       SourceSummary& s = p.sources[i];
-      auto it = source_index.find(s.name);
-      if (it == source_index.end()) {
-        map[i] = static_cast<uint32_t>(out.sources.size());
-        source_index.emplace(s.name, map[i]);
+      auto [it, fresh] = source_index.emplace(s.name, static_cast<uint32_t>(out.sources.size()));
+      map[i] = it->second;
+      if (fresh) {
         out.sources.push_back(s);
         continue;
       }
-      // The next byte range of a source already seen.
-      map[i] = it->second;
       SourceSummary& m = out.sources[it->second];
-      m.bytes += s.bytes;
+      carry[i] = TimeCarry::AtEndOf(m);
       m.lines += s.lines;
-      if (m.first_time_us == kNoTime) m.first_time_us = s.first_time_us;
-      if (s.last_time_us == kNoTime && m.last_time_us != kNoTime) {
-        m.last_time_us += s.unanchored_delta_us;  // dmesg -H deltas of a range without a stamp
-      }
-      if (s.last_time_us != kNoTime) {
-        m.last_time_us = s.last_time_us;
-        m.last_time_offset = s.last_time_offset;
-        m.last_time_inferred = s.last_time_inferred;
-      }
-      if (!m.monotonic_anchor_us) m.monotonic_anchor_us = s.monotonic_anchor_us;
-      if (m.dated_us == kNoTime) m.dated_us = s.dated_us;
-      m.failed = m.failed || s.failed;
-      m.range_end = std::max(m.range_end, s.range_end);
-      if (m.rank < 0) m.rank = s.rank;
-      if (m.host.empty()) m.host = s.host;
+      AppendFollowing(m, s);
     }
     for (Evidence& ev : p.evidence) {
-      uint32_t src = map[ev.source];
-      if (ev.needs_prev_time && ev.time_us == kNoTime) {
-        // Inherit from the end of the previous range of the same source.
-        auto it = range_state.find(src);
-        if (it != range_state.end() && it->second.last_time_us != kNoTime &&
-            it->second.last_time_offset >= 0 &&
-            static_cast<uint64_t>(it->second.last_time_offset) + kInheritWindow >= ev.offset) {
-          ev.time_us = it->second.last_time_us + ev.prev_delta_us;
-          ev.time_source = ev.InheritedSource();
-          ev.year_inferred = it->second.last_time_inferred;
-          ev.needs_prev_time = false;
-        }
-      }
-      ev.source = src;
+      carry[ev.source].Give(ev);
+      ev.source = map[ev.source];
       out.evidence.push_back(std::move(ev));
-    }
-    for (size_t i = 0; i < p.sources.size(); ++i) {
-      if (p.sources[i].last_time_us != kNoTime) {
-        range_state[map[i]] = {p.sources[i].last_time_us, p.sources[i].last_time_offset,
-                               p.sources[i].last_time_inferred};
-      } else if (auto it = range_state.find(map[i]); it != range_state.end()) {
-        it->second.last_time_us += p.sources[i].unanchored_delta_us;
-      }
     }
     for (auto& [rank, r] : p.ranks) {
       auto [it, fresh] = out.ranks.emplace(rank, r);
-      if (fresh) continue;
-      RankSummary& m = it->second;
-      if (m.host.empty()) m.host = r.host;
-      m.progress_lines += r.progress_lines;
-      if (m.first_progress_us == kNoTime || (r.first_progress_us != kNoTime && r.first_progress_us < m.first_progress_us)) {
-        m.first_progress_us = r.first_progress_us;
-      }
-      m.last_progress_us = std::max(m.last_progress_us, r.last_progress_us);
-      m.last_step = std::max(m.last_step, r.last_step);
-      m.step_samples += r.step_samples;
-      m.step_time_sum += r.step_time_sum;
-      m.step_time_sumsq += r.step_time_sumsq;
-      for (double x : r.step_time_reservoir) {
-        if (m.step_time_reservoir.size() < 512) m.step_time_reservoir.push_back(x);
-      }
+      if (!fresh) MergeFrom(it->second, r);
     }
     for (auto& [key, series] : p.metrics) {
       auto& m = out.metrics[key];
@@ -376,20 +343,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
       if (pid_seen.emplace(l.host, l.pid).second) out.pids.push_back(std::move(l));
     }
     for (SyncPoint& sp : p.sync_points) out.sync_points.push_back(std::move(sp));
-    for (auto& [rule, st] : p.rule_stats) {
-      RuleStats& m = out.rule_stats[rule];
-      m.count += st.count;
-      for (auto& [rank, n] : st.ranks) m.ranks[rank] += n;
-      for (auto& [host, n] : st.hosts) m.hosts[host] += n;
-      for (auto& [rank, seq] : st.rank_min_seq) {
-        auto [it, fresh] = m.rank_min_seq.emplace(rank, seq);
-        if (!fresh) it->second = std::min(it->second, seq);
-      }
-      if (m.first_time_us == kNoTime || (st.first_time_us != kNoTime && st.first_time_us < m.first_time_us)) {
-        m.first_time_us = st.first_time_us;
-      }
-      if (st.last_time_us != kNoTime) m.last_time_us = std::max(m.last_time_us, st.last_time_us);
-    }
+    for (auto& [rule, st] : p.rule_stats) MergeFrom(out.rule_stats[rule], st);
     for (auto& [g, n] : p.signal_hits) out.signal_hits[g] += n;
     for (auto& [r, n] : p.dropped) out.dropped[r] += n;
     out.bytes += p.bytes;
@@ -400,18 +354,32 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts) {
   std::stable_sort(out.evidence.begin(), out.evidence.end(), [](const Evidence& a, const Evidence& b) {
     return a.source != b.source ? a.source < b.source : a.offset < b.offset;
   });
-  // One scan keeps each rank's last progress line; shards each kept theirs.
+  // The caps again, over each whole source: every part kept the first and
+  // last records of its own bytes, which include those of the source, so
+  // this keeps what one scan of the source keeps. One scan keeps each
+  // rank's last progress line; the parts each kept theirs.
   std::map<int64_t, size_t> last_progress;
   for (size_t i = 0; i < out.evidence.size(); ++i) {
     if (rs.signal(out.evidence[i].signal).role == SignalRole::Progress) last_progress[out.evidence[i].rank] = i;
   }
-  std::vector<Evidence> kept;
+  std::vector<Evidence> kept, progress;
   kept.reserve(out.evidence.size());
+  EvidenceKeeper keeper(caps);
   for (size_t i = 0; i < out.evidence.size(); ++i) {
-    const Evidence& ev = out.evidence[i];
-    if (rs.signal(ev.signal).role == SignalRole::Progress && last_progress[ev.rank] != i) continue;
-    kept.push_back(std::move(out.evidence[i]));
+    Evidence& ev = out.evidence[i];
+    if (i > 0 && ev.source != out.evidence[i - 1].source) keeper.TakeInto(kept);
+    if (rs.signal(ev.signal).role == SignalRole::Progress) {
+      if (last_progress[ev.rank] == i) progress.push_back(std::move(ev));
+      continue;
+    }
+    keeper.Add(std::move(ev), out.dropped);
   }
+  keeper.TakeInto(kept);
+  // After the capped records, as Scanner::Finish adds them.
+  for (Evidence& ev : progress) kept.push_back(std::move(ev));
+  std::stable_sort(kept.begin(), kept.end(), [](const Evidence& a, const Evidence& b) {
+    return a.source != b.source ? a.source < b.source : a.offset < b.offset;
+  });
   out.evidence = std::move(kept);
   FinalizeTimes(out);
   return out;

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "evidence/evidence.h"
+#include "evidence/merge.h"
 #include "ruleset/ruleset.h"
 
 namespace faultline {
@@ -29,7 +30,9 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data,
 // file order) into one result, as if one scan had read everything: ranges of
 // a source become one source, line numbers and inherited times continue
 // across range boundaries, per-rank and per-rule statistics add up.
-ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts);
+// Evidence is capped as one scan with `caps` would cap it (the parts must
+// have been scanned with the same caps).
+ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, EvidenceCaps caps = {});
 
 }  // namespace faultline
 

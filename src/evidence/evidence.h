@@ -108,6 +108,8 @@ struct RankSummary {
   int64_t rank = -1;
   std::string host;
   uint64_t progress_lines = 0;
+  // The earliest and latest progress times, whatever the order in which
+  // sources were read.
   int64_t first_progress_us = kNoTime;
   int64_t last_progress_us = kNoTime;
   int64_t last_step = -1;
@@ -117,6 +119,10 @@ struct RankSummary {
   double step_time_sum = 0;
   double step_time_sumsq = 0;
   std::vector<double> step_time_reservoir;  // bounded sample for medians
+  // The reservoir's sample keys (evidence/merge.h), one per sample, and the
+  // largest of them once it is full (0: not computed yet).
+  std::vector<uint64_t> step_time_keys;
+  uint64_t step_key_max = 0;
 };
 
 // One point of a metric series (loss, grad norm, parameter distance).

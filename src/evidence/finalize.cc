@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace faultline {
 
@@ -59,11 +62,9 @@ void AttachTracebackLines(ScanResult& r) {
   }
 }
 
-}  // namespace
-
-void FinalizeTimes(ScanResult& r) {
-  // Kernel monotonic stamps: anchor to wall time from the same source, else
-  // from another source of the same host.
+// Kernel monotonic stamps: anchored to wall time from the same source, else
+// from another source of the same host.
+void AnchorMonotonic(ScanResult& r) {
   std::map<std::string, int64_t> host_anchor;
   for (const SourceSummary& s : r.sources) {
     if (s.monotonic_anchor_us && !s.host.empty()) host_anchor.emplace(s.host, *s.monotonic_anchor_us);
@@ -81,9 +82,29 @@ void FinalizeTimes(ScanResult& r) {
       ev.time_source = TimeSource::kMonotonicAnchored;
     }
   }
-  AttachTracebackLines(r);
-  // Year-less stamps (syslog, glog): pick the year that puts them nearest the
-  // job's dated evidence, which handles a December-to-January run.
+}
+
+// Of `us` shifted by -3..+3 years, the one nearest `ref`.
+int64_t NearestYear(int64_t us, int64_t ref) {
+  auto shift_years = [](int64_t t_us, int k) {
+    time_t t = static_cast<time_t>(t_us / 1000000);
+    int64_t frac = t_us % 1000000;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    tm.tm_year += k;
+    return static_cast<int64_t>(timegm(&tm)) * 1000000 + frac;
+  };
+  int64_t best = us;
+  for (int k = -3; k <= 3; ++k) {
+    int64_t cand = shift_years(us, k);
+    if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
+  }
+  return best;
+}
+
+// Year-less stamps (syslog, glog): the year that puts them nearest the job's
+// dated evidence, which handles a December-to-January run.
+void PlaceYears(ScanResult& r) {
   std::vector<int64_t> dated;
   for (const Evidence& ev : r.evidence) {
     if (ev.time_us != kNoTime && ev.time_source == TimeSource::kParsed) dated.push_back(ev.time_us);
@@ -91,41 +112,26 @@ void FinalizeTimes(ScanResult& r) {
   for (const SourceSummary& s : r.sources) {
     if (s.dated_us != kNoTime) dated.push_back(s.dated_us);
   }
-  if (!dated.empty()) {
-    std::nth_element(dated.begin(), dated.begin() + dated.size() / 2, dated.end());
-    int64_t ref = dated[dated.size() / 2];
-    auto shift_years = [](int64_t us, int k) {
-      time_t t = static_cast<time_t>(us / 1000000);
-      int64_t frac = us % 1000000;
-      struct tm tm;
-      gmtime_r(&t, &tm);
-      tm.tm_year += k;
-      return static_cast<int64_t>(timegm(&tm)) * 1000000 + frac;
-    };
-    for (Evidence& ev : r.evidence) {
-      if ((ev.time_source != TimeSource::kInferredYear && !ev.year_inferred) || ev.time_us == kNoTime) {
-        continue;
-      }
-      int64_t best = ev.time_us;
-      for (int k = -3; k <= 3; ++k) {
-        int64_t cand = shift_years(ev.time_us, k);
-        if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
-      }
-      ev.time_us = best;
-    }
-    for (SourceSummary& s : r.sources) {
-      for (auto [t, inferred] : {std::pair{&s.first_time_us, s.first_time_inferred},
-                                 std::pair{&s.last_time_us, s.last_time_inferred}}) {
-        if (*t == kNoTime || !inferred) continue;
-        int64_t best = *t;
-        for (int k = -3; k <= 3; ++k) {
-          int64_t cand = shift_years(*t, k);
-          if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
-        }
-        *t = best;
-      }
+  if (dated.empty()) return;
+  std::nth_element(dated.begin(), dated.begin() + dated.size() / 2, dated.end());
+  const int64_t ref = dated[dated.size() / 2];
+  for (Evidence& ev : r.evidence) {
+    if ((ev.time_source == TimeSource::kInferredYear || ev.year_inferred) && ev.time_us != kNoTime) {
+      ev.time_us = NearestYear(ev.time_us, ref);
     }
   }
+  for (SourceSummary& s : r.sources) {
+    if (s.first_time_us != kNoTime && s.first_time_inferred) s.first_time_us = NearestYear(s.first_time_us, ref);
+    if (s.last_time_us != kNoTime && s.last_time_inferred) s.last_time_us = NearestYear(s.last_time_us, ref);
+  }
+}
+
+}  // namespace
+
+void FinalizeTimes(ScanResult& r) {
+  AnchorMonotonic(r);
+  AttachTracebackLines(r);
+  PlaceYears(r);
 }
 
 }  // namespace faultline

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "util/strings.h"
+#include "util/utf8.h"
 #include "absl/strings/str_format.h"
 
 namespace faultline::flightrec {
@@ -211,24 +212,9 @@ void AppendUtf8(uint32_t cp, std::string& out) {
   }
 }
 
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t Utf8SeqLen(std::string_view s, size_t i) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3
-           : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  unsigned char c1 = static_cast<unsigned char>(s[i + 1 < s.size() ? i + 1 : i]);
-  if (n == 3 && ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0))) return 0;
-  if (n == 4 && ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90))) return 0;
-  return n;
-}
-
 bool IsValidUtf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
-    size_t n = Utf8SeqLen(s, i);
+    size_t n = Utf8SequenceLength(s, i);
     if (n == 0) return false;
     i += n;
   }
@@ -242,7 +228,7 @@ std::string ToValidUtf8(std::string_view s) {
   std::string out;
   out.reserve(s.size() + 8);
   for (size_t i = 0; i < s.size();) {
-    size_t n = Utf8SeqLen(s, i);
+    size_t n = Utf8SequenceLength(s, i);
     if (n == 0) {
       AppendUtf8(0xFFFD, out);
       ++i;

@@ -8,6 +8,7 @@
 
 #include "util/fl_status.h"
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace faultline {
 namespace {
@@ -45,23 +46,6 @@ const char* RuleId(const Ruleset& rs, uint32_t rule) { return rs.rule(rule)->id(
 
 }  // namespace
 
-namespace {
-// Length of the well-formed UTF-8 sequence at s[i] (1-4), or 0 when the
-// bytes there are not one (RFC 3629: no overlongs, surrogates or > U+10FFFF).
-size_t Utf8SequenceLength(std::string_view s, size_t i) {
-  unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t n = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3
-           : (c >= 0xF0 && c <= 0xF4) ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  unsigned char c1 = static_cast<unsigned char>(s[i + 1 < s.size() ? i + 1 : i]);
-  if (n == 3 && ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0))) return 0;
-  if (n == 4 && ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90))) return 0;
-  return n;
-}
-}  // namespace
 
 void AppendJsonString(std::string& out, std::string_view s) {
   out += '"';

@@ -234,9 +234,9 @@ bool HasCriPartial(std::string_view chunk) {
          chunk.find(" stderr P\n") != std::string_view::npos;
 }
 
-JsonChunk JoinCriPartials(std::string_view chunk) {
+DerivedChunk JoinCriPartials(std::string_view chunk) {
   struct Record {
-    JsonLine where;
+    DerivedRecord where;
     std::string text;
   };
   std::vector<Record> done;
@@ -269,7 +269,7 @@ JsonChunk JoinCriPartials(std::string_view chunk) {
     if (nl == std::string_view::npos) break;
     pos = nl + 1;
   }
-  JsonChunk out;
+  DerivedChunk out;
   out.lines.reserve(done.size());
   for (Record& r : done) {
     out.messages += r.text;
@@ -295,8 +295,8 @@ LineFormat CriFormat() {
 }
 
 // Hard-wrapped runs: each line exactly f.wrap_width wide joined with the next.
-JsonChunk JoinWrapped(const LineFormat& f, std::string_view chunk) {
-  JsonChunk out;
+DerivedChunk JoinWrapped(const LineFormat& f, std::string_view chunk) {
+  DerivedChunk out;
   size_t pos = 0;
   uint64_t line_rel = 0;
   bool open = false;
@@ -364,7 +364,7 @@ bool HasPartial(const LineFormat& f, std::string_view chunk) {
   return false;
 }
 
-JsonChunk JoinPartials(const LineFormat& f, std::string_view chunk) {
+DerivedChunk JoinPartials(const LineFormat& f, std::string_view chunk) {
   return f.cri ? JoinCriPartials(chunk) : JoinWrapped(f, chunk);
 }
 
@@ -461,8 +461,8 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
   return v;
 }
 
-JsonChunk ExtractJsonMessages(std::string_view chunk) {
-  JsonChunk jc;
+DerivedChunk ExtractJsonMessages(std::string_view chunk) {
+  DerivedChunk jc;
   TimeContext tctx;
   size_t pos = 0;
   uint64_t line_no = 0;

@@ -55,19 +55,22 @@ struct LineView {
 
 LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeContext& tctx);
 
-struct JsonLine {
-  size_t offset = 0;    // in the chunk
+// A chunk seen as the records that are matched rather than its physical
+// lines: the messages of JSON lines, or CRI partial and hard-wrapped runs
+// joined into one record each. `messages` holds one record per line; each
+// DerivedRecord says which bytes of the chunk it came from.
+struct DerivedRecord {
+  size_t offset = 0;    // of its first physical line, in the chunk
   size_t length = 0;
   uint64_t line_rel = 0;  // newlines before it in the chunk
 };
-// The messages of a chunk of JSON lines, one per line of `messages`, and
-// where each came from. A line that is not JSON is kept whole as its own
-// message, so nothing is lost.
-struct JsonChunk {
+struct DerivedChunk {
   std::string messages;
-  std::vector<JsonLine> lines;
+  std::vector<DerivedRecord> lines;
 };
-JsonChunk ExtractJsonMessages(std::string_view chunk);
+// The messages of a chunk of JSON lines. A line that is not JSON is kept
+// whole as its own message, so nothing is lost.
+DerivedChunk ExtractJsonMessages(std::string_view chunk);
 
 // CRI partial lines. `CriTag` is 'P', 'F', or 0 for a line not in CRI form;
 // *payload is where the message starts.
@@ -79,7 +82,7 @@ bool HasCriPartial(std::string_view chunk);
 // one stream joined with the `F` line that ends it (the first line's CRI
 // prefix, then the payloads), every other line as it is; in the order of
 // each record's first line, which gives its offset and line.
-JsonChunk JoinCriPartials(std::string_view chunk);
+DerivedChunk JoinCriPartials(std::string_view chunk);
 // A cut (a line start) moved so that no `P` line comes right before it: back
 // to just after the last `F` or non-CRI line (0 when there is none), or
 // forward past the `F` line ending the run (the data's end when none does).
@@ -92,7 +95,7 @@ size_t CriCutForward(std::string_view data, size_t cut);
 // are concatenated as they are), and cuts moved off runs.
 bool ContinuesNext(const LineFormat& f, std::string_view line);
 bool HasPartial(const LineFormat& f, std::string_view chunk);
-JsonChunk JoinPartials(const LineFormat& f, std::string_view chunk);
+DerivedChunk JoinPartials(const LineFormat& f, std::string_view chunk);
 size_t CutBack(const LineFormat& f, std::string_view data, size_t cut);
 size_t CutForward(const LineFormat& f, std::string_view data, size_t cut);
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "evidence/evidence.h"
+#include "evidence/merge.h"
 #include "input/input.h"
 #include "ruleset/ruleset.h"
 
@@ -29,8 +30,8 @@ struct ScanOptions {
   size_t chunk_bytes = size_t{16} << 20;  // target chunk size for mapped files
   // Evidence kept per rule: the first `keep_first` and the last `keep_last`
   // records; counts stay exact past the cap.
-  size_t keep_first = 2000;
-  size_t keep_last = 500;
+  size_t keep_first = EvidenceCaps{}.keep_first;
+  size_t keep_last = EvidenceCaps{}.keep_last;
   int64_t tz_offset_s = 0;                // zone of naive timestamps
   InputLimits limits;
   // Called on the thread that called ScanPaths/Feed/Finish, in source then

@@ -20,12 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view log = c.Rest();
   auto rs = fuzz::DefaultRules();
 
-  JsonChunk jc = ExtractJsonMessages(log);
+  DerivedChunk jc = ExtractJsonMessages(log);
   FL_FUZZ_CHECK(jc.messages.find('\0') == std::string::npos, "NUL in messages");
   uint64_t newlines_in_messages = 0;
   for (char ch : jc.messages) newlines_in_messages += ch == '\n';
   FL_FUZZ_CHECK(jc.lines.size() >= newlines_in_messages, "messages do not map to lines");
-  for (const JsonLine& jl : jc.lines) {
+  for (const DerivedRecord& jl : jc.lines) {
     FL_FUZZ_CHECK(jl.offset <= log.size() && jl.length <= log.size() - jl.offset,
                   "JSON line out of range");
   }

@@ -51,7 +51,7 @@ TEST(CriPartial, TagsAndJoin) {
   // whole, each at its own first line.
   std::string chunk = Cri(1, "stderr", 'P', "hello ") + Cri(1, "stdout", 'F', "other") +
                       Cri(2, "stderr", 'F', "world") + Cri(3, "stdout", 'F', "last");
-  JsonChunk jc = JoinCriPartials(chunk);
+  DerivedChunk jc = JoinCriPartials(chunk);
   ASSERT_EQ(jc.lines.size(), 3u);
   EXPECT_THAT(jc.messages, HasSubstr("stderr P hello world\n"));
   EXPECT_EQ(jc.lines[0].offset, 0u);

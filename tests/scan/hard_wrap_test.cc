@@ -90,7 +90,7 @@ TEST(HardWrap, WidthAndDetection) {
   LineFormat f;
   f.wrap_width = 10;
   std::string chunk = "0123456789\nabc\nxyz\n0123456789\n0123456789\nend\n";
-  JsonChunk jc = JoinPartials(f, chunk);
+  DerivedChunk jc = JoinPartials(f, chunk);
   ASSERT_EQ(jc.lines.size(), 3u);
   EXPECT_EQ(jc.messages, "0123456789abc\nxyz\n01234567890123456789end\n");
   EXPECT_EQ(jc.lines[2].offset, chunk.find("0123456789\n0123456789"));

@@ -1,0 +1,200 @@
+// The merge, on the thread that called the Scanner: each chunk's results
+// go into its source in task order (line numbers, inherited times, traceback
+// windows cut at the chunk's start), every confirmed match into the uncapped
+// statistics, topology and clock sync points, progress lines into per-rank
+// summaries, metric lines into series, and the evidence through the
+// per-rule caps.
+#include <algorithm>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "scan/scan_impl.h"
+#include "util/strings.h"
+
+namespace faultline {
+
+using internal::TracebackPending;
+
+
+uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime) {
+  SourceSummary s;
+  s.name = name;
+  s.failed = false;
+  auto st = std::make_unique<SourceState>(EvidenceCaps{opts.keep_first, opts.keep_last});
+  st->index = static_cast<uint32_t>(result.sources.size());
+  st->path_attr = AttributeFromPath(name);
+  s.rank = st->path_attr.rank.value_or(-1);
+  s.host = st->path_attr.host;
+  st->tctx = tctx;
+  if (mtime > 0) {
+    time_t t = static_cast<time_t>(mtime);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    st->tctx.default_year = tm.tm_year + 1900;
+  } else {
+    time_t t = time(nullptr);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    st->tctx.default_year = tm.tm_year + 1900;
+  }
+  result.sources.push_back(std::move(s));
+  states.push_back(std::move(st));
+  return states.back()->index;
+}
+
+void Scanner::Impl::Fail(uint32_t src, std::string msg, int code) {
+  result.sources[src].failed = true;
+  for (const InputError& e : result.errors) {
+    if (e.source == result.sources[src].name && e.message == msg) return;
+  }
+  result.errors.push_back({result.sources[src].name, std::move(msg), code});
+}
+
+void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
+  SourceSummary& sum = result.sources[st.index];
+  // Traceback windows cut at this chunk's start: the source's bytes before
+  // the chunk complete them, so the fold is the same for any chunking.
+  for (TracebackPending& tp : out.tb_pending) {
+    bool at_start = false;
+    std::string window = st.framing.CompleteTracebackWindow(tp.window, &at_start);
+    AddTraceback(out.evidence, tp.first_evidence, tp.evidence_count,
+                 FoldTraceback(window, at_start, tp.line, st.framing.format(), st.tctx));
+  }
+  st.framing.AfterChunk(out.tail);
+  if (!out.error.empty()) Fail(st.index, out.error, out.error_code);
+  uint64_t base_line = st.lines + (st.last_ended_newline ? 1 : 0);
+  if (st.lines == 0 && sum.bytes == 0) base_line = 1;
+  // Evidence that found no time in its chunk inherits the time the chunks
+  // before it ended on (a range scan leaves it to MergeScans when none did).
+  const TimeCarry carry = TimeCarry::AtEndOf(sum);
+  for (Evidence& ev : out.evidence) {
+    ev.line = base_line + ev.line;
+    carry.Give(ev);
+    Keep(st, std::move(ev));
+  }
+  AppendFollowing(sum, out.edge);
+  sum.kernel_log = st.framing.kernel_log();
+  // A chunk whose last line lacks a newline still counts that line; the
+  // next chunk of a stream never starts mid-line, so this is exact.
+  st.lines += out.newlines;
+  st.last_ended_newline = out.ends_with_newline;
+  sum.lines = st.lines + (out.ends_with_newline || out.edge.bytes == 0 ? 0 : 1);
+}
+
+void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
+  const SignalInfo& si = rs->signal(ev.signal);
+  ++result.matches;
+  ++result.signal_hits[ev.signal];
+  SourceSummary& sum = result.sources[st.index];
+  if (ev.monotonic_s && ev.time_us != kNoTime && !sum.monotonic_anchor_us) {
+    sum.monotonic_anchor_us = ev.time_us - static_cast<int64_t>(*ev.monotonic_s * 1e6);
+  }
+  if (opts.on_evidence) opts.on_evidence(ev, sum.name);
+  int64_t n;
+  std::optional<int64_t> seq;
+  if (const std::string* f = ev.Field("seq"); f && ParseInt64(*f, &n)) seq = n;
+  CountInRuleStats(result.rule_stats[ev.rule], ev, seq);
+  // Topology and clock sync, from every line before any cap. An init line
+  // names the rank inside its communicator (comm_rank); the [rankK]: prefix
+  // or the path gives the global rank when present.
+  const std::string* bus = ev.Field("bus_id");
+  const std::string* dev = ev.Field("cuda_dev");
+  if (bus) {
+    int64_t comm_rank = -1, nranks = -1, d = -1;
+    if (const std::string* cr = ev.Field("comm_rank")) (void)ParseInt64(*cr, &comm_rank);
+    if (const std::string* nr = ev.Field("nranks")) (void)ParseInt64(*nr, &nranks);
+    if (dev) (void)ParseInt64(*dev, &d);
+    if (d < 0) d = ev.local_rank;
+    bool global = ev.rank >= 0;
+    int64_t rank = global ? ev.rank : comm_rank;
+    if (rank >= 0) {
+      bool dup = false;
+      for (const DeviceLink& l : result.devices) {
+        if (l.rank == rank && l.host == ev.host && l.bus_id == *bus && l.nranks == nranks && l.global == global) {
+          dup = true;
+        }
+      }
+      if (!dup && result.devices.size() < 1'000'000) {
+        result.devices.push_back({ev.host, rank, d, *bus, nranks, global});
+      }
+    }
+  }
+  if (ev.pid >= 0 && ev.rank >= 0 && !ev.host.empty()) {
+    bool dup = false;
+    for (const PidLink& l : result.pids) {
+      if (l.pid == ev.pid && l.host == ev.host) dup = true;
+    }
+    if (!dup && result.pids.size() < 1'000'000) result.pids.push_back({ev.host, ev.pid, ev.rank});
+  }
+  if (const std::string* comm = ev.Field("comm_id");
+      comm && ev.time_us != kNoTime && ev.text.find("Init COMPLETE") != std::string::npos) {
+    result.sync_points.push_back({StrCat("nccl-init:", *comm), ev.host, ev.rank, ev.time_us});
+  }
+  if (si.role == SignalRole::Progress) {
+    KeepProgress(st, ev);
+    return;
+  }
+  if (si.role == SignalRole::Metric) {
+    KeepMetric(ev);
+  }
+  st.keeper.Add(std::move(ev), result.dropped);
+}
+
+void Scanner::Impl::KeepProgress(SourceState& st, const Evidence& ev) {
+  int64_t rank = ev.rank >= 0 ? ev.rank : -1;
+  RankSummary& r = result.ranks[rank];
+  r.rank = rank;
+  if (r.host.empty()) r.host = ev.host;
+  ++r.progress_lines;
+  int64_t step = -1;
+  if (const std::string* s = ev.Field("step")) (void)ParseInt64(*s, &step);
+  if (step >= 0) r.last_step = std::max(r.last_step, step);
+  double step_time = -1;
+  for (const char* key : {"step_time_ms", "elapsed_ms"}) {
+    double d;
+    if (const std::string* s = ev.Field(key); s && ParseDouble(*s, &d)) step_time = d / 1000.0;
+  }
+  if (const std::string* s = ev.Field("step_time_s")) {
+    double d;
+    if (ParseDouble(*s, &d)) step_time = d;
+  }
+  if (ev.time_us != kNoTime) {
+    if (r.first_progress_us == kNoTime || ev.time_us < r.first_progress_us) r.first_progress_us = ev.time_us;
+    int64_t& last = st.rank_last_progress_us[rank];
+    if (step_time < 0 && last != 0 && ev.time_us > last) step_time = (ev.time_us - last) / 1e6;
+    last = ev.time_us;
+    r.last_progress_us = std::max(r.last_progress_us, ev.time_us);
+  }
+  if (step_time >= 0) AddStepTime(r, step_time, StepSampleKey(ev.line, step, step_time));
+  // The last progress line of each rank stays as evidence (hang reports).
+  auto& last_ev = last_progress_[rank];
+  last_ev = ev;
+}
+
+void Scanner::Impl::KeepMetric(const Evidence& ev) {
+  double v;
+  const std::string* val = ev.Field("value");
+  if (!val || !ParseDouble(*val, &v)) return;
+  std::string key = rs->rule(ev.rule)->id()->str();
+  if (const std::string* m = ev.Field("metric")) StrAppend(&key, ":", *m);
+  auto& series = result.metrics[key];
+  MetricPoint mp;
+  mp.rank = ev.rank;
+  if (const std::string* s = ev.Field("step")) (void)ParseInt64(*s, &mp.step);
+  mp.time_us = ev.time_us;
+  mp.value = v;
+  mp.rule = ev.rule;
+  series.push_back(mp);
+  constexpr size_t kMaxSeries = 200'000;
+  if (series.size() > kMaxSeries) {
+    // Halve the resolution, keeping the newest point.
+    std::vector<MetricPoint> half;
+    half.reserve(series.size() / 2 + 1);
+    for (size_t i = 0; i < series.size(); i += 2) half.push_back(series[i]);
+    if (half.back().step != series.back().step) half.push_back(series.back());
+    series.swap(half);
+  }
+}
+
+}  // namespace faultline

@@ -1,0 +1,332 @@
+// Phase B, on worker threads: the lines phase A copied out are confirmed
+// with RE2 (the same pattern, on that line alone), their named captures
+// extracted, their timestamp parsed (or inherited from the nearest stamped
+// line before them) and their rank/host attributed; tracebacks are folded
+// onto their exception line; the chunk's first and last times are read from
+// its head and tail.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scan/scan_impl.h"
+#include "util/strings.h"
+
+namespace faultline {
+
+using internal::ChunkOut;
+using internal::CleanText;
+using internal::CopyOut;
+using internal::CountNewlines;
+using internal::DeltaUs;
+using internal::kConfirmWindow;
+using internal::kEdgeWindow;
+using internal::Pending;
+using internal::PhaseA;
+using internal::TimeInForce;
+using internal::TracebackPending;
+
+namespace {
+
+// For a matched line without its own stamp, the time it inherits: that of
+// the nearest stamped line before it (in the context phase A copied, else
+// through the previous matched line of the chunk, whose time in force is
+// `prev`). dmesg -H delta lines ("[  +0.000316]") add up from it: the line's
+// own delta `acc` and those of the delta lines in between, all within the
+// same position bound.
+TimeInForce InheritedTime(const Pending& p, int64_t acc, const TimeInForce& prev, const LineFormat& fmt,
+                          const TimeContext& tctx) {
+  TimeInForce t;
+  std::string_view before = p.before;
+  while (!before.empty()) {
+    if (before.back() == '\n') before.remove_suffix(1);
+    size_t nl = before.rfind('\n');
+    std::string_view line = nl == std::string_view::npos ? before : before.substr(nl + 1);
+    bool partial = nl == std::string_view::npos && !p.before_reaches_chunk_start && !p.before_reaches_prev;
+    if (partial) break;
+    LineView pv = SplitLine(line, fmt, tctx);
+    if (pv.time && pv.time->wall_us) {
+      t.time_us = *pv.time->wall_us + acc;
+      t.inferred = pv.time->year_inferred;
+      t.at = p.offset - p.before.size() + static_cast<uint64_t>(line.data() - p.before.data());
+      return t;
+    }
+    if (pv.time && pv.time->delta_s) acc += DeltaUs(*pv.time->delta_s);
+    if (nl == std::string_view::npos) break;
+    before = before.substr(0, nl);
+  }
+  if (p.before_reaches_prev) {
+    // The chain keeps the position bound: the stamped line must start
+    // within kInheritWindow of this one, as for any other chunking.
+    if (prev.time_us != kNoTime && prev.at + kInheritWindow >= p.offset) {
+      t.time_us = prev.time_us + acc;
+      t.inferred = prev.inferred;
+      t.at = prev.at;
+    }
+    t.needs_prev = prev.needs_prev;
+    t.pending_delta = prev.pending_delta + acc;
+  } else if (p.before_reaches_chunk_start) {
+    t.needs_prev = true;
+    t.pending_delta = acc;
+  }
+  return t;
+}
+
+// The chunk's first and last wall times, from its head and tail (the last
+// carried forward by the dmesg -H deltas after it), the first stamp with its
+// own year, and a monotonic anchor from the last line carrying both clocks.
+void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, ChunkOut& out) {
+  auto first_time = [&](std::string_view text) -> int64_t {
+    size_t pos = 0;
+    for (int k = 0; k < 64 && pos < text.size(); ++k) {
+      size_t nl = text.find('\n', pos);
+      std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
+      LineView v = SplitLine(l, fmt, tctx);
+      if (v.time && v.time->wall_us) {
+        if (!v.time->year_inferred) out.edge.dated_us = *v.time->wall_us;
+        out.edge.first_time_inferred = v.time->year_inferred;
+        return *v.time->wall_us;
+      }
+      if (nl == std::string_view::npos) break;
+      pos = nl + 1;
+    }
+    return kNoTime;
+  };
+  out.edge.first_time_us = first_time(out.head);
+  std::string_view tail = out.tail;
+  if (!tail.empty() && tail.back() == '\n') tail.remove_suffix(1);
+  const uint64_t tail_start = out.base_offset + out.edge.bytes - out.tail.size();
+  int64_t tail_acc = 0;  // dmesg -H deltas after the last stamped line
+  while (!tail.empty()) {
+    size_t nl = tail.rfind('\n');
+    if (nl == std::string_view::npos && out.tail.size() >= kEdgeWindow) break;  // partial
+    std::string_view l = nl == std::string_view::npos ? tail : tail.substr(nl + 1);
+    LineView v = SplitLine(l, fmt, tctx);
+    if (v.time && v.time->delta_s) tail_acc += DeltaUs(*v.time->delta_s);
+    if (v.time && v.time->wall_us) {
+      out.edge.last_time_us = *v.time->wall_us + tail_acc;
+      out.edge.last_time_inferred = v.time->year_inferred;
+      out.edge.last_time_offset = static_cast<int64_t>(tail_start + (nl == std::string_view::npos ? 0 : nl + 1));
+      if (v.time->monotonic_s) {
+        out.edge.monotonic_anchor_us =
+            *v.time->wall_us - static_cast<int64_t>(*v.time->monotonic_s * 1e6);
+      }
+      break;
+    }
+    if (nl == std::string_view::npos) break;
+    tail = tail.substr(0, nl);
+  }
+  if (out.edge.last_time_us == kNoTime && out.tail.size() == out.edge.bytes && out.edge.bytes < kEdgeWindow) {
+    out.edge.unanchored_delta_us = tail_acc;
+  }
+}
+
+}  // namespace
+
+void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
+  // The time in force at the previous matched line (its own or inherited).
+  TimeInForce prev;
+  for (Pending& p : out.pending) {
+    std::string_view line = p.line;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    LineView view = SplitLine(line, st.framing.format(), st.tctx);
+    const bool own_delta = view.time && view.time->delta_s;
+    if (view.time && view.time->wall_us) {
+      ConfirmLine(st, p, line, view, own_delta, TimeInForce(), out);
+      prev = {*view.time->wall_us, p.offset, view.time->year_inferred, false, 0};
+    } else {
+      const TimeInForce inherited =
+          InheritedTime(p, own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(), st.tctx);
+      ConfirmLine(st, p, line, view, own_delta, inherited, out);
+      prev = inherited;
+      prev.needs_prev = inherited.time_us == kNoTime && inherited.needs_prev;
+    }
+  }
+  out.pending.clear();
+  out.pending.shrink_to_fit();
+  if (!opts.on_evidence) ThinDroppedEvidence(out);
+  ChunkEdgeTimes(st.framing.format(), st.tctx, out);
+  out.head.clear();
+  // The tail stays: the merge keeps the source's last bytes from it to
+  // complete traceback windows cut at the next chunk's start.
+}
+
+void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, std::string_view line, const LineView& view,
+                                bool own_delta, const TimeInForce& inherited, ChunkOut& out) const {
+  std::string text;  // cleaned once per line, whatever its number of signals
+  bool have_text = false;
+  const size_t ev_begin = out.evidence.size();
+  for (size_t j = 0; j < p.ids.size(); ++j) {
+    uint32_t id = p.ids[j];
+    const SignalInfo& si = rs->signal(id);
+    // Hyperscan found where; RE2 confirms the match holds on this line alone
+    // (for JSON sources, on the message; for a huge line, on the window
+    // around the match).
+    std::string_view subject = j < p.windows.size() ? std::string_view(p.windows[j]) : view.message;
+    const RE2* confirm = si.confirm();
+    if (!confirm || !RE2::PartialMatch(subject, *confirm)) continue;
+    Evidence ev;
+    ev.source = st.index;
+    ev.offset = p.offset;
+    ev.line = p.line_rel;  // fixed at merge
+    ev.rule = si.rule_index;
+    ev.signal = id;
+    if (!have_text) {
+      text = CleanText(line);
+      have_text = true;
+    }
+    ev.text = text;
+    if (!si.extracts().empty()) {
+      thread_local std::vector<std::pair<std::string_view, std::string_view>> captured;
+      captured.clear();
+      si.ExtractFields(subject, &captured);
+      for (const auto& [name, value] : captured) {
+        ev.fields.emplace_back(std::string(name), CleanText(value));
+      }
+    }
+    // Time.
+    if (view.time) {
+      if (view.time->wall_us) {
+        ev.time_us = *view.time->wall_us;
+        ev.time_source =
+            view.time->year_inferred ? TimeSource::kInferredYear : TimeSource::kParsed;
+      }
+      ev.monotonic_s = view.time->monotonic_s;
+    }
+    ev.dmesg_delta = own_delta;
+    if (ev.time_us == kNoTime && !ev.monotonic_s) {
+      // Inherit the previous timestamped line's time.
+      if (inherited.time_us != kNoTime) {
+        ev.time_us = inherited.time_us;
+        ev.time_source = ev.InheritedSource();
+        ev.year_inferred = inherited.inferred;
+      } else {
+        ev.needs_prev_time = inherited.needs_prev;
+        ev.prev_delta_us = inherited.pending_delta;
+      }
+    }
+    // Attribution: path, then the line, then captures.
+    Attribution a = view.attr;
+    MergeAttribution(a, st.path_attr);
+    ev.rank = a.rank.value_or(-1);
+    ev.local_rank = a.local_rank.value_or(-1);
+    ev.pid = a.pid.value_or(-1);
+    ev.host = a.host;
+    ev.gpu = a.gpu;
+    for (const auto& [k, v] : ev.fields) {
+      int64_t n;
+      if (k == "rank" && ParseInt64(v, &n)) ev.rank = n;
+      else if (k == "pid" && ParseInt64(v, &n)) ev.pid = n;
+      else if (k == "host" && !v.empty()) ev.host = v;
+      else if ((k == "pci" || k == "bus_id") && ev.gpu.empty()) {
+        std::string g = NormalizePciBusId(v);
+        if (!g.empty()) ev.gpu = g;
+      }
+    }
+    out.evidence.push_back(std::move(ev));
+  }
+  if (p.tb_candidate && out.evidence.size() > ev_begin) {
+    if (p.tb_cut) {
+      TracebackPending& tp = out.tb_pending.emplace_back();
+      tp.first_evidence = ev_begin;
+      tp.evidence_count = out.evidence.size() - ev_begin;
+      tp.offset = p.offset;
+      tp.window = std::move(p.tb_window);
+      tp.line.assign(line);
+    } else {
+      AddTraceback(out.evidence, ev_begin, out.evidence.size() - ev_begin,
+                   FoldTraceback(p.tb_window, p.tb_at_start, line, st.framing.format(), st.tctx));
+    }
+  }
+}
+
+void Scanner::Impl::AddTraceback(std::vector<Evidence>& evs, size_t first, size_t count,
+                                        const std::optional<TracebackFold>& fold) {
+  if (!fold) return;
+  for (size_t i = first; i < first + count && i < evs.size(); ++i) {
+    Evidence& ev = evs[i];
+    if (!ev.Field("raised_at")) ev.fields.emplace_back("raised_at", CleanText(fold->raised_at));
+    if (!ev.Field("traceback")) ev.fields.emplace_back("traceback", CleanText(fold->frames));
+    ev.traceback_span = static_cast<uint32_t>(fold->span);
+  }
+}
+
+void Scanner::Impl::ThinDroppedEvidence(ChunkOut& out) const {
+  std::map<uint32_t, size_t> total, index;
+  for (const Evidence& ev : out.evidence) {
+    if (rs->signal(ev.signal).role != SignalRole::Progress) ++total[ev.rule];
+  }
+  for (Evidence& ev : out.evidence) {
+    SignalRole role = rs->signal(ev.signal).role;
+    if (role == SignalRole::Progress) continue;
+    size_t i = index[ev.rule]++;
+    if (role == SignalRole::Metric || i < opts.keep_first || i + opts.keep_last >= total[ev.rule]) {
+      continue;
+    }
+    bool comm = false;
+    std::vector<std::pair<std::string, std::string>> keep;
+    for (auto& kv : ev.fields) {
+      if (kv.first == "seq" || kv.first == "bus_id" || kv.first == "cuda_dev" ||
+          kv.first == "comm_id") {
+        comm |= kv.first == "comm_id";
+        keep.push_back(std::move(kv));
+      }
+    }
+    ev.fields.swap(keep);
+    if (!comm) std::string().swap(ev.text);  // sync points read the text
+  }
+}
+
+template <typename Each>
+void Scanner::Impl::PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits, const char* data,
+                                  size_t len, uint64_t abs_offset, const DerivedChunk& jc, bool fold_tracebacks,
+                                  ChunkOut& out, Each&& each) const {
+  PhaseA(*rs, scratch, jc.messages.data(), jc.messages.size(), 0, out, hits, 0, fold_tracebacks);
+  out.newlines = CountNewlines(data, len);
+  out.edge.bytes = len;
+  out.base_offset = abs_offset;
+  out.ends_with_newline = len == 0 || data[len - 1] == '\n';
+  for (Pending& p : out.pending) {
+    size_t idx = p.line_rel;
+    if (idx < jc.lines.size()) {
+      p.offset = abs_offset + jc.lines[idx].offset;
+      p.line_rel = jc.lines[idx].line_rel;
+      each(p, jc.lines[idx]);
+    }
+  }
+  out.head.assign(data, std::min(len, kEdgeWindow));
+  size_t tail_len = std::min(len, kEdgeWindow);
+  out.tail.assign(data + len - tail_len, tail_len);
+}
+
+void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<Hit>& hits,
+                                  const char* data, size_t len, uint64_t abs_offset, ChunkOut& out) const {
+  if (st.framing.format().json) {
+    // JSON lines: scan the messages, not the raw JSON; confirm on the raw
+    // line (SplitLine takes the message from it again).
+    DerivedChunk jc = ExtractJsonMessages(std::string_view(data, len));
+    PhaseADerived(scratch, hits, data, len, abs_offset, jc, false, out,
+                  [&](Pending& p, const DerivedRecord& jl) {
+                    p.line.assign(data + jl.offset, std::min<size_t>(jl.length, kConfirmWindow));
+                    p.before.clear();
+                    p.before_reaches_chunk_start = false;
+                    p.before_reaches_prev = false;
+                  });
+  } else if (st.framing.HasRuns(std::string_view(data, len))) {
+    // CRI partial lines, hard-wrapped lines: match on the joined records.
+    // Traceback windows come from the joined text, which starts at this
+    // chunk's start.
+    DerivedChunk jc = JoinPartials(st.framing.format(), std::string_view(data, len));
+    PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out,
+                  [&](Pending& p, const DerivedRecord&) {
+                    if (!p.tb_candidate) return;
+                    p.tb_at_start = p.tb_at_start && abs_offset == 0;
+                    p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
+                  });
+  } else {
+    PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
+  }
+  PhaseB(st, out);
+}
+
+}  // namespace faultline

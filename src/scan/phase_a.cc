@@ -1,0 +1,210 @@
+// Phase A: one Hyperscan block-mode scan per chunk; matches de-duplicated
+// per (line, signal), line bounds found, newlines counted, and the matched
+// lines with a little context before them copied out of the mapping. Runs
+// inside the SIGBUS guard for mapped files, so only plain loops and C calls
+// run here: a fault unwinds with longjmp.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "scan/scan_impl.h"
+
+namespace faultline::internal {
+namespace {
+
+__attribute__((target("avx2"))) uint64_t CountNewlinesAvx2(const char* p, size_t n) {
+  uint64_t count = 0;
+  size_t i = 0;
+  const __m256i nl = _mm256_set1_epi8('\n');
+  for (; i + 32 <= n; i += 32) {
+    __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    count += static_cast<uint64_t>(
+        __builtin_popcount(static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, nl)))));
+  }
+  for (; i < n; ++i) count += p[i] == '\n';
+  return count;
+}
+
+uint64_t CountNewlinesPlain(const char* p, size_t n) {
+  uint64_t count = 0;
+  const char* end = p + n;
+  while (p < end) {
+    const void* q = std::memchr(p, '\n', static_cast<size_t>(end - p));
+    if (!q) break;
+    ++count;
+    p = static_cast<const char*>(q) + 1;
+  }
+  return count;
+}
+
+int OnHsMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, void* vctx) {
+  auto* c = static_cast<HsCtx*>(vctx);
+  // A database that does not belong to this ruleset (the loader checks, but
+  // a match must never index past the signal table).
+  if (id >= c->signal_count) return 0;
+  // `to` is one past the last matched byte; the line holding that byte.
+  uint64_t last = to > 0 ? to - 1 : 0;
+  if (to > c->len) last = c->len ? c->len - 1 : 0;
+  if (!c->have_line || last < c->cur_line_start || last >= c->cur_line_end) {
+    // New line: find its bounds.
+    uint64_t start = last;
+    if (start > 0 && c->base[start - 1] != '\n') {
+      const void* p = memrchr(c->base, '\n', start);
+      start = p ? static_cast<uint64_t>(static_cast<const char*>(p) - c->base) + 1 : 0;
+    }
+    const void* e = std::memchr(c->base + last, '\n', c->len - last);
+    uint64_t end = e ? static_cast<uint64_t>(static_cast<const char*>(e) - c->base) : c->len;
+    c->cur_line_start = start;
+    c->cur_line_end = end;
+    if (c->cur_line_end < c->cur_line_start) c->cur_line_end = c->cur_line_start;
+    c->have_line = true;
+    c->seen->clear();
+  }
+  if (std::find(c->seen->begin(), c->seen->end(), id) != c->seen->end()) return 0;
+  c->seen->push_back(id);
+  c->hits->push_back({c->cur_line_start, c->cur_line_end, std::min<uint64_t>(to, c->len), id});
+  return 0;
+}
+
+}  // namespace
+
+uint64_t CountNewlines(const char* p, size_t n) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2 ? CountNewlinesAvx2(p, n) : CountNewlinesPlain(p, n);
+}
+
+
+void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
+            uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits,
+            size_t readable_before, bool fold_tracebacks) {
+  thread_local std::vector<uint32_t> seen;
+  hits.clear();
+  HsCtx ctx;
+  ctx.signal_count = static_cast<uint32_t>(rs.signal_count());
+  ctx.hits = &hits;
+  ctx.seen = &seen;
+  for (size_t done = 0; done < len;) {
+    // hs_scan takes an unsigned length: chunks over kMaxHsLength (one huge
+    // line, or a chunk the caller made huge) are scanned in windows cut
+    // after a newline, so no line is split; only a single line longer than
+    // the window is cut, and then hits keep that line's true bounds.
+    size_t n = std::min(len - done, kMaxHsLength);
+    if (n < len - done) {
+      const void* nl = memrchr(base + done, '\n', n);
+      if (nl) n = static_cast<size_t>(static_cast<const char*>(nl) - (base + done)) + 1;
+    }
+    ctx.base = base + done;
+    ctx.len = n;
+    ctx.have_line = false;
+    size_t before = hits.size();
+    hs_scan(rs.database(), base + done, static_cast<unsigned>(n), 0, scratch, OnHsMatch, &ctx);
+    bool cut_head = done > 0 && base[done - 1] != '\n';
+    bool cut_tail = done + n < len && base[done + n - 1] != '\n';
+    uint64_t true_start = 0, true_end = len;
+    if (cut_head) {
+      const void* p = memrchr(base, '\n', done);
+      true_start = p ? static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1 : 0;
+    }
+    if (cut_tail) {
+      const void* e = std::memchr(base + done + n, '\n', len - done - n);
+      true_end = e ? static_cast<uint64_t>(static_cast<const char*>(e) - base) : len;
+    }
+    for (size_t i = before; i < hits.size(); ++i) {
+      hits[i].line_start = cut_head && hits[i].line_start == 0 ? true_start : hits[i].line_start + done;
+      hits[i].line_end = cut_tail && hits[i].line_end == n ? true_end : hits[i].line_end + done;
+      hits[i].to += done;
+    }
+    done += n;
+  }
+  std::sort(hits.begin(), hits.end(), [](const HsCtx::Hit& a, const HsCtx::Hit& b) {
+    return a.line_start != b.line_start ? a.line_start < b.line_start
+           : a.id != b.id              ? a.id < b.id
+                                       : a.to < b.to;
+  });
+  // A line cut between two windows may report a signal in both.
+  hits.erase(std::unique(hits.begin(), hits.end(),
+                         [](const HsCtx::Hit& a, const HsCtx::Hit& b) {
+                           return a.line_start == b.line_start && a.id == b.id;
+                         }),
+             hits.end());
+  out.edge.bytes = len;
+  out.base_offset = abs_offset;
+  out.ends_with_newline = len == 0 || base[len - 1] == '\n';
+  CopyOut(out.head, base, std::min(len, kEdgeWindow));
+  size_t tail_len = std::min(len, kEdgeWindow);
+  CopyOut(out.tail, base + len - tail_len, tail_len);
+  uint64_t counted_to = 0, lines_before = 0, prev_end = 0;
+  size_t lines = 0;
+  for (size_t i = 0; i < hits.size(); ++i) lines += i == 0 || hits[i].line_start != hits[i - 1].line_start;
+  out.pending.reserve(lines);
+  for (size_t i = 0; i < hits.size();) {
+    uint64_t ls = hits[i].line_start, le = hits[i].line_end;
+    Pending& p = out.pending.emplace_back();
+    p.offset = abs_offset + ls;
+    lines_before += CountNewlines(base + counted_to, ls - counted_to);
+    counted_to = ls;
+    p.line_rel = lines_before;
+    size_t first = i;
+    for (; i < hits.size() && hits[i].line_start == ls; ++i) p.ids.push_back(hits[i].id);
+    size_t line_len = le - ls;
+    if (line_len > kConfirmWindow) {
+      // A huge line: RE2 confirms each signal on a window that ends a little
+      // past where Hyperscan saw its match end, not on the line's head,
+      // which may be gigabytes before it.
+      p.windows.resize(i - first);
+      for (size_t k = first; k < i; ++k) {
+        uint64_t wend = std::min<uint64_t>(le, hits[k].to + kWindowAfterMatch);
+        uint64_t wstart = wend - ls > kConfirmWindow ? wend - kConfirmWindow : ls;
+        CopyOut(p.windows[k - first], base + wstart, wend - wstart);
+      }
+      line_len = kConfirmWindow;
+    }
+    CopyOut(p.line, base + ls, line_len);
+    if (fold_tracebacks && MayEndTraceback(p.line)) {
+      uint64_t avail = ls + readable_before;
+      size_t w = static_cast<size_t>(std::min<uint64_t>(avail, kTracebackWindow));
+      p.tb_candidate = true;
+      // Short of the window and not at the source's start: a stream chunk.
+      p.tb_at_start = abs_offset + ls == w;
+      p.tb_cut = w < kTracebackWindow && !p.tb_at_start;
+      const char* wstart = base + ls - w;  // may reach before base (readable_before)
+      CopyOut(p.tb_window, wstart, w);
+    }
+    // Context for inherited times: back to the previous matched line at
+    // most (PhaseB chains through it), so the copies add up to at most the
+    // chunk, not 8 KiB per match of a match storm.
+    size_t bstart = ls > kContextBefore ? ls - kContextBefore : 0;
+    bool reaches_prev = false;
+    if (out.pending.size() > 1 && bstart <= prev_end) {
+      bstart = std::min<uint64_t>(prev_end, ls);
+      reaches_prev = true;
+    }
+    CopyOut(p.before, base + bstart, ls - bstart);
+    p.before_reaches_chunk_start = bstart == 0 && out.pending.size() == 1;
+    p.before_reaches_prev = reaches_prev;
+    prev_end = le + 1;
+  }
+  // One pass over the chunk: the newlines before the last matched line were
+  // counted above.
+  out.newlines = lines_before + CountNewlines(base + counted_to, len - counted_to);
+}
+
+
+// Hyperscan's (and Vectorscan's) hs_scratch starts with its magic number
+// (u32) and the in-use byte; hs_scan re-initialises the rest of it on every
+// call. Anything else means a layout we do not know: the scratch is left
+// alone.
+bool ReleaseFaultedScratch(hs_scratch_t* scratch) {
+  constexpr uint32_t kScratchMagic = 0x544F4259;  // SCRATCH_MAGIC in scratch.h
+  if (scratch == nullptr) return false;
+  auto* bytes = reinterpret_cast<unsigned char*>(scratch);
+  uint32_t magic;
+  std::memcpy(&magic, bytes, sizeof magic);
+  if (magic != kScratchMagic || bytes[4] > 1) return false;
+  bytes[4] = 0;  // 0 already when the fault was outside hs_scan
+  return true;
+}
+
+
+}  // namespace faultline::internal

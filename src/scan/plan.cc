@@ -1,0 +1,56 @@
+// Planning: where a mapped source (a whole file, or a byte range of one) is
+// cut into chunks for the worker threads: the same cuts for ScanPaths and
+// ScanRange.
+#include <cstring>
+
+#include "scan/scan_impl.h"
+#include "util/strings.h"
+
+namespace faultline::internal {
+
+std::vector<uint64_t> ChunkCuts(std::string_view all, uint64_t begin, uint64_t end,
+                                size_t chunk_bytes, const SourceFraming& framing) {
+  std::vector<uint64_t> cuts{begin};
+  for (uint64_t pos = begin; pos < end;) {
+    uint64_t stop = end;
+    if (end - pos > chunk_bytes) {
+      const void* nl = std::memchr(all.data() + pos + chunk_bytes, '\n', end - pos - chunk_bytes);
+      if (nl) {
+        stop = static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1;
+        // Never inside a run of CRI partial or wrapped lines.
+        stop = std::min<uint64_t>(end, framing.BoundaryAfter(all, stop));
+      }
+    }
+    cuts.push_back(stop);
+    pos = stop;
+  }
+  return cuts;
+}
+
+}  // namespace faultline::internal
+
+namespace faultline {
+
+bool Scanner::Impl::PlanChunks(uint32_t src, const std::shared_ptr<Source>& shared, uint64_t begin, uint64_t end,
+                               std::vector<std::unique_ptr<Task>>& tasks) {
+  std::string_view all = shared->mapped();
+  std::vector<uint64_t> cuts;
+  if (!GuardedRead(all.data(), all.size(), [&] {
+        cuts = internal::ChunkCuts(all, begin, end, opts.chunk_bytes, states[src]->framing);
+      })) {
+    Fail(src, StrCat(shared->name(), ": the file shrank while it was being read"), -3);
+    return false;
+  }
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    auto t = std::make_unique<Task>();
+    t->source = src;
+    t->shared = shared;
+    t->begin = cuts[k];
+    t->end = cuts[k + 1];
+    t->last_chunk = k + 2 == cuts.size();
+    tasks.push_back(std::move(t));
+  }
+  return true;
+}
+
+}  // namespace faultline

@@ -1,0 +1,309 @@
+// Internal to the scanner (src/scan/*.cc): what a chunk carries from phase A
+// (Hyperscan, inside the SIGBUS guard) through phase B (RE2, evidence) to the
+// merge, and the scanner's state. The stages live in their own files:
+//   phase_a.cc        chunk matching: Hyperscan callbacks, line bounds,
+//                     matched lines copied out of the mapping
+//   line_evidence.cc  phase B: RE2 confirmation and captures, times,
+//                     attribution, tracebacks, chunk edge times
+//   keep.cc           the merge: per-source and per-rank summaries, caps,
+//                     topology, metrics
+//   schedule.cc       tasks on worker threads, streams, cancellation
+//   plan.cc           where chunks of a mapped file are cut
+//   scan.cc           the Scanner API
+//
+// Thread-safety: ChunkOut moves between one worker and the merging thread;
+// Impl is the Scanner's, used as scan.h says.
+#ifndef FAULTLINE_SCAN_SCAN_IMPL_H_
+#define FAULTLINE_SCAN_SCAN_IMPL_H_
+
+#include <hs/hs.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attribution/attribution.h"
+#include "evidence/evidence.h"
+#include "evidence/merge.h"
+#include "input/input.h"
+#include "ruleset/ruleset.h"
+#include "scan/line_format.h"
+#include "scan/scan.h"
+#include "scan/source_framing.h"
+#include "scan/traceback.h"
+#include "util/utf8.h"
+
+namespace faultline {
+namespace internal {
+
+constexpr size_t kContextBefore = kInheritWindow;  // bytes before a match line kept for inherited times
+constexpr size_t kConfirmWindow = 64 << 10;   // RE2 runs on at most this much of a huge line
+constexpr size_t kEdgeWindow = 8 << 10;       // chunk head/tail kept for first/last times
+constexpr size_t kMaxHsLength = 0xF0000000u;  // hs_scan takes an unsigned length
+constexpr size_t kWindowAfterMatch = 4 << 10;  // of a huge line, kept past a match's end
+constexpr size_t kStreamBuffer = size_t{16} << 20;
+constexpr size_t kMaxStreamLine = size_t{64} << 20;  // a longer line in a stream is split
+
+
+// A matched line copied out of the chunk.
+struct Pending {
+  uint64_t offset = 0;     // absolute offset of the line start
+  uint64_t line_rel = 0;   // newlines in the chunk before this line
+  std::vector<uint32_t> ids;  // signals that matched the line
+  std::string line;        // the line (a window of it, for huge lines)
+  // For a line over kConfirmWindow: per id, the window RE2 confirms on.
+  std::vector<std::string> windows;
+  std::string before;      // up to kContextBefore bytes before the line
+  bool before_reaches_chunk_start = false;
+  // `before` starts right after the previous matched line of the chunk
+  // (whose own or inherited time then carries over).
+  bool before_reaches_prev = false;
+  // For a line that may end a Python traceback: the kTracebackWindow bytes
+  // before it (fewer at the source's start, or at a stream chunk's start:
+  // then `tb_cut` and the merge prepends the source's previous bytes).
+  bool tb_candidate = false;
+  bool tb_cut = false;
+  bool tb_at_start = false;  // the window reaches the source's first byte
+  std::string tb_window;
+};
+
+static_assert(kTracebackWindow <= kEdgeWindow, "the merge completes cut windows from chunk tails");
+
+// A traceback window cut at a stream chunk's start, completed at the merge.
+struct TracebackPending {
+  size_t first_evidence = 0, evidence_count = 0;  // in ChunkOut::evidence
+  uint64_t offset = 0;                            // of the line
+  std::string window, line;
+};
+
+struct ChunkOut {
+  std::vector<Pending> pending;
+  std::vector<Evidence> evidence;  // after phase B (line = line_rel for now)
+  std::vector<TracebackPending> tb_pending;
+  uint64_t newlines = 0;
+  bool ends_with_newline = true;
+  std::string head, tail;
+  // The chunk as a piece of its source: bytes, first and last times (the
+  // line giving the last), first stamp with its own year, monotonic anchor.
+  // A chunk without a stamped line has the sum of its dmesg -H deltas in
+  // unanchored_delta_us, which carry the previous chunk's last time forward
+  // (0 when the chunk is longer than the tail kept: the next stamp is then
+  // out of inheritance reach).
+  SourceSummary edge;
+  uint64_t base_offset = 0;       // absolute offset of the chunk
+  bool faulted = false;
+  std::string error;  // non-empty: the source failed here
+  int error_code = -3;
+};
+
+// State of the Hyperscan callback while scanning one chunk.
+struct HsCtx {
+  const char* base = nullptr;
+  size_t len = 0;
+  uint32_t signal_count = 0;
+  uint64_t cur_line_start = 0, cur_line_end = 0;
+  bool have_line = false;
+  struct Hit {
+    uint64_t line_start, line_end;
+    uint64_t to;  // end of the first match of `id` on the line
+    uint32_t id;
+  };
+  std::vector<Hit>* hits = nullptr;
+  std::vector<uint32_t>* seen = nullptr;  // ids seen on the current line
+};
+
+// A dmesg -H delta in whole microseconds.
+inline int64_t DeltaUs(double s) { return static_cast<int64_t>(std::llround(s * 1e6)); }
+
+// Copies [p, p+n) into s without allocating while the source is read: a
+// SIGBUS in the copy unwinds with longjmp, which must not strand a buffer
+// that no destructor will free.
+inline void CopyOut(std::string& s, const char* p, size_t n) {
+  s.reserve(n);
+  s.assign(p, n);
+}
+
+
+// The wall time in force at a matched line: its own, or inherited from the
+// nearest stamped line before it. `needs_prev`: no stamp before the line in
+// its chunk, so the time is to come from the chunks before (plus
+// pending_delta, the dmesg -H deltas since the chunk's start).
+struct TimeInForce {
+  int64_t time_us = kNoTime;
+  uint64_t at = 0;  // start of the stamped line it comes from
+  bool inferred = false;  // that stamp had no year
+  bool needs_prev = false;
+  int64_t pending_delta = 0;
+};
+
+// Makes evidence text valid UTF-8, at most kMaxEvidenceText bytes.
+inline std::string CleanText(std::string_view s) { return CleanUtf8(s, kMaxEvidenceText); }
+
+// phase_a.cc
+uint64_t CountNewlines(const char* p, size_t n);
+// Phase A on [base, base+len), which holds whole lines (the last may lack its
+// newline). Plain loops and C calls only, and every allocation is owned by
+// `out`, `hits` or thread storage before the mapping is touched: a fault
+// (file truncated under the mapping) longjmps out of here.
+//
+// `readable_before`: bytes before `base` that belong to the same source and
+// may be read (a chunk of a mapped file); traceback windows reach into them.
+// `fold_tracebacks` is false for JSON messages.
+void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
+            uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits,
+            size_t readable_before = 0, bool fold_tracebacks = true);
+// After a SIGBUS unwound out of PhaseA, clears the scratch's in-use mark so
+// it can be scanned with and freed again (false: a layout we do not know).
+bool ReleaseFaultedScratch(hs_scratch_t* scratch);
+
+// plan.cc
+// Line-aligned chunk boundaries of [begin, end) of a mapped source, about
+// chunk_bytes apart and never inside a run of CRI partial or wrapped lines:
+// begin, the cuts, end (just begin when the range is empty). Reads the
+// mapping: call under GuardedRead.
+std::vector<uint64_t> ChunkCuts(std::string_view all, uint64_t begin, uint64_t end,
+                                size_t chunk_bytes, const SourceFraming& framing);
+
+}  // namespace internal
+
+struct Scanner::Impl {
+  using ChunkOut = internal::ChunkOut;
+  using Hit = internal::HsCtx::Hit;
+
+  std::shared_ptr<const Ruleset> rs;
+  ScanOptions opts;
+  TimeContext tctx;
+  ScanResult result;
+
+  // Per-source merge state.
+  struct SourceState {
+    uint32_t index = 0;
+    Attribution path_attr;
+    SourceFraming framing;
+    TimeContext tctx;
+    uint64_t lines = 0;
+    bool last_ended_newline = true;
+    explicit SourceState(EvidenceCaps caps) : keeper(caps) {}
+    EvidenceKeeper keeper;
+    std::map<int64_t, int64_t> rank_last_progress_us;
+  };
+  std::vector<std::unique_ptr<SourceState>> states;
+
+  // Streams pushed by the caller.
+  struct PushStream {
+    uint32_t source;
+    std::string buf;
+    uint64_t offset = 0;
+    bool closed = false;
+    HsScratchPtr scratch;
+  };
+  std::vector<std::unique_ptr<PushStream>> streams;
+  // The open stream `stream`, with the scratch its scans use.
+  absl::StatusOr<PushStream*> OpenPushStream(uint32_t stream);
+  // Scans and merges the first `cut` bytes buffered on a pushed stream.
+  void ScanPushed(PushStream& ps, size_t cut);
+  HsScratchPtr main_scratch;
+  std::vector<Hit> main_hits;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+
+  // keep.cc: sources, and what the merge keeps of each chunk.
+  uint32_t NewSource(const std::string& name, int64_t mtime);
+  void Fail(uint32_t src, std::string msg, int code);
+
+  // line_evidence.cc. Phase B: evidence from pending lines. Runs on worker threads; reads only
+  // immutable state (ruleset, the source's format and time context).
+  void PhaseB(const SourceState& st, ChunkOut& out) const;
+  // RE2 confirmation of a pending line's signals, and their evidence.
+  void ConfirmLine(const SourceState& st, internal::Pending& p, std::string_view line, const LineView& view,
+                   bool own_delta, const internal::TimeInForce& inherited, ChunkOut& out) const;
+
+  // The fields of a folded traceback on the evidence of its exception line.
+  static void AddTraceback(std::vector<Evidence>& evs, size_t first, size_t count,
+                           const std::optional<TracebackFold>& fold);
+
+  // Evidence the per-rule caps are bound to drop -- past the first
+  // keep_first and before the last keep_last of its rule in this chunk, so
+  // neither among the first nor the last of its source -- keeps only what
+  // the uncapped statistics in Keep read. A match storm (every line a
+  // watchdog timeout) then holds a couple of hundred bytes per match in
+  // flight between the workers and the merge, not its text and captures.
+  // Progress and metric evidence feed series and stays whole.
+  void ThinDroppedEvidence(ChunkOut& out) const;
+
+  // Phase A on a text derived from the chunk (JSON messages, joined CRI
+  // records; one record per line, `jc.lines` says where each came from),
+  // with the chunk's own counts and edges, and each pending line placed at
+  // its record's first original line; `each(pending, record)` then adjusts
+  // what the derived text got wrong for that format.
+  template <typename Each>
+  void PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits, const char* data,
+                     size_t len, uint64_t abs_offset, const DerivedChunk& jc, bool fold_tracebacks,
+                     ChunkOut& out, Each&& each) const;
+
+  void ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<Hit>& hits,
+                     const char* data, size_t len, uint64_t abs_offset, ChunkOut& out) const;
+
+  // keep.cc. Merges one chunk's results into its source, in order.
+  void Merge(SourceState& st, ChunkOut& out);
+
+  void Keep(SourceState& st, Evidence ev);
+  void KeepTopology(const Evidence& ev);
+  void KeepProgress(SourceState& st, const Evidence& ev);
+  void KeepMetric(const Evidence& ev);
+
+  void EndSource(SourceState& st) { st.keeper.TakeInto(result.evidence); }
+
+  std::map<int64_t, Evidence> last_progress_;
+  // Set when a cancelled RunTasks stops merging: workers drop what they would
+  // push instead of waiting for room in a queue nobody drains any more.
+  std::atomic<bool> abandon_{false};
+
+  // Work items for ScanPaths.
+  struct Task {
+    uint32_t source = 0;
+    std::string path;               // whole-file task when source_ptr is null
+    std::shared_ptr<Source> shared;  // chunk of a large mapped file
+    uint64_t begin = 0, end = 0;
+    bool last_chunk = true;
+    // Results (in order) and completion.
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<ChunkOut> outs;
+    bool done = false;
+  };
+
+  // plan.cc: the chunk tasks of [begin, end) of a mapped source, appended
+  // to `tasks`; false (and the source failed) when the mapping faulted.
+  bool PlanChunks(uint32_t src, const std::shared_ptr<Source>& shared, uint64_t begin, uint64_t end,
+                  std::vector<std::unique_ptr<Task>>& tasks);
+
+  // schedule.cc: tasks on worker threads, merged in task order.
+  absl::Status RunTasks(std::vector<std::unique_ptr<Task>>& tasks, uint64_t total_bytes);
+  void RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits);
+  // The three kinds of task: a chunk of a mapped file, a whole mapped file,
+  // a stream (compressed file, pipe), pushed chunk by chunk as it is read.
+  ChunkOut ScanMappedChunk(SourceState& st, const Source& mapping, uint64_t begin, uint64_t end,
+                           hs_scratch_t*& scratch, std::vector<Hit>& hits) const;
+  ChunkOut ScanMappedFile(SourceState& st, const std::string& path, const Source& s, hs_scratch_t*& scratch,
+                          std::vector<Hit>& hits) const;
+  void ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t*& scratch, std::vector<Hit>& hits);
+  void Push(Task& t, ChunkOut&& out);
+  void Finish(Task& t);
+  bool Cancelled() const;
+  // A scratch usable again after a fault unwound out of hs_scan.
+  void FreshScratch(hs_scratch_t*& scratch) const;
+};
+
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_SCAN_SCAN_IMPL_H_

@@ -1,0 +1,309 @@
+// Scheduling: ScanPaths and ScanRange tasks (a whole file, a chunk of a
+// mapped file, a stream) run on worker threads, each with its own Hyperscan
+// scratch; the calling thread merges their results in task order, with a
+// bounded window of tasks ahead of the merge, and handles cancellation.
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "scan/scan_impl.h"
+#include "util/strings.h"
+
+namespace faultline {
+
+using internal::ChunkOut;
+using internal::CopyOut;
+using internal::kMaxStreamLine;
+using internal::kStreamBuffer;
+using internal::PhaseA;
+using internal::ReleaseFaultedScratch;
+
+void Scanner::Impl::Push(Task& t, ChunkOut&& out) {
+  std::unique_lock<std::mutex> lock(t.mu);
+  // Bounded: a stream ahead of the merge point waits.
+  t.cv.wait(lock, [&] { return t.outs.size() < 4 || abandon_.load(); });
+  if (abandon_.load()) return;
+  t.outs.push_back(std::move(out));
+  t.cv.notify_all();
+}
+
+void Scanner::Impl::Finish(Task& t) {
+  std::lock_guard<std::mutex> lock(t.mu);
+  t.done = true;
+  t.cv.notify_all();
+}
+
+bool Scanner::Impl::Cancelled() const {
+  return abandon_.load(std::memory_order_relaxed) || (opts.cancel && opts.cancel->load(std::memory_order_relaxed));
+}
+
+void Scanner::Impl::FreshScratch(hs_scratch_t*& scratch) const {
+  // A fault unwound out of hs_scan: its scratch is left marked in use, and
+  // hs_scan and hs_free_scratch both refuse it from then on.
+  if (ReleaseFaultedScratch(scratch)) return;
+  // Unknown scratch layout: a new one; the old one cannot be freed (a
+  // bounded leak, once per fault, only with an unknown Hyperscan).
+  hs_scratch_t* s = nullptr;
+  if (hs_alloc_scratch(rs->database(), &s) == HS_SUCCESS) scratch = s;
+}
+
+void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
+  SourceState& st = *states[t.source];
+  if (t.shared) {
+    // This task's reference to the mapping moves here, so the worker that
+    // scans a file's last outstanding chunk unmaps it (the matched lines are
+    // copied out by then), in parallel with the merge, rather than the
+    // merging thread, where munmap of a large file was serial time. The
+    // merging thread reads t.shared only after Finish below.
+    std::shared_ptr<Source> mapping = std::move(t.shared);
+    Push(t, ScanMappedChunk(st, *mapping, t.begin, t.end, scratch, hits));
+    Finish(t);
+    return;
+  }
+  auto src = OpenSource(t.path, opts.limits);
+  if (!src.ok()) {
+    ChunkOut out;
+    out.error = std::string(src.status().message());
+    Push(t, std::move(out));
+  } else if ((*src)->kind() == SourceKind::kMapped) {
+    Push(t, ScanMappedFile(st, t.path, **src, scratch, hits));
+  } else {
+    ScanStream(t, st, **src, scratch, hits);
+  }
+  Finish(t);
+}
+
+ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, uint64_t begin, uint64_t end,
+                                        hs_scratch_t*& scratch, std::vector<Hit>& hits) const {
+  ChunkOut out;
+  std::string_view all = mapping.mapped();
+  const char* base = all.data() + begin;
+  size_t len = end - begin;
+  auto lost = [&] {
+    out = ChunkOut();
+    out.error = StrCat(mapping.name(), ": the file shrank or vanished while it was being "
+                                      "read (truncated under the mapping); evidence after offset ",
+                       begin, " is lost");
+    out.error_code = -3;
+  };
+  bool derived = st.framing.format().json;
+  if (!derived && st.framing.format().joins() &&
+      !GuardedRead(all.data(), all.size(), [&] { derived = st.framing.HasRuns(std::string_view(base, len)); })) {
+    derived = false;  // the scan below meets the same fault and reports it
+  }
+  if (derived) {
+    // JSON lines match on their messages (escaped quotes, \uXXXX), as a
+    // whole-file task does, not on the raw records.
+    std::string copy;
+    if (GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, base, len); })) {
+      ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), begin, out);
+    } else {
+      lost();
+    }
+    return out;
+  }
+  if (GuardedRead(all.data(), all.size(), [&] { PhaseA(*rs, scratch, base, len, begin, out, hits, begin); })) {
+    PhaseB(st, out);
+  } else {
+    FreshScratch(scratch);
+    lost();
+  }
+  return out;
+}
+
+ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path, const Source& s,
+                                       hs_scratch_t*& scratch, std::vector<Hit>& hits) const {
+  std::string_view all = s.mapped();
+  ChunkOut out;
+  // JSON messages and joined CRI records are scanned from a copy
+  // (ProcessBuffer); only a plain file is scanned in place.
+  bool derived = st.framing.format().json;
+  bool ok = GuardedRead(all.data(), all.size(), [&] {
+    if (!derived) derived = st.framing.HasRuns(all);
+    if (!derived) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
+  });
+  if (!ok) {
+    FreshScratch(scratch);
+    out = ChunkOut();
+    out.error = StrCat(path, ": the file shrank or vanished while it was being read "
+                             "(truncated under the mapping)");
+  } else if (derived) {
+    std::string copy;
+    bool ok2 = GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, all.data(), all.size()); });
+    if (ok2) {
+      ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), 0, out);
+    } else {
+      out.error = StrCat(path, ": the file shrank while it was being read");
+    }
+  } else {
+    PhaseB(st, out);
+  }
+  return out;
+}
+
+void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t*& scratch,
+                               std::vector<Hit>& hits) {
+  // A stream: read big blocks, scan whole lines, carry the rest.
+  std::string buf;
+  buf.resize(kStreamBuffer);
+  size_t have = 0;
+  uint64_t offset = 0;
+  bool eof = false;
+  while (!eof && !Cancelled()) {
+    if (buf.size() - have < (1 << 20)) buf.resize(buf.size() * 2);
+    auto n = s.Read(buf.data() + have, buf.size() - have);
+    if (!n.ok()) {
+      // Scan what arrived before the error, then report it.
+      ChunkOut out;
+      if (have > 0) ProcessBuffer(st, scratch, hits, buf.data(), have, offset, out);
+      out.error = std::string(n.status().message());
+      Push(t, std::move(out));
+      break;
+    }
+    if (*n == 0) eof = true;
+    have += *n;
+    size_t cut = have;
+    if (offset == 0 && !st.framing.format().json && !st.framing.format().joins()) {
+      st.framing.Detect(std::string_view(buf.data(), std::min<size_t>(have, 64 << 10)));
+    }
+    if (!eof) {
+      const void* nl = memrchr(buf.data(), '\n', have);
+      if (nl) {
+        cut = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+        // A run of CRI partial or wrapped lines waits for the line ending it.
+        cut = st.framing.StreamCut(std::string_view(buf.data(), have), cut);
+        if (cut == 0 && have < kMaxStreamLine) continue;
+        if (cut == 0) cut = have;
+      } else if (have < kMaxStreamLine) {
+        continue;  // a line longer than the buffer: read more
+      }
+      if (cut < have && have - cut < (1 << 20) && cut < (4u << 20)) {
+        // Too little to be worth a scan yet.
+        if (have < kStreamBuffer / 2) continue;
+      }
+    }
+    if (cut == 0) continue;
+    ChunkOut out;
+    ProcessBuffer(st, scratch, hits, buf.data(), cut, offset, out);
+    Push(t, std::move(out));
+    offset += cut;
+    std::memmove(buf.data(), buf.data() + cut, have - cut);
+    have -= cut;
+  }
+}
+
+absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
+                                     uint64_t total_bytes) {
+  unsigned nthreads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> merged{0};
+  std::mutex window_mu;
+  std::condition_variable window_cv;
+  const size_t window = 2 * nthreads + 2;
+  std::atomic<bool> stop{false};
+  // `merged` and `stop` change under window_mu: a worker that has just found
+  // the window closed would otherwise miss the notify and sleep through the
+  // last merge (the scan then hangs waiting for a task nobody takes) or
+  // through `stop` (the join hangs).
+  auto wake = [&](auto&& update) {
+    {
+      std::lock_guard<std::mutex> lock(window_mu);
+      update();
+    }
+    window_cv.notify_all();
+  };
+  std::vector<std::thread> workers;
+  std::atomic<int> scratch_fail{0};
+  for (unsigned w = 0; w < nthreads; ++w) {
+    workers.emplace_back([&] {
+      auto sp = rs->AllocScratch();
+      if (!sp.ok()) {
+        scratch_fail = 1;
+        return;
+      }
+      hs_scratch_t* scratch = sp->release();
+      std::vector<Hit> hits;
+      while (!stop.load()) {
+        size_t i;
+        {
+          std::unique_lock<std::mutex> lock(window_mu);
+          window_cv.wait(lock, [&] {
+            return stop.load() || next.load() >= tasks.size() || next.load() < merged.load() + window;
+          });
+          if (stop.load() || next.load() >= tasks.size()) break;
+          i = next++;
+        }
+        RunTask(*tasks[i], scratch, hits);
+      }
+      hs_free_scratch(scratch);
+    });
+  }
+  uint64_t done_bytes = 0;
+  bool cancelled = false;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    Task& t = *tasks[i];
+    SourceState& st = *states[t.source];
+    while (true) {
+      std::unique_lock<std::mutex> lock(t.mu);
+      t.cv.wait_for(lock, std::chrono::milliseconds(100),
+                    [&] { return !t.outs.empty() || t.done; });
+      if (scratch_fail.load() && t.outs.empty() && !t.done) {
+        lock.unlock();
+        wake([&] { stop = true; });
+        for (auto& th : workers) th.join();
+        return absl::ResourceExhaustedError("cannot allocate Hyperscan scratch");
+      }
+      if (t.outs.empty()) {
+        if (t.done) break;
+        if (opts.cancel && opts.cancel->load()) cancelled = true;
+        continue;
+      }
+      ChunkOut out = std::move(t.outs.front());
+      t.outs.pop_front();
+      t.cv.notify_all();
+      lock.unlock();
+      done_bytes += out.edge.bytes;
+      Merge(st, out);
+      if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) {
+        cancelled = true;
+      }
+      if (cancelled && opts.cancel == nullptr) {
+        // No shared flag to stop the workers: stop issuing new tasks.
+      }
+    }
+    if (t.last_chunk) EndSource(st);
+    t.shared.reset();  // a task that never ran (cancelled) still holds its mapping
+    wake([&] { merged = i + 1; });
+    if (cancelled || (opts.cancel && opts.cancel->load())) {
+      cancelled = true;
+      wake([&] { stop = true; });
+      // Drain: let running tasks finish so no worker blocks on a full queue.
+      for (size_t k = i + 1; k < tasks.size(); ++k) {
+        std::lock_guard<std::mutex> lock(tasks[k]->mu);
+        tasks[k]->outs.clear();
+        tasks[k]->cv.notify_all();
+      }
+      break;
+    }
+  }
+  if (cancelled) {
+    // Release workers blocked pushing into a full queue; from now on they
+    // drop their results (abandon_) instead of waiting.
+    abandon_ = true;
+    for (auto& tp : tasks) {
+      std::lock_guard<std::mutex> lock(tp->mu);
+      tp->outs.clear();
+      tp->cv.notify_all();
+    }
+  }
+  wake([&] { stop = true; });
+  for (auto& th : workers) th.join();
+  abandon_ = false;
+  if (cancelled) return absl::CancelledError("scan cancelled");
+  return absl::OkStatus();
+}
+
+}  // namespace faultline

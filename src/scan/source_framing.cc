@@ -1,0 +1,48 @@
+#include "scan/source_framing.h"
+
+#include <optional>
+
+#include "scan/traceback.h"
+#include "timeparse/timeparse.h"
+
+namespace faultline {
+
+bool LooksLikeKernelLog(std::string_view head) {
+  head = head.substr(0, 4096);
+  const TimeContext tctx;
+  int lines = 0, kernel = 0;
+  size_t pos = 0;
+  while (pos < head.size()) {
+    size_t nl = head.find('\n', pos);
+    if (nl == std::string_view::npos) break;  // a cut last line is not judged
+    std::string_view line = head.substr(pos, nl - pos);
+    pos = nl + 1;
+    if (line.empty() || line == "\r") continue;
+    ++lines;
+    std::optional<ParsedTime> t = ParseLineTime(line, tctx);
+    if (!t) continue;
+    const bool stamp = t->monotonic_s || t->delta_s || t->format == TimeFormat::kKernelMonotonic ||
+                       t->format == TimeFormat::kDmesgCtime;
+    const bool syslog_kernel = t->format == TimeFormat::kSyslog &&
+                               line.substr(0, 128).find(" kernel: ") != std::string_view::npos;
+    if (stamp || syslog_kernel) ++kernel;
+  }
+  return kernel >= 3 && kernel * 4 >= lines * 3;
+}
+
+std::string SourceFraming::CompleteTracebackWindow(std::string_view cut_window, bool* at_start) const {
+  std::string window = recent_;
+  window.append(cut_window);
+  // `recent_` holds the whole source so far while it is shorter than the
+  // window: a short window starts at the source's first byte.
+  *at_start = window.size() < kTracebackWindow;
+  if (!*at_start) window.erase(0, window.size() - kTracebackWindow);
+  return window;
+}
+
+void SourceFraming::AfterChunk(std::string_view tail) {
+  recent_.append(tail);
+  if (recent_.size() > kTracebackWindow) recent_.erase(0, recent_.size() - kTracebackWindow);
+}
+
+}  // namespace faultline
