@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -11,6 +12,9 @@ bool ParseClockOffset(const char* v, std::string* host, double* seconds) {
   char* end = nullptr;
   double secs = std::strtod(eq + 1, &end);
   if (!end || *end || end == eq + 1) return false;
+  // strtod also reads "nan", "inf" and 1e300, which the library refuses
+  // (fl_session_options.clock_offsets): a usage error here, not an input error later.
+  if (!std::isfinite(secs) || std::fabs(secs) > kMaxClockOffsetSeconds) return false;
   host->assign(v, static_cast<size_t>(eq - v));
   *seconds = secs;
   return true;

@@ -13,8 +13,10 @@
 namespace faultline::cli {
 
 // --clock-offset HOST=SECONDS: the host is everything before the last '=',
-// the seconds a strtod() number that fills the rest ("node017=-42.5").
+// the seconds a strtod() number that fills the rest ("node017=-42.5"),
+// finite and within +-kMaxClockOffsetSeconds (what fl_session_new accepts).
 // Returns false (outputs untouched) for anything else.
+inline constexpr double kMaxClockOffsetSeconds = 1e9;
 bool ParseClockOffset(const char* v, std::string* host, double* seconds);
 
 }  // namespace faultline::cli

@@ -110,7 +110,8 @@ TEST(BundleRead, CorruptFieldIsAnErrorNamingIt) {
        "points[0].value"},
       {"metric time", [&](ScanResult& s) { s.metrics["m"].push_back({0, 1, kHuge, 1.0, 0, 0}); },
        "points[0].time_us"},
-      {"sync time", [&](ScanResult& s) { s.sync_points.push_back({"k", "h", 0, kHuge}); }, "sync_points[0].time_us"},
+      {"sync time", [&](ScanResult& s) { s.sync_points.insert(s.sync_points.begin(), {"k", "h", 0, kHuge}); },
+       "sync_points[0].time_us"},
       {"seconds", [&](ScanResult& s) { s.seconds = kNan; }, "seconds"},
   };
   for (const Case& c : cases) {
