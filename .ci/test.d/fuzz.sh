@@ -74,9 +74,10 @@ done < <(find "$SEEDS/flightrec-gen" -type f -size -64k ! -name DONE -print0 | s
 # Bundle seeds: real bundles of small fixtures (whole, two byte ranges, and
 # pairs of logs), written by the fuzz_bundle binary itself.
 mkdir -p "$SEEDS"/{bundle,timeparse,compiler_meta,paths}
-find tests/fixtures examples/incidents -type f -size -16k ! -name '*.json' -print0 | sort -z | head -z -n 16 |
-  xargs -0 env FL_FUZZ_WRITE_BUNDLES="$SEEDS/bundle" ASAN_OPTIONS=detect_leaks=0 \
-    "$BUILD/tests/fuzz/fuzz_bundle" >"$BUILD/fuzz-bundle-seeds.log" 2>&1 ||
+# (An array, not `| head`: under pipefail the writer's SIGPIPE would fail the run.)
+mapfile -d '' bundle_logs < <(find tests/fixtures examples/incidents -type f -size -16k ! -name '*.json' -print0 | sort -z)
+FL_FUZZ_WRITE_BUNDLES="$SEEDS/bundle" ASAN_OPTIONS=detect_leaks=0 \
+  "$BUILD/tests/fuzz/fuzz_bundle" "${bundle_logs[@]:0:16}" >"$BUILD/fuzz-bundle-seeds.log" 2>&1 ||
   { tail -20 "$BUILD/fuzz-bundle-seeds.log"; echo "fuzz: writing bundle seeds failed"; exit 1; }
 # Time seeds: 3 choice bytes (year, zone), then one line of each format.
 i=0

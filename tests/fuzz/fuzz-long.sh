@@ -25,6 +25,7 @@ fi
 before=$(mktemp)
 ls -1 "$BUILD/fuzz-artifacts" 2>/dev/null | sort >"$before"
 
+for t in "${targets[@]}"; do rm -f "$BUILD/fuzz-$t.log"; done  # no stale figures
 rc=0
 FL_FUZZ_SECONDS=$secs FL_FUZZ_JOBS=1 FL_FUZZ_TARGETS="${targets[*]}" .ci/test.d/fuzz.sh || rc=$?
 
