@@ -6,7 +6,7 @@
 # files, fixtures, generated .gz/.zst archives, Flight Recorder dumps from
 # tests/flightrec/make_dumps.py) and fails on any crash, leak,
 # UB report, timeout or out-of-memory. Each target runs FL_FUZZ_SECONDS
-# (45: a smoke test, 12 targets two at a time stay under ~5 min; longer runs
+# (45: a smoke test: 13 targets two at a time fuzz 7 x 45 s = 5.25 min; longer runs
 # are tests/fuzz/fuzz-long.sh) with a fresh random seed, printed so a failure can be replayed with
 # -seed=N; FL_FUZZ_JOBS (2) targets run at a time. Artifacts (crashing
 # inputs) land in build-fuzz/fuzz-artifacts/.
