@@ -198,7 +198,7 @@ static void test_options_versioning(fl_ruleset* rs) {
     static const double bad[] = {0.0 / 0.0, 1.0 / 0.0, -1.0 / 0.0, 1e300, -2e9};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
       fl_clock_offset off = {"node017", bad[i]};
-      fl_session_options_init(&opts);
+      fl_session_options_init(&opts, sizeof opts);
       opts.clock_offsets = &off;
       opts.clock_offset_count = 1;
       err = NULL;
@@ -208,7 +208,7 @@ static void test_options_versioning(fl_ruleset* rs) {
       fl_error_free(err);
     }
     fl_clock_offset ok = {"node017", -42.5};
-    fl_session_options_init(&opts);
+    fl_session_options_init(&opts, sizeof opts);
     opts.clock_offsets = &ok;
     opts.clock_offset_count = 1;
     CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
