@@ -6,17 +6,22 @@
 # files, fixtures, generated .gz/.zst archives, Flight Recorder dumps from
 # tests/flightrec/make_dumps.py) and fails on any crash, leak,
 # UB report, timeout or out-of-memory. Each target runs FL_FUZZ_SECONDS
-# (60) with a fresh random seed, printed so a failure can be replayed with
+# (45: a smoke test: 13 targets two at a time fuzz 7 x 45 s = 5.25 min; longer runs
+# are tests/fuzz/fuzz-long.sh) with a fresh random seed, printed so a failure can be replayed with
 # -seed=N; FL_FUZZ_JOBS (2) targets run at a time. Artifacts (crashing
 # inputs) land in build-fuzz/fuzz-artifacts/.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BUILD=${FL_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
-SECS=${FL_FUZZ_SECONDS:-60}
+SECS=${FL_FUZZ_SECONDS:-45}
 JOBS=${FL_FUZZ_JOBS:-2}
 TARGETS=(fuzz_ruleset_load fuzz_ruleset_forged fuzz_rule_compiler fuzz_scan_lines fuzz_jsonl
-         fuzz_compressed fuzz_capi_feed fuzz_flightrec)
+         fuzz_compressed fuzz_capi_feed fuzz_flightrec
+         fuzz_bundle fuzz_path_attribution fuzz_timeparse fuzz_compiler_meta fuzz_expand_path
+)
+# FL_FUZZ_TARGETS (space-separated) runs only those (tests/fuzz/fuzz-long.sh).
+if [ -n "${FL_FUZZ_TARGETS:-}" ]; then read -r -a TARGETS <<<"$FL_FUZZ_TARGETS"; fi
 
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not installed"; exit 1; }
 if [ ! -f "$BUILD/build.ninja" ]; then
@@ -66,6 +71,28 @@ while IFS= read -r -d '' f; do
   { printf '\x01'; cat "$f"; } >"$SEEDS/flightrec/$n.pickle"
   n=$((n + 1))
 done < <(find "$SEEDS/flightrec-gen" -type f -size -64k ! -name DONE -print0 | sort -z)
+# Bundle seeds: real bundles of small fixtures (whole, two byte ranges, and
+# pairs of logs), written by the fuzz_bundle binary itself.
+mkdir -p "$SEEDS"/{bundle,timeparse,compiler_meta,paths}
+# (An array, not `| head`: under pipefail the writer's SIGPIPE would fail the run.)
+mapfile -d '' bundle_logs < <(find tests/fixtures examples/incidents -type f -size -16k ! -name '*.json' -print0 | sort -z)
+FL_FUZZ_WRITE_BUNDLES="$SEEDS/bundle" ASAN_OPTIONS=detect_leaks=0 \
+  "$BUILD/tests/fuzz/fuzz_bundle" "${bundle_logs[@]:0:16}" >"$BUILD/fuzz-bundle-seeds.log" 2>&1 ||
+  { tail -20 "$BUILD/fuzz-bundle-seeds.log"; echo "fuzz: writing bundle seeds failed"; exit 1; }
+# Time seeds: 3 choice bytes (year, zone), then one line of each format.
+i=0
+while IFS= read -r line; do
+  printf '\x38\x48\x03%s' "$line" >"$SEEDS/timeparse/$i"; i=$((i + 1))
+done <tests/fuzz/corpus/scan_lines/formats.log
+# Compiler metadata seeds: ruleset.json NUL references.json.
+{ cat tests/fuzz/rules-small/ruleset.json; printf '\0'; cat tests/fuzz/rules-small/references.json; } \
+  >"$SEEDS/compiler_meta/small"
+{ cat rulesets/ruleset.json; printf '\0'; cat rulesets/references.json; } >"$SEEDS/compiler_meta/default"
+# Path seeds: the repository's own log paths.
+i=0
+while IFS= read -r -d '' f; do
+  printf '%s' "$f" >"$SEEDS/paths/$i"; i=$((i + 1))
+done < <(find tests/fixtures tests/realworld examples -type f -print0 | sort -z | head -z -n 400)
 
 seeds_for() {
   # Inputs that once failed, kept as regression seeds (replayed first).
@@ -79,6 +106,11 @@ seeds_for() {
     fuzz_compressed) echo "$SEEDS/compressed" ;;
     fuzz_capi_feed) echo "$SEEDS/logs $ROOT/tests/fuzz/corpus/scan_lines $ROOT/tests/fuzz/corpus/jsonl" ;;
     fuzz_flightrec) echo "$ROOT/tests/fuzz/corpus/flightrec $SEEDS/flightrec" ;;
+    fuzz_bundle) echo "$SEEDS/bundle" ;;
+    fuzz_path_attribution) echo "$SEEDS/paths $ROOT/tests/fuzz/corpus/path_attribution" ;;
+    fuzz_timeparse) echo "$SEEDS/timeparse $ROOT/tests/fuzz/corpus/timeparse" ;;
+    fuzz_compiler_meta) echo "$SEEDS/compiler_meta" ;;
+    fuzz_expand_path) echo "$ROOT/tests/fuzz/corpus/expand_path" ;;
   esac
 }
 max_len_for() {
@@ -87,6 +119,10 @@ max_len_for() {
     fuzz_ruleset_forged) echo 20482 ;;
     fuzz_compressed) echo 65536 ;;
     fuzz_rule_compiler) echo 32768 ;;
+    fuzz_bundle) echo 262144 ;;
+    fuzz_path_attribution | fuzz_timeparse) echo 4096 ;;
+    fuzz_compiler_meta) echo 131072 ;;
+    fuzz_expand_path) echo 1024 ;;
     *) echo 65536 ;;
   esac
 }

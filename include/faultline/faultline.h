@@ -275,7 +275,8 @@ typedef struct fl_session fl_session;
 
 typedef struct fl_clock_offset {
   const char *host;
-  double seconds; /* added to that host's timestamps to reach true time */
+  double seconds; /* added to that host's timestamps to reach true time;
+                     finite and within +-1e9, else FL_ERR_INVALID_ARG */
 } fl_clock_offset;
 
 typedef struct fl_session_options {

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -209,6 +210,7 @@ fl_evidence_view MakeView(const faultline::Ruleset& rs, const faultline::ScanRes
 }
 
 constexpr uint32_t kOptionsV1Size = sizeof(fl_session_options);
+constexpr double kMaxClockOffsetS = 1e9;  // ~31 years
 
 // The smallest size a size-versioned struct may declare: its size field and
 // the first field after it.
@@ -244,7 +246,15 @@ fl_status ReadOptions(const fl_session_options* opts, fl_session_options* o,
     if (!o->clock_offsets || !o->clock_offsets[i].host) {
       return SetError(err, FL_ERR_INVALID_ARG, "clock_offsets entry without a host");
     }
-    copts->clock_offsets_s[o->clock_offsets[i].host] = o->clock_offsets[i].seconds;
+    // Applied as int64 microseconds: NaN, infinities and huge values would
+    // overflow the conversion, and no two clocks of one job are decades apart.
+    const double secs = o->clock_offsets[i].seconds;
+    if (!std::isfinite(secs) || std::fabs(secs) > kMaxClockOffsetS) {
+      return SetError(err, FL_ERR_INVALID_ARG,
+                      StrCat("clock_offsets[", i, "].seconds for host '", o->clock_offsets[i].host, "' is ", secs,
+                             ": not a finite number of seconds within +-", kMaxClockOffsetS));
+    }
+    copts->clock_offsets_s[o->clock_offsets[i].host] = secs;
   }
   o->clock_offsets = nullptr;  // copied; never kept
   return FL_OK;

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/args.h"
 #include "faultline/faultline.h"
 
 extern char** environ;
@@ -248,13 +249,12 @@ int Apply(const Command& c, const Option& o, const std::string& as, const char* 
     }
     (name == "job-start" ? a.job_start : a.job_end) = t;
   } else if (name == "clock-offset") {
-    const char* eq = std::strrchr(v, '=');
-    char* end = nullptr;
-    double secs = eq ? std::strtod(eq + 1, &end) : 0;
-    if (!eq || eq == v || !end || *end || end == eq + 1) {
+    std::string host;
+    double secs = 0;
+    if (!faultline::cli::ParseClockOffset(v, &host, &secs)) {
       return CommandUsage(c, as + " takes HOST=SECONDS, e.g. node017=-42.5");
     }
-    a.offset_hosts.emplace_back(v, eq - v);
+    a.offset_hosts.push_back(std::move(host));
     a.offset_secs.push_back(secs);
   } else if (name == "tz") {
     a.tz = v;

@@ -1,6 +1,7 @@
 #include "evidence/bundle.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -8,6 +9,7 @@
 #include "evidence/finalize.h"
 #include "evidence/merge.h"
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace faultline {
 namespace {
@@ -171,6 +173,166 @@ void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
   }
 }
 
+// Times a scan can produce (year 9999 is 2.5e17 us) with room for the sums
+// and differences the merge and correlator take, far from int64 overflow.
+constexpr int64_t kMaxAbsTimeUs = 400'000'000'000'000'000;
+constexpr size_t kMaxReservoir = 512;  // scan.cc's step-time reservoir
+
+bool TimeOk(int64_t t) { return t == kNoTime || (t >= -kMaxAbsTimeUs && t <= kMaxAbsTimeUs); }
+bool DeltaOk(int64_t d) { return d >= -kMaxAbsTimeUs && d <= kMaxAbsTimeUs; }
+
+// What a scanner writes: valid UTF-8 (evidence.h), checked here because a
+// report prints it into JSON as is.
+bool ValidUtf8(std::string_view s) {
+  for (size_t i = 0, n = 0; i < s.size(); i += n) {
+    if ((n = Utf8SequenceLength(s, i)) == 0) return false;
+  }
+  return true;
+}
+
+std::string_view View(const flatbuffers::String* s) { return s ? s->string_view() : std::string_view(); }
+
+// Everything the reader, the merge and the correlator take on trust: indexes
+// into the bundle's own tables, counts that must agree, times and numbers the
+// arithmetic downstream assumes sane, text the report prints. FlatBuffers
+// verification only proves the buffer is well formed; a bundle that crossed
+// machines may still have been damaged or forged. Returns what is wrong,
+// naming the field ("evidence[3].source ..."), or "" when nothing is.
+std::string CheckBundle(const fb::Bundle& bd) {
+  const size_t n_rules = bd.rules() ? bd.rules()->size() : 0;
+  const size_t n_signals = bd.signals() ? bd.signals()->size() : 0;
+  const size_t n_sources = bd.sources() ? bd.sources()->size() : 0;
+  if (bd.sources()) {
+    for (flatbuffers::uoffset_t i = 0; i < n_sources; ++i) {
+      const fb::BSource* s = bd.sources()->Get(i);
+      const std::string at = StrCat("sources[", i, "].");
+      if (s->range_end() < s->range_begin()) {
+        return StrCat(at, "range_end ", s->range_end(), " is before range_begin ", s->range_begin());
+      }
+      if (!TimeOk(s->first_time_us())) return StrCat(at, "first_time_us ", s->first_time_us(), " is out of range");
+      if (!TimeOk(s->last_time_us())) return StrCat(at, "last_time_us ", s->last_time_us(), " is out of range");
+      if (!TimeOk(s->dated_us())) return StrCat(at, "dated_us ", s->dated_us(), " is out of range");
+      if (s->has_anchor() && !DeltaOk(s->anchor_us())) return StrCat(at, "anchor_us ", s->anchor_us(), " is out of range");
+      if (!DeltaOk(s->unanchored_delta_us())) {
+        return StrCat(at, "unanchored_delta_us ", s->unanchored_delta_us(), " is out of range");
+      }
+      if (s->last_time_offset() < -1) return StrCat(at, "last_time_offset ", s->last_time_offset(), " is negative");
+    }
+  }
+  uint64_t hits = 0;
+  if (bd.signal_hits()) {
+    for (flatbuffers::uoffset_t i = 0; i < bd.signal_hits()->size(); ++i) {
+      const fb::BCount* c = bd.signal_hits()->Get(i);
+      if (c->index() >= n_signals) {
+        return StrCat("signal_hits[", i, "].index ", c->index(), " is not a signal of the bundle (", n_signals,
+                      " signals)");
+      }
+      if (__builtin_add_overflow(hits, c->count(), &hits)) return StrCat("signal_hits[", i, "].count overflows");
+    }
+  }
+  if (hits != bd.matches()) return StrCat("matches ", bd.matches(), " is not the sum of signal_hits (", hits, ")");
+  const size_t n_evidence = bd.evidence() ? bd.evidence()->size() : 0;
+  if (n_evidence > bd.matches()) {
+    return StrCat("evidence has ", n_evidence, " records but matches is ", bd.matches());
+  }
+  for (flatbuffers::uoffset_t i = 0; i < n_evidence; ++i) {
+    const fb::BEvidence* e = bd.evidence()->Get(i);
+    const std::string at = StrCat("evidence[", i, "].");
+    if (e->source() >= n_sources) {
+      return StrCat(at, "source ", e->source(), " is not a source of the bundle (", n_sources, " sources)");
+    }
+    if (e->rule() >= n_rules) return StrCat(at, "rule ", e->rule(), " is not a rule of the bundle (", n_rules, " rules)");
+    if (e->signal() >= n_signals) {
+      return StrCat(at, "signal ", e->signal(), " is not a signal of the bundle (", n_signals, " signals)");
+    }
+    const std::string_view rule = View(bd.rules()->Get(e->rule()));
+    const std::string_view sig = View(bd.signals()->Get(e->signal()));
+    if (sig.size() <= rule.size() || sig.substr(0, rule.size()) != rule || sig[rule.size()] != '/') {
+      return StrCat(at, "signal '", sig, "' is not a signal of its rule '", rule, "'");
+    }
+    if (e->time_source() > static_cast<uint8_t>(TimeSource::kMonotonicAnchored)) {
+      return StrCat(at, "time_source ", static_cast<unsigned>(e->time_source()), " is not a time source");
+    }
+    if (e->line() == 0) return StrCat(at, "line is 0 (lines count from 1)");
+    if (!TimeOk(e->time_us())) return StrCat(at, "time_us ", e->time_us(), " is out of range");
+    if (e->has_monotonic() && !std::isfinite(e->monotonic_s())) return StrCat(at, "monotonic_s is not finite");
+    if (!DeltaOk(e->prev_delta_us())) return StrCat(at, "prev_delta_us ", e->prev_delta_us(), " is out of range");
+    const std::string_view text = View(e->text());
+    if (text.size() > kMaxEvidenceText) {
+      return StrCat(at, "text is ", text.size(), " bytes (at most ", kMaxEvidenceText, ")");
+    }
+    if (!ValidUtf8(text)) return StrCat(at, "text is not valid UTF-8");
+    if (e->fields()) {
+      for (flatbuffers::uoffset_t k = 0; k < e->fields()->size(); ++k) {
+        const fb::BField* f = e->fields()->Get(k);
+        if (View(f->value()).size() > kMaxEvidenceText || !ValidUtf8(View(f->value())) || !ValidUtf8(View(f->key()))) {
+          return StrCat(at, "fields[", k, "] is not valid UTF-8 of at most ", kMaxEvidenceText, " bytes");
+        }
+      }
+    }
+    if (!ValidUtf8(View(e->host())) || !ValidUtf8(View(e->gpu()))) return StrCat(at, "host or gpu is not valid UTF-8");
+  }
+  if (bd.ranks()) {
+    for (flatbuffers::uoffset_t i = 0; i < bd.ranks()->size(); ++i) {
+      const fb::BRank* k = bd.ranks()->Get(i);
+      const std::string at = StrCat("ranks[", i, "].");
+      if (!TimeOk(k->first_progress_us()) || !TimeOk(k->last_progress_us())) {
+        return StrCat(at, "progress time is out of range");
+      }
+      if (!std::isfinite(k->step_time_sum()) || !std::isfinite(k->step_time_sumsq())) {
+        return StrCat(at, "step_time_sum is not finite");
+      }
+      if (k->reservoir()) {
+        if (k->reservoir()->size() > kMaxReservoir) {
+          return StrCat(at, "reservoir has ", k->reservoir()->size(), " samples (at most ", kMaxReservoir, ")");
+        }
+        for (double x : *k->reservoir()) {
+          if (!std::isfinite(x)) return StrCat(at, "reservoir has a sample that is not finite");
+        }
+      }
+    }
+  }
+  if (bd.metrics()) {
+    for (flatbuffers::uoffset_t i = 0; i < bd.metrics()->size(); ++i) {
+      const fb::BSeries* s = bd.metrics()->Get(i);
+      if (!s->points()) continue;
+      for (flatbuffers::uoffset_t j = 0; j < s->points()->size(); ++j) {
+        const fb::BMetricPoint* p = s->points()->Get(j);
+        const std::string at = StrCat("metrics[", i, "].points[", j, "].");
+        if (p->rule() >= n_rules) return StrCat(at, "rule ", p->rule(), " is not a rule of the bundle (", n_rules, " rules)");
+        if (!TimeOk(p->time_us())) return StrCat(at, "time_us ", p->time_us(), " is out of range");
+        if (!std::isfinite(p->value())) return StrCat(at, "value is not finite");
+      }
+    }
+  }
+  if (bd.sync_points()) {
+    for (flatbuffers::uoffset_t i = 0; i < bd.sync_points()->size(); ++i) {
+      if (!TimeOk(bd.sync_points()->Get(i)->time_us())) return StrCat("sync_points[", i, "].time_us is out of range");
+    }
+  }
+  if (bd.rule_stats()) {
+    for (flatbuffers::uoffset_t i = 0; i < bd.rule_stats()->size(); ++i) {
+      const fb::BRuleStats* st = bd.rule_stats()->Get(i);
+      const std::string at = StrCat("rule_stats[", i, "].");
+      if (st->rule() >= n_rules) return StrCat(at, "rule ", st->rule(), " is not a rule of the bundle (", n_rules, " rules)");
+      const size_t nr = st->min_seq_ranks() ? st->min_seq_ranks()->size() : 0;
+      const size_t nv = st->min_seq_values() ? st->min_seq_values()->size() : 0;
+      if (nr != nv) return StrCat(at, "min_seq_ranks has ", nr, " entries but min_seq_values ", nv);
+      if (!TimeOk(st->first_time_us()) || !TimeOk(st->last_time_us())) return StrCat(at, "time is out of range");
+    }
+  }
+  if (bd.dropped()) {
+    for (flatbuffers::uoffset_t i = 0; i < bd.dropped()->size(); ++i) {
+      if (bd.dropped()->Get(i)->index() >= n_rules) {
+        return StrCat("dropped[", i, "].index ", bd.dropped()->Get(i)->index(), " is not a rule of the bundle (",
+                      n_rules, " rules)");
+      }
+    }
+  }
+  if (!std::isfinite(bd.seconds()) || bd.seconds() < 0) return StrCat("seconds ", bd.seconds(), " is not a duration");
+  return "";
+}
+
 }  // namespace
 
 std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
@@ -275,6 +437,7 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
         StrCat(name, ": bundle format version ", bd->format_version(), " is not supported (this library reads ",
                kBundleFormatVersion, ")"));
   }
+  if (std::string why = CheckBundle(*bd); !why.empty()) return fail(why);
   // Rules and signals by id onto this ruleset.
   std::vector<int64_t> rule_map, sig_map;
   if (bd->rules()) {

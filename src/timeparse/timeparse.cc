@@ -830,8 +830,25 @@ const char* TimeSourceName(TimeSource s) {
   return "none";
 }
 
+// RFC 3339 years, 0000-9999 UTC. A zone offset or leap second at either
+// end carries a four-digit local date past them ("0000-01-01" at +01:00),
+// to an instant FormatRfc3339 cannot write and no log means.
+constexpr int64_t kMinWallUs = -62'167'219'200 * kUsPerSec;     // 0000-01-01T00:00:00Z
+constexpr int64_t kMaxWallUs = 253'402'300'800 * kUsPerSec - 1;  // 9999-12-31T23:59:59.999999Z
+
+bool WallInRange(int64_t us) { return us >= kMinWallUs && us <= kMaxWallUs; }
+
+std::optional<ParsedTime> ParseLineTimeAnyYear(std::string_view line, const TimeContext& ctx);
+
 std::optional<ParsedTime> ParseLineTime(std::string_view line,
                                         const TimeContext& ctx) {
+  std::optional<ParsedTime> t = ParseLineTimeAnyYear(line, ctx);
+  if (t && t->wall_us && !WallInRange(*t->wall_us)) return std::nullopt;
+  return t;
+}
+
+std::optional<ParsedTime> ParseLineTimeAnyYear(std::string_view line,
+                                               const TimeContext& ctx) {
   const size_t start = SkipLeadingSpace(line);
   if (start > kMaxLeadingSpace) return std::nullopt;
   Scanner sc{line, start};
@@ -895,7 +912,7 @@ std::optional<int64_t> ParseIso8601(std::string_view s, const TimeContext& ctx) 
   Scanner sc{s, 0};
   int64_t us = 0;
   TimeFormat fmt = TimeFormat::kUnknown;
-  if (!ReadIso(sc, ctx, IsoOptions{.lenient = true}, &us, &fmt) || !sc.AtEnd()) {
+  if (!ReadIso(sc, ctx, IsoOptions{.lenient = true}, &us, &fmt) || !sc.AtEnd() || !WallInRange(us)) {
     return std::nullopt;
   }
   return us;

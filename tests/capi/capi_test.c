@@ -192,6 +192,28 @@ static void test_options_versioning(fl_ruleset* rs) {
   CHECK(fl_session_new(&s, rs, &opts, &err) == FL_ERR_INVALID_ARG);
   CHECK(err && strstr(fl_error_message(err), "Mars/Olympus"));
   fl_error_free(err);
+  /* A clock offset that is not a finite number of seconds within ~31 years
+   * would overflow converting to microseconds (and print NaN into JSON). */
+  {
+    static const double bad[] = {0.0 / 0.0, 1.0 / 0.0, -1.0 / 0.0, 1e300, -2e9};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+      fl_clock_offset off = {"node017", bad[i]};
+      fl_session_options_init(&opts, sizeof opts);
+      opts.clock_offsets = &off;
+      opts.clock_offset_count = 1;
+      err = NULL;
+      CHECK(fl_session_new(&s, rs, &opts, &err) == FL_ERR_INVALID_ARG);
+      CHECK(err && strstr(fl_error_message(err), "clock_offsets[0].seconds") &&
+            strstr(fl_error_message(err), "node017"));
+      fl_error_free(err);
+    }
+    fl_clock_offset ok = {"node017", -42.5};
+    fl_session_options_init(&opts, sizeof opts);
+    opts.clock_offsets = &ok;
+    opts.clock_offset_count = 1;
+    CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
+    fl_session_free(s);
+  }
 }
 
 /* A file that exists but cannot be read as a log: a .gz that is not gzip. */

@@ -26,6 +26,9 @@ def test_usage_errors_exit_1(faultline_bin):
     assert run(faultline_bin, "diagnose", "--threads", "zero", str(EXAMPLE), check=False).returncode == 1
     assert run(faultline_bin, "diagnose", "--job-start", "yesterday", str(EXAMPLE), check=False).returncode == 1
     assert run(faultline_bin, "diagnose", "--clock-offset", "node017", str(EXAMPLE), check=False).returncode == 1
+    for bad in ("node017=nan", "node017=inf", "node017=-1e300"):  # strtod reads them
+        p = run(faultline_bin, "diagnose", "--clock-offset", bad, str(EXAMPLE), check=False)
+        assert p.returncode == 1 and b"HOST=SECONDS" in p.stderr, bad
     assert run(faultline_bin, "scan", str(EXAMPLE), check=False).returncode == 1
 
 

@@ -778,5 +778,28 @@ TEST(TimeSourceName, SchemaNames) {
   EXPECT_STREQ(TimeSourceName(static_cast<TimeSource>(200)), "none");
 }
 
+// Found by fuzz_timeparse (tests/fuzz/regressions/fuzz_timeparse): a date of
+// year 0000 or 9999 pushed past the RFC 3339 range by its zone or a leap
+// second was accepted, and FormatRfc3339 wrote "-001-12-31T23:32:00.000000Z",
+// which nothing reads back. The edges themselves still parse and round-trip.
+TEST(TimeRange, InstantsOutsideYears0000To9999AreNotTimes) {
+  TimeContext east;
+  east.tz_offset_s = 28 * 60;
+  EXPECT_FALSE(ParseIso8601("0000-01-01", east).has_value());
+  EXPECT_FALSE(ParseIso8601("0000-01-01T00:10:00+00:28", TimeContext{}).has_value());
+  EXPECT_FALSE(ParseIso8601("9999-12-31T23:59:60Z", TimeContext{}).has_value());
+  EXPECT_FALSE(ParseIso8601("9999-12-31T23:30:00-01:00", TimeContext{}).has_value());
+  EXPECT_FALSE(ParseLineTime("0000-01-01 00:00:00,000 INFO x", east).has_value());
+  EXPECT_FALSE(ParseLineTime("9999-12-31T23:59:59-00:01 x", TimeContext{}).has_value());
+  for (const char* edge : {"0000-01-01T00:00:00.000000Z", "9999-12-31T23:59:59.999999Z"}) {
+    auto us = ParseIso8601(edge, TimeContext{});
+    ASSERT_TRUE(us.has_value()) << edge;
+    EXPECT_EQ(FormatRfc3339(*us), edge);
+    auto line = ParseLineTime(std::string(edge) + " x", TimeContext{});
+    ASSERT_TRUE(line.has_value() && line->wall_us.has_value()) << edge;
+    EXPECT_EQ(*line->wall_us, *us);
+  }
+}
+
 }  // namespace
 }  // namespace faultline

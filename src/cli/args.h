@@ -1,0 +1,24 @@
+// Parsers of the CLI's option values that are more than a number or a name,
+// kept out of main.cc so a fuzzer (tests/fuzz/fuzz_timeparse) calls exactly
+// what the command line calls. Times (--job-start/--job-end) go through the
+// public fl_time_parse and zones (--tz) through the library's session
+// options, so only what the CLI parses itself lives here.
+//
+// Thread-safety: pure functions.
+#ifndef FAULTLINE_CLI_ARGS_H_
+#define FAULTLINE_CLI_ARGS_H_
+
+#include <string>
+
+namespace faultline::cli {
+
+// --clock-offset HOST=SECONDS: the host is everything before the last '=',
+// the seconds a strtod() number that fills the rest ("node017=-42.5"),
+// finite and within +-kMaxClockOffsetSeconds (what fl_session_new accepts).
+// Returns false (outputs untouched) for anything else.
+inline constexpr double kMaxClockOffsetSeconds = 1e9;
+bool ParseClockOffset(const char* v, std::string* host, double* seconds);
+
+}  // namespace faultline::cli
+
+#endif  // FAULTLINE_CLI_ARGS_H_
