@@ -17,6 +17,9 @@ namespace {
 // How far an exception line may follow the "Exception ignored" line of its
 // traceback: the scanner's traceback window (scan/traceback.h).
 constexpr uint64_t kTracebackWindowBytes = 8 << 10;
+// How much later than an error, in another file, progress must be logged to
+// show that the rank carried on.
+constexpr int64_t kSurvivedMargin = 30 * kSecond;
 
 bool Before(const Evidence& a, const Evidence& b) {
   if (a.time_us != kNoTime && b.time_us != kNoTime) return a.time_us < b.time_us;
@@ -30,6 +33,15 @@ bool Explains(const CorrelationState& st, const Cluster& c) {
          !st.HasRole(c.rule, RuleRole::kFallback);
 }
 
+// Whether `ev` follows the job's first termination line (role:termination):
+// what a rank prints while it is being stopped is that stop's doing.
+bool AfterTermination(const CorrelationState& st, const Evidence& ev) {
+  const Evidence* t = st.index.first_termination;
+  if (!t) return false;
+  if (t->source == ev.source) return t->offset < ev.offset;
+  return t->time_us != kNoTime && ev.time_us != kNoTime && t->time_us <= ev.time_us;
+}
+
 }  // namespace
 
 bool SurvivedLine(const CorrelationState& st, size_t i) {
@@ -37,8 +49,10 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
   auto it = st.index.last_progress.find(ev.rank);
   if (it == st.index.last_progress.end()) return false;
   const Evidence& p = st.evs[it->second];
-  if (p.time_us != kNoTime && ev.time_us != kNoTime) return p.time_us > ev.time_us;
-  return p.source == ev.source && p.offset > ev.offset;
+  if (p.source == ev.source) return p.offset > ev.offset;
+  // Across files the stamps differ in resolution (a kernel log's whole
+  // seconds) and clocks in skew: only clearly later progress counts.
+  return p.time_us != kNoTime && ev.time_us != kNoTime && p.time_us > ev.time_us + kSurvivedMargin;
 }
 
 std::string ExitMeaning(const Evidence& ev) {
@@ -107,7 +121,7 @@ void ChooseFallback(CorrelationState& st) {
       ignored = nullptr;
       if (dropped) continue;
     }
-    if (!st.active[i] || SurvivedLine(st, i)) continue;
+    if (!st.active[i] || SurvivedLine(st, i) || AfterTermination(st, ev)) continue;
     lines.push_back(i);
     any_initiating |= st.rs.signal(st.evs[i].signal).role == SignalRole::Initiating;
   }

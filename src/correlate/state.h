@@ -132,8 +132,8 @@ void RankIncidents(CorrelationState& st);
 void EstimatePriors(CorrelationState& st);
 
 // Whether the rank of evidence `i` logged progress after it (a later
-// progress line of the same rank: later in time, or later in the same file
-// when either is untimed).
+// progress line of the same rank: later in the same file, or clearly later
+// in time in another).
 bool SurvivedLine(const CorrelationState& st, size_t i);
 // What an exit status or crash line says about how the process ended
 // ("SIGKILL: ..."), "" for a plain error exit or none.
