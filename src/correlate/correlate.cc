@@ -64,10 +64,9 @@ bool CorrelationState::Edge(uint32_t from, uint32_t to, double* min_lag, double*
 // The order is the contract of state.h: each pass reads what the ones
 // before it left.
 constexpr void (*kPasses[])(CorrelationState&) = {
-    Attribute,           AlignClocks,   BuildEvidenceIndex, FindJobWindow,  GateEvidence,
-    ApplyConditions, BuildClusters,  LinkCauses,    MarkSurvived,
-    ChooseFallback,      BuildIncidents, RunDetectors,    AddPracticeFindings, RankIncidents,
-    EstimatePriors};
+    Attribute,       AlignClocks,   BuildEvidenceIndex,  FindJobWindow, GateEvidence,
+    ApplyConditions, BuildClusters, LinkCauses,          MarkSurvived,  ChooseFallback,
+    BuildIncidents,  RunDetectors,  AddPracticeFindings, RankIncidents, EstimatePriors};
 
 }  // namespace internal
 

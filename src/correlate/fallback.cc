@@ -86,8 +86,8 @@ std::string ExitMeaning(const Evidence& ev) {
 void MarkSurvived(CorrelationState& st) {
   if (st.index.last_progress.empty()) return;
   for (Cluster& c : st.clusters) {
-    c.survived = std::all_of(c.ev.begin(), c.ev.end(),
-                             [&](size_t i) { return SurvivedLine(st, i); });
+    c.survived =
+        std::all_of(c.ev.begin(), c.ev.end(), [&](size_t i) { return SurvivedLine(st, i); });
   }
 }
 
@@ -169,7 +169,9 @@ void ChooseFallback(CorrelationState& st) {
   }
   for (int k = 0; k < fc; ++k) {
     Cluster& s = st.clusters[k];
-    if (s.parent < 0 && st.HasRole(s.rule, RuleRole::kSummary)) {
+    // A survived error did not end the worker the summary reports.
+    bool orphan = s.parent < 0 || st.clusters[s.parent].survived;
+    if (orphan && st.HasRole(s.rule, RuleRole::kSummary)) {
       s.parent = fc;
       s.parent_how = StrCat(st.rs.rule(s.rule)->id()->str(),
                             " summarises the first local failure, not its cause");

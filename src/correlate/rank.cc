@@ -1,8 +1,9 @@
 // Ranking and priors passes. Incidents are ordered by tier (a seen initiating
 // line; a suspect inferred from log lines; a numeric detector; the fallback
-// fatal line; a survived error; a practice finding), then by confidence with a small bonus for collateral, then by
-// time. The priors turn the rules' published failure rates into the
-// interruptions a job of this size and length should expect.
+// fatal line; a survived error; a practice finding), then by confidence
+// with a small bonus for collateral, then by time. The priors turn the
+// rules' published failure rates into the interruptions a job of this size
+// and length should expect.
 #include <algorithm>
 #include <cmath>
 
