@@ -1,7 +1,8 @@
 // Correlate: the passes of state.h, in order, over one CorrelationState,
 // and the helpers the passes share. The steps run in one direction:
 // attribute -> align clocks -> index -> window -> gate -> conditions ->
-// cluster -> explain graph -> incidents -> detectors -> rank.
+// cluster -> explain graph -> survived -> fallback -> incidents ->
+// detectors -> rank.
 #include "correlate/correlate.h"
 
 #include <utility>
@@ -63,9 +64,9 @@ bool CorrelationState::Edge(uint32_t from, uint32_t to, double* min_lag, double*
 // The order is the contract of state.h: each pass reads what the ones
 // before it left.
 constexpr void (*kPasses[])(CorrelationState&) = {
-    Attribute,           AlignClocks,   BuildEvidenceIndex, FindJobWindow,  GateEvidence,
-    ApplyConditions,     BuildClusters, LinkCauses,         BuildIncidents, RunDetectors,
-    AddPracticeFindings, RankIncidents, EstimatePriors};
+    Attribute,       AlignClocks,   BuildEvidenceIndex,  FindJobWindow, GateEvidence,
+    ApplyConditions, BuildClusters, LinkCauses,          MarkSurvived,  ChooseFallback,
+    BuildIncidents,  RunDetectors,  AddPracticeFindings, RankIncidents, EstimatePriors};
 
 }  // namespace internal
 

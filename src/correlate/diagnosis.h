@@ -34,6 +34,9 @@ struct Incident {
   std::string gpu;
   int64_t time_us = kNoTime;
   bool inferred = false;
+  // Every initiating line was followed by progress on its rank: the job
+  // carried on, so this did not end a rank (ranked below those that did).
+  bool survived = false;
   std::vector<Evidence> initiating;
   std::vector<Collateral> collateral;
   std::string fix;

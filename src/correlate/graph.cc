@@ -104,7 +104,10 @@ bool CanExplain(const CorrelationState& st, const Cluster& a, const Cluster& b, 
 void BuildClusters(CorrelationState& st) {
   std::map<uint32_t, std::vector<size_t>> by_rule;
   for (size_t i = 0; i < st.evs.size(); ++i) {
-    if (st.active[i]) by_rule[st.evs[i].rule].push_back(i);
+    // Fallback lines make an incident only in ChooseFallback.
+    if (st.active[i] && !st.HasRole(st.evs[i].rule, RuleRole::kFallback)) {
+      by_rule[st.evs[i].rule].push_back(i);
+    }
   }
   for (auto& [rule, idxs] : by_rule) ClusterRule(st, rule, idxs);
 }

@@ -6,6 +6,7 @@
 // that blames a remote peer makes the peer the suspect. The rule's fix,
 // verify and missing facts are filled in for the incident's place and time.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <utility>
 
@@ -225,13 +226,26 @@ void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
 }
 
 // What would settle an incident the logs leave open.
-void AddMissingFacts(const Draft& dr, const std::map<std::string, std::string>& vars,
-                     Incident& inc) {
+void AddMissingFacts(const CorrelationState& st, const Draft& dr,
+                     const std::map<std::string, std::string>& vars, Incident& inc) {
   bool untimed = dr.first.time_source == TimeSource::kNone;
-  if (!inc.inferred && !untimed && !inc.host.empty()) return;
   std::vector<std::string>& facts = inc.missing_facts;
+  AddPlaceholderFacts(inc.fix + inc.verify, vars, facts);
+  bool fallback = st.HasRole(dr.rc.rule, RuleRole::kFallback);
+  bool summary_only = st.HasRole(dr.rc.rule, RuleRole::kSummary) ||
+                      (fallback && st.rs.signal(dr.first.signal).role != SignalRole::Initiating);
+  if (summary_only) {
+    // A summary or a bare exit status says that a worker ended, not why.
+    facts.push_back(FillTemplate(
+        "the worker's own log: the stderr of rank {rank} on {host} up to its exit (its "
+        "traceback or last error line), which this line only points at",
+        vars));
+  }
+  if (!inc.inferred && !untimed && !inc.host.empty() && !fallback) return;
   if (dr.rule.missing_fact() && dr.rule.missing_fact()->size()) {
-    facts.push_back(FillTemplate(dr.rule.missing_fact()->str(), vars));
+    std::string fact = FillTemplate(dr.rule.missing_fact()->str(), vars);
+    AddPlaceholderFacts(fact, vars, facts);
+    facts.push_back(std::move(fact));
   }
   if (inc.inferred && !inc.host.empty()) {
     facts.push_back(FillTemplate(
@@ -248,7 +262,7 @@ void AddMissingFacts(const Draft& dr, const std::map<std::string, std::string>& 
         "of any rank missing from the collected files",
         vars));
   }
-  if (untimed && dr.rc.initiating) {
+  if (untimed && dr.rc.initiating && !fallback) {
     facts.push_back(
         FillTemplate("a wall-clock kernel log of {host} (dmesg -T or journalctl -k -o short-iso) "
                      "to date the event",
@@ -298,6 +312,15 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   } else {
     InferSuspect(st, dr, inc);
   }
+  if (std::string m = ExitMeaning(first); !m.empty()) {
+    dr.explanation += StrCat("Exit status: ", m, ". ");
+  }
+  if (rc.survived) {
+    inc.survived = true;
+    dr.explanation +=
+        "Progress was logged on its rank after it: the job carried on, so this did not end the "
+        "rank. ";
+  }
   if (!inc.collateral.empty()) {
     dr.conf = std::min(0.99, dr.conf + 0.03 * std::log10(1.0 + static_cast<double>(dr.coll_total)));
   }
@@ -306,9 +329,10 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
     if (co.first_time_us != kNoTime) dr.window_end = std::max(dr.window_end, co.first_time_us);
   }
   if (dr.window_end == kNoTime) dr.window_end = dr.window_start;
-  std::map<std::string, std::string> vars = TemplateVars(inc, dr.window_start, dr.window_end);
+  std::map<std::string, std::string> vars =
+      TemplateVars(inc, dr.window_start, dr.window_end, &st.scan.devices);
   FillFixAndVerify(dr.rule, vars, inc);
-  AddMissingFacts(dr, vars, inc);
+  AddMissingFacts(st, dr, vars, inc);
   SortUnique(inc.missing_facts);
   inc.explanation = std::move(dr.explanation);
   BuildTimeline(inc);
@@ -317,12 +341,54 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
 
 }  // namespace
 
-std::map<std::string, std::string> TemplateVars(const Incident& inc, int64_t start, int64_t end) {
+std::map<std::string, std::string> TemplateVars(const Incident& inc, int64_t start, int64_t end,
+                                                const std::vector<DeviceLink>* devices) {
+  // inc.gpu is a PCI bus id ("0000:9a:00.0") or a device index.
+  bool is_bus = inc.gpu.find(':') != std::string::npos;
+  std::string bus = is_bus ? inc.gpu : "";
+  std::string index = !is_bus ? inc.gpu : "";
+  if (devices) {
+    // NCCL's busId "9a000" is the bus id 0000:9a:00.0 of the same GPU.
+    auto short_bus = [](std::string_view b) {
+      std::string s;
+      for (char ch : b) {
+        if (ch != ':' && ch != '.') s += static_cast<char>(std::tolower(ch));
+      }
+      return s.size() > 4 && s.rfind("0000", 0) == 0 ? s.substr(4) : s;
+    };
+    for (const DeviceLink& l : *devices) {
+      bool same_place = inc.host.empty() || l.host.empty() || l.host == inc.host;
+      if (!same_place || l.cuda_dev < 0) continue;
+      bool same_gpu = (!bus.empty() && short_bus(l.bus_id) == short_bus(bus)) ||
+                      (bus.empty() && index.empty() && inc.rank >= 0 && l.rank == inc.rank);
+      if (same_gpu) {
+        if (index.empty()) index = StrCat(l.cuda_dev);
+        if (bus.empty() && !l.bus_id.empty()) bus = l.bus_id;
+        break;
+      }
+    }
+  }
   return {{"host", inc.host.empty() ? "the suspect host" : inc.host},
           {"rank", inc.rank >= 0 ? StrCat(inc.rank) : "the suspect rank"},
           {"gpu", inc.gpu.empty() ? "<gpu>" : inc.gpu},
+          {"bus", bus.empty() ? "<gpu bus id>" : bus},
+          {"gpu_index", index.empty() ? "<gpu index>" : index},
           {"start", FormatTime(start)},
           {"end", FormatTime(end)}};
+}
+
+void AddPlaceholderFacts(const std::string& text, const std::map<std::string, std::string>& vars,
+                         std::vector<std::string>& facts) {
+  if (vars.at("bus") == "<gpu bus id>" && text.find("<gpu bus id>") != std::string::npos) {
+    facts.push_back(
+        "the PCI bus id of the failing GPU (the Xid line's PCI:..., nvidia-smi -q, or the NCCL "
+        "init line's busId of its rank)");
+  }
+  if (vars.at("gpu_index") == "<gpu index>" && text.find("<gpu index>") != std::string::npos) {
+    facts.push_back(
+        "the CUDA index of the failing GPU (nvidia-smi -L, or the NCCL init line 'cudaDev' of its "
+        "rank)");
+  }
 }
 
 void FillFixAndVerify(const fb::Rule& rule, const std::map<std::string, std::string>& vars,

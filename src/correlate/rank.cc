@@ -1,8 +1,9 @@
 // Ranking and priors passes. Incidents are ordered by tier (a seen initiating
-// line; a suspect inferred from log lines; a numeric detector; a practice
-// finding), then by confidence with a small bonus for collateral, then by
-// time. The priors turn the rules' published failure rates into the
-// interruptions a job of this size and length should expect.
+// line; a suspect inferred from log lines; a numeric detector; the fallback
+// fatal line; a survived error; a practice finding), then by confidence
+// with a small bonus for collateral, then by time. The priors turn the
+// rules' published failure rates into the interruptions a job of this size
+// and length should expect.
 #include <algorithm>
 #include <cmath>
 
@@ -13,9 +14,13 @@
 namespace faultline::internal {
 namespace {
 
-int Tier(const Incident& i) {
+// Practice findings last; before them what was survived, and the fallback
+// (a generic fatal line) after every catalog incident that ended a rank.
+int Tier(const CorrelationState& st, const Incident& i) {
   if (i.detector == "missing_checkpoint_after_sigterm" || i.detector == "stale_checkpoint")
-    return 3;
+    return 5;
+  if (i.survived) return 4;
+  if (i.detector.empty() && st.HasRole(i.rule, RuleRole::kFallback)) return 3;
   if (!i.detector.empty()) return 2;
   return i.inferred ? 1 : 0;
 }
@@ -30,8 +35,9 @@ double Score(const Incident& i) {
 
 void RankIncidents(CorrelationState& st) {
   std::stable_sort(st.diag.incidents.begin(), st.diag.incidents.end(),
-                   [](const Incident& a, const Incident& b) {
-                     if (Tier(a) != Tier(b)) return Tier(a) < Tier(b);
+                   [&st](const Incident& a, const Incident& b) {
+                     int tier_a = Tier(st, a), tier_b = Tier(st, b);
+                     if (tier_a != tier_b) return tier_a < tier_b;
                      double score_a = Score(a), score_b = Score(b);
                      if (std::fabs(score_a - score_b) > 1e-9) return score_a > score_b;
                      if ((a.time_us == kNoTime) != (b.time_us == kNoTime))

@@ -8,6 +8,8 @@
 //   window.cc       kernel-log sources, job window, stale/replayed gating
 //   conditions.cc   rule conditions decide which evidence may make incidents
 //   graph.cc        clusters per rule and each cluster's best cause
+//   fallback.cc     survived clusters; the generic fatal line when no rule
+//                   explains the failure, launcher summaries as its collateral
 //   incidents.cc    one incident per root cluster: collateral, suspects, fix
 //   findings.cc     numeric detectors and practice findings
 //   rank.cc         incident order and the failure-rate priors
@@ -56,6 +58,7 @@ struct Cluster {
   std::string parent_how;
   std::set<int64_t> ranks;
   std::set<std::string> hosts;
+  bool survived = false;  // its rank(s) logged progress after every line
 };
 
 // Per source: how many of its lines are hardware-layer, and the time span of
@@ -120,15 +123,31 @@ void GateEvidence(CorrelationState& st);
 void ApplyConditions(CorrelationState& st);
 void BuildClusters(CorrelationState& st);
 void LinkCauses(CorrelationState& st);
+void MarkSurvived(CorrelationState& st);
+void ChooseFallback(CorrelationState& st);
 void BuildIncidents(CorrelationState& st);
 void RunDetectors(CorrelationState& st);
 void AddPracticeFindings(CorrelationState& st);
 void RankIncidents(CorrelationState& st);
 void EstimatePriors(CorrelationState& st);
 
+// Whether the rank of evidence `i` logged progress after it (a later
+// progress line of the same rank: later in the same file, or clearly later
+// in time in another).
+bool SurvivedLine(const CorrelationState& st, size_t i);
+// What an exit status or crash line says about how the process ended
+// ("SIGKILL: ..."), "" for a plain error exit or none.
+std::string ExitMeaning(const Evidence& ev);
+
 // Shared by incidents.cc and findings.cc: the placeholders of a rule's
-// texts, and the rule's fix and verify filled in.
-std::map<std::string, std::string> TemplateVars(const Incident& inc, int64_t start, int64_t end);
+// texts ({host}, {rank}, {gpu}, {bus}, {gpu_index}, {start}, {end}), and
+// the rule's fix and verify filled in. `devices` gives the CUDA index of
+// the incident's GPU when the evidence names only its bus or rank.
+std::map<std::string, std::string> TemplateVars(const Incident& inc, int64_t start, int64_t end,
+                                                const std::vector<DeviceLink>* devices = nullptr);
+// The facts a filled text still lacks (a placeholder left as <gpu bus id>).
+void AddPlaceholderFacts(const std::string& text, const std::map<std::string, std::string>& vars,
+                         std::vector<std::string>& facts);
 void FillFixAndVerify(const fb::Rule& rule, const std::map<std::string, std::string>& vars,
                       Incident& inc);
 

@@ -228,6 +228,7 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     out += ",\"time\":";
     AppendTime(out, inc.time_us);
     out += inc.inferred ? ",\"inferred\":true" : ",\"inferred\":false";
+    if (inc.survived) out += ",\"survived\":true";
     out += ",\"suspects\":[";
     for (size_t k = 0; k < inc.suspects.size(); ++k) out += StrCat(k ? "," : "", inc.suspects[k]);
     out += "],\"evidence\":[";

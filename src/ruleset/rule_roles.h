@@ -1,6 +1,8 @@
 // What a rule is to the correlator beyond what its signals' roles say: the
 // line that marks normal completion, the one that announces an external
-// termination signal, the one that says a checkpoint was saved. A rule
+// termination signal, the one that says a checkpoint was saved, the generic
+// fatal line that only explains a failure no catalog rule does, the launcher
+// summary that only points at a worker's own error. A rule
 // declares these as "role:<name>" entries among its tags (rulesets/README.md,
 // "Roles"), so the correlator never names rule ids; the compiler rejects a
 // "role:" tag it does not know.
@@ -22,14 +24,18 @@ enum class RuleRole : uint8_t {
   kCompletion,       // training finished normally (hang detection stops at it)
   kTermination,      // the job was asked to stop (SIGTERM, scancel, preemption)
   kCheckpointSaved,  // a checkpoint was written (what a stop would lose)
+  kFallback,         // a generic fatal line: an incident only when no rule explains the failure
+  kSummary,          // a launcher's failure summary: collateral of the worker's own error
 };
-inline constexpr size_t kRuleRoleCount = 3;
+inline constexpr size_t kRuleRoleCount = 5;
 
 inline constexpr std::string_view kRoleTagPrefix = "role:";
 inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount] = {
     {"role:completion", RuleRole::kCompletion},
     {"role:termination", RuleRole::kTermination},
     {"role:checkpoint-saved", RuleRole::kCheckpointSaved},
+    {"role:fallback", RuleRole::kFallback},
+    {"role:summary", RuleRole::kSummary},
 };
 
 // The role a tag declares; nullopt for an ordinary tag or an unknown role.

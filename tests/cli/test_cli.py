@@ -485,3 +485,47 @@ def test_input_with_no_log_exits_2_naming_it(faultline_bin, tmp_path):
         p = run(faultline_bin, "scan", "--json", path, check=False)
         assert p.returncode == 2, path
         assert path in p.stderr.decode()
+
+
+def _titan_step(rank, minute, step):
+    return (f"[rank{rank}]:[titan] 2025-06-04 11:{minute:02d}:01,988 - root - INFO - step: {step}  "
+            f"loss:  8.9482  memory: 30.89GiB(32.51%)  tps: 6,321  tflops: 366.06  mfu: 37.01%\n")
+
+
+def test_caught_oom_ranks_below_the_rank_that_failed(faultline_bin, validate, tmp_path):
+    """A CUDA OOM rank 0 caught and carried on from ("skipping batch", more
+    steps) is survived; rank 3's uncaught exception, which no catalog rule
+    knows, is the primary: the fallback incident with its own exception line,
+    and torchrun's summary is its collateral."""
+    node = tmp_path / "node001"
+    node.mkdir()
+    r0 = [_titan_step(0, m, 10 * m) for m in range(0, 20)]
+    r0 += ["[rank0]:[titan] 2025-06-04 11:20:02,100 - root - WARNING - torch.OutOfMemoryError: CUDA out of "
+           "memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which "
+           "1.23 GiB is free. Skipping batch\n"]
+    r0 += [_titan_step(0, m, 10 * m) for m in range(21, 45)]
+    (node / "rank-0.log").write_text("".join(r0))
+    r3 = [_titan_step(3, m, 10 * m) for m in range(0, 40)]
+    r3 += ["[rank3]: Traceback (most recent call last):\n",
+           '[rank3]:   File "/w/train.py", line 212, in <module>\n',
+           "[rank3]:     main()\n",
+           '[rank3]:   File "/w/train.py", line 180, in main\n',
+           "[rank3]:     batch = collate(samples)\n",
+           "[rank3]: ValueError: too many values to unpack (expected 2)\n"]
+    (node / "rank-3.log").write_text("".join(r3))
+    (node / "torchrun.log").write_text(
+        "E0604 11:40:09.118000 40811 torch/distributed/elastic/multiprocessing/api.py:869] failed "
+        "(exitcode: 1) local_rank: 3 (pid: 41231) of binary: /usr/bin/python3\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n")
+    p = run(faultline_bin, "diagnose", "--json", str(node), check=False)
+    assert p.returncode == 0, p.stderr.decode()
+    doc = json.loads(p.stdout)
+    validate(doc)
+    inc = doc["incidents"]
+    assert inc[0]["reference"] == "Unrecognised fatal error", [i["rule"] for i in inc]
+    assert inc[0]["initiating"]["rank"] == 3
+    assert "ValueError: too many values" in inc[0]["initiating"]["evidence"][0]["text"]
+    assert "survived" not in inc[0]["initiating"]
+    assert "torch-child-failed" in [c["rule"] for c in inc[0]["collateral"]]
+    oom = [i for i in inc if i["rule"] == "cuda-oom"]
+    assert oom and oom[0]["initiating"]["survived"] is True

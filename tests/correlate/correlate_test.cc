@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "correlate/correlate.h"
+#include "correlate/state.h"
 #include "detect/detect.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -972,6 +973,209 @@ TEST(DetectTest, HangGapScalesWithTheStepTime) {
   ranks[0].step_time_reservoir = {120, 120, 120};
   EXPECT_THAT(DetectHangs(ranks, kT0 + 15 * kMin), IsEmpty());
   EXPECT_EQ(DetectHangs(ranks, kT0 + 25 * kMin).size(), 1u);
+}
+
+// ---------------------------------------------------------------- fatal vs survived
+
+// An error a rank carried on from (progress after it), the generic fatal
+// line of role:fallback rules, and launcher summaries (role:summary).
+class FatalRulesTest : public CorrelateTest {
+ protected:
+  static void SetUpTestSuite() {
+    RuleTree t("fatal-test");
+    t.Rule("caught-oom", "application", "initiating", "CAUGHT-OOM here", R"("weight": 0.9)");
+    t.Rule("worker-crash", "application", "initiating", "WORKER-CRASH here", R"("weight": 0.6)");
+    t.Rule("step-line", "application", "progress", "STEP-LINE done");
+    t.Rule("generic-fatal", "application", "initiating", "GENERIC-FATAL here", "",
+           R"("t", "role:fallback")");
+    t.Rule("generic-exit", "application", "symptom", "GENERIC-EXIT here", "",
+           R"("t", "role:fallback")");
+    t.Rule("launcher-summary", "framework", "symptom", "LAUNCHER-SUMMARY here",
+           R"("missing_fact": "m")", R"("t", "role:summary")");
+    auto r = t.Compile();
+    ASSERT_TRUE(r.ok()) << r.status();
+    rules_ = *r;
+  }
+  static void TearDownTestSuite() { rules_.reset(); }
+  const Ruleset& rs() override { return rules_ ? *rules_ : DefaultRules(); }
+  static std::shared_ptr<const Ruleset> rules_;
+
+  // Steps of `rank` every minute in [from, to] minutes after kT0.
+  static void Steps(Synth& s, int64_t rank, int from, int to) {
+    for (int m = from; m <= to; ++m) s.Add(s.RankSource(rank), "step-line", "s", kT0 + m * kMin, rank);
+  }
+};
+std::shared_ptr<const Ruleset> FatalRulesTest::rules_;
+
+// A caught CUDA OOM at 45% of the run followed by more steps ranks below the
+// rank that really failed later, however much more weight its rule carries.
+TEST_F(FatalRulesTest, SurvivedErrorRanksBelowTheRankThatFailed) {
+  ASSERT_NE(rules_, nullptr);
+  Synth s(*rules_);
+  s.Job(1, kT0, kT0 + 100 * kMin);
+  Steps(s, 0, 0, 44);
+  s.Add(s.RankSource(0), "caught-oom", "s", kT0 + 45 * kMin, 0);
+  Steps(s, 0, 46, 99);
+  Steps(s, 3, 0, 89);
+  s.Add(s.RankSource(3), "worker-crash", "s", kT0 + 90 * kMin, 3);
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 2u) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(Id(d.incidents[0].rule), "worker-crash");
+  EXPECT_EQ(d.incidents[0].rank, 3);
+  EXPECT_FALSE(d.incidents[0].survived);
+  EXPECT_EQ(Id(d.incidents[1].rule), "caught-oom");
+  EXPECT_TRUE(d.incidents[1].survived);
+  EXPECT_NE(d.incidents[1].explanation.find("carried on"), std::string::npos);
+}
+
+// The same error with no progress after it ended the rank.
+TEST_F(FatalRulesTest, ErrorWithoutLaterProgressIsFatal) {
+  ASSERT_NE(rules_, nullptr);
+  Synth s(*rules_);
+  s.Job(1, kT0, kT0 + 100 * kMin);
+  Steps(s, 0, 0, 44);
+  s.Add(s.RankSource(0), "caught-oom", "s", kT0 + 45 * kMin, 0);
+  Steps(s, 3, 0, 89);
+  s.Add(s.RankSource(3), "worker-crash", "s", kT0 + 90 * kMin, 3);
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 2u);
+  EXPECT_EQ(Id(d.incidents[0].rule), "caught-oom");
+  EXPECT_FALSE(d.incidents[0].survived);
+}
+
+// The generic fatal line makes an incident only when nothing else explains
+// the failure: the first one, on the earliest failing rank.
+TEST_F(FatalRulesTest, FallbackOnlyWhenNoRuleExplainsTheFailure) {
+  ASSERT_NE(rules_, nullptr);
+  for (bool catalog : {false, true}) {
+    SCOPED_TRACE(catalog);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + kHour);
+    s.Add(s.RankSource(2), "generic-fatal", "s", kT0 + 25 * kMin, 2);
+    s.Add(s.RankSource(5), "generic-fatal", "s", kT0 + 20 * kMin, 5, "GENERIC-FATAL here: first");
+    s.Add(s.RankSource(5), "generic-exit", "s", kT0 + 20 * kMin + kS, 5);
+    if (catalog) s.Add(s.RankSource(1), "worker-crash", "s", kT0 + 30 * kMin, 1);
+    Diagnosis d = s.Run();
+    if (catalog) {
+      EXPECT_THAT(Ids(d), ElementsAre("worker-crash"));
+      continue;
+    }
+    ASSERT_THAT(Ids(d), ElementsAre("generic-fatal"));
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(inc.rank, 5);
+    EXPECT_FALSE(inc.inferred);
+    ASSERT_FALSE(inc.initiating.empty());
+    EXPECT_EQ(inc.initiating[0].text, "GENERIC-FATAL here: first");
+  }
+}
+
+// A fatal-looking line the rank carried on from is no failure at all.
+TEST_F(FatalRulesTest, SurvivedFallbackLineMakesNoIncident) {
+  ASSERT_NE(rules_, nullptr);
+  Synth s(*rules_);
+  s.Job(1, kT0, kT0 + kHour);
+  s.Add(s.RankSource(0), "generic-fatal", "s", kT0 + 20 * kMin, 0);
+  Steps(s, 0, 21, 30);
+  EXPECT_THAT(Causes(s.Run()), IsEmpty());
+}
+
+// A launcher summary is collateral of the worker's own error; alone, its
+// incident asks for the worker's log. A bare exit status adds nothing to it.
+TEST_F(FatalRulesTest, SummaryIsCollateralOfTheWorkersOwnError) {
+  ASSERT_NE(rules_, nullptr);
+  for (bool worker_error : {true, false}) {
+    SCOPED_TRACE(worker_error);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + kHour);
+    uint32_t agent = s.Source("node100/torchrun.log", "node100", -1, kT0, kT0 + kHour);
+    if (worker_error) s.Add(s.RankSource(2), "generic-fatal", "s", kT0 + 30 * kMin, 2);
+    s.Add(agent, "generic-exit", "s", kT0 + 30 * kMin + 2 * kS, 2);
+    s.Add(agent, "launcher-summary", "s", kT0 + 30 * kMin + 3 * kS, 2);
+    Diagnosis d = s.Run();
+    ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+    const Incident& inc = d.incidents[0];
+    if (worker_error) {
+      EXPECT_EQ(Id(inc.rule), "generic-fatal");
+      EXPECT_NE(FindCollateral(inc, "launcher-summary"), nullptr);
+      EXPECT_EQ(inc.rank, 2);
+    } else {
+      EXPECT_EQ(Id(inc.rule), "launcher-summary");
+      EXPECT_THAT(inc.missing_facts,
+                  ::testing::Contains(::testing::HasSubstr("the worker's own log")));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- facts in the advice
+
+// The Xid 79 rule's verify names the GPU that failed, where it failed.
+TEST_F(CorrelateTest, Xid79VerifyNamesTheFailingBus) {
+  Synth s(rs());
+  uint32_t kern = s.Source("node006/kern.log", "node006");
+  uint32_t app = s.Source("node006/rank-4.log", "node006", 4, kT0, kT0 + kHour);
+  s.scan.devices.push_back({"node006", 4, 4, "9a000"});
+  s.Add(app, "training-progress", "megatron_iteration", kT0, 4);
+  Evidence& ev = s.Add(kern, "xid-79-fallen-off-bus", "xid79", kT0 + 10 * kMin, -1,
+                       "NVRM: Xid (PCI:0000:9a:00): 79, pid='<unknown>', name=<unknown>, GPU has "
+                       "fallen off the bus.");
+  ev.gpu = "0000:9a:00.0";
+  ev.monotonic_s = 1e6;
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(Causes(d).empty());
+  const Incident& inc = *Causes(d)[0];
+  ASSERT_EQ(Id(inc.rule), "xid-79-fallen-off-bus");
+  EXPECT_EQ(inc.host, "node006");
+  EXPECT_NE(inc.verify.find("nvidia-smi -q -i 0000:9a:00.0 on node006"), std::string::npos)
+      << inc.verify;
+  EXPECT_NE(inc.verify.find("dcgmi diag -r 3 -i 4 "), std::string::npos) << inc.verify;
+  EXPECT_EQ(inc.verify.find("3b:00"), std::string::npos) << inc.verify;
+  EXPECT_EQ(inc.verify.find('{'), std::string::npos) << inc.verify;
+}
+
+// A placeholder whose fact is unknown stays a placeholder, and the missing
+// fact says what would fill it.
+TEST(TemplateTest, UnknownBusStaysAPlaceholderWithItsMissingFact) {
+  Incident inc;
+  inc.host = "node006";
+  inc.rank = 4;
+  auto vars = internal::TemplateVars(inc, kT0, kT0);
+  EXPECT_EQ(internal::FillTemplate("nvidia-smi -q -i {bus} on {host}", vars),
+            "nvidia-smi -q -i <gpu bus id> on node006");
+  std::vector<std::string> facts;
+  internal::AddPlaceholderFacts(internal::FillTemplate("-i {bus} -i {gpu_index}", vars), vars,
+                                facts);
+  ASSERT_EQ(facts.size(), 2u);
+  EXPECT_NE(facts[0].find("PCI bus id"), std::string::npos);
+  EXPECT_NE(facts[1].find("CUDA index"), std::string::npos);
+  // The rank's NCCL device line gives both.
+  std::vector<DeviceLink> devices = {{"node006", 4, 4, "9a000"}};
+  vars = internal::TemplateVars(inc, kT0, kT0, &devices);
+  EXPECT_EQ(vars.at("bus"), "9a000");
+  EXPECT_EQ(vars.at("gpu_index"), "4");
+}
+
+TEST(ExitMeaningTest, ShellAndLauncherFormsOfTheSameSignal) {
+  auto meaning = [](std::string code, std::string crash = "") {
+    Evidence ev;
+    if (!code.empty()) ev.fields.emplace_back("exitcode", code);
+    if (!crash.empty()) ev.fields.emplace_back("crash", crash);
+    std::string m = internal::ExitMeaning(ev);
+    return m.substr(0, m.find(':'));
+  };
+  EXPECT_EQ(meaning("137"), "SIGKILL");
+  EXPECT_EQ(meaning("-9"), "SIGKILL");
+  EXPECT_EQ(meaning("135"), "SIGBUS");
+  EXPECT_EQ(meaning("-7"), "SIGBUS");
+  EXPECT_EQ(meaning("", "Bus error"), "SIGBUS");
+  EXPECT_EQ(meaning("139"), "SIGSEGV");
+  EXPECT_EQ(meaning("-11"), "SIGSEGV");
+  EXPECT_EQ(meaning("", "Fatal Python error: Segmentation fault"), "SIGSEGV");
+  EXPECT_EQ(meaning("134"), "SIGABRT");
+  EXPECT_EQ(meaning("-6"), "SIGABRT");
+  EXPECT_EQ(meaning("143"), "SIGTERM");
+  EXPECT_EQ(meaning("-15"), "SIGTERM");
+  EXPECT_EQ(meaning("1"), "");
+  EXPECT_EQ(meaning("2"), "");
 }
 
 }  // namespace
