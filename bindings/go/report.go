@@ -19,7 +19,7 @@ import (
 	"unsafe"
 )
 
-// Report is a diagnosis: Go structs mirroring contracts/report.schema.json,
+// Report is a diagnosis: Go structs mirroring schema/report.schema.json,
 // decoded from fl_report_json in one cgo call. incidents[0] is the primary
 // diagnosis. The exported fields are plain data; JSON, Text and Evidence
 // read the library's report, which the Report holds until Close (a
@@ -223,7 +223,7 @@ func (r *Report) Primary() *Incident {
 }
 
 // JSON is the report exactly as the library wrote it
-// (contracts/report.schema.json); it stays valid after Close.
+// (schema/report.schema.json); it stays valid after Close.
 func (r *Report) JSON() []byte { return r.raw }
 
 // Text is the human-readable report: primary diagnosis first, evidence with

@@ -1,7 +1,7 @@
 // The diagnosis the correlator produces: incidents (one initiating event with
 // its evidence, collateral clusters, fix, verify, missing facts), ignored
 // evidence with reasons, the job window and the clock offsets used. The
-// report module writes it as JSON (contracts/report.schema.json) and text.
+// report module writes it as JSON (schema/report.schema.json) and text.
 //
 // Thread-safety: plain values.
 #ifndef FAULTLINE_CORRELATE_DIAGNOSIS_H_

@@ -1,4 +1,4 @@
-// Writers of the diagnosis: the JSON report (contracts/report.schema.json),
+// Writers of the diagnosis: the JSON report (schema/report.schema.json),
 // the JSON-lines evidence stream of `faultline scan --json`, and the human
 // text report (primary diagnosis first, initiating evidence as file:line,
 // collateral summarised as counts and rank ranges).

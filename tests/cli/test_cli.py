@@ -1,4 +1,4 @@
-"""The faultline command as contracts/cli.md specifies it: forms, output,
+"""The faultline command as docs/cli.md specifies it: forms, output,
 exit statuses."""
 import gzip
 import json

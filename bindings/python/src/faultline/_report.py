@@ -1,4 +1,4 @@
-"""The report: dataclasses mirroring contracts/report.schema.json, and
+"""The report: dataclasses mirroring schema/report.schema.json, and
 :class:`Report`, which owns an ``fl_report`` handle."""
 
 from __future__ import annotations
@@ -530,7 +530,7 @@ class Report:
     # -- export ----------------------------------------------------------------
 
     def to_dict(self, evidence: bool = False) -> Dict[str, Any]:
-        """The report as the JSON object of contracts/report.schema.json (a
+        """The report as the JSON object of schema/report.schema.json (a
         copy). ``evidence=True`` adds an ``evidence`` array of every record."""
         d = copy.deepcopy(self._data)
         if evidence:
