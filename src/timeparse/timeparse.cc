@@ -223,6 +223,16 @@ int ReadMonthName(Scanner& sc) {
   return m;
 }
 
+// The wall time read into c, accepted: out takes it and sc moves past it.
+bool Accept(Scanner& sc, const Scanner& t, const Civil& c, int64_t offset_s, TimeFormat format,
+            bool year_inferred, ParsedTime* out) {
+  out->format = format;
+  out->wall_us = CivilToUs(c, offset_s);
+  out->year_inferred = year_inferred;
+  sc = t;
+  return true;
+}
+
 // "hh:mm:ss" with an optional fraction after '.' (and ',' if allowed).
 bool ReadClock(Scanner& sc, bool comma_fraction, Civil* c, char* frac_sep) {
   if (!sc.Digits(2, &c->hour) || !sc.Eat(':') || !sc.Digits(2, &c->minute) ||
@@ -400,11 +410,7 @@ bool ReadGlog(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
   }
   if (!ReadClock(t, /*comma_fraction=*/false, &c, nullptr)) return false;
   if (!t.AtEnd() && t.Peek() != ' ' && t.Peek() != '\t') return false;
-  out->format = TimeFormat::kGlog;
-  out->wall_us = CivilToUs(c, ctx.tz_offset_s);
-  out->year_inferred = inferred;
-  sc = t;
-  return true;
+  return Accept(sc, t, c, ctx.tz_offset_s, TimeFormat::kGlog, inferred, out);
 }
 
 // Syslog RFC 3164 "Nov  2 13:46:41", journalctl short/short-precise
@@ -430,11 +436,7 @@ bool ReadSyslog(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
   if (!ValidDate(c.year, c.month, c.day, inferred)) return false;
   if (!ReadClock(t, /*comma_fraction=*/false, &c, nullptr)) return false;
   if (!t.AtEnd() && t.Peek() != ' ' && t.Peek() != '\t') return false;
-  out->format = TimeFormat::kSyslog;
-  out->wall_us = CivilToUs(c, ctx.tz_offset_s);
-  out->year_inferred = inferred;
-  sc = t;
-  return true;
+  return Accept(sc, t, c, ctx.tz_offset_s, TimeFormat::kSyslog, inferred, out);
 }
 
 // ctime "Mon Nov  2 13:46:41 2026" (dmesg -T inside brackets); also takes
@@ -464,11 +466,7 @@ bool ReadCtime(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
   if (!t.Digits(4, &year) || IsDigit(t.Peek())) return false;
   c.year = year;
   if (!ValidDate(c.year, c.month, c.day, false)) return false;
-  out->format = TimeFormat::kDmesgCtime;
-  out->wall_us = CivilToUs(c, offset);
-  out->year_inferred = false;
-  sc = t;
-  return true;
+  return Accept(sc, t, c, offset, TimeFormat::kDmesgCtime, false, out);
 }
 
 // Epoch value of an integer part plus a fraction of one unit, scale chosen
@@ -584,11 +582,7 @@ bool ReadShortCtime(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
       !ValidDate(c.year, c.month, c.day, true) || !t.Eat(']')) {
     return false;
   }
-  out->format = TimeFormat::kDmesgCtime;
-  out->wall_us = CivilToUs(c, ctx.tz_offset_s);
-  out->year_inferred = true;
-  sc = t;
-  return true;
+  return Accept(sc, t, c, ctx.tz_offset_s, TimeFormat::kDmesgCtime, true, out);
 }
 
 // NVIDIA Fabric Manager (and DCGM host engine): "Nov 02 2026 06:21:41"
@@ -610,11 +604,7 @@ bool ReadMonthDayYear(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
       !ValidDate(c.year, c.month, c.day, false)) {
     return false;
   }
-  out->format = TimeFormat::kDmesgCtime;
-  out->wall_us = CivilToUs(c, ctx.tz_offset_s);
-  out->year_inferred = false;
-  sc = t;
-  return true;
+  return Accept(sc, t, c, ctx.tz_offset_s, TimeFormat::kDmesgCtime, false, out);
 }
 
 // Everything that can follow '[' at a line start.
@@ -731,11 +721,7 @@ bool ReadLevelPrefixed(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
     return false;
   }
   if (!t.AtEnd() && t.Peek() != ' ') return false;
-  out->format = TimeFormat::kPythonLogging;
-  out->wall_us = CivilToUs(c, ctx.tz_offset_s);
-  out->year_inferred = true;
-  sc = t;
-  return true;
+  return Accept(sc, t, c, ctx.tz_offset_s, TimeFormat::kPythonLogging, true, out);
 }
 
 // A wall-clock stamp (no brackets, no syslog priority) at sc.
