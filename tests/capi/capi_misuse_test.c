@@ -11,21 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures = 0;
-static int checks = 0;
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    ++checks;                                                                  \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                              \
-    }                                                                          \
-  } while (0)
+#include "c_check.h"
 
-static const char* kWatchdog =
-    "[rank3]:[E1102 03:42:05.065000 52307 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective "
-    "operation timeout: WorkNCCL(SeqNum=4711, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=1800000) "
-    "ran for 1800085 milliseconds before timing out.\n";
+
 
 static fl_ruleset* rs;
 
@@ -309,6 +297,5 @@ int main(int argc, char** argv) {
   if (!*only || strcmp(only, "cancel") == 0) test_finish_after_cancel(argv[1]);
   if (!*only || strcmp(only, "threads") == 0) test_two_threads_feeding();
   fl_ruleset_free(rs);
-  printf("%d passed, %d failed\n", checks - failures, failures);
-  return failures ? 1 : 0;
+  CHECK_SUMMARY();
 }

@@ -5,24 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures = 0;
-static int checks = 0;
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    ++checks;                                                         \
-    if (!(cond)) {                                                    \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++failures;                                                     \
-    }                                                                 \
-  } while (0)
+#include "c_check.h"
+
 
 static const char* kXid =
     "Nov  2 03:12:05 node017 kernel: [1000000.000412] NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
     "name=<unknown>, GPU has fallen off the bus.\n";
-static const char* kWatchdog =
-    "[rank3]:[E1102 03:42:05.065000 52307 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective "
-    "operation timeout: WorkNCCL(SeqNum=4711, OpType=ALLREDUCE, NumelIn=5, NumelOut=5, Timeout(ms)=1800000) "
-    "ran for 1800085 milliseconds before timing out.\n";
 
 static int evidence_seen = 0;
 static void on_evidence(void* user, const fl_evidence_view* ev) {
@@ -387,6 +375,5 @@ int main(int argc, char** argv) {
   test_signal_costs(rs, argv[1]);
   test_ignored_and_job_window(rs);
   fl_ruleset_free(rs);
-  printf("%d passed, %d failed\n", checks - failures, failures);
-  return failures ? 1 : 0;
+  CHECK_SUMMARY();
 }
