@@ -208,27 +208,53 @@ bool DatabaseFitsSignals(const hs_database_t* db, const std::vector<SignalInfo>&
   return ok;
 }
 
+absl::Status NotValid(std::string_view name, std::string_view why) {
+  return absl::InvalidArgumentError(StrCat(name, ": not a valid ruleset: ", why));
+}
+
 }  // namespace
 
+// Loading runs in stages: the buffer's framing, the signal index (with the
+// compiler's caps), the checksums, trust, RE2 checks where the file is not
+// trusted, the priors, and the pattern database (stored or recompiled).
 absl::Status Ruleset::Init(std::string_view name, bool built_in) {
-  auto fail = [&](std::string_view why) {
-    return absl::InvalidArgumentError(StrCat(name, ": not a valid ruleset: ", why));
-  };
-  if (buffer_.size() < 8) return fail("too short");
+  FL_RETURN_IF_ERROR(VerifyBuffer(name));
+  FL_ASSIGN_OR_RETURN(uint64_t patterns_sum, IndexSignals(name));
+  FL_ASSIGN_OR_RETURN(bool legacy_checksums, CheckChecksums(name, patterns_sum));
+  std::string why;
+  if (built_in) {
+    trust_ = RulesetTrust::kBuiltIn;
+  } else if (legacy_checksums) {
+    trust_ = RulesetTrust::kUntrusted;
+    why = "written by an older faultline (checksums under the old FNV-1a offset basis); compile "
+          "it again to load it without recompiling";
+  } else {
+    trust_ = Authenticate(&why);
+  }
+  FL_RETURN_IF_ERROR(CheckRegexes(name));
+  ReadPriors();
+  return LoadDatabase(std::move(why));
+}
+
+absl::Status Ruleset::VerifyBuffer(std::string_view name) {
+  if (buffer_.size() < 8) return NotValid(name, "too short");
   if (!flatbuffers::BufferHasIdentifier(buffer_.data(), fb::RulesetIdentifier())) {
-    return fail("wrong file identifier (expected FLRS)");
+    return NotValid(name, "wrong file identifier (expected FLRS)");
   }
   flatbuffers::Verifier verifier(reinterpret_cast<const uint8_t*>(buffer_.data()), buffer_.size(),
                                  /*max_depth=*/64, /*max_tables=*/10'000'000);
-  if (!fb::VerifyRulesetBuffer(verifier)) return fail("FlatBuffers verification failed");
+  if (!fb::VerifyRulesetBuffer(verifier)) return NotValid(name, "FlatBuffers verification failed");
   root_ = fb::GetRuleset(buffer_.data());
   if (root_->format_version() != kRulesetFormatVersion) {
     return absl::FailedPreconditionError(StrCat(
         name, ": ruleset format version ", root_->format_version(), " is not supported (this ",
         "library reads version ", kRulesetFormatVersion, "); recompile it with this faultline"));
   }
-  if (!root_->rules() || root_->rules()->size() == 0) return fail("no rules");
+  if (!root_->rules() || root_->rules()->size() == 0) return NotValid(name, "no rules");
+  return absl::OkStatus();
+}
 
+absl::StatusOr<uint64_t> Ruleset::IndexSignals(std::string_view name) {
   // Every string the rest of the engine dereferences must be present.
   const auto* rules = root_->rules();
   uint32_t gid = 0;
@@ -242,24 +268,24 @@ absl::Status Ruleset::Init(std::string_view name, bool built_in) {
     const fb::Rule* rule = rules->Get(r);
     if (!rule->id() || !rule->reference() || !rule->title() || !rule->category() ||
         !rule->fix() || !rule->verify()) {
-      return fail(StrCat("rule ", r, " lacks a required string"));
+      return NotValid(name, StrCat("rule ", r, " lacks a required string"));
     }
     if (rule->layer() < RuleLayer::Hardware || rule->layer() > RuleLayer::Application) {
-      return fail(StrCat("rule '", rule->id()->str(), "': bad layer"));
+      return NotValid(name, StrCat("rule '", rule->id()->str(), "': bad layer"));
     }
     if (!rule_by_id_.emplace(rule->id()->string_view(), static_cast<int>(r)).second) {
-      return fail(StrCat("duplicate rule id '", rule->id()->str(), "'"));
+      return NotValid(name, StrCat("duplicate rule id '", rule->id()->str(), "'"));
     }
     rule_first_signal_.push_back(gid);
     const auto* sigs = rule->signals();
     for (flatbuffers::uoffset_t s = 0; sigs && s < sigs->size(); ++s, ++gid) {
       const fb::Signal* sig = sigs->Get(s);
       if (!sig->id() || !sig->pattern()) {
-        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
+        return NotValid(name, StrCat("rule '", rule->id()->str(), "': signals[", s,
                                  "] lacks id or pattern"));
       }
       if (sig->role() < SignalRole::Initiating || sig->role() > SignalRole::Metric) {
-        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s, "]: bad role"));
+        return NotValid(name, StrCat("rule '", rule->id()->str(), "': signals[", s, "]: bad role"));
       }
       std::string_view pat = sig->pattern()->string_view();
       size_t repeats = BoundedRepeatTotal(pat);
@@ -269,12 +295,12 @@ absl::Status Ruleset::Init(std::string_view name, bool built_in) {
       if (pat.size() > caps.max_pattern_length || repeats > caps.max_repeat_total ||
           gid >= caps.max_signals || total_bytes > caps.max_total_pattern_bytes ||
           total_repeats > caps.max_source_repeat_total) {
-        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
+        return NotValid(name, StrCat("rule '", rule->id()->str(), "': signals[", s,
                            "].pattern: beyond the compiler's caps (length, bounded repeats, "
                            "signal count or total size)"));
       }
       if (absl::Status st = CheckPatternSingleLine(pat, caps.max_bounded_repeat); !st.ok()) {
-        return fail(StrCat("rule '", rule->id()->str(), "': signals[", s,
+        return NotValid(name, StrCat("rule '", rule->id()->str(), "': signals[", s,
                            "].pattern: ", st.message()));
       }
       SignalInfo si;
@@ -287,7 +313,11 @@ absl::Status Ruleset::Init(std::string_view name, bool built_in) {
       signals_.push_back(std::move(si));
     }
   }
-  if (signals_.empty()) return fail("no signals");
+  if (signals_.empty()) return NotValid(name, "no signals");
+  return patterns_sum;
+}
+
+absl::StatusOr<bool> Ruleset::CheckChecksums(std::string_view name, uint64_t patterns_sum) const {
   // The checksums catch damage. A file written before kFnvOffset was
   // corrected carries them under kLegacyFnvOffset: it is loaded like any
   // unsigned file (recompiled), never refused, so no working ruleset is lost.
@@ -300,7 +330,7 @@ absl::Status Ruleset::Init(std::string_view name, bool built_in) {
                                        ExtractsOf(*si.signal), si.signal->caseless());
     }
     if (stored_patterns_sum != legacy_sum) {
-      return fail("patterns_checksum: pattern checksum mismatch (corrupt file)");
+      return NotValid(name, "patterns_checksum: pattern checksum mismatch (corrupt file)");
     }
     legacy_checksums = true;
   }
@@ -309,23 +339,16 @@ absl::Status Ruleset::Init(std::string_view name, bool built_in) {
     std::string_view db_bytes(reinterpret_cast<const char*>(blob->data()), blob->size());
     if (Fnv1a64(db_bytes) != root_->hs_checksum()) {
       if (Fnv1a64(db_bytes, kLegacyFnvOffset) != root_->hs_checksum()) {
-        return fail("hs_checksum: pattern database checksum mismatch (corrupt file)");
+        return NotValid(name, "hs_checksum: pattern database checksum mismatch (corrupt file)");
       }
       legacy_checksums = true;
     }
   }
 
-  std::string why;
-  if (built_in) {
-    trust_ = RulesetTrust::kBuiltIn;
-  } else if (legacy_checksums) {
-    trust_ = RulesetTrust::kUntrusted;
-    why = "written by an older faultline (checksums under the old FNV-1a offset basis); compile "
-          "it again to load it without recompiling";
-  } else {
-    trust_ = Authenticate(&why);
-  }
+  return legacy_checksums;
+}
 
+absl::Status Ruleset::CheckRegexes(std::string_view name) const {
   // Patterns the compiler checked in RE2 (its checksum holds, and the file
   // is one this installation trusts) get their RE2 objects on first use;
   // anything else is checked here, all of it, with errors naming the rule.
@@ -333,12 +356,15 @@ absl::Status Ruleset::Init(std::string_view name, bool built_in) {
     for (const SignalInfo& si : signals_) {
       std::string error;
       if (!si.BuildRegex(&error)) {
-        return fail(StrCat("rule '", si.rule->id()->str(), "': signals[", si.signal_index, "].",
+        return NotValid(name, StrCat("rule '", si.rule->id()->str(), "': signals[", si.signal_index, "].",
                            error));
       }
     }
   }
+  return absl::OkStatus();
+}
 
+void Ruleset::ReadPriors() {
   // Priors of statistical references.
   if (root_->references()) {
     simdjson::dom::parser parser;
@@ -361,7 +387,9 @@ absl::Status Ruleset::Init(std::string_view name, bool built_in) {
       priors_.push_back(std::move(p));
     }
   }
+}
 
+absl::Status Ruleset::LoadDatabase(std::string why) {
   // Hyperscan does not validate a serialized database beyond its CRC, which
   // anyone who can write the file can recompute: only a trusted one is
   // deserialized.

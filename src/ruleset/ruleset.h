@@ -155,6 +155,13 @@ class Ruleset {
                                                              std::string_view name_for_errors,
                                                              bool built_in);
   absl::Status Init(std::string_view name_for_errors, bool built_in);
+  // Init's stages (ruleset.cc says what each checks).
+  absl::Status VerifyBuffer(std::string_view name);
+  absl::StatusOr<uint64_t> IndexSignals(std::string_view name);  // the patterns' checksum
+  absl::StatusOr<bool> CheckChecksums(std::string_view name, uint64_t patterns_sum) const;  // legacy?
+  absl::Status CheckRegexes(std::string_view name) const;
+  void ReadPriors();
+  absl::Status LoadDatabase(std::string why_recompiled);
   // kAuthenticated when the file's MAC verifies under the installation's
   // key; otherwise kUntrusted with the reason in *why.
   RulesetTrust Authenticate(std::string* why) const;
