@@ -169,7 +169,12 @@ func TestConnectorDiagnosesTheExampleIncident(t *testing.T) {
 			bytes += len(lrs.At(i).Body().Str()) + 1
 		}
 	}
-	inc := waitIncident(t, p.logSink, func(i incident) bool { return i.attrs[attrRule] == want.PrimaryRule })
+	// Diagnoses run while the files arrive: the rank of the GPU may be
+	// learned after the Xid line (from the rank's NCCL init lines), and the
+	// incident is then emitted again with it.
+	inc := waitIncident(t, p.logSink, func(i incident) bool {
+		return i.attrs[attrRule] == want.PrimaryRule && i.attrs[attrRank] == int64(want.InitiatingRank)
+	})
 	p.shutdown(t)
 
 	if inc.attrs[attrRank] != int64(want.InitiatingRank) || inc.attrs[attrHost] != want.InitiatingHost {
@@ -217,7 +222,9 @@ func TestConnectorTakesHostAndRankFromAttributes(t *testing.T) {
 	}) {
 		p.consume(t, ld)
 	}
-	inc := waitIncident(t, p.logSink, func(i incident) bool { return i.attrs[attrRule] == want.PrimaryRule })
+	inc := waitIncident(t, p.logSink, func(i incident) bool {
+		return i.attrs[attrRule] == want.PrimaryRule && i.attrs[attrRank] == int64(want.InitiatingRank)
+	})
 	p.shutdown(t)
 	if inc.attrs[attrRank] != int64(want.InitiatingRank) || inc.attrs[attrHost] != want.InitiatingHost {
 		t.Errorf("initiating rank %v host %v, want %d %s", inc.attrs[attrRank], inc.attrs[attrHost], want.InitiatingRank, want.InitiatingHost)
@@ -225,14 +232,15 @@ func TestConnectorTakesHostAndRankFromAttributes(t *testing.T) {
 }
 
 // An incident is emitted when it forms and again, with the same id and a
-// higher revision, only when it changes.
+// higher revision, only when it changes: here the Xid comes first (rank
+// unknown), then the ranks' logs (the rank of the GPU, the collateral).
 func TestConnectorEmitsIncidentOncePerChange(t *testing.T) {
 	p := newPair(t, fastConfig(), nil)
 	batches := fileBatches(t, nil)
 	var kern, ranks []plog.Logs
 	for _, ld := range batches {
 		path, _ := ld.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords().At(0).Attributes().Get("log.file.path")
-		if strings.HasSuffix(path.Str(), "kern.log") || strings.HasSuffix(path.Str(), "/rank-2.log") {
+		if strings.HasSuffix(path.Str(), "node017/kern.log") {
 			kern = append(kern, ld)
 		} else {
 			ranks = append(ranks, ld)
@@ -264,6 +272,12 @@ func TestConnectorEmitsIncidentOncePerChange(t *testing.T) {
 		if inc.attrs[attrID] != first.attrs[attrID] || inc.attrs[attrRevision] != int64(i+1) {
 			t.Errorf("record %d: id %v revision %v, want id %v revision %d", i, inc.attrs[attrID], inc.attrs[attrRevision], first.attrs[attrID], i+1)
 		}
+	}
+	if first.attrs[attrRank] != nil {
+		t.Errorf("rank %v known from the kernel log alone", first.attrs[attrRank])
+	}
+	if r := all[len(all)-1].attrs[attrRank]; r != int64(2) {
+		t.Errorf("rank %v in the last revision, want 2", r)
 	}
 	if c, _ := all[len(all)-1].attrs[attrCollateral].([]any); len(c) == 0 {
 		t.Errorf("the update carries no collateral: %+v", all[len(all)-1].attrs)

@@ -92,20 +92,29 @@ func (c *core) diagnoseLocked(ctx context.Context, j *job, now time.Time) error 
 	return c.logsNext.ConsumeLogs(ctx, ld)
 }
 
-// incidentID is stable across re-diagnoses: the job and the initiating
-// event (rule, host, rank, GPU, time), not what grows around it.
+// incidentID is stable across re-diagnoses: the job, the rule and the line
+// that initiated the incident, not what is learned about it later (its rank
+// once the rank's NCCL init lines arrive) nor what grows around it. An
+// inferred incident, with no initiating line, is named by its suspect.
 func incidentID(jobKey string, inc *faultline.Incident) string {
 	in := inc.Initiating
 	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%s\x00%d", jobKey, inc.Rule, in.Host, in.Rank, in.GPU, in.Time.UnixMicro())
+	if len(in.Evidence) > 0 {
+		e := in.Evidence[0]
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", jobKey, inc.Rule, e.Source, e.Text)
+	} else {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%s", jobKey, inc.Rule, in.Host, in.Rank, in.GPU)
+	}
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
 // signature changes when an incident does in a way worth a new record: its
-// confidence, its initiating evidence, its collateral, or its missing facts.
+// attribution, confidence, initiating evidence, collateral or missing
+// facts.
 func signature(inc *faultline.Incident) string {
+	in := inc.Initiating
 	var b strings.Builder
-	fmt.Fprintf(&b, "%.2f|%t|%d|%d", inc.Confidence, inc.Initiating.Inferred, len(inc.Initiating.Evidence), len(inc.MissingFacts))
+	fmt.Fprintf(&b, "%s|%d|%s|%.2f|%t|%d|%d", in.Host, in.Rank, in.GPU, inc.Confidence, in.Inferred, len(in.Evidence), len(inc.MissingFacts))
 	for _, cl := range inc.Collateral {
 		fmt.Fprintf(&b, "|%s:%d:%d", cl.Rule, cl.Count, len(cl.Ranks))
 	}
