@@ -50,6 +50,11 @@ type Config struct {
 	// open (each holds up to about 1.3 MiB of line buffers); past it the
 	// session is closed into an evidence bundle and a new one opened.
 	MaxStreamsPerJob int `mapstructure:"max_streams_per_job"`
+	// MaxSessionBytes bounds the log bytes a job's live session scans
+	// before it is closed into an evidence bundle: the evidence a session
+	// holds (several times the bytes of the lines it matched) grows with
+	// what it scanned, so this bounds it whatever the input rate.
+	MaxSessionBytes int `mapstructure:"max_session_bytes"`
 	// MaxEvidenceBytes bounds the evidence a job keeps for re-diagnosis
 	// (serialized bundles, not log bytes); past it the oldest bundles are
 	// dropped. This is the re-diagnosis window.
@@ -63,9 +68,10 @@ type Config struct {
 const (
 	DefaultDiagnoseInterval = 5 * time.Second
 	DefaultJobIdleTimeout   = time.Hour
-	DefaultMaxJobs          = 64
+	DefaultMaxJobs          = 16
 	DefaultMaxStreams       = 256
-	DefaultMaxEvidenceBytes = 16 << 20
+	DefaultMaxSessionBytes  = 4 << 20
+	DefaultMaxEvidenceBytes = 32 << 20
 )
 
 func createDefaultConfig() *Config {
@@ -79,6 +85,7 @@ func createDefaultConfig() *Config {
 		JobIdleTimeout:   DefaultJobIdleTimeout,
 		MaxJobs:          DefaultMaxJobs,
 		MaxStreamsPerJob: DefaultMaxStreams,
+		MaxSessionBytes:  DefaultMaxSessionBytes,
 		MaxEvidenceBytes: DefaultMaxEvidenceBytes,
 	}
 }
@@ -100,6 +107,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxStreamsPerJob < 1 {
 		errs = append(errs, fmt.Errorf("max_streams_per_job %d must be at least 1", c.MaxStreamsPerJob))
+	}
+	if c.MaxSessionBytes < 64<<10 {
+		errs = append(errs, fmt.Errorf("max_session_bytes %d is below 64 KiB", c.MaxSessionBytes))
 	}
 	if c.MaxEvidenceBytes < 64<<10 {
 		errs = append(errs, fmt.Errorf("max_evidence_bytes %d is below 64 KiB", c.MaxEvidenceBytes))

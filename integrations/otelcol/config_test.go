@@ -56,6 +56,7 @@ func TestConfigValidate(t *testing.T) {
 		{"jobs", func(c *Config) { c.MaxJobs = 0 }, "max_jobs"},
 		{"streams", func(c *Config) { c.MaxStreamsPerJob = 0 }, "max_streams_per_job"},
 		{"evidence", func(c *Config) { c.MaxEvidenceBytes = 10 }, "max_evidence_bytes"},
+		{"session", func(c *Config) { c.MaxSessionBytes = 10 }, "max_session_bytes"},
 		{"empty attribute", func(c *Config) { c.HostAttributes = []string{""} }, "host_attributes[0]"},
 		{"default job", func(c *Config) { c.DefaultJob = "" }, "default_job"},
 		{"rules", func(c *Config) { c.Rules = "/no/such/rules.flrules" }, "/no/such/rules.flrules"},

@@ -31,9 +31,10 @@ import (
 //     rules matched, not the lines), and the job is correlated from its
 //     bundles. A job keeps at most MaxEvidenceBytes of bundles: older ones
 //     are dropped, which bounds the re-diagnosis window.
-//   - A live session holds at most MaxStreamsPerJob streams (each with line
-//     buffers of up to about 1.3 MiB); at the limit it is closed into a
-//     bundle early.
+//   - A live session holds the evidence of what it scanned (several times
+//     the bytes of the matching lines) and a line buffer per stream (up to
+//     about 1.3 MiB): it is closed into a bundle early once it has scanned
+//     MaxSessionBytes, or would open more than MaxStreamsPerJob streams.
 //   - At most MaxJobs jobs are held; a job idle for JobIdleTimeout, or the
 //     least recently active one when a new job would pass MaxJobs, is
 //     diagnosed one last time and forgotten.
@@ -68,6 +69,7 @@ type job struct {
 	streams    map[string]*jstream
 	touched    []*faultline.Stream // streams written in the current batch
 	seq        uint64              // the batch that last touched the job
+	liveBytes  int // log bytes the live session has scanned
 	bundles    [][]byte
 	bundleSize int
 	dirty      bool // records arrived since the last correlation
@@ -266,6 +268,7 @@ func (c *core) consume(ctx context.Context, ld plog.Logs) error {
 					return fmt.Errorf("faultline: scanning: %w", err)
 				}
 				c.stats.bytes += uint64(len(line))
+				j.liveBytes += len(line)
 				c.stats.lines++
 				j.dirty = true
 				j.lastInput = now
@@ -281,6 +284,11 @@ func (c *core) consume(ctx context.Context, ld plog.Logs) error {
 			}
 		}
 		j.touched = j.touched[:0]
+		if j.liveBytes >= c.cfg.MaxSessionBytes {
+			if err := c.rotateLocked(ctx, j); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -356,6 +364,7 @@ func (j *job) closeLive() {
 	}
 	clear(j.streams)
 	j.touched = j.touched[:0]
+	j.liveBytes = 0
 }
 
 // streamName names a record's stream so that the library attributes it as
