@@ -69,7 +69,7 @@ type job struct {
 	streams    map[string]*jstream
 	touched    []*faultline.Stream // streams written in the current batch
 	seq        uint64              // the batch that last touched the job
-	liveBytes  int // log bytes the live session has scanned
+	liveBytes  int                 // log bytes the live session has scanned
 	bundles    [][]byte
 	bundleSize int
 	dirty      bool // records arrived since the last correlation

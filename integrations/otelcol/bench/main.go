@@ -5,11 +5,13 @@
 //
 //	go run ./bench -collector PATH [-connector=false] [-mib 1024] [-jobs 8]
 //
-// The logs are the lines of examples/incidents/xid79-two-hosts, cycled:
-// every job sees the whole incident (Xid, NCCL init, collateral timeouts,
-// progress and loss lines) again and again, under its own
-// faultline.job.id, with the file's path as log.file.path. RSS is sampled
-// from /proc every 100 ms; VmHWM is the peak. run.sh runs both pipelines.
+// The logs are the files of a directory (-logs), cycled: each job reads them
+// in order again and again under its own faultline.job.id, with the file's
+// path as log.file.path, and successive OTLP requests go to successive jobs.
+// bench/gen_logs.py writes a realistic job (64 ranks, rare failures);
+// examples/incidents/xid79-two-hosts, the default, is the worst case: nearly
+// every line is evidence. RSS is sampled from /proc every 100 ms; VmHWM is
+// the peak. run.sh runs both pipelines.
 package main
 
 import (
@@ -43,7 +45,7 @@ func main() {
 	interval := flag.Duration("diagnose-interval", 5*time.Second, "the connector's diagnose_interval")
 	maxEvidence := flag.Int("max-evidence-bytes", 32<<20, "the connector's max_evidence_bytes")
 	flag.StringVar(&collectorLog, "log", "", "where the collector's output goes (default: a temporary file)")
-	examples := flag.String("examples", "../../examples/incidents/xid79-two-hosts", "directory of example logs to cycle")
+	examples := flag.String("logs", "../../examples/incidents/xid79-two-hosts", "directory of logs to cycle through (bench/gen_logs.py writes realistic ones)")
 	flag.Parse()
 	if *collector == "" {
 		fmt.Fprintln(os.Stderr, "bench: -collector is required")
@@ -239,22 +241,25 @@ func run(collector string, withConnector bool, total int64, jobs, batch int, exa
 		}
 	}()
 
-	// Cursor per (job, file): the jobs advance through their files in
-	// round robin, a batch at a time.
-	type cursor struct{ job, file, line int }
-	cur := cursor{}
+	// Each job reads the directory's files in order, from its own cursor;
+	// successive requests go to successive jobs, so all of them are active
+	// at once.
+	type cursor struct{ file, line int }
+	curs := make([]cursor, jobs)
 	var records int64
 	t0 := time.Now()
-	for sent < total {
+	for req := 0; sent < total; req++ {
+		job := req % jobs
+		cur := &curs[job]
 		ld := plog.NewLogs()
 		n := 0
 		var bytes int64
 		for n < batch && sent+bytes < total {
 			f := files[cur.file]
 			rl := ld.ResourceLogs().AppendEmpty()
-			rl.Resource().Attributes().PutStr("faultline.job.id", "job-"+strconv.Itoa(cur.job))
+			rl.Resource().Attributes().PutStr("faultline.job.id", "job-"+strconv.Itoa(job))
 			lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
-			for k := 0; k < 64 && n < batch; k++ {
+			for n < batch && sent+bytes < total {
 				line := f.lines[cur.line]
 				lr := lrs.AppendEmpty()
 				lr.Body().SetStr(line)
@@ -264,11 +269,7 @@ func run(collector string, withConnector bool, total int64, jobs, batch int, exa
 				cur.line++
 				if cur.line == len(f.lines) {
 					cur.line = 0
-					cur.file++
-					if cur.file == len(files) {
-						cur.file = 0
-						cur.job = (cur.job + 1) % jobs
-					}
+					cur.file = (cur.file + 1) % len(files)
 					break
 				}
 			}
