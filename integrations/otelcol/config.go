@@ -71,7 +71,7 @@ const (
 	DefaultMaxJobs          = 16
 	DefaultMaxStreams       = 256
 	DefaultMaxSessionBytes  = 4 << 20
-	DefaultMaxEvidenceBytes = 32 << 20
+	DefaultMaxEvidenceBytes = 16 << 20
 )
 
 func createDefaultConfig() *Config {

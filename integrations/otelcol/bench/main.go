@@ -42,8 +42,9 @@ func main() {
 	mib := flag.Int("mib", 1024, "MiB of log text to send")
 	jobs := flag.Int("jobs", 8, "jobs (faultline.job.id values) the logs are spread over")
 	batch := flag.Int("batch", 2000, "records per OTLP request")
-	interval := flag.Duration("diagnose-interval", 5*time.Second, "the connector's diagnose_interval")
-	maxEvidence := flag.Int("max-evidence-bytes", 32<<20, "the connector's max_evidence_bytes")
+	interval := flag.Duration("diagnose-interval", 0, "the connector's diagnose_interval (0: its default)")
+	maxEvidence := flag.Int("max-evidence-bytes", 0, "the connector's max_evidence_bytes (0: its default)")
+	maxSession := flag.Int("max-session-bytes", 0, "the connector's max_session_bytes (0: its default)")
 	flag.StringVar(&collectorLog, "log", "", "where the collector's output goes (default: a temporary file)")
 	examples := flag.String("logs", "../../examples/incidents/xid79-two-hosts", "directory of logs to cycle through (bench/gen_logs.py writes realistic ones)")
 	flag.Parse()
@@ -51,7 +52,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: -collector is required")
 		os.Exit(2)
 	}
-	connectorCfg = []any{*interval, *maxEvidence}
+	if *interval > 0 {
+		connectorCfg += fmt.Sprintf("\n    diagnose_interval: %s", *interval)
+	}
+	if *maxEvidence > 0 {
+		connectorCfg += fmt.Sprintf("\n    max_evidence_bytes: %d", *maxEvidence)
+	}
+	if *maxSession > 0 {
+		connectorCfg += fmt.Sprintf("\n    max_session_bytes: %d", *maxSession)
+	}
+	if connectorCfg == "" {
+		connectorCfg = " {}"
+	}
 	if err := run(*collector, *withConnector, int64(*mib)<<20, *jobs, *batch, *examples); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -95,16 +107,14 @@ receivers:
   otlp:
     protocols:
       grpc:
-        endpoint: %[3]s
+        endpoint: %[2]s
         max_recv_msg_size_mib: 64
 connectors:
-  faultline:
-    diagnose_interval: %[1]s
-    max_evidence_bytes: %[2]d
+  faultline:%[1]s
 exporters:
   nop: {}
   file:
-    path: %[4]s
+    path: %[3]s
 service:
   telemetry:
     metrics:
@@ -134,8 +144,9 @@ service:
 
 var collectorLog string
 
-// connectorCfg is the connector's diagnose_interval and max_evidence_bytes.
-var connectorCfg []any
+// connectorCfg is the connector's settings given on the command line, as
+// YAML.
+var connectorCfg string
 
 func rssKiB(pid int, field string) int64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -170,7 +181,7 @@ func run(collector string, withConnector bool, total int64, jobs, batch int, exa
 	out := filepath.Join(dir, "incidents.json")
 	cfg := fmt.Sprintf(configWithout, addr)
 	if withConnector {
-		cfg = fmt.Sprintf(configWith, append(append([]any{}, connectorCfg...), addr, out)...)
+		cfg = fmt.Sprintf(configWith, connectorCfg, addr, out)
 	}
 	cfgPath := filepath.Join(dir, "collector.yaml")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
