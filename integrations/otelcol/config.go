@@ -70,8 +70,8 @@ const (
 	DefaultJobIdleTimeout   = time.Hour
 	DefaultMaxJobs          = 16
 	DefaultMaxStreams       = 256
-	DefaultMaxSessionBytes  = 4 << 20
-	DefaultMaxEvidenceBytes = 16 << 20
+	DefaultMaxSessionBytes  = 1 << 20
+	DefaultMaxEvidenceBytes = 8 << 20
 )
 
 func createDefaultConfig() *Config {
