@@ -8,15 +8,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
-prefix=$(mktemp -d)
-trap 'rm -rf "$prefix"' EXIT
+# The prefix bindings/go/run-tests.sh installs to: the go command's build
+# cache does not key cgo packages on pkg-config's -L path, so a package
+# built against a prefix that is later removed would be linked against it.
+prefix=${FL_PREFIX:-$root/build/_go_prefix}
 cmake --install "${FL_BUILD_DIR:-build}" --prefix "$prefix" >/dev/null
 pc=$(find "$prefix" -name faultline.pc | head -n 1)
 # faultline.pc records the configure-time prefix; point it at this one.
 sed -i 's|^prefix=.*|prefix=${pcfiledir}/../..|' "$pc"
 export PKG_CONFIG_PATH="$(dirname "$pc")"
 export LD_LIBRARY_PATH="$prefix/lib"
-export FAULTLINE_RULESET_KEY_FILE="$prefix/ruleset.key"
+keydir=$(mktemp -d)
+trap 'rm -rf "$keydir"' EXIT
+export FAULTLINE_RULESET_KEY_FILE="$keydir/ruleset.key"
 
 cd "$root/integrations/otelcol"
 go vet -p 2 ./...
