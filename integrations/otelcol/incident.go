@@ -223,7 +223,9 @@ func fillRecord(lr plog.LogRecord, inc *faultline.Incident, id string, revision 
 		if i == maxEvidenceLines {
 			break
 		}
-		ev.AppendEmpty().SetStr(fmt.Sprintf("%s:%d: %s", e.Source, e.Line, e.Text))
+		// No line number: a job's stream is scanned by successive sessions,
+		// and a session counts lines from the start of what it was fed.
+		ev.AppendEmpty().SetStr(e.Source + ": " + e.Text)
 	}
 	col := a.PutEmptySlice(attrCollateral)
 	for _, cl := range inc.Collateral {

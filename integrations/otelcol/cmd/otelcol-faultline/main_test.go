@@ -188,7 +188,7 @@ func TestFilelogToFileExporter(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "incidents.json")
 	collector(t, fmt.Sprintf(`
 receivers:
-  filelog:
+  file_log:
     include: [%q]
     start_at: beginning
     include_file_path: true
@@ -201,7 +201,7 @@ exporters:
     flush_interval: 100ms
 service:
   pipelines:
-    logs/in: {receivers: [filelog], exporters: [faultline]}
+    logs/in: {receivers: [file_log], exporters: [faultline]}
     logs/incidents: {receivers: [faultline], exporters: [file]}
     metrics/faultline: {receivers: [faultline], exporters: [file]}
 `+telemetryOff, exampleDir+"/**/*.log", out))
@@ -289,4 +289,37 @@ service:
 		time.Sleep(100 * time.Millisecond) // the collector is starting
 	}
 	checkIncident(t, waitForIncident(t, out, want))
+}
+
+// The collector itself checks the connector's configuration: an unknown key
+// and a bad value each stop it, naming the key.
+func TestCollectorRejectsBadConnectorConfig(t *testing.T) {
+	for _, tc := range []struct{ setting, want string }{
+		{"max_jobz: 3", "invalid keys: max_jobz"},
+		{"max_jobs: 0", "max_jobs 0 must be at least 1"},
+		{"diagnose_interval: soon", "diagnose_interval"},
+	} {
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "collector.yaml")
+		os.WriteFile(cfg, []byte(`
+receivers:
+  otlp:
+    protocols:
+      grpc:
+        endpoint: 127.0.0.1:0
+connectors:
+  faultline:
+    `+tc.setting+`
+exporters:
+  nop: {}
+service:
+  pipelines:
+    logs/in: {receivers: [otlp], exporters: [faultline]}
+    logs/out: {receivers: [faultline], exporters: [nop]}
+`), 0o644)
+		out, err := exec.Command(collectorBin, "validate", "--config", cfg).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s: exit %v, output:\n%s\nwant an error naming %q", tc.setting, err, out, tc.want)
+		}
+	}
 }
