@@ -18,9 +18,10 @@
 // and ranks from them (node017/dmesg.log, node018/rank-3.log) as it would
 // for files.
 //
-// The incident id is stable across snapshots: a hash of the rule and the
-// line that initiated the incident (file and text), or of the suspect when
-// the initiating line was inferred.
+// The incident id is stable across snapshots: a new incident is named after
+// its rule and first initiating line (file and text; its suspect when it was
+// inferred), and a later one of the same rule that shares an initiating line
+// with it keeps that name.
 //
 // Why snapshots over a window rather than one endless session: a diagnosis
 // needs the symptoms' context (the Xid half an hour before the timeouts),
@@ -40,6 +41,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -111,8 +113,8 @@ type agent struct {
 	out     io.Writer
 	tails   []*tailer
 	byName  map[string]*tailer
-	seen    map[string]string // incident id -> signature last printed
-	dirty   bool              // bytes arrived since the last snapshot
+	seen    map[string]seenIncident // by incident id, as last printed
+	dirty   bool                    // bytes arrived since the last snapshot
 	snapSeq int
 }
 
@@ -139,7 +141,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 			return fmt.Errorf("%s: is a directory; name the log files", f)
 		}
 	}
-	a := &agent{cfg: cfg, eng: eng, out: out, byName: map[string]*tailer{}, seen: map[string]string{}}
+	a := &agent{cfg: cfg, eng: eng, out: out, byName: map[string]*tailer{}, seen: map[string]seenIncident{}}
 	for _, f := range cfg.files {
 		t := newTailer(f, cfg.window)
 		a.tails = append(a.tails, t)
@@ -230,34 +232,79 @@ func (a *agent) snapshot(ctx context.Context) error {
 		return err
 	}
 	defer rep.Close()
+	claimed := map[string]bool{}
 	for i := range rep.Incidents {
 		inc := &rep.Incidents[i]
-		id := incidentID(inc)
+		lines := initiatingLines(inc)
+		id := a.identify(inc, lines, claimed)
+		claimed[id] = true
 		// An incident grows as symptoms arrive (the timeouts come half an
 		// hour after the Xid): print it again when it changes.
 		sig := signature(inc)
 		prev, known := a.seen[id]
-		if known && prev == sig {
+		a.seen[id] = seenIncident{rule: inc.Rule, lines: lines, signature: sig}
+		if known && prev.signature == sig {
 			continue
 		}
-		a.seen[id] = sig
 		a.printIncident(inc, id, i == 0, known)
 	}
 	return nil
 }
 
-// incidentID names an incident by what started it, not by what is learned
-// about it later (its rank, once the rank's NCCL init lines arrive) nor by
-// what grows around it.
-func incidentID(inc *faultline.Incident) string {
-	h := fnv.New64a()
+// seenIncident is an incident as last printed.
+type seenIncident struct {
+	rule      string
+	lines     []uint64 // hashes of its initiating lines
+	signature string
+}
+
+// initiatingLines are hashes of the lines (file and text) that initiated
+// the incident, or of its suspect when it was inferred from no line.
+func initiatingLines(inc *faultline.Incident) []uint64 {
 	in := inc.Initiating
-	if len(in.Evidence) > 0 {
-		fmt.Fprintf(h, "%s\x00%s\x00%s", inc.Rule, in.Evidence[0].Source, in.Evidence[0].Text)
-	} else {
-		fmt.Fprintf(h, "%s\x00%s\x00%d\x00%s", inc.Rule, in.Host, in.Rank, in.GPU)
+	var out []uint64
+	for _, e := range in.Evidence {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s\x00%s", e.Source, e.Text)
+		out = append(out, h.Sum64())
 	}
-	return fmt.Sprintf("%016x", h.Sum64())
+	if len(out) == 0 {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "inferred\x00%s\x00%d\x00%s", in.Host, in.Rank, in.GPU)
+		out = append(out, h.Sum64())
+	}
+	return out
+}
+
+// identify keeps an incident's id while what is known of it changes (an
+// earlier initiating line arrives, its rank is learned from the rank's NCCL
+// init lines): an incident of the same rule that shares an initiating line
+// with one printed before is that one. A new one is named after its rule
+// and first initiating line.
+func (a *agent) identify(inc *faultline.Incident, lines []uint64, claimed map[string]bool) string {
+	best := ""
+	for id, s := range a.seen {
+		if s.rule != inc.Rule || claimed[id] || (best != "" && id > best) {
+			continue
+		}
+		for _, x := range s.lines {
+			if slices.Contains(lines, x) {
+				best = id
+				break
+			}
+		}
+	}
+	if best != "" {
+		return best
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d", inc.Rule, lines[0])
+	for n := uint64(0); ; n++ {
+		id := fmt.Sprintf("%016x", h.Sum64()+n)
+		if !claimed[id] {
+			return id
+		}
+	}
 }
 
 // signature changes when the incident changes in a way worth printing.

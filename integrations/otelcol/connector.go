@@ -84,7 +84,10 @@ type jstream struct {
 	seq uint64 // the batch that last wrote to it
 }
 
+// incidentState is an incident as last emitted.
 type incidentState struct {
+	rule      string
+	lines     []uint64 // its initiating lines (see initiatingLines)
 	signature string
 	revision  int
 }

@@ -17,6 +17,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/goleak"
+
+	faultline "github.com/faultline/faultline/bindings/go"
 )
 
 func TestMain(m *testing.M) {
@@ -110,6 +112,30 @@ func waitIncident(t *testing.T, sink *consumertest.LogsSink, ok func(incident) b
 	}
 	t.Fatalf("no such incident among %d emitted: %+v", sink.LogRecordCount(), incidents(sink))
 	return incident{}
+}
+
+// waitDiagnosed waits until every record fed has been diagnosed.
+func waitDiagnosed(t *testing.T, p *pair) {
+	t.Helper()
+	c := p.logs.(*instance).core
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c.mu.Lock()
+		dirty := 0
+		for _, j := range c.jobs {
+			if j.dirty {
+				dirty++
+			}
+		}
+		c.mu.Unlock()
+		if dirty == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d jobs still not diagnosed", dirty)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func fastConfig() *Config {
@@ -258,7 +284,7 @@ func TestConnectorEmitsIncidentOncePerChange(t *testing.T) {
 		p.consume(t, ld)
 	}
 	waitIncident(t, p.logSink, func(i incident) bool { return i.attrs[attrRevision] == int64(2) })
-	time.Sleep(300 * time.Millisecond)
+	waitDiagnosed(t, p)
 	settled := len(incidents(p.logSink))
 	time.Sleep(300 * time.Millisecond) // no new input: nothing more
 	all := incidents(p.logSink)
@@ -402,5 +428,43 @@ func TestSummaryAndStreamNames(t *testing.T) {
 		if got := c.streamName(res, rec); got != tc.want {
 			t.Errorf("streamName(%v, %v) = %q, want %q", tc.res, tc.rec, got, tc.want)
 		}
+	}
+}
+
+// An incident keeps its id when an earlier initiating line joins it or its
+// rank becomes known; another rule, or another initiating line, is another
+// incident.
+func TestIncidentIdentity(t *testing.T) {
+	ev := func(src, text string) faultline.Evidence { return faultline.Evidence{Source: src, Text: text} }
+	xid := ev("node017/kern.log", "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.")
+	cuda := ev("node017/rank-2.log", "CUDA error: unspecified launch failure")
+	inc := func(rule string, rank faultline.Rank, evs ...faultline.Evidence) *faultline.Incident {
+		return &faultline.Incident{Rule: rule, Initiating: faultline.Initiating{Rank: rank, Evidence: evs}}
+	}
+	known := map[string]incidentState{}
+	remember := func(i *faultline.Incident) string {
+		lines := initiatingLines(i)
+		id := identify("job", i, lines, known, map[string]incidentState{})
+		known[id] = incidentState{rule: i.Rule, lines: lines}
+		return id
+	}
+	first := remember(inc("xid-79-fallen-off-bus", faultline.NoRank, xid))
+	if got := remember(inc("xid-79-fallen-off-bus", 2, cuda, xid)); got != first {
+		t.Errorf("an earlier line and the rank changed the id: %s -> %s", first, got)
+	}
+	if got := remember(inc("cuda-launch-failure", 2, cuda)); got == first {
+		t.Errorf("another rule got the same id %s", got)
+	}
+	other := ev("node018/kern.log", "NVRM: Xid (PCI:0000:5e:00): 79, GPU has fallen off the bus.")
+	if got := remember(inc("xid-79-fallen-off-bus", faultline.NoRank, other)); got == first {
+		t.Errorf("another GPU's Xid got the same id %s", got)
+	}
+	// Two incidents of one report never share an id.
+	claimed := map[string]incidentState{}
+	a := inc("xid-79-fallen-off-bus", 2, xid)
+	idA := identify("job", a, initiatingLines(a), known, claimed)
+	claimed[idA] = incidentState{}
+	if idB := identify("job", a, initiatingLines(a), known, claimed); idB == idA {
+		t.Errorf("two incidents of one report share id %s", idA)
 	}
 }

@@ -50,10 +50,11 @@ func (c *core) diagnoseLocked(ctx context.Context, j *job, now time.Time) error 
 	latest := make(map[string]incidentState, len(rep.Incidents))
 	for i := range rep.Incidents {
 		inc := &rep.Incidents[i]
-		id := incidentID(j.key, inc)
+		lines := initiatingLines(inc)
+		id := identify(j.key, inc, lines, j.incidents, latest)
 		sig := signature(inc)
 		prev, known := j.incidents[id]
-		st := incidentState{signature: sig, revision: prev.revision}
+		st := incidentState{rule: inc.Rule, lines: lines, signature: sig, revision: prev.revision}
 		if !known || prev.signature != sig {
 			st.revision++
 			if !known {
@@ -92,20 +93,73 @@ func (c *core) diagnoseLocked(ctx context.Context, j *job, now time.Time) error 
 	return c.logsNext.ConsumeLogs(ctx, ld)
 }
 
-// incidentID is stable across re-diagnoses: the job, the rule and the line
-// that initiated the incident, not what is learned about it later (its rank
-// once the rank's NCCL init lines arrive) nor what grows around it. An
-// inferred incident, with no initiating line, is named by its suspect.
-func incidentID(jobKey string, inc *faultline.Incident) string {
+// maxLines bounds the initiating lines remembered per incident.
+const maxLines = 64
+
+// initiatingLines are hashes of the lines (source and text) that initiated
+// the incident, or of its suspect when it was inferred from no line.
+func initiatingLines(inc *faultline.Incident) []uint64 {
 	in := inc.Initiating
-	h := fnv.New64a()
-	if len(in.Evidence) > 0 {
-		e := in.Evidence[0]
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", jobKey, inc.Rule, e.Source, e.Text)
-	} else {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%s", jobKey, inc.Rule, in.Host, in.Rank, in.GPU)
+	var out []uint64
+	for _, e := range in.Evidence {
+		if len(out) == maxLines {
+			break
+		}
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s\x00%s", e.Source, e.Text)
+		out = append(out, h.Sum64())
 	}
-	return fmt.Sprintf("%016x", h.Sum64())
+	if len(out) == 0 {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "inferred\x00%s\x00%d\x00%s", in.Host, in.Rank, in.GPU)
+		out = append(out, h.Sum64())
+	}
+	return out
+}
+
+// identify keeps an incident's id stable across re-diagnoses, while what
+// is known of it changes: more initiating lines as they arrive (an earlier
+// one may come first), its rank once the rank's NCCL init lines arrive, its
+// collateral. An incident continues a remembered one (not already claimed
+// in this round) with the same rule and an initiating line in common;
+// otherwise it is new, named by the job, the rule and its first initiating
+// line.
+func identify(jobKey string, inc *faultline.Incident, lines []uint64, known, claimed map[string]incidentState) string {
+	best := ""
+	for id, st := range known {
+		if st.rule != inc.Rule || (best != "" && id > best) {
+			continue
+		}
+		if _, taken := claimed[id]; taken {
+			continue
+		}
+		if overlap(st.lines, lines) {
+			best = id
+		}
+	}
+	if best != "" {
+		return best
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%s\x00%d", jobKey, inc.Rule, lines[0])
+	id := fmt.Sprintf("%016x", h.Sum64())
+	for n := 1; ; n++ { // the same first line twice in one report
+		if _, taken := claimed[id]; !taken {
+			return id
+		}
+		id = fmt.Sprintf("%016x", h.Sum64()+uint64(n))
+	}
+}
+
+func overlap(a, b []uint64) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // signature changes when an incident does in a way worth a new record: its
