@@ -7,7 +7,8 @@
 //
 // The collector builds one connector instance per pair of pipeline types it
 // links (logs->logs, logs->metrics), and both instances are fed the same
-// records. They share one diagnosing core (keyed by the component ID), and
+// records. They share one diagnosing core (keyed by the configuration the
+// collector hands both, as the contrib sharedcomponent helper does), and
 // only one of them feeds it, so each record is diagnosed once whichever
 // outputs are configured.
 package faultlineconnector
@@ -35,20 +36,20 @@ func NewFactory() connector.Factory {
 		connector.WithLogsToMetrics(createLogsToMetrics, component.StabilityLevelAlpha))
 }
 
-// cores holds the core each connector ID's instances share while any of
-// them exists.
+// cores holds the core a connector's instances share while any of them
+// exists, by the configuration they were created with.
 var (
 	coresMu sync.Mutex
-	cores   = map[component.ID]*core{}
+	cores   = map[*Config]*core{}
 )
 
 func getCore(set connector.Settings, cfg *Config) *core {
 	coresMu.Lock()
 	defer coresMu.Unlock()
-	c := cores[set.ID]
+	c := cores[cfg]
 	if c == nil {
 		c = newCore(set, cfg)
-		cores[set.ID] = c
+		cores[cfg] = c
 	}
 	c.instances++
 	return c
@@ -60,8 +61,8 @@ func dropCore(c *core) {
 	coresMu.Lock()
 	defer coresMu.Unlock()
 	c.instances--
-	if c.instances == 0 && cores[c.id] == c {
-		delete(cores, c.id)
+	if c.instances == 0 && cores[c.cfg] == c {
+		delete(cores, c.cfg)
 	}
 }
 

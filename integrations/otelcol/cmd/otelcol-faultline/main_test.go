@@ -22,6 +22,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
@@ -206,6 +207,50 @@ service:
     metrics/faultline: {receivers: [faultline], exporters: [file]}
 `+telemetryOff, exampleDir+"/**/*.log", out))
 	checkIncident(t, waitForIncident(t, out, want))
+
+	// The metrics pipeline: every line of the example counted once.
+	lines := exampleLogs(t).LogRecordCount()
+	deadline := time.Now().Add(30 * time.Second)
+	for got := int64(-1); got != int64(lines); {
+		if time.Now().After(deadline) {
+			t.Fatalf("faultline.input.lines = %d, want %d", got, lines)
+		}
+		time.Sleep(100 * time.Millisecond)
+		got = lastSum(out, "faultline.input.lines")
+	}
+}
+
+// lastSum is the value of the last data point of the sum metric name in the
+// file exporter's output, -1 when there is none.
+func lastSum(path, name string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return -1
+	}
+	v := int64(-1)
+	var u pmetric.JSONUnmarshaler
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if !bytes.Contains(line, []byte(`"resourceMetrics"`)) {
+			continue
+		}
+		md, err := u.UnmarshalMetrics(line)
+		if err != nil {
+			continue
+		}
+		rms := md.ResourceMetrics()
+		for i := 0; i < rms.Len(); i++ {
+			sms := rms.At(i).ScopeMetrics()
+			for k := 0; k < sms.Len(); k++ {
+				ms := sms.At(k).Metrics()
+				for n := 0; n < ms.Len(); n++ {
+					if m := ms.At(n); m.Name() == name && m.Type() == pmetric.MetricTypeSum && m.Sum().DataPoints().Len() > 0 {
+						v = m.Sum().DataPoints().At(0).IntValue()
+					}
+				}
+			}
+		}
+	}
+	return v
 }
 
 func freePort(t *testing.T) string {
