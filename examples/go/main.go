@@ -1,17 +1,27 @@
-// faultline-agent tails GPU job logs and prints failure evidence and
-// diagnoses as they appear: the way a log shipper or node agent embeds
-// faultline through the Go binding.
+// faultline-agent tails GPU job logs and prints each incident once when it
+// forms and again only when it changes, under a stable id: the way a log
+// shipper or node agent embeds faultline through the Go binding.
 //
 //	faultline-agent [-interval 5s] [-poll 250ms] [-window 64MiB] [-rules PATH] [-json] FILE...
 //
 // Each FILE is followed like `tail -F` (appends, truncation, rotation by
-// rename). Every -interval, when something was appended, the agent opens a
-// snapshot Session, pushes each file's window (its last -window bytes) as a
-// stream named after the file, and finishes it: evidence lines not printed
-// before are printed from the OnEvidence callback as the library finds them,
-// then each new incident (primary diagnosis first) with its fix. Naming the
-// streams after the paths lets the library attribute hosts and ranks from
-// them (node017/dmesg.log, node018/rank-3.log) as it would for files.
+// rename); a FILE that does not exist when the agent starts is an error
+// (exit status 2). Every -interval, when something was appended, the agent
+// opens a snapshot Session, pushes each file's window (its last -window
+// bytes) as a stream named after the file, and finishes it. Each incident
+// of the report is printed when it first appears, with its initiating
+// evidence, collateral and fix, and again (marked "updated") only when it
+// changes: its attribution, confidence, initiating evidence, collateral or
+// missing facts. Evidence lines on their own are not printed: most are
+// context the diagnosis weighs (progress lines, collateral timeouts), not
+// news. Naming the streams after the paths lets the library attribute hosts
+// and ranks from them (node017/dmesg.log, node018/rank-3.log) as it would
+// for files.
+//
+// The incident id is stable across snapshots: a new incident is named after
+// its rule and first initiating line (file and text; its suspect when it was
+// inferred), and a later one of the same rule that shares an initiating line
+// with it keeps that name.
 //
 // Why snapshots over a window rather than one endless session: a diagnosis
 // needs the symptoms' context (the Xid half an hour before the timeouts),
@@ -27,9 +37,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -101,8 +113,8 @@ type agent struct {
 	out     io.Writer
 	tails   []*tailer
 	byName  map[string]*tailer
-	seen    map[string]string // incident identity -> summary last printed
-	dirty   bool              // bytes arrived since the last snapshot
+	seen    map[string]seenIncident // by incident id, as last printed
+	dirty   bool                    // bytes arrived since the last snapshot
 	snapSeq int
 }
 
@@ -118,7 +130,18 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		return err
 	}
 	defer eng.Close()
-	a := &agent{cfg: cfg, eng: eng, out: out, byName: map[string]*tailer{}, seen: map[string]string{}}
+	// A path that is not there is a mistake to report, not a file to wait
+	// for: rotation is handled once a file has been opened.
+	for _, f := range cfg.files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return err // *fs.PathError names the path
+		}
+		if fi.IsDir() {
+			return fmt.Errorf("%s: is a directory; name the log files", f)
+		}
+	}
+	a := &agent{cfg: cfg, eng: eng, out: out, byName: map[string]*tailer{}, seen: map[string]seenIncident{}}
 	for _, f := range cfg.files {
 		t := newTailer(f, cfg.window)
 		a.tails = append(a.tails, t)
@@ -133,7 +156,11 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 		"ruleset": eng.Name() + " " + eng.Version(), "rules": eng.RuleCount()})
 
 	if cfg.once {
-		a.pollAll()
+		for _, t := range a.tails {
+			if _, err := t.poll(); err != nil {
+				return fmt.Errorf("%s: %w", t.path, err)
+			}
+		}
 		return a.snapshot(ctx)
 	}
 	poll := time.NewTicker(cfg.poll)
@@ -180,25 +207,7 @@ func (a *agent) pollAll() {
 func (a *agent) snapshot(ctx context.Context) error {
 	a.dirty = false
 	a.snapSeq++
-	// The callback runs on this goroutine, inside the Write/Close/Finish
-	// calls below, so it may touch the agent's state without locking.
-	bases := map[string]*tailer{}
-	s, err := a.eng.NewSession(faultline.Options{
-		Threads: a.cfg.threads,
-		OnEvidence: func(ev faultline.Evidence) {
-			t := bases[ev.Source]
-			if t == nil {
-				return
-			}
-			abs := t.base + int64(ev.Offset)
-			if abs < t.printed {
-				return // printed by an earlier snapshot
-			}
-			t.printed = abs + 1
-			ev.Line += t.baseLine
-			a.printEvidence(ev)
-		},
-	})
+	s, err := a.eng.NewSession(faultline.Options{Threads: a.cfg.threads})
 	if err != nil {
 		return err
 	}
@@ -211,7 +220,6 @@ func (a *agent) snapshot(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		bases[t.path] = t
 		if _, err := st.Write(t.buf); err != nil {
 			return err
 		}
@@ -224,21 +232,90 @@ func (a *agent) snapshot(ctx context.Context) error {
 		return err
 	}
 	defer rep.Close()
+	claimed := map[string]bool{}
 	for i := range rep.Incidents {
 		inc := &rep.Incidents[i]
-		key := fmt.Sprintf("%s|%s|%d|%s|%s", inc.Rule, inc.Initiating.Host, inc.Initiating.Rank, inc.Initiating.GPU,
-			inc.Initiating.Time.Format(time.RFC3339Nano))
+		lines := initiatingLines(inc)
+		id := a.identify(inc, lines, claimed)
+		claimed[id] = true
 		// An incident grows as symptoms arrive (the timeouts come half an
-		// hour after the Xid): print it again when its summary changes.
-		summary := fmt.Sprintf("%.2f|%v|%d", inc.Confidence, inc.Collateral, len(inc.MissingFacts))
-		prev, known := a.seen[key]
-		if known && prev == summary {
+		// hour after the Xid): print it again when it changes.
+		sig := signature(inc)
+		prev, known := a.seen[id]
+		a.seen[id] = seenIncident{rule: inc.Rule, lines: lines, signature: sig}
+		if known && prev.signature == sig {
 			continue
 		}
-		a.seen[key] = summary
-		a.printIncident(inc, i == 0, known)
+		a.printIncident(inc, id, i == 0, known)
 	}
 	return nil
+}
+
+// seenIncident is an incident as last printed.
+type seenIncident struct {
+	rule      string
+	lines     []uint64 // hashes of its initiating lines
+	signature string
+}
+
+// initiatingLines are hashes of the lines (file and text) that initiated
+// the incident, or of its suspect when it was inferred from no line.
+func initiatingLines(inc *faultline.Incident) []uint64 {
+	in := inc.Initiating
+	var out []uint64
+	for _, e := range in.Evidence {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "%s\x00%s", e.Source, e.Text)
+		out = append(out, h.Sum64())
+	}
+	if len(out) == 0 {
+		h := fnv.New64a()
+		fmt.Fprintf(h, "inferred\x00%s\x00%d\x00%s", in.Host, in.Rank, in.GPU)
+		out = append(out, h.Sum64())
+	}
+	return out
+}
+
+// identify keeps an incident's id while what is known of it changes (an
+// earlier initiating line arrives, its rank is learned from the rank's NCCL
+// init lines): an incident of the same rule that shares an initiating line
+// with one printed before is that one. A new one is named after its rule
+// and first initiating line.
+func (a *agent) identify(inc *faultline.Incident, lines []uint64, claimed map[string]bool) string {
+	best := ""
+	for id, s := range a.seen {
+		if s.rule != inc.Rule || claimed[id] || (best != "" && id > best) {
+			continue
+		}
+		for _, x := range s.lines {
+			if slices.Contains(lines, x) {
+				best = id
+				break
+			}
+		}
+	}
+	if best != "" {
+		return best
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%s\x00%d", inc.Rule, lines[0])
+	for n := uint64(0); ; n++ {
+		id := fmt.Sprintf("%016x", h.Sum64()+n)
+		if !claimed[id] {
+			return id
+		}
+	}
+}
+
+// signature changes when the incident changes in a way worth printing.
+func signature(inc *faultline.Incident) string {
+	in := inc.Initiating
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%d|%s|%.2f|%t|%d|%d", in.Host, in.Rank, in.GPU, inc.Confidence, in.Inferred, len(in.Evidence), len(inc.MissingFacts))
+	for _, c := range inc.Collateral {
+		fmt.Fprintf(&b, "|%s:%d:%d", c.Rule, c.Count, len(c.Ranks))
+	}
+	return b.String()
 }
 
 func (a *agent) emit(kind string, fields map[string]any) {
@@ -259,31 +336,19 @@ func (a *agent) emit(kind string, fields map[string]any) {
 	}
 }
 
-func (a *agent) printEvidence(ev faultline.Evidence) {
-	if a.cfg.json {
-		b, _ := json.Marshal(struct {
-			Type string `json:"type"`
-			faultline.Evidence
-		}{"evidence", ev})
-		fmt.Fprintf(a.out, "%s\n", b)
-		return
-	}
-	fmt.Fprintf(a.out, "EVIDENCE %s:%d %s host=%s rank=%s %s: %s\n", ev.Source, ev.Line, timeStr(ev.Time),
-		orQ(ev.Host), rankStr(ev.Rank), ev.Rule, ev.Text)
-}
-
-func (a *agent) printIncident(inc *faultline.Incident, primary, update bool) {
+func (a *agent) printIncident(inc *faultline.Incident, id string, primary, update bool) {
 	if a.cfg.json {
 		b, _ := json.Marshal(struct {
 			Type    string `json:"type"`
+			ID      string `json:"id"`
 			Primary bool   `json:"primary"`
 			Update  bool   `json:"update"`
 			*faultline.Incident
-		}{"incident", primary, update, inc})
+		}{"incident", id, primary, update, inc})
 		fmt.Fprintf(a.out, "%s\n", b)
 		return
 	}
-	tag := "INCIDENT"
+	tag := "INCIDENT " + id
 	if primary {
 		tag += " (primary)"
 	}
@@ -301,6 +366,13 @@ func (a *agent) printIncident(inc *faultline.Incident, primary, update bool) {
 	}
 	fmt.Fprintf(a.out, "%s %s on %s rank %s%s at %s%s, confidence %.0f%%: %s\n", tag, inc.Rule, orQ(in.Host),
 		rankStr(in.Rank), gpu, timeStr(in.Time), inferred, inc.Confidence*100, inc.Title)
+	for _, ev := range in.Evidence {
+		line := ev.Line
+		if t := a.byName[ev.Source]; t != nil {
+			line += t.baseLine // the snapshot held the file's window
+		}
+		fmt.Fprintf(a.out, "  evidence: %s:%d %s\n", ev.Source, line, ev.Text)
+	}
 	for _, c := range inc.Collateral {
 		fmt.Fprintf(a.out, "  collateral: %d x %s on ranks %v hosts %v\n", c.Count, c.Rule, c.Ranks, c.Hosts)
 	}

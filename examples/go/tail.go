@@ -27,7 +27,6 @@ type tailer struct {
 	baseLine uint64 // lines before buf[0]
 	total    int64  // logical bytes read so far
 
-	printed int64 // logical offset up to which evidence was printed
 	started bool
 	events  []string // "truncated", "rotated", for the agent to report
 }
