@@ -841,7 +841,8 @@ void Page::TimelineSection() {
       title += StrCat("; progress ", TimeText(row.prog_first), " .. ", TimeText(row.prog_last));
       if (row.kind != Row::kRank) title += StrCat("; first to stop: rank ", row.stop_rank, " at ", TimeText(row.stop_first));
     }
-    o += StrCat("<div class=\"rl k-", row.kind == Row::kRank ? "rank" : "head",
+    o += StrCat("<div class=\"rl k-",
+                row.kind == Row::kRank ? "rank" : row.kind == Row::kHead ? "head" : "host",
                 row.initiating ? " init" : "", row.suspect ? " suspect" : "", "\" title=\"", Esc(title),
                 "\">", Esc(label), "</div>");
   }
@@ -931,17 +932,32 @@ void Page::TimelineSection() {
   const double bin_us = static_cast<double>(tl.t1 - tl.t0) / kBins;
   // Faint thin context first, so the rest is drawn over it.
   std::stable_partition(runs.begin(), runs.end(), [](const Run& r) { return r.cls == kCtx; });
-  for (const Run& r : runs) {
-    const bool ctx = r.cls == kCtx;
-    const double op = ctx ? 0.25 + 0.1 * r.level : 0.4 + 0.15 * r.level;
-    const int inset = ctx ? tl.row_px / 3 : 1;
-    o += StrCat("<rect class=\"c-", kClassName[r.cls], "\" x=\"", Fixed(r.first * bin_w, 1), "\" y=\"",
-                r.row * tl.row_px + inset, "\" width=\"", Fixed((r.last - r.first + 1) * bin_w, 1),
-                "\" height=\"", tl.row_px - 2 * inset, "\" fill-opacity=\"", Fixed(op, 2), "\"");
-    if (!titles) {
-      o += "/>";
-      continue;
+  auto opacity = [](int cls, int level) { return cls == kCtx ? 0.25 + 0.1 * level : 0.4 + 0.15 * level; };
+  auto inset = [&](int cls) { return cls == kCtx ? tl.row_px / 3 : 1; };
+  if (!titles) {
+    // Too many cells to say what each holds: one path per class and level
+    // (~25 bytes a cell), so even a job with lines in every bin of every
+    // row stays a page of bounded size.
+    std::map<std::pair<int, int>, std::string> paths;
+    for (const Run& r : runs) {
+      StrAppend(&paths[{r.cls, r.level}], "M", Fixed(r.first * bin_w, 1), " ",
+                r.row * tl.row_px + inset(r.cls), "h", Fixed((r.last - r.first + 1) * bin_w, 1), "v",
+                tl.row_px - 2 * inset(r.cls), "h-", Fixed((r.last - r.first + 1) * bin_w, 1), "z");
     }
+    for (int pass = 0; pass < 2; ++pass) {  // context first, under the rest
+      for (const auto& [key, d] : paths) {
+        if ((key.first == kCtx) != (pass == 0)) continue;
+        o += StrCat("<path class=\"c-", kClassName[key.first], "\" fill-opacity=\"",
+                    Fixed(opacity(key.first, key.second), 2), "\" d=\"", d, "\"/>");
+      }
+    }
+  }
+  for (const Run& r : runs) {
+    if (!titles) break;
+    o += StrCat("<rect class=\"c-", kClassName[r.cls], "\" x=\"", Fixed(r.first * bin_w, 1), "\" y=\"",
+                r.row * tl.row_px + inset(r.cls), "\" width=\"", Fixed((r.last - r.first + 1) * bin_w, 1),
+                "\" height=\"", tl.row_px - 2 * inset(r.cls), "\" fill-opacity=\"",
+                Fixed(opacity(r.cls, r.level), 2), "\"");
     std::vector<std::pair<uint32_t, uint32_t>> rules(r.rules.begin(), r.rules.end());
     std::stable_sort(rules.begin(), rules.end(), [](auto& a, auto& b) { return a.second > b.second; });
     std::string t = StrCat(RowName(tl.rows[r.row]), " \xC2\xB7 ",
