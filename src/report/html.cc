@@ -111,6 +111,11 @@ constexpr std::string_view kScript = R"JS(
       else if (a === "fit") set(1, 0.5);
       else if (a === "init" && ti !== null) set(Math.max(zoom, 32), (+ti - t0) / (t1 - t0));
     });
+    // A link can open the page zoomed: #zoom=init (on the initiating
+    // event) or #zoom=N.
+    var m = /^#zoom=(init|[0-9]+)$/.exec(location.hash);
+    if (m && m[1] === "init" && ti !== null) set(32, (+ti - t0) / (t1 - t0));
+    else if (m && m[1] !== "init") set(+m[1]);
     sc.addEventListener("wheel", function (e) {
       if (!e.ctrlKey && !e.metaKey) return;
       e.preventDefault();
