@@ -73,3 +73,14 @@ def test_hostile_line_and_file_name_reach_the_page_as_text(faultline_bin, tmp_pa
         assert raw not in html, repr(raw)
     assert "name=&lt;script&gt;alert(1)&lt;/script&gt;\u241b[2J\u240d\u2407" in html
     assert "kern&lt;img src=x onerror=alert(1)&gt;\u241b[31m[U+202E].log" in html
+
+
+def test_html_without_incident_or_times(faultline_bin, tmp_path):
+    (tmp_path / "job").mkdir()
+    (tmp_path / "job" / "a.log").write_text("hello world\n")
+    page = tmp_path / "r.html"
+    p = run(faultline_bin, "diagnose", "--html", page, tmp_path / "job")
+    assert p.returncode == 0, p.stderr
+    html = page.read_text(encoding="utf-8")
+    assert 'id="incident-none"' in html and 'id="incident-1"' not in html
+    assert "No line carries a time" in html
