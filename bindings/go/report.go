@@ -242,6 +242,27 @@ func (r *Report) Text() (string, error) {
 	return C.GoStringN(p, C.int(n)), nil
 }
 
+// HTML is the report as one self-contained HTML page, the same bytes as
+// `faultline diagnose --html FILE` on the same input: primary incident,
+// initiating evidence, fix, verify, collateral, ignored lines, missing facts
+// and a timeline of ranks by time, with inline CSS and SVG and nothing
+// fetched from the network.
+func (r *Report) HTML() (string, error) {
+	// Exclusive, as SignalHits: the library builds the page inside the
+	// report on first use.
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.c == nil {
+		return "", errClosed("report")
+	}
+	var p *C.char
+	var n C.size_t
+	if rc := C.fl_report_html(r.c, &p, &n); rc != C.FL_OK {
+		return "", &Error{Code: Status(rc), Msg: "fl_report_html"}
+	}
+	return C.GoStringN(p, C.int(n)), nil
+}
+
 // SignalHits counts matches per signal ("rule/signal": count), for rule
 // tuning.
 func (r *Report) SignalHits() (map[string]uint64, error) {

@@ -80,7 +80,7 @@
  *   the soname libfaultline.so.0.3. fl_ruleset_signal_costs_json (0.2, never
  *   in a release baseline) became fl_x_ruleset_signal_costs_json. Added:
  *   fl_report_input_error*, fl_report_incident_collateral,
- *   fl_report_ignored*, fl_report_job_window. Behaviour: FL_ERR_BUSY for a
+ *   fl_report_ignored*, fl_report_job_window, fl_report_html. Behaviour: FL_ERR_BUSY for a
  *   call made during another call on the session; FL_ERR_NOT_FOUND from
  *   fl_session_add_path/add_range for a path that does not exist;
  *   fl_session_finish fails with FL_ERR_IO when the paths given yielded no
@@ -452,6 +452,20 @@ FL_API fl_status fl_report_text(const fl_report *r, const char **text,
  * Returns: FL_OK; FL_ERR_INVALID_ARG; FL_ERR_NOMEM. @since 0.1 */
 FL_API fl_status fl_report_evidence_jsonl(const fl_report *r,
                                           const char **jsonl, size_t *len);
+
+/* The report as one self-contained HTML page (UTF-8, NUL-terminated): the
+ * primary incident with its initiating evidence, fix and verify, collateral
+ * clusters, ignored lines and why, missing facts, input errors, clock
+ * offsets, and a timeline of ranks by time (one row per host past 80 rows).
+ * Inline CSS and SVG and a few lines of inline script (the timeline's zoom);
+ * its Content-Security-Policy lets the page load nothing from the network.
+ * Every log-derived string is HTML-escaped. The same report gives the same
+ * bytes (no generation time in it). Borrowed until fl_report_free(); built
+ * on the first call.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL r or html); FL_ERR_NOMEM.
+ * @since 0.3 */
+FL_API fl_status fl_report_html(const fl_report *r, const char **html,
+                                size_t *len);
 
 /* Matches per signal as a JSON object {"rule/signal": count}, for bench and
  * rule tuning, borrowed until fl_report_free().

@@ -18,6 +18,7 @@
 #include "correlate/correlate.h"
 #include "evidence/bundle.h"
 #include "faultline/faultline.h"
+#include "report/html.h"
 #include "report/report.h"
 #include "ruleset/compiler.h"
 #include "ruleset/ruleset.h"
@@ -46,6 +47,8 @@ struct fl_report {
   // readers of an immutable report safe.
   mutable std::once_flag jsonl_once;
   mutable std::string jsonl;
+  mutable std::once_flag html_once;  // the HTML page, built on first request too
+  mutable std::string html;
   std::vector<std::string> fields_json;  // per evidence record
   std::vector<fl_evidence_view> views;
   struct IncidentViews {
@@ -810,6 +813,18 @@ FL_API fl_status fl_report_evidence_jsonl(const fl_report* r, const char** jsonl
   }
   *jsonl = r->jsonl.c_str();
   if (len) *len = r->jsonl.size();
+  return FL_OK;
+}
+
+FL_API fl_status fl_report_html(const fl_report* r, const char** html, size_t* len) {
+  if (!r || !html) return FL_ERR_INVALID_ARG;
+  try {
+    std::call_once(r->html_once, [r] { r->html = faultline::ReportHtml(*r->rs, r->scan, r->diag); });
+  } catch (...) {
+    return FL_ERR_NOMEM;
+  }
+  *html = r->html.c_str();
+  if (len) *len = r->html.size();
   return FL_OK;
 }
 

@@ -39,7 +39,7 @@ const char kUsage[] =
     "  faultline diagnose [--json] [--rules PATH] [--threads N]\n"
     "                     [--job-start TIME] [--job-end TIME]\n"
     "                     [--clock-offset HOST=SECONDS]... [--tz ZONE]\n"
-    "                     [-o FILE] [--exit-code [-q]] PATH...\n"
+    "                     [-o FILE] [--html FILE] [--exit-code [-q]] PATH...\n"
     "  faultline scan --json [--rules PATH] [--threads N]\n"
     "                 [--clock-offset HOST=SECONDS]... [--tz ZONE] [-o FILE] PATH...\n"
     "  faultline compile SRC_DIR -o OUT.flrules\n"
@@ -78,6 +78,9 @@ constexpr Option kDiagnoseOptions[] = {
      "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"},
     {"tz", 0, "ZONE", "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"},
     {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
+    {"html", 0, "FILE",
+     "also write the report as one self-contained HTML page to FILE ('-': standard output, "
+     "in place of the text report)"},
     {"exit-code", 0, nullptr,
      "exit 3 when an incident was found, 0 when none (scripts; see below)"},
     {"quiet", 'q', nullptr,
@@ -206,6 +209,7 @@ struct Args {
   std::vector<double> offset_secs;
   const char* tz = nullptr;
   const char* out = nullptr;
+  const char* html = nullptr;   // diagnose: the HTML page's file, "-" for stdout
   bool exit_code = false;       // diagnose: 3 when an incident was found
   bool quiet = false;           // diagnose: no report
   unsigned runs = 1;            // bench
@@ -260,6 +264,8 @@ int Apply(const Command& c, const Option& o, const std::string& as, const char* 
     a.tz = v;
   } else if (name == "output") {
     a.out = v;
+  } else if (name == "html") {
+    a.html = v;
   } else if (name == "exit-code") {
     a.exit_code = true;
   } else if (name == "quiet") {
@@ -466,8 +472,14 @@ int CmdDiagnose(int argc, char** argv) {
   Args a;
   if (int rc = ParseArgs(kDiagnose, argc, argv, 2, a); rc >= 0) return rc;
   if (a.positional.empty()) return CommandUsage(kDiagnose, "needs at least one PATH");
-  Output output;
+  // The page on standard output takes the text report's place there.
+  const bool html_stdout = a.html && std::string_view(a.html) == "-";
+  if (html_stdout && a.json && !a.out) {
+    return CommandUsage(kDiagnose, "--json and --html - both print to standard output: give one a file");
+  }
+  Output output, html_output;
   if (!output.Open(a.out)) return kExitInput;
+  if (a.html && !html_stdout && !html_output.Open(a.html)) return kExitInput;
   fl_ruleset* rs = LoadRules(a.rules);
   if (!rs) return kExitInput;
   bool input_errors = false;
@@ -483,7 +495,18 @@ int CmdDiagnose(int argc, char** argv) {
   } else {
     fl_report_text(r, &out, &len);
   }
-  bool written = a.quiet && !a.out ? true : output.Write(out, len);
+  bool written = (a.quiet || html_stdout) && !a.out ? true : output.Write(out, len);
+  if (a.html) {
+    const char* page = nullptr;
+    size_t page_len = 0;
+    fl_status hrc = fl_report_html(r, &page, &page_len);
+    if (hrc != FL_OK) {
+      std::fprintf(stderr, "faultline: cannot build the HTML report: %s\n", fl_status_str(hrc));
+      written = false;
+    } else if (!(html_stdout && a.quiet)) {
+      written = html_output.Write(page, page_len) && written;
+    }
+  }
   if (input_errors) PrintInputErrors(r);
   int rc = input_errors || !written ? kExitInput : kExitOk;
   // Opt-in, so that 0 keeps meaning success for every existing caller; an

@@ -128,6 +128,13 @@ static void test_stream_session(fl_ruleset* rs) {
   CHECK(strstr(json, "\"incidents\"") != NULL);
   CHECK(fl_report_text(r, &json, &len) == FL_OK && strstr(json, "PRIMARY DIAGNOSIS") != NULL);
   CHECK(fl_report_evidence_jsonl(r, &json, &len) == FL_OK && len > 0);
+  /* The HTML page: built once, then the same borrowed buffer. */
+  const char* page = NULL;
+  CHECK(fl_report_html(r, &page, &len) == FL_OK && len == strlen(page));
+  CHECK(strncmp(page, "<!DOCTYPE html>", 15) == 0 && strstr(page, "data-host=\"node017\"") != NULL);
+  CHECK(fl_report_html(r, &json, NULL) == FL_OK && json == page);
+  CHECK(fl_report_html(r, NULL, &len) == FL_ERR_INVALID_ARG);
+  CHECK(fl_report_html(NULL, &json, &len) == FL_ERR_INVALID_ARG);
   fl_report_totals t;
   t.size = sizeof t;
   CHECK(fl_report_totals_get(r, &t) == FL_OK);

@@ -251,7 +251,7 @@ def test_kernel_line_never_borrows_another_hosts_bus_map(faultline_bin, tmp_path
 
 COMMANDS = {
     "diagnose": {"json", "rules", "threads", "job-start", "job-end", "clock-offset", "tz", "output",
-                 "exit-code", "quiet", "help"},
+                 "html", "exit-code", "quiet", "help"},
     "scan": {"json", "rules", "threads", "clock-offset", "tz", "output", "help"},
     "compile": {"output", "help"},
     "rules list": {"json", "rules", "help"},

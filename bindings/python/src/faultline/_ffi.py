@@ -276,6 +276,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_report_ignored_count": (c_size_t, [_vp]),
     "fl_report_ignored": (fl_status, [_vp, c_size_t, _P(IgnoredView)]),
     "fl_report_job_window": (fl_status, [_vp, _P(c_int64), _P(c_int64)]),
+    "fl_report_html": (fl_status, [_vp, _pvp, _psz]),
     # experimental (fl_x_*: outside the frozen ABI, may change in any release)
     "fl_x_ruleset_signal_costs_json": (fl_status, [_vp, _pvp, c_size_t, c_uint64, _pvp, _psz, _pvp]),
 }

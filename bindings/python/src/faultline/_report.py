@@ -545,6 +545,19 @@ class Report:
                 return _ffi.borrowed_string(js, n)
         return json.dumps(self.to_dict(evidence=evidence), indent=indent)
 
+    def to_html(self) -> str:
+        """The report as one self-contained HTML page: the same bytes as
+        ``faultline diagnose --html FILE`` on the same input (primary
+        incident, evidence, fix, verify, collateral, ignored lines, missing
+        facts, a timeline of ranks by time; inline CSS and SVG, nothing
+        fetched). Needs the native report: a report loaded from JSON has none
+        (InvalidArgumentError)."""
+        t, n = ctypes.c_void_p(), ctypes.c_size_t()
+        rc = _ffi.lib.fl_report_html(self._ptr(), ctypes.byref(t), ctypes.byref(n))
+        if rc != _ffi.FL_OK:
+            _errors.raise_status(rc, "fl_report_html failed")
+        return _ffi.borrowed_string(t, n)
+
     def evidence_frame(self) -> "pandas.DataFrame":
         """Every evidence record as a pandas DataFrame (needs
         ``faultline[pandas]``). Columns: source, line, offset, time (UTC),
