@@ -211,6 +211,9 @@ class Watcher {
   void Emit(const std::string& s);
   void InputError(Input& in, const std::string& msg);
   void Watch(const std::string& dir);
+  void Notice(const std::string& name, const char* what) {
+    std::fprintf(stderr, "faultline watch: %s: %s\n", name.c_str(), what);
+  }
 
   const fl_ruleset* rs_;
   const WatchOptions& o_;
@@ -220,6 +223,7 @@ class Watcher {
   bool input_errors_ = false;
   bool output_error_ = false;
   bool have_stdin_ = false;
+  bool started_ = false;  // the first pass is done: inputs found now are new
   size_t chunk_ = 0;
 };
 
@@ -249,6 +253,7 @@ void Watcher::Watch(const std::string& dir) {
 }
 
 Input* Watcher::AddInput(Job& j, const std::string& name, const struct stat& st) {
+  if (started_) Notice(name, Compressed(name) ? "new file, compressed: read once" : "new file: following");
   auto in = std::make_unique<Input>();
   in->name = name;
   in->once = Compressed(name);
@@ -341,12 +346,14 @@ void Watcher::ReadFile(Job& j, Input& in) {
     close(in.fd);
     in.fd = -1;
     ++j.rotations;
+    Notice(in.name, "rotated: finished the old file, following the new one");
     if (!OpenFile(j, in)) return;
   } else if (fstat(in.fd, &st) == 0 && static_cast<uint64_t>(st.st_size) < in.pos) {
     // Truncated in place (copytruncate): start over at 0.
     in.pos = 0;
     EndLine(j, in);
     ++j.truncations;
+    Notice(in.name, "truncated: reading again from the start");
   }
   ReadToEof(j, in);
 }
@@ -354,7 +361,9 @@ void Watcher::ReadFile(Job& j, Input& in) {
 void Watcher::ReadStdin(Job& j, Input& in) {
   if (in.eof) return;
   std::string buf(chunk_, '\0');
-  for (;;) {
+  // A bounded number of reads per pass, so that a producer faster than the
+  // scan still lets the loop re-correlate and see signals.
+  for (int reads = 0; reads < 256; ++reads) {
     ssize_t n = read(0, buf.data(), buf.size());
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -784,17 +793,22 @@ int Watcher::Run() {
   if (!Start()) {
     status = kExitInput;
   } else {
-    size_t files = 0;
-    for (auto& j : jobs_) files += j->inputs.size();
-    std::fprintf(stderr,
-                 "faultline watch: %zu job%s, %zu input%s at start; %s; re-correlating at most every %gs; "
-                 "window %" PRIu64 " bytes\n",
-                 jobs_.size(), jobs_.size() == 1 ? "" : "s", files, files == 1 ? "" : "s",
-                 inotify_fd_ >= 0 ? "inotify" : "polling", o_.interval_s, o_.window_bytes);
     bool first = true;
     while (!g_stop) {
       Pass(first);
-      first = false;
+      if (first) {
+        // Said once the inputs there at the start have been read, so that
+        // a script knows what follows is news.
+        first = false;
+        started_ = true;
+        size_t files = 0;
+        for (auto& j : jobs_) files += j->inputs.size();
+        std::fprintf(stderr,
+                     "faultline watch: %zu job%s, %zu input%s read; watching with %s; re-correlating at "
+                     "most every %gs; window %" PRIu64 " bytes\n",
+                     jobs_.size(), jobs_.size() == 1 ? "" : "s", files, files == 1 ? "" : "s",
+                     inotify_fd_ >= 0 ? "inotify" : "polling", o_.interval_s, o_.window_bytes);
+      }
       if (g_stop) break;
       // Standard input alone: its end is the end of the watch.
       bool only_stdin_done = true;
