@@ -7,6 +7,8 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -36,6 +39,12 @@ constexpr int kExitIncident = 3;
 constexpr size_t kMaxPartial = size_t{4} << 20;
 // Initiating evidence records printed per incident event.
 constexpr size_t kMaxPrintedEvidence = 8;
+// A compressed file whose first kHeadBytes (decompressed) are those of a
+// file already followed is that file rotated and compressed (logrotate's
+// compress), and is not read again: its lines would form the same
+// incidents again under another source, hence other ids.
+constexpr size_t kHeadBytes = 4096;
+constexpr size_t kMaxRetiredHeads = 256;
 
 volatile sig_atomic_t g_stop = 0;
 int g_wake_fd = -1;  // write end of the self-pipe that wakes poll()
@@ -115,6 +124,42 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 bool Compressed(std::string_view name) { return EndsWith(name, ".gz") || EndsWith(name, ".zst"); }
 
+// Up to kHeadBytes of a compressed file, decompressed; empty when it cannot
+// be read (the library reports why when it reads the file).
+std::string DecompressedHead(const std::string& path) {
+  std::string out;
+  if (EndsWith(path, ".gz")) {
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (!f) return out;
+    out.resize(kHeadBytes);
+    int n = gzread(f, out.data(), static_cast<unsigned>(out.size()));
+    gzclose(f);
+    out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return out;
+  }
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return out;
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  std::string in(16384, '\0');
+  out.resize(kHeadBytes);
+  ZSTD_outBuffer ob{out.data(), out.size(), 0};
+  size_t got;
+  while (ob.pos < ob.size && (got = std::fread(in.data(), 1, in.size(), f)) > 0) {
+    ZSTD_inBuffer ib{in.data(), got, 0};
+    while (ib.pos < ib.size && ob.pos < ob.size) {
+      if (ZSTD_isError(ZSTD_decompressStream(dctx, &ob, &ib))) {
+        ob.pos = 0;
+        ob.size = 0;
+        break;
+      }
+    }
+  }
+  ZSTD_freeDCtx(dctx);
+  std::fclose(f);
+  out.resize(ob.pos);
+  return out;
+}
+
 struct FileKey {
   dev_t dev = 0;
   ino_t ino = 0;
@@ -135,6 +180,7 @@ struct Input {
   FileKey key;
   uint64_t pos = 0;     // read position in the open file
   std::string partial;  // bytes after the last newline read
+  std::string head;     // the open file's first kHeadBytes bytes
   uint64_t fed_bytes = 0, fed_lines = 0;  // complete lines passed on so far
   bool eof = false;                       // standard input ended
   int64_t last_size = -1;                 // once-files: size at the last look
@@ -170,6 +216,7 @@ struct Job {
   std::vector<std::unique_ptr<Input>> inputs;
   std::map<std::string, Input*> by_name;
   std::set<FileKey> seen;  // every file followed or read, by identity
+  std::deque<std::pair<std::string, std::string>> retired_heads;  // name, head
   std::vector<std::unique_ptr<Generation>> gens;  // [0] is the one reported
   uint64_t sessions_started = 0, bytes = 0, rotations = 0, truncations = 0;
   bool dirty = false;
@@ -193,7 +240,7 @@ class Watcher {
 
  private:
   bool Start();
-  void Pass(bool first);
+  void Pass(bool first, bool correlate = true);
   void Discover(Job& j);
   void WalkDir(Job& j, const std::string& dir, int depth);
   Input* AddInput(Job& j, const std::string& name, const struct stat& st);
@@ -211,6 +258,24 @@ class Watcher {
   void Emit(const std::string& s);
   void InputError(Input& in, const std::string& msg);
   void Watch(const std::string& dir);
+  // Keeps the head of the file an input leaves (rotation, truncation) to
+  // recognise its compressed copy.
+  void Retire(Job& j, Input& in) {
+    if (!in.head.empty()) j.retired_heads.emplace_back(in.name, std::move(in.head));
+    if (j.retired_heads.size() > kMaxRetiredHeads) j.retired_heads.pop_front();
+    in.head.clear();
+  }
+  // The input whose file a compressed file is a copy of, or nullptr.
+  const std::string* CopyOf(const Job& j, const std::string& head) const {
+    if (head.empty()) return nullptr;
+    for (const auto& in : j.inputs) {
+      if (!in->once && in->head == head) return &in->name;
+    }
+    for (const auto& [name, h] : j.retired_heads) {
+      if (h == head) return &name;
+    }
+    return nullptr;
+  }
   void Notice(const std::string& name, const char* what) {
     std::fprintf(stderr, "faultline watch: %s: %s\n", name.c_str(), what);
   }
@@ -330,6 +395,9 @@ void Watcher::ReadToEof(Job& j, Input& in) {
       return;
     }
     if (n == 0) return;
+    if (in.pos < kHeadBytes && in.head.size() == in.pos) {
+      in.head.append(buf.data(), std::min<size_t>(static_cast<size_t>(n), kHeadBytes - in.pos));
+    }
     in.pos += static_cast<uint64_t>(n);
     Take(j, in, std::string_view(buf.data(), static_cast<size_t>(n)));
   }
@@ -345,6 +413,7 @@ void Watcher::ReadFile(Job& j, Input& in) {
     EndLine(j, in);
     close(in.fd);
     in.fd = -1;
+    Retire(j, in);
     ++j.rotations;
     Notice(in.name, "rotated: finished the old file, following the new one");
     if (!OpenFile(j, in)) return;
@@ -352,6 +421,7 @@ void Watcher::ReadFile(Job& j, Input& in) {
     // Truncated in place (copytruncate): start over at 0.
     in.pos = 0;
     EndLine(j, in);
+    Retire(j, in);
     ++j.truncations;
     Notice(in.name, "truncated: reading again from the start");
   }
@@ -396,6 +466,10 @@ void Watcher::ReadOnce(Job& j, Input& in, bool first) {
   }
   in.done = true;
   j.seen.insert(KeyOf(st));
+  if (const std::string* of = CopyOf(j, DecompressedHead(in.name))) {
+    Notice(in.name, ("a compressed copy of " + *of + ", already read: skipped").c_str());
+    return;
+  }
   for (auto& g : j.gens) {
     size_t errors = fl_session_error_count(g->s);
     if (fl_session_add_path(g->s, in.name.c_str()) != FL_OK || fl_session_scan(g->s) != FL_OK ||
@@ -704,22 +778,23 @@ void Watcher::Correlate(Job& j, bool final) {
   fl_report_free(r);
 }
 
-void Watcher::Pass(bool first) {
+void Watcher::Pass(bool first, bool correlate) {
   for (auto& jp : jobs_) {
     Job& j = *jp;
     Discover(j);
-    // Inputs may be added while reading (none are today), so by index.
-    for (size_t i = 0; i < j.inputs.size() && !g_stop; ++i) {
-      Input& in = *j.inputs[i];
-      if (in.is_stdin) {
-        ReadStdin(j, in);
-      } else if (in.once) {
-        ReadOnce(j, in, first);
-      } else {
-        ReadFile(j, in);
+    // Plain files first, so that a compressed copy of one is known as such.
+    for (auto& in : j.inputs) {
+      if (g_stop) break;
+      if (in->is_stdin) {
+        ReadStdin(j, *in);
+      } else if (!in->once) {
+        ReadFile(j, *in);
       }
     }
-    if (j.dirty && Now() - j.last_correlate >= o_.interval_s) Correlate(j, /*final=*/false);
+    for (auto& in : j.inputs) {
+      if (in->once && !g_stop) ReadOnce(j, *in, first);
+    }
+    if (correlate && j.dirty && Now() - j.last_correlate >= o_.interval_s) Correlate(j, /*final=*/false);
   }
 }
 
@@ -844,7 +919,10 @@ int Watcher::Run() {
         }
       }
     }
-    // The last lines, then each job's final report.
+    // What arrived since the last pass (compressed files found but not yet
+    // read included), the last lines, then each job's final report.
+    g_stop = 0;
+    Pass(/*first=*/true, /*correlate=*/false);
     for (auto& j : jobs_) {
       for (auto& in : j->inputs) EndLine(*j, *in);
       Correlate(*j, /*final=*/true);

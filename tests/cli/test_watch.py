@@ -276,3 +276,28 @@ def test_usage_and_missing_path(faultline_bin, tmp_path):
     p = run(faultline_bin, "watch", str(tmp_path / "nope"), check=False)
     assert p.returncode == 2 and b"nope" in p.stderr
     assert b"--window SIZE" in run(faultline_bin, "watch", "--help").stdout
+
+
+def test_compressed_copy_of_a_followed_file_is_not_read_again(faultline_bin, tmp_path):
+    """logrotate's copytruncate + compress: kern.log's lines go to
+    kern.log.1.gz and kern.log starts over. The watch read those lines from
+    kern.log already; reading the copy would add its evidence a second time
+    under another source."""
+    job = tmp_path / "job"
+    shutil.copytree(EXAMPLE, job)
+    nfiles = sum(1 for p in job.rglob("*") if p.is_file())
+    w = Watch(faultline_bin, "--json", "--interval", "100ms", "--poll", "50ms", str(job))
+    w.wait_for("out", lambda l: '"event":"formed"' in l, "the incident")
+    kern = job / "node017" / "kern.log"
+    with gzip.open(job / "node017" / "kern.log.1.gz", "wb") as f:
+        f.write(kern.read_bytes())
+    with open(kern, "r+b") as f:
+        f.truncate(0)
+    w.wait_for("err", lambda l: "kern.log.1.gz: a compressed copy of " + str(kern) in l, "the skip notice")
+    w.p.send_signal(signal.SIGINT)
+    rc, out, err = w.finish()
+    assert rc == 0, err
+    final = events(out)[-1]
+    assert final["report"]["input"]["sources"] == nfiles
+    formed = [e for e in events(out)[:-1] if e["event"] == "formed"]
+    assert len({e["id"] for e in formed}) == len(formed)
