@@ -289,6 +289,7 @@ class Watcher {
   bool output_error_ = false;
   bool have_stdin_ = false;
   bool started_ = false;  // the first pass is done: inputs found now are new
+  int stdin_flags_ = -1;  // standard input's flags before the watch
   size_t chunk_ = 0;
 };
 
@@ -406,7 +407,20 @@ void Watcher::ReadToEof(Job& j, Input& in) {
 void Watcher::ReadFile(Job& j, Input& in) {
   if (in.fd < 0 && !OpenFile(j, in)) return;
   struct stat st;
-  if (stat(in.name.c_str(), &st) == 0 && KeyOf(st) != in.key) {
+  int named = stat(in.name.c_str(), &st);
+  if (named != 0 && errno == ENOENT && fstat(in.fd, &st) == 0 && st.st_nlink == 0) {
+    // Deleted: read what is left and let it go (an open descriptor would
+    // keep its disk space); should the name come back, it is read anew.
+    // A file renamed away keeps its descriptor: its writer may still
+    // append to it until the new file appears.
+    ReadToEof(j, in);
+    EndLine(j, in);
+    close(in.fd);
+    in.fd = -1;
+    Retire(j, in);
+    return;
+  }
+  if (named == 0 && KeyOf(st) != in.key) {
     // Rotated: the name is another file now. Finish the old one, then
     // follow the new one from its start.
     ReadToEof(j, in);
@@ -813,8 +827,10 @@ bool Watcher::Start() {
     if (p == "-") {
       if (have_stdin_) continue;  // one reader of standard input
       have_stdin_ = true;
-      int fl = fcntl(0, F_GETFL);
-      if (fl >= 0) (void)fcntl(0, F_SETFL, fl | O_NONBLOCK);
+      // The flag is on the open file description, which a terminal shares
+      // with the shell: Run puts the old flags back.
+      stdin_flags_ = fcntl(0, F_GETFL);
+      if (stdin_flags_ >= 0) (void)fcntl(0, F_SETFL, stdin_flags_ | O_NONBLOCK);
       auto in = std::make_unique<Input>();
       in->name = "-";
       in->is_stdin = true;
@@ -935,6 +951,7 @@ int Watcher::Run() {
       status = kExitIncident;
     }
   }
+  if (stdin_flags_ >= 0) (void)fcntl(0, F_SETFL, stdin_flags_);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGTERM, &old_term, nullptr);
   sigaction(SIGPIPE, &old_pipe, nullptr);

@@ -301,3 +301,65 @@ def test_compressed_copy_of_a_followed_file_is_not_read_again(faultline_bin, tmp
     assert final["report"]["input"]["sources"] == nfiles
     formed = [e for e in events(out)[:-1] if e["event"] == "formed"]
     assert len({e["id"] for e in formed}) == len(formed)
+
+
+def test_job_per_path(faultline_bin, tmp_path):
+    """--job-per-path: each PATH is its own job, with its own session,
+    incidents and final report."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    shutil.copytree(EXAMPLE, a)
+    shutil.copytree(EXAMPLE / "node018", b)  # collateral only, no Xid line
+    w = Watch(faultline_bin, "--json", "--job-per-path", "--interval", "100ms", "--poll", "50ms",
+              str(a), str(b))
+    w.wait_for("err", lambda l: "2 jobs, " in l, "the start-up line")
+    w.p.send_signal(signal.SIGTERM)
+    rc, out, err = w.finish()
+    assert rc == 0, err
+    reports = {e["job"]: e for e in events(out) if e["event"] == "report"}
+    assert set(reports) == {str(a), str(b)}
+    assert reports[str(a)]["report"]["incidents"][0]["rule"] == "xid-79-fallen-off-bus"
+    assert reports[str(a)]["report"]["input"]["sources"] == 18
+    assert reports[str(b)]["report"]["input"]["sources"] == 9
+    assert all(i["rule"] != "xid-79-fallen-off-bus" for i in reports[str(b)]["report"]["incidents"])
+    formed_jobs = {e["job"] for e in events(out) if e["event"] == "formed"}
+    assert str(a) in formed_jobs
+
+
+def test_window_and_durations_accept_units(faultline_bin):
+    for args in (["--window", "64K"], ["--window", "1G"], ["--interval", "250ms"], ["--poll", "0.5"],
+                 ["--interval", "1m"]):
+        p = subprocess.run([faultline_bin, "watch", *args, "-"], input=b"", capture_output=True, timeout=TIMEOUT)
+        assert p.returncode == 0, (args, p.stderr)
+    for args in (["--window", "63K"], ["--window", "65G"], ["--window", "-1"], ["--window", "1T"],
+                 ["--interval", "5ms"], ["--poll", "2h"], ["--interval", "nan"]):
+        p = subprocess.run([faultline_bin, "watch", *args, "-"], input=b"", capture_output=True, timeout=TIMEOUT)
+        assert p.returncode == 1, (args, p.stderr)
+
+
+def test_deleted_file_is_let_go(faultline_bin, tmp_path):
+    """A followed file that is deleted is read to its end and closed (an
+    open descriptor would keep its disk space for as long as the watch
+    runs); its lines stay in the diagnosis."""
+    import time
+
+    job = tmp_path / "job"
+    shutil.copytree(EXAMPLE, job)
+    w = Watch(faultline_bin, "--json", "--interval", "100ms", "--poll", "50ms", str(job))
+    w.wait_for("err", lambda l: "inputs read" in l, "the start-up line")
+    victim = job / "node017" / "kern.log"
+    fds = pathlib.Path(f"/proc/{w.p.pid}/fd")
+
+    def open_on_victim():
+        return [f for f in fds.iterdir() if os.readlink(f).startswith(str(victim))]
+
+    assert open_on_victim()
+    victim.unlink()
+    for _ in range(TIMEOUT * 20):  # waits for a state, asserts no duration
+        if not open_on_victim():
+            break
+        time.sleep(0.05)
+    assert not open_on_victim()
+    w.p.send_signal(signal.SIGINT)
+    rc, out, err = w.finish()
+    assert rc == 0, err
+    assert events(out)[-1]["report"]["incidents"][0]["rule"] == "xid-79-fallen-off-bus"
