@@ -94,6 +94,16 @@ def split(path, parts):
     return [b"".join(lines[n * k // parts:n * (k + 1) // parts]) for k in range(parts)]
 
 
+def write_gz(path, data):
+    """Writes a .gz file outside the watched directory and renames it into
+    place, so that the watch never sees it half written (the tests assert
+    no read error)."""
+    tmp = path.parents[2] / (path.name + ".tmp")  # outside the watched job/
+    with gzip.open(tmp, "wb") as f:
+        f.write(data)
+    os.rename(tmp, path)
+
+
 def append(path, data):
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "ab") as f:
@@ -147,8 +157,7 @@ def test_directory_written_over_time(faultline_bin, tmp_path, mode):
         if p.name != "rank-3.log":
             append(job / "node017" / p.name, pieces[p.name][2])
     append(job / "node017" / "kern.log", kern17[1])
-    with gzip.open(job / "node017" / "dmesg-old.log.gz", "wb") as f:
-        f.write(b"housekeeping: nothing to report\n")
+    write_gz(job / "node017" / "dmesg-old.log.gz", b"housekeeping: nothing to report\n")
 
     want = diagnose(faultline_bin, job)
     primary = want["incidents"][0]
@@ -289,8 +298,7 @@ def test_compressed_copy_of_a_followed_file_is_not_read_again(faultline_bin, tmp
     w = Watch(faultline_bin, "--json", "--interval", "100ms", "--poll", "50ms", str(job))
     w.wait_for("out", lambda l: '"event":"formed"' in l, "the incident")
     kern = job / "node017" / "kern.log"
-    with gzip.open(job / "node017" / "kern.log.1.gz", "wb") as f:
-        f.write(kern.read_bytes())
+    write_gz(job / "node017" / "kern.log.1.gz", kern.read_bytes())
     with open(kern, "r+b") as f:
         f.truncate(0)
     w.wait_for("err", lambda l: "kern.log.1.gz: a compressed copy of " + str(kern) in l, "the skip notice")
@@ -350,7 +358,14 @@ def test_deleted_file_is_let_go(faultline_bin, tmp_path):
     fds = pathlib.Path(f"/proc/{w.p.pid}/fd")
 
     def open_on_victim():
-        return [f for f in fds.iterdir() if os.readlink(f).startswith(str(victim))]
+        found = []
+        for f in fds.iterdir():
+            try:
+                if os.readlink(f).startswith(str(victim)):
+                    found.append(f)
+            except FileNotFoundError:  # closed meanwhile
+                pass
+        return found
 
     assert open_on_victim()
     victim.unlink()
