@@ -823,10 +823,10 @@ bool Watcher::Start() {
   Job* all = o_.job_per_path ? nullptr : make_job("watch");
   bool any = false;
   for (const std::string& p : o_.paths) {
-    Job* j = all ? all : make_job(p);
     if (p == "-") {
       if (have_stdin_) continue;  // one reader of standard input
       have_stdin_ = true;
+      Job* j = all ? all : make_job(p);
       // The flag is on the open file description, which a terminal shares
       // with the shell: Run puts the old flags back.
       stdin_flags_ = fcntl(0, F_GETFL);
@@ -846,13 +846,20 @@ bool Watcher::Start() {
       input_errors_ = true;
       continue;
     }
+    if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+      std::fprintf(stderr, "faultline watch: %s: not a regular file or a directory (pipe it into -)\n",
+                   p.c_str());
+      input_errors_ = true;
+      continue;
+    }
+    Job* j = all ? all : make_job(p);
     j->roots.push_back(p);
     any = true;
     if (S_ISDIR(st.st_mode)) continue;  // walked by Discover
     // A file named on the command line is followed by its name, even
     // when it is rotated away and comes back.
     std::string parent = p.find('/') == std::string::npos ? "." : p.substr(0, p.rfind('/') + 1);
-    Watch(parent.empty() ? "/" : parent);
+    Watch(parent);
     if (!j->by_name.count(p)) AddInput(*j, p, st);
   }
   if (!any) return false;

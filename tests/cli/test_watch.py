@@ -284,6 +284,8 @@ def test_usage_and_missing_path(faultline_bin, tmp_path):
     assert run(faultline_bin, "watch", "--tz", "Mars/Olympus", str(tmp_path), check=False).returncode == 1
     p = run(faultline_bin, "watch", str(tmp_path / "nope"), check=False)
     assert p.returncode == 2 and b"nope" in p.stderr
+    p = run(faultline_bin, "watch", "/dev/null", check=False)
+    assert p.returncode == 2 and b"/dev/null: not a regular file or a directory" in p.stderr
     assert b"--window SIZE" in run(faultline_bin, "watch", "--help").stdout
 
 
