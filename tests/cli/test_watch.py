@@ -380,3 +380,36 @@ def test_deleted_file_is_let_go(faultline_bin, tmp_path):
     rc, out, err = w.finish()
     assert rc == 0, err
     assert events(out)[-1]["report"]["incidents"][0]["rule"] == "xid-79-fallen-off-bus"
+
+
+def test_incident_keeps_its_id_across_the_session_switch(faultline_bin):
+    """The incident forms in the older session, the older session is
+    dropped, and the final report comes from the younger one, which began
+    reading standard input later (its line numbers are shifted): the
+    incident keeps its id, because ids count lines in the whole stream."""
+    filler = b"".join(b"housekeeping: shard %06d verified\n" % i for i in range(20000))  # ~660 KB
+    incident = b"".join(p.read_bytes() for p in sorted(EXAMPLE.rglob("*.log")))
+    r, wfd = os.pipe()
+    w = Watch(faultline_bin, "--json", "--window", "1M", "--interval", "100ms", "--poll", "50ms", "-",
+              stdin=r)
+    os.close(r)
+    with os.fdopen(wfd, "wb") as f:
+        f.write(filler)
+        f.write(incident)
+        f.flush()
+        line = w.wait_for("out", lambda l: json.loads(l).get("rule") == "xid-79-fallen-off-bus", "the incident")
+        f.write(filler)
+    rc, out, err = w.finish()
+    assert rc == 0, err
+    formed = json.loads(line)
+    final = events(out)[-1]
+    assert final["watch"]["sessions"] == 3  # started at 0, 512K and 1M; the first dropped at 1M
+    report = final["report"]
+    assert report["input"]["bytes"] < final["watch"]["bytes"]  # the younger session's share
+    assert report["incidents"][0]["rule"] == "xid-79-fallen-off-bus"
+    assert final["incident_ids"][0] == formed["id"]
+    # The same line, numbered from the younger session's start in the
+    # report and from the stream's start in the event.
+    shift = report["incidents"][0]["initiating"]["evidence"][0]["line"] - formed["initiating"][0]["line"]
+    assert shift < 0
+    assert [e["id"] for e in events(out) if e["event"] == "formed"].count(formed["id"]) == 1
