@@ -474,6 +474,7 @@ void Watcher::ReadOnce(Job& j, Input& in, bool first) {
   struct stat st;
   if (stat(in.name.c_str(), &st) != 0) return;
   int64_t size = static_cast<int64_t>(st.st_size);
+  if (size == 0) return;  // nothing yet, or a compressor that has just begun
   if (!first && size != in.last_size) {
     in.last_size = size;
     return;
