@@ -88,7 +88,8 @@
  *   Rulesets: a file's stored pattern database is used only when its MAC
  *   verifies under this installation's key (fl_ruleset_compile signs what
  *   it writes); any other file is recompiled from its patterns. Added:
- *   fl_ruleset_load_info.
+ *   fl_ruleset_load_info, fl_session_snapshot (a report of a live
+ *   session that goes on taking input).
  */
 #ifndef FAULTLINE_FAULTLINE_H_
 #define FAULTLINE_FAULTLINE_H_
@@ -407,6 +408,21 @@ typedef struct fl_report fl_report;
  * argument, a finished session); FL_ERR_BUSY; FL_ERR_NOMEM;
  * FL_ERR_INTERNAL. @since 0.1 */
 FL_API fl_status fl_session_finish(fl_session *s, fl_report **out);
+
+/* Correlates what the session has found so far into a report without
+ * ending the session, for a caller that follows a live job (faultline
+ * watch) and re-diagnoses it at a cadence. Paths and ranges added and not
+ * yet scanned are scanned first (as fl_session_scan), then every complete
+ * line buffered on an open stream (as fl_session_stream_flush); a trailing
+ * partial line stays buffered. The session goes on taking input, and a
+ * later snapshot or fl_session_finish sees everything. Line numbers and
+ * offsets are those the final report would give. Costs a copy of the
+ * evidence kept so far and a correlation: call it at a bounded cadence,
+ * not per line.
+ * Returns: FL_OK; FL_ERR_CANCELLED; FL_ERR_IO (a range's file cannot be
+ * read); FL_ERR_INVALID_ARG (a NULL argument, a finished session);
+ * FL_ERR_BUSY; FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.3 */
+FL_API fl_status fl_session_snapshot(fl_session *s, fl_report **out);
 
 /* Scans what is left and exports everything the session found as an
  * evidence bundle (FlatBuffers, verified when read back), instead of

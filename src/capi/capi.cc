@@ -740,6 +740,20 @@ FL_API fl_status fl_session_finish(fl_session* s, fl_report** out) {
   });
 }
 
+FL_API fl_status fl_session_snapshot(fl_session* s, fl_report** out) {
+  if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  if (!out) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  *out = nullptr;
+  return GuardS(s, [&]() -> fl_status {
+    if (fl_status rc = ScanClaimed(s); rc != FL_OK) return rc;
+    faultline::ScanResult scan = s->scanner->Snapshot();
+    if (s->cancel.load()) return SessionError(s, FL_ERR_CANCELLED, "the session was cancelled");
+    *out = BuildReport(s->rs, std::move(scan), s->copts).release();
+    return FL_OK;
+  });
+}
+
 FL_API fl_status fl_session_export_bundle(fl_session* s, void** data, size_t* len) {
   if (!s) return FL_ERR_INVALID_ARG;
   FL_CLAIM_SESSION(s);

@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,52 @@ bool ParseClockOffset(const char* v, std::string* host, double* seconds) {
   if (!std::isfinite(secs) || std::fabs(secs) > kMaxClockOffsetSeconds) return false;
   host->assign(v, static_cast<size_t>(eq - v));
   *seconds = secs;
+  return true;
+}
+
+bool ParseDuration(const char* v, double lo, double hi, double* seconds) {
+  char* end = nullptr;
+  double x = std::strtod(v, &end);
+  if (!end || end == v) return false;
+  double scale = 1;
+  if (std::strcmp(end, "ms") == 0) {
+    scale = 1e-3;
+  } else if (std::strcmp(end, "s") == 0 || !*end) {
+    scale = 1;
+  } else if (std::strcmp(end, "m") == 0) {
+    scale = 60;
+  } else if (std::strcmp(end, "h") == 0) {
+    scale = 3600;
+  } else {
+    return false;
+  }
+  x *= scale;
+  if (!std::isfinite(x) || x < lo || x > hi) return false;
+  *seconds = x;
+  return true;
+}
+
+bool ParseSize(const char* v, uint64_t lo, uint64_t hi, uint64_t* bytes) {
+  if (*v < '0' || *v > '9') return false;  // strtoull takes "-1" and " 1"
+  char* end = nullptr;
+  errno = 0;
+  unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno || !end || end == v) return false;
+  int shift = 0;
+  if (*end == 'K' || *end == 'k') {
+    shift = 10;
+  } else if (*end == 'M' || *end == 'm') {
+    shift = 20;
+  } else if (*end == 'G' || *end == 'g') {
+    shift = 30;
+  } else if (*end) {
+    return false;
+  }
+  if (shift && end[1]) return false;
+  if (n > (~0ull >> shift)) return false;
+  uint64_t b = static_cast<uint64_t>(n) << shift;
+  if (b < lo || b > hi) return false;
+  *bytes = b;
   return true;
 }
 

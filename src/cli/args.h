@@ -8,6 +8,7 @@
 #ifndef FAULTLINE_CLI_ARGS_H_
 #define FAULTLINE_CLI_ARGS_H_
 
+#include <cstdint>
 #include <string>
 
 namespace faultline::cli {
@@ -18,6 +19,16 @@ namespace faultline::cli {
 // Returns false (outputs untouched) for anything else.
 inline constexpr double kMaxClockOffsetSeconds = 1e9;
 bool ParseClockOffset(const char* v, std::string* host, double* seconds);
+
+// watch --interval/--poll: seconds as a strtod() number with an optional
+// unit suffix ms, s, m or h ("250ms", "2", "1.5m"), finite and within
+// [lo, hi] seconds. Returns false (output untouched) for anything else.
+bool ParseDuration(const char* v, double lo, double hi, double* seconds);
+
+// watch --window: bytes as a whole number with an optional binary suffix
+// K, M or G (KiB, MiB, GiB; "64M", "1048576"), within [lo, hi]. Returns
+// false (output untouched) for anything else.
+bool ParseSize(const char* v, uint64_t lo, uint64_t hi, uint64_t* bytes);
 
 }  // namespace faultline::cli
 

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cli/args.h"
+#include "cli/watch.h"
 #include "faultline/faultline.h"
 
 extern char** environ;
@@ -42,6 +43,8 @@ const char kUsage[] =
     "                     [-o FILE] [--html FILE] [--exit-code [-q]] PATH...\n"
     "  faultline scan --json [--rules PATH] [--threads N]\n"
     "                 [--clock-offset HOST=SECONDS]... [--tz ZONE] [-o FILE] PATH...\n"
+    "  faultline watch [--json] [--rules PATH] [--interval DURATION] [--poll DURATION]\n"
+    "                  [--window SIZE] [--job-per-path] [--exit-code] PATH...\n"
     "  faultline compile SRC_DIR -o OUT.flrules\n"
     "  faultline rules list [--json] [--rules PATH]\n"
     "  faultline rules show ID [--json] [--rules PATH]\n"
@@ -97,6 +100,29 @@ constexpr Option kScanOptions[] = {
     {"output", 'o', "FILE", "write the evidence to FILE instead of standard output"},
     kHelpOption,
 };
+constexpr Option kWatchOptions[] = {
+    {"json", 0, nullptr,
+     "print NDJSON: one object per incident event, and the final report object at exit"},
+    kRulesOption,
+    {"threads", 'j', "N",
+     "scan threads per session, 1 to 1024 (default 1: lines arrive a little at a time)"},
+    {"interval", 0, "DURATION",
+     "re-correlate each job at most this often, 10ms to 1h (default 2s; ms, s, m, h)"},
+    {"poll", 0, "DURATION",
+     "look at the inputs at least this often, 10ms to 1h (default 1s; inotify wakes sooner)"},
+    {"window", 0, "SIZE",
+     "bytes of input a job's diagnosis remembers, 64K to 64G (default 256M; K, M, G)"},
+    {"job-per-path", 0, nullptr, "one job per PATH operand (default: one job for all of them)"},
+    {"no-inotify", 0, nullptr, "do not use inotify: find changes by polling only"},
+    {"job-start", 0, "TIME",
+     "job start, RFC 3339 or epoch seconds (default: derived from the logs)"},
+    {"job-end", 0, "TIME", "job end, RFC 3339 or epoch seconds (default: derived from the logs)"},
+    {"clock-offset", 0, "HOST=SECONDS",
+     "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"},
+    {"tz", 0, "ZONE", "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"},
+    {"exit-code", 0, nullptr, "exit 3 when an incident formed, 0 when none (2 still wins)"},
+    kHelpOption,
+};
 constexpr Option kCompileOptions[] = {
     {"output", 'o', "FILE", "the compiled ruleset to write (required; written atomically)"},
     kHelpOption,
@@ -142,6 +168,18 @@ const Command kDiagnose{
 const Command kScan{"scan", "--json PATH...",
                     "Print the evidence records as JSON lines, in source then offset order.",
                     kScanOptions, ""};
+const Command kWatch{
+    "watch", "PATH...",
+    "Follow logs as they are written and print each incident when it forms or changes.",
+    kWatchOptions,
+    "PATH: a file (followed by name across rotation and truncation), a directory (recursive;\n"
+    "new files are picked up), a .gz or .zst file (read once), or - for standard input.\n"
+    "Runs until SIGINT or SIGTERM (or the end of standard input when it is the only PATH),\n"
+    "then prints the final report of each job. Text shows one block per incident event;\n"
+    "--json prints {\"event\":\"formed\"|\"changed\",\"id\":...} lines and a last\n"
+    "{\"event\":\"report\",...,\"report\":{...}} line per job (docs/cli.md).\n"
+    "exit status: 0 after a signal or the end of input, 1 usage error, 2 an input could not\n"
+    "be read (the others are still followed); with --exit-code, 3 when an incident formed.\n"};
 const Command kCompile{"compile", "SRC_DIR -o OUT.flrules",
                        "Compile a rule source directory; errors name the file, rule and field.",
                        kCompileOptions, ""};
@@ -160,7 +198,7 @@ const Command kBench{
     "faultline, in the build tree's bench/ or on PATH. A peer that is missing or cannot read\n"
     "the inputs (grep and fl_hs_raw: .gz/.zst) is named, not run. The full peer harness,\n"
     "with Python re and memory: bench/peers.sh.\n"};
-const Command* const kCommands[] = {&kDiagnose,  &kScan,      &kCompile,
+const Command* const kCommands[] = {&kDiagnose,  &kScan,      &kWatch, &kCompile,
                                     &kRulesList, &kRulesShow, &kBench};
 
 void PrintHelp(const Command& c, FILE* f) {
@@ -218,6 +256,11 @@ struct Args {
   bool costs = false;           // bench: each signal's added cost
   bool sample_mb_given = false;
   uint64_t sample_bytes = 32ull << 20;
+  double interval_s = 2.0;                // watch
+  double poll_s = 1.0;                    // watch
+  uint64_t window_bytes = 256ull << 20;   // watch
+  bool job_per_path = false;              // watch
+  bool no_inotify = false;                // watch
   std::vector<const char*> positional;
 };
 
@@ -280,6 +323,20 @@ int Apply(const Command& c, const Option& o, const std::string& as, const char* 
     a.peers = v;
   } else if (name == "costs") {
     a.costs = true;
+  } else if (name == "interval" || name == "poll") {
+    double secs = 0;
+    if (!faultline::cli::ParseDuration(v, 0.01, 3600, &secs)) {
+      return CommandUsage(c, as + " takes a duration from 10ms to 1h, e.g. 500ms, 2s, 1m");
+    }
+    (name == "interval" ? a.interval_s : a.poll_s) = secs;
+  } else if (name == "window") {
+    if (!faultline::cli::ParseSize(v, uint64_t{64} << 10, uint64_t{64} << 30, &a.window_bytes)) {
+      return CommandUsage(c, as + " takes a size from 64K to 64G, e.g. 256M");
+    }
+  } else if (name == "job-per-path") {
+    a.job_per_path = true;
+  } else if (name == "no-inotify") {
+    a.no_inotify = true;
   } else if (name == "sample-mb") {
     if (!number(1, 65536)) return kExitUsage;
     a.sample_bytes = static_cast<uint64_t>(n) << 20;
@@ -541,6 +598,47 @@ int CmdScan(int argc, char** argv) {
   fl_report_free(r);
   fl_ruleset_free(rs);
   return input_errors || !written ? kExitInput : kExitOk;
+}
+
+int CmdWatch(int argc, char** argv) {
+  Args a;
+  if (int rc = ParseArgs(kWatch, argc, argv, 2, a); rc >= 0) return rc;
+  if (a.positional.empty()) return CommandUsage(kWatch, "needs at least one PATH (- for standard input)");
+  faultline::cli::WatchOptions w;
+  for (const char* p : a.positional) w.paths.emplace_back(p);
+  w.json = a.json;
+  w.job_per_path = a.job_per_path;
+  w.exit_code = a.exit_code;
+  w.no_inotify = a.no_inotify;
+  w.interval_s = a.interval_s;
+  w.poll_s = a.poll_s;
+  w.window_bytes = a.window_bytes;
+  fl_session_options_init(&w.session, sizeof w.session);
+  w.session.threads = a.threads ? a.threads : 1;  // lines arrive a little at a time
+  w.session.job_start_us = a.job_start;
+  w.session.job_end_us = a.job_end;
+  std::vector<fl_clock_offset> offsets;
+  for (size_t i = 0; i < a.offset_hosts.size(); ++i) {
+    offsets.push_back({a.offset_hosts[i].c_str(), a.offset_secs[i]});
+  }
+  w.session.clock_offsets = offsets.data();
+  w.session.clock_offset_count = offsets.size();
+  w.session.tz = a.tz;
+  // A zone or offset the library refuses is a usage error before any input.
+  fl_session* probe = nullptr;
+  fl_ruleset* rs = LoadRules(a.rules);
+  if (!rs) return kExitInput;
+  fl_error* err = nullptr;
+  if (fl_session_new(&probe, rs, &w.session, &err) != FL_OK) {
+    int rc = CommandUsage(kWatch, fl_error_message(err));
+    fl_error_free(err);
+    fl_ruleset_free(rs);
+    return rc;
+  }
+  fl_session_free(probe);
+  int rc = faultline::cli::RunWatch(rs, w);
+  fl_ruleset_free(rs);
+  return rc;
 }
 
 int CmdCompile(int argc, char** argv) {
@@ -1191,6 +1289,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "diagnose") return CmdDiagnose(argc, argv);
   if (cmd == "scan") return CmdScan(argc, argv);
+  if (cmd == "watch") return CmdWatch(argc, argv);
   if (cmd == "compile") return CmdCompile(argc, argv);
   if (cmd == "rules") return CmdRules(argc, argv);
   if (cmd == "bench") return CmdBench(argc, argv);

@@ -78,6 +78,14 @@ void EvidenceKeeper::TakeInto(std::vector<Evidence>& out) {
   kept_.shrink_to_fit();
 }
 
+void EvidenceKeeper::CopyInto(std::vector<Evidence>& out) const {
+  size_t first = out.size();
+  out.insert(out.end(), kept_.begin(), kept_.end());
+  for (const auto& [rule, tail] : tail_) out.insert(out.end(), tail.begin(), tail.end());
+  std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                   [](const Evidence& a, const Evidence& b) { return a.offset < b.offset; });
+}
+
 namespace {
 
 uint64_t Mix(uint64_t x) {

@@ -72,6 +72,9 @@ class EvidenceKeeper {
   void Add(Evidence ev, std::map<uint32_t, uint64_t>& dropped);
   // Appends what is kept to `out`, in offset order, and starts over.
   void TakeInto(std::vector<Evidence>& out);
+  // Appends a copy of what is kept so far to `out`, in offset order, and
+  // keeps it: a snapshot of a source that is still being read.
+  void CopyInto(std::vector<Evidence>& out) const;
 
  private:
   EvidenceCaps caps_;

@@ -254,6 +254,28 @@ absl::Status Scanner::CloseStream(uint32_t stream) {
 
 const ScanResult& Scanner::partial() const { return impl_->result; }
 
+ScanResult Scanner::Snapshot() {
+  Impl& m = *impl_;
+  for (size_t i = 0; i < m.streams.size(); ++i) {
+    if (!m.streams[i]->closed) (void)FlushStream(static_cast<uint32_t>(i));
+  }
+  ScanResult r = m.result;
+  // A source still open keeps its evidence in its keeper until it ends; a
+  // closed one's keeper is empty.
+  for (const auto& st : m.states) st->keeper.CopyInto(r.evidence);
+  for (const auto& [rank, ev] : m.last_progress_) r.evidence.push_back(ev);
+  std::stable_sort(r.evidence.begin(), r.evidence.end(), [](const Evidence& a, const Evidence& b) {
+    return a.source != b.source ? a.source < b.source : a.offset < b.offset;
+  });
+  FinalizeTimes(r);
+  for (const SourceSummary& s : r.sources) {
+    r.bytes += s.bytes;
+    r.lines += s.lines;
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m.t0).count();
+  return r;
+}
+
 ScanResult Scanner::Finish() {
   Impl& m = *impl_;
   for (size_t i = 0; i < m.streams.size(); ++i) {

@@ -73,6 +73,14 @@ class Scanner {
   // post-processing across sources (year inference, monotonic anchoring).
   ScanResult Finish();
 
+  // What Finish would hand over if the scan ended now, without ending it:
+  // complete lines buffered on open streams are scanned first (a trailing
+  // partial line stays buffered), then the evidence kept so far is copied
+  // and post-processed as Finish does. The scan goes on; a later Snapshot
+  // or Finish sees everything. For follow mode, which re-correlates a live
+  // job at a cadence.
+  ScanResult Snapshot();
+
   const ScanResult& partial() const;
 
  private:

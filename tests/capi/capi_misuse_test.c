@@ -93,6 +93,7 @@ static void test_busy_while_another_thread_calls(void) {
   CHECK(fl_session_scan(s) == FL_ERR_BUSY);
   CHECK(fl_session_finish(s, &r) == FL_ERR_BUSY);
   CHECK(fl_session_export_bundle(s, &bundle, &len) == FL_ERR_BUSY && bundle == NULL);
+  CHECK(fl_session_snapshot(s, &r) == FL_ERR_BUSY);
   CHECK(fl_session_error_count(s) == 0);
   /* Cancel is the one call any thread may make while another is running. */
   fl_session_cancel(s);
@@ -200,6 +201,15 @@ static void test_finish_after_cancel(const char* dir) {
   void* bundle = NULL;
   size_t len = 0;
   CHECK(fl_session_export_bundle(s, &bundle, &len) == FL_ERR_CANCELLED && bundle == NULL);
+  fl_session_free(s);
+
+  /* And for a snapshot of a cancelled session. */
+  opts = Defaults();
+  CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
+  CHECK(fl_session_add_path(s, dir) == FL_OK);
+  fl_session_cancel(s);
+  fl_report* snap = (fl_report*)&len;
+  CHECK(fl_session_snapshot(s, &snap) == FL_ERR_CANCELLED && snap == NULL);
   fl_session_free(s);
 }
 

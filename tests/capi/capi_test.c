@@ -143,6 +143,45 @@ static void test_stream_session(fl_ruleset* rs) {
   fl_session_free(s);
 }
 
+/* A snapshot reports what was found so far and the session goes on: the
+ * second snapshot and the final report see the line fed after the first,
+ * and a partial line stays buffered until its newline arrives. */
+static void test_snapshot(fl_ruleset* rs) {
+  fl_session* s = NULL;
+  CHECK(fl_session_new(&s, rs, NULL, NULL) == FL_OK);
+  uint32_t app = 0, kern = 0;
+  CHECK(fl_session_stream_open(s, "node018/rank-3.log", &app) == FL_OK);
+  CHECK(fl_session_feed(s, app, kWatchdog, strlen(kWatchdog)) == FL_OK);
+  fl_report* r = NULL;
+  CHECK(fl_session_snapshot(s, NULL) == FL_ERR_INVALID_ARG);
+  CHECK(fl_session_snapshot(s, &r) == FL_OK && r != NULL);
+  CHECK(fl_report_evidence_count(r) >= 1);
+  size_t before = fl_report_evidence_count(r);
+  fl_report_free(r);
+  /* The Xid line in two pieces: the first snapshot must not see it. */
+  size_t half = strlen(kXid) / 2;
+  CHECK(fl_session_stream_open(s, "node017/kern.log", &kern) == FL_OK);
+  CHECK(fl_session_feed(s, kern, kXid, half) == FL_OK);
+  CHECK(fl_session_snapshot(s, &r) == FL_OK);
+  CHECK(fl_report_evidence_count(r) == before);
+  fl_report_free(r);
+  CHECK(fl_session_feed(s, kern, kXid + half, strlen(kXid) - half) == FL_OK);
+  CHECK(fl_session_snapshot(s, &r) == FL_OK);
+  CHECK(fl_report_evidence_count(r) > before);
+  fl_incident_view inc;
+  CHECK(fl_report_incident_count(r) >= 1 && fl_report_incident(r, 0, &inc) == FL_OK &&
+        strcmp(inc.rule, "xid-79-fallen-off-bus") == 0);
+  size_t snap_count = fl_report_evidence_count(r);
+  fl_report_free(r);
+  CHECK(fl_session_finish(s, &r) == FL_OK);
+  CHECK(fl_report_evidence_count(r) == snap_count);
+  CHECK(fl_report_incident_count(r) >= 1 && fl_report_incident(r, 0, &inc) == FL_OK &&
+        strcmp(inc.rule, "xid-79-fallen-off-bus") == 0);
+  fl_report_free(r);
+  CHECK(fl_session_snapshot(s, &r) == FL_ERR_INVALID_ARG && r == NULL);
+  fl_session_free(s);
+}
+
 static void test_options_versioning(fl_ruleset* rs) {
   fl_session* s = NULL;
   fl_error* err = NULL;
@@ -377,6 +416,7 @@ int main(int argc, char** argv) {
   }
   test_ruleset_browse(rs);
   test_stream_session(rs);
+  test_snapshot(rs);
   test_options_versioning(rs);
   test_paths_and_errors(rs, argv[1]);
   test_signal_costs(rs, argv[1]);

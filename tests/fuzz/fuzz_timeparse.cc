@@ -1,6 +1,7 @@
 // Every time parser on arbitrary text, and the parsers behind the CLI's
 // --job-start/--job-end (fl_time_parse), --tz (ParseTzOffset, what the
-// session options go through) and --clock-offset (cli::ParseClockOffset).
+// session options go through), --clock-offset (cli::ParseClockOffset) and
+// watch's --interval/--poll/--window (cli::ParseDuration, cli::ParseSize).
 // The first bytes pick the context (default year, zone); the rest is one
 // line. Oracles beyond no crash/UB:
 //  - ParseLineTime: `end` within the line and past at least one byte; the
@@ -99,6 +100,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                   "host is not the text before '='");
     FL_FUZZ_CHECK(std::strchr(line.c_str() + host.size() + 1, '=') == nullptr, "not the last '='");
     FL_FUZZ_CHECK(std::isfinite(secs), "a clock offset that is not a finite number");
+  }
+  // watch --interval/--poll and --window.
+  double dur = -1;
+  if (cli::ParseDuration(line.c_str(), 0.01, 3600, &dur)) {
+    FL_FUZZ_CHECK(std::isfinite(dur) && dur >= 0.01 && dur <= 3600, "a duration out of its range");
+  }
+  uint64_t bytes = 0;
+  if (cli::ParseSize(line.c_str(), uint64_t{64} << 10, uint64_t{64} << 30, &bytes)) {
+    FL_FUZZ_CHECK(bytes >= (uint64_t{64} << 10) && bytes <= (uint64_t{64} << 30), "a size out of its range");
   }
   return 0;
 }

@@ -55,6 +55,29 @@ def test_feed_random_chunks_matches_file(incident: dict) -> None:
     assert fed.primary.host == by_file.primary.host
 
 
+def test_snapshot_of_a_live_session(incident: dict) -> None:
+    """snapshot() reports what was fed so far and the session goes on: the
+    final report equals one over the same files, and an earlier snapshot
+    does not see what came after it."""
+    files = sorted(p for p in Path(incident["path"]).rglob("*.log"))
+    by_file = faultline.diagnose([str(p) for p in files])
+    with faultline.Session() as s:
+        streams = {p: s.open_stream(str(p)) for p in files}
+        half = {p: p.read_bytes()[: len(p.read_bytes()) // 2] for p in files}
+        for p in files:
+            streams[p].feed(half[p])
+        early = s.snapshot()
+        for p in files:
+            streams[p].feed(p.read_bytes()[len(half[p]) :])
+        late = s.snapshot()
+        final = s.finish()
+    assert len(early.evidence) < len(late.evidence)
+    assert sorted(late.evidence, key=_key) == sorted(final.evidence, key=_key)
+    assert sorted(final.evidence, key=_key) == sorted(by_file.evidence, key=_key)
+    assert late.primary is not None and late.primary.rule == by_file.primary.rule
+    assert final.primary.rank == by_file.primary.rank
+
+
 def test_default_stream_feed_matches_file(tmp_path: Path) -> None:
     rng = random.Random(99)
     write_incident(tmp_path)

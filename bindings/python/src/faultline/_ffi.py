@@ -250,6 +250,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_session_error_count": (c_size_t, [_vp]),
     "fl_session_finish": (fl_status, [_vp, _pvp]),
     "fl_session_export_bundle": (fl_status, [_vp, _pvp, _psz]),
+    "fl_session_snapshot": (fl_status, [_vp, _pvp]),
     "fl_report_from_bundles": (
         fl_status,
         [_pvp, _vp, _P(SessionOptions), _pvp, _psz, c_size_t, _pvp],

@@ -423,6 +423,19 @@ class Session:
             )
         return report
 
+    def snapshot(self) -> Report:
+        """The report of what the session has found so far, without ending
+        it (``fl_session_snapshot``): for following a live job. Pending
+        paths are scanned and every complete line fed to an open stream is
+        included; a trailing partial line waits for its newline. The session
+        goes on taking input, and a later snapshot or ``finish()`` sees
+        everything. Costs a copy of the evidence kept and a correlation:
+        call it at a cadence, not per line."""
+        self._flush_streams()
+        out = ctypes.c_void_p()
+        self._call(_ffi.lib.fl_session_snapshot, ctypes.byref(out))
+        return Report._from_handle(out.value)  # type: ignore[arg-type]
+
     def export_bundle(self) -> bytes:
         """Scans what is left and returns everything found as an evidence
         bundle (bytes) instead of correlating; combine bundles with
