@@ -27,6 +27,7 @@ using internal::kMaxStreamLine;
 Scanner::Scanner(std::shared_ptr<const Ruleset> rules, ScanOptions opts)
     : impl_(std::make_unique<Impl>()) {
   impl_->rs = std::move(rules);
+  if (impl_->rs) impl_->plans_ = internal::PlanSignals(*impl_->rs);
   impl_->opts = std::move(opts);
   impl_->tctx.tz_offset_s = impl_->opts.tz_offset_s;
 }
