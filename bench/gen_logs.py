@@ -37,7 +37,7 @@ per process; --jobs spreads files over processes).
   gen_logs.py --single /dev/shm/job.log --size 512M --seed 1
   gen_logs.py --out /tmp/clean --size 20M --no-failures
   gen_logs.py --single /dev/shm/dense.log --size 256M --dense 0.17   # 1 line in 6 a context signal
-  gen_logs.py --out /dev/shm/arch --size 400M --hosts 128 --files-per-rank 19   # 1,024 ranks, 20k files
+  gen_logs.py --out /dev/shm/arch --size 400M --hosts 128 --files-per-rank 20   # 1,024 ranks, 20,736 files
 """
 
 import argparse
@@ -267,7 +267,7 @@ class Stream:
         self.bytes = 0
         self.lines = 0
         self.closed_files = []  # manifest entries of the segments written before
-        self.rotate_every = 0   # --files-per-rank: seconds of the run per segment
+        self.rotate_every = 0.0  # --files-per-rank: seconds of the run per segment
         self.segment = 0
 
     def rotate(self):
@@ -440,7 +440,7 @@ def gen_rank_stream(job, ranks, stream, duration, seed, events, fname):
     silent = set()
     for sec in range(START + 1, t_end):
         clock.set(sec)
-        if stream.rotate_every and (sec - START) % stream.rotate_every == 0:
+        if stream.rotate_every and sec - START >= stream.rotate_every * (stream.segment + 1):
             stream.rotate()
             fname = stream.fname
         n = rng.randint(lo, hi)
@@ -646,7 +646,7 @@ def run_file(spec):
     seed = args.seed * 1000003 + idx * 7 + {"rank": 0, "kern": 1, "launcher": 2, "single": 3}[kind]
     if kind == "rank" and args.files_per_rank > 1:
         # A rank's output rotated into segments of equal run time.
-        st.rotate_every = max(1, int(duration) // args.files_per_rank + 1)
+        st.rotate_every = duration / args.files_per_rank
     if kind == "rank":
         r = Rank(random.Random(seed ^ 0x5EED), idx, job.world, job.gph, args.channels)
         gen_rank_stream(job, [r], st, duration, seed, events, fname)
@@ -676,7 +676,7 @@ def main(argv=None):
                          "options` line (a context signal): a dense log, e.g. 0.17 for 1 line in 6")
     ap.add_argument("--files-per-rank", type=int, default=1,
                     help="rotate each rank's output into N files NODE/rank-K/part-NNN.log (a many-file "
-                         "archive: --hosts 128 --files-per-rank 19 gives 1,024 ranks in 19,712 files)")
+                         "archive: --hosts 128 --files-per-rank 20 gives 1,024 ranks in 20,736 files)")
     ap.add_argument("--manifest", help="manifest path (default OUT.manifest.json / FILE.manifest.json)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     args = ap.parse_args(argv)
