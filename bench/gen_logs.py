@@ -36,6 +36,8 @@ per process; --jobs spreads files over processes).
   gen_logs.py --out bench-data/job-2g --size 2G --seed 1
   gen_logs.py --single /dev/shm/job.log --size 512M --seed 1
   gen_logs.py --out /tmp/clean --size 20M --no-failures
+  gen_logs.py --single /dev/shm/dense.log --size 256M --dense 0.17   # 1 line in 6 a context signal
+  gen_logs.py --out /dev/shm/arch --size 400M --hosts 128 --files-per-rank 20   # 1,024 ranks, 20,736 files
 """
 
 import argparse
@@ -241,6 +243,9 @@ class Rank:
                   "TORCH_NCCL_WAIT_TIMEOUT_DUMP_MILSEC: 60000, TORCH_NCCL_DESYNC_DEBUG: 0" % (pid, rank)),
             ("I", " %d TCPStore.cpp:290] [c10d - debug] The server has started on port = 29500." % pid),
         ]
+        # --dense: the c10d line a DEBUG-level run prints for every process
+        # group it makes (a context signal) and NCCL INFO COLL lines.
+        self.dense_glog = self.glog[0]
         self.glog_steady = [
             ("W", " %d CUDAAllocatorConfig.h:28] Warning: expandable_segments not supported on this "
                   "platform (function operator())" % pid),
@@ -253,13 +258,28 @@ class Rank:
 class Stream:
     """Buffered writer that tracks lines and offsets."""
 
-    def __init__(self, path):
+    def __init__(self, path, fname=None):
         self.path = path
+        self.fname = fname
         self.f = open(path, "w", encoding="utf-8", newline="\n", buffering=1 << 20)
         self.parts = []
         self.pending = 0
         self.bytes = 0
         self.lines = 0
+        self.closed_files = []  # manifest entries of the segments written before
+        self.rotate_every = 0.0  # --files-per-rank: seconds of the run per segment
+        self.segment = 0
+
+    def rotate(self):
+        """Closes this segment and goes on in the next (DIR/part-NNN.log)."""
+        self.close()
+        self.closed_files.append({"file": self.fname, "bytes": self.bytes, "lines": self.lines})
+        self.segment += 1
+        base = os.path.dirname(self.path)
+        self.path = os.path.join(base, "part-%03d.log" % self.segment)
+        self.fname = os.path.join(os.path.dirname(self.fname), "part-%03d.log" % self.segment)
+        self.f = open(self.path, "w", encoding="utf-8", newline="\n", buffering=1 << 20)
+        self.bytes = self.lines = 0
 
     def add(self, lines):
         # lines: list of str without "\n"
@@ -328,7 +348,10 @@ def rank_lines_for_second(rng, r, clock, n, kinds):
     pre = r.prefix
     iso = clock.iso
     for i, k in enumerate(kinds):
-        if k < 50:
+        if k >= 100:
+            sev, body = r.dense_glog
+            out.append(pre + "[" + sev + clock.glog + "." + ms[i] + MS[rng.getrandbits(9) % 1000] + body)
+        elif k < 50:
             out.append(pre + r.nccl[rng.getrandbits(8)])
         elif k < 95:
             out.append(pre + iso + "," + ms[i] + r.py[rng.getrandbits(8)])
@@ -417,8 +440,14 @@ def gen_rank_stream(job, ranks, stream, duration, seed, events, fname):
     silent = set()
     for sec in range(START + 1, t_end):
         clock.set(sec)
+        if stream.rotate_every and sec - START >= stream.rotate_every * (stream.segment + 1):
+            stream.rotate()
+            fname = stream.fname
         n = rng.randint(lo, hi)
         kinds = [rng.getrandbits(7) % 100 for _ in range(n)]
+        if args.dense:
+            # Kind 100: the dense context line, a fraction `dense` of lines.
+            kinds = [100 if rng.random() < args.dense else k for k in kinds]
         if single:
             ms = sorted(rng.choices(MS, k=n))
             lines = []
@@ -426,7 +455,10 @@ def gen_rank_stream(job, ranks, stream, duration, seed, events, fname):
             for i in range(n):
                 r = ranks[rng.randrange(len(ranks))]
                 k = kinds[i]
-                if k < 50:
+                if k >= 100:
+                    sev, body = r.dense_glog
+                    lines.append(r.prefix + "[" + sev + clock.glog + "." + ms[i] + "%03d" % (i * 7 % 1000) + body)
+                elif k < 50:
                     lines.append(r.prefix + r.nccl[rng.getrandbits(8)])
                 elif k < 95:
                     lines.append(r.prefix + iso + "," + ms[i] + r.py[rng.getrandbits(8)])
@@ -610,8 +642,11 @@ def run_file(spec):
     job = Job(args)
     events = []
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    st = Stream(path)
+    st = Stream(path, fname)
     seed = args.seed * 1000003 + idx * 7 + {"rank": 0, "kern": 1, "launcher": 2, "single": 3}[kind]
+    if kind == "rank" and args.files_per_rank > 1:
+        # A rank's output rotated into segments of equal run time.
+        st.rotate_every = duration / args.files_per_rank
     if kind == "rank":
         r = Rank(random.Random(seed ^ 0x5EED), idx, job.world, job.gph, args.channels)
         gen_rank_stream(job, [r], st, duration, seed, events, fname)
@@ -623,7 +658,7 @@ def run_file(spec):
         gen_kern(job, idx, st, duration, seed, events, fname)
     else:
         gen_launcher(job, idx, st, duration, seed, events, fname)
-    return {"file": fname, "bytes": st.bytes, "lines": st.lines}, events
+    return st.closed_files + [{"file": st.fname, "bytes": st.bytes, "lines": st.lines}], events
 
 
 def main(argv=None):
@@ -636,6 +671,12 @@ def main(argv=None):
     ap.add_argument("--gpus-per-host", type=int, default=8)
     ap.add_argument("--channels", type=int, default=32, help="NCCL channels in the init burst")
     ap.add_argument("--no-failures", action="store_true", help="ordinary lines only")
+    ap.add_argument("--dense", type=float, default=0.0,
+                    help="fraction of ordinary lines that are the c10d `ProcessGroupNCCL initialization "
+                         "options` line (a context signal): a dense log, e.g. 0.17 for 1 line in 6")
+    ap.add_argument("--files-per-rank", type=int, default=1,
+                    help="rotate each rank's output into N files NODE/rank-K/part-NNN.log (a many-file "
+                         "archive: --hosts 128 --files-per-rank 20 gives 1,024 ranks in 20,736 files)")
     ap.add_argument("--manifest", help="manifest path (default OUT.manifest.json / FILE.manifest.json)")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1))
     args = ap.parse_args(argv)
@@ -655,6 +696,8 @@ def main(argv=None):
         for r in range(job.world):
             h = r // job.gph
             fname = "node%03d/rank-%d.log" % (h, r)
+            if args.files_per_rank > 1:
+                fname = "node%03d/rank-%d/part-000.log" % (h, r)
             specs.append((args, "rank", r, os.path.join(args.out, fname), duration, fname))
         for h in range(args.hosts):
             for kind, base in (("kern", "kern.log"), ("launcher", "launcher.log")):
@@ -669,7 +712,7 @@ def main(argv=None):
             results = pool.map(run_file, specs, chunksize=1)
     else:
         results = [run_file(s) for s in specs]
-    files = [r[0] for r in results]
+    files = [f for r in results for f in r[0]]
     events = [e for r in results for e in r[1]]
     events.sort(key=lambda e: (e["time"], e["file"], e["line"]))
     nbytes = sum(f["bytes"] for f in files)

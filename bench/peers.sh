@@ -12,6 +12,8 @@
 #   BUILD=build-bench         build dir with src/cli/faultline and bench/fl_hs_raw
 #   DATA=bench-data           where the generated logs live (reused when present)
 #   SIZE=2G SEED=1            generator size and seed (bench/gen_logs.py)
+#   DENSE=0                   gen_logs.py --dense: the share of lines that are a
+#                             context signal (0.17: 1 in 6, the issue #20 log)
 #   REPS=3                    runs per configuration; the table takes the fastest
 #   PY_MB=32                  MiB the Python loop reads, once (it is extrapolated)
 #   MEM8=1                    also measure faultline's memory on 4x the data (8 GB
@@ -25,12 +27,18 @@ BUILD=${BUILD:-build-bench}
 DATA=${DATA:-bench-data}
 SIZE=${SIZE:-2G}
 SEED=${SEED:-1}
+DENSE=${DENSE:-0}
 REPS=${REPS:-3}
 PY_MB=${PY_MB:-32}
 MEM8=${MEM8:-1}
 PER_SIGNAL=${PER_SIGNAL:-0}
-JOB=$DATA/job-$SIZE-seed$SEED
-OUT=${OUT:-$DATA/results-$SIZE}
+if [[ $DENSE == 0 ]]; then
+  JOB=$DATA/job-$SIZE-seed$SEED
+  OUT=${OUT:-$DATA/results-$SIZE}
+else
+  JOB=$DATA/job-$SIZE-seed$SEED-dense$DENSE
+  OUT=${OUT:-$DATA/results-$SIZE-dense$DENSE}
+fi
 FL=$BUILD/src/cli/faultline
 HS=$BUILD/bench/fl_hs_raw
 MW="python3 $HERE/memwatch.py"
@@ -44,7 +52,7 @@ mkdir -p "$DATA" "$OUT"
 if [[ ! -f $JOB.manifest.json ]]; then
   echo "== generating $SIZE into $JOB" >&2
   rm -rf "$JOB"
-  python3 "$HERE/gen_logs.py" --out "$JOB" --size "$SIZE" --seed "$SEED" --jobs 2
+  python3 "$HERE/gen_logs.py" --out "$JOB" --size "$SIZE" --seed "$SEED" --dense "$DENSE" --jobs 2
 fi
 BYTES=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['bytes'])" "$JOB.manifest.json")
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "scan/confirm_plan.h"
 #include "scan/scan_impl.h"
 #include "util/strings.h"
 
@@ -19,6 +20,9 @@ using internal::CleanText;
 using internal::CopyOut;
 using internal::CountNewlines;
 using internal::DeltaUs;
+using internal::EvidenceRef;
+using internal::IsThinField;
+using internal::SetsAttribution;
 using internal::kConfirmWindow;
 using internal::kEdgeWindow;
 using internal::Pending;
@@ -124,66 +128,80 @@ void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, ChunkOut& ou
 }  // namespace
 
 void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
+  // Pass 1: each line's time in force and attribution, its signals
+  // confirmed; the evidence made without its text and captures.
+  std::vector<EvidenceRef> refs;
+  refs.reserve(out.pending.size());
   // The time in force at the previous matched line (its own or inherited).
   TimeInForce prev;
-  for (Pending& p : out.pending) {
+  for (uint32_t i = 0; i < out.pending.size(); ++i) {
+    Pending& p = out.pending[i];
     std::string_view line = p.line;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     LineView view = SplitLine(line, st.framing.format(), st.tctx);
     const bool own_delta = view.time && view.time->delta_s;
     if (view.time && view.time->wall_us) {
-      ConfirmLine(st, p, line, view, own_delta, TimeInForce(), out);
+      ConfirmLine(st, p, i, line, view, own_delta, TimeInForce(), out, refs);
       prev = {*view.time->wall_us, p.offset, view.time->year_inferred, false, 0};
     } else {
       const TimeInForce inherited =
           InheritedTime(p, own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(), st.tctx);
-      ConfirmLine(st, p, line, view, own_delta, inherited, out);
+      ConfirmLine(st, p, i, line, view, own_delta, inherited, out, refs);
       prev = inherited;
       prev.needs_prev = inherited.time_us == kNoTime && inherited.needs_prev;
     }
   }
+  // Pass 2: text and captures, in full for evidence the caps may keep, and
+  // only what Keep reads for the rest.
+  MarkThin(out, refs);
+  for (size_t k = 0; k < refs.size();) {
+    const uint32_t pi = refs[k].pending;
+    size_t end = k;
+    bool all_thin = true;
+    while (end < refs.size() && refs[end].pending == pi) all_thin &= refs[end++].thin;
+    FinishLine(st, out.pending[pi], k, end, all_thin, out, refs);
+    k = end;
+  }
   out.pending.clear();
   out.pending.shrink_to_fit();
-  if (!opts.on_evidence) ThinDroppedEvidence(out);
   ChunkEdgeTimes(st.framing.format(), st.tctx, out);
   out.head.clear();
   // The tail stays: the merge keeps the source's last bytes from it to
   // complete traceback windows cut at the next chunk's start.
 }
 
-void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, std::string_view line, const LineView& view,
-                                bool own_delta, const TimeInForce& inherited, ChunkOut& out) const {
-  std::string text;  // cleaned once per line, whatever its number of signals
-  bool have_text = false;
-  const size_t ev_begin = out.evidence.size();
+void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pending_index, std::string_view line,
+                                const LineView& view, bool own_delta, const TimeInForce& inherited, ChunkOut& out,
+                                std::vector<EvidenceRef>& refs) const {
+  // The subject the captures are taken from in pass 2: the line, or the
+  // JSON message held in the view.
+  const bool message_in_line =
+      view.message.data() >= line.data() && view.message.data() + view.message.size() <= line.data() + line.size();
+  const bool subject_is_line = message_in_line && view.message.size() == line.size();
+  bool kept_message = false;
   for (size_t j = 0; j < p.ids.size(); ++j) {
     uint32_t id = p.ids[j];
     const SignalInfo& si = rs->signal(id);
     // Hyperscan found where; RE2 confirms the match holds on this line alone
     // (for JSON sources, on the message; for a huge line, on the window
-    // around the match).
-    std::string_view subject = j < p.windows.size() ? std::string_view(p.windows[j]) : view.message;
+    // around the match) -- unless the pattern is one whose Hyperscan match
+    // cannot reach past the line (confirm_plan.h).
+    const bool windowed = j < p.windows.size();
+    std::string_view subject = windowed ? std::string_view(p.windows[j]) : view.message;
     const RE2* confirm = si.confirm();
-    if (!confirm || !RE2::PartialMatch(subject, *confirm)) continue;
+    if (!confirm) continue;
+    const bool hs_enough = plans_[id].hs_confirms && !windowed && subject_is_line && !st.framing.format().json;
+    if (!hs_enough && !RE2::PartialMatch(subject, *confirm)) continue;
+    if (!windowed && !message_in_line && !kept_message) {
+      p.message.assign(view.message);
+      kept_message = true;
+    }
     Evidence ev;
     ev.source = st.index;
     ev.offset = p.offset;
     ev.line = p.line_rel;  // fixed at merge
     ev.rule = si.rule_index;
     ev.signal = id;
-    if (!have_text) {
-      text = CleanText(line);
-      have_text = true;
-    }
-    ev.text = text;
-    if (!si.extracts().empty()) {
-      thread_local std::vector<std::pair<std::string_view, std::string_view>> captured;
-      captured.clear();
-      si.ExtractFields(subject, &captured);
-      for (const auto& [name, value] : captured) {
-        ev.fields.emplace_back(std::string(name), CleanText(value));
-      }
-    }
     // Time.
     if (view.time) {
       if (view.time->wall_us) {
@@ -205,7 +223,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, std::string_v
         ev.prev_delta_us = inherited.pending_delta;
       }
     }
-    // Attribution: path, then the line, then captures.
+    // Attribution: path, then the line (captures come in pass 2).
     Attribution a = view.attr;
     MergeAttribution(a, st.path_attr);
     ev.rank = a.rank.value_or(-1);
@@ -213,28 +231,94 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, std::string_v
     ev.pid = a.pid.value_or(-1);
     ev.host = a.host;
     ev.gpu = a.gpu;
-    for (const auto& [k, v] : ev.fields) {
+    out.evidence.push_back(std::move(ev));
+    refs.push_back({pending_index, static_cast<uint32_t>(j), kept_message, false});
+  }
+}
+
+void Scanner::Impl::MarkThin(const ChunkOut& out, std::vector<EvidenceRef>& refs) const {
+  // The per-rule caps keep the first keep_first and the last keep_last of a
+  // rule in a source; past the first keep_first and before the last
+  // keep_last of its rule in this chunk, a record is neither. Such a match
+  // storm (every line a watchdog timeout) then holds a couple of hundred
+  // bytes per match in flight between the workers and the merge, not its
+  // text and captures. Progress and metric evidence feed series and stays
+  // whole; with an on_evidence callback every record is whole.
+  if (opts.on_evidence) return;
+  thread_local std::vector<uint64_t> total, index;
+  total.assign(rs->rule_count(), 0);
+  index.assign(rs->rule_count(), 0);
+  auto thinnable = [&](const Evidence& ev) {
+    SignalRole role = rs->signal(ev.signal).role;
+    return role != SignalRole::Progress && role != SignalRole::Metric;
+  };
+  for (const Evidence& ev : out.evidence) {
+    if (rs->signal(ev.signal).role != SignalRole::Progress) ++total[ev.rule];
+  }
+  for (size_t k = 0; k < refs.size(); ++k) {
+    const Evidence& ev = out.evidence[k];
+    if (rs->signal(ev.signal).role == SignalRole::Progress) continue;
+    uint64_t i = index[ev.rule]++;
+    refs[k].thin = thinnable(ev) && i >= opts.keep_first && i + opts.keep_last < total[ev.rule];
+  }
+}
+
+void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, size_t end, bool all_thin,
+                               ChunkOut& out, const std::vector<EvidenceRef>& refs) const {
+  std::string_view line = p.line;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  std::string text;  // cleaned once per line, whatever its number of signals
+  bool have_text = false;
+  auto line_text = [&]() -> const std::string& {
+    if (!have_text) {
+      text = CleanText(line);
+      have_text = true;
+    }
+    return text;
+  };
+  thread_local std::vector<std::pair<std::string_view, std::string_view>> captured;
+  for (size_t k = first; k < end; ++k) {
+    const EvidenceRef& r = refs[k];
+    Evidence& ev = out.evidence[k];
+    const SignalInfo& si = rs->signal(ev.signal);
+    const bool extract = !si.extracts().empty() && (!r.thin || plans_[ev.signal].thin_extract);
+    captured.clear();
+    if (extract) {
+      std::string_view subject = r.j < p.windows.size() ? std::string_view(p.windows[r.j])
+                                 : r.own_message              ? std::string_view(p.message)
+                                                              : line;
+      si.ExtractFields(subject, &captured);
+    }
+    bool comm = false;
+    for (const auto& [name, value] : captured) {
+      // A record the caps drop keeps only the fields Keep reads.
+      if (r.thin && !IsThinField(name) && !SetsAttribution(name)) continue;
+      std::string v = CleanText(value);
       int64_t n;
-      if (k == "rank" && ParseInt64(v, &n)) ev.rank = n;
-      else if (k == "pid" && ParseInt64(v, &n)) ev.pid = n;
-      else if (k == "host" && !v.empty()) ev.host = v;
-      else if ((k == "pci" || k == "bus_id") && ev.gpu.empty()) {
+      if (name == "rank" && ParseInt64(v, &n)) ev.rank = n;
+      else if (name == "pid" && ParseInt64(v, &n)) ev.pid = n;
+      else if (name == "host" && !v.empty()) ev.host = v;
+      else if ((name == "pci" || name == "bus_id") && ev.gpu.empty()) {
         std::string g = NormalizePciBusId(v);
         if (!g.empty()) ev.gpu = g;
       }
+      if (r.thin && !IsThinField(name)) continue;
+      comm |= name == "comm_id";
+      ev.fields.emplace_back(std::string(name), std::move(v));
     }
-    out.evidence.push_back(std::move(ev));
+    // Sync points read the text of a dropped record with a comm_id.
+    if (!r.thin || comm) ev.text = line_text();
   }
-  if (p.tb_candidate && out.evidence.size() > ev_begin) {
+  if (p.tb_candidate && end > first && !all_thin) {
     if (p.tb_cut) {
       TracebackPending& tp = out.tb_pending.emplace_back();
-      tp.first_evidence = ev_begin;
-      tp.evidence_count = out.evidence.size() - ev_begin;
+      tp.first_evidence = first;
+      tp.evidence_count = end - first;
       tp.offset = p.offset;
       tp.window = std::move(p.tb_window);
       tp.line.assign(line);
     } else {
-      AddTraceback(out.evidence, ev_begin, out.evidence.size() - ev_begin,
+      AddTraceback(out.evidence, first, end - first,
                    FoldTraceback(p.tb_window, p.tb_at_start, line, st.framing.format(), st.tctx));
     }
   }
@@ -248,32 +332,6 @@ void Scanner::Impl::AddTraceback(std::vector<Evidence>& evs, size_t first, size_
     if (!ev.Field("raised_at")) ev.fields.emplace_back("raised_at", CleanText(fold->raised_at));
     if (!ev.Field("traceback")) ev.fields.emplace_back("traceback", CleanText(fold->frames));
     ev.traceback_span = static_cast<uint32_t>(fold->span);
-  }
-}
-
-void Scanner::Impl::ThinDroppedEvidence(ChunkOut& out) const {
-  std::map<uint32_t, size_t> total, index;
-  for (const Evidence& ev : out.evidence) {
-    if (rs->signal(ev.signal).role != SignalRole::Progress) ++total[ev.rule];
-  }
-  for (Evidence& ev : out.evidence) {
-    SignalRole role = rs->signal(ev.signal).role;
-    if (role == SignalRole::Progress) continue;
-    size_t i = index[ev.rule]++;
-    if (role == SignalRole::Metric || i < opts.keep_first || i + opts.keep_last >= total[ev.rule]) {
-      continue;
-    }
-    bool comm = false;
-    std::vector<std::pair<std::string, std::string>> keep;
-    for (auto& kv : ev.fields) {
-      if (kv.first == "seq" || kv.first == "bus_id" || kv.first == "cuda_dev" ||
-          kv.first == "comm_id") {
-        comm |= kv.first == "comm_id";
-        keep.push_back(std::move(kv));
-      }
-    }
-    ev.fields.swap(keep);
-    if (!comm) std::string().swap(ev.text);  // sync points read the text
   }
 }
 

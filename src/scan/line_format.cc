@@ -324,6 +324,21 @@ DerivedChunk JoinWrapped(const LineFormat& f, std::string_view chunk) {
 
 size_t DisplayWidth(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.find('\t') == std::string_view::npos && line.find('\x1b') == std::string_view::npos) {
+    // No tab, no escape (the usual line; format detection asks for every
+    // line of every source's head): one column per byte that starts a UTF-8
+    // sequence, counted 8 bytes at a time -- a continuation byte is
+    // 10xxxxxx.
+    constexpr uint64_t kHigh = 0x8080808080808080ull;
+    size_t cont = 0, i = 0;
+    for (; i + 8 <= line.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, line.data() + i, 8);
+      cont += static_cast<size_t>(__builtin_popcountll(w & kHigh & ~(w << 1)));
+    }
+    for (; i < line.size(); ++i) cont += (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
+    return line.size() - cont;
+  }
   size_t cols = 0;
   for (size_t i = 0; i < line.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(line[i]);

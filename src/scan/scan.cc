@@ -27,6 +27,7 @@ using internal::kMaxStreamLine;
 Scanner::Scanner(std::shared_ptr<const Ruleset> rules, ScanOptions opts)
     : impl_(std::make_unique<Impl>()) {
   impl_->rs = std::move(rules);
+  if (impl_->rs) impl_->plans_ = internal::PlanSignals(*impl_->rs);
   impl_->opts = std::move(opts);
   impl_->tctx.tz_offset_s = impl_->opts.tz_offset_s;
 }
@@ -85,20 +86,12 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
         // JSON lines are chunked too: each chunk extracts its own messages.
         m.PlanChunks(src, shared, 0, all.size(), tasks);
       } else {
-        if (is_reg && !compressed) {
-          // Detect the format from the head, cheaply.
-          int fd = ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
-          if (fd >= 0) {
-            char head[4096];
-            ssize_t n = ::read(fd, head, sizeof head);
-            ::close(fd);
-            if (n > 0) m.states[src]->framing.Detect(std::string_view(head, n));
-          }
-          total += stt.st_size;
-        }
+        if (is_reg && !compressed) total += stt.st_size;
         auto t = std::make_unique<Impl::Task>();
         t->source = src;
         t->path = f;
+        // The format comes from the head, read on the worker.
+        t->detect_head = is_reg && !compressed;
         tasks.push_back(std::move(t));
       }
     }

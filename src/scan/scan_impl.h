@@ -36,6 +36,7 @@
 #include "evidence/merge.h"
 #include "input/input.h"
 #include "ruleset/ruleset.h"
+#include "scan/confirm_plan.h"
 #include "scan/line_format.h"
 #include "scan/scan.h"
 #include "scan/source_framing.h"
@@ -60,6 +61,9 @@ struct Pending {
   uint64_t line_rel = 0;   // newlines in the chunk before this line
   std::vector<uint32_t> ids;  // signals that matched the line
   std::string line;        // the line (a window of it, for huge lines)
+  // Phase B: the JSON message captures are taken from, when it is not a
+  // piece of `line`.
+  std::string message;
   // For a line over kConfirmWindow: per id, the window RE2 confirms on.
   std::vector<std::string> windows;
   std::string before;      // up to kContextBefore bytes before the line
@@ -77,6 +81,17 @@ struct Pending {
 };
 
 static_assert(kTracebackWindow <= kEdgeWindow, "the merge completes cut windows from chunk tails");
+
+// Phase B's note on one evidence record of a chunk (same index): the
+// pending line and signal it came from, where its captures are taken, and
+// whether the per-rule caps are bound to drop it (then only what Keep
+// reads is extracted).
+struct EvidenceRef {
+  uint32_t pending = 0;
+  uint32_t j = 0;  // index into Pending::ids
+  bool own_message = false;  // captures from Pending::message
+  bool thin = false;
+};
 
 // A traceback window cut at a stream chunk's start, completed at the merge.
 struct TracebackPending {
@@ -222,22 +237,25 @@ struct Scanner::Impl {
   // line_evidence.cc. Phase B: evidence from pending lines. Runs on worker threads; reads only
   // immutable state (ruleset, the source's format and time context).
   void PhaseB(const SourceState& st, ChunkOut& out) const;
-  // RE2 confirmation of a pending line's signals, and their evidence.
-  void ConfirmLine(const SourceState& st, internal::Pending& p, std::string_view line, const LineView& view,
-                   bool own_delta, const internal::TimeInForce& inherited, ChunkOut& out) const;
+  // Pass 1: RE2 confirmation of a pending line's signals (or the Hyperscan
+  // match, where it suffices), their evidence with time and attribution.
+  void ConfirmLine(const SourceState& st, internal::Pending& p, uint32_t pending_index, std::string_view line,
+                   const LineView& view, bool own_delta, const internal::TimeInForce& inherited, ChunkOut& out,
+                   std::vector<internal::EvidenceRef>& refs) const;
+  // Which records the per-rule caps are bound to drop: past the first
+  // keep_first and before the last keep_last of its rule in this chunk.
+  void MarkThin(const ChunkOut& out, std::vector<internal::EvidenceRef>& refs) const;
+  // Pass 2: text and captures of the evidence [first, end) of one line,
+  // and its traceback fold.
+  void FinishLine(const SourceState& st, internal::Pending& p, size_t first, size_t end, bool all_thin,
+                  ChunkOut& out, const std::vector<internal::EvidenceRef>& refs) const;
 
   // The fields of a folded traceback on the evidence of its exception line.
   static void AddTraceback(std::vector<Evidence>& evs, size_t first, size_t count,
                            const std::optional<TracebackFold>& fold);
 
-  // Evidence the per-rule caps are bound to drop -- past the first
-  // keep_first and before the last keep_last of its rule in this chunk, so
-  // neither among the first nor the last of its source -- keeps only what
-  // the uncapped statistics in Keep read. A match storm (every line a
-  // watchdog timeout) then holds a couple of hundred bytes per match in
-  // flight between the workers and the merge, not its text and captures.
-  // Progress and metric evidence feed series and stays whole.
-  void ThinDroppedEvidence(ChunkOut& out) const;
+  // confirm_plan.h, per signal; set with `rs`.
+  std::vector<internal::SignalPlan> plans_;
 
   // Phase A on a text derived from the chunk (JSON messages, joined CRI
   // records; one record per line, `jc.lines` says where each came from),
@@ -274,6 +292,12 @@ struct Scanner::Impl {
     std::shared_ptr<Source> shared;  // chunk of a large mapped file
     uint64_t begin = 0, end = 0;
     bool last_chunk = true;
+    // A small plain file: the worker detects its format from its first
+    // 4 KiB (the merging thread used to, at ~90k instructions a source).
+    bool detect_head = false;
+    // A stream task with fewer tasks than workers: its source is decoded
+    // on a thread of its own (read_ahead.h), in the idle worker's stead.
+    bool read_ahead = false;
     // Results (in order) and completion.
     std::mutex mu;
     std::condition_variable cv;
@@ -289,6 +313,14 @@ struct Scanner::Impl {
   // schedule.cc: tasks on worker threads, merged in task order.
   absl::Status RunTasks(std::vector<std::unique_ptr<Task>>& tasks, uint64_t total_bytes);
   void RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits);
+  // A small plain file (up to 256 KiB) read whole with one read(), not
+  // mapped: mmap, madvise, the page faults and munmap were most of the
+  // system time per file of a many-file archive. False (nothing done) when
+  // the file is not one: OpenSource takes it, and reports what is wrong.
+  bool ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scratch, std::vector<Hit>& hits);
+  // The format of a small plain file's source from its first 4 KiB: from
+  // the mapping, or read (a source OpenSource did not map).
+  void DetectHead(const Task& t, SourceState& st, const Source* src) const;
   // The three kinds of task: a chunk of a mapped file, a whole mapped file,
   // a stream (compressed file, pipe), pushed chunk by chunk as it is read.
   ChunkOut ScanMappedChunk(SourceState& st, const Source& mapping, uint64_t begin, uint64_t end,

@@ -2,13 +2,21 @@
 // mapped file, a stream) run on worker threads, each with its own Hyperscan
 // scratch; the calling thread merges their results in task order, with a
 // bounded window of tasks ahead of the merge, and handles cancellation.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "scan/read_ahead.h"
 #include "scan/scan_impl.h"
 #include "util/strings.h"
 
@@ -63,7 +71,12 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
     Finish(t);
     return;
   }
+  if (t.detect_head && ScanSmallFile(t, st, scratch, hits)) {
+    Finish(t);
+    return;
+  }
   auto src = OpenSource(t.path, opts.limits);
+  if (t.detect_head) DetectHead(t, st, src.ok() ? src->get() : nullptr);
   if (!src.ok()) {
     ChunkOut out;
     out.error = std::string(src.status().message());
@@ -74,6 +87,63 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
     ScanStream(t, st, **src, scratch, hits);
   }
   Finish(t);
+}
+
+bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
+  constexpr size_t kSmallFile = 256 << 10;
+  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return false;  // OpenSource says why
+  struct stat sb {};
+  if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
+      static_cast<uint64_t>(sb.st_size) > kSmallFile) {
+    ::close(fd);
+    return false;
+  }
+  const size_t size = static_cast<size_t>(sb.st_size);
+  thread_local std::string buf;
+  buf.resize(size + 1);  // one byte more: a file that grew goes the general way
+  size_t have = 0;
+  bool ok = true;
+  while (have < buf.size()) {
+    ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ok = false;
+    if (n <= 0) break;
+    have += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (!ok || have == 0 || have > size) return false;
+  const std::string_view data(buf.data(), have);
+  st.framing.Detect(data.substr(0, 4096));
+  ChunkOut out;
+  if (st.framing.format().json || st.framing.HasRuns(data)) {
+    ProcessBuffer(st, scratch, hits, data.data(), data.size(), 0, out);
+  } else {
+    PhaseA(*rs, scratch, data.data(), data.size(), 0, out, hits);
+    PhaseB(st, out);
+  }
+  Push(t, std::move(out));
+  return true;
+}
+
+void Scanner::Impl::DetectHead(const Task& t, SourceState& st, const Source* src) const {
+  constexpr size_t kHead = 4096;
+  if (src != nullptr && src->kind() == SourceKind::kMapped) {
+    std::string_view all = src->mapped();
+    std::string head;
+    // A fault here is met again, and reported, by the scan.
+    if (GuardedRead(all.data(), all.size(), [&] { CopyOut(head, all.data(), std::min(all.size(), kHead)); }) &&
+        !head.empty()) {
+      st.framing.Detect(head);
+    }
+    return;
+  }
+  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char head[kHead];
+  ssize_t n = ::read(fd, head, sizeof head);
+  ::close(fd);
+  if (n > 0) st.framing.Detect(std::string_view(head, static_cast<size_t>(n)));
 }
 
 ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, uint64_t begin, uint64_t end,
@@ -152,9 +222,13 @@ void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t
   size_t have = 0;
   uint64_t offset = 0;
   bool eof = false;
+  // With a worker to spare, the source is decoded on a thread of its own
+  // while this one scans.
+  std::optional<internal::ReadAhead> ahead;
+  if (t.read_ahead) ahead.emplace(s, size_t{4} << 20, 4);
   while (!eof && !Cancelled()) {
     if (buf.size() - have < (1 << 20)) buf.resize(buf.size() * 2);
-    auto n = s.Read(buf.data() + have, buf.size() - have);
+    auto n = ahead ? ahead->Read(buf.data() + have, buf.size() - have) : s.Read(buf.data() + have, buf.size() - have);
     if (!n.ok()) {
       // Scan what arrived before the error, then report it.
       ChunkOut out;
@@ -203,6 +277,17 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
   std::mutex window_mu;
   std::condition_variable window_cv;
   const size_t window = 2 * nthreads + 2;
+  // Workers the tasks leave idle decode compressed files ahead instead,
+  // one each (a pipe is not read ahead: a reader blocked on it would hold
+  // up a cancelled scan).
+  for (size_t i = 0, spare = nthreads > tasks.size() ? nthreads - tasks.size() : 0; i < tasks.size() && spare > 0;
+       ++i) {
+    Task& t = *tasks[i];
+    if (!t.shared && (t.path.ends_with(".gz") || t.path.ends_with(".zst"))) {
+      t.read_ahead = true;
+      --spare;
+    }
+  }
   std::atomic<bool> stop{false};
   // `merged` and `stop` change under window_mu: a worker that has just found
   // the window closed would otherwise miss the notify and sleep through the

@@ -11,13 +11,20 @@ bool LooksLikeKernelLog(std::string_view head) {
   head = head.substr(0, 4096);
   const TimeContext tctx;
   int lines = 0, kernel = 0;
+  // Whole lines not yet judged: once even all of them being kernel lines
+  // could not make three in four, the answer is no (a rank's log is told
+  // after a few lines, not its whole head; every source asks).
+  int left = 0;
+  for (size_t at = head.find('\n'); at != std::string_view::npos; at = head.find('\n', at + 1)) ++left;
   size_t pos = 0;
   while (pos < head.size()) {
     size_t nl = head.find('\n', pos);
     if (nl == std::string_view::npos) break;  // a cut last line is not judged
     std::string_view line = head.substr(pos, nl - pos);
     pos = nl + 1;
+    --left;
     if (line.empty() || line == "\r") continue;
+    if (kernel + left + 1 < 3 * (lines - kernel)) return false;
     ++lines;
     std::optional<ParsedTime> t = ParseLineTime(line, tctx);
     if (!t) continue;

@@ -62,6 +62,12 @@ TEST(HardWrap, WidthAndDetection) {
   EXPECT_EQ(DisplayWidth("a\tb"), 9u);
   EXPECT_EQ(DisplayWidth("\x1b[31merror\x1b[0m\r"), 5u);
   EXPECT_EQ(DisplayWidth("GPU \xc3\xa9t\xc3\xa9"), 7u);
+  // Lines past 8 bytes (counted a word at a time), multi-byte characters
+  // across word edges, a 4-byte character, and a lone lead byte.
+  EXPECT_EQ(DisplayWidth("[rank3]: GPU \xc3\xa9t\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x94\xa5 done\r"), 25u);
+  EXPECT_EQ(DisplayWidth(std::string(63, 'x') + "\xc3\xa9"), 64u);
+  EXPECT_EQ(DisplayWidth("abcdefg\xc3"), 8u);
+  EXPECT_EQ(DisplayWidth("abcdefgh\tx"), 17u);
   std::vector<size_t> at;
   const std::string log = Capture(&at);
   EXPECT_EQ(DetectLineFormat(std::string_view(log).substr(0, 64 << 10)).wrap_width, 80u);
