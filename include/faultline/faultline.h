@@ -265,8 +265,10 @@ typedef struct fl_evidence_view {
  * learnt later (a kernel line's GPU mapped to a rank through NCCL init lines,
  * a pid through the OOM killer) appear only in the report. */
 typedef void (*fl_evidence_cb)(void *user, const fl_evidence_view *ev);
-/* Progress: bytes scanned so far and the total known (0 when unknown).
- * Return non-zero to cancel the scan. */
+/* Progress: input bytes read so far and their total (0 when unknown, as for
+ * standard input). A file counts by its size on disk: for a .gz or .zst
+ * file, the compressed bytes read (@since 0.3; 0.2 counted decompressed
+ * bytes against a total without them). Return non-zero to cancel the scan. */
 typedef int (*fl_progress_cb)(void *user, uint64_t done, uint64_t total);
 
 /* ---- Sessions ------------------------------------------------------------ */

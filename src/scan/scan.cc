@@ -94,8 +94,10 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
             ::close(fd);
             if (n > 0) m.states[src]->framing.Detect(std::string_view(head, n));
           }
-          total += stt.st_size;
         }
+        // A compressed file counts by its size on disk: progress counts the
+        // compressed bytes read (its decompressed size is unknown up front).
+        if (is_reg) total += stt.st_size;
         auto t = std::make_unique<Impl::Task>();
         t->source = src;
         t->path = f;
