@@ -42,7 +42,7 @@ from ._report import (
     RulesetInfo,
     Totals,
 )
-from ._rules import Ruleset, RuleSummary, compile_rules, rule, rule_text, rules
+from ._rules import Ruleset, RuleSummaries, RuleSummary, compile_rules, rule, rule_text, rules
 from ._session import Session, Stream, diagnose, report_from_bundles
 from ._time import to_us as _to_us
 
@@ -89,6 +89,7 @@ __all__ = [
     "PathNotFoundError",
     "ParseError",
     "Report",
+    "RuleSummaries",
     "RuleSummary",
     "Ruleset",
     "RulesetError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
 
 from ._report import Collateral, Evidence, format_ranks
 from ._time import from_us
@@ -12,17 +12,28 @@ from ._time import from_us
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.axes import Axes
 
-    from ._report import Report
+    from ._report import Incident, Report
+    from ._rules import RuleSummary
 
 _E = html.escape
 
+# Colours come from the notebook's theme: text inherits (headings and labels
+# are told apart by weight and opacity, never by a fixed grey or black that
+# vanishes on a dark theme), and the one accent, the diagnosis title, is the
+# theme's error colour (JupyterLab, then VS Code) with a red that reads on
+# light and dark backgrounds as the fallback.
+_ACCENT = "var(--jp-error-color1,var(--vscode-errorForeground,#e0474c))"
 _CSS = (
     "<style>"
-    ".faultline-report table{border-collapse:collapse;font-size:0.92em;text-align:left}"
-    ".faultline-report th{vertical-align:top;padding:2px 10px 2px 0;white-space:nowrap;color:#555}"
-    ".faultline-report td{vertical-align:top;padding:2px 0;text-align:left}"
+    ".faultline-report table{border-collapse:collapse;font-size:0.92em;text-align:left;color:inherit}"
+    ".faultline-report th{vertical-align:top;padding:2px 10px 2px 0;white-space:nowrap;color:inherit;"
+    "opacity:0.75;font-weight:600}"
+    ".faultline-report thead th{opacity:1;font-size:1.05em}"
+    ".faultline-report td{vertical-align:top;padding:2px 0;text-align:left;color:inherit}"
     ".faultline-report code.fl-line{white-space:pre-wrap;word-break:break-all;font-size:0.9em}"
-    ".faultline-report .fl-title{font-weight:bold;color:#b00020}"
+    f".faultline-report .fl-title{{font-weight:bold;color:{_ACCENT}}}"
+    ".faultline-report ul{margin:0;padding-left:1.2em}"
+    ".faultline-report table.fl-rules th,.faultline-report table.fl-rules td{padding:2px 10px 2px 0}"
     "</style>"
 )
 
@@ -137,8 +148,120 @@ def report_html(report: "Report", max_evidence: int = 3, max_collateral: int = 5
     head = "faultline &middot; primary diagnosis" if p is not None else "faultline"
     return (
         f"{_CSS}<div class='faultline-report'><table>"
-        f"<thead><tr><th colspan='2' style='font-size:1.05em;color:#000'>{head}</th></tr></thead>"
+        f"<thead><tr><th colspan='2'>{head}</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _table(head: str, rows: List[str], cls: str = "") -> str:
+    klass = f" class='{cls}'" if cls else ""
+    return (
+        f"{_CSS}<div class='faultline-report'><table{klass}>"
+        f"<thead><tr><th colspan='2'>{head}</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _row(k: str, v_html: str) -> str:
+    return f"<tr><th>{_E(k)}</th><td>{v_html}</td></tr>"
+
+
+def _more(n: int, what: str) -> str:
+    return f"<small>+{n:,} more {_E(what)}</small>" if n > 0 else ""
+
+
+def evidence_html(e: Evidence, width: int = 2000, max_fields: int = 12) -> str:
+    """One evidence record: where, when, which rule, the line (capped at
+    ``width`` characters) and its fields."""
+    rows = [
+        _row("rule", f"<code>{_E(e.rule)}</code> / <code>{_E(e.signal)}</code>"),
+        _row("where", _E(_where(e.rank, e.host, None))),
+        _row("time", _E(_t(e.time) + (f" ({e.time_source})" if e.time is not None else ""))),
+        _row("line", _ev_html(e, width)),
+    ]
+    if e.fields:
+        items = list(e.fields.items())
+        body = "".join(
+            f"<li><code>{_E(k)}</code> = {_E(v if len(v) <= 200 else v[:199] + chr(0x2026))}</li>"
+            for k, v in items[:max_fields]
+        )
+        more = len(items) - max_fields
+        if more > 0:
+            body += f"<li>{_more(more, 'field(s)')}</li>"
+        rows.append(_row("fields", f"<ul>{body}</ul>"))
+    return _table("faultline &middot; evidence", rows)
+
+
+def incident_html(
+    inc: "Incident", max_evidence: int = 5, max_collateral: int = 8, max_timeline: int = 10
+) -> str:
+    """One incident; long lists (initiating evidence, collateral clusters,
+    timeline) are capped with a "+N more" line."""
+    rows = [
+        _row(
+            "diagnosis",
+            f"<span class='fl-title'>{_E(inc.title)}</span> <code>{_E(inc.rule)}</code>"
+            f" &middot; confidence {inc.confidence:.0%}",
+        ),
+        _row("category", _E(inc.category + (f" / {inc.layer}" if inc.layer else ""))),
+        _row("reference", _E(inc.reference)),
+    ]
+    where = _where(inc.rank, inc.host, inc.gpu) + f", at {_t(inc.time)}"
+    if inc.inferred:
+        where += " (inferred: no initiating line seen)"
+    rows.append(_row("initiating", _E(where)))
+    evs = inc.initiating.evidence
+    if evs:
+        body = "".join(_ev_html(e) for e in evs[:max_evidence]) + _more(len(evs) - max_evidence, "line(s)")
+        rows.append(_row(f"evidence ({len(evs)})", body))
+    if inc.collateral:
+        items = "".join(_coll_html(c) for c in inc.collateral[:max_collateral])
+        more = len(inc.collateral) - max_collateral
+        if more > 0:
+            items += f"<li>{_more(more, 'cluster(s)')}</li>"
+        rows.append(_row(f"collateral ({inc.collateral_count:,} lines)", f"<ul>{items}</ul>"))
+    if inc.explanation:
+        rows.append(_row("why", _E(inc.explanation)))
+    if inc.fix:
+        rows.append(_row("fix", _E(inc.fix)))
+    if inc.verify:
+        rows.append(_row("verify", f"<code>{_E(inc.verify)}</code>"))
+    if inc.missing_facts:
+        rows.append(_row("missing facts", "<ul>" + "".join(f"<li>{_E(m)}</li>" for m in inc.missing_facts) + "</ul>"))
+    if inc.timeline:
+        body = "".join(_ev_html(e, 300) for e in inc.timeline[:max_timeline])
+        body += _more(len(inc.timeline) - max_timeline, "line(s)")
+        rows.append(_row(f"timeline ({len(inc.timeline)})", body))
+    return _table("faultline &middot; incident", rows)
+
+
+def rule_summary_html(r: "RuleSummary") -> str:
+    rows = [
+        _row("rule", f"<code>{_E(r.id)}</code>"),
+        _row("title", _E(r.title)),
+        _row("category", _E(r.category + (f" / {r.layer}" if r.layer else ""))),
+        _row("reference", _E(r.reference)),
+    ]
+    if r.tags:
+        rows.append(_row("tags", _E(", ".join(r.tags))))
+    return _table("faultline &middot; rule", rows)
+
+
+def rules_html(rules: Sequence["RuleSummary"], max_rows: int = 500) -> str:
+    """A table of rule summaries, one row per rule."""
+    head = "<tr><th>id</th><th>title</th><th>category</th><th>layer</th><th>tags</th></tr>"
+    body = "".join(
+        f"<tr><td><code>{_E(r.id)}</code></td><td>{_E(r.title)}</td><td>{_E(r.category)}</td>"
+        f"<td>{_E(r.layer or '')}</td><td>{_E(', '.join(r.tags))}</td></tr>"
+        for r in rules[:max_rows]
+    )
+    more = len(rules) - max_rows
+    if more > 0:
+        body += f"<tr><td colspan='5'>{_more(more, 'rule(s)')}</td></tr>"
+    return (
+        f"{_CSS}<div class='faultline-report'><table class='fl-rules'>"
+        f"<thead><tr><th colspan='5'>faultline &middot; {len(rules)} rule(s)</th></tr>{head}</thead>"
+        f"<tbody>{body}</tbody></table></div>"
     )
 
 

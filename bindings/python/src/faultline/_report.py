@@ -77,6 +77,15 @@ class Evidence:
         """``source:line``."""
         return f"{self.source}:{self.line}"
 
+    def _repr_html_(self) -> str:
+        from ._display import evidence_html
+
+        return evidence_html(self)
+
+
+def _repr_time(t: Optional[datetime]) -> str:
+    return "None" if t is None else format_rfc3339(t) or "None"
+
 
 def _evs(items: Optional[List[Dict[str, Any]]]) -> List[Evidence]:
     return [Evidence.from_dict(e) for e in (items or [])]
@@ -104,6 +113,13 @@ class Initiating:
             gpu=d.get("gpu"),
             inferred=bool(d.get("inferred", False)),
             suspects=list(d.get("suspects") or []),
+        )
+
+    def __repr__(self) -> str:
+        # Compact: an initiating failure can carry many lines.
+        return (
+            f"Initiating(rank={self.rank!r}, host={self.host!r}, gpu={self.gpu!r}, "
+            f"time={_repr_time(self.time)}, inferred={self.inferred}, evidence=<{len(self.evidence)} line(s)>)"
         )
 
 
@@ -203,6 +219,21 @@ class Incident:
     @property
     def collateral_count(self) -> int:
         return sum(c.count for c in self.collateral)
+
+    def __repr__(self) -> str:
+        # One line, whatever the evidence, collateral and timeline hold (the
+        # dataclass repr printed all of it); _repr_html_ shows the rest.
+        return (
+            f"<faultline.Incident {self.rule!r} rank={self.rank!r} host={self.host!r} "
+            f"time={_repr_time(self.time)} confidence={self.confidence:.2f} "
+            f"evidence={len(self.initiating.evidence)} collateral={self.collateral_count} "
+            f"({len(self.collateral)} cluster(s)) timeline={len(self.timeline)}>"
+        )
+
+    def _repr_html_(self) -> str:
+        from ._display import incident_html
+
+        return incident_html(self)
 
 
 @dataclass

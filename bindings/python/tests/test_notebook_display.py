@@ -1,0 +1,91 @@
+"""What a notebook shows: HTML reprs of incidents, evidence and rules
+(readable on a dark theme, long lists capped), capped evidence frames, Arrow
+export, and the timeline at 64+ ranks."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import re
+from pathlib import Path
+from typing import List
+
+import pytest
+
+import faultline
+
+from conftest import XID_LINE, write_incident
+
+
+def _colours(html: str) -> List[str]:
+    """Every colour an HTML fragment sets (CSS declarations and attributes)."""
+    return [m.strip() for m in re.findall(r"(?<![-\w])(?:color|background(?:-color)?|fill|stroke)\s*:\s*([^;}'\"]+)", html)]
+
+
+def _theme_safe(html: str) -> None:
+    # Text inherits the notebook theme's colour; the only explicit colour is
+    # a theme variable (with a fallback readable on light and dark).
+    for c in _colours(html):
+        assert c in ("inherit", "currentColor") or c.startswith("var(--jp-"), (c, html[:300])
+    assert not re.search(r"#000\b|#000000\b|\bblack\b|#555\b", html)
+
+
+def test_report_html_reads_on_a_dark_theme(report: faultline.Report) -> None:
+    html = report._repr_html_()
+    assert "primary diagnosis" in html
+    _theme_safe(html)
+
+
+def test_incident_repr_html(report: faultline.Report, incident: dict) -> None:
+    p = report.primary
+    assert p is not None
+    html = p._repr_html_()
+    assert p.title in html and p.rule in html and "confidence" in html
+    assert "rank 3 on node017" in html and "dmesg.log:4" in html
+    assert "name=&lt;unknown&gt;" in html and "name=<unknown>" not in html
+    assert "7 x nccl-watchdog-timeout" in html
+    _theme_safe(html)
+
+
+def test_incident_reprs_are_capped(report: faultline.Report) -> None:
+    p = copy.deepcopy(report.primary)
+    assert p is not None
+    line = p.initiating.evidence[0]
+    p.initiating.evidence = [dataclasses.replace(line, line=i) for i in range(500)]
+    p.timeline = [line] * 300
+    p.collateral = p.collateral * 40
+    text = repr(p)
+    assert len(text) < 400 and line.text not in text, text
+    assert "evidence=500" in text and "timeline=300" in text
+    assert line.text not in repr(p.initiating) and "500 line(s)" in repr(p.initiating)
+    html = p._repr_html_()
+    assert html.count("fl-line") <= 5 + 10 + 1  # initiating lines + timeline lines (+ the CSS rule)
+    assert "+495 more line(s)" in html and "+290 more line(s)" in html
+    assert f"+{40 * len(report.primary.collateral) - 8} more cluster(s)" in html  # type: ignore[union-attr]
+    assert len(html) < 20_000
+
+
+def test_evidence_repr_html(tmp_path: Path) -> None:
+    evil = XID_LINE.replace("name=<unknown>", "name=<script>alert(1)</script>" + "x" * 5000)
+    write_incident(tmp_path, xid_line=evil)
+    r = faultline.diagnose(tmp_path)
+    e = r.primary.initiating.evidence[0]  # type: ignore[union-attr]
+    html = e._repr_html_()
+    assert "<script" not in html and "&lt;script&gt;" in html
+    assert e.location in html and e.rule in html and e.signal in html
+    assert "rank 3 on node017" in html
+    assert len(html) < 6000  # the 5,000-character line is cut
+    assert "\u2026" in html
+    _theme_safe(html)
+
+
+def test_rules_repr_html() -> None:
+    rules = faultline.rules()
+    assert isinstance(rules, list) and len(rules) > 10
+    html = rules._repr_html_()
+    assert html.count("<tr><td><code>") == len(rules)
+    assert all(f"<code>{r.id}</code>" in html for r in rules)
+    one = rules[0]._repr_html_()
+    assert rules[0].id in one and rules[0].title.split()[0] in one
+    _theme_safe(html)
+    _theme_safe(one)
