@@ -89,3 +89,76 @@ def test_rules_repr_html() -> None:
     assert rules[0].id in one and rules[0].title.split()[0] in one
     _theme_safe(html)
     _theme_safe(one)
+
+
+# ---- evidence frames: capped, Arrow -------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def storm(tmp_path_factory: pytest.TempPathFactory) -> faultline.Report:
+    """The incident plus a watchdog storm: far more matches than the library
+    keeps as evidence."""
+    from conftest import watchdog_line
+
+    root = tmp_path_factory.mktemp("storm")
+    write_incident(root)
+    with open(root / "node018" / "rank-5.log", "a") as f:
+        for _ in range(6000):
+            f.write(watchdog_line(5) + "\n")
+    return faultline.diagnose(root)
+
+
+def test_evidence_frame_says_it_is_capped(storm: faultline.Report) -> None:
+    pytest.importorskip("pandas")
+    with pytest.warns(faultline.EvidenceCappedWarning, match=r"rows of [0-9,]+ matches") as w:
+        df = storm.evidence_frame()
+    assert storm.totals.matches > len(df) == storm.evidence_count
+    assert df.attrs == {"evidence": len(df), "matches": storm.totals.matches, "capped": True}
+    assert f"{len(df):,} rows of {storm.totals.matches:,} matches" in str(w[0].message)
+    # The same from the report's JSON form.
+    again = faultline.Report.from_json(storm.to_json(evidence=True))
+    assert again.evidence_frame(warn=False).attrs["matches"] == storm.totals.matches
+
+
+def test_evidence_frame_not_capped(tmp_path: Path) -> None:
+    pytest.importorskip("pandas")
+    import warnings
+
+    (tmp_path / "one.log").write_text(XID_LINE + "\n")
+    r = faultline.diagnose(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        df = r.evidence_frame()
+    assert df.attrs["capped"] is False and df.attrs["matches"] == len(df) == 1
+
+
+def test_to_arrow(storm: faultline.Report) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    from faultline._frames import EVIDENCE_COLUMNS
+
+    t = storm.to_arrow()
+    assert isinstance(t, pa.Table)
+    assert t.column_names == EVIDENCE_COLUMNS
+    assert t.num_rows == storm.evidence_count
+    assert t.schema.field("time").type == pa.timestamp("us", tz="UTC")
+    meta = {k.decode(): v.decode() for k, v in t.schema.metadata.items()}
+    assert meta == {"faultline.evidence": str(t.num_rows), "faultline.matches": str(storm.totals.matches),
+                    "faultline.capped": "true"}
+    df = storm.evidence_frame(warn=False)
+    assert t.column("offset").to_pylist() == list(df["offset"])
+    assert t.column("rank").to_pylist() == [None if pd.isna(x) else int(x) for x in df["rank"]]
+    assert t.column("role").to_pylist() == list(df["role"].astype(str))
+    assert t.column("fields").to_pylist()[0] == list(df["fields"].iloc[0].items())
+    # The PyCapsule stream interface: Arrow consumers take the report itself.
+    assert pa.table(storm).equals(t)
+    reader = pa.RecordBatchReader.from_stream(storm)
+    assert reader.read_all().num_rows == t.num_rows
+
+
+def test_to_arrow_without_pyarrow(report: faultline.Report, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    with pytest.raises(ImportError, match="pyarrow"):
+        report.to_arrow()

@@ -576,14 +576,37 @@ class Report:
                 return _ffi.borrowed_string(js, n)
         return json.dumps(self.to_dict(evidence=evidence), indent=indent)
 
-    def evidence_frame(self) -> "pandas.DataFrame":
-        """Every evidence record as a pandas DataFrame (needs
-        ``faultline[pandas]``). Columns: source, line, offset, time (UTC),
-        time_source, rank (nullable Int64), host, rule, signal, text, fields,
-        role ("initiating" / "collateral" / "other" w.r.t. the primary)."""
+    def evidence_frame(self, warn: bool = True) -> "pandas.DataFrame":
+        """Every evidence record kept as a pandas DataFrame (needs
+        ``faultline-diag[pandas]``). Columns: source, line, offset, time
+        (UTC), time_source, rank (nullable Int64), host, rule, signal, text,
+        fields, role ("initiating" / "collateral" / "other" w.r.t. the
+        primary).
+
+        The library keeps a sample of each rule's matches (the first and the
+        last ones) and counts the rest, so the rows can be fewer than the
+        matches:
+        ``df.attrs`` holds ``evidence`` (rows), ``matches`` (every match) and
+        ``capped`` (rows < matches), and a capped frame issues an
+        :class:`EvidenceCappedWarning` (``warn=False`` to skip it)."""
         from ._frames import evidence_frame
 
-        return evidence_frame(self)
+        return evidence_frame(self, warn=warn)
+
+    def to_arrow(self) -> Any:
+        """The evidence as a ``pyarrow.Table`` with the columns of
+        :meth:`evidence_frame` (needs pyarrow: ``faultline-diag[arrow]``);
+        the schema metadata carries ``faultline.evidence``,
+        ``faultline.matches`` and ``faultline.capped``."""
+        from ._frames import to_arrow
+
+        return to_arrow(self)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream interface over :meth:`to_arrow`:
+        ``pyarrow.table(report)``, ``polars.DataFrame(report)`` and other
+        Arrow consumers read the evidence directly (needs pyarrow)."""
+        return self.to_arrow().__arrow_c_stream__(requested_schema)
 
     def incidents_frame(self) -> "pandas.DataFrame":
         """One row per incident (needs ``faultline[pandas]``); row 0 is the primary."""
