@@ -162,3 +162,92 @@ def test_to_arrow_without_pyarrow(report: faultline.Report, monkeypatch: pytest.
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ImportError, match="pyarrow"):
         report.to_arrow()
+
+
+# ---- the timeline at 64+ ranks ------------------------------------------------
+
+
+def write_big_job(root: Path, nranks: int, failed: int, per_host: int = 8) -> None:
+    """A job of `nranks` ranks, `per_host` to a host: NCCL init lines (rank ->
+    host and GPU bus id), training steps, an Xid 79 on the failed rank's GPU
+    and the other ranks' watchdog timeouts half an hour later."""
+    from conftest import BUS_IDS, XID_LINE, watchdog_line
+
+    for h in range(nranks // per_host):
+        host = f"node{h:04d}"
+        d = root / host
+        d.mkdir(parents=True, exist_ok=True)
+        kern = [f"Nov  2 02:59:5{i} {host} kernel: [1000000.{i:06d}] usb 1-1: new device" for i in range(2)]
+        if h == failed // per_host:
+            kern.append(XID_LINE.replace("node017", host).replace("3b:00", BUS_IDS[failed % per_host][:2] + ":00"))
+        (d / "dmesg.log").write_text("\n".join(kern) + "\n")
+        for local in range(per_host):
+            rank = h * per_host + local
+            lines = [
+                f"2026-11-02T03:00:00.{rank % 1000:03d}Z [rank{rank}]:{host}:{12345 + local}:{12345 + local} [{local}] "
+                f"NCCL INFO comm 0x55d0c0a0 rank {rank} nranks {nranks} cudaDev {local} nvmlDev {local} "
+                f"busId {BUS_IDS[local]} commId 0x1a2b3c4d5e6f7081 - Init COMPLETE",
+            ]
+            for step in range(1, 6):
+                lines.append(f"2026-11-02T03:{step * 2:02d}:00.000Z [rank{rank}]: step {step * 10} loss 2.4")
+            if rank != failed:
+                lines.append(watchdog_line(rank))
+            (d / f"rank-{rank}.log").write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("nranks,failed", [(64, 37), (1024, 1021)])
+def test_plot_timeline_at_scale(tmp_path: Path, nranks: int, failed: int) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import PathCollection
+
+    write_big_job(tmp_path, nranks, failed)
+    r = faultline.diagnose(tmp_path)
+    p = r.primary
+    assert p is not None and p.rule == "xid-79-fallen-off-bus" and p.rank == failed, r
+    ax = r.plot_timeline()
+    fig = ax.figure
+    fig.canvas.draw()
+    # Ticks name hosts, a bounded number of them, none overlapping.
+    labels = [t for t in ax.get_yticklabels() if t.get_text()]
+    assert 2 <= len(labels) <= 32
+    assert all(t.get_text().startswith("node") for t in labels)
+    boxes = sorted((t.get_window_extent() for t in labels), key=lambda b: b.y0)
+    assert all(a.y1 <= b.y0 + 0.5 for a, b in zip(boxes, boxes[1:])), "y tick labels overlap"
+    assert "host" in ax.get_ylabel()
+    # The legend is outside the axes, and the initiating star is drawn, at
+    # the failed rank, where no legend covers it.
+    legend = ax.get_legend()
+    assert legend is not None
+    lb, axb = legend.get_window_extent(), ax.get_window_extent()
+    assert lb.x0 >= axb.x1 - 1, (lb, axb)
+    stars = [c for c in ax.collections if isinstance(c, PathCollection) and c.get_label().startswith("initiating")]
+    assert len(stars) == 1
+    (sx, sy), = stars[0].get_offsets().tolist()
+    assert sy == failed
+    px, py = ax.transData.transform((sx, sy))
+    assert axb.x0 <= px <= axb.x1 and axb.y0 <= py <= axb.y1
+    assert not lb.contains(px, py)
+    texts = [t.get_text() for t in legend.get_texts()]
+    assert any(t.startswith("initiating: xid-79") for t in texts)
+    if nranks > 256:  # a heat strip, not a million dots
+        assert any(type(c).__name__ == "QuadMesh" for c in ax.collections)
+        assert any("density" in t for t in texts)
+    plt.close("all")
+
+
+def test_plot_timeline_small_job_keeps_rank_ticks(report: faultline.Report) -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ax = report.plot_timeline()
+    ax.figure.canvas.draw()
+    assert ax.get_ylabel() == "rank"
+    assert [t.get_text() for t in ax.get_yticklabels() if t.get_text()] == [str(i) for i in range(8)]
+    lb, axb = ax.get_legend().get_window_extent(), ax.get_window_extent()
+    assert lb.x0 >= axb.x1 - 1
+    with pytest.raises(ValueError, match="style"):
+        report.plot_timeline(style="pie")
+    plt.close("all")

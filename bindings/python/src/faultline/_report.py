@@ -615,9 +615,15 @@ class Report:
         return incidents_frame(self)
 
     def plot_timeline(self, ax: Optional["Axes"] = None, **kwargs: Any) -> "Axes":
-        """A rank x time scatter of the evidence with the initiating event
-        marked and annotated and the collateral wave coloured (needs
-        matplotlib). Returns the Axes."""
+        """A rank x time chart of the evidence with the initiating event
+        marked (a star) and annotated, and the collateral wave coloured
+        (needs matplotlib). Returns the Axes.
+
+        ``style="auto"`` (default) picks by job size: a tick per rank up to
+        32 ranks, ticks naming hosts up to 256, and beyond that a heat
+        strip (evidence density per rank and time) under the initiating and
+        collateral markers; "ranks", "hosts" and "heat" force one. The
+        legend is outside the axes, right of them."""
         from ._display import plot_timeline
 
         return plot_timeline(self, ax=ax, **kwargs)
