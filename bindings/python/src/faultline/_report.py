@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import json
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -396,6 +397,11 @@ class Report:
     ``evidence``, pulled from the library in batches the first time it is
     read. ``close()`` (or ``with``) frees the native report early; what was
     already read stays usable.
+
+    Properties are what the report holds (read once, then kept); methods
+    make something: renderings are ``to_*()`` (``to_text``, ``to_json``,
+    ``to_dict``, ``to_arrow``), then frames, charts and iterators. The
+    README's "Conventions" table maps each name to the Go binding's.
     """
 
     def __init__(
@@ -409,6 +415,8 @@ class Report:
         self._handle = _handle
         self._evidence: Optional[List[Evidence]] = evidence
         self._text: Optional[str] = None
+        self._totals: Optional[Totals] = None
+        self._signal_hits: Optional[Dict[str, int]] = None
         self.faultline_version: str = data.get("faultline_version", "")
         rs = data.get("ruleset") or {}
         self.ruleset = RulesetInfo(rs.get("name", ""), rs.get("version", ""), rs.get("rules", 0))
@@ -476,9 +484,9 @@ class Report:
         """The primary diagnosis (``incidents[0]``), or None."""
         return self.incidents[0] if self.incidents else None
 
-    @property
-    def text(self) -> str:
-        """The human-readable report (as ``faultline diagnose`` prints it)."""
+    def to_text(self) -> str:
+        """The human-readable report, as ``faultline diagnose`` prints it
+        (Go: ``Report.Text()``)."""
         if self._text is None:
             t, n = ctypes.c_void_p(), ctypes.c_size_t()
             rc = _ffi.lib.fl_report_text(self._ptr(), ctypes.byref(t), ctypes.byref(n))
@@ -486,6 +494,17 @@ class Report:
                 _errors.raise_status(rc)
             self._text = _ffi.borrowed_string(t, n)
         return self._text
+
+    @property
+    def text(self) -> str:
+        """Deprecated: use :meth:`to_text` (renderings are ``to_*()``
+        methods, like :meth:`to_json`)."""
+        warnings.warn(
+            "Report.text is deprecated: use Report.to_text() (renderings are to_*() methods)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.to_text()
 
     @property
     def evidence_count(self) -> int:
@@ -540,23 +559,39 @@ class Report:
 
     @property
     def signal_hits(self) -> Dict[str, int]:
-        """Matches per signal, ``{"rule/signal": count}``."""
-        t, n = ctypes.c_void_p(), ctypes.c_size_t()
-        rc = _ffi.lib.fl_report_signal_hits_json(self._ptr(), ctypes.byref(t), ctypes.byref(n))
-        if rc != _ffi.FL_OK:
-            _errors.raise_status(rc)
-        hits: Dict[str, int] = json.loads(_ffi.borrowed_string(t, n) or "{}")
-        return hits
+        """Matches per signal, ``{"rule/signal": count}`` (Go:
+        ``Report.SignalHits()``); read once, then kept (a copy each time)."""
+        if self._signal_hits is None:
+            t, n = ctypes.c_void_p(), ctypes.c_size_t()
+            rc = _ffi.lib.fl_report_signal_hits_json(self._ptr(), ctypes.byref(t), ctypes.byref(n))
+            if rc != _ffi.FL_OK:
+                _errors.raise_status(rc)
+            self._signal_hits = json.loads(_ffi.borrowed_string(t, n) or "{}")
+        return dict(self._signal_hits)
 
     @property
     def totals(self) -> Totals:
-        """Input totals (``fl_report_totals_get``)."""
-        t = _ffi.ReportTotals()
-        t.size = ctypes.sizeof(t)
-        rc = _ffi.lib.fl_report_totals_get(self._ptr(), ctypes.byref(t))
-        if rc != _ffi.FL_OK:
-            _errors.raise_status(rc)
-        return Totals(t.sources, t.bytes, t.lines, t.seconds, t.evidence, t.matches, t.incidents, t.errors)
+        """Input totals (``fl_report_totals_get``; for a report loaded from
+        JSON, from its ``input`` and ``incidents``); read once, then kept."""
+        if self._totals is None:
+            if self._handle is None:
+                inp = self.input
+                ev = self._evidence
+                self._totals = Totals(
+                    inp.sources, inp.bytes, inp.lines, inp.seconds,
+                    inp.evidence if inp.evidence is not None else (len(ev) if ev is not None else 0),
+                    inp.matches or 0, len(self.incidents), len(inp.errors),
+                )
+            else:
+                t = _ffi.ReportTotals()
+                t.size = ctypes.sizeof(t)
+                rc = _ffi.lib.fl_report_totals_get(self._ptr(), ctypes.byref(t))
+                if rc != _ffi.FL_OK:
+                    _errors.raise_status(rc)
+                self._totals = Totals(
+                    t.sources, t.bytes, t.lines, t.seconds, t.evidence, t.matches, t.incidents, t.errors
+                )
+        return copy.copy(self._totals)
 
     # -- export ----------------------------------------------------------------
 
@@ -648,6 +683,6 @@ class Report:
         return f"<faultline.Report {' '.join(parts)}>"
 
     def __str__(self) -> str:
-        if not self.closed:
-            return self.text
+        if not self.closed or self._text is not None:
+            return self.to_text()
         return repr(self)
