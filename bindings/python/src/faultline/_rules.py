@@ -56,6 +56,10 @@ class RuleSummaries(List[RuleSummary]):
     """What :func:`rules` and :meth:`Ruleset.rules` return: a list of
     :class:`RuleSummary` that Jupyter shows as a table."""
 
+    def __getitem__(self, i: Any) -> Any:
+        got = super().__getitem__(i)
+        return RuleSummaries(got) if isinstance(i, slice) else got
+
     def _repr_html_(self) -> str:
         from ._display import rules_html
 

@@ -195,7 +195,11 @@ def _make_progress(progress: ProgressLike) -> Optional[_Progress]:
         return None
     if progress is True:
         try:
-            from tqdm.auto import tqdm
+            with warnings.catch_warnings():
+                # tqdm.auto warns, once, in a kernel without ipywidgets, and
+                # then falls back to its text bar, which is what we want.
+                warnings.simplefilter("ignore")
+                from tqdm.auto import tqdm
         except ImportError:
             text = _TextProgress()
             return _Progress(text, text.close)
