@@ -88,7 +88,10 @@
  *   Rulesets: a file's stored pattern database is used only when its MAC
  *   verifies under this installation's key (fl_ruleset_compile signs what
  *   it writes); any other file is recompiled from its patterns. Added:
- *   fl_ruleset_load_info.
+ *   fl_ruleset_load_info. Progress (fl_progress_cb) counts input bytes: a
+ *   .gz/.zst file by the compressed bytes read, against its size on disk
+ *   in the total (0.2 counted its decompressed bytes and left it out of the
+ *   total).
  */
 #ifndef FAULTLINE_FAULTLINE_H_
 #define FAULTLINE_FAULTLINE_H_
@@ -267,8 +270,8 @@ typedef struct fl_evidence_view {
 typedef void (*fl_evidence_cb)(void *user, const fl_evidence_view *ev);
 /* Progress: input bytes read so far and their total (0 when unknown, as for
  * standard input). A file counts by its size on disk: for a .gz or .zst
- * file, the compressed bytes read (@since 0.3; 0.2 counted decompressed
- * bytes against a total without them). Return non-zero to cancel the scan. */
+ * file, the compressed bytes read (since 0.3). Return non-zero to cancel
+ * the scan. */
 typedef int (*fl_progress_cb)(void *user, uint64_t done, uint64_t total);
 
 /* ---- Sessions ------------------------------------------------------------ */
