@@ -89,7 +89,10 @@
  *   verifies under this installation's key (fl_ruleset_compile signs what
  *   it writes); any other file is recompiled from its patterns. Added:
  *   fl_ruleset_load_info, fl_session_snapshot (a report of a live
- *   session that goes on taking input).
+ *   session that goes on taking input). Progress (fl_progress_cb) counts input bytes: a
+ *   .gz/.zst file by the compressed bytes read, against its size on disk
+ *   in the total (0.2 counted its decompressed bytes and left it out of the
+ *   total).
  */
 #ifndef FAULTLINE_FAULTLINE_H_
 #define FAULTLINE_FAULTLINE_H_
@@ -266,8 +269,10 @@ typedef struct fl_evidence_view {
  * learnt later (a kernel line's GPU mapped to a rank through NCCL init lines,
  * a pid through the OOM killer) appear only in the report. */
 typedef void (*fl_evidence_cb)(void *user, const fl_evidence_view *ev);
-/* Progress: bytes scanned so far and the total known (0 when unknown).
- * Return non-zero to cancel the scan. */
+/* Progress: input bytes read so far and their total (0 when unknown, as for
+ * standard input). A file counts by its size on disk: for a .gz or .zst
+ * file, the compressed bytes read (since 0.3). Return non-zero to cancel
+ * the scan. */
 typedef int (*fl_progress_cb)(void *user, uint64_t done, uint64_t total);
 
 /* ---- Sessions ------------------------------------------------------------ */

@@ -63,6 +63,9 @@ class CompressedSource : public Source {
 
   SourceKind kind() const final { return SourceKind::kStream; }
   int64_t mtime() const final { return mtime_; }
+  std::optional<uint64_t> compressed_bytes_read() const final {
+    return in_offset_ + in_len_;
+  }
 
   absl::StatusOr<size_t> Read(char* buf, size_t cap) final {
     if (!error_.ok()) return error_;

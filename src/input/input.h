@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,12 @@ class Source {
   virtual std::string_view mapped() const { return {}; }
   // Size in bytes when known up front (0 otherwise), for progress.
   virtual uint64_t size_hint() const { return 0; }
+  // Compressed sources: bytes read from the file so far, which progress
+  // counts against the file's size on disk (the decompressed size is not
+  // known up front). nullopt for sources whose bytes are the file's.
+  virtual std::optional<uint64_t> compressed_bytes_read() const {
+    return std::nullopt;
+  }
   // Modification time in seconds since the epoch (0 when unknown), used to
   // infer the year of year-less timestamps.
   virtual int64_t mtime() const { return 0; }

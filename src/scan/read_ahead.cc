@@ -42,8 +42,10 @@ void ReadAhead::Run() {
     }
     const bool end = !error.ok() || have < block_;
     b.resize(have);
+    const std::optional<uint64_t> compressed_read = inner_.compressed_bytes_read();
     {
       std::lock_guard<std::mutex> lock(mu_);
+      compressed_read_ = compressed_read;
       if (have > 0) full_.push_back(std::move(b));
       if (end) {
         error_ = std::move(error);
@@ -55,6 +57,11 @@ void ReadAhead::Run() {
   }
   std::lock_guard<std::mutex> lock(mu_);
   done_ = true;
+}
+
+std::optional<uint64_t> ReadAhead::compressed_bytes_read() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return compressed_read_;
 }
 
 absl::StatusOr<size_t> ReadAhead::Read(char* buf, size_t cap) {

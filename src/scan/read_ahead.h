@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -32,6 +33,9 @@ class ReadAhead {
   // As Source::Read: up to cap bytes, 0 at the end, the source's error once
   // the bytes before it are taken.
   absl::StatusOr<size_t> Read(char* buf, size_t cap);
+  // The inner source's compressed_bytes_read() as of the last block read
+  // ahead (the inner source is the reader thread's, so it is sampled there).
+  std::optional<uint64_t> compressed_bytes_read();
 
  private:
   void Run();
@@ -45,6 +49,7 @@ class ReadAhead {
   bool done_ = false;             // the reader has stopped: end or error
   bool stop_ = false;
   absl::Status error_;
+  std::optional<uint64_t> compressed_read_;
   std::thread thread_;
 };
 

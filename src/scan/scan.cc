@@ -86,7 +86,9 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
         // JSON lines are chunked too: each chunk extracts its own messages.
         m.PlanChunks(src, shared, 0, all.size(), tasks);
       } else {
-        if (is_reg && !compressed) total += stt.st_size;
+        // A compressed file counts by its size on disk: progress counts the
+        // compressed bytes read (its decompressed size is unknown up front).
+        if (is_reg) total += stt.st_size;
         auto t = std::make_unique<Impl::Task>();
         t->source = src;
         t->path = f;

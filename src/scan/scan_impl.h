@@ -118,6 +118,9 @@ struct ChunkOut {
   bool faulted = false;
   std::string error;  // non-empty: the source failed here
   int error_code = -3;
+  // Progress: the file bytes behind this chunk, when they are not
+  // edge.bytes (compressed bytes read for a .gz/.zst source).
+  std::optional<uint64_t> input_bytes;
 };
 
 // State of the Hyperscan callback while scanning one chunk.
@@ -303,6 +306,9 @@ struct Scanner::Impl {
     std::condition_variable cv;
     std::deque<ChunkOut> outs;
     bool done = false;
+    // Compressed bytes read after the last chunk pushed (the end of the
+    // file), for progress; written before `done` is set.
+    uint64_t input_tail = 0;
   };
 
   // plan.cc: the chunk tasks of [begin, end) of a mapped source, appended

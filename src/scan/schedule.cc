@@ -226,6 +226,14 @@ void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t
   // while this one scans.
   std::optional<internal::ReadAhead> ahead;
   if (t.read_ahead) ahead.emplace(s, size_t{4} << 20, 4);
+  // Compressed bytes read so far that progress has been told of.
+  uint64_t input_reported = 0;
+  auto count_input = [&](ChunkOut& out) {
+    if (auto read = ahead ? ahead->compressed_bytes_read() : s.compressed_bytes_read()) {
+      out.input_bytes = *read - input_reported;
+      input_reported = *read;
+    }
+  };
   while (!eof && !Cancelled()) {
     if (buf.size() - have < (1 << 20)) buf.resize(buf.size() * 2);
     auto n = ahead ? ahead->Read(buf.data() + have, buf.size() - have) : s.Read(buf.data() + have, buf.size() - have);
@@ -234,6 +242,7 @@ void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t
       ChunkOut out;
       if (have > 0) ProcessBuffer(st, scratch, hits, buf.data(), have, offset, out);
       out.error = std::string(n.status().message());
+      count_input(out);
       Push(t, std::move(out));
       break;
     }
@@ -262,11 +271,13 @@ void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t
     if (cut == 0) continue;
     ChunkOut out;
     ProcessBuffer(st, scratch, hits, buf.data(), cut, offset, out);
+    count_input(out);
     Push(t, std::move(out));
     offset += cut;
     std::memmove(buf.data(), buf.data() + cut, have - cut);
     have -= cut;
   }
+  if (auto read = ahead ? ahead->compressed_bytes_read() : s.compressed_bytes_read()) t.input_tail = *read - input_reported;
 }
 
 absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
@@ -350,7 +361,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
       t.outs.pop_front();
       t.cv.notify_all();
       lock.unlock();
-      done_bytes += out.edge.bytes;
+      done_bytes += out.input_bytes.value_or(out.edge.bytes);
       Merge(st, out);
       if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) {
         cancelled = true;
@@ -358,6 +369,10 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
       if (cancelled && opts.cancel == nullptr) {
         // No shared flag to stop the workers: stop issuing new tasks.
       }
+    }
+    if (t.input_tail > 0 && !cancelled) {
+      done_bytes += t.input_tail;
+      if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) cancelled = true;
     }
     if (t.last_chunk) EndSource(st);
     t.shared.reset();  // a task that never ran (cancelled) still holds its mapping

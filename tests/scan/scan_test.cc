@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <future>
 #include <map>
 #include <random>
@@ -613,6 +614,41 @@ TEST(ScanThreads, TinyChunksAndCancellationNeverHang) {
     std::abort();  // a hung worker cannot be joined; fail loudly
   }
   done.get();
+}
+
+// Progress counts every file by its size on disk, compressed ones by the
+// compressed bytes read: the total is known up front and reached at the end.
+TEST(ScanProgress, CompressedFilesCountTheirBytesOnDisk) {
+  TempDir dir;
+  FixtureOptions fo;
+  const std::string text = JobLog(7, 6 << 20, fo);
+  WriteFile(dir / "plain.log", text);
+  WriteFile(dir / "a.log.gz", Gzip(text));
+  WriteFile(dir / "b.log.zst", Zstd(text));
+  uint64_t on_disk = 0;
+  for (const char* f : {"plain.log", "a.log.gz", "b.log.zst"}) {
+    on_disk += std::filesystem::file_size(std::filesystem::path(dir / f));
+  }
+  ASSERT_LT(on_disk, 2 * text.size());  // the compressed files are small
+  for (unsigned threads : {1u, 3u}) {
+    std::vector<std::pair<uint64_t, uint64_t>> calls;
+    ScanOptions o = BigCaps(threads, 1 << 20);
+    o.on_progress = [&](uint64_t done, uint64_t total) {
+      calls.emplace_back(done, total);
+      return true;
+    };
+    Scanner s(TestRules(), o);
+    ASSERT_TRUE(s.ScanPaths({dir / "plain.log", dir / "a.log.gz", dir / "b.log.zst"}).ok());
+    ASSERT_GT(calls.size(), 3u);
+    uint64_t prev = 0;
+    for (const auto& [done, total] : calls) {
+      EXPECT_EQ(total, on_disk);
+      EXPECT_GE(done, prev);
+      EXPECT_LE(done, total);
+      prev = done;
+    }
+    EXPECT_EQ(calls.back().first, on_disk) << threads << " thread(s)";
+  }
 }
 
 TEST(ScanErrors, MissingFileIsNamedAndTheOthersAreScanned) {

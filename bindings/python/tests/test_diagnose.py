@@ -47,7 +47,7 @@ def test_report_parts(report: faultline.Report) -> None:
     assert report.faultline_version == faultline.library_version()
     r = repr(report)
     assert "xid-79-fallen-off-bus" in r and "rank=3" in r and "node017" in r
-    assert "PRIMARY DIAGNOSIS" in report.text and str(report) == report.text
+    assert "PRIMARY DIAGNOSIS" in report.to_text() and str(report) == report.to_text()
 
 
 def test_report_validates_against_schema(report: faultline.Report, schema: dict) -> None:
@@ -122,7 +122,7 @@ def test_many_batches(tmp_path: Path) -> None:
         import pandas  # noqa: F401
     except ImportError:
         return
-    assert len(r.evidence_frame()) == count
+    assert len(r.evidence_frame(warn=False)) == count
 
 
 def test_paths_forms(incident: dict) -> None:
@@ -204,7 +204,7 @@ def test_report_close(incident: dict) -> None:
     assert r.evidence == ev  # read before closing: still there
     assert r.primary is not None
     with pytest.raises(faultline.InvalidArgumentError):
-        _ = r.text
+        r.to_text()
     with faultline.diagnose(incident["path"]) as r2:
         assert r2.evidence_count > 0
     assert r2.closed

@@ -51,3 +51,15 @@ def test_notebook_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert any("<table" in d.get("text/html", "") and "rule" in d.get("text/html", "") for d in data)
     text = "".join(o.get("text", "") for o in outputs)
     assert "initiating: rank" in text
+    html = "".join(d.get("text/html", "") for d in data)
+    # The notebook's reprs: the incident, an evidence line, the catalog.
+    assert "faultline &middot; incident" in html and "faultline &middot; evidence" in html
+    assert "rule(s)</th>" in html and "<table class='fl-rules'>" in html
+    assert "color:#000" not in html
+    # The progress bar (tqdm's text bar, or a widget with ipywidgets) and the
+    # capped frame's attrs.
+    stderr = "".join(o.get("text", "") for o in outputs if o.get("name") == "stderr")
+    widgets = [d for d in data if "application/vnd.jupyter.widget-view+json" in d]
+    assert "faultline" in stderr or widgets, stderr
+    assert "Exception ignored" not in stderr and "Warning" not in stderr, stderr
+    assert "'capped': True" in text and "PRIMARY DIAGNOSIS" in text

@@ -17,6 +17,7 @@ from ._errors import (
     BufferTooSmallError,
     BusyError,
     CancelledError,
+    EvidenceCappedWarning,
     Error,
     FaultlineIOError,
     InternalError,
@@ -42,7 +43,7 @@ from ._report import (
     RulesetInfo,
     Totals,
 )
-from ._rules import Ruleset, RuleSummary, compile_rules, rule, rule_text, rules
+from ._rules import Ruleset, RuleSummaries, RuleSummary, compile_rules, rule, rule_text, rules
 from ._session import Session, Stream, diagnose, report_from_bundles
 from ._time import to_us as _to_us
 
@@ -71,6 +72,7 @@ __all__ = [
     "BufferTooSmallError",
     "BusyError",
     "CancelledError",
+    "EvidenceCappedWarning",
     "Collateral",
     "Error",
     "Evidence",
@@ -89,6 +91,7 @@ __all__ = [
     "PathNotFoundError",
     "ParseError",
     "Report",
+    "RuleSummaries",
     "RuleSummary",
     "Ruleset",
     "RulesetError",

@@ -119,6 +119,14 @@ class InputWarning(UserWarning):
     report's ``input.errors`` lists the sources."""
 
 
+class EvidenceCappedWarning(UserWarning):
+    """The evidence kept is a sample of the matches: the library keeps a
+    sample of each rule's matches (the first and the last ones: the caps)
+    and counts the rest. Issued by :meth:`Report.evidence_frame`; the frame's ``.attrs``
+    say how many matches there were (``report.signal_hits`` counts them per
+    signal)."""
+
+
 _BY_CODE: Dict[int, Type[Error]] = {
     cls.code: cls
     for cls in (

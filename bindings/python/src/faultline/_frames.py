@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ctypes
 import json
+import warnings
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
-from . import _ffi
+from . import _errors, _ffi
 from ._time import to_us
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -128,7 +129,7 @@ def evidence_columns(report: "Report") -> Dict[str, List[Any]]:
     return cols
 
 
-def evidence_frame(report: "Report") -> "pandas.DataFrame":
+def evidence_frame(report: "Report", warn: bool = True) -> "pandas.DataFrame":
     pd = _pandas()
     import numpy as np
 
@@ -146,7 +147,63 @@ def evidence_frame(report: "Report") -> "pandas.DataFrame":
     for c in ("source", "time_source", "rule", "signal", "role"):
         data[c] = pd.Categorical(cols[c])
     df: "pandas.DataFrame" = pd.DataFrame(data, columns=EVIDENCE_COLUMNS)
+    df.attrs.update(capped_info(report, len(df)))
+    if warn and df.attrs["capped"]:
+        warnings.warn(
+            _errors.EvidenceCappedWarning(
+                f"evidence_frame: {len(df):,} rows of {df.attrs['matches']:,} matches: the library keeps a "
+                "sample of each rule's matches (the first and the last ones) and counts the rest (df.attrs['matches']; "
+                "report.signal_hits per signal)"
+            ),
+            stacklevel=3,
+        )
     return df
+
+
+def capped_info(report: "Report", rows: int) -> Dict[str, Any]:
+    """{"evidence": rows, "matches": all matches or None, "capped": bool}."""
+    matches = report.input.matches
+    if matches is None and not report.closed and report._handle is not None:
+        matches = report.totals.matches
+    return {"evidence": rows, "matches": matches, "capped": matches is not None and matches > rows}
+
+
+def to_arrow(report: "Report") -> Any:
+    """The evidence as a pyarrow Table (the evidence_frame columns)."""
+    try:
+        import pyarrow as pa
+    except ImportError as e:
+        raise ImportError("faultline: to_arrow needs pyarrow: pip install 'faultline-diag[arrow]'") from e
+    cols = evidence_columns(report)
+    us = [None if t == _ffi.FL_TIME_UNSET else t for t in cols["time"]]
+    dict_str = pa.dictionary(pa.int32(), pa.string())
+    fields = [
+        ("source", dict_str, cols["source"]),
+        ("line", pa.int64(), cols["line"]),
+        ("offset", pa.int64(), cols["offset"]),
+        ("time", pa.timestamp("us", tz="UTC"), us),
+        ("time_source", dict_str, cols["time_source"]),
+        ("rank", pa.int64(), cols["rank"]),
+        ("host", pa.string(), cols["host"]),
+        ("rule", dict_str, cols["rule"]),
+        ("signal", dict_str, cols["signal"]),
+        ("text", pa.large_string(), cols["text"]),
+        ("fields", pa.map_(pa.string(), pa.string()), [list(f.items()) for f in cols["fields"]]),
+        ("role", dict_str, cols["role"]),
+    ]
+    arrays = []
+    for _name, typ, values in fields:
+        if pa.types.is_dictionary(typ):
+            arrays.append(pa.array(values, pa.string()).dictionary_encode())
+        else:
+            arrays.append(pa.array(values, typ))
+    info = capped_info(report, len(cols["line"]))
+    meta = {
+        "faultline.evidence": str(info["evidence"]),
+        "faultline.matches": "" if info["matches"] is None else str(info["matches"]),
+        "faultline.capped": "true" if info["capped"] else "false",
+    }
+    return pa.Table.from_arrays(arrays, names=[f[0] for f in fields], metadata=meta)
 
 
 def incidents_frame(report: "Report") -> "pandas.DataFrame":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import json
+import warnings
 import weakref
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -77,6 +78,15 @@ class Evidence:
         """``source:line``."""
         return f"{self.source}:{self.line}"
 
+    def _repr_html_(self) -> str:
+        from ._display import evidence_html
+
+        return evidence_html(self)
+
+
+def _repr_time(t: Optional[datetime]) -> str:
+    return "None" if t is None else format_rfc3339(t) or "None"
+
 
 def _evs(items: Optional[List[Dict[str, Any]]]) -> List[Evidence]:
     return [Evidence.from_dict(e) for e in (items or [])]
@@ -104,6 +114,13 @@ class Initiating:
             gpu=d.get("gpu"),
             inferred=bool(d.get("inferred", False)),
             suspects=list(d.get("suspects") or []),
+        )
+
+    def __repr__(self) -> str:
+        # Compact: an initiating failure can carry many lines.
+        return (
+            f"Initiating(rank={self.rank!r}, host={self.host!r}, gpu={self.gpu!r}, "
+            f"time={_repr_time(self.time)}, inferred={self.inferred}, evidence=<{len(self.evidence)} line(s)>)"
         )
 
 
@@ -203,6 +220,21 @@ class Incident:
     @property
     def collateral_count(self) -> int:
         return sum(c.count for c in self.collateral)
+
+    def __repr__(self) -> str:
+        # One line, whatever the evidence, collateral and timeline hold (the
+        # dataclass repr printed all of it); _repr_html_ shows the rest.
+        return (
+            f"<faultline.Incident {self.rule!r} rank={self.rank!r} host={self.host!r} "
+            f"time={_repr_time(self.time)} confidence={self.confidence:.2f} "
+            f"evidence={len(self.initiating.evidence)} collateral={self.collateral_count} "
+            f"({len(self.collateral)} cluster(s)) timeline={len(self.timeline)}>"
+        )
+
+    def _repr_html_(self) -> str:
+        from ._display import incident_html
+
+        return incident_html(self)
 
 
 @dataclass
@@ -365,6 +397,11 @@ class Report:
     ``evidence``, pulled from the library in batches the first time it is
     read. ``close()`` (or ``with``) frees the native report early; what was
     already read stays usable.
+
+    Properties are what the report holds (read once, then kept); methods
+    make something: renderings are ``to_*()`` (``to_text``, ``to_json``,
+    ``to_dict``, ``to_arrow``), then frames, charts and iterators. The
+    README's "Conventions" table maps each name to the Go binding's.
     """
 
     def __init__(
@@ -378,6 +415,8 @@ class Report:
         self._handle = _handle
         self._evidence: Optional[List[Evidence]] = evidence
         self._text: Optional[str] = None
+        self._totals: Optional[Totals] = None
+        self._signal_hits: Optional[Dict[str, int]] = None
         self.faultline_version: str = data.get("faultline_version", "")
         rs = data.get("ruleset") or {}
         self.ruleset = RulesetInfo(rs.get("name", ""), rs.get("version", ""), rs.get("rules", 0))
@@ -445,9 +484,9 @@ class Report:
         """The primary diagnosis (``incidents[0]``), or None."""
         return self.incidents[0] if self.incidents else None
 
-    @property
-    def text(self) -> str:
-        """The human-readable report (as ``faultline diagnose`` prints it)."""
+    def to_text(self) -> str:
+        """The human-readable report, as ``faultline diagnose`` prints it
+        (Go: ``Report.Text()``)."""
         if self._text is None:
             t, n = ctypes.c_void_p(), ctypes.c_size_t()
             rc = _ffi.lib.fl_report_text(self._ptr(), ctypes.byref(t), ctypes.byref(n))
@@ -455,6 +494,17 @@ class Report:
                 _errors.raise_status(rc)
             self._text = _ffi.borrowed_string(t, n)
         return self._text
+
+    @property
+    def text(self) -> str:
+        """Deprecated: use :meth:`to_text` (renderings are ``to_*()``
+        methods, like :meth:`to_json`)."""
+        warnings.warn(
+            "Report.text is deprecated: use Report.to_text() (renderings are to_*() methods)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.to_text()
 
     @property
     def evidence_count(self) -> int:
@@ -509,23 +559,39 @@ class Report:
 
     @property
     def signal_hits(self) -> Dict[str, int]:
-        """Matches per signal, ``{"rule/signal": count}``."""
-        t, n = ctypes.c_void_p(), ctypes.c_size_t()
-        rc = _ffi.lib.fl_report_signal_hits_json(self._ptr(), ctypes.byref(t), ctypes.byref(n))
-        if rc != _ffi.FL_OK:
-            _errors.raise_status(rc)
-        hits: Dict[str, int] = json.loads(_ffi.borrowed_string(t, n) or "{}")
-        return hits
+        """Matches per signal, ``{"rule/signal": count}`` (Go:
+        ``Report.SignalHits()``); read once, then kept (a copy each time)."""
+        if self._signal_hits is None:
+            t, n = ctypes.c_void_p(), ctypes.c_size_t()
+            rc = _ffi.lib.fl_report_signal_hits_json(self._ptr(), ctypes.byref(t), ctypes.byref(n))
+            if rc != _ffi.FL_OK:
+                _errors.raise_status(rc)
+            self._signal_hits = json.loads(_ffi.borrowed_string(t, n) or "{}")
+        return dict(self._signal_hits)
 
     @property
     def totals(self) -> Totals:
-        """Input totals (``fl_report_totals_get``)."""
-        t = _ffi.ReportTotals()
-        t.size = ctypes.sizeof(t)
-        rc = _ffi.lib.fl_report_totals_get(self._ptr(), ctypes.byref(t))
-        if rc != _ffi.FL_OK:
-            _errors.raise_status(rc)
-        return Totals(t.sources, t.bytes, t.lines, t.seconds, t.evidence, t.matches, t.incidents, t.errors)
+        """Input totals (``fl_report_totals_get``; for a report loaded from
+        JSON, from its ``input`` and ``incidents``); read once, then kept."""
+        if self._totals is None:
+            if self._handle is None:
+                inp = self.input
+                ev = self._evidence
+                self._totals = Totals(
+                    inp.sources, inp.bytes, inp.lines, inp.seconds,
+                    inp.evidence if inp.evidence is not None else (len(ev) if ev is not None else 0),
+                    inp.matches or 0, len(self.incidents), len(inp.errors),
+                )
+            else:
+                t = _ffi.ReportTotals()
+                t.size = ctypes.sizeof(t)
+                rc = _ffi.lib.fl_report_totals_get(self._ptr(), ctypes.byref(t))
+                if rc != _ffi.FL_OK:
+                    _errors.raise_status(rc)
+                self._totals = Totals(
+                    t.sources, t.bytes, t.lines, t.seconds, t.evidence, t.matches, t.incidents, t.errors
+                )
+        return copy.copy(self._totals)
 
     # -- export ----------------------------------------------------------------
 
@@ -558,14 +624,37 @@ class Report:
             _errors.raise_status(rc, "fl_report_html failed")
         return _ffi.borrowed_string(t, n)
 
-    def evidence_frame(self) -> "pandas.DataFrame":
-        """Every evidence record as a pandas DataFrame (needs
-        ``faultline[pandas]``). Columns: source, line, offset, time (UTC),
-        time_source, rank (nullable Int64), host, rule, signal, text, fields,
-        role ("initiating" / "collateral" / "other" w.r.t. the primary)."""
+    def evidence_frame(self, warn: bool = True) -> "pandas.DataFrame":
+        """Every evidence record kept as a pandas DataFrame (needs
+        ``faultline-diag[pandas]``). Columns: source, line, offset, time
+        (UTC), time_source, rank (nullable Int64), host, rule, signal, text,
+        fields, role ("initiating" / "collateral" / "other" w.r.t. the
+        primary).
+
+        The library keeps a sample of each rule's matches (the first and the
+        last ones) and counts the rest, so the rows can be fewer than the
+        matches:
+        ``df.attrs`` holds ``evidence`` (rows), ``matches`` (every match) and
+        ``capped`` (rows < matches), and a capped frame issues an
+        :class:`EvidenceCappedWarning` (``warn=False`` to skip it)."""
         from ._frames import evidence_frame
 
-        return evidence_frame(self)
+        return evidence_frame(self, warn=warn)
+
+    def to_arrow(self) -> Any:
+        """The evidence as a ``pyarrow.Table`` with the columns of
+        :meth:`evidence_frame` (needs pyarrow: ``faultline-diag[arrow]``);
+        the schema metadata carries ``faultline.evidence``,
+        ``faultline.matches`` and ``faultline.capped``."""
+        from ._frames import to_arrow
+
+        return to_arrow(self)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        """The Arrow PyCapsule stream interface over :meth:`to_arrow`:
+        ``pyarrow.table(report)``, ``polars.DataFrame(report)`` and other
+        Arrow consumers read the evidence directly (needs pyarrow)."""
+        return self.to_arrow().__arrow_c_stream__(requested_schema)
 
     def incidents_frame(self) -> "pandas.DataFrame":
         """One row per incident (needs ``faultline[pandas]``); row 0 is the primary."""
@@ -574,9 +663,15 @@ class Report:
         return incidents_frame(self)
 
     def plot_timeline(self, ax: Optional["Axes"] = None, **kwargs: Any) -> "Axes":
-        """A rank x time scatter of the evidence with the initiating event
-        marked and annotated and the collateral wave coloured (needs
-        matplotlib). Returns the Axes."""
+        """A rank x time chart of the evidence with the initiating event
+        marked (a star) and annotated, and the collateral wave coloured
+        (needs matplotlib). Returns the Axes.
+
+        ``style="auto"`` (default) picks by job size: a tick per rank up to
+        32 ranks, ticks naming hosts up to 256, and beyond that a heat
+        strip (evidence density per rank and time) under the initiating and
+        collateral markers; "ranks", "hosts" and "heat" force one. The
+        legend is outside the axes, right of them."""
         from ._display import plot_timeline
 
         return plot_timeline(self, ax=ax, **kwargs)
@@ -601,6 +696,6 @@ class Report:
         return f"<faultline.Report {' '.join(parts)}>"
 
     def __str__(self) -> str:
-        if not self.closed:
-            return self.text
+        if not self.closed or self._text is not None:
+            return self.to_text()
         return repr(self)

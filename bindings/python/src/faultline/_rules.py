@@ -46,6 +46,25 @@ class RuleSummary:
             raw=d,
         )
 
+    def _repr_html_(self) -> str:
+        from ._display import rule_summary_html
+
+        return rule_summary_html(self)
+
+
+class RuleSummaries(List[RuleSummary]):
+    """What :func:`rules` and :meth:`Ruleset.rules` return: a list of
+    :class:`RuleSummary` that Jupyter shows as a table."""
+
+    def __getitem__(self, i: Any) -> Any:
+        got = super().__getitem__(i)
+        return RuleSummaries(got) if isinstance(i, slice) else got
+
+    def _repr_html_(self) -> str:
+        from ._display import rules_html
+
+        return rules_html(self)
+
 
 class _RulesetHandle:
     """Owns one fl_ruleset*. Sessions hold a strong reference to it, so it is
@@ -135,13 +154,13 @@ class Ruleset:
     def __len__(self) -> int:
         return int(_ffi.lib.fl_ruleset_rule_count(self._handle().ptr))
 
-    def rules(self) -> List[RuleSummary]:
-        """Every rule's summary."""
+    def rules(self) -> RuleSummaries:
+        """Every rule's summary (a list; a table in Jupyter)."""
         js, n = ctypes.c_void_p(), ctypes.c_size_t()
         rc = _ffi.lib.fl_ruleset_rules_json(self._handle().ptr, ctypes.byref(js), ctypes.byref(n))
         if rc != _ffi.FL_OK:
             _errors.raise_status(rc, "cannot list the rules")
-        return [RuleSummary.from_dict(d) for d in json.loads(_ffi.take_string(js, n) or "[]")]
+        return RuleSummaries(RuleSummary.from_dict(d) for d in json.loads(_ffi.take_string(js, n) or "[]"))
 
     def rule(self, rule_id: str) -> Dict[str, Any]:
         """The full entry of one rule; NotFoundError if no rule has that id."""
@@ -203,7 +222,7 @@ def resolve(rules: RulesLike) -> Ruleset:
     return Ruleset(rules)
 
 
-def rules(rules: RulesLike = None) -> List[RuleSummary]:
+def rules(rules: RulesLike = None) -> RuleSummaries:
     """The summaries of every rule in a ruleset (default: the embedded one)."""
     return resolve(rules).rules()
 

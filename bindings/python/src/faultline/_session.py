@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ctypes
 import os
+import signal
+import sys
 import threading
+import time
 import warnings
 import weakref
 from datetime import timedelta
@@ -93,6 +96,8 @@ def _progress_thunk(wself: "weakref.ReferenceType[Session]") -> Callable[[Any, i
         if self is None or self._pending is not None:
             return 1
         try:
+            if self._progress is not None:
+                self._progress(done, total)
             if self._on_progress is not None and self._on_progress(done, total):
                 return 1
             return 0
@@ -101,6 +106,155 @@ def _progress_thunk(wself: "weakref.ReferenceType[Session]") -> Callable[[Any, i
             return 1
 
     return thunk
+
+
+# ---- progress and Ctrl-C ---------------------------------------------------------
+
+#: progress=True / progress=callable (see :class:`Session`).
+ProgressLike = Union[None, bool, Callable[[int, int], Any]]
+
+
+class _Progress:
+    """Turns the library's per-scan (done, total) into figures for the whole
+    session: each scan call (paths, then each byte range) counts from 0 with
+    its own total, so finished passes are carried as a base."""
+
+    def __init__(self, sink: Callable[[int, int], Any], close: Optional[Callable[[], None]] = None) -> None:
+        self._sink = sink
+        self._close = close
+        self._base_done = self._base_total = 0
+        self._done = self._total = 0
+        self._unknown = False  # a pass without a known total: so is the whole
+
+    def __call__(self, done: int, total: int) -> None:
+        if done < self._done or total != self._total:  # a new scan pass
+            self._base_done += self._done
+            self._base_total += self._total
+        self._done, self._total = done, total
+        self._unknown = self._unknown or total == 0
+        self._sink(self._base_done + done, 0 if self._unknown else self._base_total + total)
+
+    def close(self) -> None:
+        if self._close is not None:
+            close, self._close = self._close, None
+            close()
+
+
+class _TqdmBar:
+    """A tqdm bar (tqdm.auto: a widget in Jupyter, text in a terminal), made
+    on the first progress report so that a session that never scans shows
+    nothing."""
+
+    def __init__(self, tqdm: Any) -> None:
+        self._tqdm = tqdm
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = self._tqdm(
+                total=total or None, unit="B", unit_scale=True, unit_divisor=1024, desc="faultline", leave=True
+            )
+        elif total and self.bar.total != total:
+            self.bar.total = total
+            self.bar.refresh()
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+class _TextProgress:
+    """Without tqdm: one self-overwriting line on stderr, at most five
+    updates a second."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+        self._shown = False
+        self._line = ""
+
+    def __call__(self, done: int, total: int) -> None:
+        self._line = f"\rfaultline: scanned {done / 2**20:,.1f} MiB"
+        if total:
+            self._line += f" of {total / 2**20:,.1f} MiB ({100 * done / total:.0f}%)"
+        now = time.monotonic()
+        if now - self._last >= 0.2 or (total and done >= total):
+            self._last = now
+            self._shown = True
+            sys.stderr.write(self._line)
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self._shown:
+            sys.stderr.write(self._line + "\n")
+            sys.stderr.flush()
+
+
+def _make_progress(progress: ProgressLike) -> Optional[_Progress]:
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        try:
+            with warnings.catch_warnings():
+                # tqdm.auto warns, once, in a kernel without ipywidgets, and
+                # then falls back to its text bar, which is what we want.
+                warnings.simplefilter("ignore")
+                from tqdm.auto import tqdm
+        except ImportError:
+            text = _TextProgress()
+            return _Progress(text, text.close)
+        bar = _TqdmBar(tqdm)
+        return _Progress(bar, bar.close)
+    if callable(progress):
+        return _Progress(progress)
+    raise TypeError(f"progress must be True, False, None or a callable(done, total), not {type(progress).__name__}")
+
+
+class _SigintCancels:
+    """While a library call runs on the main thread, Ctrl-C (SIGINT: a
+    terminal's, or Jupyter's interrupt) cancels the scan instead of raising
+    inside a ctypes callback, where a KeyboardInterrupt can only be printed
+    and dropped ("Exception ignored on calling ctypes callback function").
+    The interrupt is delivered once the call has returned: KeyboardInterrupt
+    under Python's default handler, else the handler that was installed is
+    called. Python runs signal handlers between bytecodes of the main
+    thread, so the handler below runs inside the session's progress callback
+    while the library scans (or right after the call)."""
+
+    __slots__ = ("_session", "_prev", "_hit")
+
+    def __init__(self, session: "Session") -> None:
+        self._session = session
+        self._prev: Any = None
+        self._hit: Optional[Tuple[int, Any]] = None
+
+    def __enter__(self) -> "_SigintCancels":
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        prev = signal.getsignal(signal.SIGINT)
+        if not callable(prev):  # SIG_IGN, SIG_DFL, or installed outside Python
+            return self
+        self._prev = prev
+        signal.signal(signal.SIGINT, self._handler)
+        return self
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self._hit is None:
+            self._hit = (signum, frame)
+        self._session._cancel_nolock()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._prev is None:
+            return
+        signal.signal(signal.SIGINT, self._prev)
+        hit, self._hit = self._hit, None
+        if hit is None:
+            return
+        self._session._poisoned = True
+        self._session._pending = None
+        if self._prev is signal.default_int_handler:
+            raise KeyboardInterrupt
+        self._prev(*hit)
 
 
 #: Small feeds are gathered into one library call of about this many bytes
@@ -200,7 +354,16 @@ class Session:
 
     An exception raised by ``on_evidence`` or ``on_progress`` cancels the
     scan and is re-raised once the library call returns; the session then
-    takes no more input.
+    takes no more input. So does Ctrl-C (or a notebook's interrupt) on the
+    main thread: the scan stops and ``KeyboardInterrupt`` is raised.
+
+    ``progress=True`` shows the scan's progress: a tqdm bar (a widget in
+    Jupyter) when tqdm is installed, else a line on stderr.
+    ``progress=callable`` calls ``callable(done, total)`` instead. Both count
+    input bytes: files by their size on disk, ``.gz``/``.zst`` files by the
+    compressed bytes read, so the total is known up front (0 when it is not:
+    standard input, pushed streams). ``on_progress(done, total)`` is the
+    lower-level hook: it may return True to cancel the scan.
     """
 
     def __init__(
@@ -213,8 +376,10 @@ class Session:
         tz: Optional[str] = None,
         on_evidence: Optional[EvidenceCallback] = None,
         on_progress: Optional[ProgressCallback] = None,
+        progress: ProgressLike = None,
     ) -> None:
         self._ptr: Optional[int] = None
+        self._progress = _make_progress(progress)
         self._finalizer: "Optional[weakref.finalize[Any, Any]]" = None
         self._lock = threading.Lock()  # guards _ptr against cancel() vs close()
         self._pending: Optional[BaseException] = None
@@ -291,7 +456,14 @@ class Session:
             raise _errors.CancelledError(
                 "the session was cancelled by an exception in a callback", _ffi.FL_ERR_CANCELLED
             )
-        return self._check(fn(self._handle(), *args))
+        ptr = self._handle()
+        with _SigintCancels(self):
+            rc = fn(ptr, *args)
+        return self._check(rc)
+
+    def _end_progress(self) -> None:
+        if self._progress is not None:
+            self._progress.close()
 
     def _feed_id(self, stream_id: int, data: Data) -> None:
         if isinstance(data, str):
@@ -406,9 +578,12 @@ class Session:
         return self._finish(stacklevel=3)
 
     def _finish(self, stacklevel: int) -> Report:
-        self._flush_streams()
-        out = ctypes.c_void_p()
-        self._call(_ffi.lib.fl_session_finish, ctypes.byref(out))
+        try:
+            self._flush_streams()
+            out = ctypes.c_void_p()
+            self._call(_ffi.lib.fl_session_finish, ctypes.byref(out))
+        finally:
+            self._end_progress()
         self.finished = True
         for st in self._all_streams:
             st.closed = True
@@ -440,9 +615,12 @@ class Session:
         """Scans what is left and returns everything found as an evidence
         bundle (bytes) instead of correlating; combine bundles with
         :func:`report_from_bundles`. The session takes no more input."""
-        self._flush_streams()
         data, n = ctypes.c_void_p(), ctypes.c_size_t()
-        self._call(_ffi.lib.fl_session_export_bundle, ctypes.byref(data), ctypes.byref(n))
+        try:
+            self._flush_streams()
+            self._call(_ffi.lib.fl_session_export_bundle, ctypes.byref(data), ctypes.byref(n))
+        finally:
+            self._end_progress()
         self.finished = True
         for st in self._all_streams:
             st.closed = True
@@ -464,6 +642,7 @@ class Session:
 
     def close(self) -> None:
         """Frees the session. Safe to call more than once."""
+        self._end_progress()
         with self._lock:
             self._ptr = None
             if self._finalizer is not None:
@@ -496,6 +675,7 @@ def diagnose(
     tz: Optional[str] = None,
     on_evidence: Optional[EvidenceCallback] = None,
     on_progress: Optional[ProgressCallback] = None,
+    progress: ProgressLike = None,
 ) -> Report:
     """Diagnoses files and directories (what ``faultline diagnose PATH...``
     does) and returns the report.
@@ -504,7 +684,12 @@ def diagnose(
     ``FileNotFoundError``); input that yields no log at all (an empty
     directory, only unreadable files) raises :class:`FaultlineIOError`. When
     some sources cannot be read, the report covers the others, lists them in
-    ``report.input.errors``, and an :class:`InputWarning` is issued."""
+    ``report.input.errors``, and an :class:`InputWarning` is issued.
+
+    ``progress=True`` shows a progress bar (tqdm when installed), and
+    ``progress=callable`` is called with ``(done, total)`` input bytes; see
+    :class:`Session`. Ctrl-C (a notebook's interrupt) stops the scan with
+    ``KeyboardInterrupt``."""
     with Session(
         rules=rules,
         threads=threads,
@@ -514,6 +699,7 @@ def diagnose(
         tz=tz,
         on_evidence=on_evidence,
         on_progress=on_progress,
+        progress=progress,
     ) as s:
         s.add_path(paths)
         return s._finish(stacklevel=3)
