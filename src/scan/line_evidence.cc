@@ -217,6 +217,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, std::string_v
       int64_t n;
       if (k == "rank" && ParseInt64(v, &n)) ev.rank = n;
       else if (k == "pid" && ParseInt64(v, &n)) ev.pid = n;
+      else if (k == "local_rank" && ParseInt64(v, &n)) ev.local_rank = n;
       else if (k == "host" && !v.empty()) ev.host = v;
       else if ((k == "pci" || k == "bus_id") && ev.gpu.empty()) {
         std::string g = NormalizePciBusId(v);
@@ -266,8 +267,9 @@ void Scanner::Impl::ThinDroppedEvidence(ChunkOut& out) const {
     bool comm = false;
     std::vector<std::pair<std::string, std::string>> keep;
     for (auto& kv : ev.fields) {
+      // What the merge reads before any cap: topology and placement.
       if (kv.first == "seq" || kv.first == "bus_id" || kv.first == "cuda_dev" ||
-          kv.first == "comm_id") {
+          kv.first == "comm_id" || kv.first == "pod" || kv.first == "node") {
         comm |= kv.first == "comm_id";
         keep.push_back(std::move(kv));
       }

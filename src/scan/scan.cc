@@ -41,7 +41,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
     std::vector<SkippedPath> skipped;
     auto files = ExpandPath(path, &skipped);
     if (!files.ok()) {
-      uint32_t src = m.NewSource(path, 0);
+      uint32_t src = m.NewSource(path, 0, PathBelowRoot(path, path));
       m.Fail(src, std::string(files.status().message()), -3);
       continue;
     }
@@ -55,7 +55,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
     for (const std::string& f : *files) {
       struct stat stt {};
       bool is_reg = f != "-" && ::stat(f.c_str(), &stt) == 0 && S_ISREG(stt.st_mode);
-      uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0);
+      uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0, PathBelowRoot(path, f));
       bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
       if (is_reg && !compressed && static_cast<size_t>(stt.st_size) > m.opts.chunk_bytes) {
         auto opened = OpenSource(f, m.opts.limits);
@@ -111,7 +111,7 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
   Impl& m = *impl_;
   struct stat stt {};
   int64_t mtime = ::stat(path.c_str(), &stt) == 0 ? stt.st_mtime : 0;
-  uint32_t src = m.NewSource(path, mtime);
+  uint32_t src = m.NewSource(path, mtime, PathBelowRoot(path, path));
   auto opened = OpenSource(path, m.opts.limits);
   if (!opened.ok()) {
     m.Fail(src, std::string(opened.status().message()), -3);

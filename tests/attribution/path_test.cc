@@ -51,6 +51,36 @@ TEST(AttributeFromPath, PerHostDirectories) {
   Check({"collected/node017.dmesg.txt.gz", std::nullopt, std::nullopt, "node017"});
 }
 
+size_t Below(std::string_view root, std::string_view file) { return PathBelowRoot(root, file); }
+
+// Only the part below the input root the user gave names hosts: a folder
+// above it ("simS2" in /data/simS2/cases/c016) is somebody's naming, not a
+// machine. The root's own name counts when it is named like a node.
+TEST(AttributeFromPath, BelowTheInputRoot) {
+  std::string_view root = "/data/simS2/cases/c016";
+  std::string_view f = "/data/simS2/cases/c016/rank-3.log";
+  EXPECT_EQ(AttributeFromPath(f).host, "simS2");  // the whole path: the bug
+  Attribution a = AttributeFromPath(f, Below(root, f));
+  EXPECT_EQ(a.host, "");
+  EXPECT_EQ(a.rank, 3);
+  f = "/data/simS2/cases/c016/node017/kern.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "node017");
+  // The root itself is the user's naming too ("hostdirs-run" looks like a
+  // host); so is the folder of a file given directly.
+  root = "/archive/hostdirs-run2";
+  f = "/archive/hostdirs-run2/truth.json";
+  EXPECT_EQ(AttributeFromPath(f).host, "hostdirs-run2");
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "");
+  f = "/archive/node017/kern.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(f, f)).host, "");
+  EXPECT_EQ(AttributeFromPath("node017.log", Below("node017.log", "node017.log")).host, "node017");
+  // A trailing separator, and a root that only shares a prefix.
+  EXPECT_EQ(Below("/data/c016/", "/data/c016/x.log"), 11u);
+  EXPECT_EQ(Below("/data/c01", "/data/c016/x.log"), 0u);
+  EXPECT_EQ(Below("-", "-"), 0u);
+  EXPECT_EQ(Below("kern.log", "kern.log"), 0u);
+}
+
 TEST(AttributeFromPath, OneFilePerRank) {
   Check({"rank-3.log", 3, std::nullopt, ""});
   Check({"logs/rank3.txt", 3, std::nullopt, ""});
