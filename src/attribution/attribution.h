@@ -38,9 +38,10 @@ struct Attribution {
 //
 // `below` is where, in `path`, the part under the input root the user gave
 // begins (ScanPaths passes the root's length; 0 reads the whole path). Only
-// components past it say anything: the folder the user named and those
-// above it ("/data/simS2/cases/c016") are the user's naming, not machines;
-// the lines themselves (syslog headers, NCCL prefixes) still name the host.
+// components past it say anything: folders above the input ("/data/simS2/
+// cases/c016") are the user's naming, not machines. The root's own last
+// component (the folder the user named, `diagnose gpu-b02/`, or a file's
+// folder) counts last, when shaped like a host: "c016" is not.
 Attribution AttributeFromPath(std::string_view path, size_t below = 0);
 
 // Where the part of `file` under `root` begins: `file` as ExpandPath(root)

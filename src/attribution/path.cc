@@ -306,12 +306,13 @@ size_t PathBelowRoot(std::string_view root, std::string_view file) {
 Attribution AttributeFromPath(std::string_view path, size_t below) {
   Attribution a;
   below = std::min(below, path.size());
-  // The root's own name is the parent of what lies directly in it (a
-  // file named like a host inside a user's home folder is no host).
-  std::string_view root_name;
+  // The root's own name (the folder the user named, or a file's folder),
+  // with its parent: a user's home folder is no host.
+  std::string_view root_name, root_parent;
   if (below > 0) {
     PathParts above = Split(path.substr(0, below));
     if (above.count > 0) root_name = above.comp[above.count - 1];
+    if (above.count > 1) root_parent = above.comp[above.count - 2];
     path.remove_prefix(below);
   }
   PathParts parts = Split(path);
@@ -374,6 +375,13 @@ Attribution AttributeFromPath(std::string_view path, size_t below) {
   }
   if (host.empty()) host = generic;
   if (host.empty()) host = PodName(parts);
+  // `diagnose node055/ gpu-b02/`: the root's own name counts when shaped
+  // like a host ("c016", "run-7" are not), and last: anything below it is
+  // more specific about the file.
+  if (host.empty() && !root_name.empty() &&
+      ClassifyHost(root_name, root_parent) != HostClass::kNo) {
+    host = root_name;
+  }
   a.host = NormalizeHost(host);
   return a;
 }

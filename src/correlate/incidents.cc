@@ -282,6 +282,12 @@ void AddMissingFacts(const CorrelationState& st, const Draft& dr,
         "traceback or last error line), which this line only points at",
         vars));
   }
+  if (dr.peer && !dr.peer->empty() && dr.unresolved_peer) {
+    facts.push_back(StrCat("which host has the address ", *dr.peer,
+                           " (the NCCL 'Bootstrap : Using' lines of every host), then its kernel "
+                           "and NCCL logs around ",
+                           FormatTime(inc.time_us)));
+  }
   if (!inc.inferred && !untimed && !inc.host.empty() && !fallback) return;
   if (dr.rule.missing_fact() && dr.rule.missing_fact()->size()) {
     std::string fact = FillTemplate(dr.rule.missing_fact()->str(), vars);
@@ -309,16 +315,9 @@ void AddMissingFacts(const CorrelationState& st, const Draft& dr,
                      "to date the event",
                      vars));
   }
-  if (dr.peer && !dr.peer->empty()) {
-    if (dr.unresolved_peer) {
-      facts.push_back(StrCat("which host has the address ", *dr.peer,
-                             " (the NCCL 'Bootstrap : Using' lines of every host), then its kernel "
-                             "and NCCL logs around ",
-                             FormatTime(inc.time_us)));
-    } else {
-      facts.push_back(StrCat("kernel and NCCL logs of the peer ", inc.host, " around ",
-                             FormatTime(inc.time_us), " (ibstat, dmesg | grep -i mlx5)"));
-    }
+  if (dr.peer && !dr.peer->empty() && !dr.unresolved_peer) {
+    facts.push_back(StrCat("kernel and NCCL logs of the peer ", inc.host, " around ",
+                           FormatTime(inc.time_us), " (ibstat, dmesg | grep -i mlx5)"));
   }
 }
 

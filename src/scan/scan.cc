@@ -184,7 +184,8 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
 uint32_t Scanner::OpenStream(const std::string& name) {
   Impl& m = *impl_;
   auto ps = std::make_unique<Impl::PushStream>();
-  ps->source = m.NewSource(name, 0);
+  // A stream's name reads like a file given directly: its folder is the root.
+  ps->source = m.NewSource(name, 0, PathBelowRoot(name, name));
   m.streams.push_back(std::move(ps));
   return static_cast<uint32_t>(m.streams.size() - 1);
 }

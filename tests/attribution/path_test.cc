@@ -65,15 +65,26 @@ TEST(AttributeFromPath, BelowTheInputRoot) {
   EXPECT_EQ(a.rank, 3);
   f = "/data/simS2/cases/c016/node017/kern.log";
   EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "node017");
-  // The root itself is the user's naming too ("hostdirs-run" looks like a
-  // host); so is the folder of a file given directly.
-  root = "/archive/hostdirs-run2";
-  f = "/archive/hostdirs-run2/truth.json";
-  EXPECT_EQ(AttributeFromPath(f).host, "hostdirs-run2");
-  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "");
+  // The root is a node's folder (`diagnose node055/`); and a file given
+  // directly, in one.
+  root = "/archive/node017";
   f = "/archive/node017/kern.log";
-  EXPECT_EQ(AttributeFromPath(f, Below(f, f)).host, "");
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "node017");
+  EXPECT_EQ(AttributeFromPath(f, Below(f, f)).host, "node017");
   EXPECT_EQ(AttributeFromPath("node017.log", Below("node017.log", "node017.log")).host, "node017");
+  // Anything below the root beats its name; a root not shaped like a host
+  // names none.
+  f = "/archive/node017/a100-03/train.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "a100-03");
+  root = "/data/gpu-b02";
+  f = "/data/gpu-b02/train.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "gpu-b02");
+  root = "/data/run-7";
+  f = "/data/run-7/train.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "");
+  root = "/home/node017";
+  f = "/home/node017/train.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "");
   // A trailing separator, and a root that only shares a prefix.
   EXPECT_EQ(Below("/data/c016/", "/data/c016/x.log"), 11u);
   EXPECT_EQ(Below("/data/c01", "/data/c016/x.log"), 0u);

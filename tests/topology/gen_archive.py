@@ -8,7 +8,7 @@ notice outranks the network errors it causes.
     gen_archive.py OUT_DIR --layout k8s --kind spot --ranks 256 --skew 1 --seed 3
 
 Layouts (8 ranks per host):
-  hostdirs  OUT/<host>/rank-<R>.log: torchrun "[rankR]:" lines whose PyTorch
+  perhost   OUT/<host>/rank-<R>.log: torchrun "[rankR]:" lines whose PyTorch
             log stamps carry the worker pid ("W1102 13:46:41.830000 4015788
             file.py:12] ..."); OUT/<host>/kern.log (syslog headers)
   k8s       OUT/pods/<pod>/pytorch.log in CRI format, the pod's hostname (its
@@ -26,7 +26,7 @@ kernel loses its NFS server), spot (an AWS instance-action notice, then the
 other hosts' NCCL errors), preempt (k8s: the pod is preempted; slurm: the job
 is cancelled due to preemption).
 
-OUT/truth.json: kind, layout, hosts (the archive's own hosts), initiating
+OUT.truth.json (beside the archive): kind, layout, hosts (the archive's own hosts), initiating
 {rules, rank (null when the logs name only a host), host}, pods.
 
 Every message is the text of a rule example under rulesets/ (the test checks
@@ -41,7 +41,7 @@ import random
 
 GPUS = 8
 BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
-LAYOUTS = ["hostdirs", "k8s", "slurm"]
+LAYOUTS = ["perhost", "k8s", "slurm"]
 KINDS = ["host_oom", "nfs", "spot", "preempt"]
 RULES = {
     "host_oom": ["host-oom-kill"],
@@ -117,7 +117,7 @@ class Job:
     # ---- one rank's line, in the layout's file and prefix
     def rank_line(self, r, t, text):
         h = self.host_of(r)
-        if self.layout == "hostdirs":
+        if self.layout == "perhost":
             self.add("%s/rank-%d.log" % (h, r), t, "[rank%d]:%s" % (r, text(h, t)))
         elif self.layout == "k8s":
             self.add("pods/%s/pytorch.log" % self.pods[r // GPUS], t,
@@ -135,7 +135,7 @@ class Job:
             h, dev = self.host_of(r), r % GPUS
             t = self.t0 + 0.01 * dev
             name = self.name_in_logs(r)
-            if self.layout != "hostdirs":
+            if self.layout != "perhost":
                 # NCCL init: host, pid, device and bus of every rank.
                 self.rank_line(r, t, lambda hh, tt, r=r, dev=dev, name=name: (
                     "%s:%d:%d [%d] NCCL INFO comm 0x55d0c0a0%02x rank %d nranks %d cudaDev %d nvmlDev %d "
@@ -289,7 +289,8 @@ class Job:
                 f.write("".join(l + "\n" for _, l in lines))
         doc = {"kind": self.kind, "layout": self.layout, "ranks": self.ranks, "hosts": self.hosts,
                "pods": self.pods if self.layout == "k8s" else [], "initiating": truth}
-        with open(os.path.join(self.out, "truth.json"), "w") as f:
+        # Beside the archive, not in it: the truth is no log of the job.
+        with open(self.out.rstrip("/") + ".truth.json", "w") as f:
             json.dump(doc, f, indent=1)
         return doc
 
@@ -301,7 +302,7 @@ def generate(out, layout, kind, ranks, skew, seed):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("out")
-    ap.add_argument("--layout", choices=LAYOUTS, default="hostdirs")
+    ap.add_argument("--layout", choices=LAYOUTS, default="perhost")
     ap.add_argument("--kind", choices=KINDS, default="host_oom")
     ap.add_argument("--ranks", type=int, default=16)
     ap.add_argument("--skew", type=int, default=0)

@@ -59,7 +59,10 @@ def root(tmp_path_factory):
 @pytest.mark.parametrize("layout,kind,ranks,skew", CASES,
                          ids=["%s-%s-%d%s" % (l, k, r, "-skew" if s else "") for l, k, r, s in CASES])
 def test_archive(faultline_bin, root, layout, kind, ranks, skew):
-    d = root / ("%s-%s-%d-%d" % (layout, kind, ranks, skew))
+    # The input folder's own name counts as a host when shaped like one
+    # (`diagnose gpu-b02/`), so the case folder is named unlike a host;
+    # "simS2" above it is host-shaped and must never be named.
+    d = root / ("case_%s_%s_%d_%d" % (layout, kind, ranks, skew))
     truth = gen_archive.generate(str(d), layout, kind, ranks, skew, seed=ranks + skew)
     report = diagnose(faultline_bin, d)
     want = truth["initiating"]
