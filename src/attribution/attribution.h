@@ -70,6 +70,11 @@ std::string NormalizePciBusId(std::string_view s);
 // Returns "" for something that is not a host name.
 std::string NormalizeHost(std::string_view host);
 
+// Slurm's compressed host list ("gpu-[001-004,017]", "node[1-3],login1")
+// as one name per host, zero padding kept; empty when malformed or longer
+// than 65,536 names.
+std::vector<std::string> ExpandNodelist(std::string_view list);
+
 // What an NCCL communicator init line says:
 //   node017:12345:12345 [3] NCCL INFO comm 0x55d0c0a0 rank 131 nranks 1024
 //   cudaDev 3 nvmlDev 3 busId 3b000 commId 0x1a2b3c4d5e6f7081 - Init START

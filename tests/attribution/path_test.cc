@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attribution/attribution.h"
 #include "gtest/gtest.h"
@@ -159,6 +160,24 @@ TEST(AttributeFromPath, VeryDeepPathKeepsTheTail) {
   for (int i = 0; i < 200; ++i) p += "d/";
   p += "node017/rank-9.log";
   Check({p, 9, std::nullopt, "node017"});
+}
+
+TEST(ExpandNodelist, SlurmHostLists) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ExpandNodelist("gpu-[001-004,017]"), (V{"gpu-001", "gpu-002", "gpu-003", "gpu-004", "gpu-017"}));
+  EXPECT_EQ(ExpandNodelist("node[1-3],login1"), (V{"node1", "node2", "node3", "login1"}));
+  EXPECT_EQ(ExpandNodelist("f006"), (V{"f006"}));
+  EXPECT_EQ(ExpandNodelist("a[1-2]-b[3-4]"), (V{"a1-b3", "a1-b4", "a2-b3", "a2-b4"}));
+  EXPECT_EQ(ExpandNodelist("queue-0-dy-compute-resource-g4dn-1-[1-3]"),
+            (V{"queue-0-dy-compute-resource-g4dn-1-1", "queue-0-dy-compute-resource-g4dn-1-2",
+               "queue-0-dy-compute-resource-g4dn-1-3"}));
+  EXPECT_TRUE(ExpandNodelist("gpu-[004-001]").empty());
+  EXPECT_TRUE(ExpandNodelist("gpu-[001").empty());
+  EXPECT_TRUE(ExpandNodelist("gpu-]001[").empty());
+  EXPECT_TRUE(ExpandNodelist("").empty());
+  EXPECT_TRUE(ExpandNodelist("n[0-999999999]").empty());  // refused, not expanded
+  EXPECT_EQ(ExpandNodelist("n[0-65535]").size(), 65536u);
+  EXPECT_TRUE(ExpandNodelist("n[0-65536]").empty());
 }
 
 }  // namespace
