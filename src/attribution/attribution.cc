@@ -60,6 +60,10 @@ struct Found {
   std::optional<int64_t> loose_rank;      // rank: N, Rank N:
   std::optional<int64_t> device;          // NCCL "[3]"
   std::optional<int64_t> pid;
+  // The process id of a glog-style header ("W1102 13:46:41.830000 4015698
+  // api.py:719] "): PyTorch's loggers print the pid there, C++ glog the
+  // thread id, which is the pid for the main thread. Weakest pid source.
+  std::optional<int64_t> header_pid;
   std::string host;
   std::string gpu;
 };
@@ -179,7 +183,8 @@ enum class StampKind { kNone, kCollector, kGlog };
 // Steps over one timestamp-looking token at s[p]. Collector stamps (ISO,
 // bracketed kernel/epoch/dmesg stamps, bare clocks) may stand before an srun
 // label; glog headers belong to the program and never do.
-size_t SkipTimestamp(std::string_view s, size_t p, StampKind* kind) {
+size_t SkipTimestamp(std::string_view s, size_t p, StampKind* kind,
+                     std::optional<int64_t>* glog_pid) {
   *kind = StampKind::kCollector;
   bool used_t = false;
   size_t q = MatchIsoDateTime(s, p, &used_t);
@@ -229,10 +234,13 @@ size_t SkipTimestamp(std::string_view s, size_t p, StampKind* kind) {
     if (q != kNpos) {
       *kind = StampKind::kGlog;
       size_t r = SkipSpaces(s, q);
-      size_t tid_start = r;
-      if (ParseUint(s, &r, 12) && r > tid_start && r < s.size() && s[r] == ' ') {
+      std::optional<int64_t> id = ParseUint(s, &r, 12);
+      if (id && r < s.size() && s[r] == ' ') {
         size_t close = s.find("] ", r);
-        if (close != kNpos && close - r < 128) return close + 1;
+        if (close != kNpos && close - r < 128) {
+          *glog_pid = id;
+          return close + 1;
+        }
       }
       return q;
     }
@@ -780,7 +788,7 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
       srun_ok = false;
     } else {
       StampKind kind;
-      q = SkipTimestamp(line, p, &kind);
+      q = SkipTimestamp(line, p, &kind, &f.header_pid);
       if (q == kNpos) break;
       if (kind == StampKind::kGlog) srun_ok = false;
       q = SkipSpaces(line, q);
@@ -806,6 +814,7 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   SetIfUnset(a.local_rank, f.json_local);
   SetIfUnset(a.local_rank, f.device);
   a.pid = f.pid;
+  SetIfUnset(a.pid, f.header_pid);
   a.host = std::move(f.host);
   a.gpu = std::move(f.gpu);
   if (a.gpu.empty() && f.device) a.gpu = std::to_string(*f.device);

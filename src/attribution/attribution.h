@@ -35,7 +35,19 @@ struct Attribution {
 // Attribution implied by a path: "node017/rank-3.log", "logs/worker-3.txt",
 // "slurm-1234.out", "job.3.out", "attempt_0/2/stderr.log" (local rank 2),
 // "pods/trainer-5/pytorch.log".
-Attribution AttributeFromPath(std::string_view path);
+//
+// `below` is where, in `path`, the part under the input root the user gave
+// begins (ScanPaths passes the root's length; 0 reads the whole path). Only
+// components past it say anything: folders above the input ("/data/simS2/
+// cases/c016") are the user's naming, not machines. The root's own last
+// component (the folder the user named, `diagnose gpu-b02/`, or a file's
+// folder) counts last, when shaped like a host: "c016" is not.
+Attribution AttributeFromPath(std::string_view path, size_t below = 0);
+
+// Where the part of `file` under `root` begins: `file` as ExpandPath(root)
+// listed it. A root that is the file itself begins at the file's name (its
+// folder is the root); a file not under root is read whole (0).
+size_t PathBelowRoot(std::string_view root, std::string_view file);
 
 // Attribution found in one line. `line` is the text after the timestamp has
 // been removed by the caller, or the whole line; both must work. Fields the
@@ -57,6 +69,11 @@ std::string NormalizePciBusId(std::string_view s);
 // directories and rsyslog may carry the FQDN. IPv4 literals stay whole.
 // Returns "" for something that is not a host name.
 std::string NormalizeHost(std::string_view host);
+
+// Slurm's compressed host list ("gpu-[001-004,017]", "node[1-3],login1")
+// as one name per host, zero padding kept; empty when malformed or longer
+// than 65,536 names.
+std::vector<std::string> ExpandNodelist(std::string_view list);
 
 // What an NCCL communicator init line says:
 //   node017:12345:12345 [3] NCCL INFO comm 0x55d0c0a0 rank 131 nranks 1024
@@ -83,6 +100,10 @@ class TopologyMap {
   void AddDevice(const std::string& host, int64_t rank, int64_t cuda_dev,
                  std::string_view bus_id);
   void AddPid(const std::string& host, int64_t pid, int64_t rank);
+  // A launcher's word that this pid is the worker of that local rank
+  // (torchrun's "local_rank: 3 (pid: 4015788)", DeepSpeed's spawn line):
+  // the rank follows once the host's device map is known.
+  void AddPidLocalRank(const std::string& host, int64_t pid, int64_t local_rank);
 
   // The rank owning the GPU at this bus on this host (bus in any format).
   std::optional<int64_t> RankForBus(const std::string& host,
@@ -109,8 +130,9 @@ class TopologyMap {
   void Learn(const Attribution& a);
 
   // Fills a.rank when the line did not name it, from the PCI bus (any host
-  // when the host is unknown), then the pid, then the device index
-  // (local_rank, else a numeric gpu); pid and device index only with a host.
+  // when the host is unknown), then the pid (its rank, else the local rank
+  // a launcher gave it), then the device index (local_rank, else a numeric
+  // gpu); pid and device index only with a host.
   // Then fills an empty host from the rank. The correlator attributes every
   // line through this. Returns true when `a` changed.
   bool Resolve(Attribution& a) const;
@@ -124,6 +146,7 @@ class TopologyMap {
   std::map<std::pair<std::string, std::string>, int64_t> bus_rank_;
   std::map<std::pair<std::string, int64_t>, int64_t> dev_rank_;
   std::map<std::pair<std::string, int64_t>, int64_t> pid_rank_;
+  std::map<std::pair<std::string, int64_t>, int64_t> pid_local_;
   std::map<int64_t, std::pair<std::string, std::string>> rank_host_bus_;
 };
 

@@ -19,6 +19,7 @@
 // When two candidates of the same kind exist, the deepest one wins: it is the
 // most specific about the file.
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -289,8 +290,31 @@ std::string_view PodName(const PathParts& parts) {
 
 }  // namespace
 
-Attribution AttributeFromPath(std::string_view path) {
+size_t PathBelowRoot(std::string_view root, std::string_view file) {
+  auto is_sep = [](char c) { return c == '/' || c == '\\'; };
+  if (root.empty() || root == "-") return 0;
+  if (file == root) {
+    size_t sep = file.find_last_of("/\\");
+    return sep == kNpos ? 0 : sep + 1;
+  }
+  if (file.size() <= root.size() || file.compare(0, root.size(), root) != 0) return 0;
+  // "logs" must not claim "logs2/x": the root ends at a separator.
+  if (!is_sep(root.back()) && !is_sep(file[root.size()])) return 0;
+  return root.size();
+}
+
+Attribution AttributeFromPath(std::string_view path, size_t below) {
   Attribution a;
+  below = std::min(below, path.size());
+  // The root's own name (the folder the user named, or a file's folder),
+  // with its parent: a user's home folder is no host.
+  std::string_view root_name, root_parent;
+  if (below > 0) {
+    PathParts above = Split(path.substr(0, below));
+    if (above.count > 0) root_name = above.comp[above.count - 1];
+    if (above.count > 1) root_parent = above.comp[above.count - 2];
+    path.remove_prefix(below);
+  }
   PathParts parts = Split(path);
   if (parts.count == 0) return a;
 
@@ -343,7 +367,7 @@ Attribution AttributeFromPath(std::string_view path) {
   std::string_view host = preferred;
   if (host.empty() && !name.empty()) {
     std::string_view stem = name.substr(0, name.find('.'));
-    std::string_view parent = parts.dirs > 0 ? parts.comp[parts.dirs - 1] : std::string_view();
+    std::string_view parent = parts.dirs > 0 ? parts.comp[parts.dirs - 1] : root_name;
     if (!AtIgnoreCase(stem, 0, "worker") &&
         ClassifyHost(stem, parent) == HostClass::kPreferred) {
       host = stem;
@@ -351,6 +375,13 @@ Attribution AttributeFromPath(std::string_view path) {
   }
   if (host.empty()) host = generic;
   if (host.empty()) host = PodName(parts);
+  // `diagnose node055/ gpu-b02/`: the root's own name counts when shaped
+  // like a host ("c016", "run-7" are not), and last: anything below it is
+  // more specific about the file.
+  if (host.empty() && !root_name.empty() &&
+      ClassifyHost(root_name, root_parent) != HostClass::kNo) {
+    host = root_name;
+  }
   a.host = NormalizeHost(host);
   return a;
 }

@@ -48,6 +48,11 @@ void TopologyMap::AddPid(const std::string& host, int64_t pid, int64_t rank) {
   if (known_host.empty()) known_host = h;
 }
 
+void TopologyMap::AddPidLocalRank(const std::string& host, int64_t pid, int64_t local_rank) {
+  if (local_rank < 0) return;
+  pid_local_[{HostKey(host), pid}] = local_rank;
+}
+
 std::optional<int64_t> TopologyMap::RankForBus(const std::string& host,
                                                std::string_view bus_id) const {
   if (host.empty()) return RankForBusAnyHost(bus_id);
@@ -170,6 +175,10 @@ bool TopologyMap::Resolve(Attribution& a) const {
   if (!a.rank && !a.gpu.empty() && !dev_index) take(RankForBus(a.host, a.gpu));
   // A pid or a device index means nothing without its host.
   if (!a.rank && a.pid && !a.host.empty()) take(RankForPid(a.host, *a.pid));
+  if (!a.rank && a.pid && !a.host.empty() && !a.local_rank) {
+    auto it = pid_local_.find({HostKey(a.host), *a.pid});
+    if (it != pid_local_.end()) a.local_rank = it->second;
+  }
   if (!a.rank && !a.host.empty()) {
     if (a.local_rank) {
       take(RankForDevice(a.host, *a.local_rank));

@@ -2,13 +2,51 @@
 // prefixes) pins lines that name only a PCI bus, a pid or a device index on
 // a rank, through TopologyMap::Resolve, the one rank/host resolver.
 #include <algorithm>
+#include <map>
 #include <string>
 
 #include "correlate/state.h"
 
 namespace faultline::internal {
 
+namespace {
+
+// Puts every name of a pod on its node: the folders its logs were collected
+// under, the hostname its own lines print (NCCL's "host:pid:tid"), and the
+// topology learnt from them. A pod is never a host.
+void ApplyHostAliases(CorrelationState& st) {
+  ScanResult& scan = st.scan;
+  if (scan.host_aliases.empty()) return;
+  std::map<std::string, std::string> node_of;
+  for (const HostAlias& a : scan.host_aliases) {
+    std::string alias = NormalizeHost(a.alias), host = NormalizeHost(a.host);
+    if (!alias.empty() && !host.empty() && alias != host) node_of[alias] = host;
+  }
+  auto fix = [&node_of](std::string& h) {
+    if (h.empty()) return;
+    auto it = node_of.find(NormalizeHost(h));
+    if (it != node_of.end()) h = it->second;
+  };
+  for (SourceSummary& s : scan.sources) fix(s.host);
+  for (auto& [rank, r] : scan.ranks) fix(r.host);
+  for (DeviceLink& l : scan.devices) fix(l.host);
+  for (PidLink& l : scan.pids) fix(l.host);
+  for (SyncPoint& p : scan.sync_points) fix(p.host);
+  for (Evidence& ev : st.evs) {
+    fix(ev.host);
+    // A line about a pod that the archive names (a status row, an event)
+    // is about its node.
+    if (const std::string* pod = ev.Field("pod"); pod && ev.host.empty()) {
+      auto it = node_of.find(NormalizeHost(*pod));
+      if (it != node_of.end()) ev.host = it->second;
+    }
+  }
+}
+
+}  // namespace
+
 void Attribute(CorrelationState& st) {
+  ApplyHostAliases(st);
   const ScanResult& scan = st.scan;
   // Ranks on sub-communicator init lines are group ranks: only the largest
   // (world) communicator's, or ranks the prefix or path gave, are global.
@@ -18,7 +56,13 @@ void Attribute(CorrelationState& st) {
       st.topo.AddDevice(l.host, l.rank, l.cuda_dev, l.bus_id);
     }
   }
-  for (const PidLink& l : scan.pids) st.topo.AddPid(l.host, l.pid, l.rank);
+  for (const PidLink& l : scan.pids) {
+    if (l.rank >= 0) {
+      st.topo.AddPid(l.host, l.pid, l.rank);
+    } else {
+      st.topo.AddPidLocalRank(l.host, l.pid, l.local_rank);
+    }
+  }
   for (Evidence& ev : st.evs) {
     if (ev.host.empty()) ev.host = scan.sources[ev.source].host;
     Attribution a;

@@ -85,7 +85,18 @@ std::string ExitMeaning(const Evidence& ev) {
 
 void MarkSurvived(CorrelationState& st) {
   if (st.index.last_progress.empty()) return;
+  int64_t last_progress = kNoTime;
+  for (const auto& [rank, i] : st.index.last_progress) {
+    last_progress = std::max(last_progress, st.evs[i].time_us);
+  }
   for (Cluster& c : st.clusters) {
+    if (IsNotice(st, c)) {
+      // A notice announces a stop minutes ahead: the job carried on only
+      // when it still made progress after the longest grace period.
+      c.survived = c.first != kNoTime && last_progress != kNoTime &&
+                   last_progress > c.first + kNoticeGraceUs;
+      continue;
+    }
     c.survived =
         std::all_of(c.ev.begin(), c.ev.end(), [&](size_t i) { return SurvivedLine(st, i); });
   }

@@ -10,6 +10,11 @@
 #include "util/strings.h"
 
 namespace faultline::internal {
+
+bool IsNotice(const CorrelationState& st, const Cluster& c) {
+  return c.initiating && st.HasRole(c.rule, RuleRole::kTermination);
+}
+
 namespace {
 
 void AddToCluster(const CorrelationState& st, size_t i, Cluster& c) {
@@ -54,6 +59,27 @@ void ClusterRule(CorrelationState& st, uint32_t rule, std::vector<size_t>& idxs)
   }
 }
 
+// How far a notice reaches: from a little before it (clock skew between the
+// host that got the notice and the ranks that report the loss) to the
+// slowest collective timeout after the machine is gone.
+constexpr double kNoticeMinLagS = -90;
+constexpr double kNoticeMaxLagS = 3600;
+
+// Whether notice `a` explains `b`: anything above the kernel layer that
+// starts within its reach. Hardware, driver and kernel events are causes of
+// their own, and another notice is its own story.
+bool NoticeExplains(const CorrelationState& st, const Cluster& a, const Cluster& b,
+                    std::string* why) {
+  if (!IsNotice(st, a) || IsNotice(st, b) || b.layer <= RuleLayer::Kernel) return false;
+  if (a.first == kNoTime || b.first == kNoTime) return false;
+  double lag = static_cast<double>(b.first - a.first) / 1e6;
+  if (lag < kNoticeMinLagS || lag > kNoticeMaxLagS) return false;
+  *why = StrCat("termination notice ", st.rs.rule(a.rule)->id()->str(), " -> ",
+                st.rs.rule(b.rule)->id()->str(), ", lag ", static_cast<int64_t>(std::round(lag)),
+                " s");
+  return true;
+}
+
 // Initiating lines first, then earlier, then the lower layer.
 bool BetterCause(const Cluster& a, const Cluster& b) {
   if (a.initiating != b.initiating) return a.initiating;
@@ -68,6 +94,7 @@ bool BetterCause(const Cluster& a, const Cluster& b) {
 
 // Whether cluster `a` can explain `b`, and how (for the explanation).
 bool CanExplain(const CorrelationState& st, const Cluster& a, const Cluster& b, std::string* why) {
+  if (NoticeExplains(st, a, b, why)) return true;
   double min_lag, max_lag;
   bool explicit_edge = st.Edge(a.rule, b.rule, &min_lag, &max_lag);
   bool ok = false;
@@ -123,7 +150,23 @@ void LinkCauses(CorrelationState& st) {
       if (ai == bi || a.rule == b.rule) continue;
       std::string why;
       if (!CanExplain(st, a, b, &why)) continue;
-      if (best < 0 || BetterCause(a, clusters[best])) {
+      // A notice that reaches b outranks the errors it caused (they are
+      // the network and collective failures of a machine being taken
+      // away), unless a lower-layer failure came clearly before it.
+      bool better;
+      if (best < 0) {
+        better = true;
+      } else if (IsNotice(st, a) != IsNotice(st, clusters[best])) {
+        const Cluster& other = IsNotice(st, a) ? clusters[best] : a;
+        const Cluster& notice = IsNotice(st, a) ? a : clusters[best];
+        bool other_first = other.first != kNoTime && notice.first != kNoTime &&
+                           other.layer <= RuleLayer::Kernel &&
+                           notice.first - other.first > 60 * kSecond;
+        better = IsNotice(st, a) ? !other_first : other_first;
+      } else {
+        better = BetterCause(a, clusters[best]);
+      }
+      if (better) {
         best = static_cast<int>(ai);
         how = std::move(why);
       }

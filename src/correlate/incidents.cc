@@ -28,7 +28,19 @@ struct Draft {
   double conf = 0;
   int64_t window_start = kNoTime, window_end = kNoTime;
   std::string explanation;
+  bool unresolved_peer = false;   // the peer maps to none of the job's hosts
 };
+
+// The job host a blamed peer names: through an address a host announced
+// (NCCL bootstrap lines), else the peer itself when it is a host the
+// archive holds; "" when it is neither.
+std::string JobHostOf(const CorrelationState& st, const std::string& peer) {
+  if (auto it = st.index.addr_host.find(BareAddress(peer)); it != st.index.addr_host.end())
+    return it->second;
+  std::string h = NormalizeHost(BareAddress(peer));
+  if (!h.empty() && st.index.known_hosts.count(h)) return h;
+  return "";
+}
 
 struct Suspects {
   std::vector<int64_t> ranks;
@@ -209,19 +221,48 @@ void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
     dr.conf *= 0.85;
     e += "Its time is unknown (kernel stamp not anchored to wall time). ";
   }
+  if (IsNotice(st, dr.rc)) {
+    // Who ended the job, and what it lost: the newest checkpoint line.
+    int64_t ckpt = st.index.last_checkpoint_us;
+    e += StrCat("The job was ended from outside (", dr.rule.title()->str(), ", ",
+                inc.host.empty() ? "host unknown" : StrCat("on ", inc.host),
+                "): the failures that follow it are its doing. ");
+    if (ckpt != kNoTime && inc.time_us != kNoTime && ckpt >= inc.time_us) {
+      e += StrCat("A checkpoint was saved after the notice, at ", FormatTime(ckpt), ". ");
+    } else if (ckpt != kNoTime) {
+      e += StrCat("No checkpoint was saved after the notice; the newest is from ",
+                  FormatTime(ckpt), ". ");
+    } else {
+      e += "No checkpoint line was found in the logs, before or after the notice. ";
+    }
+  }
+  if (const std::string* server = dr.first.Field("server"); server && !server->empty()) {
+    // A service outside the job (NFS server, rendezvous store): the host
+    // that logged the line is where the job felt it.
+    e += StrCat("The line names the server ", *server, ", which ",
+                inc.host.empty() ? "a host of the job" : inc.host,
+                " could not reach; the incident stays on the host that logged it. ");
+  }
   if (dr.peer && !dr.peer->empty()) {
     const std::string& peer = *dr.peer;
-    std::string peer_host = peer;
-    if (auto it = st.index.addr_host.find(BareAddress(peer)); it != st.index.addr_host.end())
-      peer_host = it->second;
-    e += StrCat("The line blames the remote peer ", peer,
-                peer_host != peer ? StrCat(" (", peer_host, ")") : std::string(),
-                ": that peer is the suspect, not the rank that printed it. ");
-    inc.host = peer_host;
-    inc.rank = -1;
-    inc.gpu.clear();
-    inc.inferred = true;
-    inc.suspects.clear();
+    std::string peer_host = JobHostOf(st, peer);
+    if (peer_host.empty()) {
+      // Nothing in the archive says which of the job's hosts has this
+      // address: naming it as the host would put a machine on the report
+      // that the archive does not hold.
+      e += StrCat("The line blames the remote peer ", peer,
+                  ", which no line of the archive ties to one of the job's hosts. ");
+      dr.unresolved_peer = true;
+    } else {
+      e += StrCat("The line blames the remote peer ", peer,
+                  peer_host != peer ? StrCat(" (", peer_host, ")") : std::string(),
+                  ": that peer is the suspect, not the rank that printed it. ");
+      inc.host = peer_host;
+      inc.rank = -1;
+      inc.gpu.clear();
+      inc.inferred = true;
+      inc.suspects.clear();
+    }
   }
 }
 
@@ -240,6 +281,12 @@ void AddMissingFacts(const CorrelationState& st, const Draft& dr,
         "the worker's own log: the stderr of rank {rank} on {host} up to its exit (its "
         "traceback or last error line), which this line only points at",
         vars));
+  }
+  if (dr.peer && !dr.peer->empty() && dr.unresolved_peer) {
+    facts.push_back(StrCat("which host has the address ", *dr.peer,
+                           " (the NCCL 'Bootstrap : Using' lines of every host), then its kernel "
+                           "and NCCL logs around ",
+                           FormatTime(inc.time_us)));
   }
   if (!inc.inferred && !untimed && !inc.host.empty() && !fallback) return;
   if (dr.rule.missing_fact() && dr.rule.missing_fact()->size()) {
@@ -268,7 +315,7 @@ void AddMissingFacts(const CorrelationState& st, const Draft& dr,
                      "to date the event",
                      vars));
   }
-  if (dr.peer && !dr.peer->empty()) {
+  if (dr.peer && !dr.peer->empty() && !dr.unresolved_peer) {
     facts.push_back(StrCat("kernel and NCCL logs of the peer ", inc.host, " around ",
                            FormatTime(inc.time_us), " (ibstat, dmesg | grep -i mlx5)"));
   }

@@ -68,6 +68,13 @@ void BuildEvidenceIndex(CorrelationState& st) {
     }
     if (ev.rank >= 0) ix.known_ranks.insert(ev.rank);
     if (!ev.host.empty()) ix.known_hosts.insert(ev.host);
+    // The scheduler's list of the job's nodes (scontrol's NodeList=): hosts
+    // of the job even when none of their logs were collected.
+    if (const std::string* nl = ev.Field("nodelist")) {
+      for (const std::string& h : ExpandNodelist(*nl)) {
+        if (std::string n = NormalizeHost(h); !n.empty()) ix.known_hosts.insert(n);
+      }
+    }
     if (const std::string* n = ev.Field("nranks")) {
       int64_t v;
       if (ParseInt64(*n, &v) && v > 0 && v < 10'000'000) nranks = std::max(nranks, v);

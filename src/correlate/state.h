@@ -114,6 +114,17 @@ struct CorrelationState {
   bool Edge(uint32_t from, uint32_t to, double* min_lag, double* max_lag) const;
 };
 
+// A termination notice: a cluster holding an initiating line of a
+// role:termination rule (a spot interruption, a preemption, a node
+// shutdown). The job was ended from outside: what breaks after it within
+// its reach is its doing (graph.cc), and progress in the minutes the notice
+// leaves does not make it survived (fallback.cc).
+bool IsNotice(const CorrelationState& st, const Cluster& c);
+// How long after a notice the job may still log progress before the notice
+// counts as survived: the longest grace the clouds and schedulers give
+// (AWS two minutes, Slurm's GraceTime, a pod's termination grace period).
+inline constexpr int64_t kNoticeGraceUs = 15 * 60 * kSecond;
+
 // The passes, in the order Correlate runs them.
 void Attribute(CorrelationState& st);
 void AlignClocks(CorrelationState& st);

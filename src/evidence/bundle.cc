@@ -139,7 +139,14 @@ void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
     }
   }
   if (bd->pids()) {
-    for (const fb::BPid* p : *bd->pids()) r.pids.push_back({Str(p->host()), p->pid(), p->rank()});
+    for (const fb::BPid* p : *bd->pids()) {
+      r.pids.push_back({Str(p->host()), p->pid(), p->rank(), p->local_rank()});
+    }
+  }
+  if (bd->host_aliases()) {
+    for (const fb::BHostAlias* a : *bd->host_aliases()) {
+      r.host_aliases.push_back({Str(a->alias()), Str(a->host())});
+    }
   }
   if (bd->sync_points()) {
     for (const fb::BSync* p : *bd->sync_points()) r.sync_points.push_back({Str(p->key()), Str(p->host()), p->rank(), p->time_us()});
@@ -389,7 +396,13 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                         d.nranks, d.global));
   }
   std::vector<Offset<fb::BPid>> pids;
-  for (const PidLink& p : scan.pids) pids.push_back(fb::CreateBPid(b, b.CreateString(p.host), p.pid, p.rank));
+  for (const PidLink& p : scan.pids) {
+    pids.push_back(fb::CreateBPid(b, b.CreateString(p.host), p.pid, p.rank, p.local_rank));
+  }
+  std::vector<Offset<fb::BHostAlias>> aliases;
+  for (const HostAlias& a : scan.host_aliases) {
+    aliases.push_back(fb::CreateBHostAlias(b, b.CreateString(a.alias), b.CreateString(a.host)));
+  }
   std::vector<Offset<fb::BSync>> syncs;
   for (const SyncPoint& p : scan.sync_points) {
     syncs.push_back(fb::CreateBSync(b, b.CreateString(p.key), b.CreateString(p.host), p.rank, p.time_us));
@@ -417,7 +430,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
       b.CreateVectorOfStrings(rule_ids), b.CreateVectorOfStrings(signal_ids), b.CreateVector(sources),
       b.CreateVector(evs), b.CreateVector(ranks), b.CreateVector(metrics), b.CreateVector(errors),
       b.CreateVector(devices), b.CreateVector(pids), b.CreateVector(syncs), b.CreateVector(stats),
-      b.CreateVector(hits), b.CreateVector(dropped), scan.bytes, scan.lines, scan.matches, scan.seconds);
+      b.CreateVector(hits), b.CreateVector(dropped), scan.bytes, scan.lines, scan.matches, scan.seconds,
+      b.CreateVector(aliases));
   b.Finish(root, fb::BundleIdentifier());
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -467,6 +481,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
   std::map<std::string, uint32_t> source_index;
   std::set<std::tuple<std::string, int64_t, std::string, int64_t, bool>> device_seen;
   std::set<std::pair<std::string, int64_t>> pid_seen;
+  std::set<std::string> alias_seen;
   for (ScanResult& p : parts) {
     // Sources: a new one, or the next byte range of one already seen, whose
     // evidence then inherits the time the ranges before it ended on.
@@ -504,6 +519,9 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
     }
     for (PidLink& l : p.pids) {
       if (pid_seen.emplace(l.host, l.pid).second) out.pids.push_back(std::move(l));
+    }
+    for (HostAlias& a : p.host_aliases) {
+      if (alias_seen.insert(a.alias).second) out.host_aliases.push_back(std::move(a));
     }
     for (SyncPoint& sp : p.sync_points) out.sync_points.push_back(std::move(sp));
     for (auto& [rule, st] : p.rule_stats) MergeFrom(out.rule_stats[rule], st);

@@ -148,7 +148,16 @@ struct DeviceLink {
 struct PidLink {
   std::string host;
   int64_t pid = -1;
-  int64_t rank = -1;
+  int64_t rank = -1;       // -1 when only the local rank is known
+  int64_t local_rank = -1;  // a launcher's worker line (torchrun, DeepSpeed)
+};
+// Another name of a host: a Kubernetes pod (the hostname inside it, and the
+// folder its logs are collected under) and the node it runs on, from
+// `kubectl get pods -o wide`, `describe` and events. The correlator puts
+// every line of the pod on its node.
+struct HostAlias {
+  std::string alias;
+  std::string host;
 };
 // A moment every rank of a communicator logs at once (NCCL Init COMPLETE of
 // one commId): the spread of its times across hosts is clock skew.
@@ -172,6 +181,7 @@ struct RuleStats {
 struct ScanResult {
   std::vector<DeviceLink> devices;
   std::vector<PidLink> pids;
+  std::vector<HostAlias> host_aliases;
   std::vector<SyncPoint> sync_points;
   std::map<uint32_t, RuleStats> rule_stats;  // rule index -> stats
   std::vector<SourceSummary> sources;

@@ -132,12 +132,15 @@ bool HsMatchConfirms(std::string_view pattern) {
 
 bool IsThinField(std::string_view name) {
   // comm_rank and nranks name the device link of an init line whose rank
-  // comes from its communicator (Keep's topology).
+  // comes from its communicator (Keep's topology); pod and node place a
+  // pod on its node (Keep's host aliases).
   return name == "seq" || name == "bus_id" || name == "cuda_dev" || name == "comm_id" || name == "comm_rank" ||
-         name == "nranks";
+         name == "nranks" || name == "pod" || name == "node";
 }
 
-bool SetsAttribution(std::string_view name) { return name == "rank" || name == "pid" || name == "host"; }
+bool SetsAttribution(std::string_view name) {
+  return name == "rank" || name == "pid" || name == "host" || name == "local_rank";
+}
 
 std::vector<SignalPlan> PlanSignals(const Ruleset& rs) {
   std::vector<SignalPlan> plans(rs.signal_count());

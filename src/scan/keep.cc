@@ -17,13 +17,13 @@ namespace faultline {
 using internal::TracebackPending;
 
 
-uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime) {
+uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime, size_t below_root) {
   SourceSummary s;
   s.name = name;
   s.failed = false;
   auto st = std::make_unique<SourceState>(EvidenceCaps{opts.keep_first, opts.keep_last});
   st->index = static_cast<uint32_t>(result.sources.size());
-  st->path_attr = AttributeFromPath(name);
+  st->path_attr = AttributeFromPath(name, below_root);
   s.rank = st->path_attr.rank.value_or(-1);
   s.host = st->path_attr.host;
   st->tctx = tctx;
@@ -120,13 +120,20 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
       }
     }
   }
-  if (ev.pid >= 0 && ev.rank >= 0 && !ev.host.empty()) {
+  if (ev.pid >= 0 && (ev.rank >= 0 || ev.local_rank >= 0) && !ev.host.empty()) {
     bool dup = false;
-    for (const PidLink& l : result.pids) {
-      if (l.pid == ev.pid && l.host == ev.host) dup = true;
+    for (PidLink& l : result.pids) {
+      if (l.pid != ev.pid || l.host != ev.host) continue;
+      dup = true;
+      // A global rank is worth more than a local one learnt first.
+      if (l.rank < 0 && ev.rank >= 0) l.rank = ev.rank;
+      if (l.local_rank < 0 && ev.local_rank >= 0) l.local_rank = ev.local_rank;
     }
-    if (!dup && result.pids.size() < 1'000'000) result.pids.push_back({ev.host, ev.pid, ev.rank});
+    if (!dup && result.pids.size() < 1'000'000) {
+      result.pids.push_back({ev.host, ev.pid, ev.rank, ev.local_rank});
+    }
   }
+  KeepPlacement(st, ev);
   if (const std::string* comm = ev.Field("comm_id");
       comm && ev.time_us != kNoTime && ev.text.find("Init COMPLETE") != std::string::npos) {
     result.sync_points.push_back({StrCat("nccl-init:", *comm), ev.host, ev.rank, ev.time_us});
@@ -139,6 +146,30 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     KeepMetric(ev);
   }
   st.keeper.Add(std::move(ev), result.dropped);
+}
+
+void Scanner::Impl::KeepPlacement(SourceState& st, const Evidence& ev) {
+  const std::string* pod = ev.Field("pod");
+  const std::string* node = ev.Field("node");
+  if (!pod && !node) return;
+  std::string alias;
+  if (pod && node) {
+    alias = *pod;
+  } else if (pod) {
+    st.pending_pod = *pod;
+    return;
+  } else {
+    alias = std::move(st.pending_pod);
+    st.pending_pod.clear();
+  }
+  if (alias.empty() || node->empty() || alias == *node) return;
+  for (HostAlias& a : result.host_aliases) {
+    if (a.alias == alias) {
+      a.host = *node;  // the newest placement: a restarted pod moves
+      return;
+    }
+  }
+  if (result.host_aliases.size() < 1'000'000) result.host_aliases.push_back({alias, *node});
 }
 
 void Scanner::Impl::KeepProgress(SourceState& st, const Evidence& ev) {

@@ -297,6 +297,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
       int64_t n;
       if (name == "rank" && ParseInt64(v, &n)) ev.rank = n;
       else if (name == "pid" && ParseInt64(v, &n)) ev.pid = n;
+      else if (name == "local_rank" && ParseInt64(v, &n)) ev.local_rank = n;
       else if (name == "host" && !v.empty()) ev.host = v;
       else if ((name == "pci" || name == "bus_id") && ev.gpu.empty()) {
         std::string g = NormalizePciBusId(v);

@@ -42,7 +42,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
     std::vector<SkippedPath> skipped;
     auto files = ExpandPath(path, &skipped);
     if (!files.ok()) {
-      uint32_t src = m.NewSource(path, 0);
+      uint32_t src = m.NewSource(path, 0, PathBelowRoot(path, path));
       m.Fail(src, std::string(files.status().message()), -3);
       continue;
     }
@@ -56,7 +56,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
     for (const std::string& f : *files) {
       struct stat stt {};
       bool is_reg = f != "-" && ::stat(f.c_str(), &stt) == 0 && S_ISREG(stt.st_mode);
-      uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0);
+      uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0, PathBelowRoot(path, f));
       bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
       if (is_reg && !compressed && static_cast<size_t>(stt.st_size) > m.opts.chunk_bytes) {
         auto opened = OpenSource(f, m.opts.limits);
@@ -106,7 +106,7 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
   Impl& m = *impl_;
   struct stat stt {};
   int64_t mtime = ::stat(path.c_str(), &stt) == 0 ? stt.st_mtime : 0;
-  uint32_t src = m.NewSource(path, mtime);
+  uint32_t src = m.NewSource(path, mtime, PathBelowRoot(path, path));
   auto opened = OpenSource(path, m.opts.limits);
   if (!opened.ok()) {
     m.Fail(src, std::string(opened.status().message()), -3);
@@ -179,7 +179,8 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
 uint32_t Scanner::OpenStream(const std::string& name) {
   Impl& m = *impl_;
   auto ps = std::make_unique<Impl::PushStream>();
-  ps->source = m.NewSource(name, 0);
+  // A stream's name reads like a file given directly: its folder is the root.
+  ps->source = m.NewSource(name, 0, PathBelowRoot(name, name));
   m.streams.push_back(std::move(ps));
   return static_cast<uint32_t>(m.streams.size() - 1);
 }

@@ -213,6 +213,9 @@ struct Scanner::Impl {
     explicit SourceState(EvidenceCaps caps) : keeper(caps) {}
     EvidenceKeeper keeper;
     std::map<int64_t, int64_t> rank_last_progress_us;
+    // `kubectl describe pod` prints "Name:" lines before "Node:": the pod
+    // a later node line of this source belongs to.
+    std::string pending_pod;
   };
   std::vector<std::unique_ptr<SourceState>> states;
 
@@ -234,7 +237,12 @@ struct Scanner::Impl {
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
 
   // keep.cc: sources, and what the merge keeps of each chunk.
-  uint32_t NewSource(const std::string& name, int64_t mtime);
+  // `below_root`: where the part of `name` under the input root begins
+  // (PathBelowRoot); the path attribution reads nothing above it.
+  uint32_t NewSource(const std::string& name, int64_t mtime, size_t below_root = 0);
+  // A line placing a pod on a node (fields `pod` and `node`, or a `pod`
+  // line then a `node` line of the same source) into result.host_aliases.
+  void KeepPlacement(SourceState& st, const Evidence& ev);
   void Fail(uint32_t src, std::string msg, int code);
 
   // line_evidence.cc. Phase B: evidence from pending lines. Runs on worker threads; reads only

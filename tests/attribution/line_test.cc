@@ -67,6 +67,22 @@ TEST(AttributeLine, GlogLineWithoutLauncher) {
   EXPECT_EQ(l.begin, 0u);  // no launcher prefix
 }
 
+// PyTorch's loggers print the process id in the glog header: the weakest
+// pid source, below a kernel or launcher line's own pid.
+TEST(AttributeLine, GlogHeaderPid) {
+  Line l = Attr("[rank3]:W1102 13:46:41.830000 4015788 torch/distributed/run.py:793] x");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.a.pid, 4015788);
+  l = Attr("I1102 13:46:41.123456  4567 ProcessGroupNCCL.cpp:900] msg");
+  EXPECT_EQ(l.a.pid, 4567);
+  // The OOM killer's victim, not the logger's pid.
+  l = Attr("W1102 13:46:41.830000 77 log.py:1] Out of memory: Killed process 12345 (python3)");
+  EXPECT_EQ(l.a.pid, 12345);
+  // A glog-looking stamp without the "file:line]" part names no pid.
+  l = Attr("I1102 13:46:41.123456 4567 no closing bracket");
+  EXPECT_FALSE(l.a.pid.has_value());
+}
+
 TEST(AttributeLine, SrunLabels) {
   Line l = Attr("3: Epoch 1 step 200 loss 2.31");
   EXPECT_EQ(l.a.rank, 3);

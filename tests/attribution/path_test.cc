@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attribution/attribution.h"
 #include "gtest/gtest.h"
@@ -49,6 +50,47 @@ TEST(AttributeFromPath, PerHostDirectories) {
   // A file named after its host.
   Check({"collected/dmesg/node017.log", std::nullopt, std::nullopt, "node017"});
   Check({"collected/node017.dmesg.txt.gz", std::nullopt, std::nullopt, "node017"});
+}
+
+size_t Below(std::string_view root, std::string_view file) { return PathBelowRoot(root, file); }
+
+// Only the part below the input root the user gave names hosts: a folder
+// above it ("simS2" in /data/simS2/cases/c016) is somebody's naming, not a
+// machine. The root's own name counts when it is named like a node.
+TEST(AttributeFromPath, BelowTheInputRoot) {
+  std::string_view root = "/data/simS2/cases/c016";
+  std::string_view f = "/data/simS2/cases/c016/rank-3.log";
+  EXPECT_EQ(AttributeFromPath(f).host, "simS2");  // the whole path: the bug
+  Attribution a = AttributeFromPath(f, Below(root, f));
+  EXPECT_EQ(a.host, "");
+  EXPECT_EQ(a.rank, 3);
+  f = "/data/simS2/cases/c016/node017/kern.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "node017");
+  // The root is a node's folder (`diagnose node055/`); and a file given
+  // directly, in one.
+  root = "/archive/node017";
+  f = "/archive/node017/kern.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "node017");
+  EXPECT_EQ(AttributeFromPath(f, Below(f, f)).host, "node017");
+  EXPECT_EQ(AttributeFromPath("node017.log", Below("node017.log", "node017.log")).host, "node017");
+  // Anything below the root beats its name; a root not shaped like a host
+  // names none.
+  f = "/archive/node017/a100-03/train.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "a100-03");
+  root = "/data/gpu-b02";
+  f = "/data/gpu-b02/train.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "gpu-b02");
+  root = "/data/run-7";
+  f = "/data/run-7/train.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "");
+  root = "/home/node017";
+  f = "/home/node017/train.log";
+  EXPECT_EQ(AttributeFromPath(f, Below(root, f)).host, "");
+  // A trailing separator, and a root that only shares a prefix.
+  EXPECT_EQ(Below("/data/c016/", "/data/c016/x.log"), 11u);
+  EXPECT_EQ(Below("/data/c01", "/data/c016/x.log"), 0u);
+  EXPECT_EQ(Below("-", "-"), 0u);
+  EXPECT_EQ(Below("kern.log", "kern.log"), 0u);
 }
 
 TEST(AttributeFromPath, OneFilePerRank) {
@@ -118,6 +160,24 @@ TEST(AttributeFromPath, VeryDeepPathKeepsTheTail) {
   for (int i = 0; i < 200; ++i) p += "d/";
   p += "node017/rank-9.log";
   Check({p, 9, std::nullopt, "node017"});
+}
+
+TEST(ExpandNodelist, SlurmHostLists) {
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ExpandNodelist("gpu-[001-004,017]"), (V{"gpu-001", "gpu-002", "gpu-003", "gpu-004", "gpu-017"}));
+  EXPECT_EQ(ExpandNodelist("node[1-3],login1"), (V{"node1", "node2", "node3", "login1"}));
+  EXPECT_EQ(ExpandNodelist("f006"), (V{"f006"}));
+  EXPECT_EQ(ExpandNodelist("a[1-2]-b[3-4]"), (V{"a1-b3", "a1-b4", "a2-b3", "a2-b4"}));
+  EXPECT_EQ(ExpandNodelist("queue-0-dy-compute-resource-g4dn-1-[1-3]"),
+            (V{"queue-0-dy-compute-resource-g4dn-1-1", "queue-0-dy-compute-resource-g4dn-1-2",
+               "queue-0-dy-compute-resource-g4dn-1-3"}));
+  EXPECT_TRUE(ExpandNodelist("gpu-[004-001]").empty());
+  EXPECT_TRUE(ExpandNodelist("gpu-[001").empty());
+  EXPECT_TRUE(ExpandNodelist("gpu-]001[").empty());
+  EXPECT_TRUE(ExpandNodelist("").empty());
+  EXPECT_TRUE(ExpandNodelist("n[0-999999999]").empty());  // refused, not expanded
+  EXPECT_EQ(ExpandNodelist("n[0-65535]").size(), 65536u);
+  EXPECT_TRUE(ExpandNodelist("n[0-65536]").empty());
 }
 
 }  // namespace

@@ -169,6 +169,30 @@ TEST(TopologyMap, LearnAndResolve) {
   EXPECT_FALSE(t.Resolve(bare_dev));  // device index without a host
 }
 
+// A launcher names its worker's pid with a local rank only (torchrun's
+// "local_rank: 3 (pid: 4015788)", DeepSpeed's spawn line); the host's device
+// map turns it into the global rank the OOM killer's victim was.
+TEST(TopologyMap, PidThroughLocalRank) {
+  TopologyMap t;
+  t.AddDevice("gpu-003", 19, 3, "0000:5d:00.0");
+  t.AddPidLocalRank("gpu-003", 4015788, 3);
+  t.AddPidLocalRank("gpu-003", 1, -1);  // no local rank: ignored
+  Attribution oom = AttributeLine(
+      "Nov  2 13:46:41 gpu-003 kernel: Out of memory: Killed process 4015788 (python3) total-vm:1kB");
+  EXPECT_TRUE(t.Resolve(oom));
+  EXPECT_EQ(oom.rank, 19);
+  // Another host's pid of the same number is another process.
+  Attribution other = AttributeLine(
+      "Nov  2 13:46:41 gpu-004 kernel: Out of memory: Killed process 4015788 (python3) total-vm:1kB");
+  EXPECT_FALSE(t.Resolve(other));
+  // A pid's own rank wins over its local rank.
+  t.AddPid("gpu-003", 4015788, 7);
+  Attribution again = AttributeLine(
+      "Nov  2 13:46:41 gpu-003 kernel: Out of memory: Killed process 4015788 (python3) total-vm:1kB");
+  EXPECT_TRUE(t.Resolve(again));
+  EXPECT_EQ(again.rank, 7);
+}
+
 // The order the correlator attributes every line in: the bus names the GPU
 // itself, then the pid, then the device index; pid and device index only
 // on a known host; a link learnt without a rank names none.

@@ -884,14 +884,86 @@ TEST_F(CorrelateTest, PeerAddressWithPortAndUnknownAddress) {
   Diagnosis d = s.Run();
   ASSERT_FALSE(d.incidents.empty());
   EXPECT_EQ(d.incidents[0].host, "node101");
-  // An address no host announced stays as given.
+  // An address no host announced is no host of the job: the incident stays
+  // on the host that logged the line, and the explanation names the peer.
   Synth s2(rs());
   s2.Job(2, kT0, kT0 + 2 * kHour);
   Evidence& g = s2.Add(s2.RankSource(2), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin, 2);
   g.fields = {{"peer", "10.9.9.9"}};
   Diagnosis d2 = s2.Run();
   ASSERT_FALSE(d2.incidents.empty());
-  EXPECT_EQ(d2.incidents[0].host, "10.9.9.9");
+  EXPECT_EQ(d2.incidents[0].host, HostName(0));
+  EXPECT_NE(d2.incidents[0].explanation.find("10.9.9.9"), std::string::npos);
+  bool asks = false;
+  for (const std::string& f : d2.incidents[0].missing_facts) asks |= f.find("10.9.9.9") != std::string::npos;
+  EXPECT_TRUE(asks);
+}
+
+// The NFS server a client's kernel names is outside the job: the incident
+// is the client's.
+TEST_F(CorrelateTest, NfsServerIsNotTheHost) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& e = s.Add(s.Kernel(1), "nfs-server-not-responding", "nfs-not-responding", kT0 + 40 * kMin, -1);
+  e.fields = {{"server", "nfs01"}};
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "nfs-server-not-responding");
+  EXPECT_EQ(d.incidents[0].host, HostName(1));
+  EXPECT_FALSE(d.incidents[0].inferred);
+  EXPECT_NE(d.incidents[0].explanation.find("nfs01"), std::string::npos);
+}
+
+// A spot notice on one host; the other host's ranks then lose their peers
+// on it, stamped before the notice by clock skew: a retry-exceeded error
+// (initiating, network layer, no explains edge from the spot rule) is the
+// notice's doing, not a second incident.
+TEST_F(CorrelateTest, TerminationNoticeExplainsTheNetworkErrorsAfterIt) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  s.Add(s.Kernel(1), "spot-instance-interruption", "aws-instance-action", kT0 + 40 * kMin, -1);
+  for (int64_t r = 0; r < 8; ++r) {
+    Evidence& e = s.Add(s.RankSource(r), "ib-retry-exceeded", "nccl_ib_status12",
+                        kT0 + 40 * kMin - 50 * kS + r * kS, r);
+    e.fields = {{"peer", "10.9.9.9<48211>"}};
+  }
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "spot-instance-interruption") << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(d.incidents[0].host, HostName(1));
+  bool explained = false;
+  for (const Collateral& c : d.incidents[0].collateral) explained |= Id(c.rule) == "ib-retry-exceeded";
+  EXPECT_TRUE(explained);
+  for (size_t i = 1; i < d.incidents.size(); ++i) EXPECT_NE(Id(d.incidents[i].rule), "ib-retry-exceeded");
+  EXPECT_NE(d.incidents[0].explanation.find("ended from outside"), std::string::npos);
+  EXPECT_NE(d.incidents[0].explanation.find("No checkpoint"), std::string::npos);
+}
+
+// A hardware failure a minute and more before the notice stays the cause of
+// what follows it.
+TEST_F(CorrelateTest, EarlierHardwareFailureBeatsALaterNotice) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  s.Add(s.Kernel(0), "xid-79-fallen-off-bus", "xid79", kT0 + 30 * kMin, -1).gpu = "0000:3a:00.0";
+  s.Add(s.Kernel(1), "spot-instance-interruption", "aws-instance-action", kT0 + 40 * kMin, -1);
+  for (int64_t r = 8; r < 16; ++r) s.Watchdog(r, kT0 + 41 * kMin);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "xid-79-fallen-off-bus") << ::testing::PrintToString(Ids(d));
+}
+
+// Pods placed on nodes: every line of a pod is its node's, and a pod is
+// never counted as a host.
+TEST_F(CorrelateTest, PodsArePlacedOnTheirNodes) {
+  Synth s(rs());
+  uint32_t pod = s.Source("pods/trainer-worker-1/pytorch.log", "trainer-worker-1", 3);
+  s.Source("pods/trainer-worker-0/pytorch.log", "trainer-worker-0", 0);
+  s.scan.host_aliases = {{"trainer-worker-1", "gpu-node-7"}, {"trainer-worker-0", "gpu-node-2"}};
+  s.Add(pod, "cuda-oom", "torch-oom", kT0 + 10 * kMin, 3);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(d.incidents[0].host, "gpu-node-7");
+  EXPECT_EQ(d.hosts, 2u);
 }
 
 // ---------------------------------------------------------------- detectors

@@ -1,0 +1,82 @@
+"""Archives in the layouts of gen_archive.py (per-host folders, Kubernetes
+pods, Slurm srun output) through `faultline diagnose --json`: the rule, the
+initiating rank and host, and that no host outside the archive's own hosts
+is named (not a pod, not a folder above the input, not the NFS server).
+
+The archives are written under "<tmp>/simS2/cases/<case>" so that a folder
+above the input root looks like a host. FAULTLINE_BIN picks the binary
+(tests/conftest.py).
+
+    python3 -m pytest tests/topology -q
+"""
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import gen_archive  # noqa: E402
+
+# Every layout and kind at 16 and 256 ranks, with and without clock skew;
+# 1,024 ranks once per layout and kind, with skew.
+CASES = [(layout, kind, ranks, skew)
+         for layout in gen_archive.LAYOUTS
+         for kind in gen_archive.KINDS
+         for ranks, skew in [(16, 0), (16, 1), (256, 0), (256, 1), (1024, 1)]]
+
+
+def diagnose(binary, directory):
+    p = subprocess.run([binary, "diagnose", "--json", str(directory)], capture_output=True, timeout=300)
+    assert p.returncode == 0, f"{directory}: exit {p.returncode}: {p.stderr.decode(errors='replace')}"
+    return json.loads(p.stdout)
+
+
+def named_hosts(node, out):
+    """Every host the report names: "host" values, "hosts" lists, clock offsets."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "host" and isinstance(v, str) and v:
+                out.add(v)
+            elif k == "hosts" and isinstance(v, list):
+                out.update(h for h in v if isinstance(h, str))
+            elif k == "clock_offsets" and isinstance(v, dict):
+                out.update(v.keys())
+            else:
+                named_hosts(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            named_hosts(v, out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory):
+    return tmp_path_factory.mktemp("topology") / "simS2" / "cases"
+
+
+@pytest.mark.parametrize("layout,kind,ranks,skew", CASES,
+                         ids=["%s-%s-%d%s" % (l, k, r, "-skew" if s else "") for l, k, r, s in CASES])
+def test_archive(faultline_bin, root, layout, kind, ranks, skew):
+    # The input folder's own name counts as a host when shaped like one
+    # (`diagnose gpu-b02/`), so the case folder is named unlike a host;
+    # "simS2" above it is host-shaped and must never be named.
+    d = root / ("case_%s_%s_%d_%d" % (layout, kind, ranks, skew))
+    truth = gen_archive.generate(str(d), layout, kind, ranks, skew, seed=ranks + skew)
+    report = diagnose(faultline_bin, d)
+    want = truth["initiating"]
+    assert report["incidents"], "no incident"
+    primary = report["incidents"][0]
+    got = primary["initiating"]
+    assert primary["rule"] in want["rules"], [i["rule"] for i in report["incidents"]]
+    assert got.get("host") == want["host"]
+    if want["rank"] is not None:
+        assert got.get("rank") == want["rank"]
+    stray = named_hosts(report, set()) - set(truth["hosts"])
+    assert not stray, "hosts outside the archive: %s" % sorted(stray)
+    assert report["input"]["hosts"] == len(truth["hosts"])
+
+
+def test_nodelist_compression():
+    assert gen_archive.compress_nodelist("gpu-", [1, 2, 3, 4, 17], 3) == "gpu-[001-004,017]"
