@@ -123,6 +123,21 @@ struct RankSummary {
   // largest of them once it is full (0: not computed yet).
   std::vector<uint64_t> step_time_keys;
   uint64_t step_key_max = 0;
+  // Throughput the progress lines state (tokens or samples per second,
+  // higher is faster), sampled like the step times: formats that print a
+  // rate and no step time (torchtitan's tps, DeepSpeed's CurrSamplesPerSec)
+  // still compare ranks.
+  uint64_t throughput_samples = 0;
+  std::vector<double> throughput_reservoir;
+  std::vector<uint64_t> throughput_keys;
+  uint64_t throughput_key_max = 0;
+  // The cost of individual steps (step time in seconds, else 1/throughput)
+  // for the kAlignedSteps steps of smallest StepKey: the key depends on the
+  // step number alone, so ranks that ran the same steps keep the same ones
+  // and the detectors can compare ranks step by step (one slow device vs a
+  // slowness that moves between ranks). Sorted by step.
+  std::vector<std::pair<int64_t, double>> aligned_steps;
+  uint64_t aligned_key_max = 0;  // largest StepKey of a full sample (0: not computed)
 };
 
 // One point of a metric series (loss, grad norm, parameter distance).

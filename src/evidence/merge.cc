@@ -88,10 +88,62 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-void RecomputeKeyMax(RankSummary& r) {
-  r.step_key_max = r.step_time_keys.empty()
-                       ? 0
-                       : *std::max_element(r.step_time_keys.begin(), r.step_time_keys.end());
+// One keyed reservoir of a RankSummary (step times or throughputs).
+struct Reservoir {
+  std::vector<double>& values;
+  std::vector<uint64_t>& keys;
+  uint64_t& key_max;
+};
+
+void RecomputeKeyMax(Reservoir r) {
+  r.key_max = r.keys.empty() ? 0 : *std::max_element(r.keys.begin(), r.keys.end());
+}
+
+void AddSample(Reservoir r, double value, uint64_t key) {
+  // Bundles of an older writer carry no keys: their samples are keyed by
+  // position.
+  while (r.keys.size() < r.values.size()) r.keys.push_back(StepSampleKey(r.keys.size(), -2, 0));
+  if (r.values.size() < kStepReservoir) {
+    r.values.push_back(value);
+    r.keys.push_back(key);
+    if (r.values.size() == kStepReservoir) RecomputeKeyMax(r);
+    return;
+  }
+  if (r.key_max == 0) RecomputeKeyMax(r);
+  // Ties keep the sample already there: equal keys mean equal values.
+  if (key >= r.key_max) return;
+  size_t at = static_cast<size_t>(std::max_element(r.keys.begin(), r.keys.end()) - r.keys.begin());
+  r.keys[at] = key;
+  r.values[at] = value;
+  RecomputeKeyMax(r);
+}
+
+// The union of both reservoirs, cut to the smallest keys: the reservoir a
+// single pass over both inputs keeps.
+void MergeSamples(Reservoir into, const std::vector<double>& values, const std::vector<uint64_t>& keys) {
+  std::vector<std::pair<uint64_t, double>> all;
+  auto add = [&](const std::vector<double>& v, const std::vector<uint64_t>& k) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      all.emplace_back(i < k.size() ? k[i] : StepSampleKey(i, -2, 0), v[i]);
+    }
+  };
+  add(into.values, into.keys);
+  add(values, keys);
+  if (all.size() > kStepReservoir) {
+    std::nth_element(all.begin(), all.begin() + kStepReservoir, all.end());
+    all.resize(kStepReservoir);
+  }
+  into.values.clear();
+  into.keys.clear();
+  for (const auto& [key, value] : all) {
+    into.keys.push_back(key);
+    into.values.push_back(value);
+  }
+  into.key_max = 0;
+}
+
+bool AlignedLess(const std::pair<int64_t, double>& a, const std::pair<int64_t, double>& b) {
+  return a.first < b.first;
 }
 
 }  // namespace
@@ -103,29 +155,41 @@ uint64_t StepSampleKey(uint64_t line, int64_t step, double value) {
   return Mix(Mix(line) ^ Mix(static_cast<uint64_t>(step) + 0x9E3779B97F4A7C15ull) ^ bits) | 1;
 }
 
+uint64_t StepKey(int64_t step) { return Mix(static_cast<uint64_t>(step) ^ 0xD1B54A32D192ED03ull); }
+
 void AddStepTime(RankSummary& r, double step_time, uint64_t key) {
   ++r.step_samples;
   r.step_time_sum += step_time;
   r.step_time_sumsq += step_time * step_time;
-  // Bundles of an older writer carry no keys: their samples are keyed by
-  // position.
-  while (r.step_time_keys.size() < r.step_time_reservoir.size()) {
-    r.step_time_keys.push_back(StepSampleKey(r.step_time_keys.size(), -2, 0));
-  }
-  if (r.step_time_reservoir.size() < kStepReservoir) {
-    r.step_time_reservoir.push_back(step_time);
-    r.step_time_keys.push_back(key);
-    if (r.step_time_reservoir.size() == kStepReservoir) RecomputeKeyMax(r);
+  AddSample({r.step_time_reservoir, r.step_time_keys, r.step_key_max}, step_time, key);
+}
+
+void AddThroughput(RankSummary& r, double throughput, uint64_t key) {
+  ++r.throughput_samples;
+  AddSample({r.throughput_reservoir, r.throughput_keys, r.throughput_key_max}, throughput, key);
+}
+
+void AddAlignedStep(RankSummary& r, int64_t step, double cost) {
+  auto& a = r.aligned_steps;
+  auto it = std::lower_bound(a.begin(), a.end(), std::make_pair(step, 0.0), AlignedLess);
+  if (it != a.end() && it->first == step) {
+    it->second = std::max(it->second, cost);
     return;
   }
-  if (r.step_key_max == 0) RecomputeKeyMax(r);
-  // Ties keep the sample already there: equal keys mean equal values.
-  if (key >= r.step_key_max) return;
-  size_t at = static_cast<size_t>(
-      std::max_element(r.step_time_keys.begin(), r.step_time_keys.end()) - r.step_time_keys.begin());
-  r.step_time_keys[at] = key;
-  r.step_time_reservoir[at] = step_time;
-  RecomputeKeyMax(r);
+  uint64_t key = StepKey(step);
+  auto key_less = [](const std::pair<int64_t, double>& x, const std::pair<int64_t, double>& y) {
+    return StepKey(x.first) < StepKey(y.first);
+  };
+  if (a.size() >= kAlignedSteps) {
+    // The full sample drops its largest key, unless this one is larger:
+    // most steps stop at the cached bound.
+    if (r.aligned_key_max == 0) r.aligned_key_max = StepKey(std::max_element(a.begin(), a.end(), key_less)->first);
+    if (key >= r.aligned_key_max) return;
+    a.erase(std::max_element(a.begin(), a.end(), key_less));
+    it = std::lower_bound(a.begin(), a.end(), std::make_pair(step, 0.0), AlignedLess);
+    r.aligned_key_max = 0;
+  }
+  a.insert(it, {step, cost});
 }
 
 void MergeFrom(RankSummary& into, const RankSummary& from) {
@@ -137,31 +201,15 @@ void MergeFrom(RankSummary& into, const RankSummary& from) {
   }
   into.last_progress_us = std::max(into.last_progress_us, from.last_progress_us);
   into.last_step = std::max(into.last_step, from.last_step);
-  // The union of both reservoirs, cut to the smallest keys: the reservoir a
-  // single pass over both inputs keeps.
-  std::vector<std::pair<uint64_t, double>> all;
-  auto add = [&](const RankSummary& r) {
-    for (size_t i = 0; i < r.step_time_reservoir.size(); ++i) {
-      all.emplace_back(i < r.step_time_keys.size() ? r.step_time_keys[i] : StepSampleKey(i, -2, 0),
-                       r.step_time_reservoir[i]);
-    }
-  };
-  add(into);
-  add(from);
-  if (all.size() > kStepReservoir) {
-    std::nth_element(all.begin(), all.begin() + kStepReservoir, all.end());
-    all.resize(kStepReservoir);
-  }
-  into.step_time_reservoir.clear();
-  into.step_time_keys.clear();
-  for (const auto& [key, value] : all) {
-    into.step_time_keys.push_back(key);
-    into.step_time_reservoir.push_back(value);
-  }
-  into.step_key_max = 0;
+  MergeSamples({into.step_time_reservoir, into.step_time_keys, into.step_key_max}, from.step_time_reservoir,
+               from.step_time_keys);
   into.step_samples += from.step_samples;
   into.step_time_sum += from.step_time_sum;
   into.step_time_sumsq += from.step_time_sumsq;
+  MergeSamples({into.throughput_reservoir, into.throughput_keys, into.throughput_key_max},
+               from.throughput_reservoir, from.throughput_keys);
+  into.throughput_samples += from.throughput_samples;
+  for (const auto& [step, cost] : from.aligned_steps) AddAlignedStep(into, step, cost);
 }
 
 void CountInRuleStats(RuleStats& st, const Evidence& ev, std::optional<int64_t> seq) {

@@ -121,6 +121,20 @@ void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, ChunkOut& ou
   }
 }
 
+// tqdm redraws its bar with carriage returns, so one line of the file holds
+// every update: the newest segment the progress signal matches is where the
+// rank got to (the line as a whole matched, so one does).
+std::string_view NewestUpdate(std::string_view subject, const RE2& confirm) {
+  size_t end = subject.size();
+  for (size_t cr = subject.rfind('\r'); cr != std::string_view::npos;
+       cr = cr == 0 ? std::string_view::npos : subject.rfind('\r', cr - 1)) {
+    std::string_view seg = subject.substr(cr + 1, end - cr - 1);
+    if (RE2::PartialMatch(seg, confirm)) return seg;
+    end = cr;
+  }
+  return subject;
+}
+
 }  // namespace
 
 void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
@@ -165,6 +179,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, std::string_v
     std::string_view subject = j < p.windows.size() ? std::string_view(p.windows[j]) : view.message;
     const RE2* confirm = si.confirm();
     if (!confirm || !RE2::PartialMatch(subject, *confirm)) continue;
+    if (si.role == SignalRole::Progress) subject = NewestUpdate(subject, *confirm);
     Evidence ev;
     ev.source = st.index;
     ev.offset = p.offset;

@@ -194,7 +194,12 @@ struct Scanner::Impl {
     bool last_ended_newline = true;
     explicit SourceState(EvidenceCaps caps) : keeper(caps) {}
     EvidenceKeeper keeper;
-    std::map<int64_t, int64_t> rank_last_progress_us;
+    // Per rank, the time and step of its previous progress line here.
+    struct LastProgress {
+      int64_t time_us = kNoTime;
+      int64_t step = -1;
+    };
+    std::map<int64_t, LastProgress> rank_last_progress;
   };
   std::vector<std::unique_ptr<SourceState>> states;
 
