@@ -136,24 +136,21 @@ int64_t PausePeriod(const std::vector<int64_t>& steps, const std::vector<bool>& 
   return same > 0 && hit * 10 >= same * 7 ? g : 0;
 }
 
-std::vector<Finding> DetectStragglers(const std::map<int64_t, RankSummary>& ranks,
-                                      const DetectOptions& opts) {
+namespace {
+
+// The straggler analysis over step times (rate false) or the rates the
+// lines print (higher is faster).
+std::vector<Finding> Stragglers(const std::map<int64_t, RankSummary>& ranks, const DetectOptions& opts,
+                                bool rate) {
   std::vector<Finding> out;
-  // Step times when at least 3 ranks state or space them; else the rate
-  // the lines print (higher is faster).
-  bool rate = false;
   std::vector<RankCost> costs;
-  for (int pass = 0; pass < 2 && costs.size() < 3; ++pass) {
-    costs.clear();
-    rate = pass == 1;
-    for (const auto& [rank, r] : ranks) {
-      uint64_t n = rate ? r.throughput_samples : r.step_samples;
-      if (rank < 0 || n < opts.straggler_min_samples) continue;
-      RankCost c;
-      c.rank = rank;
-      c.median = Median(rate ? r.throughput_reservoir : r.step_time_reservoir);
-      if (c.median > 0) costs.push_back(std::move(c));
-    }
+  for (const auto& [rank, r] : ranks) {
+    uint64_t n = rate ? r.throughput_samples : r.step_samples;
+    if (rank < 0 || n < opts.straggler_min_samples) continue;
+    RankCost c;
+    c.rank = rank;
+    c.median = Median(rate ? r.throughput_reservoir : r.step_time_reservoir);
+    if (c.median > 0) costs.push_back(std::move(c));
   }
   if (costs.size() < 3) return out;
   // "Slowness" is the step time, or the inverse of the rate.
@@ -188,14 +185,19 @@ std::vector<Finding> DetectStragglers(const std::map<int64_t, RankSummary>& rank
   }
 
   // One slow device: its median is off the others' and, where the ranks
-  // share steps, it is slow at most of them.
+  // share steps, it is slow at most of them. The largest of N ranks' noisy
+  // medians sits near sqrt(2 ln N) robust deviations out (3.7 at 1,024
+  // ranks), so the bar rises with the rank count.
+  const double z_bar =
+      std::max(opts.straggler_z, std::sqrt(2 * std::log(static_cast<double>(costs.size()))) + 1.5);
   std::vector<const RankCost*> slow;
   for (const RankCost& c : costs) {
     double x = slowness(c.median);
     double z = (x - med) / scale;
+    if (z < z_bar) continue;
     bool consistent = !aligned || c.steps < opts.aligned_min_steps ||
                       static_cast<double>(c.slow_steps) >= opts.slow_step_fraction * static_cast<double>(c.steps);
-    if (z >= opts.straggler_z && x >= opts.straggler_ratio * med && consistent) slow.push_back(&c);
+    if (x >= opts.straggler_ratio * med && consistent) slow.push_back(&c);
   }
   if (!slow.empty()) {
     // The ranks of one host slow together: the host is the straggler.
@@ -215,7 +217,7 @@ std::vector<Finding> DetectStragglers(const std::map<int64_t, RankSummary>& rank
       f.pattern = "slow_device";
       f.rank = c->rank;
       f.host = r.host;
-      f.time_us = r.last_progress_us;
+      f.time_us = r.first_progress_us;
       f.score = (x - med) / scale;
       double slower = rate ? peer / c->median - 1 : c->median / peer - 1;
       f.detail = rate ? StrCat("rank ", c->rank, " median throughput ", Fixed(c->median, 1), " vs ",
@@ -333,6 +335,19 @@ std::vector<Finding> DetectStragglers(const std::map<int64_t, RankSummary>& rank
                       " of the others'");
     out.push_back(std::move(f));
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> DetectStragglers(const std::map<int64_t, RankSummary>& ranks,
+                                      const DetectOptions& opts) {
+  // Step times first (stated, or the interval between lines); a job whose
+  // lines also print a rate (DeepSpeed's timer line after its step line)
+  // may show on the rate what the intervals, paced by the slowest rank,
+  // hide.
+  std::vector<Finding> out = Stragglers(ranks, opts, false);
+  if (out.empty()) out = Stragglers(ranks, opts, true);
   return out;
 }
 

@@ -173,6 +173,7 @@ void Scanner::Impl::KeepProgress(SourceState& st, const Evidence& ev) {
   if (ProgressNumber(ev, "step_time_ms", &d) || ProgressNumber(ev, "elapsed_ms", &d)) step_time = d / 1000.0;
   if (ProgressNumber(ev, "step_time_s", &d) || ProgressNumber(ev, "s_per_it", &d)) step_time = d;
   if (step_time < 0 && ProgressNumber(ev, "it_per_s", &d) && d > 0) step_time = 1.0 / d;
+  const bool stated_time = step_time > 0;
   double throughput = -1;
   if (ProgressNumber(ev, "throughput", &d) && d > 0) throughput = d;
   // The previous progress line of this rank in this source: a line of the
@@ -194,8 +195,11 @@ void Scanner::Impl::KeepProgress(SourceState& st, const Evidence& ev) {
   if (step >= 0) prev->second.step = step;
   if (step_time >= 0 && !same_step) AddStepTime(r, step_time, StepSampleKey(ev.line, step, step_time));
   if (throughput > 0) AddThroughput(r, throughput, StepSampleKey(ev.line, step, throughput));
-  if (step >= 0 && (step_time > 0 || throughput > 0)) {
-    AddAlignedStep(r, step, step_time > 0 ? step_time : 1.0 / throughput);
+  // Only what the line states goes into the per-step sample: intervals
+  // between lines are the job's pace, the same on every rank of a
+  // synchronous job.
+  if (step >= 0 && (stated_time || throughput > 0)) {
+    AddAlignedStep(r, step, stated_time ? step_time : 1.0 / throughput);
   }
   // The last progress line of each rank stays as evidence (hang reports).
   last_progress_[rank] = ev;
