@@ -160,9 +160,17 @@ void AddHangStacks(CorrelationState& st, Incident& inc) {
     else if (ev.rank < 0 && !inc.host.empty() && ev.host == inc.host) on_host.push_back(i);
   }
   const std::vector<size_t>& pick = on_rank.empty() ? on_host : on_rank;
-  for (size_t k = 0; k < pick.size() && k < 4; ++k) inc.initiating.push_back(st.evs[pick[k]]);
-  if (!pick.empty()) {
-    inc.explanation += StrCat(" Its stack dump after the stop: ", st.evs[pick.back()].text, ".");
+  std::string dump;
+  for (size_t k = 0; k < pick.size() && k < 6; ++k) {
+    const Evidence& ev = st.evs[pick[k]];
+    inc.initiating.push_back(ev);
+    std::string_view text = ev.text;
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    StrAppend(&dump, dump.empty() ? "" : " | ", text);
+  }
+  if (!dump.empty()) {
+    inc.explanation += StrCat(" What it was doing after its last step (its stack dump, innermost frame first): ",
+                              dump, ".");
     inc.timeline = inc.initiating;
   }
 }

@@ -149,6 +149,16 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1):
             for line in ["Timeout (0:20:00)!", "Thread 0x00007f3a9c1ff740 (most recent call first):", where,
                          '  File "/opt/train/train.py", line 311 in train_step']:
                 emit(rel, dump_t, prefix(job, r) + line)
+    # Every rank's NCCL init line (the world's size and where each rank
+    # runs), in its own file, whoever prints the step lines.
+    for r in range(nranks):
+        h = job.host(r)
+        t = job.skew[h] + T0 + 20 + 0.001 * r
+        rel = "%s/rank-%d.log" % (h, r) if fmt not in ("hf", "lightning", "accelerate", "torchtitan") else \
+            "%s/nccl-%d.log" % (h, r)
+        emit(rel, t, "%s:%d:%d [%d] NCCL INFO comm 0x55d0c0a1b2c0 rank %d nranks %d cudaDev %d nvmlDev %d busId "
+             "%x000 commId 0x5a1e2b3c4d5e6f70 - Init COMPLETE" % (h, 4100 + r % 8, 4100 + r % 8, r % 8, r, nranks,
+                                                                  r % 8, r % 8, 0x18 + 0x10 * (r % 8)))
     # The launcher's own start line on every host, so the archive's end time
     # covers the silence even where a rank wrote nothing more.
     for h in job.hosts:
@@ -159,6 +169,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1):
                  stamp_py(job.skew[h] + end))
     os.makedirs(out, exist_ok=True)
     for rel, lines in files.items():
+        lines.sort(key=lambda x: x[0])  # stable: lines of one moment keep their order
         path = os.path.join(out, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", newline="\n") as f:
