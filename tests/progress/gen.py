@@ -6,6 +6,7 @@ way that trainer prints them (see rulesets/nccl/training-progress.json for
 the upstream sources); every archive has a truth.json.
 
     python3 tests/progress/gen.py OUT FORMAT SCENARIO RANKS [--skew] [--seed N]
+                                  [--steps N] [--chatter K]
 
 Layouts: per-rank files under per-host folders (<host>/rank-<r>.log) for
 formats every rank prints, one file per host with torchrun "[rankN]:"
@@ -110,8 +111,14 @@ class Job:
         return t
 
 
-def write_archive(out, fmt, scenario, nranks, skew=False, seed=1):
+def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, chatter=0):
+    """steps: override the run's length; chatter: ordinary log lines per
+    step on every rank (data-loader and NCCL chatter that matches nothing),
+    to size an archive for bench/ (bench/README.md)."""
     job = Job(fmt, scenario, nranks, skew, seed)
+    if steps:
+        job.steps = steps
+        job.hang_step = steps - job.rng.randint(5, 15)
     times = job.step_times()
     files = {}
 
@@ -135,6 +142,12 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1):
         h = job.host(r)
         clock = lambda t, h=h: t + job.skew[h]  # noqa: E731
         writers[fmt](job, r, h, times[r], wall, clock, emit)
+        for s in range(1, job.last_step(r) + 1) if chatter else ():
+            for k in range(chatter):
+                t = clock(wall[s - 1] + (k + 1) * (wall[s] - wall[s - 1]) / (chatter + 1))
+                emit(rank_file(job, r), t, prefix(job, r) + "%s - INFO - dataloader: worker %d prefetched batch %d "
+                     "(%d samples, %d tokens) in %.1f ms" % (stamp_py(t), k % 4, s * chatter + k, 8, 65536,
+                                                             3.0 + (s * 7 + k) % 11))
         # Something keeps every rank's log going after a hang (a heartbeat),
         # then the stack dump the watchdog asked faulthandler for.
         if scenario == "hang":
@@ -311,8 +324,10 @@ def main():
     ap.add_argument("ranks", type=int)
     ap.add_argument("--skew", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=None, help="run length (default: 60-90 steps)")
+    ap.add_argument("--chatter", type=int, default=0, help="ordinary lines per step per rank")
     a = ap.parse_args()
-    print(json.dumps(write_archive(a.out, a.format, a.scenario, a.ranks, a.skew, a.seed)))
+    print(json.dumps(write_archive(a.out, a.format, a.scenario, a.ranks, a.skew, a.seed, a.steps, a.chatter)))
 
 
 if __name__ == "__main__":
