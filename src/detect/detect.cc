@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "evidence/merge.h"
 #include "util/strings.h"
 
 namespace faultline {
@@ -77,7 +78,7 @@ AlignedView BuildAligned(const std::map<int64_t, RankSummary>& ranks) {
   for (const auto& [rank, r] : ranks) {
     if (rank < 0 || r.aligned_steps.empty()) continue;
     ++logging;
-    for (const auto& [step, cost] : r.aligned_steps) by_step[step].emplace_back(cost, rank);
+    for (const auto& [step, cost] : AlignedBySteps(r)) by_step[step].emplace_back(cost, rank);
   }
   for (auto& [step, costs] : by_step) {
     if (costs.size() < 3 || costs.size() * 2 < logging) continue;
@@ -107,7 +108,9 @@ struct RankCost {
 
 std::string StepRange(const RankSummary& r) {
   if (r.aligned_steps.empty()) return std::string();
-  return StrCat(", steps ", r.aligned_steps.front().first, "-", r.aligned_steps.back().first);
+  auto [lo, hi] = std::minmax_element(r.aligned_steps.begin(), r.aligned_steps.end(),
+                                      [](const auto& a, const auto& b) { return a.step < b.step; });
+  return StrCat(", steps ", lo->step, "-", hi->step);
 }
 
 }  // namespace
@@ -168,7 +171,7 @@ std::vector<Finding> Stragglers(const std::map<int64_t, RankSummary>& ranks, con
   const bool aligned = av.median.size() >= opts.aligned_min_steps;
   for (RankCost& c : costs) {
     const RankSummary& r = ranks.at(c.rank);
-    for (const auto& [step, cost] : r.aligned_steps) {
+    for (const auto& [step, cost] : AlignedBySteps(r)) {
       auto m = av.median.find(step);
       if (m == av.median.end()) continue;
       double ratio = cost / m->second;

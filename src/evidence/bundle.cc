@@ -397,7 +397,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
   for (const auto& [rank, r] : scan.ranks) {
     std::vector<int64_t> aligned_steps;
     std::vector<double> aligned_costs;
-    for (const auto& [step, cost] : r.aligned_steps) {
+    for (const auto& [step, cost] : AlignedBySteps(r)) {
       aligned_steps.push_back(step);
       aligned_costs.push_back(cost);
     }

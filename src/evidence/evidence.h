@@ -135,9 +135,15 @@ struct RankSummary {
   // for the kAlignedSteps steps of smallest StepKey: the key depends on the
   // step number alone, so ranks that ran the same steps keep the same ones
   // and the detectors can compare ranks step by step (one slow device vs a
-  // slowness that moves between ranks). Sorted by step.
-  std::vector<std::pair<int64_t, double>> aligned_steps;
-  uint64_t aligned_key_max = 0;  // largest StepKey of a full sample (0: not computed)
+  // slowness that moves between ranks). Unordered (a max-heap on key once
+  // full, so each new step costs a compare); AlignedBySteps (merge.h) reads
+  // it by step.
+  struct AlignedStep {
+    uint64_t key = 0;
+    int64_t step = -1;
+    double cost = 0;
+  };
+  std::vector<AlignedStep> aligned_steps;
 };
 
 // One point of a metric series (loss, grad norm, parameter distance).

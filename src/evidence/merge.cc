@@ -95,8 +95,24 @@ struct Reservoir {
   uint64_t& key_max;
 };
 
-void RecomputeKeyMax(Reservoir r) {
-  r.key_max = r.keys.empty() ? 0 : *std::max_element(r.keys.begin(), r.keys.end());
+// A full reservoir is a max-heap on key (values moved alongside), so a
+// sample that goes in costs log n, not two passes over the reservoir.
+void SiftDown(Reservoir r, size_t i) {
+  const size_t n = r.keys.size();
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) return;
+    if (c + 1 < n && r.keys[c + 1] > r.keys[c]) ++c;
+    if (r.keys[c] <= r.keys[i]) return;
+    std::swap(r.keys[c], r.keys[i]);
+    std::swap(r.values[c], r.values[i]);
+    i = c;
+  }
+}
+
+void Heapify(Reservoir r) {
+  for (size_t i = r.keys.size() / 2; i-- > 0;) SiftDown(r, i);
+  r.key_max = r.keys.empty() ? 0 : r.keys[0];
 }
 
 void AddSample(Reservoir r, double value, uint64_t key) {
@@ -106,16 +122,17 @@ void AddSample(Reservoir r, double value, uint64_t key) {
   if (r.values.size() < kStepReservoir) {
     r.values.push_back(value);
     r.keys.push_back(key);
-    if (r.values.size() == kStepReservoir) RecomputeKeyMax(r);
+    if (r.values.size() == kStepReservoir) Heapify(r);
     return;
   }
-  if (r.key_max == 0) RecomputeKeyMax(r);
+  // key_max 0: not a heap yet (a merge or a bundle filled it).
+  if (r.key_max == 0) Heapify(r);
   // Ties keep the sample already there: equal keys mean equal values.
   if (key >= r.key_max) return;
-  size_t at = static_cast<size_t>(std::max_element(r.keys.begin(), r.keys.end()) - r.keys.begin());
-  r.keys[at] = key;
-  r.values[at] = value;
-  RecomputeKeyMax(r);
+  r.keys[0] = key;
+  r.values[0] = value;
+  SiftDown(r, 0);
+  r.key_max = r.keys[0];
 }
 
 // The union of both reservoirs, cut to the smallest keys: the reservoir a
@@ -142,10 +159,6 @@ void MergeSamples(Reservoir into, const std::vector<double>& values, const std::
   into.key_max = 0;
 }
 
-bool AlignedLess(const std::pair<int64_t, double>& a, const std::pair<int64_t, double>& b) {
-  return a.first < b.first;
-}
-
 }  // namespace
 
 uint64_t StepSampleKey(uint64_t line, int64_t step, double value) {
@@ -169,27 +182,60 @@ void AddThroughput(RankSummary& r, double throughput, uint64_t key) {
   AddSample({r.throughput_reservoir, r.throughput_keys, r.throughput_key_max}, throughput, key);
 }
 
+namespace {
+
+bool KeyLess(const RankSummary::AlignedStep& a, const RankSummary::AlignedStep& b) {
+  return a.key != b.key ? a.key < b.key : a.step < b.step;
+}
+
+}  // namespace
+
 void AddAlignedStep(RankSummary& r, int64_t step, double cost) {
   auto& a = r.aligned_steps;
-  auto it = std::lower_bound(a.begin(), a.end(), std::make_pair(step, 0.0), AlignedLess);
-  if (it != a.end() && it->first == step) {
-    it->second = std::max(it->second, cost);
+  if (a.size() < kAlignedSteps) {
+    // Lines come in step order: a step logged twice is the last one added.
+    if (!a.empty() && a.back().step == step) {
+      a.back().cost = std::max(a.back().cost, cost);
+      return;
+    }
+    a.push_back({StepKey(step), step, cost});
+    if (a.size() == kAlignedSteps) std::make_heap(a.begin(), a.end(), KeyLess);
     return;
   }
-  uint64_t key = StepKey(step);
-  auto key_less = [](const std::pair<int64_t, double>& x, const std::pair<int64_t, double>& y) {
-    return StepKey(x.first) < StepKey(y.first);
-  };
-  if (a.size() >= kAlignedSteps) {
-    // The full sample drops its largest key, unless this one is larger:
-    // most steps stop at the cached bound.
-    if (r.aligned_key_max == 0) r.aligned_key_max = StepKey(std::max_element(a.begin(), a.end(), key_less)->first);
-    if (key >= r.aligned_key_max) return;
-    a.erase(std::max_element(a.begin(), a.end(), key_less));
-    it = std::lower_bound(a.begin(), a.end(), std::make_pair(step, 0.0), AlignedLess);
-    r.aligned_key_max = 0;
+  // Full: a max-heap on key; most steps stop at its top.
+  RankSummary::AlignedStep s{StepKey(step), step, cost};
+  if (!KeyLess(s, a.front())) {
+    if (a.front().step == step) a.front().cost = std::max(a.front().cost, cost);
+    return;
   }
-  a.insert(it, {step, cost});
+  // It goes in (rarely, for a long run): unless it is there already.
+  for (auto& e : a) {
+    if (e.step == step) {
+      e.cost = std::max(e.cost, cost);
+      return;
+    }
+  }
+  std::pop_heap(a.begin(), a.end(), KeyLess);
+  a.back() = s;
+  std::push_heap(a.begin(), a.end(), KeyLess);
+}
+
+std::vector<std::pair<int64_t, double>> AlignedBySteps(const RankSummary& r) {
+  std::vector<std::pair<int64_t, double>> out;
+  out.reserve(r.aligned_steps.size());
+  for (const auto& s : r.aligned_steps) out.emplace_back(s.step, s.cost);
+  std::sort(out.begin(), out.end());
+  // Sorted by (step, cost): the last of equal steps has the largest cost.
+  size_t n = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (n > 0 && out[n - 1].first == out[i].first) {
+      out[n - 1].second = out[i].second;
+    } else {
+      out[n++] = out[i];
+    }
+  }
+  out.resize(n);
+  return out;
 }
 
 void MergeFrom(RankSummary& into, const RankSummary& from) {
@@ -209,7 +255,24 @@ void MergeFrom(RankSummary& into, const RankSummary& from) {
   MergeSamples({into.throughput_reservoir, into.throughput_keys, into.throughput_key_max},
                from.throughput_reservoir, from.throughput_keys);
   into.throughput_samples += from.throughput_samples;
-  for (const auto& [step, cost] : from.aligned_steps) AddAlignedStep(into, step, cost);
+  // The smallest keys of both samples' distinct steps: the sample a single
+  // pass over both inputs keeps.
+  std::vector<std::pair<int64_t, double>> both = AlignedBySteps(into), more = AlignedBySteps(from);
+  both.insert(both.end(), more.begin(), more.end());
+  RankSummary merged;
+  merged.aligned_steps.reserve(both.size());
+  std::sort(both.begin(), both.end());
+  for (size_t i = 0; i < both.size(); ++i) {
+    if (i + 1 < both.size() && both[i + 1].first == both[i].first) continue;  // keep the largest cost
+    merged.aligned_steps.push_back({StepKey(both[i].first), both[i].first, both[i].second});
+  }
+  auto& m = merged.aligned_steps;
+  if (m.size() > kAlignedSteps) {
+    std::nth_element(m.begin(), m.begin() + kAlignedSteps, m.end(), KeyLess);
+    m.resize(kAlignedSteps);
+  }
+  if (m.size() == kAlignedSteps) std::make_heap(m.begin(), m.end(), KeyLess);
+  into.aligned_steps = std::move(m);
 }
 
 void CountInRuleStats(RuleStats& st, const Evidence& ev, std::optional<int64_t> seq) {

@@ -194,7 +194,8 @@ void Scanner::Impl::KeepProgress(SourceState& st, const Evidence& ev) {
   }
   if (step >= 0) prev->second.step = step;
   if (step_time >= 0 && !same_step) AddStepTime(r, step_time, StepSampleKey(ev.line, step, step_time));
-  if (throughput > 0) AddThroughput(r, throughput, StepSampleKey(ev.line, step, throughput));
+  // A rate beside a stated step time adds nothing the detectors use.
+  if (throughput > 0 && !stated_time) AddThroughput(r, throughput, StepSampleKey(ev.line, step, throughput));
   // Only what the line states goes into the per-step sample: intervals
   // between lines are the job's pace, the same on every rank of a
   // synchronous job.

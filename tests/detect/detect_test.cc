@@ -200,18 +200,25 @@ TEST(AlignedStepsTest, SameSampleHoweverSplitAndMerged) {
   }
   EXPECT_EQ(whole.aligned_steps.size(), kAlignedSteps);
   MergeFrom(a, b);
-  EXPECT_EQ(a.aligned_steps, whole.aligned_steps);
+  EXPECT_EQ(AlignedBySteps(a), AlignedBySteps(whole));
   // Every rank keeps the same steps: the key depends on the step alone.
   RankSummary other;
   for (int64_t s = 1; s <= 3000; ++s) AddAlignedStep(other, s, 5.0);
-  for (size_t i = 0; i < kAlignedSteps; ++i) EXPECT_EQ(other.aligned_steps[i].first, whole.aligned_steps[i].first);
-  // A step logged twice keeps its larger cost.
+  auto o = AlignedBySteps(other), w = AlignedBySteps(whole);
+  ASSERT_EQ(o.size(), w.size());
+  for (size_t i = 0; i < o.size(); ++i) EXPECT_EQ(o[i].first, w[i].first);
+  // A step logged twice keeps its larger cost, before and after the sample fills.
   RankSummary dup;
   AddAlignedStep(dup, 4, 1.0);
   AddAlignedStep(dup, 4, 3.0);
   AddAlignedStep(dup, 4, 2.0);
-  ASSERT_EQ(dup.aligned_steps.size(), 1u);
-  EXPECT_EQ(dup.aligned_steps[0].second, 3.0);
+  ASSERT_EQ(AlignedBySteps(dup).size(), 1u);
+  EXPECT_EQ(AlignedBySteps(dup)[0].second, 3.0);
+  RankSummary full = whole;
+  int64_t kept = w.front().first;
+  AddAlignedStep(full, kept, 99.0);
+  EXPECT_EQ(AlignedBySteps(full).size(), w.size());
+  EXPECT_EQ(AlignedBySteps(full).front().second, 99.0);
 }
 
 }  // namespace
