@@ -8,6 +8,7 @@
 #include <cmath>
 #include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scan/scan_impl.h"
@@ -133,7 +134,7 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     result.sync_points.push_back({StrCat("nccl-init:", *comm), ev.host, ev.rank, ev.time_us});
   }
   if (si.role == SignalRole::Progress) {
-    KeepProgress(st, ev);
+    KeepProgress(st, std::move(ev));
     return;
   }
   if (si.role == SignalRole::Metric) {
@@ -158,7 +159,7 @@ bool ProgressNumber(const Evidence& ev, const char* key, double* out) {
 
 }  // namespace
 
-void Scanner::Impl::KeepProgress(SourceState& st, const Evidence& ev) {
+void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   int64_t rank = ev.rank >= 0 ? ev.rank : -1;
   RankSummary& r = result.ranks[rank];
   r.rank = rank;
@@ -203,7 +204,7 @@ void Scanner::Impl::KeepProgress(SourceState& st, const Evidence& ev) {
     AddAlignedStep(r, step, stated_time ? step_time : 1.0 / throughput);
   }
   // The last progress line of each rank stays as evidence (hang reports).
-  last_progress_[rank] = ev;
+  last_progress_[rank] = std::move(ev);
 }
 
 void Scanner::Impl::KeepMetric(const Evidence& ev) {

@@ -262,7 +262,7 @@ struct Scanner::Impl {
 
   void Keep(SourceState& st, Evidence ev);
   void KeepTopology(const Evidence& ev);
-  void KeepProgress(SourceState& st, const Evidence& ev);
+  void KeepProgress(SourceState& st, Evidence ev);
   void KeepMetric(const Evidence& ev);
 
   void EndSource(SourceState& st) { st.keeper.TakeInto(result.evidence); }
