@@ -13,6 +13,10 @@
 namespace faultline::internal {
 namespace {
 
+// The rule of a straggler finding's pattern: the rule carrying the
+// pattern's role (periodic pauses, moving imbalance), else the detector's.
+int RuleForFinding(const CorrelationState& st, const Finding& f);
+
 int RuleForDetector(const Ruleset& rs, std::string_view name) {
   for (size_t r = 0; r < rs.rule_count(); ++r) {
     const fb::Conditions* c = rs.rule(r)->conditions();
@@ -53,7 +57,7 @@ bool FoldIntoExplainingIncident(CorrelationState& st, const Finding& f, const In
 // The finding's incident (or collateral); false when no rule names its
 // detector or it was folded into another incident.
 bool AddFinding(CorrelationState& st, const Finding& f, double conf) {
-  int r = RuleForDetector(st.rs, f.detector);
+  int r = RuleForFinding(st, f);
   if (r < 0) return false;
   const fb::Rule& rule = *st.rs.rule(r);
   Incident inc;
@@ -79,6 +83,7 @@ bool AddFinding(CorrelationState& st, const Finding& f, double conf) {
   inc.explanation = StrCat("Detector ", f.detector, ": ", f.detail, ".");
   std::map<std::string, std::string> vars = TemplateVars(inc, f.time_us, st.diag.job_end_us);
   FillFixAndVerify(rule, vars, inc);
+  if (!f.missing.empty()) inc.missing_facts.push_back(f.missing);
   if (rule.missing_fact() && rule.missing_fact()->size()) {
     inc.missing_facts.push_back(FillTemplate(rule.missing_fact()->str(), vars));
   }
@@ -122,18 +127,77 @@ Finding PracticeFinding(std::string_view detector, const Evidence* term, int64_t
   return f;
 }
 
+int RuleForFinding(const CorrelationState& st, const Finding& f) {
+  RuleRole role = RuleRole::kCompletion;
+  if (f.pattern == "periodic") role = RuleRole::kPeriodicStraggler;
+  if (f.pattern == "moving") role = RuleRole::kMovingStraggler;
+  if (role != RuleRole::kCompletion && !st.role_rules[static_cast<size_t>(role)].empty()) {
+    return static_cast<int>(st.role_rules[static_cast<size_t>(role)].front());
+  }
+  return RuleForDetector(st.rs, f.detector);
+}
+
+// How many ranks the job has, from any evidence: the largest communicator,
+// else the highest rank any rule saw.
+int64_t WorldRanks(const CorrelationState& st) {
+  int64_t world = st.world_nranks;
+  for (const auto& [rule, stats] : st.scan.rule_stats) {
+    if (!stats.ranks.empty()) world = std::max(world, stats.ranks.rbegin()->first + 1);
+  }
+  for (const auto& [rank, r] : st.scan.ranks) world = std::max(world, rank + 1);
+  return world;
+}
+
+// What the first rank to stop was doing: the lines of the hang's own rule
+// (py-spy and faulthandler dumps) on its rank, else on its host, after its
+// last progress.
+void AddHangStacks(CorrelationState& st, Incident& inc) {
+  std::vector<size_t> on_rank, on_host;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (ev.rule != inc.rule || (inc.time_us != kNoTime && ev.time_us != kNoTime && ev.time_us < inc.time_us)) continue;
+    if (inc.rank >= 0 && ev.rank == inc.rank) on_rank.push_back(i);
+    else if (ev.rank < 0 && !inc.host.empty() && ev.host == inc.host) on_host.push_back(i);
+  }
+  const std::vector<size_t>& pick = on_rank.empty() ? on_host : on_rank;
+  std::string dump;
+  for (size_t k = 0; k < pick.size() && k < 6; ++k) {
+    const Evidence& ev = st.evs[pick[k]];
+    inc.initiating.push_back(ev);
+    std::string_view text = ev.text;
+    while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+    StrAppend(&dump, dump.empty() ? "" : " | ", text);
+  }
+  if (!dump.empty()) {
+    inc.explanation += StrCat(" What it was doing after its last step (its stack dump, innermost frame first): ",
+                              dump, ".");
+    inc.timeline = inc.initiating;
+  }
+}
+
 }  // namespace
 
 void RunDetectors(CorrelationState& st) {
   bool log_incidents = !st.diag.incidents.empty();
-  for (const Finding& f : DetectStragglers(st.scan.ranks)) {
-    AddFinding(st, f, std::min(0.85, 0.5 + 0.05 * f.score));
+  auto stragglers = DetectStragglers(st.scan.ranks);
+  if (!stragglers.empty()) {
+    // The slowest first; the other slow ranks (a slow host's) are suspects
+    // of the same incident.
+    const Finding& f = stragglers.front();
+    if (AddFinding(st, f, std::min(0.85, 0.5 + 0.05 * std::min(f.score, 7.0)))) {
+      Incident& inc = st.diag.incidents.back();
+      for (size_t i = 1; i < stragglers.size() && i < 64; ++i) {
+        if (stragglers[i].rank >= 0) inc.suspects.push_back(stragglers[i].rank);
+      }
+    }
   }
   if (!log_incidents && !TrainingCompleted(st)) {
-    auto hangs = DetectHangs(st.scan.ranks, st.diag.job_end_us);
+    auto hangs = DetectHangs(st.scan.ranks, st.diag.job_end_us, DetectOptions(), WorldRanks(st));
     if (!hangs.empty()) {
       // All ranks stopped together: one job-level hang; else the first to stop.
-      AddFinding(st, hangs.front(), hangs.size() == st.scan.ranks.size() ? 0.5 : 0.6);
+      if (AddFinding(st, hangs.front(), hangs.size() == st.scan.ranks.size() ? 0.5 : 0.6)) {
+        AddHangStacks(st, st.diag.incidents.back());
+      }
     }
   }
   for (const auto& [key, series] : st.scan.metrics) {

@@ -117,6 +117,19 @@ void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
       if (k->reservoir_keys() && k->reservoir_keys()->size() == rk.step_time_reservoir.size()) {
         rk.step_time_keys.assign(k->reservoir_keys()->begin(), k->reservoir_keys()->end());
       }
+      rk.throughput_samples = k->throughput_samples();
+      if (k->throughput_reservoir()) {
+        rk.throughput_reservoir.assign(k->throughput_reservoir()->begin(), k->throughput_reservoir()->end());
+      }
+      if (k->throughput_keys() && k->throughput_keys()->size() == rk.throughput_reservoir.size()) {
+        rk.throughput_keys.assign(k->throughput_keys()->begin(), k->throughput_keys()->end());
+      }
+      if (k->aligned_steps() && k->aligned_costs() &&
+          k->aligned_steps()->size() == k->aligned_costs()->size()) {
+        for (size_t i = 0; i < k->aligned_steps()->size(); ++i) {
+          AddAlignedStep(rk, k->aligned_steps()->Get(i), k->aligned_costs()->Get(i));
+        }
+      }
       r.ranks[rk.rank] = std::move(rk);
     }
   }
@@ -297,6 +310,23 @@ std::string CheckBundle(const fb::Bundle& bd) {
           if (!std::isfinite(x)) return StrCat(at, "reservoir has a sample that is not finite");
         }
       }
+      if (k->throughput_reservoir()) {
+        if (k->throughput_reservoir()->size() > kMaxReservoir) {
+          return StrCat(at, "throughput_reservoir has ", k->throughput_reservoir()->size(), " samples (at most ",
+                        kMaxReservoir, ")");
+        }
+        for (double x : *k->throughput_reservoir()) {
+          if (!std::isfinite(x)) return StrCat(at, "throughput_reservoir has a sample that is not finite");
+        }
+      }
+      if (k->aligned_costs()) {
+        if (k->aligned_costs()->size() > kAlignedSteps) {
+          return StrCat(at, "aligned_costs has ", k->aligned_costs()->size(), " steps (at most ", kAlignedSteps, ")");
+        }
+        for (double x : *k->aligned_costs()) {
+          if (!std::isfinite(x)) return StrCat(at, "aligned_costs has a value that is not finite");
+        }
+      }
     }
   }
   if (bd.metrics()) {
@@ -372,10 +402,18 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
   }
   std::vector<Offset<fb::BRank>> ranks;
   for (const auto& [rank, r] : scan.ranks) {
+    std::vector<int64_t> aligned_steps;
+    std::vector<double> aligned_costs;
+    for (const auto& [step, cost] : AlignedBySteps(r)) {
+      aligned_steps.push_back(step);
+      aligned_costs.push_back(cost);
+    }
     ranks.push_back(fb::CreateBRank(b, r.rank, b.CreateString(r.host), r.progress_lines, r.first_progress_us,
                                     r.last_progress_us, r.last_step, r.step_samples, r.step_time_sum,
                                     r.step_time_sumsq, b.CreateVector(r.step_time_reservoir),
-                                    b.CreateVector(r.step_time_keys)));
+                                    b.CreateVector(r.step_time_keys), r.throughput_samples,
+                                    b.CreateVector(r.throughput_reservoir), b.CreateVector(r.throughput_keys),
+                                    b.CreateVector(aligned_steps), b.CreateVector(aligned_costs)));
   }
   std::vector<Offset<fb::BSeries>> metrics;
   for (const auto& [key, series] : scan.metrics) {

@@ -123,6 +123,27 @@ struct RankSummary {
   // largest of them once it is full (0: not computed yet).
   std::vector<uint64_t> step_time_keys;
   uint64_t step_key_max = 0;
+  // Throughput the progress lines state (tokens or samples per second,
+  // higher is faster), sampled like the step times: formats that print a
+  // rate and no step time (torchtitan's tps, DeepSpeed's CurrSamplesPerSec)
+  // still compare ranks.
+  uint64_t throughput_samples = 0;
+  std::vector<double> throughput_reservoir;
+  std::vector<uint64_t> throughput_keys;
+  uint64_t throughput_key_max = 0;
+  // The cost of individual steps (step time in seconds, else 1/throughput)
+  // for the kAlignedSteps steps of smallest StepKey: the key depends on the
+  // step number alone, so ranks that ran the same steps keep the same ones
+  // and the detectors can compare ranks step by step (one slow device vs a
+  // slowness that moves between ranks). Unordered (a max-heap on key once
+  // full, so each new step costs a compare); AlignedBySteps (merge.h) reads
+  // it by step.
+  struct AlignedStep {
+    uint64_t key = 0;
+    int64_t step = -1;
+    double cost = 0;
+  };
+  std::vector<AlignedStep> aligned_steps;
 };
 
 // One point of a metric series (loss, grad norm, parameter distance).

@@ -96,10 +96,75 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-void RecomputeKeyMax(RankSummary& r) {
-  r.step_key_max = r.step_time_keys.empty()
-                       ? 0
-                       : *std::max_element(r.step_time_keys.begin(), r.step_time_keys.end());
+// One keyed reservoir of a RankSummary (step times or throughputs).
+struct Reservoir {
+  std::vector<double>& values;
+  std::vector<uint64_t>& keys;
+  uint64_t& key_max;
+};
+
+// A full reservoir is a max-heap on key (values moved alongside), so a
+// sample that goes in costs log n, not two passes over the reservoir.
+void SiftDown(Reservoir r, size_t i) {
+  const size_t n = r.keys.size();
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) return;
+    if (c + 1 < n && r.keys[c + 1] > r.keys[c]) ++c;
+    if (r.keys[c] <= r.keys[i]) return;
+    std::swap(r.keys[c], r.keys[i]);
+    std::swap(r.values[c], r.values[i]);
+    i = c;
+  }
+}
+
+void Heapify(Reservoir r) {
+  for (size_t i = r.keys.size() / 2; i-- > 0;) SiftDown(r, i);
+  r.key_max = r.keys.empty() ? 0 : r.keys[0];
+}
+
+void AddSample(Reservoir r, double value, uint64_t key) {
+  // Bundles of an older writer carry no keys: their samples are keyed by
+  // position.
+  while (r.keys.size() < r.values.size()) r.keys.push_back(StepSampleKey(r.keys.size(), -2, 0));
+  if (r.values.size() < kStepReservoir) {
+    r.values.push_back(value);
+    r.keys.push_back(key);
+    if (r.values.size() == kStepReservoir) Heapify(r);
+    return;
+  }
+  // key_max 0: not a heap yet (a merge or a bundle filled it).
+  if (r.key_max == 0) Heapify(r);
+  // Ties keep the sample already there: equal keys mean equal values.
+  if (key >= r.key_max) return;
+  r.keys[0] = key;
+  r.values[0] = value;
+  SiftDown(r, 0);
+  r.key_max = r.keys[0];
+}
+
+// The union of both reservoirs, cut to the smallest keys: the reservoir a
+// single pass over both inputs keeps.
+void MergeSamples(Reservoir into, const std::vector<double>& values, const std::vector<uint64_t>& keys) {
+  std::vector<std::pair<uint64_t, double>> all;
+  auto add = [&](const std::vector<double>& v, const std::vector<uint64_t>& k) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      all.emplace_back(i < k.size() ? k[i] : StepSampleKey(i, -2, 0), v[i]);
+    }
+  };
+  add(into.values, into.keys);
+  add(values, keys);
+  if (all.size() > kStepReservoir) {
+    std::nth_element(all.begin(), all.begin() + kStepReservoir, all.end());
+    all.resize(kStepReservoir);
+  }
+  into.values.clear();
+  into.keys.clear();
+  for (const auto& [key, value] : all) {
+    into.keys.push_back(key);
+    into.values.push_back(value);
+  }
+  into.key_max = 0;
 }
 
 }  // namespace
@@ -111,29 +176,74 @@ uint64_t StepSampleKey(uint64_t line, int64_t step, double value) {
   return Mix(Mix(line) ^ Mix(static_cast<uint64_t>(step) + 0x9E3779B97F4A7C15ull) ^ bits) | 1;
 }
 
+uint64_t StepKey(int64_t step) { return Mix(static_cast<uint64_t>(step) ^ 0xD1B54A32D192ED03ull); }
+
 void AddStepTime(RankSummary& r, double step_time, uint64_t key) {
   ++r.step_samples;
   r.step_time_sum += step_time;
   r.step_time_sumsq += step_time * step_time;
-  // Bundles of an older writer carry no keys: their samples are keyed by
-  // position.
-  while (r.step_time_keys.size() < r.step_time_reservoir.size()) {
-    r.step_time_keys.push_back(StepSampleKey(r.step_time_keys.size(), -2, 0));
-  }
-  if (r.step_time_reservoir.size() < kStepReservoir) {
-    r.step_time_reservoir.push_back(step_time);
-    r.step_time_keys.push_back(key);
-    if (r.step_time_reservoir.size() == kStepReservoir) RecomputeKeyMax(r);
+  AddSample({r.step_time_reservoir, r.step_time_keys, r.step_key_max}, step_time, key);
+}
+
+void AddThroughput(RankSummary& r, double throughput, uint64_t key) {
+  ++r.throughput_samples;
+  AddSample({r.throughput_reservoir, r.throughput_keys, r.throughput_key_max}, throughput, key);
+}
+
+namespace {
+
+bool KeyLess(const RankSummary::AlignedStep& a, const RankSummary::AlignedStep& b) {
+  return a.key != b.key ? a.key < b.key : a.step < b.step;
+}
+
+}  // namespace
+
+void AddAlignedStep(RankSummary& r, int64_t step, double cost) {
+  auto& a = r.aligned_steps;
+  if (a.size() < kAlignedSteps) {
+    // Lines come in step order: a step logged twice is the last one added.
+    if (!a.empty() && a.back().step == step) {
+      a.back().cost = std::max(a.back().cost, cost);
+      return;
+    }
+    a.push_back({StepKey(step), step, cost});
+    if (a.size() == kAlignedSteps) std::make_heap(a.begin(), a.end(), KeyLess);
     return;
   }
-  if (r.step_key_max == 0) RecomputeKeyMax(r);
-  // Ties keep the sample already there: equal keys mean equal values.
-  if (key >= r.step_key_max) return;
-  size_t at = static_cast<size_t>(
-      std::max_element(r.step_time_keys.begin(), r.step_time_keys.end()) - r.step_time_keys.begin());
-  r.step_time_keys[at] = key;
-  r.step_time_reservoir[at] = step_time;
-  RecomputeKeyMax(r);
+  // Full: a max-heap on key; most steps stop at its top.
+  RankSummary::AlignedStep s{StepKey(step), step, cost};
+  if (!KeyLess(s, a.front())) {
+    if (a.front().step == step) a.front().cost = std::max(a.front().cost, cost);
+    return;
+  }
+  // It goes in (rarely, for a long run): unless it is there already.
+  for (auto& e : a) {
+    if (e.step == step) {
+      e.cost = std::max(e.cost, cost);
+      return;
+    }
+  }
+  std::pop_heap(a.begin(), a.end(), KeyLess);
+  a.back() = s;
+  std::push_heap(a.begin(), a.end(), KeyLess);
+}
+
+std::vector<std::pair<int64_t, double>> AlignedBySteps(const RankSummary& r) {
+  std::vector<std::pair<int64_t, double>> out;
+  out.reserve(r.aligned_steps.size());
+  for (const auto& s : r.aligned_steps) out.emplace_back(s.step, s.cost);
+  std::sort(out.begin(), out.end());
+  // Sorted by (step, cost): the last of equal steps has the largest cost.
+  size_t n = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (n > 0 && out[n - 1].first == out[i].first) {
+      out[n - 1].second = out[i].second;
+    } else {
+      out[n++] = out[i];
+    }
+  }
+  out.resize(n);
+  return out;
 }
 
 void MergeFrom(RankSummary& into, const RankSummary& from) {
@@ -145,31 +255,32 @@ void MergeFrom(RankSummary& into, const RankSummary& from) {
   }
   into.last_progress_us = std::max(into.last_progress_us, from.last_progress_us);
   into.last_step = std::max(into.last_step, from.last_step);
-  // The union of both reservoirs, cut to the smallest keys: the reservoir a
-  // single pass over both inputs keeps.
-  std::vector<std::pair<uint64_t, double>> all;
-  auto add = [&](const RankSummary& r) {
-    for (size_t i = 0; i < r.step_time_reservoir.size(); ++i) {
-      all.emplace_back(i < r.step_time_keys.size() ? r.step_time_keys[i] : StepSampleKey(i, -2, 0),
-                       r.step_time_reservoir[i]);
-    }
-  };
-  add(into);
-  add(from);
-  if (all.size() > kStepReservoir) {
-    std::nth_element(all.begin(), all.begin() + kStepReservoir, all.end());
-    all.resize(kStepReservoir);
-  }
-  into.step_time_reservoir.clear();
-  into.step_time_keys.clear();
-  for (const auto& [key, value] : all) {
-    into.step_time_keys.push_back(key);
-    into.step_time_reservoir.push_back(value);
-  }
-  into.step_key_max = 0;
+  MergeSamples({into.step_time_reservoir, into.step_time_keys, into.step_key_max}, from.step_time_reservoir,
+               from.step_time_keys);
   into.step_samples += from.step_samples;
   into.step_time_sum += from.step_time_sum;
   into.step_time_sumsq += from.step_time_sumsq;
+  MergeSamples({into.throughput_reservoir, into.throughput_keys, into.throughput_key_max},
+               from.throughput_reservoir, from.throughput_keys);
+  into.throughput_samples += from.throughput_samples;
+  // The smallest keys of both samples' distinct steps: the sample a single
+  // pass over both inputs keeps.
+  std::vector<std::pair<int64_t, double>> both = AlignedBySteps(into), more = AlignedBySteps(from);
+  both.insert(both.end(), more.begin(), more.end());
+  RankSummary merged;
+  merged.aligned_steps.reserve(both.size());
+  std::sort(both.begin(), both.end());
+  for (size_t i = 0; i < both.size(); ++i) {
+    if (i + 1 < both.size() && both[i + 1].first == both[i].first) continue;  // keep the largest cost
+    merged.aligned_steps.push_back({StepKey(both[i].first), both[i].first, both[i].second});
+  }
+  auto& m = merged.aligned_steps;
+  if (m.size() > kAlignedSteps) {
+    std::nth_element(m.begin(), m.begin() + kAlignedSteps, m.end(), KeyLess);
+    m.resize(kAlignedSteps);
+  }
+  if (m.size() == kAlignedSteps) std::make_heap(m.begin(), m.end(), KeyLess);
+  into.aligned_steps = std::move(m);
 }
 
 void CountInRuleStats(RuleStats& st, const Evidence& ev, std::optional<int64_t> seq) {

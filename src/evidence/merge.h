@@ -90,6 +90,14 @@ class EvidenceKeeper {
 inline constexpr size_t kStepReservoir = 512;
 uint64_t StepSampleKey(uint64_t line, int64_t step, double value);
 void AddStepTime(RankSummary& r, double step_time, uint64_t key);
+void AddThroughput(RankSummary& r, double throughput, uint64_t key);
+// The aligned per-step sample (RankSummary::aligned_steps): the steps of
+// smallest StepKey, a step logged twice in a row keeping its largest cost.
+inline constexpr size_t kAlignedSteps = 256;
+uint64_t StepKey(int64_t step);
+void AddAlignedStep(RankSummary& r, int64_t step, double cost);
+// The sample as (step, cost) by step, a step held twice once (largest cost).
+std::vector<std::pair<int64_t, double>> AlignedBySteps(const RankSummary& r);
 void MergeFrom(RankSummary& into, const RankSummary& from);
 
 // A confirmed match counted in its rule's uncapped statistics.

@@ -26,8 +26,10 @@ enum class RuleRole : uint8_t {
   kCheckpointSaved,  // a checkpoint was written (what a stop would lose)
   kFallback,         // a generic fatal line: an incident only when no rule explains the failure
   kSummary,          // a launcher's failure summary: collateral of the worker's own error
+  kPeriodicStraggler,  // names the straggler detector's periodic pauses (garbage collection)
+  kMovingStraggler,    // names the straggler detector's imbalance that moves between ranks
 };
-inline constexpr size_t kRuleRoleCount = 5;
+inline constexpr size_t kRuleRoleCount = 7;
 
 inline constexpr std::string_view kRoleTagPrefix = "role:";
 inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount] = {
@@ -36,6 +38,8 @@ inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount]
     {"role:checkpoint-saved", RuleRole::kCheckpointSaved},
     {"role:fallback", RuleRole::kFallback},
     {"role:summary", RuleRole::kSummary},
+    {"role:periodic-straggler", RuleRole::kPeriodicStraggler},
+    {"role:moving-straggler", RuleRole::kMovingStraggler},
 };
 
 // The role a tag declares; nullopt for an ordinary tag or an unknown role.

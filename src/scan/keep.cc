@@ -5,8 +5,10 @@
 // summaries, metric lines into series, and the evidence through the
 // per-rule caps.
 #include <algorithm>
+#include <cmath>
 #include <ctime>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scan/scan_impl.h"
@@ -139,7 +141,7 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     result.sync_points.push_back({StrCat("nccl-init:", *comm), ev.host, ev.rank, ev.time_us});
   }
   if (si.role == SignalRole::Progress) {
-    KeepProgress(st, ev);
+    KeepProgress(st, std::move(ev));
     return;
   }
   if (si.role == SignalRole::Metric) {
@@ -172,7 +174,23 @@ void Scanner::Impl::KeepPlacement(SourceState& st, const Evidence& ev) {
   if (result.host_aliases.size() < 1'000'000) result.host_aliases.push_back({alias, *node});
 }
 
-void Scanner::Impl::KeepProgress(SourceState& st, const Evidence& ev) {
+namespace {
+
+// A number a progress line states; thousands separators ("tps: 6,321") go.
+bool ProgressNumber(const Evidence& ev, const char* key, double* out) {
+  const std::string* s = ev.Field(key);
+  if (!s) return false;
+  if (s->find(',') == std::string::npos) return ParseDouble(*s, out) && std::isfinite(*out);
+  std::string digits;
+  for (char c : *s) {
+    if (c != ',') digits.push_back(c);
+  }
+  return ParseDouble(digits, out) && std::isfinite(*out);
+}
+
+}  // namespace
+
+void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   int64_t rank = ev.rank >= 0 ? ev.rank : -1;
   RankSummary& r = result.ranks[rank];
   r.rank = rank;
@@ -181,26 +199,43 @@ void Scanner::Impl::KeepProgress(SourceState& st, const Evidence& ev) {
   int64_t step = -1;
   if (const std::string* s = ev.Field("step")) (void)ParseInt64(*s, &step);
   if (step >= 0) r.last_step = std::max(r.last_step, step);
-  double step_time = -1;
-  for (const char* key : {"step_time_ms", "elapsed_ms"}) {
-    double d;
-    if (const std::string* s = ev.Field(key); s && ParseDouble(*s, &d)) step_time = d / 1000.0;
-  }
-  if (const std::string* s = ev.Field("step_time_s")) {
-    double d;
-    if (ParseDouble(*s, &d)) step_time = d;
-  }
+  // The step time the line states, in seconds: a duration, else a rate in
+  // iterations per second (tqdm).
+  double step_time = -1, d;
+  if (ProgressNumber(ev, "step_time_ms", &d) || ProgressNumber(ev, "elapsed_ms", &d)) step_time = d / 1000.0;
+  if (ProgressNumber(ev, "step_time_s", &d) || ProgressNumber(ev, "s_per_it", &d)) step_time = d;
+  if (step_time < 0 && ProgressNumber(ev, "it_per_s", &d) && d > 0) step_time = 1.0 / d;
+  const bool stated_time = step_time > 0;
+  double throughput = -1;
+  if (ProgressNumber(ev, "throughput", &d) && d > 0) throughput = d;
+  // The previous progress line of this rank in this source: a line of the
+  // same step (DeepSpeed prints its step and its timer line for one step)
+  // is no new step, and the interval since a line some steps back is
+  // spread over those steps (Megatron logs every log_interval steps).
+  auto [prev, fresh] = st.rank_last_progress.try_emplace(rank);
+  const bool same_step = !fresh && step >= 0 && prev->second.step == step;
   if (ev.time_us != kNoTime) {
     if (r.first_progress_us == kNoTime || ev.time_us < r.first_progress_us) r.first_progress_us = ev.time_us;
-    int64_t& last = st.rank_last_progress_us[rank];
-    if (step_time < 0 && last != 0 && ev.time_us > last) step_time = (ev.time_us - last) / 1e6;
-    last = ev.time_us;
+    int64_t last = prev->second.time_us;
+    if (step_time < 0 && throughput < 0 && !same_step && last != kNoTime && ev.time_us > last) {
+      int64_t steps = step >= 0 && prev->second.step >= 0 && step > prev->second.step ? step - prev->second.step : 1;
+      step_time = static_cast<double>(ev.time_us - last) / 1e6 / static_cast<double>(steps);
+    }
+    prev->second.time_us = ev.time_us;
     r.last_progress_us = std::max(r.last_progress_us, ev.time_us);
   }
-  if (step_time >= 0) AddStepTime(r, step_time, StepSampleKey(ev.line, step, step_time));
+  if (step >= 0) prev->second.step = step;
+  if (step_time >= 0 && !same_step) AddStepTime(r, step_time, StepSampleKey(ev.line, step, step_time));
+  // A rate beside a stated step time adds nothing the detectors use.
+  if (throughput > 0 && !stated_time) AddThroughput(r, throughput, StepSampleKey(ev.line, step, throughput));
+  // Only what the line states goes into the per-step sample: intervals
+  // between lines are the job's pace, the same on every rank of a
+  // synchronous job.
+  if (step >= 0 && (stated_time || throughput > 0)) {
+    AddAlignedStep(r, step, stated_time ? step_time : 1.0 / throughput);
+  }
   // The last progress line of each rank stays as evidence (hang reports).
-  auto& last_ev = last_progress_[rank];
-  last_ev = ev;
+  last_progress_[rank] = std::move(ev);
 }
 
 void Scanner::Impl::KeepMetric(const Evidence& ev) {

@@ -125,6 +125,20 @@ void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, ChunkOut& ou
   }
 }
 
+// tqdm redraws its bar with carriage returns, so one line of the file holds
+// every update: the newest segment the progress signal matches is where the
+// rank got to (the line as a whole matched, so one does).
+std::string_view NewestUpdate(std::string_view subject, const RE2& confirm) {
+  size_t end = subject.size();
+  for (size_t cr = subject.rfind('\r'); cr != std::string_view::npos;
+       cr = cr == 0 ? std::string_view::npos : subject.rfind('\r', cr - 1)) {
+    std::string_view seg = subject.substr(cr + 1, end - cr - 1);
+    if (RE2::PartialMatch(seg, confirm)) return seg;
+    end = cr;
+  }
+  return subject;
+}
+
 }  // namespace
 
 void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
@@ -196,6 +210,17 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
       p.message.assign(view.message);
       kept_message = true;
     }
+    // tqdm's carriage-return redraws: the captures come from the newest
+    // update (relative to the subject pass 2 extracts from).
+    uint32_t sub_begin = 0, sub_len = UINT32_MAX;
+    if (si.role == SignalRole::Progress) {
+      const std::string_view base = windowed ? std::string_view(p.windows[j]) : kept_message ? view.message : line;
+      const std::string_view seg = NewestUpdate(subject, *confirm);
+      if (seg.size() != subject.size() && seg.data() >= base.data()) {
+        sub_begin = static_cast<uint32_t>(seg.data() - base.data());
+        sub_len = static_cast<uint32_t>(seg.size());
+      }
+    }
     Evidence ev;
     ev.source = st.index;
     ev.offset = p.offset;
@@ -232,7 +257,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     ev.host = a.host;
     ev.gpu = a.gpu;
     out.evidence.push_back(std::move(ev));
-    refs.push_back({pending_index, static_cast<uint32_t>(j), kept_message, false});
+    refs.push_back({pending_index, static_cast<uint32_t>(j), kept_message, false, sub_begin, sub_len});
   }
 }
 
@@ -287,6 +312,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
       std::string_view subject = r.j < p.windows.size() ? std::string_view(p.windows[r.j])
                                  : r.own_message              ? std::string_view(p.message)
                                                               : line;
+      if (r.sub_len != UINT32_MAX) subject = subject.substr(std::min<size_t>(r.sub_begin, subject.size()), r.sub_len);
       si.ExtractFields(subject, &captured);
     }
     bool comm = false;

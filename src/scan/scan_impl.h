@@ -91,6 +91,8 @@ struct EvidenceRef {
   uint32_t j = 0;  // index into Pending::ids
   bool own_message = false;  // captures from Pending::message
   bool thin = false;
+  uint32_t sub_begin = 0;         // captures from subject.substr(sub_begin, sub_len)
+  uint32_t sub_len = UINT32_MAX;  // (a progress line's newest tqdm update)
 };
 
 // A traceback window cut at a stream chunk's start, completed at the merge.
@@ -212,7 +214,12 @@ struct Scanner::Impl {
     bool last_ended_newline = true;
     explicit SourceState(EvidenceCaps caps) : keeper(caps) {}
     EvidenceKeeper keeper;
-    std::map<int64_t, int64_t> rank_last_progress_us;
+    // Per rank, the time and step of its previous progress line here.
+    struct LastProgress {
+      int64_t time_us = kNoTime;
+      int64_t step = -1;
+    };
+    std::map<int64_t, LastProgress> rank_last_progress;
     // `kubectl describe pod` prints "Name:" lines before "Node:": the pod
     // a later node line of this source belongs to.
     std::string pending_pod;
@@ -286,7 +293,7 @@ struct Scanner::Impl {
 
   void Keep(SourceState& st, Evidence ev);
   void KeepTopology(const Evidence& ev);
-  void KeepProgress(SourceState& st, const Evidence& ev);
+  void KeepProgress(SourceState& st, Evidence ev);
   void KeepMetric(const Evidence& ev);
 
   void EndSource(SourceState& st) { st.keeper.TakeInto(result.evidence); }

@@ -1,0 +1,334 @@
+"""Generates multi-rank training archives whose only story is in the step
+lines: a healthy run (with ordinary step-time noise), one slow device, pauses
+that hit one rank at a time (garbage collection), an imbalance that moves
+between ranks, and a silent hang. Each trainer format writes its lines the
+way that trainer prints them (see rulesets/nccl/training-progress.json for
+the upstream sources); every archive has a truth.json.
+
+    python3 tests/progress/gen.py OUT FORMAT SCENARIO RANKS [--skew] [--seed N]
+                                  [--steps N] [--chatter K]
+
+Layouts: per-rank files under per-host folders (<host>/rank-<r>.log) for
+formats every rank prints, one file per host with torchrun "[rankN]:"
+prefixes for torchtitan, and a single rank-0 file for the formats that only
+the main process prints (tqdm bars, HF Trainer dicts, Composer, Megatron's
+last-rank logger).
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import random
+
+RANKS_PER_HOST = 8
+T0 = datetime.datetime(2026, 3, 1, 9, 0, 0, tzinfo=datetime.timezone.utc).timestamp()
+
+# Formats whose lines every rank prints (per-rank comparisons possible), and
+# those only one process prints.
+PER_RANK = ["megatron", "nemo", "deepspeed", "torchtitan", "kv", "jsonl"]
+RANK0_ONLY = ["hf", "lightning", "accelerate", "composer", "megatron_last"]
+FORMATS = PER_RANK + RANK0_ONLY
+SCENARIOS = ["healthy", "straggler", "periodic", "moving", "hang"]
+
+
+def stamp_py(t):  # 2026-03-01 09:00:05,123
+    d = datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
+    return d.strftime("%Y-%m-%d %H:%M:%S,") + "%03d" % (d.microsecond // 1000)
+
+
+def stamp_bracket(t):  # [2026-03-01 09:00:05]
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("[%Y-%m-%d %H:%M:%S]")
+
+
+def stamp_iso(t):
+    d = datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
+    return d.strftime("%Y-%m-%dT%H:%M:%S.") + "%03dZ" % (d.microsecond // 1000)
+
+
+class Job:
+    def __init__(self, fmt, scenario, nranks, skew, seed):
+        self.rng = random.Random(seed * 7919 + nranks)
+        self.fmt, self.scenario, self.nranks = fmt, scenario, nranks
+        self.hosts = ["gpu-%03d" % (h + 1) for h in range((nranks + RANKS_PER_HOST - 1) // RANKS_PER_HOST)]
+        self.skew = {h: (self.rng.uniform(-40, 40) if skew else 0.0) for h in self.hosts}
+        self.steps = self.rng.randint(60, 90)
+        self.base = self.rng.uniform(0.8, 4.5)  # seconds per step
+        self.noise = self.rng.uniform(0.01, 0.04)
+        self.culprit = self.rng.randrange(nranks)
+        self.slow = self.rng.uniform(1.15, 1.4)
+        self.period = self.rng.choice([10, 12, 15, 20])
+        self.hang_step = self.steps - self.rng.randint(5, 15)
+
+    def host(self, r):
+        return self.hosts[r // RANKS_PER_HOST]
+
+    def step_times(self):
+        """[rank][step-1] -> seconds of compute; None past a hang."""
+        n, rng = self.nranks, self.rng
+        times = []
+        offsets = [rng.randrange(self.period) for _ in range(n)]
+        # Moving imbalance: tokens per rank per step vary (variable-length
+        # samples), so the slowest rank changes every step.
+        for r in range(n):
+            row = []
+            for s in range(1, self.steps + 1):
+                t = self.base * rng.gauss(1.0, self.noise)
+                if self.scenario == "straggler" and r == self.culprit:
+                    t *= self.slow
+                if self.scenario == "periodic" and s % self.period == offsets[r]:
+                    t *= rng.uniform(1.5, 2.2)
+                if self.scenario == "moving":
+                    t *= math.exp(rng.gauss(0, 0.18))
+                row.append(max(t, 0.05))
+            times.append(row)
+        return times
+
+    def last_step(self, r):
+        if self.scenario != "hang":
+            return self.steps
+        return self.hang_step - 1 if r == self.culprit else self.hang_step
+
+    def truth(self):
+        t = {"format": self.fmt, "scenario": self.scenario, "ranks": self.nranks,
+             "hosts": self.hosts, "skewed": any(self.skew.values())}
+        per_rank = self.fmt in PER_RANK
+        if self.scenario == "healthy":
+            t["primary_rule"] = None
+        elif self.scenario == "hang":
+            t["primary_rule"] = "training-silent-hang"
+            t["initiating_rank"] = self.culprit if per_rank else None
+        elif not per_rank:
+            t["primary_rule"] = None  # one rank's lines cannot show a straggler
+        elif self.scenario == "straggler":
+            t["primary_rule"] = "straggler-slow-rank"
+            t["initiating_rank"] = self.culprit
+            t["initiating_host"] = self.host(self.culprit)
+        elif self.scenario == "periodic":
+            t["primary_rule"] = "python-gc-straggler"
+        else:
+            t["primary_rule"] = "sequence-length-imbalance-straggler"
+        return t
+
+
+def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, chatter=0):
+    """steps: override the run's length; chatter: ordinary log lines per
+    step on every rank (data-loader and NCCL chatter that matches nothing),
+    to size an archive for bench/ (bench/README.md)."""
+    job = Job(fmt, scenario, nranks, skew, seed)
+    if steps:
+        job.steps = steps
+        job.hang_step = steps - job.rng.randint(5, 15)
+    times = job.step_times()
+    files = {}
+
+    def emit(rel, t, text):
+        files.setdefault(rel, []).append((t, text))
+
+    # Wall clock of each step's end: the job moves at its slowest rank
+    # (synchronous collectives); each rank reports its own compute time.
+    wall = [T0 + 60.0]
+    for s in range(job.steps):
+        wall.append(wall[-1] + max(times[r][s] for r in range(nranks)) * 1.02)
+    end = wall[-1] + 5.0
+    if scenario == "hang":
+        end = wall[job.hang_step] + 1500.0  # the job sits until it is killed
+
+    writers = {"megatron": w_megatron, "nemo": w_nemo, "deepspeed": w_deepspeed, "torchtitan": w_torchtitan,
+               "kv": w_kv, "jsonl": w_jsonl, "hf": w_hf, "lightning": w_lightning, "accelerate": w_accelerate,
+               "composer": w_composer, "megatron_last": w_megatron}
+    ranks = range(nranks) if fmt in PER_RANK else [nranks - 1 if fmt == "megatron_last" else 0]
+    for r in ranks:
+        h = job.host(r)
+        clock = lambda t, h=h: t + job.skew[h]  # noqa: E731
+        writers[fmt](job, r, h, times[r], wall, clock, emit)
+        for s in range(1, job.last_step(r) + 1) if chatter else ():
+            for k in range(chatter):
+                t = clock(wall[s - 1] + (k + 1) * (wall[s] - wall[s - 1]) / (chatter + 1))
+                emit(rank_file(job, r), t, prefix(job, r) + "%s - INFO - dataloader: worker %d prefetched batch %d "
+                     "(%d samples, %d tokens) in %.1f ms" % (stamp_py(t), k % 4, s * chatter + k, 8, 65536,
+                                                             3.0 + (s * 7 + k) % 11))
+        # Something keeps every rank's log going after a hang (a heartbeat),
+        # then the stack dump the watchdog asked faulthandler for.
+        if scenario == "hang":
+            rel = rank_file(job, r)
+            for k in range(1, 5):
+                emit(rel, clock(wall[job.hang_step] + 300 * k),
+                     prefix(job, r) + "%s - INFO - heartbeat: dataloader workers alive" %
+                     stamp_py(clock(wall[job.hang_step] + 300 * k)))
+            dump_t = clock(end - 30)
+            where = ('  File "/opt/train/data.py", line 88 in __next__' if r == job.culprit else
+                     '  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce')
+            for line in ["Timeout (0:20:00)!", "Thread 0x00007f3a9c1ff740 (most recent call first):", where,
+                         '  File "/opt/train/train.py", line 311 in train_step']:
+                emit(rel, dump_t, prefix(job, r) + line)
+    # Every rank's NCCL init line (the world's size and where each rank
+    # runs), in its own file, whoever prints the step lines.
+    for r in range(nranks):
+        h = job.host(r)
+        t = job.skew[h] + T0 + 20 + 0.001 * r
+        rel = "%s/rank-%d.log" % (h, r) if fmt not in ("hf", "lightning", "accelerate", "torchtitan") else \
+            "%s/nccl-%d.log" % (h, r)
+        emit(rel, t, "%s:%d:%d [%d] NCCL INFO comm 0x55d0c0a1b2c0 rank %d nranks %d cudaDev %d nvmlDev %d busId "
+             "%x000 commId 0x5a1e2b3c4d5e6f70 - Init COMPLETE" % (h, 4100 + r % 8, 4100 + r % 8, r % 8, r, nranks,
+                                                                  r % 8, r % 8, 0x18 + 0x10 * (r % 8)))
+    # The launcher's own start line on every host, so the archive's end time
+    # covers the silence even where a rank wrote nothing more.
+    for h in job.hosts:
+        emit("%s/launcher.log" % h, job.skew[h] + T0, "%s - INFO - Starting elastic_operator with launch configs" %
+             stamp_py(job.skew[h] + T0))
+        if scenario == "hang":
+            emit("%s/launcher.log" % h, job.skew[h] + end, "%s - INFO - still waiting on workers" %
+                 stamp_py(job.skew[h] + end))
+    os.makedirs(out, exist_ok=True)
+    for rel, lines in files.items():
+        lines.sort(key=lambda x: x[0])  # stable: lines of one moment keep their order
+        path = os.path.join(out, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", newline="\n") as f:
+            if fmt in ("hf", "lightning", "accelerate") and rel.endswith("train.log"):
+                # tqdm redraws with carriage returns and no newline; what
+                # else is printed lands after the bar, on its line.
+                f.write("".join(t if t.startswith("\r") or t.endswith("\n") else t + "\n" for _, t in lines))
+                f.write("\n")
+            else:
+                f.write("\n".join(text for _, text in lines) + "\n")
+    truth = job.truth()
+    with open(os.path.join(out, "truth.json"), "w") as f:
+        json.dump(truth, f, indent=1)
+    return truth
+
+
+def rank_file(job, r):
+    if job.fmt == "torchtitan":
+        return "%s/train.log" % job.host(r)
+    if job.fmt in ("hf", "lightning", "accelerate"):
+        return "%s/train.log" % job.host(r)
+    return "%s/rank-%d.log" % (job.host(r), r)
+
+
+def prefix(job, r):
+    return "[rank%d]:" % r if job.fmt == "torchtitan" else ""
+
+
+def steps_of(job, r):
+    return range(1, job.last_step(r) + 1)
+
+
+def w_megatron(job, r, h, times, wall, clock, emit):
+    rel = rank_file(job, r)
+    for s in steps_of(job, r):
+        t = clock(wall[s])
+        emit(rel, t, "%s iteration %8d/%8d | consumed samples: %12d | elapsed time per iteration (ms): %.1f | "
+             "learning rate: 2.987E-04 | global batch size:   512 | lm loss: %.6E | loss scale: 1.0 | grad norm: 0.412 | "
+             "number of skipped iterations:   0 | number of nan iterations:   0 |" %
+             (stamp_bracket(t), s, 500000, 512 * s, times[s - 1] * 1000, 7.9 - 0.01 * s))
+
+
+def w_nemo(job, r, h, times, wall, clock, emit):
+    rel = rank_file(job, r)
+    for s in steps_of(job, r):
+        t = clock(wall[s])
+        emit(rel, t, "[%s] [default%d]:Training epoch 0, iteration %d/%d | lr: 1.469e-05 | global_batch_size: 128 | "
+             "global_step: %d | reduced_train_loss: %.3f | train_step_timing in s: %.4g | consumed_samples: %d" %
+             (stamp_iso(t), r % 8, s - 1, job.steps - 1, s - 1, 6.3 - 0.001 * s, times[s - 1], 128 * s))
+
+
+def w_deepspeed(job, r, h, times, wall, clock, emit):
+    rel = rank_file(job, r)
+    for s in steps_of(job, r):
+        t = clock(wall[s])
+        emit(rel, t, "[%s] [INFO] [logging.py:128:log_dist] [Rank %d] step=%d, skipped=0, lr=[2.9e-05], "
+             "mom=[(0.9, 0.95)]" % (stamp_py(t), r, s))
+        emit(rel, t, "[%s] [INFO] [timer.py:264:stop] epoch=0/micro_step=%d/global_step=%d, "
+             "RunningAvgSamplesPerSec=%.6f, CurrSamplesPerSec=%.6f, MemAllocated=4.32GB, MaxMemAllocated=38.49GB" %
+             (stamp_py(t + 0.003), 4 * s, s, 32 / job.base, 32 / times[s - 1]))
+
+
+def w_torchtitan(job, r, h, times, wall, clock, emit):
+    rel = rank_file(job, r)
+    for s in steps_of(job, r):
+        t = clock(wall[s])
+        tps = int(8192 * 2 / times[s - 1])
+        emit(rel, t, "[rank%d]:[titan] %s - root - INFO - step: %d  loss: %7.4f  memory: 30.89GiB(32.51%%)  "
+             "tps: %s  tflops: 366.06  mfu: 37.01%%" % (r, stamp_py(t), s, 8.9 - 0.02 * s, format(tps, ",")))
+
+
+def w_kv(job, r, h, times, wall, clock, emit):
+    rel = rank_file(job, r)
+    for s in steps_of(job, r):
+        t = clock(wall[s])
+        emit(rel, t, "%s [train] rank=%d step=%d loss=%.4f step_time_ms=%.1f tokens_per_s=%d" %
+             (stamp_py(t), r, s, 8.7 - 0.01 * s, times[s - 1] * 1000, int(8192 * 43 / times[s - 1])))
+
+
+def w_jsonl(job, r, h, times, wall, clock, emit):
+    rel = rank_file(job, r)
+    for s in steps_of(job, r):
+        t = clock(wall[s])
+        emit(rel, t, json.dumps({"time": stamp_iso(t), "rank": r, "step": s, "loss": round(3.1 - 0.001 * s, 4),
+                                 "tokens_per_sec": round(65536 / times[s - 1], 1)}))
+
+
+def tqdm_bar(s, total, elapsed, rate, desc="", postfix=""):
+    frac = s / total
+    filled = int(frac * 10)
+    bar = "\u2588" * filled + " " * (10 - filled)
+    remaining = (total - s) / rate if rate > 0 else 0
+    fmt = lambda x: "%02d:%02d" % (int(x) // 60, int(x) % 60)  # noqa: E731
+    r = ("%.2fit/s" % rate) if rate >= 1 else ("%.2fs/it" % (1 / rate))
+    return "%s%3d%%|%s| %d/%d [%s<%s, %s%s]" % (desc, int(frac * 100), bar, s, total, fmt(elapsed), fmt(remaining), r,
+                                              postfix)
+
+
+def w_tqdm(job, r, h, times, wall, clock, emit, desc, dicts):
+    rel = rank_file(job, r)
+    total = job.steps
+    emit(rel, clock(T0 + 30), "%s - INFO - ***** Running training *****\n" % stamp_py(clock(T0 + 30)))
+    for s in steps_of(job, r):
+        rate = 1.0 / times[s - 1]
+        emit(rel, clock(wall[s]), "\r" + tqdm_bar(s, total, wall[s] - wall[0], rate, desc,
+                                                ", v_num=0, train_loss=%.3f" % (2.3 - 0.001 * s) if desc else ""))
+        if dicts and s % 10 == 0:
+            emit(rel, clock(wall[s]), "\r" + " " * 60 + "\r{'loss': %.4f, 'grad_norm': 1.45, 'learning_rate': "
+                 "1.6e-04, 'epoch': %.2f}\n" % (2.3 - 0.001 * s, s / total))
+
+
+def w_hf(job, r, h, times, wall, clock, emit):
+    w_tqdm(job, r, h, times, wall, clock, emit, "", True)
+
+
+def w_lightning(job, r, h, times, wall, clock, emit):
+    w_tqdm(job, r, h, times, wall, clock, emit, "Epoch 0: ", False)
+
+
+def w_accelerate(job, r, h, times, wall, clock, emit):
+    w_tqdm(job, r, h, times, wall, clock, emit, "", False)
+
+
+def w_composer(job, r, h, times, wall, clock, emit):
+    rel = rank_file(job, r)
+    for s in steps_of(job, r):
+        t = clock(wall[s])
+        emit(rel, t, "%s: composer.trainer.trainer: INFO: [batch=%d/%d]:" % (stamp_py(t), s, job.steps))
+        emit(rel, t, "\t Train time/batch: %d" % (s - 1))
+        emit(rel, t, "\t Train loss/train/total: %.4f" % (2.9 - 0.002 * s))
+        emit(rel, t, "\t Train throughput/batches_per_sec: %.4f" % (1 / times[s - 1]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out")
+    ap.add_argument("format", choices=FORMATS)
+    ap.add_argument("scenario", choices=SCENARIOS)
+    ap.add_argument("ranks", type=int)
+    ap.add_argument("--skew", action="store_true")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=None, help="run length (default: 60-90 steps)")
+    ap.add_argument("--chatter", type=int, default=0, help="ordinary lines per step per rank")
+    a = ap.parse_args()
+    print(json.dumps(write_archive(a.out, a.format, a.scenario, a.ranks, a.skew, a.seed, a.steps, a.chatter)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Step-line archives of gen.py through `faultline diagnose --json`: for each
+trainer format, the straggler patterns and silent hangs are named with the
+right rule and initiating rank, healthy runs (ordinary step-time noise) stay
+quiet, and jobs whose step lines come from one rank only say what cannot be
+known. 16 and 256 ranks run by default, with and without per-host clock
+skew; FL_PROGRESS_LARGE=1 adds 1,024 ranks (minutes).
+
+    FAULTLINE_BIN=build/src/cli/faultline python3 -m pytest -q tests/progress
+"""
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import gen  # noqa: E402
+
+SIZES = [16, 256] + ([1024] if os.environ.get("FL_PROGRESS_LARGE") else [])
+
+
+def diagnose(binary, directory):
+    p = subprocess.run([binary, "diagnose", "--json", str(directory)], capture_output=True, timeout=600)
+    assert p.returncode == 0, f"{directory}: exit {p.returncode}: {p.stderr.decode(errors='replace')}"
+    return json.loads(p.stdout)
+
+
+def check(report, truth, directory):
+    incs = report.get("incidents") or []
+    want = truth["primary_rule"]
+    if want is None:
+        assert not incs, f"{directory}: expected no incident, got {incs[0]['rule']}: {incs[0].get('explanation')}"
+        return None
+    assert incs, f"{directory}: expected {want}, got no incident"
+    top = incs[0]
+    assert top["rule"] == want, f"{directory}: expected {want}, got {top['rule']}: {top.get('explanation')}"
+    ini = top.get("initiating") or {}
+    if truth.get("initiating_rank") is not None:
+        assert ini.get("rank") == truth["initiating_rank"], f"{directory}: rank {ini.get('rank')}: {top.get('explanation')}"
+    if truth.get("initiating_host"):
+        assert ini.get("host") == truth["initiating_host"], f"{directory}: host {ini.get('host')}"
+    hosts = set(truth["hosts"])
+    assert not ini.get("host") or ini["host"] in hosts, f"{directory}: host {ini.get('host')} is not the archive's"
+    return top
+
+
+CASES = [(fmt, sc, n, skew) for n in SIZES for skew in (False, True) for fmt in gen.FORMATS for sc in gen.SCENARIOS
+         # 256 ranks: every format once per scenario, skewed or not.
+         if n == 16 or (n == 256 and skew == (gen.FORMATS.index(fmt) % 2 == 1)) or
+         (n == 1024 and skew and (fmt in ("kv", "jsonl") or sc != "moving"))]
+
+
+@pytest.mark.parametrize("fmt,scenario,ranks,skew", CASES,
+                         ids=[f"{f}-{s}-{n}{'-skew' if k else ''}" for f, s, n, k in CASES])
+def test_archive(faultline_bin, tmp_path, fmt, scenario, ranks, skew):
+    seed = 1 + (ranks + len(fmt) + gen.SCENARIOS.index(scenario)) % 5
+    truth = gen.write_archive(str(tmp_path), fmt, scenario, ranks, skew, seed)
+    top = check(diagnose(faultline_bin, tmp_path), truth, tmp_path)
+    if top is None:
+        return
+    if scenario == "hang" and fmt in gen.PER_RANK:
+        # The first rank to stop, its last step line, and what it was doing.
+        assert "stopped" in top["explanation"]
+        assert any("data.py" in (e.get("text") or "") for e in top["initiating"]["evidence"]), top["initiating"]
+    if scenario == "hang" and fmt in gen.RANK0_ONLY:
+        assert any("cannot be known" in m for m in top.get("missing_facts", [])), top.get("missing_facts")
+    if scenario == "straggler":
+        # The figures: its median against the others', over which steps.
+        assert "for the other %d ranks" % (ranks - 1) in top["explanation"]
+        assert "slower" in top["explanation"] and "steps" in top["explanation"]
+
+
+@pytest.mark.parametrize("seed", range(1, 9))
+def test_no_false_straggler_with_noise(faultline_bin, tmp_path, seed):
+    """Healthy runs with step-time noise across seeds and formats stay quiet."""
+    fmt = gen.PER_RANK[seed % len(gen.PER_RANK)]
+    truth = gen.write_archive(str(tmp_path), fmt, "healthy", 64 if seed % 2 else 16, seed % 3 == 0, seed)
+    check(diagnose(faultline_bin, tmp_path), truth, tmp_path)
+
+
+def test_tqdm_carriage_returns_give_the_newest_update(faultline_bin, tmp_path):
+    """One line of many tqdm redraws: the rank's last step is the newest one."""
+    truth = gen.write_archive(str(tmp_path), "lightning", "hang", 16, False, 2)
+    report = diagnose(faultline_bin, tmp_path)
+    top = report["incidents"][0]
+    assert top["rule"] == "training-silent-hang"
+    want = "(last step %d)" % gen.Job("lightning", "hang", 16, False, 2).last_step(0)
+    assert want in top["explanation"], top["explanation"]
+    assert truth["primary_rule"] == "training-silent-hang"
