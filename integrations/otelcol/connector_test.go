@@ -375,12 +375,23 @@ func TestConnectorBackPressure(t *testing.T) {
 	next := &blockingLogs{release: make(chan struct{}), entered: make(chan struct{})}
 	p := newPair(t, fastConfig(), next)
 	batches := fileBatches(t, nil)
-	for _, ld := range batches {
-		p.consume(t, ld)
-	}
+	// Fed from a goroutine: a diagnosis tick may block on the downstream
+	// before every batch is in (a loaded machine), and that is the point.
+	fed := make(chan error, 1)
+	go func() {
+		for _, ld := range batches {
+			for _, c := range []connector.Logs{p.logs, p.metrics} {
+				if err := c.ConsumeLogs(context.Background(), ld); err != nil {
+					fed <- err
+					return
+				}
+			}
+		}
+		fed <- nil
+	}()
 	select {
 	case <-next.entered:
-	case <-time.After(20 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("no incident was emitted")
 	}
 	done := make(chan error, 1)
@@ -392,6 +403,9 @@ func TestConnectorBackPressure(t *testing.T) {
 	}
 	close(next.release)
 	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-fed; err != nil {
 		t.Fatal(err)
 	}
 	p.shutdown(t)
