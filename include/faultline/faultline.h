@@ -93,6 +93,16 @@
  *   .gz/.zst file by the compressed bytes read, against its size on disk
  *   in the total (0.2 counted its decompressed bytes and left it out of the
  *   total).
+ *   Also added within 0.3 (compatible, size-versioned): fields appended
+ *   to fl_session_options (max_source_bytes, max_decompressed_bytes,
+ *   time_budget_s) and to fl_report_totals (ranks_seen, ranks_kept,
+ *   hosts_seen, hosts_kept, capped with the FL_CAPPED_* bits); added
+ *   fl_report_input_warning*. Behaviour: a FIFO is opened without blocking
+ *   and waits for its writer (fl_session_cancel and the time budget end the
+ *   wait); a stream that is not a regular file and starts with a NUL byte
+ *   is an input error (binary); special files met in a directory are
+ *   warnings; a source cut at a limit or truncated mid-scan still counts as
+ *   a log for fl_session_finish (the bytes read are diagnosed).
  */
 #ifndef FAULTLINE_FAULTLINE_H_
 #define FAULTLINE_FAULTLINE_H_

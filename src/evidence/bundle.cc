@@ -567,6 +567,21 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
   r.lines = bd->lines();
   r.matches = bd->matches();
   r.seconds = bd->seconds();
+  if (!bd->ranks_kept() && !bd->hosts_kept()) {
+    // A bundle from before the bound: its ranks and hosts are those its
+    // statistics name (sorted, so the admission order is fixed).
+    std::set<int64_t> ranks;
+    std::set<std::string> hosts;
+    for (const auto& [rule, st] : r.rule_stats) {
+      for (const auto& [rank, n] : st.ranks) ranks.insert(rank);
+      for (const auto& [host, n] : st.hosts) hosts.insert(host);
+    }
+    for (const auto& [rank, sum] : r.ranks) {
+      if (rank >= 0) ranks.insert(rank);
+    }
+    for (int64_t rank : ranks) Admit(r.distinct_ranks, rank);
+    for (const std::string& host : hosts) Admit(r.distinct_hosts, host);
+  }
   return r;
 }
 
