@@ -83,8 +83,9 @@ class CompressedSource : public Source {
       n = static_cast<size_t>(room);
       status = absl::ResourceExhaustedError(absl::StrCat(
           "'", name(), "': decompressed size exceeds the limit of ", limit_,
-          " bytes (InputLimits::max_decompressed_bytes); a decompression "
-          "bomb, or a limit set too low"));
+          " bytes (--max-decompressed-bytes, fl_session_options."
+          "max_decompressed_bytes); a decompression bomb, or a limit set too "
+          "low"));
     }
     produced_ += n;
     if (!status.ok()) {

@@ -441,6 +441,6 @@ def test_caps_and_warnings_in_the_report(tmp_path: Path) -> None:
     assert "FIFO" in report.input.warnings[0].message
     caps = report.input.caps
     assert caps.truncated is False and caps.ranks.truncated is False
-    assert caps.matches == report.totals().matches
-    t = report.totals()
+    assert caps.matches == report.totals.matches
+    t = report.totals
     assert t.capped == 0 and t.ranks_seen == caps.ranks.seen == t.ranks_kept
