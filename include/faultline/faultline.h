@@ -310,7 +310,7 @@ typedef struct fl_session_options {
   void *evidence_user;
   fl_progress_cb on_progress;
   void *progress_user;
-  /* Limits on reading the inputs (@since 0.4; a caller's struct that ends
+  /* Limits on reading the inputs (added in 0.3; a caller's struct that ends
    * before them gets the defaults). Hitting one is an input error naming
    * the source and the limit; what was read before is still diagnosed. */
   uint64_t max_source_bytes;       /* bytes of log per source, after
@@ -527,7 +527,7 @@ typedef struct fl_report_totals {
   uint64_t matches;   /* matches seen, including those past the caps */
   uint64_t incidents;
   uint64_t errors;    /* sources that could not be read */
-  /* @since 0.4: what the counts cover (the report's input.caps). Per-rank
+  /* Added in 0.3: what the counts cover (the report's input.caps). Per-rank
    * and per-host breakdowns are kept for the first 65,536 ranks and 16,384
    * hosts met; past them, the distinct count is an estimate. */
   uint64_t ranks_seen; /* distinct ranks (estimated when FL_CAPPED_RANKS) */
@@ -611,11 +611,11 @@ FL_API fl_status fl_report_input_error(const fl_report *r, size_t i,
 
 /* Files passed over on purpose, not errors (the report's input.warnings):
  * devices, FIFOs and sockets found while walking a directory, symlink
- * loops. Their status is FL_OK. @since 0.4 */
+ * loops. Their status is FL_OK. @since 0.3 */
 FL_API size_t fl_report_input_warning_count(const fl_report *r);
 /* Fills *out with input warning i.
  * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
- * small). @since 0.4 */
+ * small). @since 0.3 */
 FL_API fl_status fl_report_input_warning(const fl_report *r, size_t i,
                                          fl_input_error_view *out);
 
