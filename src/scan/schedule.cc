@@ -106,7 +106,9 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
 
 bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
   constexpr size_t kSmallFile = 256 << 10;
-  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  // O_NONBLOCK: a FIFO put in the file's place since the stat must not
+  // block the open (it is then not regular, and goes the general way).
+  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return false;  // OpenSource says why
   struct stat sb {};
   if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
@@ -153,7 +155,7 @@ void Scanner::Impl::DetectHead(const Task& t, SourceState& st, const Source* src
     }
     return;
   }
-  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;
   char head[kHead];
   ssize_t n = ::read(fd, head, sizeof head);
