@@ -30,6 +30,8 @@ LD_LIBRARY_PATH="$prefix/lib" "$prefix/consumer/diagnose" examples/incidents/xid
 # recorded beside it as the abidiff from the previous baseline
 # (tests/install/abi/*-to-*.abidiff.txt: 0.3 changed fl_session_options_init
 # and the soname, nothing else), and faultline.h lists it under "Changes".
+# Compatible additions refresh the baseline in place, with their abidiff
+# against the one before kept beside it (*-additions.abidiff.txt).
 if command -v abidiff >/dev/null; then
   lib=$(readlink -f "$prefix/lib/libfaultline.so")
   soname=$(objdump -p "$lib" | awk '/SONAME/{print $2}')

@@ -1062,3 +1062,36 @@ func TestVersionCompatibility(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitsAndCaps(t *testing.T) {
+	e := newEngine(t)
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.log")
+	small := filepath.Join(dir, "small.log")
+	os.WriteFile(big, []byte(strings.Repeat(strings.Repeat("filler line that matches nothing\n", 99)+xidLine, 40)), 0o644)
+	os.WriteFile(small, []byte(xidLine), 0o644)
+	rep, err := e.DiagnoseWith(context.Background(), faultline.Options{MaxSourceBytes: 16 << 10}, big, small)
+	var partial *faultline.InputErrors
+	if !errors.As(err, &partial) || rep == nil {
+		t.Fatalf("report %v, err %v: want the report and an *InputErrors", rep, err)
+	}
+	defer rep.Close()
+	if len(rep.Input.Errors) != 1 || rep.Input.Errors[0].Source != big ||
+		!strings.Contains(rep.Input.Errors[0].Message, "16384") {
+		t.Errorf("input errors %+v", rep.Input.Errors)
+	}
+	if rep.Primary() == nil {
+		t.Error("the lines under the limit and the other file were not diagnosed")
+	}
+	if c := rep.Input.Caps; c.Truncated || c.Ranks.Truncated || c.Evidence.Matches != rep.Input.Matches || c.Ranks.Limit == 0 {
+		t.Errorf("caps %+v", c)
+	}
+	if _, err := e.NewSession(faultline.Options{TimeBudget: -time.Second}); !errors.Is(err, faultline.ErrInvalidArg) {
+		t.Errorf("negative TimeBudget: %v", err)
+	}
+	ok, err := e.DiagnoseWith(context.Background(), faultline.Options{TimeBudget: time.Minute, MaxDecompressedBytes: 1 << 20}, small)
+	if err != nil {
+		t.Fatalf("under the limits: %v", err)
+	}
+	ok.Close()
+}

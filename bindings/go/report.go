@@ -63,6 +63,41 @@ type Input struct {
 	Matches  uint64        `json:"matches"`  // matches seen, past the caps too
 	Evidence uint64        `json:"evidence"` // evidence records kept
 	Errors   []SourceError `json:"errors,omitempty"`
+	// Warnings are files passed over on purpose (devices, FIFOs and sockets
+	// found in a directory; symlink loops); Status is empty.
+	Warnings []SourceError `json:"warnings,omitempty"`
+	// Caps says what the counts cover: what was capped, with true counts.
+	Caps Caps `json:"caps"`
+}
+
+// Caps is what a report's counts cover: evidence kept of the matches
+// (exact), distinct ranks and hosts seen against those with per-rank
+// (per-host) breakdowns, and whether topology records or metric series were
+// capped. Truncated is true when anything was.
+type Caps struct {
+	Truncated             bool         `json:"truncated"`
+	Evidence              EvidenceCaps `json:"evidence"`
+	Ranks                 CapCount     `json:"ranks"`
+	Hosts                 CapCount     `json:"hosts"`
+	TopologyTruncated     bool         `json:"topology_truncated"`
+	MetricSeriesTruncated bool         `json:"metric_series_truncated"`
+}
+
+// EvidenceCaps: Kept records of Matches (all counted).
+type EvidenceCaps struct {
+	Kept      uint64 `json:"kept"`
+	Matches   uint64 `json:"matches"`
+	Truncated bool   `json:"truncated"`
+}
+
+// CapCount: distinct keys Seen (an estimate when SeenEstimated) and Kept,
+// those with breakdowns, at most Limit.
+type CapCount struct {
+	Seen          uint64 `json:"seen"`
+	SeenEstimated bool   `json:"seen_estimated"`
+	Kept          uint64 `json:"kept"`
+	Truncated     bool   `json:"truncated"`
+	Limit         uint64 `json:"limit"`
 }
 
 // SourceError is a source that could not be read; the diagnosis went on

@@ -67,6 +67,20 @@ type Options struct {
 	// into; it is the evidence source, and, like a path, can attribute host
 	// and rank ("node017/rank-3.log"). Default "stream".
 	StreamName string
+
+	// Limits on reading the inputs; 0 is the library's default. A source
+	// that hits one is listed in Report.Input.Errors naming the limit; what
+	// was read of it is still diagnosed.
+	//
+	// MaxSourceBytes caps the bytes of log read per source, after
+	// decompression (default: none).
+	MaxSourceBytes uint64
+	// MaxDecompressedBytes caps what one .gz/.zst source may decompress to
+	// (default: 1 TiB).
+	MaxDecompressedBytes uint64
+	// TimeBudget is the wall clock allowed for reading, from the session's
+	// creation (default: none). Negative is ErrInvalidArg.
+	TimeBudget time.Duration
 }
 
 // Session scans sources into evidence and finishes into a Report. Add
@@ -132,6 +146,12 @@ func (opts *Options) toC() (*cOptions, error) {
 		return nil, &Error{Code: StatusInvalidArg, Msg: fmt.Sprintf("Threads %d out of range", opts.Threads)}
 	}
 	o.co.threads = C.uint32_t(opts.Threads)
+	if opts.TimeBudget < 0 {
+		return nil, &Error{Code: StatusInvalidArg, Msg: fmt.Sprintf("TimeBudget %v is negative", opts.TimeBudget)}
+	}
+	o.co.max_source_bytes = C.uint64_t(opts.MaxSourceBytes)
+	o.co.max_decompressed_bytes = C.uint64_t(opts.MaxDecompressedBytes)
+	o.co.time_budget_s = C.double(opts.TimeBudget.Seconds())
 	if !opts.JobStart.IsZero() {
 		o.co.job_start_us = C.int64_t(opts.JobStart.UnixMicro())
 	}

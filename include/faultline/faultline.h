@@ -93,6 +93,16 @@
  *   .gz/.zst file by the compressed bytes read, against its size on disk
  *   in the total (0.2 counted its decompressed bytes and left it out of the
  *   total).
+ *   Also added within 0.3 (compatible, size-versioned): fields appended
+ *   to fl_session_options (max_source_bytes, max_decompressed_bytes,
+ *   time_budget_s) and to fl_report_totals (ranks_seen, ranks_kept,
+ *   hosts_seen, hosts_kept, capped with the FL_CAPPED_* bits); added
+ *   fl_report_input_warning*. Behaviour: a FIFO is opened without blocking
+ *   and waits for its writer (fl_session_cancel and the time budget end the
+ *   wait); a stream that is not a regular file and starts with a NUL byte
+ *   is an input error (binary); special files met in a directory are
+ *   warnings; a source cut at a limit or truncated mid-scan still counts as
+ *   a log for fl_session_finish (the bytes read are diagnosed).
  */
 #ifndef FAULTLINE_FAULTLINE_H_
 #define FAULTLINE_FAULTLINE_H_
@@ -300,12 +310,22 @@ typedef struct fl_session_options {
   void *evidence_user;
   fl_progress_cb on_progress;
   void *progress_user;
+  /* Limits on reading the inputs (added in 0.3; a caller's struct that ends
+   * before them gets the defaults). Hitting one is an input error naming
+   * the source and the limit; what was read before is still diagnosed. */
+  uint64_t max_source_bytes;       /* bytes of log per source, after
+                                      decompression; 0: no limit */
+  uint64_t max_decompressed_bytes; /* bytes one .gz/.zst source may
+                                      decompress to; 0: the default, 1 TiB */
+  double time_budget_s;            /* wall clock for reading, from
+                                      fl_session_new; 0: none. Negative, NaN
+                                      or infinite: FL_ERR_INVALID_ARG */
 } fl_session_options;
 
 #define FL_SESSION_OPTIONS_INIT                                            \
   {                                                                        \
     sizeof(fl_session_options), 0, FL_TIME_UNSET, FL_TIME_UNSET, NULL, 0,  \
-        NULL, NULL, NULL, NULL, NULL                                       \
+        NULL, NULL, NULL, NULL, NULL, 0, 0, 0                              \
   }
 
 /* Sets the first `size` bytes of *opts to the defaults, with opts->size =
@@ -507,7 +527,20 @@ typedef struct fl_report_totals {
   uint64_t matches;   /* matches seen, including those past the caps */
   uint64_t incidents;
   uint64_t errors;    /* sources that could not be read */
+  /* Added in 0.3: what the counts cover (the report's input.caps). Per-rank
+   * and per-host breakdowns are kept for the first 65,536 ranks and 16,384
+   * hosts met; past them, the distinct count is an estimate. */
+  uint64_t ranks_seen; /* distinct ranks (estimated when FL_CAPPED_RANKS) */
+  uint64_t ranks_kept; /* ranks with per-rank breakdowns */
+  uint64_t hosts_seen; /* distinct hosts (estimated when FL_CAPPED_HOSTS) */
+  uint64_t hosts_kept;
+  uint32_t capped;     /* FL_CAPPED_* bits: what was capped */
 } fl_report_totals;
+#define FL_CAPPED_EVIDENCE 1u /* evidence < matches: records dropped, counted */
+#define FL_CAPPED_RANKS 2u    /* more ranks than ranks_kept */
+#define FL_CAPPED_HOSTS 4u    /* more hosts than hosts_kept */
+#define FL_CAPPED_TOPOLOGY 8u /* device/pid links or clock sync points */
+#define FL_CAPPED_METRICS 16u /* metric series */
 FL_API fl_status fl_report_totals_get(const fl_report *r,
                                       fl_report_totals *out);
 
@@ -575,6 +608,16 @@ FL_API size_t fl_report_input_error_count(const fl_report *r);
  * small). @since 0.3 */
 FL_API fl_status fl_report_input_error(const fl_report *r, size_t i,
                                        fl_input_error_view *out);
+
+/* Files passed over on purpose, not errors (the report's input.warnings):
+ * devices, FIFOs and sockets found while walking a directory, symlink
+ * loops. Their status is FL_OK. @since 0.3 */
+FL_API size_t fl_report_input_warning_count(const fl_report *r);
+/* Fills *out with input warning i.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
+ * small). @since 0.3 */
+FL_API fl_status fl_report_input_warning(const fl_report *r, size_t i,
+                                         fl_input_error_view *out);
 
 /* A collateral cluster of an incident: the failures that followed from it
  * (the report's incidents[i].collateral[k]). Pointers borrowed until

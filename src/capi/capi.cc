@@ -260,6 +260,10 @@ fl_status ReadOptions(const fl_session_options* opts, fl_session_options* o,
     copts->clock_offsets_s[o->clock_offsets[i].host] = secs;
   }
   o->clock_offsets = nullptr;  // copied; never kept
+  if (!std::isfinite(o->time_budget_s) || o->time_budget_s < 0) {
+    return SetError(err, FL_ERR_INVALID_ARG,
+                    StrCat("time_budget_s is ", o->time_budget_s, ": not a finite, non-negative number of seconds"));
+  }
   return FL_OK;
 }
 
@@ -539,6 +543,9 @@ FL_API fl_status fl_session_new(fl_session** out, const fl_ruleset* rs, const fl
           so.tz_offset_s = *tz;
         }
         so.cancel = &s->cancel;
+        so.limits.max_source_bytes = o.max_source_bytes;
+        if (o.max_decompressed_bytes > 0) so.limits.max_decompressed_bytes = o.max_decompressed_bytes;
+        so.time_budget_s = o.time_budget_s;
         fl_session* raw = s.get();
         if (o.on_evidence) {
           so.on_evidence = [raw](const faultline::Evidence& ev, const std::string&) {
@@ -707,7 +714,9 @@ static fl_status FinishScan(fl_session* s, bool need_log, faultline::ScanResult*
     std::set<std::string_view> failed;
     for (const auto& e : part.errors) failed.insert(e.source);
     size_t readable = 0;
-    for (const auto& src : part.sources) readable += failed.count(src.name) ? 0 : 1;
+    // A source with an error still counts when some of it was read (cut at
+    // a limit, truncated mid-scan): those bytes are diagnosed.
+    for (const auto& src : part.sources) readable += failed.count(src.name) == 0 || src.bytes > 0 ? 1 : 0;
     if (readable == 0) {
       std::string msg = "no log to diagnose in ";
       for (size_t i = 0; i < s->named_inputs.size() && i < 8; ++i) {
@@ -862,6 +871,19 @@ FL_API fl_status fl_report_input_error(const fl_report* r, size_t i, fl_input_er
   return FillSized(v, out, FL_MIN_SIZE(fl_input_error_view, source));
 }
 
+FL_API size_t fl_report_input_warning_count(const fl_report* r) { return r ? r->scan.warnings.size() : 0; }
+
+FL_API fl_status fl_report_input_warning(const fl_report* r, size_t i, fl_input_error_view* out) {
+  if (!r || i >= r->scan.warnings.size()) return FL_ERR_INVALID_ARG;
+  const faultline::InputError& e = r->scan.warnings[i];
+  fl_input_error_view v;
+  v.size = sizeof v;
+  v.source = e.source.c_str();
+  v.message = e.message.c_str();
+  v.status = FL_OK;
+  return FillSized(v, out, FL_MIN_SIZE(fl_input_error_view, source));
+}
+
 FL_API fl_status fl_report_incident_collateral(const fl_report* r, size_t i, size_t k, fl_collateral_view* out) {
   if (!r || i >= r->diag.incidents.size() || k >= r->diag.incidents[i].collateral.size()) return FL_ERR_INVALID_ARG;
   const faultline::Collateral& c = r->diag.incidents[i].collateral[k];
@@ -915,6 +937,14 @@ FL_API fl_status fl_report_totals_get(const fl_report* r, fl_report_totals* out)
   t.matches = r->scan.matches;
   t.incidents = r->diag.incidents.size();
   t.errors = r->scan.errors.size();
+  const faultline::ScanCaps c = faultline::CapsOf(r->scan);
+  t.ranks_seen = c.ranks_seen;
+  t.ranks_kept = c.ranks_kept;
+  t.hosts_seen = c.hosts_seen;
+  t.hosts_kept = c.hosts_kept;
+  t.capped = (c.evidence_truncated ? FL_CAPPED_EVIDENCE : 0u) | (c.ranks_truncated ? FL_CAPPED_RANKS : 0u) |
+             (c.hosts_truncated ? FL_CAPPED_HOSTS : 0u) | (c.topology_truncated ? FL_CAPPED_TOPOLOGY : 0u) |
+             (c.metric_series_truncated ? FL_CAPPED_METRICS : 0u);
   uint32_t size = std::min<uint32_t>(out->size, sizeof(fl_report_totals));
   std::memcpy(out, &t, size);
   out->size = size;

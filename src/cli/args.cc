@@ -67,4 +67,37 @@ bool ParseSize(const char* v, uint64_t lo, uint64_t hi, uint64_t* bytes) {
   return true;
 }
 
+bool ParseByteSize(const char* v, uint64_t* bytes) {
+  if (*v < '0' || *v > '9') return false;  // strtoull would take "-1" and " 1"
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno != 0 || end == v) return false;
+  int shift = 0;
+  switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; break;
+    case 'm': case 'M': shift = 20; break;
+    case 'g': case 'G': shift = 30; break;
+    case 't': case 'T': shift = 40; break;
+    default: return false;
+  }
+  if (*end != '\0') {
+    ++end;
+    if (std::strcmp(end, "") != 0 && std::strcmp(end, "iB") != 0 && std::strcmp(end, "B") != 0) return false;
+  }
+  constexpr uint64_t kMax = uint64_t{1} << 62;
+  if (n == 0 || n > (kMax >> shift)) return false;
+  *bytes = static_cast<uint64_t>(n) << shift;
+  return true;
+}
+
+bool ParseSeconds(const char* v, double* seconds) {
+  char* end = nullptr;
+  const double s = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 1e9) return false;
+  *seconds = s;
+  return true;
+}
+
 }  // namespace faultline::cli

@@ -29,6 +29,13 @@ bool ParseDuration(const char* v, double lo, double hi, double* seconds);
 // K, M or G (KiB, MiB, GiB; "64M", "1048576"), within [lo, hi]. Returns
 // false (output untouched) for anything else.
 bool ParseSize(const char* v, uint64_t lo, uint64_t hi, uint64_t* bytes);
+// --max-source-bytes / --max-decompressed-bytes: a whole number of bytes,
+// optionally followed by K, M, G or T (powers of 1024, "KiB" and "k" too),
+// at least 1 and at most 2^62. Returns false (output untouched) otherwise.
+bool ParseByteSize(const char* v, uint64_t* bytes);
+
+// --time-budget: seconds (strtod), finite, > 0 and at most 1e9.
+bool ParseSeconds(const char* v, double* seconds);
 
 }  // namespace faultline::cli
 

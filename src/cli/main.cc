@@ -25,6 +25,7 @@
 #include "cli/args.h"
 #include "cli/watch.h"
 #include "faultline/faultline.h"
+#include "util/utf8.h"
 
 extern char** environ;
 
@@ -80,6 +81,12 @@ constexpr Option kDiagnoseOptions[] = {
     {"clock-offset", 0, "HOST=SECONDS",
      "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"},
     {"tz", 0, "ZONE", "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"},
+    {"max-source-bytes", 0, "N",
+     "read at most N bytes of log per source (K/M/G/T suffixes); past it, an input error"},
+    {"max-decompressed-bytes", 0, "N",
+     "a .gz/.zst source may decompress to at most N bytes (default 1T); past it, an input error"},
+    {"time-budget", 0, "SECONDS",
+     "stop reading inputs after SECONDS of wall clock; what was not read is an input error"},
     {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
     {"html", 0, "FILE",
      "also write the report as one self-contained HTML page to FILE ('-': standard output, "
@@ -97,6 +104,12 @@ constexpr Option kScanOptions[] = {
     {"clock-offset", 0, "HOST=SECONDS",
      "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"},
     {"tz", 0, "ZONE", "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"},
+    {"max-source-bytes", 0, "N",
+     "read at most N bytes of log per source (K/M/G/T suffixes); past it, an input error"},
+    {"max-decompressed-bytes", 0, "N",
+     "a .gz/.zst source may decompress to at most N bytes (default 1T); past it, an input error"},
+    {"time-budget", 0, "SECONDS",
+     "stop reading inputs after SECONDS of wall clock; what was not read is an input error"},
     {"output", 'o', "FILE", "write the evidence to FILE instead of standard output"},
     kHelpOption,
 };
@@ -261,6 +274,9 @@ struct Args {
   uint64_t window_bytes = 256ull << 20;   // watch
   bool job_per_path = false;              // watch
   bool no_inotify = false;                // watch
+  uint64_t max_source_bytes = 0;        // 0: no limit
+  uint64_t max_decompressed_bytes = 0;  // 0: the library's default
+  double time_budget_s = 0;             // 0: none
   std::vector<const char*> positional;
 };
 
@@ -305,6 +321,15 @@ int Apply(const Command& c, const Option& o, const std::string& as, const char* 
     a.offset_secs.push_back(secs);
   } else if (name == "tz") {
     a.tz = v;
+  } else if (name == "max-source-bytes" || name == "max-decompressed-bytes") {
+    if (!faultline::cli::ParseByteSize(v, name == "max-source-bytes" ? &a.max_source_bytes
+                                                                      : &a.max_decompressed_bytes)) {
+      return CommandUsage(c, as + " takes a number of bytes from 1, with an optional K, M, G or T, e.g. 500M");
+    }
+  } else if (name == "time-budget") {
+    if (!faultline::cli::ParseSeconds(v, &a.time_budget_s)) {
+      return CommandUsage(c, as + " takes a number of seconds above 0, e.g. 30 or 0.5");
+    }
   } else if (name == "output") {
     a.out = v;
   } else if (name == "html") {
@@ -418,7 +443,7 @@ fl_ruleset* LoadRules(const char* path) {
   fl_error* err = nullptr;
   fl_status rc = path ? fl_ruleset_load_file(&rs, path, &err) : fl_ruleset_load_default(&rs, &err);
   if (rc != FL_OK) {
-    std::fprintf(stderr, "faultline: %s\n", fl_error_message(err));
+    std::fprintf(stderr, "faultline: %s\n", faultline::EscapeControls(fl_error_message(err)).c_str());
     fl_error_free(err);
     return nullptr;
   }
@@ -450,12 +475,15 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
   opts.clock_offsets = offsets.data();
   opts.clock_offset_count = offsets.size();
   opts.tz = a.tz;
+  opts.max_source_bytes = a.max_source_bytes;
+  opts.max_decompressed_bytes = a.max_decompressed_bytes;
+  opts.time_budget_s = a.time_budget_s;
   bool tty = isatty(2);
   if (tty) opts.on_progress = Progress;
   fl_session* s = nullptr;
   fl_error* err = nullptr;
   if (fl_session_new(&s, rs, &opts, &err) != FL_OK) {
-    std::fprintf(stderr, "faultline: %s\n", fl_error_message(err));
+    std::fprintf(stderr, "faultline: %s\n", faultline::EscapeControls(fl_error_message(err)).c_str());
     fl_error_free(err);
     return nullptr;
   }
@@ -464,14 +492,17 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
   for (const char* p : a.positional) {
     fl_status rc = fl_session_add_path(s, p);
     if (rc == FL_OK) continue;
-    if (rc != FL_ERR_NOT_FOUND) std::fprintf(stderr, "faultline: %s: %s\n", p, fl_session_last_error(s));
+    if (rc != FL_ERR_NOT_FOUND) {
+      std::fprintf(stderr, "faultline: %s: %s\n", faultline::EscapeControls(p).c_str(),
+                   faultline::EscapeControls(fl_session_last_error(s)).c_str());
+    }
     *input_errors = true;
   }
   fl_report* r = nullptr;
   fl_status rc = fl_session_finish(s, &r);
   if (tty) std::fputs("\r\033[K", stderr);
   if (rc != FL_OK) {
-    std::fprintf(stderr, "faultline: %s\n", fl_session_last_error(s));
+    std::fprintf(stderr, "faultline: %s\n", faultline::EscapeControls(fl_session_last_error(s)).c_str());
     fl_session_free(s);
     return nullptr;
   }
@@ -488,7 +519,10 @@ void PrintInputErrors(const fl_report* r) {
   for (size_t i = 0, n = fl_report_input_error_count(r); i < n; ++i) {
     fl_input_error_view e;
     e.size = sizeof e;
-    if (fl_report_input_error(r, i, &e) == FL_OK) std::fprintf(stderr, "faultline: %s\n", e.message);
+    // Messages name files; a newline in a name must not forge a line.
+    if (fl_report_input_error(r, i, &e) == FL_OK) {
+      std::fprintf(stderr, "faultline: %s\n", faultline::EscapeControls(e.message).c_str());
+    }
   }
 }
 
@@ -648,7 +682,7 @@ int CmdCompile(int argc, char** argv) {
     return CommandUsage(kCompile, "takes SRC_DIR -o OUT.flrules");
   fl_error* err = nullptr;
   if (fl_ruleset_compile(a.positional[0], a.out, &err) != FL_OK) {
-    std::fprintf(stderr, "faultline: %s\n", fl_error_message(err));
+    std::fprintf(stderr, "faultline: %s\n", faultline::EscapeControls(fl_error_message(err)).c_str());
     fl_error_free(err);
     return kExitInput;
   }

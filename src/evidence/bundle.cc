@@ -6,6 +6,7 @@
 #include <set>
 
 #include "bundle_generated.h"
+#include "evidence/distinct.h"
 #include "evidence/finalize.h"
 #include "evidence/merge.h"
 #include "util/strings.h"
@@ -146,6 +147,35 @@ void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
   if (bd->errors()) {
     for (const fb::BError* e : *bd->errors()) r.errors.push_back({Str(e->source()), Str(e->message()), e->code()});
   }
+  if (bd->warnings()) {
+    for (const fb::BError* e : *bd->warnings()) r.warnings.push_back({Str(e->source()), Str(e->message()), 0});
+  }
+  // Kept ranks and hosts beyond the bound are not trusted from a bundle:
+  // the same cap as a scan's applies.
+  if (bd->ranks_kept()) {
+    for (int64_t rank : *bd->ranks_kept()) {
+      if (r.distinct_ranks.kept.size() >= kMaxKeptRanks) break;
+      r.distinct_ranks.kept.insert(rank);
+    }
+  }
+  r.distinct_ranks.truncated = bd->ranks_truncated() ||
+                               (bd->ranks_kept() && bd->ranks_kept()->size() > kMaxKeptRanks);
+  if (bd->ranks_sketch() && bd->ranks_sketch()->size() == kSketchRegisters) {
+    r.distinct_ranks.sketch.assign(bd->ranks_sketch()->begin(), bd->ranks_sketch()->end());
+  }
+  if (bd->hosts_kept()) {
+    for (const flatbuffers::String* h : *bd->hosts_kept()) {
+      if (r.distinct_hosts.kept.size() >= kMaxKeptHosts) break;
+      r.distinct_hosts.kept.insert(Str(h));
+    }
+  }
+  r.distinct_hosts.truncated = bd->hosts_truncated() ||
+                               (bd->hosts_kept() && bd->hosts_kept()->size() > kMaxKeptHosts);
+  if (bd->hosts_sketch() && bd->hosts_sketch()->size() == kSketchRegisters) {
+    r.distinct_hosts.sketch.assign(bd->hosts_sketch()->begin(), bd->hosts_sketch()->end());
+  }
+  r.topology_truncated = bd->topology_truncated();
+  r.metric_series_truncated = bd->metric_series_truncated();
   if (bd->devices()) {
     for (const fb::BDevice* d : *bd->devices()) {
       r.devices.push_back({Str(d->host()), d->rank(), d->cuda_dev(), Str(d->bus_id()), d->nranks(), d->global()});
@@ -251,6 +281,20 @@ std::string CheckBundle(const fb::Bundle& bd) {
     }
   }
   if (hits != bd.matches()) return StrCat("matches ", bd.matches(), " is not the sum of signal_hits (", hits, ")");
+  for (const auto& [name, sketch] : {std::pair{"ranks_sketch", bd.ranks_sketch()}, {"hosts_sketch", bd.hosts_sketch()}}) {
+    if (!sketch || sketch->size() == 0) continue;
+    if (sketch->size() != kSketchRegisters) {
+      return StrCat(name, " has ", sketch->size(), " registers (", kSketchRegisters, " or none)");
+    }
+    for (uint8_t r : *sketch) {
+      if (r > 64 - kSketchBits + 1) return StrCat(name, " has a register of ", static_cast<unsigned>(r), " (at most ", 64 - kSketchBits + 1, ")");
+    }
+  }
+  if (bd.hosts_kept()) {
+    for (flatbuffers::uoffset_t i = 0; i < bd.hosts_kept()->size(); ++i) {
+      if (!ValidUtf8(View(bd.hosts_kept()->Get(i)))) return StrCat("hosts_kept[", i, "] is not valid UTF-8");
+    }
+  }
   const size_t n_evidence = bd.evidence() ? bd.evidence()->size() : 0;
   if (n_evidence > bd.matches()) {
     return StrCat("evidence has ", n_evidence, " records but matches is ", bd.matches());
@@ -428,6 +472,15 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
   for (const InputError& e : scan.errors) {
     errors.push_back(fb::CreateBError(b, b.CreateString(e.source), b.CreateString(e.message), e.code));
   }
+  std::vector<Offset<fb::BError>> warnings;
+  for (const InputError& e : scan.warnings) {
+    warnings.push_back(fb::CreateBError(b, b.CreateString(e.source), b.CreateString(e.message), 0));
+  }
+  // Sorted, so that a bundle's bytes do not depend on hashing.
+  std::vector<int64_t> ranks_kept(scan.distinct_ranks.kept.begin(), scan.distinct_ranks.kept.end());
+  std::sort(ranks_kept.begin(), ranks_kept.end());
+  std::vector<std::string> hosts_kept(scan.distinct_hosts.kept.begin(), scan.distinct_hosts.kept.end());
+  std::sort(hosts_kept.begin(), hosts_kept.end());
   std::vector<Offset<fb::BDevice>> devices;
   for (const DeviceLink& d : scan.devices) {
     devices.push_back(fb::CreateBDevice(b, b.CreateString(d.host), d.rank, d.cuda_dev, b.CreateString(d.bus_id),
@@ -469,7 +522,10 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
       b.CreateVector(evs), b.CreateVector(ranks), b.CreateVector(metrics), b.CreateVector(errors),
       b.CreateVector(devices), b.CreateVector(pids), b.CreateVector(syncs), b.CreateVector(stats),
       b.CreateVector(hits), b.CreateVector(dropped), scan.bytes, scan.lines, scan.matches, scan.seconds,
-      b.CreateVector(aliases));
+      b.CreateVector(aliases), b.CreateVector(warnings), b.CreateVector(ranks_kept), scan.distinct_ranks.truncated,
+      b.CreateVector(scan.distinct_ranks.sketch), b.CreateVectorOfStrings(hosts_kept),
+      scan.distinct_hosts.truncated, b.CreateVector(scan.distinct_hosts.sketch), scan.topology_truncated,
+      scan.metric_series_truncated);
   b.Finish(root, fb::BundleIdentifier());
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -511,6 +567,21 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
   r.lines = bd->lines();
   r.matches = bd->matches();
   r.seconds = bd->seconds();
+  if (!bd->ranks_kept() && !bd->hosts_kept()) {
+    // A bundle from before the bound: its ranks and hosts are those its
+    // statistics name (sorted, so the admission order is fixed).
+    std::set<int64_t> ranks;
+    std::set<std::string> hosts;
+    for (const auto& [rule, st] : r.rule_stats) {
+      for (const auto& [rank, n] : st.ranks) ranks.insert(rank);
+      for (const auto& [host, n] : st.hosts) hosts.insert(host);
+    }
+    for (const auto& [rank, sum] : r.ranks) {
+      if (rank >= 0) ranks.insert(rank);
+    }
+    for (int64_t rank : ranks) Admit(r.distinct_ranks, rank);
+    for (const std::string& host : hosts) Admit(r.distinct_hosts, host);
+  }
   return r;
 }
 
@@ -552,16 +623,35 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
       m.insert(m.end(), series.begin(), series.end());
     }
     for (InputError& e : p.errors) out.errors.push_back(std::move(e));
+    for (InputError& e : p.warnings) out.warnings.push_back(std::move(e));
+    MergeFrom(out.distinct_ranks, p.distinct_ranks);
+    MergeFrom(out.distinct_hosts, p.distinct_hosts);
+    out.topology_truncated = out.topology_truncated || p.topology_truncated;
+    out.metric_series_truncated = out.metric_series_truncated || p.metric_series_truncated;
     for (DeviceLink& d : p.devices) {
+      if (out.devices.size() >= kMaxTopologyRecords) {
+        out.topology_truncated = true;
+        break;
+      }
       if (device_seen.emplace(d.host, d.rank, d.bus_id, d.nranks, d.global).second) out.devices.push_back(std::move(d));
     }
     for (PidLink& l : p.pids) {
+      if (out.pids.size() >= kMaxTopologyRecords) {
+        out.topology_truncated = true;
+        break;
+      }
       if (pid_seen.emplace(l.host, l.pid).second) out.pids.push_back(std::move(l));
     }
     for (HostAlias& a : p.host_aliases) {
       if (alias_seen.insert(a.alias).second) out.host_aliases.push_back(std::move(a));
     }
-    for (SyncPoint& sp : p.sync_points) out.sync_points.push_back(std::move(sp));
+    for (SyncPoint& sp : p.sync_points) {
+      if (out.sync_points.size() >= kMaxTopologyRecords) {
+        out.topology_truncated = true;
+        break;
+      }
+      out.sync_points.push_back(std::move(sp));
+    }
     for (auto& [rule, st] : p.rule_stats) MergeFrom(out.rule_stats[rule], st);
     for (auto& [g, n] : p.signal_hits) out.signal_hits[g] += n;
     for (auto& [r, n] : p.dropped) out.dropped[r] += n;
@@ -569,6 +659,19 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
     out.lines += p.lines;
     out.matches += p.matches;
     out.seconds = std::max(out.seconds, p.seconds);
+  }
+  // Per-rank and per-host breakdowns only for the ranks and hosts kept in
+  // the merge: each part kept its own first ones, and together they may
+  // name more.
+  if (out.distinct_ranks.truncated || out.distinct_hosts.truncated) {
+    const auto& kr = out.distinct_ranks.kept;
+    const auto& kh = out.distinct_hosts.kept;
+    for (auto& [rule, st] : out.rule_stats) {
+      std::erase_if(st.ranks, [&](const auto& e) { return !kr.contains(e.first); });
+      std::erase_if(st.rank_min_seq, [&](const auto& e) { return !kr.contains(e.first); });
+      std::erase_if(st.hosts, [&](const auto& e) { return !kh.contains(e.first); });
+    }
+    std::erase_if(out.ranks, [&](const auto& e) { return e.first >= 0 && !kr.contains(e.first); });
   }
   std::stable_sort(out.evidence.begin(), out.evidence.end(), [](const Evidence& a, const Evidence& b) {
     return a.source != b.source ? a.source < b.source : a.offset < b.offset;

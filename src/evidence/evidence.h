@@ -11,6 +11,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -199,6 +200,29 @@ struct RuleStats {
   int64_t last_time_us = kNoTime;
 };
 
+// The bound on per-rank and per-host state (evidence/distinct.h): ranks and
+// hosts past these, in source then offset order, are counted but not broken
+// down; the report says so (input.caps).
+inline constexpr size_t kMaxKeptRanks = 65536;
+inline constexpr size_t kMaxKeptHosts = 16384;
+// Topology records (rank<->device, pid<->rank links, clock sync points) kept.
+inline constexpr size_t kMaxTopologyRecords = 262144;
+// Metric series (rule id and the metric name the line gives) kept.
+inline constexpr size_t kMaxMetricSeries = 1024;
+
+// Distinct ranks (hosts) met: those whose breakdowns are kept, whether any
+// was turned away, and a HyperLogLog sketch of all (empty: none met).
+struct DistinctRanks {
+  std::unordered_set<int64_t> kept;
+  bool truncated = false;
+  std::vector<uint8_t> sketch;
+};
+struct DistinctHosts {
+  std::unordered_set<std::string> kept;
+  bool truncated = false;
+  std::vector<uint8_t> sketch;
+};
+
 struct ScanResult {
   std::vector<DeviceLink> devices;
   std::vector<PidLink> pids;
@@ -210,11 +234,19 @@ struct ScanResult {
   std::map<int64_t, RankSummary> ranks;
   std::map<std::string, std::vector<MetricPoint>> metrics;  // by rule id/metric
   std::vector<InputError> errors;
+  // Files passed over on purpose, each with why (code 0): devices, FIFOs
+  // and sockets found while walking a directory, symlink loops. Not errors:
+  // the exit status does not change; the report lists them.
+  std::vector<InputError> warnings;
   uint64_t bytes = 0;
   uint64_t lines = 0;
   uint64_t matches = 0;      // confirmed matches, including those past the caps
   std::map<uint32_t, uint64_t> signal_hits;  // global signal id -> matches
   std::map<uint32_t, uint64_t> dropped;      // rule index -> evidence past the cap
+  DistinctRanks distinct_ranks;
+  DistinctHosts distinct_hosts;
+  bool topology_truncated = false;      // past kMaxTopologyRecords
+  bool metric_series_truncated = false;  // past kMaxMetricSeries
   double seconds = 0;
 };
 

@@ -283,15 +283,16 @@ void MergeFrom(RankSummary& into, const RankSummary& from) {
   into.aligned_steps = std::move(m);
 }
 
-void CountInRuleStats(RuleStats& st, const Evidence& ev, std::optional<int64_t> seq) {
+void CountInRuleStats(RuleStats& st, const Evidence& ev, std::optional<int64_t> seq, bool rank_kept,
+                      bool host_kept) {
   ++st.count;
-  if (ev.rank >= 0) ++st.ranks[ev.rank];
-  if (!ev.host.empty()) ++st.hosts[ev.host];
+  if (ev.rank >= 0 && rank_kept) ++st.ranks[ev.rank];
+  if (!ev.host.empty() && host_kept) ++st.hosts[ev.host];
   if (ev.time_us != kNoTime) {
     if (st.first_time_us == kNoTime || ev.time_us < st.first_time_us) st.first_time_us = ev.time_us;
     if (st.last_time_us == kNoTime || ev.time_us > st.last_time_us) st.last_time_us = ev.time_us;
   }
-  if (seq && ev.rank >= 0) {
+  if (seq && ev.rank >= 0 && rank_kept) {
     auto [it, fresh] = st.rank_min_seq.emplace(ev.rank, *seq);
     if (!fresh) it->second = std::min(it->second, *seq);
   }

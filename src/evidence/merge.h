@@ -101,7 +101,10 @@ std::vector<std::pair<int64_t, double>> AlignedBySteps(const RankSummary& r);
 void MergeFrom(RankSummary& into, const RankSummary& from);
 
 // A confirmed match counted in its rule's uncapped statistics.
-void CountInRuleStats(RuleStats& st, const Evidence& ev, std::optional<int64_t> seq);
+// Its rank's (host's) counts only when that rank (host) is kept
+// (evidence/distinct.h); the rule's count always.
+void CountInRuleStats(RuleStats& st, const Evidence& ev, std::optional<int64_t> seq,
+                      bool rank_kept = true, bool host_kept = true);
 void MergeFrom(RuleStats& into, const RuleStats& from);
 
 }  // namespace faultline

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -82,8 +83,9 @@ class CompressedSource : public Source {
       n = static_cast<size_t>(room);
       status = absl::ResourceExhaustedError(absl::StrCat(
           "'", name(), "': decompressed size exceeds the limit of ", limit_,
-          " bytes (InputLimits::max_decompressed_bytes); a decompression "
-          "bomb, or a limit set too low"));
+          " bytes (--max-decompressed-bytes, fl_session_options."
+          "max_decompressed_bytes); a decompression bomb, or a limit set too "
+          "low"));
     }
     produced_ += n;
     if (!status.ok()) {
@@ -428,6 +430,9 @@ class ZstdSource final : public CompressedSource {
         finished_ = true;
         break;
       }
+      // ZSTD_decompressStream stops at the end of each frame (returns 0),
+      // so the first call after that starts the next frame.
+      if (frame_hint_ == 0) frame_start_ = in_offset_ + pos_;
       ZSTD_inBuffer ib{in_.get(), in_len_, pos_};
       ZSTD_outBuffer ob{out + total, cap - total, 0};
       const size_t rc = ZSTD_decompressStream(dctx_, &ob, &ib);
@@ -435,7 +440,7 @@ class ZstdSource final : public CompressedSource {
       pos_ = ib.pos;
       total += ob.pos;
       if (ZSTD_isError(rc)) {
-        status = CorruptError(ZstdErrorText(rc), pos_);
+        status = ZstdError(rc);
         break;
       }
       frame_hint_ = rc;
@@ -458,10 +463,78 @@ class ZstdSource final : public CompressedSource {
     return ZSTD_getErrorName(rc);
   }
 
+  // On an error, libzstd leaves the input position where the failing call
+  // began, which may be the start of the buffer or of the file ("near
+  // compressed byte 0" for a checksum at the end of a 50 MB frame). The
+  // frame's own layout says where its content checksum is; other errors
+  // name the frame they are in.
+  absl::Status ZstdError(size_t rc) const {
+    const std::optional<uint64_t> end = FrameEnd(frame_start_);
+    if (ZSTD_getErrorCode(rc) == ZSTD_error_checksum_wrong && end && *end >= 4) {
+      return absl::DataLossError(absl::StrCat(
+          "'", name(), "': corrupt zstd data at compressed byte ", *end - 4,
+          ": the content checksum of the frame at compressed bytes ", frame_start_, "..",
+          *end, " does not match its data"));
+    }
+    return absl::DataLossError(absl::StrCat(
+        "'", name(), "': corrupt zstd data in the frame starting at compressed byte ",
+        frame_start_, ", before byte ", in_offset_ + in_len_, ": ", ZstdErrorText(rc)));
+  }
+
+  // Exact bytes at `at` of the file, or false.
+  bool ReadAt(uint64_t at, uint8_t* buf, size_t n) const {
+    size_t got = 0;
+    while (got < n) {
+      const ssize_t r = pread(fd_.get(), buf + got, n - got, static_cast<off_t>(at + got));
+      if (r > 0) {
+        got += static_cast<size_t>(r);
+      } else if (r < 0 && errno == EINTR) {
+        continue;
+      } else {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The end offset of the zstd (or skippable) frame that starts at `start`,
+  // walking its block headers with pread (RFC 8878, section 3.1); nothing
+  // when the bytes are not there or not a frame.
+  std::optional<uint64_t> FrameEnd(uint64_t start) const {
+    uint8_t h[14];
+    if (!ReadAt(start, h, 5)) return std::nullopt;
+    const uint32_t magic = uint32_t{h[0]} | uint32_t{h[1]} << 8 | uint32_t{h[2]} << 16 |
+                           uint32_t{h[3]} << 24;
+    if ((magic & 0xFFFFFFF0u) == 0x184D2A50u) {
+      if (!ReadAt(start + 4, h, 4)) return std::nullopt;
+      return start + 8 + (uint32_t{h[0]} | uint32_t{h[1]} << 8 | uint32_t{h[2]} << 16 |
+                          uint32_t{h[3]} << 24);
+    }
+    if (magic != 0xFD2FB528u) return std::nullopt;
+    const uint8_t fhd = h[4];
+    const bool single_segment = (fhd >> 5) & 1;
+    const bool checksum = (fhd >> 2) & 1;
+    static constexpr uint64_t kDictIdBytes[] = {0, 1, 2, 4};
+    static constexpr uint64_t kContentSizeBytes[] = {0, 2, 4, 8};
+    const unsigned fcs_flag = fhd >> 6;
+    uint64_t pos = start + 5 + (single_segment ? 0 : 1) + kDictIdBytes[fhd & 3] +
+                   (fcs_flag == 0 ? (single_segment ? 1 : 0) : kContentSizeBytes[fcs_flag]);
+    for (;;) {
+      if (!ReadAt(pos, h, 3)) return std::nullopt;
+      const uint32_t bh = uint32_t{h[0]} | uint32_t{h[1]} << 8 | uint32_t{h[2]} << 16;
+      const unsigned type = (bh >> 1) & 3;
+      if (type == 3) return std::nullopt;  // reserved block type
+      pos += 3 + (type == 1 ? 1 : bh >> 3);  // an RLE block holds one byte
+      if (bh & 1) break;                    // last block
+    }
+    return pos + (checksum ? 4 : 0);
+  }
+
   const int window_log_max_;
   ZSTD_DCtx* const dctx_;
   size_t pos_ = 0;          // next unread byte of in_
   size_t frame_hint_ = 0;   // last ZSTD_decompressStream result
+  uint64_t frame_start_ = 0;  // file offset of the frame being decoded
 };
 
 }  // namespace

@@ -162,10 +162,11 @@ class Walker {
       const bool loop = dir.path.size() > first.size() &&
                         dir.path.compare(0, first.size(), first) == 0 &&
                         (first.back() == '/' || dir.path[first.size()] == '/');
-      Skip(dir.path, absl::FailedPreconditionError(absl::StrCat(
-                         "'", dir.path, "' is directory '", first, "' again (",
-                         loop ? "symlink loop" : "second link to it",
-                         "); listed once")));
+      // A loop is worth a warning; a second name of a directory (a
+      // `latest -> run-5` link) is as harmless as a file's hard link.
+      std::string msg = absl::StrCat("'", dir.path, "' is directory '", first, "' again (",
+                                     loop ? "symlink loop" : "second link to it", "); listed once");
+      Skip(dir.path, loop ? absl::FailedPreconditionError(msg) : absl::AlreadyExistsError(msg));
       return absl::OkStatus();
     }
     DIR* d = fdopendir(fd);

@@ -10,6 +10,8 @@
 #ifndef FAULTLINE_INPUT_INPUT_H_
 #define FAULTLINE_INPUT_INPUT_H_
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -24,9 +26,20 @@
 
 namespace faultline {
 
+// What reading one source may cost, and when to give up waiting for it.
 struct InputLimits {
   // Cap on the decompressed size of one compressed source (gzip bombs).
   uint64_t max_decompressed_bytes = uint64_t{1} << 40;  // 1 TiB
+  // Cap on the bytes of log read from one source (after decompression);
+  // 0: none. Enforced by the scanner: past it, the source is an input error
+  // naming the limit and the bytes before it are still diagnosed.
+  uint64_t max_source_bytes = 0;
+  // A stream waiting for bytes (a FIFO with no writer yet, a terminal) gives
+  // up when `cancel` is set or `deadline` passes, checking both every
+  // kWaitSliceMillis; the scanner also stops reading any source then.
+  const std::atomic<bool>* cancel = nullptr;
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::time_point::max();
   // Largest window (log2 of bytes) a zstd frame may ask the decoder to
   // allocate. 27 (128 MiB) is libzstd's own default; frames written with
   // `zstd --long=28` or more fail with an error naming this limit instead of
@@ -68,6 +81,14 @@ class Source {
   // kMapped only: the whole file's bytes. Read them only inside
   // GuardedRead(); after a fault the source must not be read again.
   virtual std::string_view mapped() const { return {}; }
+  // kMapped only: tells the kernel that bytes [begin, end) were scanned, so
+  // their pages leave this process's resident set (the whole pages inside
+  // the range; a later read faults them back in from the file). Keeps RSS
+  // flat in the file size instead of growing to the whole mapping.
+  virtual void Release(uint64_t begin, uint64_t end) const {
+    (void)begin;
+    (void)end;
+  }
   // Size in bytes when known up front (0 otherwise), for progress.
   virtual uint64_t size_hint() const { return 0; }
   // Compressed sources: bytes read from the file so far, which progress
@@ -95,7 +116,21 @@ class Source {
   std::string name_;
 };
 
-// Opens a file path (by extension: .gz, .zst, else plain) or "-".
+// How often a waiting stream looks at InputLimits::cancel and deadline.
+inline constexpr int kWaitSliceMillis = 100;
+
+// A stream that is not a regular file (character device, FIFO, standard
+// input) whose first block holds a NUL byte is binary, not a log: its first
+// Read fails with FailedPreconditionError naming it ("/dev/zero" and
+// "/dev/urandom" would otherwise be read forever). Regular files are not
+// tested: a log with NUL runs left by a crash is still a log, and its size
+// bounds the read.
+inline constexpr size_t kBinaryProbeBytes = 64 * 1024;
+
+// Opens a file path (by extension: .gz, .zst, else plain) or "-". A FIFO is
+// opened without blocking and its first Read waits for a writer as
+// InputLimits says; a block device or socket is refused (FailedPrecondition
+// naming it).
 absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& path,
                                                    const InputLimits& limits = {});
 

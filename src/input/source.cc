@@ -1,6 +1,8 @@
 // OpenSource and the uncompressed sources: regular files are mapped, and
 // everything that cannot be mapped (standard input, FIFOs, character devices,
 // /proc and /sys files, file systems without mmap) is read with read().
+// Streams never block past InputLimits' cancel flag and deadline, and a
+// device or FIFO whose first block is binary is refused, not read forever.
 // Compressed files are handed to decompress.cc.
 
 #include <fcntl.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <memory>
@@ -88,6 +91,18 @@ class MappedSource final : public Source {
   }
   uint64_t size_hint() const override { return len_; }
   int64_t mtime() const override { return mtime_; }
+  void Release(uint64_t begin, uint64_t end) const override {
+    static const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    end = std::min<uint64_t>(end, len_);
+    // The pages at both ends may hold bytes of the neighbouring chunks,
+    // which other workers may be reading: harmless, since a read-only
+    // private mapping of a file drops pages, never loses them (the next
+    // touch reads them back from the page cache or the file).
+    const uint64_t first = begin / page * page;
+    if (addr_ == nullptr || first >= end) return;
+    // Advice only: a failure changes nothing but RSS.
+    (void)madvise(static_cast<char*>(addr_) + first, end - first, MADV_DONTNEED);
+  }
 
  private:
   void* addr_;  // null for an empty file
@@ -95,18 +110,46 @@ class MappedSource final : public Source {
   int64_t mtime_;
 };
 
+// Waits until `fd` has bytes, an end or an error to report, checking
+// limits.cancel and limits.deadline every kWaitSliceMillis, so a FIFO
+// nobody writes to or a quiet terminal never holds a scan (or an embedding
+// agent's fl_session_cancel) hostage.
+absl::Status WaitForInput(int fd, const InputLimits& limits, const std::string& name) {
+  pollfd p{fd, POLLIN, 0};
+  for (;;) {
+    if (limits.cancel != nullptr && limits.cancel->load(std::memory_order_relaxed)) {
+      return absl::CancelledError(absl::StrCat("'", name, "': cancelled while waiting for input"));
+    }
+    if (std::chrono::steady_clock::now() >= limits.deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "'", name, "': the time budget ran out while waiting for input (a FIFO without a writer?)"));
+    }
+    const int r = poll(&p, 1, kWaitSliceMillis);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return ErrnoError(errno, "cannot poll", name);
+    // POLLHUP/POLLERR count as ready: read() then reports EOF or the error.
+    if (r > 0) return absl::OkStatus();
+  }
+}
+
 // Bytes read with read() from a descriptor that cannot be mapped. Starts
-// with `prefix`, the bytes a probe already consumed.
+// with `prefix`, the bytes a probe already consumed. A FIFO is open without
+// O_NONBLOCK's blocking open(), so until a writer shows up read() says 0:
+// the first read waits for input instead (WaitForInput).
 class FdStreamSource final : public Source {
  public:
   FdStreamSource(std::string name, UniqueFd owned, int fd, int64_t mtime,
-                 uint64_t size_hint, std::string prefix)
+                 uint64_t size_hint, std::string prefix, const InputLimits& limits,
+                 bool fifo, bool probe_binary)
       : Source(std::move(name)),
         owned_(std::move(owned)),
         fd_(fd),
         mtime_(mtime),
         size_hint_(size_hint),
-        prefix_(std::move(prefix)) {}
+        prefix_(std::move(prefix)),
+        limits_(limits),
+        await_writer_(fifo),
+        probe_binary_(probe_binary) {}
 
   SourceKind kind() const override { return SourceKind::kStream; }
   uint64_t size_hint() const override { return size_hint_; }
@@ -120,6 +163,11 @@ class FdStreamSource final : public Source {
       std::memcpy(buf, prefix_.data() + prefix_pos_, n);
       prefix_pos_ += n;
     }
+    if (await_writer_ && n == 0 && cap > 0) {
+      await_writer_ = false;
+      error_ = WaitForInput(fd_, limits_, name());
+      if (!error_.ok()) return error_;
+    }
     while (n < cap && !eof_) {
       if (n > 0 && !MoreArrivesSoon()) break;
       const ssize_t got = read(fd_, buf + n, cap - n);
@@ -130,12 +178,25 @@ class FdStreamSource final : public Source {
       } else if (errno == EINTR) {
         continue;
       } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-        // Someone else set O_NONBLOCK on a shared descriptor (stdin).
+        // A FIFO (opened O_NONBLOCK) between writes, or someone else set
+        // O_NONBLOCK on a shared descriptor (stdin).
         if (n > 0) break;
-        WaitReadable(-1);
+        error_ = WaitForInput(fd_, limits_, name());
+        if (!error_.ok()) break;
       } else {
         error_ = ErrnoError(errno, "cannot read", name());
         break;
+      }
+    }
+    if (probe_binary_ && n > 0) {
+      probe_binary_ = false;
+      const size_t probe = std::min(n, kBinaryProbeBytes);
+      if (const void* nul = std::memchr(buf, '\0', probe)) {
+        error_ = absl::FailedPreconditionError(absl::StrCat(
+            "'", name(), "' is binary, not a log: a NUL byte at offset ",
+            static_cast<const char*>(nul) - buf, " of its first ", probe,
+            " bytes; skipped"));
+        return error_;
       }
     }
     // Bytes already read are delivered; a read error surfaces on the next
@@ -146,17 +207,14 @@ class FdStreamSource final : public Source {
   }
 
  private:
-  bool WaitReadable(int timeout_ms) {
+  bool MoreArrivesSoon() {
     pollfd p{fd_, POLLIN, 0};
     for (;;) {
-      const int r = poll(&p, 1, timeout_ms);
+      const int r = poll(&p, 1, kCoalesceMillis);
       if (r < 0 && errno == EINTR) continue;
-      // POLLHUP/POLLERR count as readable: read() then reports EOF or the
-      // error itself.
       return r != 0;
     }
   }
-  bool MoreArrivesSoon() { return WaitReadable(kCoalesceMillis); }
 
   UniqueFd owned_;  // empty for standard input, which is not ours to close
   int fd_;
@@ -164,6 +222,9 @@ class FdStreamSource final : public Source {
   uint64_t size_hint_;
   std::string prefix_;
   size_t prefix_pos_ = 0;
+  InputLimits limits_;
+  bool await_writer_;
+  bool probe_binary_;
   bool eof_ = false;
   absl::Status error_;
 };
@@ -177,22 +238,24 @@ void GrowPipe(int fd, const struct stat& st) {
 }
 
 std::unique_ptr<Source> NewStream(std::string name, UniqueFd owned, int fd,
-                                  const struct stat& st, std::string prefix) {
+                                  const struct stat& st, std::string prefix,
+                                  const InputLimits& limits, bool await_writer) {
   GrowPipe(fd, st);
   const bool regular = S_ISREG(st.st_mode);
   const int64_t mtime = regular ? int64_t{st.st_mtim.tv_sec} : 0;
   const uint64_t size =
       regular && st.st_size > 0 ? static_cast<uint64_t>(st.st_size) : 0;
   return std::make_unique<FdStreamSource>(std::move(name), std::move(owned), fd,
-                                          mtime, size, std::move(prefix));
+                                          mtime, size, std::move(prefix), limits,
+                                          await_writer, /*probe_binary=*/!regular);
 }
 
-absl::StatusOr<std::unique_ptr<Source>> OpenStdin() {
+absl::StatusOr<std::unique_ptr<Source>> OpenStdin(const InputLimits& limits) {
   struct stat st;
   if (fstat(STDIN_FILENO, &st) != 0) {
     return ErrnoError(errno, "cannot stat standard input", "-");
   }
-  return NewStream("-", UniqueFd(), STDIN_FILENO, st, "");
+  return NewStream("-", UniqueFd(), STDIN_FILENO, st, "", limits, false);
 }
 
 // Reads up to kProbeBytes from a regular file that claims size 0. Returns
@@ -213,18 +276,45 @@ absl::StatusOr<std::string> Probe(int fd, const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& path,
                                                    const InputLimits& limits) {
-  if (path == "-") return OpenStdin();
+  if (path == "-") return OpenStdin(limits);
   if (path.empty()) return absl::InvalidArgumentError("empty input path");
 
   // O_NOCTTY: a terminal named on the command line must not become our
-  // controlling terminal.
-  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-  if (fd.get() < 0) return ErrnoError(errno, "cannot open", path);
+  // controlling terminal. O_NONBLOCK: open() of a FIFO without a writer
+  // would block, uninterruptibly for fl_session_cancel; the first Read
+  // waits instead. Other files get blocking reads back below.
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (fd.get() < 0) {
+    if (errno == ENXIO) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("'", path, "' is a socket (or a device without a driver); not read"));
+    }
+    return ErrnoError(errno, "cannot open", path);
+  }
   struct stat st;
   if (fstat(fd.get(), &st) != 0) return ErrnoError(errno, "cannot stat", path);
   if (S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
         absl::StrCat("'", path, "' is a directory (expand it with ExpandPath)"));
+  }
+  if (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", path, "' is a ", S_ISBLK(st.st_mode) ? "block device" : "socket",
+        "; not read (a log is a file, a FIFO or a character device)"));
+  }
+  const bool fifo = S_ISFIFO(st.st_mode);
+  if (fifo && (absl::EndsWithIgnoreCase(path, ".gz") ||
+               absl::EndsWithIgnoreCase(path, ".zst"))) {
+    // The decoders read with plain blocking read(): wait for the writer
+    // here, then hand over a blocking descriptor.
+    FL_RETURN_IF_ERROR(WaitForInput(fd.get(), limits, path));
+  }
+  if (!fifo || absl::EndsWithIgnoreCase(path, ".gz") ||
+      absl::EndsWithIgnoreCase(path, ".zst")) {
+    const int flags = fcntl(fd.get(), F_GETFL);
+    if (flags < 0 || fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) {
+      return ErrnoError(errno, "cannot set blocking reads on", path);
+    }
   }
   const int64_t mtime = S_ISREG(st.st_mode) ? int64_t{st.st_mtim.tv_sec} : 0;
 
@@ -240,7 +330,7 @@ absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& path,
 
   if (!S_ISREG(st.st_mode)) {
     const int raw = fd.get();
-    return NewStream(path, std::move(fd), raw, st, "");
+    return NewStream(path, std::move(fd), raw, st, "", limits, fifo);
   }
   if (st.st_size == 0) {
     // Either empty, or a pseudo-file (/proc, debugfs) that only read() can
@@ -250,7 +340,7 @@ absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& path,
       return std::make_unique<MappedSource>(path, nullptr, 0, mtime);
     }
     const int raw = fd.get();
-    return NewStream(path, std::move(fd), raw, st, std::move(prefix));
+    return NewStream(path, std::move(fd), raw, st, std::move(prefix), limits, false);
   }
 
   const size_t len = static_cast<size_t>(st.st_size);
@@ -259,7 +349,7 @@ absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& path,
     // sysfs attributes, some FUSE and network file systems, or no address
     // space left: the bytes are still there through read().
     const int raw = fd.get();
-    return NewStream(path, std::move(fd), raw, st, "");
+    return NewStream(path, std::move(fd), raw, st, "", limits, false);
   }
   // Advice only: a failure changes nothing but read-ahead.
   (void)madvise(addr, len, MADV_SEQUENTIAL);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "evidence/distinct.h"
 #include "util/fl_status.h"
 #include "util/strings.h"
 #include "util/utf8.h"
@@ -96,11 +97,28 @@ std::string RankRanges(const std::vector<int64_t>& r) {
   return out;
 }
 
+// "<key>":"<name>", plus "<key>_escaped" when the name is not UTF-8: JSON
+// strings are Unicode, so the display form has U+FFFD where the name has
+// bytes that are not, and only the escaped form (EscapeBytes) maps back to
+// the file.
+void AppendSourceName(std::string& out, std::string_view key, std::string_view name) {
+  out += '"';
+  out += key;
+  out += "\":";
+  AppendJsonString(out, name);
+  if (!IsValidUtf8(name)) {
+    out += ",\"";
+    out += key;
+    out += "_escaped\":";
+    AppendJsonString(out, EscapeBytes(name));
+  }
+}
+
 std::string EvidenceJson(const Ruleset& rs, const ScanResult& scan, const Evidence& ev) {
   std::string out;
   out.reserve(256 + ev.text.size());
-  out += "{\"source\":";
-  AppendJsonString(out, ev.source < scan.sources.size() ? scan.sources[ev.source].name : "");
+  out += '{';
+  AppendSourceName(out, "source", ev.source < scan.sources.size() ? scan.sources[ev.source].name : "");
   out += StrCat(",\"line\":", ev.line, ",\"offset\":", ev.offset, ",\"time\":");
   AppendTime(out, ev.time_us);
   out += ",\"time_source\":";
@@ -153,11 +171,40 @@ std::string EvidenceJsonLines(const Ruleset& rs, const ScanResult& scan) {
   return out;
 }
 
+std::string CapsJson(const ScanResult& scan) {
+  const ScanCaps c = CapsOf(scan);
+  auto b = [](bool v) { return v ? "true" : "false"; };
+  return StrCat("{\"truncated\":", b(c.any()), ",\"evidence\":{\"kept\":", c.evidence_kept,
+                ",\"matches\":", c.matches, ",\"truncated\":", b(c.evidence_truncated),
+                "},\"ranks\":{\"seen\":", c.ranks_seen, ",\"seen_estimated\":", b(c.ranks_truncated),
+                ",\"kept\":", c.ranks_kept, ",\"truncated\":", b(c.ranks_truncated), ",\"limit\":", kMaxKeptRanks,
+                "},\"hosts\":{\"seen\":", c.hosts_seen, ",\"seen_estimated\":", b(c.hosts_truncated),
+                ",\"kept\":", c.hosts_kept, ",\"truncated\":", b(c.hosts_truncated), ",\"limit\":", kMaxKeptHosts,
+                "},\"topology_truncated\":", b(c.topology_truncated),
+                ",\"metric_series_truncated\":", b(c.metric_series_truncated), "}");
+}
+
+ScanCaps CapsOf(const ScanResult& scan) {
+  ScanCaps c;
+  c.matches = scan.matches;
+  c.evidence_kept = scan.evidence.size();
+  for (const auto& [rule, n] : scan.dropped) c.evidence_truncated = c.evidence_truncated || n > 0;
+  c.ranks_seen = SeenCount(scan.distinct_ranks);
+  c.ranks_kept = scan.distinct_ranks.kept.size();
+  c.ranks_truncated = scan.distinct_ranks.truncated;
+  c.hosts_seen = SeenCount(scan.distinct_hosts);
+  c.hosts_kept = scan.distinct_hosts.kept.size();
+  c.hosts_truncated = scan.distinct_hosts.truncated;
+  c.topology_truncated = scan.topology_truncated;
+  c.metric_series_truncated = scan.metric_series_truncated;
+  return c;
+}
+
 std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d) {
   std::string out;
   // The version of schema/report.schema.json this report follows ("x-schema-version"
   // there); tests/cli checks that the two agree.
-  out += "{\"schema_version\":\"1.1\",\"faultline_version\":";
+  out += "{\"schema_version\":\"1.2\",\"faultline_version\":";
   AppendJsonString(out, kVersionString);
   out += ",\"ruleset\":{\"name\":";
   AppendJsonString(out, rs.name());
@@ -172,12 +219,23 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   out += ",\"errors\":[";
   for (size_t i = 0; i < scan.errors.size(); ++i) {
     if (i) out += ',';
-    out += "{\"source\":";
-    AppendJsonString(out, scan.errors[i].source);
+    out += '{';
+    AppendSourceName(out, "source", scan.errors[i].source);
     out += ",\"message\":";
     AppendJsonString(out, scan.errors[i].message);
     out += ",\"status\":";
     AppendJsonString(out, StatusName(scan.errors[i].code));
+    out += '}';
+  }
+  out += "],\"caps\":";
+  out += CapsJson(scan);
+  out += ",\"warnings\":[";
+  for (size_t i = 0; i < scan.warnings.size(); ++i) {
+    if (i) out += ',';
+    out += '{';
+    AppendSourceName(out, "source", scan.warnings[i].source);
+    out += ",\"message\":";
+    AppendJsonString(out, scan.warnings[i].message);
     out += '}';
   }
   out += "]}";
@@ -315,7 +373,8 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
 std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d) {
   std::string out;
   auto where = [&](const Evidence& ev) {
-    return StrCat(ev.source < scan.sources.size() ? scan.sources[ev.source].name : "?", ":", ev.line);
+    return StrCat(EscapeControls(ev.source < scan.sources.size() ? scan.sources[ev.source].name : "?"), ":",
+                  ev.line);
   };
   out += StrCat("faultline ", kVersionString, " - ", scan.sources.size(), " source(s), ",
                 scan.lines, " lines, ", scan.bytes, " bytes, ", d.ranks, " rank(s), ", d.hosts,
@@ -329,7 +388,27 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     out += StrCat("clock offset: ", h, " ", off > 0 ? "+" : "", off, " s (",
                   it == d.clock_offset_source.end() ? "estimated" : it->second, ")\n");
   }
-  for (const InputError& e : scan.errors) out += StrCat("input error: ", e.message, "\n");
+  // Messages name files, and a file name may hold a newline: escaped, so
+  // that it cannot forge report lines.
+  for (const InputError& e : scan.errors) out += StrCat("input error: ", EscapeControls(e.message), "\n");
+  for (const InputError& w : scan.warnings) out += StrCat("input warning: ", EscapeControls(w.message), "\n");
+  // What the counts below cover, when something was capped.
+  if (const ScanCaps c = CapsOf(scan); c.any()) {
+    std::vector<std::string> parts;
+    if (c.evidence_truncated) {
+      parts.push_back(StrCat("evidence: ", c.evidence_kept, " records kept of ", c.matches,
+                             " matches (all counted)"));
+    }
+    if (c.ranks_truncated) {
+      parts.push_back(StrCat("ranks: about ", c.ranks_seen, " seen, per-rank counts for the first ", c.ranks_kept));
+    }
+    if (c.hosts_truncated) {
+      parts.push_back(StrCat("hosts: about ", c.hosts_seen, " seen, per-host counts for the first ", c.hosts_kept));
+    }
+    if (c.topology_truncated) parts.push_back(StrCat("topology: the first ", kMaxTopologyRecords, " records"));
+    if (c.metric_series_truncated) parts.push_back(StrCat("metrics: the first ", kMaxMetricSeries, " series"));
+    out += StrCat("capped: ", StrJoin(parts, "; "), "\n");
+  }
   if (d.incidents.empty()) {
     out += "\nNo incident: nothing in the catalog applies to these logs.\n";
   }

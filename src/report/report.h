@@ -22,6 +22,25 @@ std::string EvidenceJsonLines(const Ruleset& rs, const ScanResult& scan);
 std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d);
 std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d);
 
+// What a scan capped, with the true counts (the report's input.caps): the
+// evidence kept of the matches (exact), and the distinct ranks and hosts
+// seen (exact unless truncated, then estimated) against those whose
+// breakdowns were kept (evidence/distinct.h).
+struct ScanCaps {
+  uint64_t matches = 0, evidence_kept = 0;
+  bool evidence_truncated = false;
+  uint64_t ranks_seen = 0, ranks_kept = 0;
+  bool ranks_truncated = false;
+  uint64_t hosts_seen = 0, hosts_kept = 0;
+  bool hosts_truncated = false;
+  bool topology_truncated = false, metric_series_truncated = false;
+  bool any() const {
+    return evidence_truncated || ranks_truncated || hosts_truncated || topology_truncated || metric_series_truncated;
+  }
+};
+ScanCaps CapsOf(const ScanResult& scan);
+std::string CapsJson(const ScanResult& scan);
+
 // JSON string escaping (input must be valid UTF-8; control bytes escaped).
 void AppendJsonString(std::string& out, std::string_view s);
 // "0-7,9,12-15"

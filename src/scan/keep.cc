@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "evidence/distinct.h"
 #include "scan/scan_impl.h"
 #include "util/strings.h"
 
@@ -53,6 +54,17 @@ void Scanner::Impl::Fail(uint32_t src, std::string msg, int code) {
   result.errors.push_back({result.sources[src].name, std::move(msg), code});
 }
 
+std::string Scanner::Impl::OverLimitMessage(const std::string& name, uint64_t read_bytes) const {
+  return StrCat(name, ": longer than the limit of ", opts.limits.max_source_bytes,
+                " bytes per source (--max-source-bytes); only its first ", read_bytes,
+                " bytes are diagnosed");
+}
+
+std::string Scanner::Impl::OutOfTimeMessage(const std::string& name, uint64_t read_bytes) const {
+  return StrCat(name, ": the time budget of ", opts.time_budget_s,
+                " s (--time-budget) ran out; only its first ", read_bytes, " bytes are diagnosed");
+}
+
 void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   SourceSummary& sum = result.sources[st.index];
   // Traceback windows cut at this chunk's start: the source's bytes before
@@ -64,7 +76,13 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
                  FoldTraceback(window, at_start, tp.line, st.framing.format(), st.tctx));
   }
   st.framing.AfterChunk(out.tail);
-  if (!out.error.empty()) Fail(st.index, out.error, out.error_code);
+  if (!out.error.empty()) {
+    const std::string& cause = out.error_cause.empty() ? out.error : out.error_cause;
+    if (std::find(st.failed_causes.begin(), st.failed_causes.end(), cause) == st.failed_causes.end()) {
+      st.failed_causes.push_back(cause);
+      Fail(st.index, out.error, out.error_code);
+    }
+  }
   uint64_t base_line = st.lines + (st.last_ended_newline ? 1 : 0);
   if (st.lines == 0 && sum.bytes == 0) base_line = 1;
   // Evidence that found no time in its chunk inherits the time the chunks
@@ -93,10 +111,14 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     sum.monotonic_anchor_us = ev.time_us - static_cast<int64_t>(*ev.monotonic_s * 1e6);
   }
   if (opts.on_evidence) opts.on_evidence(ev, sum.name);
+  // Per-rank and per-host state only for the ranks and hosts kept
+  // (evidence/distinct.h): memory stays bounded whatever the logs name.
+  const bool rank_kept = ev.rank < 0 || Admit(result.distinct_ranks, ev.rank);
+  const bool host_kept = ev.host.empty() || Admit(result.distinct_hosts, ev.host);
   int64_t n;
   std::optional<int64_t> seq;
   if (const std::string* f = ev.Field("seq"); f && ParseInt64(*f, &n)) seq = n;
-  CountInRuleStats(result.rule_stats[ev.rule], ev, seq);
+  CountInRuleStats(result.rule_stats[ev.rule], ev, seq, rank_kept, host_kept);
   // Topology and clock sync, from every line before any cap. An init line
   // names the rank inside its communicator (comm_rank); the [rankK]: prefix
   // or the path gives the global rank when present.
@@ -111,37 +133,45 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     bool global = ev.rank >= 0;
     int64_t rank = global ? ev.rank : comm_rank;
     if (rank >= 0) {
-      bool dup = false;
-      for (const DeviceLink& l : result.devices) {
-        if (l.rank == rank && l.host == ev.host && l.bus_id == *bus && l.nranks == nranks && l.global == global) {
-          dup = true;
+      // A set, not a scan of the list: a million init lines would make
+      // the scan quadratic.
+      std::string key = StrCat(ev.host, '\0', rank, '\0', *bus, '\0', nranks, '\0', global ? 1 : 0);
+      if (!device_keys_.contains(key)) {
+        if (result.devices.size() < kMaxTopologyRecords) {
+          device_keys_.insert(std::move(key));
+          result.devices.push_back({ev.host, rank, d, *bus, nranks, global});
+        } else {
+          result.topology_truncated = true;
         }
-      }
-      if (!dup && result.devices.size() < 1'000'000) {
-        result.devices.push_back({ev.host, rank, d, *bus, nranks, global});
       }
     }
   }
   if (ev.pid >= 0 && (ev.rank >= 0 || ev.local_rank >= 0) && !ev.host.empty()) {
-    bool dup = false;
-    for (PidLink& l : result.pids) {
-      if (l.pid != ev.pid || l.host != ev.host) continue;
-      dup = true;
+    // A map to the link, not a scan of the list (quadratic in pids).
+    std::string key = StrCat(ev.host, '\0', ev.pid);
+    if (auto it = pid_keys_.find(key); it != pid_keys_.end()) {
+      PidLink& l = result.pids[it->second];
       // A global rank is worth more than a local one learnt first.
       if (l.rank < 0 && ev.rank >= 0) l.rank = ev.rank;
       if (l.local_rank < 0 && ev.local_rank >= 0) l.local_rank = ev.local_rank;
-    }
-    if (!dup && result.pids.size() < 1'000'000) {
+    } else if (result.pids.size() < kMaxTopologyRecords) {
+      pid_keys_.emplace(std::move(key), result.pids.size());
       result.pids.push_back({ev.host, ev.pid, ev.rank, ev.local_rank});
+    } else {
+      result.topology_truncated = true;
     }
   }
   KeepPlacement(st, ev);
   if (const std::string* comm = ev.Field("comm_id");
       comm && ev.time_us != kNoTime && ev.text.find("Init COMPLETE") != std::string::npos) {
-    result.sync_points.push_back({StrCat("nccl-init:", *comm), ev.host, ev.rank, ev.time_us});
+    if (result.sync_points.size() < kMaxTopologyRecords) {
+      result.sync_points.push_back({StrCat("nccl-init:", *comm), ev.host, ev.rank, ev.time_us});
+    } else {
+      result.topology_truncated = true;
+    }
   }
   if (si.role == SignalRole::Progress) {
-    KeepProgress(st, std::move(ev));
+    if (rank_kept) KeepProgress(st, std::move(ev));
     return;
   }
   if (si.role == SignalRole::Metric) {
@@ -244,6 +274,11 @@ void Scanner::Impl::KeepMetric(const Evidence& ev) {
   if (!val || !ParseDouble(*val, &v)) return;
   std::string key = rs->rule(ev.rule)->id()->str();
   if (const std::string* m = ev.Field("metric")) StrAppend(&key, ":", *m);
+  // Series are named by what the line says: a bound on how many.
+  if (result.metrics.size() >= kMaxMetricSeries && !result.metrics.contains(key)) {
+    result.metric_series_truncated = true;
+    return;
+  }
   auto& series = result.metrics[key];
   MetricPoint mp;
   mp.rank = ev.rank;

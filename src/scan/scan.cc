@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "evidence/finalize.h"
@@ -30,6 +31,14 @@ Scanner::Scanner(std::shared_ptr<const Ruleset> rules, ScanOptions opts)
   if (impl_->rs) impl_->plans_ = internal::PlanSignals(*impl_->rs);
   impl_->opts = std::move(opts);
   impl_->tctx.tz_offset_s = impl_->opts.tz_offset_s;
+  InputLimits& limits = impl_->opts.limits;
+  if (limits.cancel == nullptr) limits.cancel = impl_->opts.cancel;
+  const double budget = impl_->opts.time_budget_s;
+  if (budget > 0 && std::isfinite(budget) && budget < 1e9) {
+    limits.deadline = std::min(limits.deadline,
+                               impl_->t0 + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                               std::chrono::duration<double>(budget)));
+  }
 }
 
 Scanner::~Scanner() = default;
@@ -46,11 +55,16 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
       m.Fail(src, std::string(files.status().message()), -3);
       continue;
     }
-    // Entries a directory walk could not read are input errors; second names
-    // of one file (hard links, symlinks) and special files are passed over.
+    // Entries a directory walk could not read are input errors; special
+    // files (devices, FIFOs, sockets) and symlink loops are passed over with
+    // a warning; second names of one file (hard links, symlinks) silently.
     for (const SkippedPath& sk : skipped) {
       absl::StatusCode c = sk.reason.code();
-      if (c == absl::StatusCode::kAlreadyExists || c == absl::StatusCode::kFailedPrecondition) continue;
+      if (c == absl::StatusCode::kAlreadyExists) continue;
+      if (c == absl::StatusCode::kFailedPrecondition) {
+        m.result.warnings.push_back({sk.path, std::string(sk.reason.message()), 0});
+        continue;
+      }
       m.result.errors.push_back({sk.path, std::string(sk.reason.message()), -3});
     }
     for (const std::string& f : *files) {
@@ -58,7 +72,9 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
       bool is_reg = f != "-" && ::stat(f.c_str(), &stt) == 0 && S_ISREG(stt.st_mode);
       uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0, PathBelowRoot(path, f));
       bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
-      if (is_reg && !compressed && static_cast<size_t>(stt.st_size) > m.opts.chunk_bytes) {
+      const uint64_t cap = m.opts.limits.max_source_bytes;
+      const bool over_cap = cap > 0 && static_cast<uint64_t>(stt.st_size) > cap;
+      if (is_reg && !compressed && (static_cast<size_t>(stt.st_size) > m.opts.chunk_bytes || over_cap)) {
         auto opened = OpenSource(f, m.opts.limits);
         if (!opened.ok()) {
           m.Fail(src, std::string(opened.status().message()), -3);
@@ -83,8 +99,25 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
           continue;
         }
         m.states[src]->framing.Detect(head);
+        uint64_t end = all.size();
+        if (over_cap) {
+          // Whole lines up to the cap; the rest is reported, not read.
+          end = cap;
+          ok = GuardedRead(all.data(), all.size(), [&] {
+            const void* nl = memrchr(all.data(), '\n', cap);
+            if (nl) end = static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1;
+          });
+          if (!ok) {
+            m.Fail(src, StrCat(f, ": the file shrank while it was being read"), -3);
+            continue;
+          }
+          m.Fail(src, m.OverLimitMessage(f, end), -3);
+        }
         // JSON lines are chunked too: each chunk extracts its own messages.
-        m.PlanChunks(src, shared, 0, all.size(), tasks);
+        const size_t before = tasks.size();
+        if (m.PlanChunks(src, shared, 0, end, tasks) && tasks.size() == before) {
+          m.EndSource(*m.states[src]);
+        }
       } else {
         // A compressed file counts by its size on disk: progress counts the
         // compressed bytes read (its decompressed size is unknown up front).
@@ -293,6 +326,8 @@ ScanResult Scanner::Finish() {
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - m.t0).count();
   ScanResult out = std::move(r);
   m.result = ScanResult();
+  m.device_keys_.clear();
+  m.pid_keys_.clear();
   return out;
 }
 

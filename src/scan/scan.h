@@ -33,7 +33,13 @@ struct ScanOptions {
   size_t keep_first = EvidenceCaps{}.keep_first;
   size_t keep_last = EvidenceCaps{}.keep_last;
   int64_t tz_offset_s = 0;                // zone of naive timestamps
+  // limits.cancel defaults to `cancel` below; limits.deadline to the
+  // Scanner's creation plus time_budget_s.
   InputLimits limits;
+  // Wall-clock budget for reading the inputs, from the Scanner's creation;
+  // 0: none. Sources (or their rest) not read in time are input errors
+  // naming the budget; what was read is still diagnosed.
+  double time_budget_s = 0;
   // Called on the thread that called ScanPaths/Feed/Finish, in source then
   // offset order within a source.
   std::function<void(const Evidence&, const std::string& source)> on_evidence;

@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "attribution/attribution.h"
 #include "evidence/evidence.h"
 #include "evidence/merge.h"
@@ -123,6 +125,10 @@ struct ChunkOut {
   // Progress: the file bytes behind this chunk, when they are not
   // edge.bytes (compressed bytes read for a .gz/.zst source).
   std::optional<uint64_t> input_bytes;
+  // What went wrong, independent of where: a source reports each cause
+  // once, however many of its chunks meet it (a file truncated under its
+  // mapping faults in every chunk past the new end). Empty: the message.
+  std::string error_cause;
 };
 
 // State of the Hyperscan callback while scanning one chunk.
@@ -223,6 +229,7 @@ struct Scanner::Impl {
     // `kubectl describe pod` prints "Name:" lines before "Node:": the pod
     // a later node line of this source belongs to.
     std::string pending_pod;
+    std::vector<std::string> failed_causes;  // reported already (ChunkOut::error_cause)
   };
   std::vector<std::unique_ptr<SourceState>> states;
 
@@ -251,6 +258,11 @@ struct Scanner::Impl {
   // line then a `node` line of the same source) into result.host_aliases.
   void KeepPlacement(SourceState& st, const Evidence& ev);
   void Fail(uint32_t src, std::string msg, int code);
+  // The input errors of InputLimits::max_source_bytes and the time budget:
+  // they name the source, the limit and the option that sets it.
+  std::string OverLimitMessage(const std::string& name, uint64_t read_bytes) const;
+  std::string OutOfTimeMessage(const std::string& name, uint64_t read_bytes) const;
+  bool OutOfTime() const { return std::chrono::steady_clock::now() >= opts.limits.deadline; }
 
   // line_evidence.cc. Phase B: evidence from pending lines. Runs on worker threads; reads only
   // immutable state (ruleset, the source's format and time context).
@@ -299,6 +311,9 @@ struct Scanner::Impl {
   void EndSource(SourceState& st) { st.keeper.TakeInto(result.evidence); }
 
   std::map<int64_t, Evidence> last_progress_;
+  // Topology records kept so far, for deduplication.
+  absl::flat_hash_set<std::string> device_keys_;
+  absl::flat_hash_map<std::string, size_t> pid_keys_;  // -> index in result.pids
   // Set when a cancelled RunTasks stops merging: workers drop what they would
   // push instead of waiting for room in a queue nobody drains any more.
   std::atomic<bool> abandon_{false};

@@ -60,6 +60,17 @@ void Scanner::Impl::FreshScratch(hs_scratch_t*& scratch) const {
 
 void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
   SourceState& st = *states[t.source];
+  if (OutOfTime()) {
+    // Not started in time: said once per source (error_cause), with the
+    // offset the source was read up to.
+    ChunkOut out;
+    out.error = OutOfTimeMessage(t.shared ? t.shared->name() : t.path, t.shared ? t.begin : 0);
+    out.error_cause = "time budget";
+    t.shared.reset();
+    Push(t, std::move(out));
+    Finish(t);
+    return;
+  }
   if (t.shared) {
     // This task's reference to the mapping moves here, so the worker that
     // scans a file's last outstanding chunk unmaps it (the matched lines are
@@ -67,7 +78,11 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
     // merging thread, where munmap of a large file was serial time. The
     // merging thread reads t.shared only after Finish below.
     std::shared_ptr<Source> mapping = std::move(t.shared);
-    Push(t, ScanMappedChunk(st, *mapping, t.begin, t.end, scratch, hits));
+    ChunkOut out = ScanMappedChunk(st, *mapping, t.begin, t.end, scratch, hits);
+    // Matched lines are copied out: the chunk's pages may go (RSS stays
+    // flat however large the file).
+    mapping->Release(t.begin, t.end);
+    Push(t, std::move(out));
     Finish(t);
     return;
   }
@@ -91,7 +106,9 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
 
 bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
   constexpr size_t kSmallFile = 256 << 10;
-  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  // O_NONBLOCK: a FIFO put in the file's place since the stat must not
+  // block the open (it is then not regular, and goes the general way).
+  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0) return false;  // OpenSource says why
   struct stat sb {};
   if (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size <= 0 ||
@@ -138,7 +155,7 @@ void Scanner::Impl::DetectHead(const Task& t, SourceState& st, const Source* src
     }
     return;
   }
-  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return;
   char head[kHead];
   ssize_t n = ::read(fd, head, sizeof head);
@@ -158,6 +175,7 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
                                       "read (truncated under the mapping); evidence after offset ",
                        begin, " is lost");
     out.error_code = -3;
+    out.error_cause = "truncated";
   };
   bool derived = st.framing.format().json;
   if (!derived && st.framing.format().joins() &&
@@ -234,9 +252,19 @@ void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t
       input_reported = *read;
     }
   };
+  // max_source_bytes: reading stops one byte past the cap (so a source of
+  // exactly the cap is not an error), and what is past it is dropped.
+  const uint64_t cap = opts.limits.max_source_bytes;
+  bool over_cap = false, out_of_time = false;
   while (!eof && !Cancelled()) {
+    if (OutOfTime()) {
+      out_of_time = true;
+      break;
+    }
     if (buf.size() - have < (1 << 20)) buf.resize(buf.size() * 2);
-    auto n = ahead ? ahead->Read(buf.data() + have, buf.size() - have) : s.Read(buf.data() + have, buf.size() - have);
+    size_t want = buf.size() - have;
+    if (cap > 0) want = static_cast<size_t>(std::min<uint64_t>(want, cap + 1 - (offset + have)));
+    auto n = ahead ? ahead->Read(buf.data() + have, want) : s.Read(buf.data() + have, want);
     if (!n.ok()) {
       // Scan what arrived before the error, then report it.
       ChunkOut out;
@@ -248,6 +276,15 @@ void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t
     }
     if (*n == 0) eof = true;
     have += *n;
+    if (cap > 0 && offset + have > cap) {
+      // Whole lines up to the cap.
+      have = static_cast<size_t>(cap - offset);
+      if (const void* nl = memrchr(buf.data(), '\n', have)) {
+        have = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
+      }
+      over_cap = true;
+      eof = true;
+    }
     size_t cut = have;
     if (offset == 0 && !st.framing.format().json && !st.framing.format().joins()) {
       st.framing.Detect(std::string_view(buf.data(), std::min<size_t>(have, 64 << 10)));
@@ -278,6 +315,12 @@ void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t
     have -= cut;
   }
   if (auto read = ahead ? ahead->compressed_bytes_read() : s.compressed_bytes_read()) t.input_tail = *read - input_reported;
+  if (over_cap || out_of_time) {
+    ChunkOut out;
+    out.error = over_cap ? OverLimitMessage(s.name(), offset) : OutOfTimeMessage(s.name(), offset);
+    out.error_cause = over_cap ? "size cap" : "time budget";
+    Push(t, std::move(out));
+  }
 }
 
 absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,

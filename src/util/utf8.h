@@ -64,6 +64,68 @@ inline std::string CleanUtf8(std::string_view s, size_t max_bytes) {
   return out;
 }
 
+// True when all of s is well-formed UTF-8 (NUL included).
+inline bool IsValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+// A file name's bytes as valid UTF-8 that gives them all back: every byte
+// that is not part of a well-formed sequence becomes "\xHH" (two lowercase
+// hex digits) and a backslash becomes "\\"; the rest is unchanged. Undo:
+// read "\\" as one backslash and "\xHH" as the byte HH.
+inline std::string EscapeBytes(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      const unsigned char c = static_cast<unsigned char>(s[i]);
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    } else if (s[i] == '\\') {
+      out += "\\\\";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+// Text for a terminal or a line-oriented reader: control characters (C0
+// and DEL) become "\n", "\r", "\t" or "\xHH", so a file name holding a
+// newline cannot forge a line of a text report or an error message.
+inline std::string EscapeControls(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
 
 }  // namespace faultline
 

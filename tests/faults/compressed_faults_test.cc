@@ -160,6 +160,26 @@ TEST_F(CompressedFaults, TruncatedAndCorruptGzip) {
   ExpectGoodDiagnosed(r);
 }
 
+// A content checksum that does not match, at the end of the second of two
+// frames: the error names the checksum's real compressed offset, not the
+// place where the failing decoder call began ("near compressed byte 0").
+TEST_F(CompressedFaults, ZstdChecksumMismatchNamesItsOffset) {
+  const std::string first = Zstd(LogWithMatches(50'000, 100));
+  std::string second = Zstd(LogWithMatches(20'000, 100), 1);
+  second.back() ^= 0x01;  // the last byte of the frame's 4-byte checksum
+  const std::string path = dir_.Sub("checksum.log.zst");
+  WriteFile(path, first + second);
+  ScanResult r = ScanWith({path, good_});
+  const InputError* e = ErrorFor(r, path);
+  ASSERT_NE(e, nullptr);
+  const uint64_t at = first.size() + second.size() - 4;
+  EXPECT_THAT(e->message, HasSubstr("compressed byte " + std::to_string(at) + ":"));
+  EXPECT_THAT(e->message, HasSubstr("checksum"));
+  // Evidence of the first, intact frame is kept.
+  EXPECT_GE(r.rule_stats[static_cast<uint32_t>(Rules()->FindRule(kXidRule))].count, 500u);
+  ExpectGoodDiagnosed(r);
+}
+
 // A frame written with a 2^28 window (zstd --long=28) needs 256 MiB to
 // decode; the default cap (2^27) refuses it with a clear error.
 TEST_F(CompressedFaults, ZstdWindowTooLarge) {

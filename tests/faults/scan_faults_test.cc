@@ -89,6 +89,31 @@ TEST(ScanFaults, FileTruncatedWhileScanned) {
   ExpectReportListsError(r, big);
 }
 
+// A file truncated to nothing after its first chunk faults in every chunk
+// past the new end (hundreds of them here): the report says so once for the
+// source, not once per chunk.
+TEST(ScanFaults, TruncatedFileIsOneErrorNotOnePerChunk) {
+  TempDir dir;
+  const std::string big = dir.Sub("big.log");
+  WriteFile(big, LogWithMatches(200'000, 100));  // ~17 MiB
+  ScanOptions so;
+  so.threads = 1;
+  so.chunk_bytes = 64 << 10;  // ~270 chunks
+  int calls = 0;
+  so.on_progress = [&](uint64_t, uint64_t) {
+    if (++calls == 1) {
+      EXPECT_EQ(::truncate(big.c_str(), 0), 0);
+    }
+    return true;
+  };
+  ScanResult r = Scan({big}, so);
+  size_t errors = 0;
+  for (const InputError& e : r.errors) errors += e.source == big;
+  EXPECT_EQ(errors, 1u);
+  ASSERT_NE(ErrorFor(r, big), nullptr);
+  EXPECT_THAT(ErrorFor(r, big)->message, HasSubstr("truncated"));
+}
+
 // The same with the truncation racing from another thread while the worker
 // threads scan: whatever the interleaving, no crash and a consistent result.
 TEST(ScanFaults, FileTruncatedByAnotherThread) {

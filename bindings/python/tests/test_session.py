@@ -410,3 +410,37 @@ def test_ranges_and_bundles_match_one_session(incident: dict, tmp_path: Path) ->
         faultline.report_from_bundles([b"not a bundle"])
     with pytest.raises(faultline.InvalidArgumentError):
         faultline.Session().add_range(big, 10, 5)
+
+
+def test_limits_are_options(tmp_path: Path) -> None:
+    big = tmp_path / "big.log"
+    big.write_text(("filler line that matches nothing\n" * 99 + XID_LINE + "\n") * 40)
+    small = tmp_path / "small.log"
+    small.write_text(XID_LINE + "\n")
+    with pytest.warns(faultline.InputWarning):
+        report = faultline.diagnose([big, small], max_source_bytes=16 * 1024)
+    (err,) = report.input.errors
+    assert err.source == str(big) and "16384" in err.message and "--max-source-bytes" in err.message
+    assert report.incidents and report.incidents[0].rule == "xid-79-fallen-off-bus"
+    # Under the limits nothing changes.
+    clean = faultline.diagnose(small, max_source_bytes=1 << 20, max_decompressed_bytes=1 << 20, time_budget=600)
+    assert clean.input.errors == []
+    for bad in ({"max_source_bytes": 0}, {"max_decompressed_bytes": -1}, {"time_budget": 0},
+                {"time_budget": float("nan")}):
+        with pytest.raises(ValueError):
+            faultline.Session(**bad)  # type: ignore[arg-type]
+
+
+def test_caps_and_warnings_in_the_report(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "kern.log").write_text(XID_LINE + "\n")
+    os.mkfifo(logs / "pipe.log")
+    report = faultline.diagnose(logs)
+    assert [w.source for w in report.input.warnings] == [str(logs / "pipe.log")]
+    assert "FIFO" in report.input.warnings[0].message
+    caps = report.input.caps
+    assert caps.truncated is False and caps.ranks.truncated is False
+    assert caps.matches == report.totals.matches
+    t = report.totals
+    assert t.capped == 0 and t.ranks_seen == caps.ranks.seen == t.ranks_kept

@@ -105,6 +105,9 @@ class SessionOptions(Structure):
         ("evidence_user", c_void_p),
         ("on_progress", PROGRESS_CB),
         ("progress_user", c_void_p),
+        ("max_source_bytes", c_uint64),
+        ("max_decompressed_bytes", c_uint64),
+        ("time_budget_s", c_double),
     ]
 
 
@@ -121,6 +124,11 @@ class ReportTotals(Structure):
         ("matches", c_uint64),
         ("incidents", c_uint64),
         ("errors", c_uint64),
+        ("ranks_seen", c_uint64),
+        ("ranks_kept", c_uint64),
+        ("hosts_seen", c_uint64),
+        ("hosts_kept", c_uint64),
+        ("capped", c_uint32),
     ]
 
 
@@ -273,6 +281,8 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_report_evidence": (fl_status, [_vp, c_size_t, _P(EvidenceView), c_size_t, _psz]),
     "fl_report_input_error_count": (c_size_t, [_vp]),
     "fl_report_input_error": (fl_status, [_vp, c_size_t, _P(InputErrorView)]),
+    "fl_report_input_warning_count": (c_size_t, [_vp]),
+    "fl_report_input_warning": (fl_status, [_vp, c_size_t, _P(InputErrorView)]),
     "fl_report_incident_collateral": (fl_status, [_vp, c_size_t, c_size_t, _P(CollateralView)]),
     "fl_report_ignored_count": (c_size_t, [_vp]),
     "fl_report_ignored": (fl_status, [_vp, c_size_t, _P(IgnoredView)]),

@@ -271,6 +271,62 @@ class InputError:
 
 
 @dataclass
+class CapCount:
+    """Distinct ranks or hosts: ``seen`` (an estimate when ``truncated``) and
+    ``kept``, those with per-rank (per-host) breakdowns."""
+
+    seen: int = 0
+    kept: int = 0
+    truncated: bool = False
+    limit: Optional[int] = None
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "CapCount":
+        return cls(d.get("seen", 0), d.get("kept", 0), bool(d.get("truncated", False)), d.get("limit"))
+
+
+@dataclass
+class Caps:
+    """What the report's counts cover (``input.caps``): evidence kept of the
+    matches (exact), ranks and hosts seen against kept, and whether topology
+    records or metric series were capped. ``truncated``: anything was."""
+
+    truncated: bool = False
+    evidence_kept: int = 0
+    matches: int = 0
+    evidence_truncated: bool = False
+    ranks: CapCount = field(default_factory=CapCount)
+    hosts: CapCount = field(default_factory=CapCount)
+    topology_truncated: bool = False
+    metric_series_truncated: bool = False
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Caps":
+        ev = d.get("evidence") or {}
+        return cls(
+            truncated=bool(d.get("truncated", False)),
+            evidence_kept=ev.get("kept", 0),
+            matches=ev.get("matches", 0),
+            evidence_truncated=bool(ev.get("truncated", False)),
+            ranks=CapCount.from_dict(d.get("ranks") or {}),
+            hosts=CapCount.from_dict(d.get("hosts") or {}),
+            topology_truncated=bool(d.get("topology_truncated", False)),
+            metric_series_truncated=bool(d.get("metric_series_truncated", False)),
+        )
+
+
+def _capped_bits(c: "Caps") -> int:
+    """fl_report_totals.capped (FL_CAPPED_*) from a report's input.caps."""
+    return (
+        (1 if c.evidence_truncated else 0)
+        | (2 if c.ranks.truncated else 0)
+        | (4 if c.hosts.truncated else 0)
+        | (8 if c.topology_truncated else 0)
+        | (16 if c.metric_series_truncated else 0)
+    )
+
+
+@dataclass
 class InputSummary:
     sources: int
     bytes: int
@@ -281,6 +337,10 @@ class InputSummary:
     matches: Optional[int] = None
     evidence: Optional[int] = None
     errors: List[InputError] = field(default_factory=list)
+    #: Files passed over on purpose (devices, FIFOs, sockets found in a
+    #: directory; symlink loops): not errors, status ``None``.
+    warnings: List[InputError] = field(default_factory=list)
+    caps: Caps = field(default_factory=Caps)
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "InputSummary":
@@ -297,6 +357,8 @@ class InputSummary:
                 InputError(e.get("source", ""), e.get("message", ""), e.get("status"))
                 for e in d.get("errors") or []
             ],
+            warnings=[InputError(w.get("source", ""), w.get("message", "")) for w in d.get("warnings") or []],
+            caps=Caps.from_dict(d.get("caps") or {}),
         )
 
 
@@ -319,6 +381,11 @@ class Totals:
     matches: int
     incidents: int
     errors: int
+    ranks_seen: int = 0
+    ranks_kept: int = 0
+    hosts_seen: int = 0
+    hosts_kept: int = 0
+    capped: int = 0  #: FL_CAPPED_* bits
 
 
 def format_ranks(ranks: List[int]) -> str:
@@ -581,6 +648,8 @@ class Report:
                     inp.sources, inp.bytes, inp.lines, inp.seconds,
                     inp.evidence if inp.evidence is not None else (len(ev) if ev is not None else 0),
                     inp.matches or 0, len(self.incidents), len(inp.errors),
+                    inp.caps.ranks.seen, inp.caps.ranks.kept, inp.caps.hosts.seen, inp.caps.hosts.kept,
+                    _capped_bits(inp.caps),
                 )
             else:
                 t = _ffi.ReportTotals()
@@ -589,7 +658,8 @@ class Report:
                 if rc != _ffi.FL_OK:
                     _errors.raise_status(rc)
                 self._totals = Totals(
-                    t.sources, t.bytes, t.lines, t.seconds, t.evidence, t.matches, t.incidents, t.errors
+                    t.sources, t.bytes, t.lines, t.seconds, t.evidence, t.matches, t.incidents, t.errors,
+                    t.ranks_seen, t.ranks_kept, t.hosts_seen, t.hosts_kept, t.capped,
                 )
         return copy.copy(self._totals)
 

@@ -34,6 +34,9 @@ def _options(
     job_end: Optional[TimeLike],
     clock_offsets: Optional[Mapping[str, Union[float, timedelta]]],
     tz: Optional[str],
+    max_source_bytes: Optional[int] = None,
+    max_decompressed_bytes: Optional[int] = None,
+    time_budget: Optional[Union[float, timedelta]] = None,
 ) -> Tuple[_ffi.SessionOptions, List[Any]]:
     """fl_session_options from Python values, and the buffers it points to
     (keep them alive until the library has copied them)."""
@@ -62,6 +65,16 @@ def _options(
         tzb = tz.encode()
         keep.append(tzb)
         opts.tz = tzb
+    for name, value in (("max_source_bytes", max_source_bytes), ("max_decompressed_bytes", max_decompressed_bytes)):
+        if value is not None:
+            if not isinstance(value, int) or value < 1 or value >= 1 << 64:
+                raise ValueError(f"{name} must be a whole number of bytes >= 1")
+            setattr(opts, name, value)
+    if time_budget is not None:
+        secs = time_budget.total_seconds() if isinstance(time_budget, timedelta) else float(time_budget)
+        if not secs > 0 or secs == float("inf"):
+            raise ValueError("time_budget must be a finite number of seconds above 0")
+        opts.time_budget_s = secs
     return opts, keep
 
 
@@ -364,6 +377,13 @@ class Session:
     compressed bytes read, so the total is known up front (0 when it is not:
     standard input, pushed streams). ``on_progress(done, total)`` is the
     lower-level hook: it may return True to cancel the scan.
+
+    Limits (``None``: the library's default): ``max_source_bytes`` bytes of
+    log per source (none by default), ``max_decompressed_bytes`` per
+    ``.gz``/``.zst`` source (1 TiB), ``time_budget`` seconds of wall clock
+    for reading, from the session's creation (none). A source that hits one
+    is listed in ``report.input.errors`` naming the limit; what was read of
+    it is still diagnosed.
     """
 
     def __init__(
@@ -377,6 +397,9 @@ class Session:
         on_evidence: Optional[EvidenceCallback] = None,
         on_progress: Optional[ProgressCallback] = None,
         progress: ProgressLike = None,
+        max_source_bytes: Optional[int] = None,
+        max_decompressed_bytes: Optional[int] = None,
+        time_budget: Optional[Union[float, timedelta]] = None,
     ) -> None:
         self._ptr: Optional[int] = None
         self._progress = _make_progress(progress)
@@ -390,7 +413,9 @@ class Session:
         self.ruleset = resolve(rules)
         rs_handle = self.ruleset._handle()
 
-        opts, self._keep = _options(threads, job_start, job_end, clock_offsets, tz)
+        opts, self._keep = _options(
+            threads, job_start, job_end, clock_offsets, tz, max_source_bytes, max_decompressed_bytes, time_budget
+        )
         # The ctypes thunks must live as long as the session: kept on self.
         # They reach the session through a weak reference (no cycle, so the
         # finaliser runs as soon as the last reference goes). A progress
@@ -676,6 +701,9 @@ def diagnose(
     on_evidence: Optional[EvidenceCallback] = None,
     on_progress: Optional[ProgressCallback] = None,
     progress: ProgressLike = None,
+    max_source_bytes: Optional[int] = None,
+    max_decompressed_bytes: Optional[int] = None,
+    time_budget: Optional[Union[float, timedelta]] = None,
 ) -> Report:
     """Diagnoses files and directories (what ``faultline diagnose PATH...``
     does) and returns the report.
@@ -700,6 +728,9 @@ def diagnose(
         on_evidence=on_evidence,
         on_progress=on_progress,
         progress=progress,
+        max_source_bytes=max_source_bytes,
+        max_decompressed_bytes=max_decompressed_bytes,
+        time_budget=time_budget,
     ) as s:
         s.add_path(paths)
         return s._finish(stacklevel=3)
