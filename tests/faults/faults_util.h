@@ -44,7 +44,7 @@ class TempDir {
  public:
   explicit TempDir(const char* base = nullptr) {
     std::string root = base ? base : std::filesystem::temp_directory_path().string();
-    std::string tmpl = root + "/fl-faults-XXXXXX";
+    std::string tmpl = root + "/fl_faults_XXXXXX";
     char* d = mkdtemp(tmpl.data());
     EXPECT_NE(d, nullptr) << root;
     path_ = d ? d : "/tmp";

@@ -56,7 +56,7 @@ inline std::shared_ptr<const Ruleset> DefaultRules() {
 // A directory private to this process, removed at exit.
 inline const std::string& ScratchDir() {
   static const std::string dir = [] {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "fl-fuzz-XXXXXX").string();
+    std::string tmpl = (std::filesystem::temp_directory_path() / "fl_fuzz_XXXXXX").string();
     if (!mkdtemp(tmpl.data())) Die("mkdtemp failed");
     static std::string keep = tmpl;
     std::atexit([] {

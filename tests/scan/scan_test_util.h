@@ -35,7 +35,9 @@ namespace faultline::scantest {
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "fl-scan-XXXXXX").string();
+    // Underscores: a random name must never be shaped like a host name, which
+    // a file's own folder may give its evidence (attribution/path.cc).
+    std::string tmpl = (std::filesystem::temp_directory_path() / "fl_scan_XXXXXX").string();
     char* d = mkdtemp(tmpl.data());
     path_ = d ? d : "";
   }
