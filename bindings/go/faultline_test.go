@@ -1095,3 +1095,47 @@ func TestLimitsAndCaps(t *testing.T) {
 	}
 	ok.Close()
 }
+
+// Snapshot diagnoses a live session and leaves it taking input: the xid
+// incident is there before the stream is closed, and Finish still sees the
+// lines written after the snapshot.
+func TestSnapshotKeepsTheSessionOpen(t *testing.T) {
+	e := newEngine(t)
+	s, err := e.NewSession(faultline.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	st, err := s.OpenStream("node017/dmesg.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Write([]byte(xidLine)); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.Snapshot(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer snap.Close()
+	if p := snap.Primary(); p == nil || p.Rule != "xid-79-fallen-off-bus" {
+		t.Fatalf("snapshot primary: %+v", p)
+	}
+	first := snap.EvidenceCount()
+	st2, err := s.OpenStream("node018/rank-0.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(st2, watchdogLine, 0, 0)
+	final, err := s.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer final.Close()
+	if final.EvidenceCount() <= first {
+		t.Errorf("Finish after Snapshot: %d evidence, the snapshot had %d", final.EvidenceCount(), first)
+	}
+	if _, err := s.Snapshot(context.Background()); err == nil {
+		t.Error("Snapshot after Finish: no error")
+	}
+}

@@ -372,6 +372,42 @@ func (s *Session) FinishContext(ctx context.Context) (*Report, error) {
 	return rep, nil
 }
 
+// Snapshot returns a report of everything given so far without ending the
+// session, for a caller that follows a live job and re-diagnoses it at a
+// cadence (fl_session_snapshot): paths and ranges not yet scanned are
+// scanned, streams push their complete lines (a trailing partial line stays
+// buffered), and the session goes on taking input; a later Snapshot or
+// Finish sees everything. It costs a copy of the evidence kept and a
+// correlation: call it at a bounded cadence, not per line. Close the
+// report. Unreadable sources come as *InputErrors beside the report, as
+// from Finish.
+func (s *Session) Snapshot(ctx context.Context) (*Report, error) {
+	if err := s.begin(); err != nil {
+		return nil, err
+	}
+	defer s.end()
+	if s.finished {
+		return nil, errFinished()
+	}
+	for _, st := range s.streams {
+		if err := st.flushLocked(s); err != nil {
+			return nil, err
+		}
+	}
+	var r *C.fl_report
+	if err := s.withContext(ctx, func() C.fl_status { return C.fl_session_snapshot(s.s, &r) }); err != nil {
+		return nil, err
+	}
+	rep, err := newReport(r)
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.Input.Errors) > 0 {
+		return rep, &InputErrors{Errors: rep.Input.Errors}
+	}
+	return rep, nil
+}
+
 // Cancel asks a running Scan or Finish to stop soon; they then fail with
 // ErrCancelled. Safe from any goroutine at any time, including from
 // callbacks; a cancelled session stays cancelled.
