@@ -342,34 +342,7 @@ func (s *Session) Finish() (*Report, error) { return s.FinishContext(context.Bac
 // log (an empty directory, only unreadable files), there is no report and
 // the error matches ErrIO.
 func (s *Session) FinishContext(ctx context.Context) (*Report, error) {
-	if err := s.begin(); err != nil {
-		return nil, err
-	}
-	defer s.end()
-	if s.finished {
-		return nil, errFinished()
-	}
-	for _, st := range s.streams {
-		if err := st.flushLocked(s); err != nil {
-			return nil, err
-		}
-	}
-	var r *C.fl_report
-	if err := s.withContext(ctx, func() C.fl_status { return C.fl_session_finish(s.s, &r) }); err != nil {
-		return nil, err
-	}
-	s.finished = true
-	for _, st := range s.streams {
-		st.release()
-	}
-	rep, err := newReport(r)
-	if err != nil {
-		return nil, err
-	}
-	if len(rep.Input.Errors) > 0 {
-		return rep, &InputErrors{Errors: rep.Input.Errors}
-	}
-	return rep, nil
+	return s.correlate(ctx, true)
 }
 
 // Snapshot returns a report of everything given so far without ending the
@@ -382,6 +355,13 @@ func (s *Session) FinishContext(ctx context.Context) (*Report, error) {
 // report. Unreadable sources come as *InputErrors beside the report, as
 // from Finish.
 func (s *Session) Snapshot(ctx context.Context) (*Report, error) {
+	return s.correlate(ctx, false)
+}
+
+// correlate is Finish (finish) or Snapshot: streams push what they hold,
+// the library scans and correlates, and a report comes back, with
+// *InputErrors beside it when some sources could not be read.
+func (s *Session) correlate(ctx context.Context, finish bool) (*Report, error) {
 	if err := s.begin(); err != nil {
 		return nil, err
 	}
@@ -395,8 +375,18 @@ func (s *Session) Snapshot(ctx context.Context) (*Report, error) {
 		}
 	}
 	var r *C.fl_report
-	if err := s.withContext(ctx, func() C.fl_status { return C.fl_session_snapshot(s.s, &r) }); err != nil {
+	call := func() C.fl_status { return C.fl_session_snapshot(s.s, &r) }
+	if finish {
+		call = func() C.fl_status { return C.fl_session_finish(s.s, &r) }
+	}
+	if err := s.withContext(ctx, call); err != nil {
 		return nil, err
+	}
+	if finish {
+		s.finished = true
+		for _, st := range s.streams {
+			st.release()
+		}
 	}
 	rep, err := newReport(r)
 	if err != nil {

@@ -233,13 +233,6 @@ bool DeltaOk(int64_t d) { return d >= -kMaxAbsTimeUs && d <= kMaxAbsTimeUs; }
 
 // What a scanner writes: valid UTF-8 (evidence.h), checked here because a
 // report prints it into JSON as is.
-bool ValidUtf8(std::string_view s) {
-  for (size_t i = 0, n = 0; i < s.size(); i += n) {
-    if ((n = Utf8SequenceLength(s, i)) == 0) return false;
-  }
-  return true;
-}
-
 std::string_view View(const flatbuffers::String* s) { return s ? s->string_view() : std::string_view(); }
 
 // Everything the reader, the merge and the correlator take on trust: indexes
@@ -292,7 +285,7 @@ std::string CheckBundle(const fb::Bundle& bd) {
   }
   if (bd.hosts_kept()) {
     for (flatbuffers::uoffset_t i = 0; i < bd.hosts_kept()->size(); ++i) {
-      if (!ValidUtf8(View(bd.hosts_kept()->Get(i)))) return StrCat("hosts_kept[", i, "] is not valid UTF-8");
+      if (!IsValidUtf8(View(bd.hosts_kept()->Get(i)))) return StrCat("hosts_kept[", i, "] is not valid UTF-8");
     }
   }
   const size_t n_evidence = bd.evidence() ? bd.evidence()->size() : 0;
@@ -325,16 +318,16 @@ std::string CheckBundle(const fb::Bundle& bd) {
     if (text.size() > kMaxEvidenceText) {
       return StrCat(at, "text is ", text.size(), " bytes (at most ", kMaxEvidenceText, ")");
     }
-    if (!ValidUtf8(text)) return StrCat(at, "text is not valid UTF-8");
+    if (!IsValidUtf8(text)) return StrCat(at, "text is not valid UTF-8");
     if (e->fields()) {
       for (flatbuffers::uoffset_t k = 0; k < e->fields()->size(); ++k) {
         const fb::BField* f = e->fields()->Get(k);
-        if (View(f->value()).size() > kMaxEvidenceText || !ValidUtf8(View(f->value())) || !ValidUtf8(View(f->key()))) {
+        if (View(f->value()).size() > kMaxEvidenceText || !IsValidUtf8(View(f->value())) || !IsValidUtf8(View(f->key()))) {
           return StrCat(at, "fields[", k, "] is not valid UTF-8 of at most ", kMaxEvidenceText, " bytes");
         }
       }
     }
-    if (!ValidUtf8(View(e->host())) || !ValidUtf8(View(e->gpu()))) return StrCat(at, "host or gpu is not valid UTF-8");
+    if (!IsValidUtf8(View(e->host())) || !IsValidUtf8(View(e->gpu()))) return StrCat(at, "host or gpu is not valid UTF-8");
   }
   if (bd.ranks()) {
     for (flatbuffers::uoffset_t i = 0; i < bd.ranks()->size(); ++i) {

@@ -324,24 +324,6 @@ bool NaturalLess(const std::string& a, const std::string& b) {
   return a < b;
 }
 
-void AppendCodePoint(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 uint32_t DecodeUtf8(std::string_view s) {
   auto b = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(s[k])); };
   switch (s.size()) {
@@ -1122,7 +1104,7 @@ void AppendHtmlText(std::string& out, std::string_view s) {
         default:
           if (c < 0x20 || c == 0x7f) {
             // Shown, not obeyed: ESC, CR, BS... as their Control Pictures.
-            AppendCodePoint(out, c == 0x7f ? 0x2421 : 0x2400 + c);
+            AppendUtf8(c == 0x7f ? 0x2421 : 0x2400 + c, out);
           } else {
             out += static_cast<char>(c);
           }

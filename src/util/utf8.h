@@ -64,6 +64,27 @@ inline std::string CleanUtf8(std::string_view s, size_t max_bytes) {
   return out;
 }
 
+// Appends code point `cp` as UTF-8 (U+FFFD for surrogates and beyond
+// U+10FFFF).
+inline void AppendUtf8(uint32_t cp, std::string& out) {
+  if ((cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) cp = 0xFFFD;
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
 // True when all of s is well-formed UTF-8 (NUL included).
 inline bool IsValidUtf8(std::string_view s) {
   for (size_t i = 0; i < s.size();) {
