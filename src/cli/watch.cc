@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/json.h"
+
 namespace faultline::cli {
 namespace {
 
@@ -76,29 +78,6 @@ int64_t WallNowUs() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-void AppendJsonString(std::string& out, std::string_view s) {
-  out += '"';
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  out += '"';
 }
 
 void AppendJsonStringOrNull(std::string& out, const char* s) {

@@ -12,6 +12,7 @@
 #include "correlate/diagnosis.h"
 #include "evidence/evidence.h"
 #include "ruleset/ruleset.h"
+#include "util/json.h"
 
 namespace faultline {
 
@@ -41,8 +42,6 @@ struct ScanCaps {
 ScanCaps CapsOf(const ScanResult& scan);
 std::string CapsJson(const ScanResult& scan);
 
-// JSON string escaping (input must be valid UTF-8; control bytes escaped).
-void AppendJsonString(std::string& out, std::string_view s);
 // "0-7,9,12-15"
 std::string RankRanges(const std::vector<int64_t>& sorted_ranks);
 
