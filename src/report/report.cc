@@ -164,17 +164,10 @@ ScanCaps CapsOf(const ScanResult& scan) {
   return c;
 }
 
-std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d) {
-  std::string out;
-  // The version of schema/report.schema.json this report follows ("x-schema-version"
-  // there); tests/cli checks that the two agree.
-  out += "{\"schema_version\":\"1.2\",\"faultline_version\":";
-  AppendJsonString(out, kVersionString);
-  out += ",\"ruleset\":{\"name\":";
-  AppendJsonString(out, rs.name());
-  out += ",\"version\":";
-  AppendJsonString(out, rs.version());
-  out += StrCat(",\"rules\":", rs.rule_count(), "}");
+namespace {
+
+// The report's sections, in the order of schema/report.schema.json.
+void AppendInputJson(const ScanResult& scan, const Diagnosis& d, std::string& out) {
   out += StrCat(",\"input\":{\"sources\":", scan.sources.size(), ",\"bytes\":", scan.bytes,
                 ",\"lines\":", scan.lines, ",\"seconds\":");
   AppendNumber(out, scan.seconds);
@@ -203,6 +196,9 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     out += '}';
   }
   out += "]}";
+}
+
+void AppendWindowJson(const Diagnosis& d, std::string& out) {
   out += ",\"job_window\":{\"start\":";
   AppendTime(out, d.job_start_us);
   out += ",\"end\":";
@@ -224,86 +220,89 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     }
   }
   out += '}';
-  out += ",\"incidents\":[";
-  for (size_t i = 0; i < d.incidents.size(); ++i) {
-    const Incident& inc = d.incidents[i];
-    const fb::Rule* rule = rs.rule(inc.rule);
-    if (i) out += ',';
-    out += "{\"rule\":";
-    AppendJsonString(out, Str(rule->id()));
-    out += ",\"reference\":";
-    AppendJsonString(out, Str(rule->reference()));
-    out += ",\"title\":";
-    AppendJsonString(out, Str(rule->title()));
-    out += ",\"category\":";
-    AppendJsonString(out, Str(rule->category()));
-    out += ",\"layer\":";
-    AppendJsonString(out, LayerName(rule->layer()));
-    out += ",\"confidence\":";
-    AppendNumber(out, inc.confidence);
-    out += ",\"initiating\":{\"rank\":";
-    out += inc.rank >= 0 ? StrCat(inc.rank) : "null";
-    out += ",\"host\":";
-    if (inc.host.empty()) out += "null"; else AppendJsonString(out, inc.host);
-    out += ",\"gpu\":";
-    if (inc.gpu.empty()) out += "null"; else AppendJsonString(out, inc.gpu);
-    out += ",\"time\":";
-    AppendTime(out, inc.time_us);
-    out += inc.inferred ? ",\"inferred\":true" : ",\"inferred\":false";
-    if (inc.survived) out += ",\"survived\":true";
-    out += ",\"suspects\":[";
-    for (size_t k = 0; k < inc.suspects.size(); ++k) out += StrCat(k ? "," : "", inc.suspects[k]);
-    out += "],\"evidence\":[";
-    for (size_t k = 0; k < inc.initiating.size(); ++k) {
-      if (k) out += ',';
-      out += EvidenceJson(rs, scan, inc.initiating[k]);
-    }
-    out += "]},\"collateral\":[";
-    for (size_t k = 0; k < inc.collateral.size(); ++k) {
-      const Collateral& c = inc.collateral[k];
-      if (k) out += ',';
-      out += "{\"rule\":";
-      AppendJsonString(out, RuleId(rs, c.rule));
-      out += ",\"reference\":";
-      AppendJsonString(out, Str(rs.rule(c.rule)->reference()));
-      out += StrCat(",\"count\":", c.count, ",\"ranks\":[");
-      for (size_t j = 0; j < c.ranks.size(); ++j) out += StrCat(j ? "," : "", c.ranks[j]);
-      out += "],\"hosts\":[";
-      for (size_t j = 0; j < c.hosts.size(); ++j) {
-        if (j) out += ',';
-        AppendJsonString(out, c.hosts[j]);
-      }
-      out += "],\"first_time\":";
-      AppendTime(out, c.first_time_us);
-      out += ",\"last_time\":";
-      AppendTime(out, c.last_time_us);
-      out += ",\"sample\":";
-      out += EvidenceJson(rs, scan, c.sample);
-      out += '}';
-    }
-    out += "],\"fix\":";
-    AppendJsonString(out, inc.fix);
-    out += ",\"verify\":";
-    AppendJsonString(out, inc.verify);
-    out += ",\"missing_facts\":[";
-    for (size_t k = 0; k < inc.missing_facts.size(); ++k) {
-      if (k) out += ',';
-      AppendJsonString(out, inc.missing_facts[k]);
-    }
-    out += "],\"explanation\":";
-    AppendJsonString(out, inc.explanation);
-    if (!inc.detector.empty()) {
-      out += ",\"detector\":";
-      AppendJsonString(out, inc.detector);
-    }
-    out += ",\"timeline\":[";
-    for (size_t k = 0; k < inc.timeline.size(); ++k) {
-      if (k) out += ',';
-      out += EvidenceJson(rs, scan, inc.timeline[k]);
-    }
-    out += "]}";
+}
+
+void AppendCollateralJson(const Ruleset& rs, const ScanResult& scan, const Collateral& c, std::string& out) {
+  out += "{\"rule\":";
+  AppendJsonString(out, RuleId(rs, c.rule));
+  out += ",\"reference\":";
+  AppendJsonString(out, Str(rs.rule(c.rule)->reference()));
+  out += StrCat(",\"count\":", c.count, ",\"ranks\":[");
+  for (size_t j = 0; j < c.ranks.size(); ++j) out += StrCat(j ? "," : "", c.ranks[j]);
+  out += "],\"hosts\":[";
+  for (size_t j = 0; j < c.hosts.size(); ++j) {
+    if (j) out += ',';
+    AppendJsonString(out, c.hosts[j]);
   }
-  out += "],\"ignored\":[";
+  out += "],\"first_time\":";
+  AppendTime(out, c.first_time_us);
+  out += ",\"last_time\":";
+  AppendTime(out, c.last_time_us);
+  out += ",\"sample\":";
+  out += EvidenceJson(rs, scan, c.sample);
+  out += '}';
+}
+
+void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Incident& inc, std::string& out) {
+  const fb::Rule* rule = rs.rule(inc.rule);
+  out += "{\"rule\":";
+  AppendJsonString(out, Str(rule->id()));
+  out += ",\"reference\":";
+  AppendJsonString(out, Str(rule->reference()));
+  out += ",\"title\":";
+  AppendJsonString(out, Str(rule->title()));
+  out += ",\"category\":";
+  AppendJsonString(out, Str(rule->category()));
+  out += ",\"layer\":";
+  AppendJsonString(out, LayerName(rule->layer()));
+  out += ",\"confidence\":";
+  AppendNumber(out, inc.confidence);
+  out += ",\"initiating\":{\"rank\":";
+  out += inc.rank >= 0 ? StrCat(inc.rank) : "null";
+  out += ",\"host\":";
+  if (inc.host.empty()) out += "null"; else AppendJsonString(out, inc.host);
+  out += ",\"gpu\":";
+  if (inc.gpu.empty()) out += "null"; else AppendJsonString(out, inc.gpu);
+  out += ",\"time\":";
+  AppendTime(out, inc.time_us);
+  out += inc.inferred ? ",\"inferred\":true" : ",\"inferred\":false";
+  if (inc.survived) out += ",\"survived\":true";
+  out += ",\"suspects\":[";
+  for (size_t k = 0; k < inc.suspects.size(); ++k) out += StrCat(k ? "," : "", inc.suspects[k]);
+  out += "],\"evidence\":[";
+  for (size_t k = 0; k < inc.initiating.size(); ++k) {
+    if (k) out += ',';
+    out += EvidenceJson(rs, scan, inc.initiating[k]);
+  }
+  out += "]},\"collateral\":[";
+  for (size_t k = 0; k < inc.collateral.size(); ++k) {
+    if (k) out += ',';
+    AppendCollateralJson(rs, scan, inc.collateral[k], out);
+  }
+  out += "],\"fix\":";
+  AppendJsonString(out, inc.fix);
+  out += ",\"verify\":";
+  AppendJsonString(out, inc.verify);
+  out += ",\"missing_facts\":[";
+  for (size_t k = 0; k < inc.missing_facts.size(); ++k) {
+    if (k) out += ',';
+    AppendJsonString(out, inc.missing_facts[k]);
+  }
+  out += "],\"explanation\":";
+  AppendJsonString(out, inc.explanation);
+  if (!inc.detector.empty()) {
+    out += ",\"detector\":";
+    AppendJsonString(out, inc.detector);
+  }
+  out += ",\"timeline\":[";
+  for (size_t k = 0; k < inc.timeline.size(); ++k) {
+    if (k) out += ',';
+    out += EvidenceJson(rs, scan, inc.timeline[k]);
+  }
+  out += "]}";
+}
+
+void AppendIgnoredJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d, std::string& out) {
   for (size_t i = 0; i < d.ignored.size(); ++i) {
     const Ignored& ig = d.ignored[i];
     if (i) out += ',';
@@ -315,7 +314,9 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     out += EvidenceJson(rs, scan, ig.sample);
     out += '}';
   }
-  out += ']';
+}
+
+void AppendExpectationJson(const Diagnosis& d, std::string& out) {
   if (d.expectation.gpus > 0) {
     out += ",\"expectation\":{\"gpus\":";
     AppendNumber(out, d.expectation.gpus);
@@ -330,6 +331,32 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     }
     out += "]}";
   }
+}
+
+}  // namespace
+
+std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d) {
+  std::string out;
+  // The version of schema/report.schema.json this report follows ("x-schema-version"
+  // there); tests/cli checks that the two agree.
+  out += "{\"schema_version\":\"1.2\",\"faultline_version\":";
+  AppendJsonString(out, kVersionString);
+  out += ",\"ruleset\":{\"name\":";
+  AppendJsonString(out, rs.name());
+  out += ",\"version\":";
+  AppendJsonString(out, rs.version());
+  out += StrCat(",\"rules\":", rs.rule_count(), "}");
+  AppendInputJson(scan, d, out);
+  AppendWindowJson(d, out);
+  out += ",\"incidents\":[";
+  for (size_t i = 0; i < d.incidents.size(); ++i) {
+    if (i) out += ',';
+    AppendIncidentJson(rs, scan, d.incidents[i], out);
+  }
+  out += "],\"ignored\":[";
+  AppendIgnoredJson(rs, scan, d, out);
+  out += ']';
+  AppendExpectationJson(d, out);
   out += "}\n";
   return out;
 }
