@@ -639,39 +639,42 @@ std::vector<std::string> ListJson(const fs::path& dir) {
 
 }  // namespace
 
-absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
-                                                const CompileOptions& opts) {
-  fs::path root(src_dir);
+namespace {
+
+// ruleset.json: the name and version of the ruleset.
+absl::Status ReadRulesetMeta(simdjson::dom::parser& parser, const fs::path& root, std::string* name,
+                             std::string* version) {
+  std::string path = (root / "ruleset.json").string();
+  Ctx ctx{path, ""};
+  std::string storage;
+  FL_ASSIGN_OR_RETURN(element doc, ParseJson(parser, path, storage));
+  simdjson::dom::object obj;
+  if (doc.get_object().get(obj)) return ctx.Error("", "must be an object {name, version}");
+  FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, "", {"name", "version"}, {"description"}));
+  FL_ASSIGN_OR_RETURN(*name, GetString(ctx, obj["name"], "name"));
+  FL_ASSIGN_OR_RETURN(*version, GetString(ctx, obj["version"], "version"));
+  return absl::OkStatus();
+}
+
+// The rule families: every directory under the source root, in name order.
+std::vector<fs::path> Families(const fs::path& root) {
   std::error_code ec;
-  if (!fs::is_directory(root, ec)) {
-    return absl::NotFoundError(StrCat(src_dir, ": not a rule source directory"));
-  }
-  simdjson::dom::parser parser;
-  CompileResult result;
-
-  // ruleset.json
-  std::string name = "unnamed", version = "0";
-  {
-    std::string path = (root / "ruleset.json").string();
-    Ctx ctx{path, ""};
-    std::string storage;
-    FL_ASSIGN_OR_RETURN(element doc, ParseJson(parser, path, storage));
-    simdjson::dom::object obj;
-    if (doc.get_object().get(obj)) return ctx.Error("", "must be an object {name, version}");
-    FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, "", {"name", "version"}, {"description"}));
-    FL_ASSIGN_OR_RETURN(name, GetString(ctx, obj["name"], "name"));
-    FL_ASSIGN_OR_RETURN(version, GetString(ctx, obj["version"], "version"));
-  }
-
-  // references: the catalog, then each family's additions; priors.
-  std::vector<ReferenceSrc> refs;
-  FL_RETURN_IF_ERROR(ParseReferences(parser, (root / "references.json").string(), refs));
   std::vector<fs::path> families;
   for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
     if (it->is_directory(ec)) families.push_back(it->path());
   }
   std::sort(families.begin(), families.end());
+  return families;
+}
+
+// The references: the catalog, then each family's additions, with their
+// priors; ref_index maps each title to its place.
+absl::Status ReadReferences(simdjson::dom::parser& parser, const fs::path& root, const std::string& src_dir,
+                            const std::vector<fs::path>& families, std::vector<ReferenceSrc>& refs,
+                            std::map<std::string, size_t>& ref_index) {
+  std::error_code ec;
+  FL_RETURN_IF_ERROR(ParseReferences(parser, (root / "references.json").string(), refs));
   std::map<std::string, std::string> priors;
   for (const fs::path& fam : families) {
     if (fs::exists(fam / "_references.json", ec)) {
@@ -681,7 +684,6 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
       FL_RETURN_IF_ERROR(ParsePriors(parser, (fam / "_priors.json").string(), priors));
     }
   }
-  std::map<std::string, size_t> ref_index;
   for (size_t i = 0; i < refs.size(); ++i) {
     if (!ref_index.emplace(refs[i].title, i).second) {
       return Ctx{refs[i].file, ""}.Error(
@@ -696,9 +698,13 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
     }
     if (refs[it->second].prior_json.empty()) refs[it->second].prior_json = json;
   }
+  return absl::OkStatus();
+}
 
-  // rules
-  std::vector<RuleSrc> rules;
+// Every rule file of every family, with the caps over the whole source
+// checked as it is read.
+absl::Status ReadRules(simdjson::dom::parser& parser, const std::vector<fs::path>& families,
+                       const CompileOptions& opts, std::vector<RuleSrc>& rules) {
   size_t running_signals = 0, running_bytes = 0, running_repeats = 0;
   for (const fs::path& fam : families) {
     for (const std::string& file : ListJson(fam)) {
@@ -730,6 +736,15 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
       rules.push_back(std::move(rule));
     }
   }
+  return absl::OkStatus();
+}
+
+// What rules say of each other and of the catalog: ids unique, references
+// and linked rules known; warnings for loose ends and slow patterns.
+absl::StatusOr<size_t> CheckRuleLinks(const std::vector<RuleSrc>& rules,
+                                      const std::map<std::string, size_t>& ref_index,
+                                      const CompileOptions& opts, const std::string& src_dir,
+                                      CompileResult& result) {
   if (rules.empty()) return absl::InvalidArgumentError(StrCat(src_dir, ": no rules"));
   std::map<std::string, const RuleSrc*> by_id;
   size_t nsignals = 0;
@@ -777,6 +792,13 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
     }
   }
 
+  return nsignals;
+}
+
+// The FlatBuffer with its Hyperscan database, loaded back and self-tested.
+absl::Status BuildRuleset(const std::string& name, const std::string& version, const std::vector<RuleSrc>& rules,
+                          const std::vector<ReferenceSrc>& refs, size_t nsignals, const std::string& src_dir,
+                          CompileResult& result) {
   // Build once without a database to compile the database from the same
   // bytes the loader will see, then again with it.
   std::string meta = BuildFlatBuffer(name, version, rules, refs, {}, "", 0);
@@ -804,7 +826,30 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
   result.buffer =
       BuildFlatBuffer(name, version, rules, refs, serialized, info_str, Fnv1a64(serialized));
   FL_ASSIGN_OR_RETURN(auto loaded, Ruleset::LoadBuiltIn(result.buffer, src_dir));
-  FL_RETURN_IF_ERROR(SelfTest(*loaded));
+  return SelfTest(*loaded);
+}
+
+}  // namespace
+
+absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
+                                                const CompileOptions& opts) {
+  fs::path root(src_dir);
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    return absl::NotFoundError(StrCat(src_dir, ": not a rule source directory"));
+  }
+  simdjson::dom::parser parser;
+  CompileResult result;
+  std::string name = "unnamed", version = "0";
+  FL_RETURN_IF_ERROR(ReadRulesetMeta(parser, root, &name, &version));
+  const std::vector<fs::path> families = Families(root);
+  std::vector<ReferenceSrc> refs;
+  std::map<std::string, size_t> ref_index;
+  FL_RETURN_IF_ERROR(ReadReferences(parser, root, src_dir, families, refs, ref_index));
+  std::vector<RuleSrc> rules;
+  FL_RETURN_IF_ERROR(ReadRules(parser, families, opts, rules));
+  FL_ASSIGN_OR_RETURN(size_t nsignals, CheckRuleLinks(rules, ref_index, opts, src_dir, result));
+  FL_RETURN_IF_ERROR(BuildRuleset(name, version, rules, refs, nsignals, src_dir, result));
   result.rules = rules.size();
   result.signals = nsignals;
   return result;
