@@ -88,18 +88,17 @@ uint64_t OnDiskSize(const std::string& path) {
                                                                : 0;
 }
 
-}  // namespace
-
-absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs,
-                                               const std::vector<std::string>& paths,
-                                               uint64_t sample_bytes) {
-  SignalCosts out;
-  // The inputs and their sizes on disk: a compressed source knows no
-  // decompressed size up front (size_hint is 0), so the shares follow the
-  // bytes each file holds.
+// The inputs, with their sizes on disk: a compressed source knows no
+// decompressed size up front (size_hint is 0), so the shares follow the
+// bytes each file holds. What cannot be opened goes to out.skipped.
+struct Inputs {
   std::vector<std::unique_ptr<Source>> sources;
   std::vector<uint64_t> sizes;
   uint64_t total = 0;
+};
+
+Inputs OpenInputs(const std::vector<std::string>& paths, SignalCosts& out) {
+  Inputs in;
   for (const std::string& p : paths) {
     if (p == "-") {
       out.skipped.push_back("-: standard input is not sampled");
@@ -118,18 +117,24 @@ absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs,
       }
       uint64_t size =
           (*src)->kind() == SourceKind::kMapped ? (*src)->mapped().size() : OnDiskSize(f);
-      sizes.push_back(size);
-      total += size;
-      sources.push_back(std::move(*src));
+      in.sizes.push_back(size);
+      in.total += size;
+      in.sources.push_back(std::move(*src));
     }
   }
-  // The budget counts sample bytes, decompressed: each source gets its
-  // share of what the sources before it left, so a source that gives less
-  // than its share (a short file, one that decompresses to little) passes
-  // the rest on, and the sample never exceeds sample_bytes. A compressed
-  // source is read no further than its share.
+  return in;
+}
+
+// The budget counts sample bytes, decompressed: each source gets its
+// share of what the sources before it left, so a source that gives less
+// than its share (a short file, one that decompresses to little) passes
+// the rest on, and the sample never exceeds sample_bytes. A compressed
+// source is read no further than its share.
+std::string TakeSample(Inputs& in, uint64_t sample_bytes, SignalCosts& out) {
+  std::vector<std::unique_ptr<Source>>& sources = in.sources;
+  const std::vector<uint64_t>& sizes = in.sizes;
   std::string sample;
-  uint64_t size_left = total;
+  uint64_t size_left = in.total;
   for (size_t i = 0; i < sources.size(); ++i) {
     Source& s = *sources[i];
     const uint64_t budget_left = sample_bytes - std::min<uint64_t>(sample.size(), sample_bytes);
@@ -174,73 +179,92 @@ absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs,
     }
     sample += piece;
   }
+  return sample;
+}
+
+// The lines of the sample each signal of the whole database matches.
+absl::StatusOr<std::vector<std::vector<std::pair<size_t, size_t>>>> LinesBySignal(const Ruleset& rs,
+                                                                                  const std::string& sample) {
+  std::vector<std::vector<std::pair<size_t, size_t>>> lines(rs.signal_count());
+  hs_scratch_t* raw = nullptr;
+  if (hs_alloc_scratch(rs.database(), &raw) != HS_SUCCESS) {
+    return absl::ResourceExhaustedError("hs_alloc_scratch failed");
+  }
+  std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch(raw);
+  for (size_t off = 0; off < sample.size();) {
+    size_t n = std::min<size_t>(sample.size() - off, size_t{16} << 20);
+    size_t nl = n < sample.size() - off ? sample.rfind('\n', off + n - 1) : std::string::npos;
+    if (nl != std::string::npos && nl >= off) n = nl + 1 - off;
+    std::vector<std::vector<std::pair<size_t, size_t>>> part(rs.signal_count());
+    LineHits ctx{sample.data() + off, n, &part};
+    hs_scan(rs.database(), sample.data() + off, static_cast<unsigned>(n), 0, scratch.get(),
+            OnMatch, &ctx);
+    for (size_t id = 0; id < part.size(); ++id) {
+      for (auto [a, b] : part[id]) lines[id].emplace_back(a + off, b + off);
+    }
+    off += n;
+  }
+  return lines;
+}
+
+// One signal: its pattern alone, and RE2 on its lines.
+absl::StatusOr<SignalCost> MeasureSignal(const Ruleset& rs, uint32_t id, const std::string& sample, double gb,
+                                         const std::vector<std::pair<size_t, size_t>>& lines) {
+  const SignalInfo& si = rs.signal(id);
+  SignalCost c;
+  c.signal = id;
+  hs_database_t* db = nullptr;
+  hs_compile_error_t* err = nullptr;
+  unsigned flags = si.signal->caseless() ? HS_FLAG_CASELESS : 0;
+  if (hs_compile(si.signal->pattern()->c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err) !=
+      HS_SUCCESS) {
+    std::string msg = err && err->message ? err->message : "unknown error";
+    hs_free_compile_error(err);
+    return absl::InternalError(StrCat("signal ", si.rule->id()->string_view(), "/",
+                                      si.signal->id()->string_view(), ": ", msg));
+  }
+  std::unique_ptr<hs_database_t, DbDeleter> owned(db);
+  FL_ASSIGN_OR_RETURN(double alone, TimeScan(db, sample));
+  c.alone_s_per_gb = alone / gb;
+  const RE2* confirm = si.confirm();
+  double best = 1e30;
+  uint64_t confirmed = 0;
+  std::vector<std::pair<std::string_view, std::string_view>> captured;
+  for (int rep = 0; rep < 3 && confirm; ++rep) {
+    confirmed = 0;
+    double t0 = ThreadCpu();
+    for (auto [a, b] : lines) {
+      std::string_view line(sample.data() + a, b - a);
+      if (RE2::PartialMatch(line, *confirm)) {
+        ++confirmed;
+        captured.clear();
+        si.ExtractFields(line, &captured);
+      }
+    }
+    best = std::min(best, ThreadCpu() - t0);
+  }
+  c.lines = confirmed;
+  c.confirm_us_per_line =
+      lines.empty() || !confirm ? 0 : best / static_cast<double>(lines.size()) * 1e6;
+  return c;
+}
+
+}  // namespace
+
+absl::StatusOr<SignalCosts> MeasureSignalCosts(const Ruleset& rs,
+                                               const std::vector<std::string>& paths,
+                                               uint64_t sample_bytes) {
+  SignalCosts out;
+  Inputs in = OpenInputs(paths, out);
+  const std::string sample = TakeSample(in, sample_bytes, out);
   if (sample.empty()) return absl::InvalidArgumentError("no input gave a byte to sample");
   out.sample_bytes = sample.size();
   const double gb = static_cast<double>(sample.size()) / 1e9;
-
-  // The whole database, and the lines each signal matches.
   FL_ASSIGN_OR_RETURN(double full, TimeScan(rs.database(), sample));
   out.full_s_per_gb = full / gb;
-  std::vector<std::vector<std::pair<size_t, size_t>>> lines(rs.signal_count());
-  {
-    hs_scratch_t* raw = nullptr;
-    if (hs_alloc_scratch(rs.database(), &raw) != HS_SUCCESS) {
-      return absl::ResourceExhaustedError("hs_alloc_scratch failed");
-    }
-    std::unique_ptr<hs_scratch_t, ScratchDeleter> scratch(raw);
-    for (size_t off = 0; off < sample.size();) {
-      size_t n = std::min<size_t>(sample.size() - off, size_t{16} << 20);
-      size_t nl = n < sample.size() - off ? sample.rfind('\n', off + n - 1) : std::string::npos;
-      if (nl != std::string::npos && nl >= off) n = nl + 1 - off;
-      std::vector<std::vector<std::pair<size_t, size_t>>> part(rs.signal_count());
-      LineHits ctx{sample.data() + off, n, &part};
-      hs_scan(rs.database(), sample.data() + off, static_cast<unsigned>(n), 0, scratch.get(),
-              OnMatch, &ctx);
-      for (size_t id = 0; id < part.size(); ++id) {
-        for (auto [a, b] : part[id]) lines[id].emplace_back(a + off, b + off);
-      }
-      off += n;
-    }
-  }
-
-  // Each signal: its pattern alone, and RE2 on its lines.
+  FL_ASSIGN_OR_RETURN(auto lines, LinesBySignal(rs, sample));
   for (uint32_t id = 0; id < rs.signal_count(); ++id) {
-    const SignalInfo& si = rs.signal(id);
-    SignalCost c;
-    c.signal = id;
-    hs_database_t* db = nullptr;
-    hs_compile_error_t* err = nullptr;
-    unsigned flags = si.signal->caseless() ? HS_FLAG_CASELESS : 0;
-    if (hs_compile(si.signal->pattern()->c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err) !=
-        HS_SUCCESS) {
-      std::string msg = err && err->message ? err->message : "unknown error";
-      hs_free_compile_error(err);
-      return absl::InternalError(StrCat("signal ", si.rule->id()->string_view(), "/",
-                                        si.signal->id()->string_view(), ": ", msg));
-    }
-    std::unique_ptr<hs_database_t, DbDeleter> owned(db);
-    FL_ASSIGN_OR_RETURN(double alone, TimeScan(db, sample));
-    c.alone_s_per_gb = alone / gb;
-    const RE2* confirm = si.confirm();
-    double best = 1e30;
-    uint64_t confirmed = 0;
-    std::vector<std::pair<std::string_view, std::string_view>> captured;
-    for (int rep = 0; rep < 3 && confirm; ++rep) {
-      confirmed = 0;
-      double t0 = ThreadCpu();
-      for (auto [a, b] : lines[id]) {
-        std::string_view line(sample.data() + a, b - a);
-        if (RE2::PartialMatch(line, *confirm)) {
-          ++confirmed;
-          captured.clear();
-          si.ExtractFields(line, &captured);
-        }
-      }
-      best = std::min(best, ThreadCpu() - t0);
-    }
-    c.lines = confirmed;
-    c.confirm_us_per_line =
-        lines[id].empty() || !confirm ? 0 : best / static_cast<double>(lines[id].size()) * 1e6;
+    FL_ASSIGN_OR_RETURN(SignalCost c, MeasureSignal(rs, id, sample, gb, lines[id]));
     out.signals.push_back(c);
   }
   std::stable_sort(
