@@ -71,6 +71,17 @@ constexpr Option kRulesOption{
 constexpr Option kThreadsOption{"threads", 'j', "N",
                                 "scan threads, 1 to 1024 (default: one per core)"};
 
+constexpr Option kClockOffsetOption{"clock-offset", 0, "HOST=SECONDS",
+    "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"};
+constexpr Option kTzOption{"tz", 0, "ZONE",
+                           "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"};
+constexpr Option kMaxSourceBytesOption{"max-source-bytes", 0, "N",
+    "read at most N bytes of log per source (K/M/G/T suffixes); past it, an input error"};
+constexpr Option kMaxDecompressedBytesOption{"max-decompressed-bytes", 0, "N",
+    "a .gz/.zst source may decompress to at most N bytes (default 1T); past it, an input error"};
+constexpr Option kTimeBudgetOption{"time-budget", 0, "SECONDS",
+    "stop reading inputs after SECONDS of wall clock; what was not read is an input error"};
+
 constexpr Option kDiagnoseOptions[] = {
     {"json", 0, nullptr, "print the report as JSON (schema/report.schema.json) instead of text"},
     kRulesOption,
@@ -78,15 +89,11 @@ constexpr Option kDiagnoseOptions[] = {
     {"job-start", 0, "TIME",
      "job start, RFC 3339 or epoch seconds (default: derived from the logs)"},
     {"job-end", 0, "TIME", "job end, RFC 3339 or epoch seconds (default: derived from the logs)"},
-    {"clock-offset", 0, "HOST=SECONDS",
-     "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"},
-    {"tz", 0, "ZONE", "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"},
-    {"max-source-bytes", 0, "N",
-     "read at most N bytes of log per source (K/M/G/T suffixes); past it, an input error"},
-    {"max-decompressed-bytes", 0, "N",
-     "a .gz/.zst source may decompress to at most N bytes (default 1T); past it, an input error"},
-    {"time-budget", 0, "SECONDS",
-     "stop reading inputs after SECONDS of wall clock; what was not read is an input error"},
+    kClockOffsetOption,
+    kTzOption,
+    kMaxSourceBytesOption,
+    kMaxDecompressedBytesOption,
+    kTimeBudgetOption,
     {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
     {"html", 0, "FILE",
      "also write the report as one self-contained HTML page to FILE ('-': standard output, "
@@ -101,15 +108,11 @@ constexpr Option kScanOptions[] = {
     {"json", 0, nullptr, "print the evidence as JSON lines (required: the only format)"},
     kRulesOption,
     kThreadsOption,
-    {"clock-offset", 0, "HOST=SECONDS",
-     "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"},
-    {"tz", 0, "ZONE", "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"},
-    {"max-source-bytes", 0, "N",
-     "read at most N bytes of log per source (K/M/G/T suffixes); past it, an input error"},
-    {"max-decompressed-bytes", 0, "N",
-     "a .gz/.zst source may decompress to at most N bytes (default 1T); past it, an input error"},
-    {"time-budget", 0, "SECONDS",
-     "stop reading inputs after SECONDS of wall clock; what was not read is an input error"},
+    kClockOffsetOption,
+    kTzOption,
+    kMaxSourceBytesOption,
+    kMaxDecompressedBytesOption,
+    kTimeBudgetOption,
     {"output", 'o', "FILE", "write the evidence to FILE instead of standard output"},
     kHelpOption,
 };
@@ -130,9 +133,8 @@ constexpr Option kWatchOptions[] = {
     {"job-start", 0, "TIME",
      "job start, RFC 3339 or epoch seconds (default: derived from the logs)"},
     {"job-end", 0, "TIME", "job end, RFC 3339 or epoch seconds (default: derived from the logs)"},
-    {"clock-offset", 0, "HOST=SECONDS",
-     "add SECONDS to HOST's timestamps, e.g. node017=-42.5 (repeatable)"},
-    {"tz", 0, "ZONE", "zone of timestamps that name none: UTC, +05:30, Etc/GMT+8 (default: UTC)"},
+    kClockOffsetOption,
+    kTzOption,
     {"exit-code", 0, nullptr, "exit 3 when an incident formed, 0 when none (2 still wins)"},
     kHelpOption,
 };
