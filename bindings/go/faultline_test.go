@@ -1139,3 +1139,24 @@ func TestSnapshotKeepsTheSessionOpen(t *testing.T) {
 		t.Error("Snapshot after Finish: no error")
 	}
 }
+
+// ChangeKey: equal for the same incident, different when its confidence or
+// collateral changes.
+func TestIncidentChangeKey(t *testing.T) {
+	inc := faultline.Incident{Rule: "xid-79-fallen-off-bus", Confidence: 0.9}
+	inc.Initiating.Host, inc.Initiating.Rank = "node017", 2
+	same := inc
+	if inc.ChangeKey() != same.ChangeKey() {
+		t.Fatal("the same incident gave two keys")
+	}
+	more := inc
+	more.Confidence = 0.99
+	if more.ChangeKey() == inc.ChangeKey() {
+		t.Error("a higher confidence kept the key")
+	}
+	coll := inc
+	coll.Collateral = append(coll.Collateral, faultline.Collateral{Rule: "nccl-watchdog-timeout", Count: 3})
+	if coll.ChangeKey() == inc.ChangeKey() {
+		t.Error("new collateral kept the key")
+	}
+}

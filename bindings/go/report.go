@@ -250,6 +250,19 @@ func newReport(r *C.fl_report) (*Report, error) {
 
 // Primary is the primary diagnosis, or nil when nothing in the catalog
 // applies.
+// ChangeKey changes when the incident changes in a way worth reporting
+// again to someone following a live job: its attribution, confidence,
+// initiating evidence, collateral or missing facts. Equal keys: nothing new.
+func (inc *Incident) ChangeKey() string {
+	in := inc.Initiating
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%d|%s|%.2f|%t|%d|%d", in.Host, in.Rank, in.GPU, inc.Confidence, in.Inferred, len(in.Evidence), len(inc.MissingFacts))
+	for _, c := range inc.Collateral {
+		fmt.Fprintf(&b, "|%s:%d:%d", c.Rule, c.Count, len(c.Ranks))
+	}
+	return b.String()
+}
+
 func (r *Report) Primary() *Incident {
 	if len(r.Incidents) == 0 {
 		return nil

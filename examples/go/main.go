@@ -240,7 +240,7 @@ func (a *agent) snapshot(ctx context.Context) error {
 		claimed[id] = true
 		// An incident grows as symptoms arrive (the timeouts come half an
 		// hour after the Xid): print it again when it changes.
-		sig := signature(inc)
+		sig := inc.ChangeKey()
 		prev, known := a.seen[id]
 		a.seen[id] = seenIncident{rule: inc.Rule, lines: lines, signature: sig}
 		if known && prev.signature == sig {
@@ -305,17 +305,6 @@ func (a *agent) identify(inc *faultline.Incident, lines []uint64, claimed map[st
 			return id
 		}
 	}
-}
-
-// signature changes when the incident changes in a way worth printing.
-func signature(inc *faultline.Incident) string {
-	in := inc.Initiating
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%d|%s|%.2f|%t|%d|%d", in.Host, in.Rank, in.GPU, inc.Confidence, in.Inferred, len(in.Evidence), len(inc.MissingFacts))
-	for _, c := range inc.Collateral {
-		fmt.Fprintf(&b, "|%s:%d:%d", c.Rule, c.Count, len(c.Ranks))
-	}
-	return b.String()
 }
 
 func (a *agent) emit(kind string, fields map[string]any) {

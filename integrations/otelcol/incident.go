@@ -52,7 +52,7 @@ func (c *core) diagnoseLocked(ctx context.Context, j *job, now time.Time) error 
 		inc := &rep.Incidents[i]
 		lines := initiatingLines(inc)
 		id := identify(j.key, inc, lines, j.incidents, latest)
-		sig := signature(inc)
+		sig := inc.ChangeKey()
 		prev, known := j.incidents[id]
 		st := incidentState{rule: inc.Rule, lines: lines, signature: sig, revision: prev.revision}
 		if !known || prev.signature != sig {
@@ -160,19 +160,6 @@ func overlap(a, b []uint64) bool {
 		}
 	}
 	return false
-}
-
-// signature changes when an incident does in a way worth a new record: its
-// attribution, confidence, initiating evidence, collateral or missing
-// facts.
-func signature(inc *faultline.Incident) string {
-	in := inc.Initiating
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%d|%s|%.2f|%t|%d|%d", in.Host, in.Rank, in.GPU, inc.Confidence, in.Inferred, len(in.Evidence), len(inc.MissingFacts))
-	for _, cl := range inc.Collateral {
-		fmt.Fprintf(&b, "|%s:%d:%d", cl.Rule, cl.Count, len(cl.Ranks))
-	}
-	return b.String()
 }
 
 // Summary is the one-line diagnosis used as the record's body.
