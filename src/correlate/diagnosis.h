@@ -26,6 +26,30 @@ struct Collateral {
   Evidence sample;
 };
 
+// What a platform should do about an incident (schema: incidents[].action).
+// Set by the rule's declared default, changed by what the evidence shows
+// (a hardware rule drains its host, a recurrence stops the job) and by the
+// retry policy; `reason` and `set_by` make the call auditable.
+enum class ActionKind : uint8_t { kUnknown, kRestart, kRestartExcluding, kStop };
+
+struct Action {
+  ActionKind kind = ActionKind::kUnknown;
+  std::vector<std::string> exclude_hosts;  // restart_excluding: drain these
+  std::vector<std::string> exclude_gpus;   // bus ids or "host:index"
+  std::string reason;                      // one sentence, with the facts
+  std::string set_by;                      // rule id, "recurrence", "retry-policy"
+  std::string missing_fact;                // unknown: what would settle it
+};
+
+// How an incident repeats earlier attempts of the same job (filled by the
+// attempts stage; all zero with a single attempt).
+struct Recurrence {
+  std::vector<uint32_t> attempts;  // Diagnosis::attempts indices, same rule
+  uint32_t same_host = 0;          // of those, on this incident's host
+  uint32_t same_step = 0;          // of those, failed at this incident's step
+  bool resume_failed_on_previous_checkpoint = false;
+};
+
 struct Incident {
   uint32_t rule = 0;
   double confidence = 0;
@@ -46,6 +70,10 @@ struct Incident {
   std::vector<Evidence> timeline;
   std::vector<int64_t> suspects;  // inferred suspect ranks
   std::string detector;           // when a numeric detector made the call
+  int64_t step = -1;              // training step at failure, when known
+  uint32_t attempt = 0;           // Diagnosis::attempts index
+  Recurrence recurrence;
+  Action action;
 };
 
 struct Ignored {
@@ -62,8 +90,24 @@ struct Expectation {
   std::vector<std::string> basis;
 };
 
+// One attempt of the job: a restart directory (attempt_N/), a Slurm requeue,
+// a torchelastic restart inside one log, a prior attempt's bundle.
+struct Attempt {
+  uint32_t index = 0;       // 0-based, in time order
+  std::string label;        // "attempt_2", "requeue 1", "restart 3", ...
+  std::string recognised;   // "directory", "slurm-requeue", "elastic-restart",
+                            // "job-id", "bundle"
+  int64_t start_us = kNoTime;
+  int64_t end_us = kNoTime;
+  int64_t primary_rule = -1;  // rule of its primary incident, -1 when none
+  std::string host;           // of that incident
+  int64_t rank = -1;
+  int64_t step = -1;
+};
+
 struct Diagnosis {
   std::vector<Incident> incidents;
+  std::vector<Attempt> attempts;  // empty or one when the job ran once
   std::vector<Ignored> ignored;
   int64_t job_start_us = kNoTime;
   int64_t job_end_us = kNoTime;
