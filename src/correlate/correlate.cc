@@ -2,7 +2,7 @@
 // and the helpers the passes share. The steps run in one direction:
 // attribute -> align clocks -> index -> window -> gate -> conditions ->
 // cluster -> explain graph -> survived -> fallback -> incidents ->
-// detectors -> rank.
+// detectors -> flight recorder -> rank.
 #include "correlate/correlate.h"
 
 #include <utility>
@@ -66,7 +66,8 @@ bool CorrelationState::Edge(uint32_t from, uint32_t to, double* min_lag, double*
 constexpr void (*kPasses[])(CorrelationState&) = {
     Attribute,       AlignClocks,   BuildEvidenceIndex,  FindJobWindow, GateEvidence,
     ApplyConditions, BuildClusters, LinkCauses,          MarkSurvived,  ChooseFallback,
-    BuildIncidents,  RunDetectors,  AddPracticeFindings, RankIncidents, EstimatePriors};
+    BuildIncidents,  RunDetectors,  UseFlightRecorder,   AddPracticeFindings, RankIncidents,
+    EstimatePriors};
 
 }  // namespace internal
 

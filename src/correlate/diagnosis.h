@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "evidence/evidence.h"
+#include "flightrec/dump.h"
 
 namespace faultline {
 
@@ -72,6 +73,9 @@ struct Incident {
   std::string detector;           // when a numeric detector made the call
   int64_t step = -1;              // training step at failure, when known
   uint32_t attempt = 0;           // Diagnosis::attempts index
+  // The NCCL Flight Recorder findings this incident rests on or that agree
+  // with it (schema: incidents[].flight_recorder), the suspects' first.
+  std::vector<flightrec::FrFinding> flight_recorder;
   Recurrence recurrence;
   Action action;
 };
@@ -116,6 +120,11 @@ struct Diagnosis {
   uint64_t ranks = 0;
   uint64_t hosts = 0;
   Expectation expectation;
+  // The analysis across the job's Flight Recorder dumps (schema:
+  // flight_recorder; empty without dumps), and the ranks it suspects:
+  // missing at a wavefront, else members that left no dump.
+  flightrec::FrAnalysis flight_recorder;
+  std::vector<int64_t> flight_recorder_suspects;
 };
 
 }  // namespace faultline

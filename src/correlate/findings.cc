@@ -54,8 +54,8 @@ bool FoldIntoExplainingIncident(CorrelationState& st, const Finding& f, const In
   return false;
 }
 
-// The finding's incident (or collateral); false when no rule names its
-// detector or it was folded into another incident.
+}  // namespace
+
 bool AddFinding(CorrelationState& st, const Finding& f, double conf) {
   int r = RuleForFinding(st, f);
   if (r < 0) return false;
@@ -92,6 +92,8 @@ bool AddFinding(CorrelationState& st, const Finding& f, double conf) {
   st.diag.incidents.push_back(std::move(inc));
   return true;
 }
+
+namespace {
 
 // Progress that stops before the logs say training completed is the end of
 // training, not a hang (the exit-time watchdog keeps the logs going).

@@ -1,5 +1,5 @@
 // Ranking and priors passes. Incidents are ordered by tier (a seen initiating
-// line; a suspect inferred from log lines; a numeric detector; the fallback
+// line; a suspect inferred from log lines or Flight Recorder dumps; a numeric detector; the fallback
 // fatal line; a survived error; a practice finding), then by confidence
 // with a small bonus for collateral, then by time. The priors turn the
 // rules' published failure rates into the interruptions a job of this size
@@ -21,6 +21,10 @@ int Tier(const CorrelationState& st, const Incident& i) {
     return 5;
   if (i.survived) return 4;
   if (i.detector.empty() && st.HasRole(i.rule, RuleRole::kFallback)) return 3;
+  // The Flight Recorder dumps' suspects are evidence of the kind the
+  // logs' inferred suspects are (who entered which collective), not a
+  // statistic.
+  if (i.detector.rfind("flight_recorder", 0) == 0) return 1;
   if (!i.detector.empty()) return 2;
   return i.inferred ? 1 : 0;
 }

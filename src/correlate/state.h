@@ -12,6 +12,8 @@
 //                   explains the failure, launcher summaries as its collateral
 //   incidents.cc    one incident per root cluster: collateral, suspects, fix
 //   findings.cc     numeric detectors and practice findings
+//   flight_recorder.cc  NCCL Flight Recorder dumps: their suspects join the
+//                   incidents the logs made, or make their own
 //   rank.cc         incident order and the failure-rate priors
 //
 // Nothing here is public: see correlate.h for the contract.
@@ -31,6 +33,7 @@
 #include "attribution/attribution.h"
 #include "correlate/correlate.h"
 #include "correlate/diagnosis.h"
+#include "detect/detect.h"
 #include "evidence/evidence.h"
 #include "ruleset/rule_roles.h"
 #include "ruleset/ruleset.h"
@@ -138,9 +141,15 @@ void MarkSurvived(CorrelationState& st);
 void ChooseFallback(CorrelationState& st);
 void BuildIncidents(CorrelationState& st);
 void RunDetectors(CorrelationState& st);
+void UseFlightRecorder(CorrelationState& st);
 void AddPracticeFindings(CorrelationState& st);
 void RankIncidents(CorrelationState& st);
 void EstimatePriors(CorrelationState& st);
+
+// findings.cc: a detector finding's incident, of the first rule whose
+// conditions.detector names it (or the collateral of a seen incident whose
+// rule explains it); false when no rule names the detector or it was folded.
+bool AddFinding(CorrelationState& st, const Finding& f, double conf);
 
 // Whether the rank of evidence `i` logged progress after it (a later
 // progress line of the same rank: later in the same file, or clearly later

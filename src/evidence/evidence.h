@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "flightrec/dump.h"
 #include "timeparse/timeparse.h"
 
 namespace faultline {
@@ -233,6 +234,10 @@ struct ScanResult {
   std::vector<Evidence> evidence;  // source, then offset order
   std::map<int64_t, RankSummary> ranks;
   std::map<std::string, std::vector<MetricPoint>> metrics;  // by rule id/metric
+  // PyTorch NCCL Flight Recorder dumps among the inputs, recognised by
+  // content (scan/flight_recorder.cc), in input order. Each is also a source
+  // (no lines); one that fails to parse is an input error instead.
+  std::vector<flightrec::FrDump> flight_recorder;
   std::vector<InputError> errors;
   // Files passed over on purpose, each with why (code 0): devices, FIFOs
   // and sockets found while walking a directory, symlink loops. Not errors:

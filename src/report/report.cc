@@ -12,6 +12,8 @@
 #include "util/utf8.h"
 
 namespace faultline {
+
+using flightrec::FrFinding;
 namespace {
 
 void AppendTime(std::string& out, int64_t us) {
@@ -294,6 +296,10 @@ void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Inciden
     out += ",\"detector\":";
     AppendJsonString(out, inc.detector);
   }
+  if (!inc.flight_recorder.empty()) {
+    out += ",\"flight_recorder\":";
+    AppendFrFindingsJson(inc.flight_recorder, out);
+  }
   out += ",\"timeline\":[";
   for (size_t k = 0; k < inc.timeline.size(); ++k) {
     if (k) out += ',';
@@ -339,7 +345,7 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   std::string out;
   // The version of schema/report.schema.json this report follows ("x-schema-version"
   // there); tests/cli checks that the two agree.
-  out += "{\"schema_version\":\"1.2\",\"faultline_version\":";
+  out += "{\"schema_version\":\"1.3\",\"faultline_version\":";
   AppendJsonString(out, kVersionString);
   out += ",\"ruleset\":{\"name\":";
   AppendJsonString(out, rs.name());
@@ -357,6 +363,7 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   AppendIgnoredJson(rs, scan, d, out);
   out += ']';
   AppendExpectationJson(d, out);
+  AppendFlightRecorderJson(scan, d, out);
   out += "}\n";
   return out;
 }
@@ -437,8 +444,13 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     }
     out += StrCat("fix: ", inc.fix, "\n");
     out += StrCat("verify: ", inc.verify, "\n");
+    for (const FrFinding& f : inc.flight_recorder) {
+      out += StrCat(&f == &inc.flight_recorder.front() ? "flight recorder:\n" : "", "  ",
+                    EscapeControls(f.source.empty() ? "(no dump)" : f.source), ": ", f.detail, "\n");
+    }
     for (const std::string& m : inc.missing_facts) out += StrCat("missing fact: ", m, "\n");
   }
+  out += FlightRecorderText(scan, d);
   if (!d.ignored.empty()) {
     out += "\nignored:\n";
     for (const Ignored& ig : d.ignored) {

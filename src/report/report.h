@@ -8,6 +8,8 @@
 #define FAULTLINE_REPORT_REPORT_H_
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "correlate/diagnosis.h"
 #include "evidence/evidence.h"
@@ -41,6 +43,16 @@ struct ScanCaps {
 };
 ScanCaps CapsOf(const ScanResult& scan);
 std::string CapsJson(const ScanResult& scan);
+
+// "<key>":"<name>", plus "<key>_escaped" when the name is not UTF-8.
+void AppendSourceName(std::string& out, std::string_view key, std::string_view name);
+
+// flight_recorder.cc: the report's flight_recorder section (appended as
+// ,"flight_recorder":{...}; nothing without dumps), an incident's findings
+// array, and the text block.
+void AppendFlightRecorderJson(const ScanResult& scan, const Diagnosis& d, std::string& out);
+void AppendFrFindingsJson(const std::vector<flightrec::FrFinding>& findings, std::string& out);
+std::string FlightRecorderText(const ScanResult& scan, const Diagnosis& d);
 
 // "0-7,9,12-15"
 std::string RankRanges(const std::vector<int64_t>& sorted_ranks);

@@ -71,6 +71,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
       struct stat stt {};
       bool is_reg = f != "-" && ::stat(f.c_str(), &stt) == 0 && S_ISREG(stt.st_mode);
       uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0, PathBelowRoot(path, f));
+      if (is_reg && m.TakeFlightRecorderDump(src, f)) continue;
       bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
       const uint64_t cap = m.opts.limits.max_source_bytes;
       const bool over_cap = cap > 0 && static_cast<uint64_t>(stt.st_size) > cap;

@@ -258,6 +258,11 @@ struct Scanner::Impl {
   // line then a `node` line of the same source) into result.host_aliases.
   void KeepPlacement(SourceState& st, const Evidence& ev);
   void Fail(uint32_t src, std::string msg, int code);
+  // flight_recorder.cc: whether file `path` (source `src`) is a Flight
+  // Recorder dump, recognised by content (compressed too); if so it is read
+  // whole into result.flight_recorder, or failed with an error naming it,
+  // and not scanned as a log.
+  bool TakeFlightRecorderDump(uint32_t src, const std::string& path);
   // The input errors of InputLimits::max_source_bytes and the time budget:
   // they name the source, the limit and the option that sets it.
   std::string OverLimitMessage(const std::string& name, uint64_t read_bytes) const;

@@ -37,6 +37,11 @@ Scenarios (each a directory of per-rank files):
       all_gather at world #4 (a desync), rank 1000 left no dump.
   hostile: a 2.10 dump whose frames hold an object that would call
       os.system when unpickled (protocols 2 and 4: GLOBAL, STACK_GLOBAL).
+  job: a watchdog-timeout job as an archive: logs/rank<r>.log (torchtitan
+      steps, then ProcessGroupNCCL's watchdog timeout on every rank but 5)
+      and dumps/ (renamed, pickle and JSON, some gzipped); rank 5 never
+      entered world all_reduce #6.
+  broken: the job archive plus a dump cut in half and the hostile dumps.
 
 usage: make_dumps.py OUTDIR [--only NAME]...
 """
@@ -291,6 +296,66 @@ def hostile_case(out):
               pickle.dumps(d, protocol=protocol))
 
 
+def log_time(t_s, fmt):
+    """A wall time T0 + t_s in the formats the log lines use."""
+    import datetime
+    t = datetime.datetime.fromtimestamp(T0 // 10**9 + t_s, tz=datetime.timezone.utc)
+    if fmt == "titan":
+        return t.strftime("%Y-%m-%d %H:%M:%S") + ",000"
+    return t.strftime("%m%d %H:%M:%S") + ".903881913"  # glog: E<mmdd hh:mm:ss.ns>
+
+
+def job_case(out, world=8, silent=5, name="job"):
+    """A watchdog-timeout job: per-rank logs plus the dumps, as an archive.
+
+    Every rank logs torchtitan steps 1-5; at step 6 every rank but `silent`
+    enters world all_reduce #6 and, ten minutes later, logs the watchdog
+    timeout (ProcessGroupNCCL.cpp's text); `silent` logs nothing more. The
+    dumps sit in dumps/ under renamed files, a third JSON, a third gzipped
+    (rank 0's as nccl_trace_rank_0.json.gz)."""
+    import gzip
+    job = Job(world, 2, world // 2)
+    for rank in range(world):
+        lines = []
+        for step in range(1, 6):
+            lines.append("[rank%d]:[titan] %s - root - INFO - step: %d  loss:  %.4f  memory: 30.89GiB"
+                         "(32.51%%)  tps: 6,321  tflops: 366.06  mfu: 37.01%%"
+                         % (rank, log_time(step, "titan"), step, 9.0 - step * 0.1))
+        if rank != silent:
+            t = log_time(6 + 600, "glog")
+            lines.append("[rank%d]:[E%s ProcessGroupNCCL.cpp:616] [Rank %d] Watchdog caught collective "
+                         "operation timeout: WorkNCCL(SeqNum=6, OpType=ALLREDUCE, NumelIn=2048, "
+                         "NumelOut=2048, Timeout(ms)=600000) ran for 600020 milliseconds before timing "
+                         "out." % (rank, t, rank))
+            lines.append("[rank%d]:[E%s ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank %d] Timeout at "
+                         "NCCL work: 6, last enqueued NCCL work: 6, last completed NCCL work: 5."
+                         % (rank, t, rank))
+        write(os.path.join(out, name, "logs", "rank%d.log" % rank), ("\n".join(lines) + "\n").encode())
+        entries, status = steps_for(job, rank, (2, 10), 6, missing=silent, hang_started=True,
+                                    size_odd=None, op_odd=None)
+        d = dump_dict((2, 10), job, rank, entries, status)
+        fmt = "json" if rank % 3 == 1 else "pickle"
+        data = encode(d, fmt, 2)
+        fname = "trace-%s.%s" % (letters(rank * 31 % 997), "json" if fmt == "json" else "bin")
+        if rank % 3 == 0:
+            data, fname = gzip.compress(data), fname + ".gz"
+        if rank == 0:
+            fname = "nccl_trace_rank_0.pkl.gz"
+        write(os.path.join(out, name, "dumps", fname), data)
+
+
+def broken_case(out):
+    """The job archive plus a truncated dump and a hostile one."""
+    job_case(out, name="broken")
+    dumps = os.path.join(out, "broken", "dumps")
+    first_json = sorted(n for n in os.listdir(dumps) if n.endswith(".json"))[0]
+    with open(os.path.join(dumps, first_json), "rb") as f:
+        whole = f.read()
+    os.remove(os.path.join(dumps, first_json))  # its rank's dump is the broken one
+    write(os.path.join(out, "broken", "dumps", "cut-short.json"), whole[: len(whole) // 2])
+    hostile_case(os.path.join(out, "broken"))
+
+
 CASES = {
     "versions": lambda out: [
         versions_case(out, v, f, p)
@@ -302,6 +367,8 @@ CASES = {
     "filename": filename_case,
     "scale1024": scale_case,
     "hostile": hostile_case,
+    "job": job_case,
+    "broken": broken_case,
 }
 
 

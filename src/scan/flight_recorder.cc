@@ -1,0 +1,97 @@
+// PyTorch NCCL Flight Recorder dumps as a source kind of their own. PyTorch
+// names them TORCH_NCCL_DEBUG_INFO_TEMP_FILE + rank, users and tools rename
+// and compress them, so a file is taken for a dump by its content alone:
+// its first bytes (decompressed when the name says .gz/.zst) are those of a
+// binary pickle or a JSON object naming Flight Recorder keys
+// (flightrec::SniffFlightRecorderDump). A dump is read whole, parsed by the
+// data-only reader and kept in ScanResult::flight_recorder; it is never
+// scanned as a log. A dump that fails to parse is an input error naming the
+// file (a code-bearing pickle opcode among them); a JSON document that is no
+// dump, or JSON lines that merely mention the keys, stay logs.
+#include <algorithm>
+#include <memory>
+
+#include "absl/status/status.h"
+#include "faultline/faultline.h"
+#include "flightrec/dump.h"
+#include "flightrec/pickle.h"
+#include "scan/scan_impl.h"
+#include "util/strings.h"
+
+namespace faultline {
+namespace {
+
+// Bytes a first look needs: the pickle PROTO opcode, or the '{' after
+// leading blanks. Logs fail this look without reading further.
+constexpr size_t kFirstLook = 64;
+
+// Appends up to `want` more bytes of `src` to `out`; false on a read error
+// or a fault under the mapping (the log path then reports it).
+bool ReadMore(Source& src, size_t want, std::string& out) {
+  if (src.kind() == SourceKind::kMapped) {
+    std::string_view all = src.mapped();
+    size_t have = std::min(out.size(), all.size());
+    size_t n = std::min(want, all.size() - have);
+    return GuardedRead(all.data(), all.size(), [&] { out.append(all.data() + have, n); });
+  }
+  while (want > 0) {
+    size_t before = out.size();
+    out.resize(before + std::min<size_t>(want, size_t{1} << 20));
+    absl::StatusOr<size_t> n = src.Read(out.data() + before, out.size() - before);
+    if (!n.ok()) return false;
+    out.resize(before + *n);
+    if (*n == 0) break;
+    want -= *n;
+  }
+  return true;
+}
+
+bool MayBeDump(std::string_view head) {
+  if (flightrec::LooksLikeBinaryPickle(head)) return true;
+  size_t i = head.find_first_not_of(" \t\r\n");
+  return i == std::string_view::npos ? false : head[i] == '{';
+}
+
+// JSON lines (one object per line) may mention the keys; a dump is one
+// document, written on one line or pretty-printed with indented members.
+bool LooksLikeJsonLines(std::string_view data) {
+  size_t nl = data.find("\n{");
+  return nl != std::string_view::npos && nl + 2 < data.size();
+}
+
+}  // namespace
+
+bool Scanner::Impl::TakeFlightRecorderDump(uint32_t src, const std::string& path) {
+  absl::StatusOr<std::unique_ptr<Source>> opened = OpenSource(path, opts.limits);
+  if (!opened.ok()) return false;  // the log path opens it again and says why
+  Source& s = **opened;
+  std::string data;
+  if (!ReadMore(s, kFirstLook, data) || !MayBeDump(data)) return false;
+  if (!ReadMore(s, flightrec::kSniffBytes - data.size(), data)) return false;
+  flightrec::DumpSniff sniff = flightrec::SniffFlightRecorderDump(data);
+  if (sniff == flightrec::DumpSniff::kNo) return false;
+  if (sniff == flightrec::DumpSniff::kJson && LooksLikeJsonLines(data)) return false;
+  // The rest: bounded by the decompression cap and the pickle reader's own.
+  if (data.size() == flightrec::kSniffBytes &&
+      !ReadMore(s, flightrec::PickleLimits{}.max_input_bytes, data)) {
+    Fail(src, StrCat(path, ": a Flight Recorder dump that could not be read to its end"), FL_ERR_IO);
+    return true;
+  }
+  absl::StatusOr<flightrec::FrDump> dump = flightrec::ParseFlightRecorderDump(data, path);
+  if (absl::IsNotFound(dump.status())) return false;  // well-formed, but no dump: a log
+  result.sources[src].bytes = data.size();
+  if (!dump.ok()) {
+    // "<path>: pickle: ..." / "<path>: json: ...": say what the file was taken for.
+    std::string msg = StatusMessage(dump.status());
+    if (msg.find("Flight Recorder") == std::string::npos && msg.starts_with(path + ": ")) {
+      msg.insert(path.size() + 2, "Flight Recorder dump: ");
+    }
+    Fail(src, std::move(msg), FL_ERR_PARSE);
+    return true;
+  }
+  if (dump->rank >= 0) result.sources[src].rank = dump->rank;
+  result.flight_recorder.push_back(std::move(*dump));
+  return true;
+}
+
+}  // namespace faultline
