@@ -38,7 +38,9 @@ DumpSniff SniffFlightRecorderDump(std::string_view head) {
     return head.find("pg_config") != std::string_view::npos ||
            head.find("collective_seq_id") != std::string_view::npos;
   };
-  if (LooksLikeBinaryPickle(head)) return names_keys() ? DumpSniff::kPickle : DumpSniff::kNo;
+  if (LooksLikeBinaryPickle(head) || LooksLikeUnframedPickle(head)) {
+    return names_keys() ? DumpSniff::kPickle : DumpSniff::kNo;
+  }
   size_t i = head.find_first_not_of(" \t\r\n");
   if (i != std::string_view::npos && head[i] == '{' &&
       (head.find("\"pg_config\"") != std::string_view::npos ||

@@ -132,7 +132,7 @@ enum class DumpSniff : uint8_t { kNo, kPickle, kJson };
 // Bytes of a file's head SniffFlightRecorderDump needs to decide.
 inline constexpr size_t kSniffBytes = size_t{64} << 10;
 // Whether a file's first bytes look like a Flight Recorder dump: a binary
-// pickle (PROTO 2..5) or a JSON object that names Flight Recorder keys
+// pickle (PROTO 2..5), a protocol 0/1 pickle of a dict, or a JSON object that names Flight Recorder keys
 // (pg_config, collective_seq_id) near its start.
 DumpSniff SniffFlightRecorderDump(std::string_view head);
 

@@ -688,6 +688,17 @@ bool LooksLikeBinaryPickle(std::string_view head) {
          static_cast<uint8_t>(head[1]) >= 2 && static_cast<uint8_t>(head[1]) <= 5;
 }
 
+bool LooksLikeUnframedPickle(std::string_view head) {
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (head.starts_with("(dp") && head.size() > 3 && digit(head[3])) {
+    size_t i = head.find_first_not_of("0123456789", 3);
+    return i != std::string_view::npos && head[i] == '\n';
+  }
+  return head.size() >= 4 && head[0] == kEmptyDict && head[1] == kBinPut &&
+         (head[3] == kMark || head[3] == kBinUnicode || head[3] == kShortBinString ||
+          head[3] == kBinString);
+}
+
 absl::StatusOr<DataTree> ParsePickle(std::string_view data, const PickleLimits& limits) {
   return Machine(data, limits).Run();
 }

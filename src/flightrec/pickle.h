@@ -111,8 +111,14 @@ struct PickleLimits {
 absl::StatusOr<DataTree> ParsePickle(std::string_view data, const PickleLimits& limits = {});
 
 // Whether `head` (the first bytes of a file) starts like a binary pickle:
-// PROTO 2..5. Protocol 0/1 pickles have no signature and are not sniffed.
+// PROTO 2..5. Protocol 0/1 pickles have no signature (LooksLikeUnframedPickle).
 bool LooksLikeBinaryPickle(std::string_view head);
+
+// Whether `head` starts as Python's protocol 0 or 1 writes a dict (the top
+// level of a dump): "(dp<n>\n" (MARK DICT PUT) or "}q<n>" then MARK or a
+// string (EMPTY_DICT BINPUT). No signature: text can start so too, which is
+// why SniffFlightRecorderDump also wants the dump's keys.
+bool LooksLikeUnframedPickle(std::string_view head);
 
 // The name pickletools gives an opcode byte ("BINUNICODE"), or "unknown".
 const char* PickleOpcodeName(uint8_t op);

@@ -2,7 +2,7 @@
 // names them TORCH_NCCL_DEBUG_INFO_TEMP_FILE + rank, users and tools rename
 // and compress them, so a file is taken for a dump by its content alone:
 // its first bytes (decompressed when the name says .gz/.zst) are those of a
-// binary pickle or a JSON object naming Flight Recorder keys
+// pickle of a dict or a JSON object naming Flight Recorder keys
 // (flightrec::SniffFlightRecorderDump). A dump is read whole, parsed by the
 // data-only reader and kept in ScanResult::flight_recorder; it is never
 // scanned as a log. A dump that fails to parse is an input error naming the
@@ -47,7 +47,9 @@ bool ReadMore(Source& src, size_t want, std::string& out) {
 }
 
 bool MayBeDump(std::string_view head) {
-  if (flightrec::LooksLikeBinaryPickle(head)) return true;
+  if (flightrec::LooksLikeBinaryPickle(head) || flightrec::LooksLikeUnframedPickle(head)) {
+    return true;
+  }
   size_t i = head.find_first_not_of(" \t\r\n");
   return i == std::string_view::npos ? false : head[i] == '{';
 }

@@ -208,10 +208,11 @@ INSTANTIATE_TEST_SUITE_P(
                     "2.21.5", "Float", true, true},
         VersionCase{"v2.10-json", "2.10", DumpFormat::kJson, DumpSniff::kJson, true, "2.21.5",
                     "Float", true, true},
-        // What tools re-pickle: protocol 0/1 have no signature to sniff.
-        VersionCase{"v2.10-pickle-p0", "2.10", DumpFormat::kPickle, DumpSniff::kNo, true,
+        // What tools re-pickle: protocol 0/1 have no signature, but a
+        // dict's opening opcodes and the keys tell.
+        VersionCase{"v2.10-pickle-p0", "2.10", DumpFormat::kPickle, DumpSniff::kPickle, true,
                     "2.21.5", "Float", true, true},
-        VersionCase{"v2.10-pickle-p1", "2.10", DumpFormat::kPickle, DumpSniff::kNo, true,
+        VersionCase{"v2.10-pickle-p1", "2.10", DumpFormat::kPickle, DumpSniff::kPickle, true,
                     "2.21.5", "Float", true, true},
         VersionCase{"v2.10-pickle-p4", "2.10", DumpFormat::kPickle, DumpSniff::kPickle, true,
                     "2.21.5", "Float", true, true},

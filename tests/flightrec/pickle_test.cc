@@ -197,6 +197,13 @@ TEST(PickleTest, Sniffing) {
   EXPECT_FALSE(LooksLikeBinaryPickle("\x80\x01"));
   EXPECT_FALSE(LooksLikeBinaryPickle("(dp0"));
   EXPECT_FALSE(LooksLikeBinaryPickle(""));
+  EXPECT_TRUE(LooksLikeUnframedPickle("(dp0\nVversion\n"));
+  EXPECT_TRUE(LooksLikeUnframedPickle("(dp12\nS'version'\n"));
+  EXPECT_TRUE(LooksLikeUnframedPickle(std::string("}q\x00(X\x07\x00", 7)));
+  EXPECT_FALSE(LooksLikeUnframedPickle("(dpx\n"));
+  EXPECT_FALSE(LooksLikeUnframedPickle("(dp0 pg_config"));
+  EXPECT_FALSE(LooksLikeUnframedPickle("}q"));
+  EXPECT_FALSE(LooksLikeUnframedPickle("{\"pg_config\": 1}"));
 }
 
 // One test per opcode that imports, calls or reaches outside the stream:
