@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"runtime"
@@ -1158,5 +1159,36 @@ func TestIncidentChangeKey(t *testing.T) {
 	coll.Collateral = append(coll.Collateral, faultline.Collateral{Rule: "nccl-watchdog-timeout", Count: 3})
 	if coll.ChangeKey() == inc.ChangeKey() {
 		t.Error("new collateral kept the key")
+	}
+}
+
+// Logs plus the NCCL Flight Recorder dumps of a watchdog-timeout job,
+// written by tests/flightrec/make_dumps.py: the report's FlightRecorder and
+// the primary incident's findings name rank 5.
+func TestDiagnoseFlightRecorderDumps(t *testing.T) {
+	dir := t.TempDir()
+	make := filepath.Join("..", "..", "tests", "flightrec", "make_dumps.py")
+	if out, err := exec.Command("python3", make, dir, "--only", "job").CombinedOutput(); err != nil {
+		t.Skipf("make_dumps.py: %v: %s", err, out)
+	}
+	rep, err := newEngine(t).Diagnose(context.Background(), filepath.Join(dir, "job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	fr := rep.FlightRecorder
+	if fr == nil || len(fr.Dumps) != 8 || !reflect.DeepEqual(fr.Suspects, []faultline.Rank{5}) {
+		t.Fatalf("flight recorder %+v", fr)
+	}
+	for _, g := range fr.Groups {
+		if g.Name == "0" && (g.Wavefront == nil || g.Wavefront.Seq != 6 ||
+			!reflect.DeepEqual(g.Wavefront.Missing, []faultline.Rank{5})) {
+			t.Errorf("world group %+v", g)
+		}
+	}
+	p := rep.Primary()
+	if p == nil || p.Initiating.Rank != 5 || len(p.FlightRecorder) != 1 ||
+		p.FlightRecorder[0].Kind != "missing-rank" || p.FlightRecorder[0].Seq != 6 {
+		t.Fatalf("primary %+v", p)
 	}
 }

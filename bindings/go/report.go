@@ -39,6 +39,9 @@ type Report struct {
 	Incidents        []Incident             `json:"incidents"`
 	Ignored          []Ignored              `json:"ignored"`
 	Expectation      *Expectation           `json:"expectation,omitempty"`
+	// FlightRecorder is what the NCCL Flight Recorder dumps among the
+	// inputs say; nil without dumps.
+	FlightRecorder *FlightRecorder `json:"flight_recorder,omitempty"`
 
 	mu  sync.RWMutex
 	c   *C.fl_report
@@ -137,6 +140,71 @@ type Incident struct {
 	Explanation  string       `json:"explanation"`
 	Detector     string       `json:"detector,omitempty"`
 	Timeline     []Evidence   `json:"timeline,omitempty"`
+	// FlightRecorder lists the Flight Recorder findings the incident rests
+	// on or that agree with it, its suspects' first.
+	FlightRecorder []FlightRecorderFinding `json:"flight_recorder,omitempty"`
+}
+
+// FlightRecorder is the report's flight_recorder section: the dumps read,
+// each process group across them, and the ranks the dumps suspect (missing
+// at a wavefront first, then members without a dump).
+type FlightRecorder struct {
+	Dumps    []FlightRecorderDump  `json:"dumps"`
+	Groups   []FlightRecorderGroup `json:"groups"`
+	Suspects []Rank                `json:"suspects"`
+	Notes    []string              `json:"notes,omitempty"`
+}
+
+// FlightRecorderDump is one dump read; its rank comes from its content.
+type FlightRecorderDump struct {
+	Source         string `json:"source"`
+	Rank           Rank   `json:"rank"`
+	RankSource     string `json:"rank_source"` // group-membership | p2p-name | file-name | unknown
+	Format         string `json:"format"`      // pickle | json
+	Version        string `json:"version"`
+	CommLibVersion string `json:"comm_lib_version,omitempty"`
+	Entries        int    `json:"entries"`
+	Wrapped        bool   `json:"wrapped"`
+}
+
+// FlightRecorderGroup is one process group across the dumps. Wavefront is
+// the lowest collective sequence id some ranks never entered (nil when all
+// reached the same one), with the ranks missing there.
+type FlightRecorderGroup struct {
+	Name           string `json:"name"`
+	Desc           string `json:"desc"`
+	Size           int    `json:"size"`
+	Dumped         int    `json:"dumped"`
+	NoDump         []Rank `json:"no_dump"`
+	LowestLastSeq  int64  `json:"lowest_last_seq"`
+	HighestLastSeq int64  `json:"highest_last_seq"`
+	Wavefront      *struct {
+		Seq     int64  `json:"seq"`
+		Op      string `json:"op"`
+		Missing []Rank `json:"missing"`
+	} `json:"wavefront"`
+	Mismatches []struct {
+		Seq      int64  `json:"seq"`
+		Field    string `json:"field"` // op | input_sizes | output_sizes | dtypes
+		Expected string `json:"expected"`
+		Ranks    []struct {
+			Rank Rank   `json:"rank"`
+			Got  string `json:"got"`
+		} `json:"ranks"`
+	} `json:"mismatches"`
+}
+
+// FlightRecorderFinding is what the dumps say about one rank: Kind is
+// missing-rank (never entered collective Seq of Group), no-dump, mismatch
+// or stalled.
+type FlightRecorderFinding struct {
+	Kind   string `json:"kind"`
+	Rank   Rank   `json:"rank"`
+	Group  string `json:"group"`
+	Seq    int64  `json:"seq"`
+	Op     string `json:"op"`
+	Detail string `json:"detail"`
+	Source string `json:"source"` // the rank's dump; "" for no-dump
 }
 
 // Initiating is where an incident started.

@@ -2,12 +2,15 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 import faultline
+from conftest import REPO_ROOT
 
 
 def test_primary_incident(report: faultline.Report, incident: dict) -> None:
@@ -253,3 +256,20 @@ def test_c_accessors_agree_with_the_json(tmp_path: Path, incident: dict) -> None
         v = _ffi.IgnoredView(size=ctypes.sizeof(_ffi.IgnoredView))
         assert lib.fl_report_ignored(h, i, ctypes.byref(v)) == _ffi.FL_OK
         assert (v.rule.decode(), v.reason.decode(), v.count) == (ig.rule, ig.reason, ig.count)
+
+
+def test_flight_recorder_dumps(tmp_path: Path) -> None:
+    """A watchdog-timeout job's logs plus its Flight Recorder dumps (written
+    by tests/flightrec/make_dumps.py): the report's flight_recorder section
+    and the primary incident's findings name rank 5."""
+    make = REPO_ROOT / "tests" / "flightrec" / "make_dumps.py"
+    subprocess.run([sys.executable, str(make), str(tmp_path / "d"), "--only", "job"], check=True)
+    r = faultline.diagnose(tmp_path / "d" / "job")
+    fr = r.flight_recorder
+    assert fr is not None and fr.suspects == [5]
+    assert sorted(d.rank for d in fr.dumps) == list(range(8))
+    world = next(g for g in fr.groups if g.name == "0")
+    assert (world.wavefront, world.wavefront_op, world.missing) == (6, "all_reduce", [5])
+    assert r.primary is not None and r.primary.rank == 5
+    assert [(f.kind, f.rank, f.seq) for f in r.primary.flight_recorder] == [("missing-rank", 5, 6)]
+    assert faultline.diagnose(tmp_path / "d" / "job" / "logs").flight_recorder is None

@@ -161,6 +161,93 @@ class Collateral:
 
 
 @dataclass
+class FlightRecorderFinding:
+    """What the NCCL Flight Recorder dumps say about one rank (schema
+    ``fr_finding``): ``kind`` is ``missing-rank`` (never entered the group's
+    wavefront collective ``seq``), ``no-dump``, ``mismatch`` or ``stalled``."""
+
+    kind: str
+    rank: int
+    group: str
+    seq: int
+    op: str
+    detail: str
+    source: Optional[str] = None  #: the rank's dump file (None for no-dump)
+    group_desc: str = ""
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "FlightRecorderFinding":
+        return cls(d["kind"], d["rank"], d["group"], d["seq"], d["op"], d["detail"],
+                   d.get("source"), d.get("group_desc", ""))
+
+
+@dataclass
+class FlightRecorderDump:
+    """One dump read: its rank (from its content), format and version."""
+
+    source: str
+    rank: Optional[int]
+    rank_source: str
+    format: str  #: "pickle" | "json"
+    version: str
+    entries: int = 0
+    comm_lib_version: Optional[str] = None
+    wrapped: bool = False
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "FlightRecorderDump":
+        return cls(d["source"], d.get("rank"), d.get("rank_source", "unknown"), d["format"],
+                   d["version"], d.get("entries", 0), d.get("comm_lib_version"),
+                   bool(d.get("wrapped", False)))
+
+
+@dataclass
+class FlightRecorderGroup:
+    """One process group across the dumps. ``wavefront`` is the lowest
+    collective sequence id some ranks never entered (None when all reached
+    the same one), ``missing`` the ranks that did not; ``mismatches`` as the
+    schema writes them (``seq``, ``field``, ``expected``, ``ranks``)."""
+
+    name: str
+    desc: str
+    size: int
+    dumped: int
+    no_dump: List[int]
+    lowest_last_seq: int
+    highest_last_seq: int
+    wavefront: Optional[int] = None
+    wavefront_op: Optional[str] = None
+    missing: List[int] = field(default_factory=list)
+    mismatches: List[Dict[str, Any]] = field(default_factory=list)
+    stalled: Optional[Dict[str, Any]] = None
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "FlightRecorderGroup":
+        w = d.get("wavefront") or {}
+        return cls(d["name"], d.get("desc", ""), d.get("size", 0), d.get("dumped", 0),
+                   list(d.get("no_dump") or []), d.get("lowest_last_seq", 0),
+                   d.get("highest_last_seq", 0), w.get("seq"), w.get("op"),
+                   list(w.get("missing") or []), list(d.get("mismatches") or []), d.get("stalled"))
+
+
+@dataclass
+class FlightRecorder:
+    """The report's ``flight_recorder`` section: the dumps read, the groups,
+    and the ranks the dumps suspect (missing at a wavefront first)."""
+
+    dumps: List[FlightRecorderDump]
+    groups: List[FlightRecorderGroup]
+    suspects: List[int]
+    notes: List[str] = field(default_factory=list)
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "FlightRecorder":
+        return cls([FlightRecorderDump.from_dict(x) for x in d.get("dumps") or []],
+                   [FlightRecorderGroup.from_dict(g) for g in d.get("groups") or []],
+                   list(d.get("suspects") or []), list(d.get("notes") or []))
+
+
+@dataclass
 class Incident:
     """One diagnosis. ``Report.incidents[0]`` is the primary one."""
 
@@ -177,6 +264,8 @@ class Incident:
     explanation: str
     layer: Optional[str] = None
     timeline: List[Evidence] = field(default_factory=list)
+    #: The Flight Recorder findings the incident rests on or that agree with it.
+    flight_recorder: List[FlightRecorderFinding] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Incident":
@@ -194,6 +283,7 @@ class Incident:
             explanation=d.get("explanation", ""),
             layer=d.get("layer"),
             timeline=_evs(d.get("timeline")),
+            flight_recorder=[FlightRecorderFinding.from_dict(f) for f in d.get("flight_recorder") or []],
         )
 
     # Shortcuts to the initiating side.
@@ -493,6 +583,9 @@ class Report:
         self.ignored: List[Ignored] = [Ignored.from_dict(i) for i in data.get("ignored") or []]
         #: host -> {"seconds": ..., "source": "user" | "derived"...} as the report has it.
         self.clock_offsets: Dict[str, Any] = dict(data.get("clock_offsets") or {})
+        fr = data.get("flight_recorder")
+        #: What the NCCL Flight Recorder dumps among the inputs say; None without dumps.
+        self.flight_recorder: Optional[FlightRecorder] = None if fr is None else FlightRecorder.from_dict(fr)
 
     # -- construction ----------------------------------------------------------
 
