@@ -156,3 +156,42 @@ def test_a_json_log_that_mentions_the_keys_is_still_a_log(faultline_bin, validat
     assert "flight_recorder" not in doc
     assert doc["input"]["errors"] == []
     assert doc["incidents"][0]["rule"] == "nccl-watchdog-timeout"
+
+
+def job_copy(dumps, tmp_path, silent_in_logs):
+    """The job archive with the watchdog lines moved so that the logs'
+    silent ranks are `silent_in_logs` (rank 5 stays missing in the dumps)."""
+    job = tmp_path / "job"
+    shutil.copytree(dumps / "job", job)
+    lines = (job / "logs" / "rank0.log").read_text().splitlines()[-2:]
+    for rank in range(8):
+        log = job / "logs" / f"rank{rank}.log"
+        steps = [ln for ln in log.read_text().splitlines() if "Watchdog" not in ln and "Timeout at" not in ln]
+        if rank not in silent_in_logs:
+            steps += [ln.replace("rank0", f"rank{rank}").replace("Rank 0", f"Rank {rank}") for ln in lines]
+        log.write_text("\n".join(steps) + "\n")
+    return job
+
+
+def test_logs_without_a_suspect_take_the_dumps(faultline_bin, validate, dumps, tmp_path):
+    job = job_copy(dumps, tmp_path, silent_in_logs=[])
+    logs_only, _ = diagnose_json(faultline_bin, validate, job / "logs")
+    assert logs_only["incidents"][0]["initiating"]["suspects"] == []
+    doc, _ = diagnose_json(faultline_bin, validate, job)
+    primary = doc["incidents"][0]
+    assert primary["rule"] == "nccl-watchdog-timeout"
+    assert primary["initiating"]["rank"] == 5 and primary["initiating"]["suspects"] == [5]
+    assert "name the suspect: rank 5 never entered" in primary["explanation"]
+
+
+def test_logs_and_dumps_disagree_the_dumps_lead(faultline_bin, validate, dumps, tmp_path):
+    job = job_copy(dumps, tmp_path, silent_in_logs=[3])
+    logs_only, _ = diagnose_json(faultline_bin, validate, job / "logs")
+    assert logs_only["incidents"][0]["initiating"]["suspects"] == [3]
+    doc, _ = diagnose_json(faultline_bin, validate, job)
+    primary = doc["incidents"][0]
+    assert primary["initiating"]["rank"] == 5
+    assert primary["initiating"]["suspects"] == [5, 3]
+    assert "name the suspect instead" in primary["explanation"]
+    # Two witnesses that disagree do not make it more certain.
+    assert primary["confidence"] <= logs_only["incidents"][0]["confidence"]
