@@ -34,7 +34,9 @@ using flightrec::FrFinding;
 constexpr double kDumpsConfidence = 0.6;
 constexpr size_t kMaxFindings = 16;
 
-bool Has(const std::vector<int64_t>& v, int64_t r) { return std::find(v.begin(), v.end(), r) != v.end(); }
+bool Has(const std::vector<int64_t>& v, int64_t r) {
+  return std::find(v.begin(), v.end(), r) != v.end();
+}
 
 // Missing ranks, those of the largest groups first (the world group's
 // wavefront is the job's), then members without a dump when they are few.
@@ -144,8 +146,9 @@ void JoinIncident(const CorrelationState& st, const std::vector<int64_t>& suspec
     inc.suspects = both;
     Refocus(st, both.front(), inc);
     inc.confidence = BothWitnesses(inc.confidence);
-    inc.explanation += StrCat("The NCCL Flight Recorder dumps (", dumps, ") agree: ",
-                              DumpsSay(inc.flight_recorder), ". Logs and dumps name one suspect: rank",
+    inc.explanation += StrCat("The NCCL Flight Recorder dumps (", dumps,
+                              ") agree: ", DumpsSay(inc.flight_recorder),
+                              ". Logs and dumps name one suspect: rank",
                               both.size() > 1 ? "s " : " ", StrJoin(both, ", "), ". ");
     return;
   }
@@ -157,12 +160,13 @@ void JoinIncident(const CorrelationState& st, const std::vector<int64_t>& suspec
   Refocus(st, suspects.front(), inc);
   inc.inferred = true;
   if (logs.empty()) inc.confidence = std::max(inc.confidence, kDumpsConfidence * 0.9);
-  inc.explanation += StrCat(
-      "The NCCL Flight Recorder dumps (", dumps, ") name the suspect", logs.empty() ? "" : " instead",
-      ": ", DumpsSay(inc.flight_recorder), ".",
-      logs.empty() ? "" : StrCat(" The logs' suspect", logs.size() > 1 ? "s " : " ", StrJoin(logs, ", "),
-                                 " follow", logs.size() > 1 ? "" : "s", "."),
-      " ");
+  inc.explanation +=
+      StrCat("The NCCL Flight Recorder dumps (", dumps, ") name the suspect",
+             logs.empty() ? "" : " instead", ": ", DumpsSay(inc.flight_recorder), ".",
+             logs.empty() ? ""
+                          : StrCat(" The logs' suspect", logs.size() > 1 ? "s " : " ",
+                                   StrJoin(logs, ", "), " follow", logs.size() > 1 ? "" : "s", "."),
+             " ");
 }
 
 // The dumps' own incident, of the rule named by `detector`.
@@ -172,8 +176,8 @@ void OwnIncident(CorrelationState& st, const char* detector, const std::vector<i
   f.detector = detector;
   f.rank = ranks.front();
   f.time_us = LastRecordUs(st, f.rank);
-  f.detail = StrCat("the NCCL Flight Recorder dumps (", st.scan.flight_recorder.size(), ") show: ",
-                    DumpsSay(findings));
+  f.detail = StrCat("the NCCL Flight Recorder dumps (", st.scan.flight_recorder.size(),
+                    ") show: ", DumpsSay(findings));
   if (!AddFinding(st, f, conf)) return;
   Incident& inc = st.diag.incidents.back();
   if (inc.detector != detector) return;

@@ -1,7 +1,7 @@
 // Ranking and priors passes. Incidents are ordered by tier (a seen initiating
-// line; a suspect inferred from log lines or Flight Recorder dumps; a numeric detector; the fallback
-// fatal line; a survived error; a practice finding), then by confidence
-// with a small bonus for collateral, then by time. The priors turn the
+// line; a suspect inferred from log lines or Flight Recorder dumps; a numeric
+// detector; the fallback fatal line; a survived error; a practice finding),
+// then by confidence with a small bonus for collateral, then by time. The priors turn the
 // rules' published failure rates into the interruptions a job of this size
 // and length should expect.
 #include <algorithm>

@@ -32,8 +32,8 @@ void AppendDumpJson(const flightrec::FrDump& dump, std::string& out) {
     out += ",\"comm_lib_version\":";
     AppendJsonString(out, dump.comm_lib_version);
   }
-  out += StrCat(",\"entries\":", dump.entries.size(), ",\"wrapped\":", dump.wrapped ? "true" : "false",
-                "}");
+  out += StrCat(",\"entries\":", dump.entries.size(),
+                ",\"wrapped\":", dump.wrapped ? "true" : "false", "}");
 }
 
 void AppendGroupJson(const FrGroupReport& g, std::string& out) {
@@ -44,8 +44,8 @@ void AppendGroupJson(const FrGroupReport& g, std::string& out) {
   out += StrCat(",\"size\":", g.members.size(), ",\"dumped\":", g.dumped.size());
   AppendRanks(out, "no_dump", g.no_dump);
   AppendRanks(out, "unknown", g.unknown);
-  out += StrCat(",\"lowest_last_seq\":", g.lowest_last_seq, ",\"highest_last_seq\":", g.highest_last_seq,
-                ",\"wavefront\":");
+  out += StrCat(",\"lowest_last_seq\":", g.lowest_last_seq,
+                ",\"highest_last_seq\":", g.highest_last_seq, ",\"wavefront\":");
   if (g.wavefront) {
     out += StrCat("{\"seq\":", *g.wavefront, ",\"op\":");
     AppendJsonString(out, g.wavefront_op);
@@ -155,14 +155,17 @@ std::string FlightRecorderText(const ScanResult& scan, const Diagnosis& d) {
                   g.members.size(), " ranks, last collective #", g.lowest_last_seq, "..#",
                   g.highest_last_seq, "\n");
     if (g.wavefront) {
-      out += StrCat("    wavefront: #", *g.wavefront, " (", g.wavefront_op, "), never entered by rank",
-                    g.missing.size() > 1 ? "s " : " ", RankRanges(g.missing), "\n");
+      out +=
+          StrCat("    wavefront: #", *g.wavefront, " (", g.wavefront_op, "), never entered by rank",
+                 g.missing.size() > 1 ? "s " : " ", RankRanges(g.missing), "\n");
     }
     if (g.stalled_seq) {
-      out += StrCat("    stalled: #", *g.stalled_seq, " (", g.stalled_op, ") entered by all, not completed on ",
-                    RankRanges(g.not_completed), "\n");
+      out += StrCat("    stalled: #", *g.stalled_seq, " (", g.stalled_op,
+                    ") entered by all, not completed on ", RankRanges(g.not_completed), "\n");
     }
-    if (!g.no_dump.empty()) out += StrCat("    no dump: rank", g.no_dump.size() > 1 ? "s " : " ", RankRanges(g.no_dump), "\n");
+    if (!g.no_dump.empty())
+      out += StrCat("    no dump: rank", g.no_dump.size() > 1 ? "s " : " ", RankRanges(g.no_dump),
+                    "\n");
     for (const flightrec::FrMismatch& m : g.mismatches) {
       std::vector<std::string> odd;
       for (size_t k = 0; k < m.odd.size() && k < 8; ++k) {
@@ -173,7 +176,8 @@ std::string FlightRecorderText(const ScanResult& scan, const Diagnosis& d) {
                     StrJoin(odd, ", "), "\n");
     }
   }
-  if (quiet) out += StrCat("  ", quiet, " other group(s): every dumped rank at the same collective\n");
+  if (quiet)
+    out += StrCat("  ", quiet, " other group(s): every dumped rank at the same collective\n");
   if (!d.flight_recorder_suspects.empty()) {
     out += StrCat("  suspects: rank", d.flight_recorder_suspects.size() > 1 ? "s " : " ",
                   StrJoin(d.flight_recorder_suspects, ", "), "\n");

@@ -25,25 +25,28 @@ namespace {
 // leading blanks. Logs fail this look without reading further.
 constexpr size_t kFirstLook = 64;
 
-// Appends up to `want` more bytes of `src` to `out`; false on a read error
-// or a fault under the mapping (the log path then reports it).
-bool ReadMore(Source& src, size_t want, std::string& out) {
+// Appends up to `want` more bytes of `src` to `out`. Errors: the stream's
+// (a corrupt frame, the decompression cap), or a fault under the mapping.
+absl::Status ReadMore(Source& src, size_t want, std::string& out) {
   if (src.kind() == SourceKind::kMapped) {
     std::string_view all = src.mapped();
     size_t have = std::min(out.size(), all.size());
     size_t n = std::min(want, all.size() - have);
-    return GuardedRead(all.data(), all.size(), [&] { out.append(all.data() + have, n); });
+    if (!GuardedRead(all.data(), all.size(), [&] { out.append(all.data() + have, n); })) {
+      return absl::DataLossError(StrCat(src.name(), ": the file shrank while it was being read"));
+    }
+    return absl::OkStatus();
   }
   while (want > 0) {
     size_t before = out.size();
     out.resize(before + std::min<size_t>(want, size_t{1} << 20));
     absl::StatusOr<size_t> n = src.Read(out.data() + before, out.size() - before);
-    if (!n.ok()) return false;
+    if (!n.ok()) return n.status();
     out.resize(before + *n);
     if (*n == 0) break;
     want -= *n;
   }
-  return true;
+  return absl::OkStatus();
 }
 
 bool MayBeDump(std::string_view head) {
@@ -68,15 +71,28 @@ bool Scanner::Impl::TakeFlightRecorderDump(uint32_t src, const std::string& path
   if (!opened.ok()) return false;  // the log path opens it again and says why
   Source& s = **opened;
   std::string data;
-  if (!ReadMore(s, kFirstLook, data) || !MayBeDump(data)) return false;
-  if (!ReadMore(s, flightrec::kSniffBytes - data.size(), data)) return false;
+  // A head that cannot be read is left to the log path, which says why.
+  if (!ReadMore(s, kFirstLook, data).ok() || !MayBeDump(data)) return false;
+  if (!ReadMore(s, flightrec::kSniffBytes - data.size(), data).ok()) return false;
   flightrec::DumpSniff sniff = flightrec::SniffFlightRecorderDump(data);
   if (sniff == flightrec::DumpSniff::kNo) return false;
   if (sniff == flightrec::DumpSniff::kJson && LooksLikeJsonLines(data)) return false;
-  // The rest: bounded by the decompression cap and the pickle reader's own.
-  if (data.size() == flightrec::kSniffBytes &&
-      !ReadMore(s, flightrec::PickleLimits{}.max_input_bytes, data)) {
-    Fail(src, StrCat(path, ": a Flight Recorder dump that could not be read to its end"), FL_ERR_IO);
+  // The rest, bounded by --max-source-bytes (one byte past it tells), the
+  // decompression cap and the pickle reader's own limit.
+  const uint64_t cap = opts.limits.max_source_bytes;
+  size_t limit = flightrec::PickleLimits{}.max_input_bytes;
+  if (cap > 0 && cap < limit) limit = static_cast<size_t>(cap);
+  if (data.size() == flightrec::kSniffBytes && data.size() <= limit) {
+    if (absl::Status st = ReadMore(s, limit + 1 - data.size(), data); !st.ok()) {
+      Fail(src, StrCat(path, ": Flight Recorder dump: ", StatusMessage(st)), FL_ERR_IO);
+      return true;
+    }
+  }
+  if (data.size() > limit) {
+    Fail(src,
+         StrCat(path, ": a Flight Recorder dump longer than the limit of ", limit,
+                " bytes per source", cap > 0 ? " (--max-source-bytes)" : "", "; not read"),
+         FL_ERR_IO);
     return true;
   }
   absl::StatusOr<flightrec::FrDump> dump = flightrec::ParseFlightRecorderDump(data, path);

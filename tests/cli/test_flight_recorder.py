@@ -195,3 +195,13 @@ def test_logs_and_dumps_disagree_the_dumps_lead(faultline_bin, validate, dumps, 
     assert "name the suspect instead" in primary["explanation"]
     # Two witnesses that disagree do not make it more certain.
     assert primary["confidence"] <= logs_only["incidents"][0]["confidence"]
+
+
+def test_a_dump_past_max_source_bytes_is_an_input_error(faultline_bin, validate, dumps):
+    v = dumps / "v2.10-json"
+    doc, stderr = diagnose_json(faultline_bin, validate, "--max-source-bytes", "1K", v, status=2)
+    assert "flight_recorder" not in doc
+    assert len(doc["input"]["errors"]) == 8
+    assert all("--max-source-bytes" in e["message"] and "Flight Recorder dump" in e["message"]
+               for e in doc["input"]["errors"])
+    assert str(v / "nccl_trace_rank_3") in stderr

@@ -1250,5 +1250,100 @@ TEST(ExitMeaningTest, ShellAndLauncherFormsOfTheSameSignal) {
   EXPECT_EQ(meaning("2"), "");
 }
 
+// ----- NCCL Flight Recorder dumps next to the logs -----
+
+// One 2.10 dump per rank of a world group of `n`: collectives 1..last, the
+// last one started; `missing` stops one short, `odd` ran all_gather at #2,
+// `no_dump` left none.
+std::vector<flightrec::FrDump> FrDumps(int64_t n, int64_t last, int64_t missing, int64_t odd = -1,
+                                      int64_t no_dump = -1) {
+  std::vector<int64_t> world;
+  for (int64_t r = 0; r < n; ++r) world.push_back(r);
+  std::vector<flightrec::FrDump> out;
+  for (int64_t r = 0; r < n; ++r) {
+    if (r == no_dump) continue;
+    flightrec::FrDump d;
+    d.source = StrCat("dumps/fr-", r);
+    d.version = "2.10";
+    d.rank = r;
+    d.rank_source = flightrec::RankSource::kGroupMembership;
+    d.groups = {{"0", "default_pg", world}};
+    for (int64_t seq = 1; seq <= (r == missing ? last - 1 : last); ++seq) {
+      flightrec::FrEntry e;
+      e.record_id = seq - 1;
+      e.pg_name = "0";
+      e.pg_desc = "default_pg";
+      e.collective_seq_id = seq;
+      e.op = r == odd && seq == 2 ? "all_gather" : "all_reduce";
+      e.profiling_name = "nccl:" + e.op;
+      e.state = seq == last ? "started" : "completed";
+      e.input_sizes = e.output_sizes = {{2048}};
+      e.time_created_ns = (kT0 + seq * kMin) * 1000;
+      d.entries.push_back(e);
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+TEST_F(CorrelateTest, AbsentRankAndRankMissingInTheDumpsAreOneSuspect) {
+  auto job = [&](bool dumps) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    for (int64_t r = 0; r < 16; ++r) {
+      if (r != 13) s.Watchdog(r, kT0 + 60 * kMin + r * kS);
+    }
+    if (dumps) s.scan.flight_recorder = FrDumps(16, 6, 13);
+    return s.Run();
+  };
+  Diagnosis logs = job(false), both = job(true);
+  ASSERT_EQ(Causes(both).size(), 1u);
+  const Incident& inc = both.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "nccl-watchdog-timeout");
+  EXPECT_THAT(inc.suspects, ElementsAre(13));
+  EXPECT_EQ(inc.rank, 13);
+  EXPECT_EQ(inc.host, "node101");
+  EXPECT_GT(inc.confidence, logs.incidents[0].confidence);
+  ASSERT_EQ(inc.flight_recorder.size(), 1u);
+  EXPECT_EQ(inc.flight_recorder[0].kind, flightrec::FrFinding::Kind::kMissingRank);
+  EXPECT_EQ(inc.flight_recorder[0].seq, 6);
+  EXPECT_NE(inc.explanation.find("name one suspect: rank 13"), std::string::npos) << inc.explanation;
+  EXPECT_THAT(both.flight_recorder_suspects, ElementsAre(13));
+  ASSERT_EQ(both.flight_recorder.groups.size(), 1u);
+  EXPECT_EQ(both.flight_recorder.groups[0].wavefront, 6);
+}
+
+TEST_F(CorrelateTest, DumpsAloneMakeTheirIncidentsWithTheMissingAndTheUndumpedRank) {
+  Synth s(rs());
+  s.scan.flight_recorder = FrDumps(16, 6, 13, -1, 4);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "flight-recorder-missing-rank");
+  EXPECT_EQ(inc.detector, "flight_recorder");
+  EXPECT_THAT(inc.suspects, ElementsAre(13, 4));
+  EXPECT_EQ(inc.rank, 13);
+  EXPECT_EQ(inc.time_us, kT0 + 5 * kMin);  // its last record
+}
+
+TEST_F(CorrelateTest, MismatchNamesTheOddRankAndRanksBelowWhatStoppedTheJob) {
+  Synth s(rs());
+  s.scan.flight_recorder = FrDumps(8, 6, 5, 2);
+  Diagnosis d = s.Run();
+  ASSERT_EQ(d.incidents.size(), 2u);
+  EXPECT_EQ(Id(d.incidents[0].rule), "flight-recorder-missing-rank");
+  const Incident& desync = d.incidents[1];
+  EXPECT_EQ(Id(desync.rule), "flight-recorder-collective-mismatch");
+  EXPECT_THAT(desync.suspects, ElementsAre(2));
+  EXPECT_TRUE(desync.survived);  // every rank went on past #2
+  // At the last collective, a mismatch is what stopped the job.
+  Synth t(rs());
+  t.scan.flight_recorder = FrDumps(8, 2, -1, 2);
+  Diagnosis e = t.Run();
+  ASSERT_EQ(e.incidents.size(), 1u);
+  EXPECT_EQ(Id(e.incidents[0].rule), "flight-recorder-collective-mismatch");
+  EXPECT_FALSE(e.incidents[0].survived);
+}
+
 }  // namespace
 }  // namespace faultline
