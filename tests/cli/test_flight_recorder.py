@@ -199,8 +199,11 @@ def test_logs_and_dumps_disagree_the_dumps_lead(faultline_bin, validate, dumps, 
 
 def test_a_dump_past_max_source_bytes_is_an_input_error(faultline_bin, validate, dumps):
     v = dumps / "v2.10-json"
-    doc, stderr = diagnose_json(faultline_bin, validate, "--max-source-bytes", "1K", v, status=2)
+    logs = dumps / "job" / "logs"
+    doc, stderr = diagnose_json(faultline_bin, validate, "--max-source-bytes", "4K", v, logs,
+                                status=2)
     assert "flight_recorder" not in doc
+    assert doc["incidents"][0]["rule"] == "nccl-watchdog-timeout"  # the logs still diagnosed
     assert len(doc["input"]["errors"]) == 8
     assert all("--max-source-bytes" in e["message"] and "Flight Recorder dump" in e["message"]
                for e in doc["input"]["errors"])
