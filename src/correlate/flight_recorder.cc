@@ -93,6 +93,14 @@ int64_t LastRecordUs(const CorrelationState& st, int64_t r) {
   return t;
 }
 
+// Whether incident `i` of the logs names rank `r`: as its rank or a
+// suspect, or, for a failure seen on a host without a rank (a kernel Xid
+// line), as a rank running on that host.
+bool Names(const CorrelationState& st, const Incident& i, int64_t r) {
+  if (r == i.rank || Has(i.suspects, r)) return true;
+  return i.rank < 0 && !i.inferred && !i.host.empty() && st.HostForRank(r) == i.host;
+}
+
 // The incident the dumps' suspects belong to: one that names one of them
 // already (*agrees), else the first one the logs inferred (a symptom-only
 // incident, the hang detector's); -1 when none.
@@ -102,8 +110,8 @@ int TargetIncident(const CorrelationState& st, const std::vector<int64_t>& suspe
   for (size_t k = 0; k < incs.size(); ++k) {
     const Incident& i = incs[k];
     if (!eligible(i) || i.survived) continue;
-    bool named = Has(suspects, i.rank);
-    for (int64_t r : i.suspects) named |= Has(suspects, r);
+    bool named = false;
+    for (int64_t r : suspects) named |= Names(st, i, r);
     if (named) {
       *agrees = true;
       return static_cast<int>(k);
@@ -116,19 +124,26 @@ int TargetIncident(const CorrelationState& st, const std::vector<int64_t>& suspe
   return -1;
 }
 
-// The incident now leads with `rank`: its host, GPU, fix and verify follow.
+// The incident now leads with `rank`: its host, GPU, fix and verify follow
+// (a GPU seen on the same host stays).
 void Refocus(const CorrelationState& st, int64_t rank, Incident& inc) {
   if (inc.rank == rank) return;
+  std::string host = st.HostForRank(rank);
+  bool same_host = !inc.host.empty() && host == inc.host;
   inc.rank = rank;
-  inc.host = st.HostForRank(rank);
-  inc.gpu.clear();
-  if (auto bus = st.topo.BusForRank(rank)) inc.gpu = *bus;
+  if (!same_host) {
+    inc.host = host;
+    inc.gpu.clear();
+  }
+  if (auto bus = st.topo.BusForRank(rank); bus && inc.gpu.empty()) inc.gpu = *bus;
   auto vars = TemplateVars(inc, inc.time_us, st.diag.job_end_us, &st.scan.devices);
   FillFixAndVerify(*st.rs.rule(inc.rule), vars, inc);
 }
 
+// Two independent witnesses of one suspect; never below what the logs gave.
 double BothWitnesses(double logs) {
-  return std::round(std::min(0.95, 1 - (1 - logs) * (1 - kDumpsConfidence)) * 100) / 100;
+  double both = std::min(0.95, 1 - (1 - logs) * (1 - kDumpsConfidence));
+  return std::max(logs, std::round(both * 100) / 100);
 }
 
 void JoinIncident(const CorrelationState& st, const std::vector<int64_t>& suspects, bool agrees,
@@ -137,7 +152,7 @@ void JoinIncident(const CorrelationState& st, const std::vector<int64_t>& suspec
   if (logs.empty() && inc.rank >= 0) logs.push_back(inc.rank);
   std::vector<int64_t> both;
   for (int64_t r : suspects) {
-    if (Has(logs, r)) both.push_back(r);
+    if (Names(st, inc, r)) both.push_back(r);
   }
   const FrAnalysis& a = st.diag.flight_recorder;
   size_t dumps = st.scan.flight_recorder.size();

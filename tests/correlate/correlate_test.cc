@@ -1313,6 +1313,31 @@ TEST_F(CorrelateTest, AbsentRankAndRankMissingInTheDumpsAreOneSuspect) {
   EXPECT_EQ(both.flight_recorder.groups[0].wavefront, 6);
 }
 
+TEST_F(CorrelateTest, DumpsAgreeWithASeenFailureOnTheMissingRanksHost) {
+  auto job = [&](bool dumps) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    s.Xid79(1, 3, kT0 + 30 * kMin);
+    for (int64_t r = 0; r < 16; ++r) {
+      if (r != 11) s.Watchdog(r, kT0 + 60 * kMin + r * kS);
+    }
+    if (dumps) s.scan.flight_recorder = FrDumps(16, 6, 11);
+    return s.Run();
+  };
+  Diagnosis logs = job(false), both = job(true);
+  ASSERT_EQ(Causes(both).size(), 1u) << "the dumps make no incident of their own";
+  const Incident& inc = both.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "xid-79-fallen-off-bus");
+  EXPECT_EQ(inc.host, "node101");
+  EXPECT_EQ(inc.rank, 11);
+  EXPECT_EQ(inc.gpu, logs.incidents[0].gpu);
+  EXPECT_FALSE(inc.inferred);
+  ASSERT_EQ(inc.flight_recorder.size(), 1u);
+  EXPECT_EQ(inc.flight_recorder[0].rank, 11);
+  EXPECT_GE(inc.confidence, logs.incidents[0].confidence);
+  EXPECT_NE(inc.explanation.find("agree"), std::string::npos) << inc.explanation;
+}
+
 TEST_F(CorrelateTest, DumpsAloneMakeTheirIncidentsWithTheMissingAndTheUndumpedRank) {
   Synth s(rs());
   s.scan.flight_recorder = FrDumps(16, 6, 13, -1, 4);
