@@ -208,3 +208,12 @@ def test_a_dump_past_max_source_bytes_is_an_input_error(faultline_bin, validate,
     assert all("--max-source-bytes" in e["message"] and "Flight Recorder dump" in e["message"]
                for e in doc["input"]["errors"])
     assert str(v / "nccl_trace_rank_3") in stderr
+
+
+@pytest.mark.parametrize("case,source,ranks", [("p2p", "p2p-name", [0, 1]),
+                                               ("filename", "file-name", [0, 1, 2, 3])])
+def test_rank_from_p2p_names_then_file_names(faultline_bin, validate, dumps, case, source, ranks):
+    doc, _ = diagnose_json(faultline_bin, validate, dumps / case)
+    fr = doc["flight_recorder"]
+    assert sorted(d["rank"] for d in fr["dumps"]) == ranks
+    assert {d["rank_source"] for d in fr["dumps"]} == {source}
