@@ -70,7 +70,8 @@ std::string IncidentId(const Ruleset& rs, const ScanResult& scan, const Incident
   std::string_view reference = Str(rs.rule(inc.rule)->reference());
   if (inc.initiating.empty()) return IncidentIdFor(reference, "", 0, inc.host, inc.rank, true);
   const Evidence& ev = inc.initiating.front();
-  std::string_view source = ev.source < scan.sources.size() ? scan.sources[ev.source].name : "";
+  std::string_view source;
+  if (ev.source < scan.sources.size()) source = scan.sources[ev.source].name;
   return IncidentIdFor(reference, source, ev.line, "", -1, false);
 }
 
