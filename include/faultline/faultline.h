@@ -690,7 +690,7 @@ FL_API const char *fl_report_incident_id(const fl_report *r, size_t i);
  * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL reference or out). @since 0.4 */
 FL_API fl_status fl_incident_id(const char *reference, const char *source,
                                 uint64_t line, const char *host, int64_t rank,
-                                char out[FL_INCIDENT_ID_SIZE]);
+                                char *out /* FL_INCIDENT_ID_SIZE bytes */);
 
 /* What a platform should do about an incident (the report's
  * incidents[i].action). Pointers borrowed until fl_report_free().

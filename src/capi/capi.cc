@@ -938,7 +938,7 @@ FL_API const char* fl_report_incident_id(const fl_report* r, size_t i) {
 }
 
 FL_API fl_status fl_incident_id(const char* reference, const char* source, uint64_t line, const char* host,
-                                int64_t rank, char out[FL_INCIDENT_ID_SIZE]) {
+                                int64_t rank, char* out) {
   if (!reference || !out) return FL_ERR_INVALID_ARG;
   std::string id = faultline::IncidentIdFor(reference, source ? source : "", line, host ? host : "", rank,
                                             source == nullptr);

@@ -31,6 +31,7 @@ from ._errors import (
     RulesetVersionError,
 )
 from ._report import (
+    Action,
     Collateral,
     Evidence,
     Ignored,
@@ -69,6 +70,7 @@ def parse_time(text: str) -> int:
 
 
 __all__ = [
+    "Action",
     "BufferTooSmallError",
     "BusyError",
     "CancelledError",
