@@ -484,3 +484,25 @@ func TestIncidentIdentity(t *testing.T) {
 		t.Errorf("two incidents of one report share id %s", idA)
 	}
 }
+
+// The record carries the incident's recommended action.
+func TestRecordCarriesTheAction(t *testing.T) {
+	inc := &faultline.Incident{ID: "inc-000000000001", Rule: "xid-79-fallen-off-bus"}
+	inc.Action = faultline.Action{Kind: faultline.ActionRestartExcluding, ExcludeHosts: []string{"node017"},
+		ExcludeGPUs: []string{"0000:3b:00.0"}, Reason: "xid-79-fallen-off-bus on node017: the GPU is gone.", SetBy: "xid-79-fallen-off-bus"}
+	lr := plog.NewLogRecord()
+	fillRecord(lr, inc, inc.ID, 1, true, time.Now())
+	a := lr.Attributes()
+	get := func(k string) string {
+		v, ok := a.Get(k)
+		if !ok {
+			return "<absent>"
+		}
+		return v.AsString()
+	}
+	if get(attrActionKind) != "restart_excluding" || get(attrActionExcludeHosts) != `["node017"]` ||
+		get(attrActionExcludeGPUs) != `["0000:3b:00.0"]` || get(attrActionSetBy) != "xid-79-fallen-off-bus" ||
+		get(attrActionReason) != inc.Action.Reason || get(attrActionMissingFact) != "<absent>" || get(attrID) != inc.ID {
+		t.Errorf("attributes %v", a.AsRaw())
+	}
+}
