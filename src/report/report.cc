@@ -587,6 +587,20 @@ std::string RuleJson(const Ruleset& rs, size_t i) {
   str("missing_fact", r->missing_fact());
   out += ",\"weight\":";
   AppendNumber(out, r->weight());
+  if (const fb::ActionDecl* a = r->action()) {
+    out += ",\"action\":{\"default\":";
+    AppendJsonString(out, ActionDefaultName(a->default_kind()));
+    auto opt = [&](const char* k, const char* v) {
+      if (!*v) return;
+      out += StrCat(",\"", k, "\":");
+      AppendJsonString(out, v);
+    };
+    opt("drain", DrainName(a->drain()));
+    opt("stop_on_recurrence", RecurrenceScopeName(a->stop_on_recurrence()));
+    opt("drain_on_recurrence", DrainName(a->drain_on_recurrence()));
+    str("why", a->why());
+    out += '}';
+  }
   out += ",\"signals\":[";
   for (flatbuffers::uoffset_t k = 0; r->signals() && k < r->signals()->size(); ++k) {
     const fb::Signal* s = r->signals()->Get(k);
@@ -675,6 +689,17 @@ std::string RuleText(const Ruleset& rs, size_t i) {
     }
   }
   list("How to confirm", r->confirm());
+  if (const fb::ActionDecl* a = r->action()) {
+    out += StrCat("\nAction\n  ", ActionDefaultName(a->default_kind()));
+    if (*DrainName(a->drain())) out += StrCat(" (drain the ", DrainName(a->drain()), ")");
+    if (*RecurrenceScopeName(a->stop_on_recurrence())) {
+      out += StrCat("; stop when it recurs (", RecurrenceScopeName(a->stop_on_recurrence()), ")");
+    }
+    if (*DrainName(a->drain_on_recurrence())) {
+      out += StrCat("; drain the ", DrainName(a->drain_on_recurrence()), " when it recurs there");
+    }
+    out += StrCat(": ", Str(a->why()), "\n");
+  }
   out += StrCat("\nFix\n  ", Str(r->fix()), "\n");
   out += StrCat("\nVerify\n  ", Str(r->verify()), "\n");
   list("Prevention", r->prevention());

@@ -174,38 +174,27 @@ absl::StatusOr<fb::Role> ParseRole(std::string_view s) {
       "must be one of initiating, symptom, context, progress, metric");
 }
 
-// A name of the rule source and its enum value, for the action's fields.
-template <typename E>
-struct Named {
-  std::string_view name;
-  E value;
-};
-
+// One of an enum's values by its rule source name (`name` of each value).
 template <typename E, size_t N>
-absl::Status ParseNamed(const Ctx& ctx, element e, std::string_view field, const Named<E> (&names)[N],
-                        E* out) {
+absl::Status ParseNamed(const Ctx& ctx, element e, std::string_view field, const E (&values)[N],
+                        const char* (*name)(E), E* out) {
   FL_ASSIGN_OR_RETURN(std::string s, GetString(ctx, e, field));
   std::vector<std::string_view> known;
-  for (const auto& n : names) {
-    if (s == n.name) {
-      *out = n.value;
+  for (E v : values) {
+    if (s == name(v)) {
+      *out = v;
       return absl::OkStatus();
     }
-    known.push_back(n.name);
+    known.push_back(name(v));
   }
   return ctx.Error(field, StrCat("unknown value '", s, "' (one of ", StrJoin(known, ", "), ")"));
 }
 
-constexpr Named<fb::ActionDefault> kActionDefaults[] = {
-    {"restart", fb::ActionDefault::Restart},
-    {"restart_excluding", fb::ActionDefault::RestartExcluding},
-    {"stop", fb::ActionDefault::Stop},
-    {"unknown", fb::ActionDefault::Unknown}};
-constexpr Named<fb::Drain> kDrains[] = {{"host", fb::Drain::Host}, {"gpu", fb::Drain::Gpu}};
-constexpr Named<fb::RecurrenceScope> kRecurrenceScopes[] = {
-    {"same_step", fb::RecurrenceScope::SameStep},
-    {"same_host", fb::RecurrenceScope::SameHost},
-    {"any", fb::RecurrenceScope::Any}};
+constexpr fb::ActionDefault kActionDefaults[] = {fb::ActionDefault::Restart, fb::ActionDefault::RestartExcluding,
+                                                 fb::ActionDefault::Stop, fb::ActionDefault::Unknown};
+constexpr fb::Drain kDrains[] = {fb::Drain::Host, fb::Drain::Gpu};
+constexpr fb::RecurrenceScope kRecurrenceScopes[] = {
+    fb::RecurrenceScope::SameStep, fb::RecurrenceScope::SameHost, fb::RecurrenceScope::Any};
 
 // Source model, kept as plain structs until everything validated.
 struct SignalSrc {
@@ -342,18 +331,18 @@ absl::Status ParseAction(const Ctx& ctx, element e, ActionSrc& a) {
   FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, "action", {"default", "why"},
                                {"drain", "stop_on_recurrence", "drain_on_recurrence"}));
   a.present = true;
-  FL_RETURN_IF_ERROR(ParseNamed(ctx, obj["default"], "action.default", kActionDefaults, &a.kind));
+  FL_RETURN_IF_ERROR(ParseNamed(ctx, obj["default"], "action.default", kActionDefaults, ActionDefaultName, &a.kind));
   FL_ASSIGN_OR_RETURN(a.why, GetString(ctx, obj["why"], "action.why"));
   element v;
   if (!obj.at_key("drain").get(v)) {
-    FL_RETURN_IF_ERROR(ParseNamed(ctx, v, "action.drain", kDrains, &a.drain));
+    FL_RETURN_IF_ERROR(ParseNamed(ctx, v, "action.drain", kDrains, DrainName, &a.drain));
   }
   if (!obj.at_key("stop_on_recurrence").get(v)) {
     FL_RETURN_IF_ERROR(ParseNamed(ctx, v, "action.stop_on_recurrence", kRecurrenceScopes,
-                                  &a.stop_on_recurrence));
+                                  RecurrenceScopeName, &a.stop_on_recurrence));
   }
   if (!obj.at_key("drain_on_recurrence").get(v)) {
-    FL_RETURN_IF_ERROR(ParseNamed(ctx, v, "action.drain_on_recurrence", kDrains, &a.drain_on_recurrence));
+    FL_RETURN_IF_ERROR(ParseNamed(ctx, v, "action.drain_on_recurrence", kDrains, DrainName, &a.drain_on_recurrence));
   }
   const bool excluding = a.kind == fb::ActionDefault::RestartExcluding;
   if (excluding && a.drain == fb::Drain::None) {

@@ -56,3 +56,11 @@ def test_watch_events_carry_the_action_and_the_reports_id(faultline_bin):
     assert ev["id"] == report_inc["id"] == final["incident_ids"][0]
     assert ev["action"] == report_inc["action"]
     assert ev["action"]["kind"] == "restart_excluding"
+
+
+def test_rules_show_gives_the_declared_action(faultline_bin):
+    rule = json.loads(run(faultline_bin, "rules", "show", "cuda-oom", "--json").stdout)
+    assert rule["action"]["default"] == "restart" and rule["action"]["stop_on_recurrence"] == "same_step"
+    assert rule["action"]["why"]
+    text = run(faultline_bin, "rules", "show", "xid-79-fallen-off-bus").stdout.decode()
+    assert "\nAction\n  restart_excluding (drain the host): " in text
