@@ -409,7 +409,7 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   std::string out;
   // The version of schema/report.schema.json this report follows ("x-schema-version"
   // there); tests/cli checks that the two agree.
-  out += "{\"schema_version\":\"1.3\",\"faultline_version\":";
+  out += "{\"schema_version\":\"1.4\",\"faultline_version\":";
   AppendJsonString(out, kVersionString);
   out += ",\"ruleset\":{\"name\":";
   AppendJsonString(out, rs.name());
