@@ -126,6 +126,9 @@ type ClockOffset struct {
 // Incident is one diagnosed failure: the initiating event, its collateral,
 // and what to do about it.
 type Incident struct {
+	// ID is stable across re-diagnoses of the same logs as they grow
+	// ("inc-" and 12 hex digits): what faultline watch prints.
+	ID           string       `json:"id"`
 	Rule         string       `json:"rule"`
 	Reference    string       `json:"reference"`
 	Title        string       `json:"title"`
@@ -143,6 +146,7 @@ type Incident struct {
 	// FlightRecorder lists the Flight Recorder findings the incident rests
 	// on or that agree with it, its suspects' first.
 	FlightRecorder []FlightRecorderFinding `json:"flight_recorder,omitempty"`
+	Action         Action                  `json:"action"`
 }
 
 // FlightRecorder is the report's flight_recorder section: the dumps read,
@@ -205,6 +209,27 @@ type FlightRecorderFinding struct {
 	Op     string `json:"op"`
 	Detail string `json:"detail"`
 	Source string `json:"source"` // the rank's dump; "" for no-dump
+}
+
+// Action kinds (Action.Kind).
+const (
+	ActionRestart          = "restart"
+	ActionRestartExcluding = "restart_excluding"
+	ActionStop             = "stop"
+	ActionUnknown          = "unknown"
+)
+
+// Action is what a platform should do about an incident: restart, restart
+// without ExcludeHosts and ExcludeGPUs, stop, or unknown (MissingFact says
+// what would settle it). Reason gives the facts; SetBy names what made the
+// call: the rule id, "recurrence" or "retry-policy".
+type Action struct {
+	Kind         string   `json:"kind"`
+	ExcludeHosts []string `json:"exclude_hosts"`
+	ExcludeGPUs  []string `json:"exclude_gpus"`
+	Reason       string   `json:"reason"`
+	SetBy        string   `json:"set_by"`
+	MissingFact  string   `json:"missing_fact,omitempty"`
 }
 
 // Initiating is where an incident started.
@@ -320,7 +345,8 @@ func newReport(r *C.fl_report) (*Report, error) {
 // applies.
 // ChangeKey changes when the incident changes in a way worth reporting
 // again to someone following a live job: its attribution, confidence,
-// initiating evidence, collateral or missing facts. Equal keys: nothing new.
+// initiating evidence, collateral, missing facts or action. Equal keys:
+// nothing new. (ID names the incident; ChangeKey tells its versions apart.)
 func (inc *Incident) ChangeKey() string {
 	in := inc.Initiating
 	var b strings.Builder
@@ -328,6 +354,8 @@ func (inc *Incident) ChangeKey() string {
 	for _, c := range inc.Collateral {
 		fmt.Fprintf(&b, "|%s:%d:%d", c.Rule, c.Count, len(c.Ranks))
 	}
+	a := inc.Action
+	fmt.Fprintf(&b, "|%s:%s:%s", a.Kind, strings.Join(a.ExcludeHosts, ","), strings.Join(a.ExcludeGPUs, ","))
 	return b.String()
 }
 

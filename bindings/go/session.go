@@ -81,6 +81,16 @@ type Options struct {
 	// TimeBudget is the wall clock allowed for reading, from the session's
 	// creation (default: none). Negative is ErrInvalidArg.
 	TimeBudget time.Duration
+
+	// Retry policy; 0 is the library's default. An incident's restart
+	// becomes a stop (Incident.Action) once earlier attempts of the job
+	// within RestartWindow (default 24 h) were ended by the same rule
+	// MaxRestartsPerRule times (default 3) or failed on its host
+	// MaxRestartsPerHost times (default 3). A negative RestartWindow is
+	// ErrInvalidArg.
+	MaxRestartsPerRule uint32
+	MaxRestartsPerHost uint32
+	RestartWindow      time.Duration
 }
 
 // Session scans sources into evidence and finishes into a Report. Add
@@ -152,6 +162,12 @@ func (opts *Options) toC() (*cOptions, error) {
 	o.co.max_source_bytes = C.uint64_t(opts.MaxSourceBytes)
 	o.co.max_decompressed_bytes = C.uint64_t(opts.MaxDecompressedBytes)
 	o.co.time_budget_s = C.double(opts.TimeBudget.Seconds())
+	if opts.RestartWindow < 0 {
+		return nil, &Error{Code: StatusInvalidArg, Msg: fmt.Sprintf("RestartWindow %v is negative", opts.RestartWindow)}
+	}
+	o.co.max_restarts_per_rule = C.uint32_t(opts.MaxRestartsPerRule)
+	o.co.max_restarts_per_host = C.uint32_t(opts.MaxRestartsPerHost)
+	o.co.restart_window_s = C.double(opts.RestartWindow.Seconds())
 	if !opts.JobStart.IsZero() {
 		o.co.job_start_us = C.int64_t(opts.JobStart.UnixMicro())
 	}

@@ -18,10 +18,10 @@
 // and ranks from them (node017/dmesg.log, node018/rank-3.log) as it would
 // for files.
 //
-// The incident id is stable across snapshots: a new incident is named after
-// its rule and first initiating line (file and text; its suspect when it was
-// inferred), and a later one of the same rule that shares an initiating line
-// with it keeps that name.
+// The incident id is stable across snapshots: a new incident takes the
+// library's id (Incident.ID: its reference and first initiating line, or its
+// suspect when it was inferred), and a later one of the same rule that
+// shares an initiating line with it keeps that name.
 //
 // Why snapshots over a window rather than one endless session: a diagnosis
 // needs the symptoms' context (the Xid half an hour before the timeouts),
@@ -297,14 +297,11 @@ func (a *agent) identify(inc *faultline.Incident, lines []uint64, claimed map[st
 	if best != "" {
 		return best
 	}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\x00%d", inc.Rule, lines[0])
-	for n := uint64(0); ; n++ {
-		id := fmt.Sprintf("%016x", h.Sum64()+n)
-		if !claimed[id] {
-			return id
-		}
+	id := inc.ID // the library's id: its reference and first initiating line
+	for n := 2; claimed[id]; n++ {
+		id = fmt.Sprintf("%s-%d", inc.ID, n)
 	}
+	return id
 }
 
 func (a *agent) emit(kind string, fields map[string]any) {

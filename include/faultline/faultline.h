@@ -320,12 +320,22 @@ typedef struct fl_session_options {
   double time_budget_s;            /* wall clock for reading, from
                                       fl_session_new; 0: none. Negative, NaN
                                       or infinite: FL_ERR_INVALID_ARG */
+  /* Retry policy (added in 0.4; a caller's struct that ends before it gets
+   * the defaults): an incident's restart becomes a stop once the earlier
+   * attempts of the job that ended within restart_window_s before it were
+   * ended by the same rule max_restarts_per_rule times, or failed on its
+   * host max_restarts_per_host times (a restart that drains the host is not
+   * counted against it). The report's incidents[].action says so. */
+  uint32_t max_restarts_per_rule;  /* 0: the default, 3 */
+  uint32_t max_restarts_per_host;  /* 0: the default, 3 */
+  double restart_window_s;         /* 0: the default, 86400 (24 h). Negative,
+                                      NaN or infinite: FL_ERR_INVALID_ARG */
 } fl_session_options;
 
 #define FL_SESSION_OPTIONS_INIT                                            \
   {                                                                        \
     sizeof(fl_session_options), 0, FL_TIME_UNSET, FL_TIME_UNSET, NULL, 0,  \
-        NULL, NULL, NULL, NULL, NULL, 0, 0, 0                              \
+        NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0                     \
   }
 
 /* Sets the first `size` bytes of *opts to the defaults, with opts->size =
@@ -662,6 +672,50 @@ FL_API size_t fl_report_ignored_count(const fl_report *r);
  * small). @since 0.3 */
 FL_API fl_status fl_report_ignored(const fl_report *r, size_t i,
                                    fl_ignored_view *out);
+
+/* The stable id of incident i (the report's incidents[i].id, "inc-" and 12
+ * hex digits): the same in every re-diagnosis of the same logs as they
+ * grow. Borrowed until fl_report_free(); NULL when out of range.
+ * @since 0.4 */
+FL_API const char *fl_report_incident_id(const fl_report *r, size_t i);
+
+#define FL_INCIDENT_ID_SIZE 20 /* bytes of an id with its NUL, rounded up */
+
+/* The id fl_report_incident_id gives an incident whose first initiating
+ * line is line `line` of `source` (host and rank ignored), or, with source
+ * NULL, an inferred incident with no line of its own, by its suspect (host
+ * NULL when unknown, rank -1). For a caller that numbers a stream's lines
+ * across sessions itself (faultline watch). `reference` is the incident's
+ * reference title. Writes the NUL-terminated id to out.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL reference or out). @since 0.4 */
+FL_API fl_status fl_incident_id(const char *reference, const char *source,
+                                uint64_t line, const char *host, int64_t rank,
+                                char *out /* FL_INCIDENT_ID_SIZE bytes */);
+
+/* What a platform should do about an incident (the report's
+ * incidents[i].action). Pointers borrowed until fl_report_free().
+ * Size-versioned: set size first. */
+typedef struct fl_action_view {
+  uint32_t size;                    /* sizeof(fl_action_view) */
+  const char *kind;                 /* "restart", "restart_excluding", "stop",
+                                       "unknown" */
+  const char *const *exclude_hosts; /* exclude_host_count hosts to drain */
+  size_t exclude_host_count;
+  const char *const *exclude_gpus;  /* exclude_gpu_count GPUs to drain: PCI
+                                       bus ids, or host:index */
+  size_t exclude_gpu_count;
+  const char *reason;               /* one sentence with the facts */
+  const char *set_by;               /* the rule id, "recurrence",
+                                       "retry-policy" */
+  const char *missing_fact;         /* kind "unknown": what would settle it;
+                                       NULL otherwise */
+} fl_action_view;
+
+/* Fills *out with the action of incident i.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
+ * small). @since 0.4 */
+FL_API fl_status fl_report_incident_action(const fl_report *r, size_t i,
+                                           fl_action_view *out);
 
 /* The job window the diagnosis used (given in the options or derived from
  * the logs); FL_TIME_UNSET for an end that is unknown.

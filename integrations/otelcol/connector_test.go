@@ -452,13 +452,15 @@ func TestIncidentIdentity(t *testing.T) {
 	ev := func(src, text string) faultline.Evidence { return faultline.Evidence{Source: src, Text: text} }
 	xid := ev("node017/kern.log", "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.")
 	cuda := ev("node017/rank-2.log", "CUDA error: unspecified launch failure")
+	// The library names an incident by its reference and first line; here
+	// by the rule and the first line's text.
 	inc := func(rule string, rank faultline.Rank, evs ...faultline.Evidence) *faultline.Incident {
-		return &faultline.Incident{Rule: rule, Initiating: faultline.Initiating{Rank: rank, Evidence: evs}}
+		return &faultline.Incident{ID: rule + "|" + evs[0].Text, Rule: rule, Initiating: faultline.Initiating{Rank: rank, Evidence: evs}}
 	}
 	known := map[string]incidentState{}
 	remember := func(i *faultline.Incident) string {
 		lines := initiatingLines(i)
-		id := identify("job", i, lines, known, map[string]incidentState{})
+		id := identify(i, lines, known, map[string]incidentState{})
 		known[id] = incidentState{rule: i.Rule, lines: lines}
 		return id
 	}
@@ -476,9 +478,31 @@ func TestIncidentIdentity(t *testing.T) {
 	// Two incidents of one report never share an id.
 	claimed := map[string]incidentState{}
 	a := inc("xid-79-fallen-off-bus", 2, xid)
-	idA := identify("job", a, initiatingLines(a), known, claimed)
+	idA := identify(a, initiatingLines(a), known, claimed)
 	claimed[idA] = incidentState{}
-	if idB := identify("job", a, initiatingLines(a), known, claimed); idB == idA {
+	if idB := identify(a, initiatingLines(a), known, claimed); idB == idA {
 		t.Errorf("two incidents of one report share id %s", idA)
+	}
+}
+
+// The record carries the incident's recommended action.
+func TestRecordCarriesTheAction(t *testing.T) {
+	inc := &faultline.Incident{ID: "inc-000000000001", Rule: "xid-79-fallen-off-bus"}
+	inc.Action = faultline.Action{Kind: faultline.ActionRestartExcluding, ExcludeHosts: []string{"node017"},
+		ExcludeGPUs: []string{"0000:3b:00.0"}, Reason: "xid-79-fallen-off-bus on node017: the GPU is gone.", SetBy: "xid-79-fallen-off-bus"}
+	lr := plog.NewLogRecord()
+	fillRecord(lr, inc, inc.ID, 1, true, time.Now())
+	a := lr.Attributes()
+	get := func(k string) string {
+		v, ok := a.Get(k)
+		if !ok {
+			return "<absent>"
+		}
+		return v.AsString()
+	}
+	if get(attrActionKind) != "restart_excluding" || get(attrActionExcludeHosts) != `["node017"]` ||
+		get(attrActionExcludeGPUs) != `["0000:3b:00.0"]` || get(attrActionSetBy) != "xid-79-fallen-off-bus" ||
+		get(attrActionReason) != inc.Action.Reason || get(attrActionMissingFact) != "<absent>" || get(attrID) != inc.ID {
+		t.Errorf("attributes %v", a.AsRaw())
 	}
 }

@@ -51,7 +51,7 @@ func (c *core) diagnoseLocked(ctx context.Context, j *job, now time.Time) error 
 	for i := range rep.Incidents {
 		inc := &rep.Incidents[i]
 		lines := initiatingLines(inc)
-		id := identify(j.key, inc, lines, j.incidents, latest)
+		id := identify(inc, lines, j.incidents, latest)
 		sig := inc.ChangeKey()
 		prev, known := j.incidents[id]
 		st := incidentState{rule: inc.Rule, lines: lines, signature: sig, revision: prev.revision}
@@ -122,9 +122,9 @@ func initiatingLines(inc *faultline.Incident) []uint64 {
 // one may come first), its rank once the rank's NCCL init lines arrive, its
 // collateral. An incident continues a remembered one (not already claimed
 // in this round) with the same rule and an initiating line in common;
-// otherwise it is new, named by the job, the rule and its first initiating
-// line.
-func identify(jobKey string, inc *faultline.Incident, lines []uint64, known, claimed map[string]incidentState) string {
+// otherwise it is new and takes the library's id (Incident.ID), within the
+// job (the record's faultline.job).
+func identify(inc *faultline.Incident, lines []uint64, known, claimed map[string]incidentState) string {
 	best := ""
 	for id, st := range known {
 		if st.rule != inc.Rule || (best != "" && id > best) {
@@ -140,14 +140,12 @@ func identify(jobKey string, inc *faultline.Incident, lines []uint64, known, cla
 	if best != "" {
 		return best
 	}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%s\x00%s\x00%d", jobKey, inc.Rule, lines[0])
-	id := fmt.Sprintf("%016x", h.Sum64())
-	for n := 1; ; n++ { // the same first line twice in one report
+	id := inc.ID // the library's id: its reference and first initiating line
+	for n := 2; ; n++ { // the same first line twice in one report
 		if _, taken := claimed[id]; !taken {
 			return id
 		}
-		id = fmt.Sprintf("%016x", h.Sum64()+uint64(n))
+		id = fmt.Sprintf("%s-%d", inc.ID, n)
 	}
 }
 
@@ -222,6 +220,13 @@ const (
 	attrFix        = "faultline.fix"
 	attrVerify     = "faultline.verify"
 	attrMissing    = "faultline.missing_facts"
+
+	attrActionKind         = "faultline.action.kind"
+	attrActionExcludeHosts = "faultline.action.exclude_hosts"
+	attrActionExcludeGPUs  = "faultline.action.exclude_gpus"
+	attrActionReason       = "faultline.action.reason"
+	attrActionSetBy        = "faultline.action.set_by"
+	attrActionMissingFact  = "faultline.action.missing_fact"
 )
 
 // maxEvidenceLines bounds the evidence lines carried on one record.
@@ -279,5 +284,28 @@ func fillRecord(lr plog.LogRecord, inc *faultline.Incident, id string, revision 
 		for _, m := range inc.MissingFacts {
 			mf.AppendEmpty().SetStr(m)
 		}
+	}
+	putAction(a, inc.Action)
+}
+
+// putAction sets the incident's recommended action on the record.
+func putAction(a pcommon.Map, act faultline.Action) {
+	if act.Kind == "" {
+		return
+	}
+	a.PutStr(attrActionKind, act.Kind)
+	for key, list := range map[string][]string{attrActionExcludeHosts: act.ExcludeHosts, attrActionExcludeGPUs: act.ExcludeGPUs} {
+		if len(list) == 0 {
+			continue
+		}
+		s := a.PutEmptySlice(key)
+		for _, v := range list {
+			s.AppendEmpty().SetStr(v)
+		}
+	}
+	a.PutStr(attrActionReason, act.Reason)
+	a.PutStr(attrActionSetBy, act.SetBy)
+	if act.MissingFact != "" {
+		a.PutStr(attrActionMissingFact, act.MissingFact)
 	}
 }

@@ -69,6 +69,12 @@ struct fl_report {
   };
   std::vector<std::vector<CollateralViews>> collateral_views;  // [incident][cluster]
   std::vector<SampleView> ignored_views;
+  // What fl_report_incident_id and fl_report_incident_action point into.
+  struct ActionViews {
+    std::string id;
+    std::vector<const char*> hosts, gpus;
+  };
+  std::vector<ActionViews> action_views;  // [incident]
 };
 
 struct fl_session {
@@ -230,6 +236,20 @@ fl_status FillSized(const T& full, T* out, uint32_t min_size) {
   return FL_OK;
 }
 
+// The options' retry policy; zero fields keep the defaults.
+fl_status ReadRetryPolicy(const fl_session_options& o, faultline::RetryPolicy* p, fl_error** err) {
+  constexpr double kMaxWindowS = 1e9;
+  if (!std::isfinite(o.restart_window_s) || o.restart_window_s < 0 || o.restart_window_s > kMaxWindowS) {
+    return SetError(err, FL_ERR_INVALID_ARG,
+                    StrCat("restart_window_s is ", o.restart_window_s,
+                           ": not a finite, non-negative number of seconds up to ", kMaxWindowS));
+  }
+  if (o.max_restarts_per_rule > 0) p->max_restarts_per_rule = o.max_restarts_per_rule;
+  if (o.max_restarts_per_host > 0) p->max_restarts_per_host = o.max_restarts_per_host;
+  if (o.restart_window_s > 0) p->window_us = static_cast<int64_t>(o.restart_window_s * 1e6);
+  return FL_OK;
+}
+
 // Reads a caller's options struct (possibly older and shorter) into the
 // full struct and the correlator's options.
 fl_status ReadOptions(const fl_session_options* opts, fl_session_options* o,
@@ -264,7 +284,7 @@ fl_status ReadOptions(const fl_session_options* opts, fl_session_options* o,
     return SetError(err, FL_ERR_INVALID_ARG,
                     StrCat("time_budget_s is ", o->time_budget_s, ": not a finite, non-negative number of seconds"));
   }
-  return FL_OK;
+  return ReadRetryPolicy(*o, &copts->retry, err);
 }
 
 std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset> rs, faultline::ScanResult scan,
@@ -302,6 +322,14 @@ std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset>
       for (const auto& h : clusters[k].hosts) cv.hosts.push_back(h.c_str());
       fill_sample(cv.sample, clusters[k].sample);
     }
+  }
+  r->action_views.resize(r->diag.incidents.size());
+  for (size_t i = 0; i < r->diag.incidents.size(); ++i) {
+    const faultline::Incident& inc = r->diag.incidents[i];
+    auto& av = r->action_views[i];
+    av.id = faultline::IncidentId(*r->rs, r->scan, inc);
+    for (const auto& h : inc.action.exclude_hosts) av.hosts.push_back(h.c_str());
+    for (const auto& g : inc.action.exclude_gpus) av.gpus.push_back(g.c_str());
   }
   r->ignored_views.resize(r->diag.ignored.size());
   for (size_t i = 0; i < r->diag.ignored.size(); ++i) fill_sample(r->ignored_views[i], r->diag.ignored[i].sample);
@@ -902,6 +930,37 @@ FL_API fl_status fl_report_incident_collateral(const fl_report* r, size_t i, siz
   v.last_time_us = c.last_time_us == faultline::kNoTime ? FL_TIME_UNSET : c.last_time_us;
   v.sample = cv.sample.view;
   return FillSized(v, out, FL_MIN_SIZE(fl_collateral_view, rule));
+}
+
+FL_API const char* fl_report_incident_id(const fl_report* r, size_t i) {
+  if (!r || i >= r->action_views.size()) return nullptr;
+  return r->action_views[i].id.c_str();
+}
+
+FL_API fl_status fl_incident_id(const char* reference, const char* source, uint64_t line, const char* host,
+                                int64_t rank, char* out) {
+  if (!reference || !out) return FL_ERR_INVALID_ARG;
+  std::string id = faultline::IncidentIdFor(reference, source ? source : "", line, host ? host : "", rank,
+                                            source == nullptr);
+  std::snprintf(out, FL_INCIDENT_ID_SIZE, "%s", id.c_str());
+  return FL_OK;
+}
+
+FL_API fl_status fl_report_incident_action(const fl_report* r, size_t i, fl_action_view* out) {
+  if (!r || i >= r->diag.incidents.size()) return FL_ERR_INVALID_ARG;
+  const faultline::Action& a = r->diag.incidents[i].action;
+  const fl_report::ActionViews& av = r->action_views[i];
+  fl_action_view v;
+  v.size = sizeof v;
+  v.kind = faultline::ActionKindName(a.kind);
+  v.exclude_hosts = av.hosts.data();
+  v.exclude_host_count = av.hosts.size();
+  v.exclude_gpus = av.gpus.data();
+  v.exclude_gpu_count = av.gpus.size();
+  v.reason = a.reason.c_str();
+  v.set_by = a.set_by.c_str();
+  v.missing_fact = a.kind == faultline::ActionKind::kUnknown ? a.missing_fact.c_str() : nullptr;
+  return FillSized(v, out, FL_MIN_SIZE(fl_action_view, kind));
 }
 
 FL_API size_t fl_report_ignored_count(const fl_report* r) { return r ? r->diag.ignored.size() : 0; }

@@ -82,6 +82,14 @@ constexpr Option kMaxDecompressedBytesOption{"max-decompressed-bytes", 0, "N",
 constexpr Option kTimeBudgetOption{"time-budget", 0, "SECONDS",
     "stop reading inputs after SECONDS of wall clock; what was not read is an input error"};
 
+// The retry policy (fl_session_options; docs/cli.md, "Actions").
+constexpr Option kMaxRestartsPerRuleOption{"max-restarts-per-rule", 0, "N",
+    "restarts one root cause (rule) may use within --restart-window before its action is stop (default 3)"};
+constexpr Option kMaxRestartsPerHostOption{"max-restarts-per-host", 0, "N",
+    "restarts after failures on one host within --restart-window before its action is stop (default 3)"};
+constexpr Option kRestartWindowOption{"restart-window", 0, "DURATION",
+    "how far back earlier attempts count against the restart limits, 1s to 10000h (default 24h; s, m, h)"};
+
 constexpr Option kDiagnoseOptions[] = {
     {"json", 0, nullptr, "print the report as JSON (schema/report.schema.json) instead of text"},
     kRulesOption,
@@ -94,6 +102,9 @@ constexpr Option kDiagnoseOptions[] = {
     kMaxSourceBytesOption,
     kMaxDecompressedBytesOption,
     kTimeBudgetOption,
+    kMaxRestartsPerRuleOption,
+    kMaxRestartsPerHostOption,
+    kRestartWindowOption,
     {"output", 'o', "FILE", "write the report to FILE instead of standard output"},
     {"html", 0, "FILE",
      "also write the report as one self-contained HTML page to FILE ('-': standard output, "
@@ -135,6 +146,9 @@ constexpr Option kWatchOptions[] = {
     {"job-end", 0, "TIME", "job end, RFC 3339 or epoch seconds (default: derived from the logs)"},
     kClockOffsetOption,
     kTzOption,
+    kMaxRestartsPerRuleOption,
+    kMaxRestartsPerHostOption,
+    kRestartWindowOption,
     {"exit-code", 0, nullptr, "exit 3 when an incident formed, 0 when none (2 still wins)"},
     kHelpOption,
 };
@@ -279,6 +293,9 @@ struct Args {
   uint64_t max_source_bytes = 0;        // 0: no limit
   uint64_t max_decompressed_bytes = 0;  // 0: the library's default
   double time_budget_s = 0;             // 0: none
+  uint32_t max_restarts_per_rule = 0;   // 0: the library's default
+  uint32_t max_restarts_per_host = 0;
+  double restart_window_s = 0;
   std::vector<const char*> positional;
 };
 
@@ -331,6 +348,14 @@ int Apply(const Command& c, const Option& o, const std::string& as, const char* 
   } else if (name == "time-budget") {
     if (!faultline::cli::ParseSeconds(v, &a.time_budget_s)) {
       return CommandUsage(c, as + " takes a number of seconds above 0, e.g. 30 or 0.5");
+    }
+  } else if (name == "max-restarts-per-rule" || name == "max-restarts-per-host") {
+    if (!number(1, 1000000)) return kExitUsage;
+    (name == "max-restarts-per-rule" ? a.max_restarts_per_rule : a.max_restarts_per_host) =
+        static_cast<uint32_t>(n);
+  } else if (name == "restart-window") {
+    if (!faultline::cli::ParseDuration(v, 1, 36'000'000, &a.restart_window_s)) {
+      return CommandUsage(c, as + " takes a duration from 1s to 10000h, e.g. 24h, 90m");
     }
   } else if (name == "output") {
     a.out = v;
@@ -462,6 +487,12 @@ int Progress(void*, uint64_t done, uint64_t total) {
   return 0;
 }
 
+void SetRetryPolicy(const Args& a, fl_session_options& o) {
+  o.max_restarts_per_rule = a.max_restarts_per_rule;
+  o.max_restarts_per_host = a.max_restarts_per_host;
+  o.restart_window_s = a.restart_window_s;
+}
+
 // Runs a session over the paths; returns the report (or nullptr) and sets
 // *input_errors when some source could not be read.
 fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
@@ -480,6 +511,7 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
   opts.max_source_bytes = a.max_source_bytes;
   opts.max_decompressed_bytes = a.max_decompressed_bytes;
   opts.time_budget_s = a.time_budget_s;
+  SetRetryPolicy(a, opts);
   bool tty = isatty(2);
   if (tty) opts.on_progress = Progress;
   fl_session* s = nullptr;
@@ -660,6 +692,7 @@ int CmdWatch(int argc, char** argv) {
   w.session.clock_offsets = offsets.data();
   w.session.clock_offset_count = offsets.size();
   w.session.tz = a.tz;
+  SetRetryPolicy(a, w.session);
   // A zone or offset the library refuses is a usage error before any input.
   fl_session* probe = nullptr;
   fl_ruleset* rs = LoadRules(a.rules);

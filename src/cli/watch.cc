@@ -24,6 +24,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "util/json.h"
@@ -86,15 +87,6 @@ void AppendJsonStringOrNull(std::string& out, const char* s) {
   } else {
     out += "null";
   }
-}
-
-uint64_t Fnv1a(std::string_view s) {
-  uint64_t h = 1469598103934665603ull;
-  for (char c : s) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
-  return h;
 }
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -548,26 +540,50 @@ void Watcher::Feed(Job& j, Input& in, std::string_view lines) {
   Recycle(j);
 }
 
-// The incident's id: a hash of its reference and of where its first
-// initiating line is in the logical stream (source and line), the same in
-// every re-correlation and across the switch between sessions.
+// The incident's id (the report's incidents[].id) at its first initiating
+// line's place in the logical stream, the same in every re-correlation and
+// across the switch between sessions.
 std::string IncidentId(const fl_incident_view& v, const fl_evidence_view* ev, uint64_t line) {
-  std::string key = v.reference ? v.reference : "";
-  key += '\n';
-  if (ev) {
-    key += ev->source;
-    key += '\n';
-    key += std::to_string(line);
-  } else {
-    // Inferred, with no line of its own: its suspect stands for it.
-    key += "inferred\n";
-    key += v.host ? v.host : "";
-    key += '\n';
-    key += std::to_string(v.rank);
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "inc-%012" PRIx64, static_cast<uint64_t>(Fnv1a(key) & 0xffffffffffffull));
+  char buf[FL_INCIDENT_ID_SIZE];
+  if (fl_incident_id(v.reference, ev ? ev->source : nullptr, line, v.host, v.rank, buf) != FL_OK) return "";
   return buf;
+}
+
+// The action's NDJSON fields: ,"action":{...} as the report writes it.
+void AppendActionJson(std::string& out, const fl_action_view& a) {
+  out += ",\"action\":{\"kind\":";
+  AppendJsonString(out, a.kind);
+  for (auto [key, list, n] : {std::tuple{",\"exclude_hosts\":[", a.exclude_hosts, a.exclude_host_count},
+                              std::tuple{",\"exclude_gpus\":[", a.exclude_gpus, a.exclude_gpu_count}}) {
+    out += key;
+    for (size_t k = 0; k < n; ++k) {
+      if (k) out += ',';
+      AppendJsonString(out, list[k]);
+    }
+    out += ']';
+  }
+  out += ",\"reason\":";
+  AppendJsonString(out, a.reason);
+  out += ",\"set_by\":";
+  AppendJsonString(out, a.set_by);
+  if (a.missing_fact) {
+    out += ",\"missing_fact\":";
+    AppendJsonString(out, a.missing_fact);
+  }
+  out += '}';
+}
+
+// "restart without node017 (GPU 0000:3b:00.0)", as the text report says it.
+std::string ActionText(const fl_action_view& a) {
+  if (std::string_view(a.kind) != "restart_excluding") return a.kind;
+  std::string out = "restart without";
+  for (size_t k = 0; k < a.exclude_host_count; ++k) out += (k ? ", " : " ") + std::string(a.exclude_hosts[k]);
+  for (size_t k = 0; k < a.exclude_gpu_count; ++k) {
+    out += k ? ", " : (a.exclude_host_count ? " (GPU " : " GPU ");
+    out += a.exclude_gpus[k];
+  }
+  if (a.exclude_host_count && a.exclude_gpu_count) out += ')';
+  return out;
 }
 
 void Watcher::Correlate(Job& j, bool final) {
@@ -612,6 +628,9 @@ void Watcher::Correlate(Job& j, bool final) {
       clusters[k].size = sizeof clusters[k];
       if (fl_report_incident_collateral(r, i, k, &clusters[k]) == FL_OK) ranks += clusters[k].rank_count;
     }
+    fl_action_view action{};
+    action.size = sizeof action;
+    const bool has_action = fl_report_incident_action(r, i, &action) == FL_OK;
     const char* event = nullptr;
     std::vector<const char*> why;
     auto it = j.incidents.find(id);
@@ -705,6 +724,7 @@ void Watcher::Correlate(Job& j, bool final) {
       AppendJsonString(out, v.fix ? v.fix : "");
       out += ",\"verify\":";
       AppendJsonString(out, v.verify ? v.verify : "");
+      if (has_action) AppendActionJson(out, action);
       out += "}\n";
     } else {
       char head[160];
@@ -736,6 +756,7 @@ void Watcher::Correlate(Job& j, bool final) {
                std::to_string(c.rank_count) + " ranks\n";
       }
       if (v.fix && *v.fix) out += std::string("  fix: ") + v.fix + "\n";
+      if (has_action) out += "  action: " + ActionText(action) + " - " + action.reason + "\n";
     }
     Emit(out);
   }

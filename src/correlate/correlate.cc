@@ -74,6 +74,8 @@ constexpr void (*kPasses[])(CorrelationState&) = {
 Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts) {
   internal::CorrelationState st(rs, scan, opts);
   for (auto pass : internal::kPasses) pass(st);
+  // Last: the action reads the ranked incidents and the attempts.
+  DecideActions(rs, opts.retry, st.diag);
   return std::move(st.diag);
 }
 

@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 
+#include "correlate/action.h"
 #include "correlate/diagnosis.h"
 #include "evidence/evidence.h"
 #include "ruleset/ruleset.h"
@@ -31,6 +32,9 @@ struct CorrelateOptions {
   int64_t stale_tolerance_us = 7'200'000'000;
   // Evidence of one rule more than this apart starts a new cluster.
   int64_t cluster_gap_us = 3'600'000'000;  // 1 h
+  // Restarts the job may use before an incident's restart becomes a stop
+  // (action.h).
+  RetryPolicy retry;
 };
 
 // Evidence times in `scan` are adjusted in place to aligned time.

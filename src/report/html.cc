@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "correlate/action.h"
 #include "report/report.h"
 #include "timeparse/timeparse.h"
 #include "util/fl_status.h"
@@ -160,6 +161,8 @@ dl.who div{background:var(--bg);border:1px solid var(--line);border-radius:6px;p
 dl.who dt{font-size:11px;text-transform:uppercase;letter-spacing:.05em;color:var(--muted)}
 dl.who dd{margin:0;font-weight:600;overflow-wrap:anywhere}
 .why{margin:8px 0}
+.action{margin:8px 0;padding:6px 10px;border-left:4px solid #888}
+.action-stop{border-color:#c0392b}.action-restart_excluding{border-color:#d68910}.action-restart{border-color:#27ae60}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid var(--line)}
 th{font-size:11px;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);font-weight:600}
@@ -607,6 +610,7 @@ class Page {
   void IncidentCard(const Incident& inc, size_t index);
   void EvidenceTable(const std::vector<Evidence>& evs);
   void CollateralTable(const Incident& inc);
+  void ActionBlock(const Action& a);
   void TimelineSection();
   void IgnoredSection();
   void InputErrors();
@@ -736,6 +740,7 @@ void Page::IncidentCard(const Incident& inc, size_t index) {
                 inc.initiating.size() == 1 ? "" : "s", ")</h3>");
     EvidenceTable(inc.initiating);
   }
+  ActionBlock(inc.action);
   o += "<div class=\"fv\"><div><h3>Fix</h3><p>";
   AppendHtmlText(o, inc.fix.empty() ? std::string_view("\xE2\x80\x94") : inc.fix);
   o += "</p></div><div><h3>Verify</h3><pre>";
@@ -752,6 +757,23 @@ void Page::IncidentCard(const Incident& inc, size_t index) {
   }
   if (!inc.collateral.empty()) CollateralTable(inc);
   o += "</section>\n";
+}
+
+// The incident's recommended action: what, why, and what made the call.
+void Page::ActionBlock(const Action& a) {
+  std::string& o = out_;
+  o += StrCat("<p class=\"action action-", ActionKindName(a.kind), "\"><b>Action:</b> ");
+  AppendHtmlText(o, ActionSummary(a));
+  o += " &mdash; ";
+  AppendHtmlText(o, a.reason);
+  o += " <span class=\"mono\">(set by ";
+  AppendHtmlText(o, a.set_by);
+  o += ")</span>";
+  if (a.kind == ActionKind::kUnknown && !a.missing_fact.empty()) {
+    o += "<br><b>Missing:</b> ";
+    AppendHtmlText(o, a.missing_fact);
+  }
+  o += "</p>";
 }
 
 void Page::TimelineSection() {

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "correlate/action.h"
 #include "evidence/distinct.h"
+#include "ruleset/pattern_check.h"
 #include "util/fl_status.h"
 #include "util/strings.h"
 #include "util/utf8.h"
@@ -49,6 +51,44 @@ const char* RuleId(const Ruleset& rs, uint32_t rule) { return rs.rule(rule)->id(
 
 }  // namespace
 
+
+std::string IncidentIdFor(std::string_view reference, std::string_view source, uint64_t line,
+                          std::string_view host, int64_t rank, bool inferred) {
+  std::string key = StrCat(reference, "\n");
+  if (!inferred) {
+    StrAppend(&key, source, "\n", line);
+  } else {
+    StrAppend(&key, "inferred\n", host, "\n", rank);
+  }
+  // The offset basis `faultline watch` used before the id moved here: ids
+  // stay what they were.
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "inc-%012llx",
+                static_cast<unsigned long long>(Fnv1a64(key, kLegacyFnvOffset) & 0xffffffffffffull));
+  return buf;
+}
+
+std::string IncidentId(const Ruleset& rs, const ScanResult& scan, const Incident& inc) {
+  std::string_view reference = Str(rs.rule(inc.rule)->reference());
+  if (inc.initiating.empty()) return IncidentIdFor(reference, "", 0, inc.host, inc.rank, true);
+  const Evidence& ev = inc.initiating.front();
+  std::string_view source;
+  if (ev.source < scan.sources.size()) source = scan.sources[ev.source].name;
+  return IncidentIdFor(reference, source, ev.line, "", -1, false);
+}
+
+std::string ActionSummary(const Action& a) {
+  std::string out = ActionKindName(a.kind);
+  if (a.kind == ActionKind::kRestartExcluding) {
+    out = "restart without";
+    if (!a.exclude_hosts.empty()) StrAppend(&out, " ", StrJoin(a.exclude_hosts, ", "));
+    if (!a.exclude_gpus.empty()) {
+      StrAppend(&out, a.exclude_hosts.empty() ? " GPU " : " (GPU ", StrJoin(a.exclude_gpus, ", "),
+                a.exclude_hosts.empty() ? "" : ")");
+    }
+  }
+  return out;
+}
 
 std::string RankRanges(const std::vector<int64_t>& r) {
   std::string out;
@@ -245,9 +285,38 @@ void AppendCollateralJson(const Ruleset& rs, const ScanResult& scan, const Colla
   out += '}';
 }
 
+void AppendStringArray(std::string& out, const std::vector<std::string>& v) {
+  out += '[';
+  for (size_t k = 0; k < v.size(); ++k) {
+    if (k) out += ',';
+    AppendJsonString(out, v[k]);
+  }
+  out += ']';
+}
+
+void AppendActionJson(const Action& a, std::string& out) {
+  out += ",\"action\":{\"kind\":";
+  AppendJsonString(out, ActionKindName(a.kind));
+  out += ",\"exclude_hosts\":";
+  AppendStringArray(out, a.exclude_hosts);
+  out += ",\"exclude_gpus\":";
+  AppendStringArray(out, a.exclude_gpus);
+  out += ",\"reason\":";
+  AppendJsonString(out, a.reason);
+  out += ",\"set_by\":";
+  AppendJsonString(out, a.set_by);
+  if (a.kind == ActionKind::kUnknown) {
+    out += ",\"missing_fact\":";
+    AppendJsonString(out, a.missing_fact);
+  }
+  out += '}';
+}
+
 void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Incident& inc, std::string& out) {
   const fb::Rule* rule = rs.rule(inc.rule);
-  out += "{\"rule\":";
+  out += "{\"id\":";
+  AppendJsonString(out, IncidentId(rs, scan, inc));
+  out += ",\"rule\":";
   AppendJsonString(out, Str(rule->id()));
   out += ",\"reference\":";
   AppendJsonString(out, Str(rule->reference()));
@@ -300,6 +369,7 @@ void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Inciden
     out += ",\"flight_recorder\":";
     AppendFrFindingsJson(inc.flight_recorder, out);
   }
+  AppendActionJson(inc.action, out);
   out += ",\"timeline\":[";
   for (size_t k = 0; k < inc.timeline.size(); ++k) {
     if (k) out += ',';
@@ -345,7 +415,7 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   std::string out;
   // The version of schema/report.schema.json this report follows ("x-schema-version"
   // there); tests/cli checks that the two agree.
-  out += "{\"schema_version\":\"1.3\",\"faultline_version\":";
+  out += "{\"schema_version\":\"1.4\",\"faultline_version\":";
   AppendJsonString(out, kVersionString);
   out += ",\"ruleset\":{\"name\":";
   AppendJsonString(out, rs.name());
@@ -449,6 +519,7 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
                     EscapeControls(f.source.empty() ? "(no dump)" : f.source), ": ", f.detail, "\n");
     }
     for (const std::string& m : inc.missing_facts) out += StrCat("missing fact: ", m, "\n");
+    out += StrCat("action: ", ActionSummary(inc.action), " - ", inc.action.reason, "\n");
   }
   out += FlightRecorderText(scan, d);
   if (!d.ignored.empty()) {
@@ -528,6 +599,20 @@ std::string RuleJson(const Ruleset& rs, size_t i) {
   str("missing_fact", r->missing_fact());
   out += ",\"weight\":";
   AppendNumber(out, r->weight());
+  if (const fb::ActionDecl* a = r->action()) {
+    out += ",\"action\":{\"default\":";
+    AppendJsonString(out, ActionDefaultName(a->default_kind()));
+    auto opt = [&](const char* k, const char* v) {
+      if (!*v) return;
+      out += StrCat(",\"", k, "\":");
+      AppendJsonString(out, v);
+    };
+    opt("drain", DrainName(a->drain()));
+    opt("stop_on_recurrence", RecurrenceScopeName(a->stop_on_recurrence()));
+    opt("drain_on_recurrence", DrainName(a->drain_on_recurrence()));
+    str("why", a->why());
+    out += '}';
+  }
   out += ",\"signals\":[";
   for (flatbuffers::uoffset_t k = 0; r->signals() && k < r->signals()->size(); ++k) {
     const fb::Signal* s = r->signals()->Get(k);
@@ -616,6 +701,17 @@ std::string RuleText(const Ruleset& rs, size_t i) {
     }
   }
   list("How to confirm", r->confirm());
+  if (const fb::ActionDecl* a = r->action()) {
+    out += StrCat("\nAction\n  ", ActionDefaultName(a->default_kind()));
+    if (*DrainName(a->drain())) out += StrCat(" (drain the ", DrainName(a->drain()), ")");
+    if (*RecurrenceScopeName(a->stop_on_recurrence())) {
+      out += StrCat("; stop when it recurs (", RecurrenceScopeName(a->stop_on_recurrence()), ")");
+    }
+    if (*DrainName(a->drain_on_recurrence())) {
+      out += StrCat("; drain the ", DrainName(a->drain_on_recurrence()), " when it recurs there");
+    }
+    out += StrCat(": ", Str(a->why()), "\n");
+  }
   out += StrCat("\nFix\n  ", Str(r->fix()), "\n");
   out += StrCat("\nVerify\n  ", Str(r->verify()), "\n");
   list("Prevention", r->prevention());

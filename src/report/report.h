@@ -53,6 +53,17 @@ void AppendSourceName(std::string& out, std::string_view key, std::string_view n
 void AppendFlightRecorderJson(const ScanResult& scan, const Diagnosis& d, std::string& out);
 void AppendFrFindingsJson(const std::vector<flightrec::FrFinding>& findings, std::string& out);
 std::string FlightRecorderText(const ScanResult& scan, const Diagnosis& d);
+// An incident's stable id (the report's incidents[].id, "inc-" and 12 hex
+// digits): a hash of its reference and of where its first initiating line
+// is (source, line), or, for an inferred incident without a line, of its
+// suspect (host, rank). The same in every re-diagnosis of growing logs.
+std::string IncidentIdFor(std::string_view reference, std::string_view source, uint64_t line,
+                          std::string_view host, int64_t rank, bool inferred);
+std::string IncidentId(const Ruleset& rs, const ScanResult& scan, const Incident& inc);
+
+// The incident's action as one line of text: "restart without node017
+// (GPU 0000:3b:00.0)", "stop", "unknown (missing: ...)".
+std::string ActionSummary(const Action& a);
 
 // "0-7,9,12-15"
 std::string RankRanges(const std::vector<int64_t>& sorted_ranks);

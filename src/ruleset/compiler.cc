@@ -174,6 +174,28 @@ absl::StatusOr<fb::Role> ParseRole(std::string_view s) {
       "must be one of initiating, symptom, context, progress, metric");
 }
 
+// One of an enum's values by its rule source name (`name` of each value).
+template <typename E, size_t N>
+absl::Status ParseNamed(const Ctx& ctx, element e, std::string_view field, const E (&values)[N],
+                        const char* (*name)(E), E* out) {
+  FL_ASSIGN_OR_RETURN(std::string s, GetString(ctx, e, field));
+  std::vector<std::string_view> known;
+  for (E v : values) {
+    if (s == name(v)) {
+      *out = v;
+      return absl::OkStatus();
+    }
+    known.push_back(name(v));
+  }
+  return ctx.Error(field, StrCat("unknown value '", s, "' (one of ", StrJoin(known, ", "), ")"));
+}
+
+constexpr fb::ActionDefault kActionDefaults[] = {fb::ActionDefault::Restart, fb::ActionDefault::RestartExcluding,
+                                                 fb::ActionDefault::Stop, fb::ActionDefault::Unknown};
+constexpr fb::Drain kDrains[] = {fb::Drain::Host, fb::Drain::Gpu};
+constexpr fb::RecurrenceScope kRecurrenceScopes[] = {
+    fb::RecurrenceScope::SameStep, fb::RecurrenceScope::SameHost, fb::RecurrenceScope::Any};
+
 // Source model, kept as plain structs until everything validated.
 struct SignalSrc {
   std::string id, pattern;
@@ -186,8 +208,17 @@ struct EdgeSrc {
   std::string rule;
   double min_lag_s = -5, max_lag_s = 3600;
 };
+struct ActionSrc {
+  bool present = false;
+  fb::ActionDefault kind = fb::ActionDefault::Unknown;
+  fb::Drain drain = fb::Drain::None;
+  fb::RecurrenceScope stop_on_recurrence = fb::RecurrenceScope::Never;
+  fb::Drain drain_on_recurrence = fb::Drain::None;
+  std::string why;
+};
 struct RuleSrc {
   std::string file;
+  ActionSrc action;
   std::string id, reference, title, category, summary, fix, verify, fingerprint, missing_fact;
   std::vector<std::string> tags, root_cause, confirm, prevention, related, sources;
   std::vector<std::pair<std::string, std::string>> symptoms;
@@ -293,6 +324,40 @@ absl::Status CheckRoleTags(const Ctx& ctx, const std::vector<std::string>& tags)
   return absl::OkStatus();
 }
 
+// `action`: {"default", "drain", "stop_on_recurrence", "drain_on_recurrence",
+// "why"}. A restart_excluding default names what it drains; only it does.
+absl::Status ParseAction(const Ctx& ctx, element e, ActionSrc& a) {
+  simdjson::dom::object obj;
+  if (e.get_object().get(obj)) return ctx.Error("action", "must be an object");
+  FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, "action", {"default", "why"},
+                               {"drain", "stop_on_recurrence", "drain_on_recurrence"}));
+  a.present = true;
+  FL_RETURN_IF_ERROR(ParseNamed(ctx, obj["default"], "action.default", kActionDefaults, ActionDefaultName, &a.kind));
+  FL_ASSIGN_OR_RETURN(a.why, GetString(ctx, obj["why"], "action.why"));
+  element v;
+  if (!obj.at_key("drain").get(v)) {
+    FL_RETURN_IF_ERROR(ParseNamed(ctx, v, "action.drain", kDrains, DrainName, &a.drain));
+  }
+  if (!obj.at_key("stop_on_recurrence").get(v)) {
+    FL_RETURN_IF_ERROR(ParseNamed(ctx, v, "action.stop_on_recurrence", kRecurrenceScopes,
+                                  RecurrenceScopeName, &a.stop_on_recurrence));
+  }
+  if (!obj.at_key("drain_on_recurrence").get(v)) {
+    FL_RETURN_IF_ERROR(ParseNamed(ctx, v, "action.drain_on_recurrence", kDrains, DrainName, &a.drain_on_recurrence));
+  }
+  const bool excluding = a.kind == fb::ActionDefault::RestartExcluding;
+  if (excluding && a.drain == fb::Drain::None) {
+    return ctx.Error("action.drain", "restart_excluding needs what it drains: host or gpu");
+  }
+  if (!excluding && a.drain != fb::Drain::None) {
+    return ctx.Error("action.drain", "only a restart_excluding default drains");
+  }
+  if (a.kind != fb::ActionDefault::Restart && a.drain_on_recurrence != fb::Drain::None) {
+    return ctx.Error("action.drain_on_recurrence", "only a restart default is changed into a drain");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
                        const CompileOptions& opts, RuleSrc& rule) {
   Ctx ctx{path, ""};
@@ -315,7 +380,7 @@ absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
       {"id", "reference", "title", "category", "tags", "layer", "summary", "root_cause",
        "symptoms", "confirm", "fix", "verify", "prevention", "fingerprint", "related", "sources",
        "signals"},
-      {"missing_fact", "weight", "explains", "conditions", "notes"}));
+      {"missing_fact", "weight", "explains", "conditions", "notes", "action"}));
   rule.file = path;
   FL_ASSIGN_OR_RETURN(rule.id, GetString(ctx, obj["id"], "id"));
   if (!ValidId(rule.id, false)) return ctx.Error("id", "must match [a-z0-9][a-z0-9.-]*");
@@ -328,6 +393,8 @@ absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
   auto l = ParseLayer(layer);
   if (!l.ok()) return ctx.Error("layer", StatusMessage(l.status()));
   rule.layer = *l;
+  element action;
+  if (!obj.at_key("action").get(action)) FL_RETURN_IF_ERROR(ParseAction(ctx, action, rule.action));
   FL_ASSIGN_OR_RETURN(rule.summary, GetString(ctx, obj["summary"], "summary"));
   FL_ASSIGN_OR_RETURN(rule.root_cause, GetStringArray(ctx, obj["root_cause"], "root_cause", 1));
   FL_ASSIGN_OR_RETURN(rule.confirm, GetStringArray(ctx, obj["confirm"], "confirm", 1));
@@ -544,6 +611,11 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
                                   b.CreateString(r.after_rule), b.CreateString(r.detector),
                                   b.CreateString(r.before_rule));
     }
+    flatbuffers::Offset<fb::ActionDecl> action;
+    if (r.action.present) {
+      action = fb::CreateActionDecl(b, r.action.kind, r.action.drain, r.action.stop_on_recurrence,
+                                    r.action.drain_on_recurrence, b.CreateString(r.action.why));
+    }
     rule_offs.push_back(fb::CreateRule(
         b, b.CreateString(r.id), b.CreateString(r.reference), b.CreateString(r.title),
         b.CreateString(r.category), StrVec(b, r.tags), r.layer, b.CreateString(r.summary),
@@ -551,7 +623,7 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
         b.CreateString(r.fix), b.CreateString(r.verify), StrVec(b, r.prevention),
         b.CreateString(r.fingerprint), StrVec(b, r.related), StrVec(b, r.sources),
         b.CreateString(r.missing_fact), r.weight, b.CreateVector(sigs), b.CreateVector(edges),
-        cond, b.CreateString(r.file)));
+        cond, b.CreateString(r.file), action));
   }
   std::vector<flatbuffers::Offset<fb::Reference>> ref_offs;
   for (const ReferenceSrc& r : refs) {

@@ -36,6 +36,35 @@ const char* RoleName(SignalRole r) {
   return "unknown";
 }
 
+const char* ActionDefaultName(fb::ActionDefault k) {
+  switch (k) {
+    case fb::ActionDefault::Restart: return "restart";
+    case fb::ActionDefault::RestartExcluding: return "restart_excluding";
+    case fb::ActionDefault::Stop: return "stop";
+    case fb::ActionDefault::Unknown: break;
+  }
+  return "unknown";
+}
+
+const char* DrainName(fb::Drain d) {
+  switch (d) {
+    case fb::Drain::Host: return "host";
+    case fb::Drain::Gpu: return "gpu";
+    case fb::Drain::None: break;
+  }
+  return "";
+}
+
+const char* RecurrenceScopeName(fb::RecurrenceScope r) {
+  switch (r) {
+    case fb::RecurrenceScope::SameStep: return "same_step";
+    case fb::RecurrenceScope::SameHost: return "same_host";
+    case fb::RecurrenceScope::Any: return "any";
+    case fb::RecurrenceScope::Never: break;
+  }
+  return "";
+}
+
 const char* LayerName(RuleLayer l) {
   switch (l) {
     case RuleLayer::Hardware: return "hardware";

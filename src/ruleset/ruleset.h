@@ -32,6 +32,11 @@ using RuleLayer = fb::Layer;
 
 const char* RoleName(SignalRole r);
 const char* LayerName(RuleLayer l);
+// The rule source's names of a rule's `action` values (rulesets/README.md,
+// "Actions"); "" for Drain::None and RecurrenceScope::Never.
+const char* ActionDefaultName(fb::ActionDefault k);
+const char* DrainName(fb::Drain d);
+const char* RecurrenceScopeName(fb::RecurrenceScope r);
 
 // A signal's RE2 objects. Most signals never match a line of a given job,
 // so a ruleset whose patterns carry the compiler's checksum builds them on

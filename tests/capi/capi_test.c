@@ -248,6 +248,52 @@ static void test_options_versioning(fl_ruleset* rs) {
     CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
     fl_session_free(s);
   }
+  /* The retry policy: a window that is not a finite number of seconds is
+   * refused, naming the field; zeros keep the defaults. */
+  {
+    static const double bad[] = {0.0 / 0.0, 1.0 / 0.0, -1.0, 1e12};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+      fl_session_options_init(&opts, sizeof opts);
+      opts.restart_window_s = bad[i];
+      err = NULL;
+      CHECK(fl_session_new(&s, rs, &opts, &err) == FL_ERR_INVALID_ARG);
+      CHECK(err && strstr(fl_error_message(err), "restart_window_s"));
+      fl_error_free(err);
+    }
+    fl_session_options_init(&opts, sizeof opts);
+    CHECK(opts.max_restarts_per_rule == 0 && opts.max_restarts_per_host == 0 && opts.restart_window_s == 0);
+    opts.max_restarts_per_rule = 1;
+    opts.max_restarts_per_host = 5;
+    opts.restart_window_s = 3600;
+    CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
+    fl_session_free(s);
+  }
+}
+
+/* Incident 0's id and action: the xid drains its host. */
+static void check_incident_action(const fl_report* r, const char* host) {
+  const char* id = fl_report_incident_id(r, 0);
+  CHECK(id && strncmp(id, "inc-", 4) == 0 && strlen(id) == 16);
+  CHECK(fl_report_incident_id(r, fl_report_incident_count(r)) == NULL);
+  fl_incident_view inc;
+  CHECK(fl_report_incident(r, 0, &inc) == FL_OK);
+  fl_evidence_view ev;
+  size_t n = 0;
+  CHECK(fl_report_incident_evidence(r, 0, 0, &ev, 1, &n) == FL_OK && n == 1);
+  char buf[FL_INCIDENT_ID_SIZE];
+  CHECK(fl_incident_id(inc.reference, ev.source, ev.line, NULL, -1, buf) == FL_OK && strcmp(buf, id) == 0);
+  CHECK(fl_incident_id(NULL, ev.source, ev.line, NULL, -1, buf) == FL_ERR_INVALID_ARG);
+  fl_action_view a;
+  a.size = sizeof a;
+  CHECK(fl_report_incident_action(r, 0, &a) == FL_OK && a.size == sizeof a);
+  CHECK(strcmp(a.kind, "restart_excluding") == 0 && a.exclude_host_count == 1);
+  CHECK(strcmp(a.exclude_hosts[0], host) == 0);
+  CHECK(a.reason && strstr(a.reason, host) && strcmp(a.set_by, "xid-79-fallen-off-bus") == 0);
+  CHECK(a.missing_fact == NULL);
+  a.size = 4;
+  CHECK(fl_report_incident_action(r, 0, &a) == FL_ERR_INVALID_ARG);
+  a.size = sizeof a;
+  CHECK(fl_report_incident_action(r, fl_report_incident_count(r), &a) == FL_ERR_INVALID_ARG);
 }
 
 /* A file that exists but cannot be read as a log: a .gz that is not gzip. */
@@ -285,6 +331,7 @@ static void test_paths_and_errors(fl_ruleset* rs, const char* dir) {
   CHECK(fl_report_incident(r, 0, &inc) == FL_OK);
   CHECK(inc.rule && strcmp(inc.rule, "xid-79-fallen-off-bus") == 0);
   CHECK(inc.rank == 2);
+  check_incident_action(r, inc.host);
   CHECK(progress_calls > 0);
   const char* json = NULL;
   size_t len = 0;

@@ -252,7 +252,7 @@ def test_kernel_line_never_borrows_another_hosts_bus_map(faultline_bin, tmp_path
 COMMANDS = {
     "diagnose": {"json", "rules", "threads", "job-start", "job-end", "clock-offset", "tz", "output",
                  "html", "exit-code", "quiet", "help", "max-source-bytes", "max-decompressed-bytes",
-                 "time-budget"},
+                 "time-budget", "max-restarts-per-rule", "max-restarts-per-host", "restart-window"},
     "scan": {"json", "rules", "threads", "clock-offset", "tz", "output", "help", "max-source-bytes",
              "max-decompressed-bytes", "time-budget"},
     "compile": {"output", "help"},

@@ -15,6 +15,21 @@ CASES = sorted([(p.parent, p) for p in (REPO / "tests" / "fixtures").glob("**/ex
                 for p in (REPO / "examples" / "incidents").glob("*.expect.json")])
 
 
+def check_actions(incidents):
+    """Every incident carries an action and an id; only the fallback rule,
+    which no catalog rule explains, may leave the action unknown."""
+    for inc in incidents:
+        action = inc["action"]
+        assert inc["id"].startswith("inc-")
+        assert action["reason"] and action["set_by"], inc["rule"]
+        if inc["rule"] != "unrecognised-fatal-error":
+            assert action["kind"] != "unknown", f"{inc['rule']}: {action}"
+        else:
+            assert action["kind"] == "unknown" and action["missing_fact"]
+        if action["kind"] == "restart_excluding":
+            assert action["exclude_hosts"] or action["exclude_gpus"], inc["rule"]
+
+
 @pytest.mark.parametrize("case,expect_file", CASES, ids=[str(c.relative_to(REPO)) for c, _ in CASES])
 def test_golden(case, expect_file, faultline_bin, validate):
     expect = json.loads(expect_file.read_text())
@@ -28,6 +43,7 @@ def test_golden(case, expect_file, faultline_bin, validate):
     doc = json.loads(p.stdout)
     validate(doc)
     incidents = doc["incidents"]
+    check_actions(incidents)
     if "primary_rule" in expect:
         if expect["primary_rule"] is None:
             assert not incidents, f"benign log diagnosed as {[i['rule'] for i in incidents]}"
@@ -52,6 +68,8 @@ def test_golden(case, expect_file, faultline_bin, validate):
         got = {i["rule"] for i in incidents}
         missing = set(expect["incident_rules"]) - got
         assert not missing, f"incidents lack {missing}; have {got}"
+    if "action" in expect:
+        assert primary["action"]["kind"] == expect["action"], primary["action"]["reason"]
     if "ignored_rules" in expect:
         got = {i["rule"] for i in doc["ignored"]}
         assert set(expect["ignored_rules"]) <= got

@@ -242,5 +242,26 @@ TEST(ReportHtml, ThousandRanksGroupByHostWithinTwoMegabytes) {
   EXPECT_THAT(page, HasSubstr("1,024 ranks on 128 hosts"));
 }
 
+// The incident's action, with its reason and what set it; markup in the
+// reason stays text.
+TEST(ReportHtml, ShowsTheAction) {
+  Job j = MakeJob(2, 3, false);
+  Action& a = j.diag.incidents[0].action;
+  a.kind = ActionKind::kRestartExcluding;
+  a.exclude_hosts = {"node100"};
+  a.exclude_gpus = {"0000:3b:00.0"};
+  a.reason = "xid-79 on node100: <b>gone</b>.";
+  a.set_by = "recurrence";
+  std::string page = ReportHtml(Rules(), j.scan, j.diag);
+  EXPECT_NE(page.find("class=\"action action-restart_excluding\"><b>Action:</b> restart without node100 "
+                      "(GPU 0000:3b:00.0) &mdash; xid-79 on node100: &lt;b&gt;gone&lt;/b&gt;."),
+            std::string::npos);
+  EXPECT_NE(page.find("(set by recurrence)"), std::string::npos);
+  a.kind = ActionKind::kUnknown;
+  a.missing_fact = "the host to drain";
+  page = ReportHtml(Rules(), j.scan, j.diag);
+  EXPECT_NE(page.find("<b>Missing:</b> the host to drain"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace faultline

@@ -31,6 +31,7 @@ from ._errors import (
     RulesetVersionError,
 )
 from ._report import (
+    Action,
     Collateral,
     Evidence,
     FlightRecorder,
@@ -73,6 +74,7 @@ def parse_time(text: str) -> int:
 
 
 __all__ = [
+    "Action",
     "BufferTooSmallError",
     "BusyError",
     "CancelledError",

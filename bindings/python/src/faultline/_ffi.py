@@ -108,6 +108,9 @@ class SessionOptions(Structure):
         ("max_source_bytes", c_uint64),
         ("max_decompressed_bytes", c_uint64),
         ("time_budget_s", c_double),
+        ("max_restarts_per_rule", c_uint32),
+        ("max_restarts_per_host", c_uint32),
+        ("restart_window_s", c_double),
     ]
 
 
@@ -173,6 +176,22 @@ class IgnoredView(Structure):
     ]
 
 
+class ActionView(Structure):
+    """fl_action_view (size-versioned); pointers borrowed until fl_report_free()."""
+
+    _fields_ = [
+        ("size", c_uint32),
+        ("kind", c_char_p),
+        ("exclude_hosts", POINTER(c_char_p)),
+        ("exclude_host_count", c_size_t),
+        ("exclude_gpus", POINTER(c_char_p)),
+        ("exclude_gpu_count", c_size_t),
+        ("reason", c_char_p),
+        ("set_by", c_char_p),
+        ("missing_fact", c_char_p),
+    ]
+
+
 class IncidentView(Structure):
     """fl_incident_view. Strings are borrowed until fl_report_free()."""
 
@@ -206,6 +225,7 @@ STRUCTS: Dict[str, Any] = {
     "fl_input_error_view": InputErrorView,
     "fl_collateral_view": CollateralView,
     "fl_ignored_view": IgnoredView,
+    "fl_action_view": ActionView,
 }
 #: C callback typedef -> ctypes CFUNCTYPE; the drift test walks this too.
 CALLBACKS: Dict[str, Any] = {"fl_evidence_cb": EVIDENCE_CB, "fl_progress_cb": PROGRESS_CB}
@@ -286,6 +306,9 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_report_incident_collateral": (fl_status, [_vp, c_size_t, c_size_t, _P(CollateralView)]),
     "fl_report_ignored_count": (c_size_t, [_vp]),
     "fl_report_ignored": (fl_status, [_vp, c_size_t, _P(IgnoredView)]),
+    "fl_report_incident_id": (c_char_p, [_vp, c_size_t]),
+    "fl_incident_id": (fl_status, [c_char_p, c_char_p, c_uint64, c_char_p, c_int64, c_char_p]),
+    "fl_report_incident_action": (fl_status, [_vp, c_size_t, _P(ActionView)]),
     "fl_report_job_window": (fl_status, [_vp, _P(c_int64), _P(c_int64)]),
     "fl_report_html": (fl_status, [_vp, _pvp, _psz]),
     # experimental (fl_x_*: outside the frozen ABI, may change in any release)

@@ -248,6 +248,33 @@ class FlightRecorder:
 
 
 @dataclass
+class Action:
+    """What a platform should do about an incident: ``kind`` is
+    ``"restart"``, ``"restart_excluding"`` (without ``exclude_hosts`` and
+    ``exclude_gpus``), ``"stop"`` or ``"unknown"`` (see ``missing_fact``);
+    ``reason`` says why with the facts, ``set_by`` who made the call (the
+    rule id, ``"recurrence"`` or ``"retry-policy"``)."""
+
+    kind: str
+    exclude_hosts: List[str] = field(default_factory=list)
+    exclude_gpus: List[str] = field(default_factory=list)
+    reason: str = ""
+    set_by: str = ""
+    missing_fact: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Action":
+        return cls(
+            kind=d.get("kind", "unknown"),
+            exclude_hosts=list(d.get("exclude_hosts") or []),
+            exclude_gpus=list(d.get("exclude_gpus") or []),
+            reason=d.get("reason", ""),
+            set_by=d.get("set_by", ""),
+            missing_fact=d.get("missing_fact"),
+        )
+
+
+@dataclass
 class Incident:
     """One diagnosis. ``Report.incidents[0]`` is the primary one."""
 
@@ -266,6 +293,9 @@ class Incident:
     timeline: List[Evidence] = field(default_factory=list)
     #: The Flight Recorder findings the incident rests on or that agree with it.
     flight_recorder: List[FlightRecorderFinding] = field(default_factory=list)
+    #: stable across re-diagnoses of the same growing logs ("inc-" + 12 hex)
+    id: Optional[str] = None
+    action: Optional[Action] = None
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Incident":
@@ -284,6 +314,8 @@ class Incident:
             layer=d.get("layer"),
             timeline=_evs(d.get("timeline")),
             flight_recorder=[FlightRecorderFinding.from_dict(f) for f in d.get("flight_recorder") or []],
+            id=d.get("id"),
+            action=Action.from_dict(d["action"]) if d.get("action") else None,
         )
 
     # Shortcuts to the initiating side.

@@ -37,6 +37,7 @@ def _options(
     max_source_bytes: Optional[int] = None,
     max_decompressed_bytes: Optional[int] = None,
     time_budget: Optional[Union[float, timedelta]] = None,
+    retry: Optional[Mapping[str, Any]] = None,
 ) -> Tuple[_ffi.SessionOptions, List[Any]]:
     """fl_session_options from Python values, and the buffers it points to
     (keep them alive until the library has copied them)."""
@@ -75,7 +76,27 @@ def _options(
         if not secs > 0 or secs == float("inf"):
             raise ValueError("time_budget must be a finite number of seconds above 0")
         opts.time_budget_s = secs
+    _retry_policy(opts, **(retry or {}))
     return opts, keep
+
+
+def _retry_policy(
+    opts: _ffi.SessionOptions,
+    max_restarts_per_rule: Optional[int] = None,
+    max_restarts_per_host: Optional[int] = None,
+    restart_window: Optional[Union[float, timedelta]] = None,
+) -> None:
+    """The retry policy's fields of fl_session_options (None: the default)."""
+    for name, value in (("max_restarts_per_rule", max_restarts_per_rule), ("max_restarts_per_host", max_restarts_per_host)):
+        if value is not None:
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1 or value >= 1 << 32:
+                raise ValueError(f"{name} must be a whole number >= 1")
+            setattr(opts, name, value)
+    if restart_window is not None:
+        secs = restart_window.total_seconds() if isinstance(restart_window, timedelta) else float(restart_window)
+        if not 0 < secs <= 1e9:
+            raise ValueError("restart_window must be a number of seconds above 0 (at most 1e9)")
+        opts.restart_window_s = secs
 
 
 def _free_session(ptr: int, _rs: _RulesetHandle) -> None:
@@ -384,6 +405,12 @@ class Session:
     for reading, from the session's creation (none). A source that hits one
     is listed in ``report.input.errors`` naming the limit; what was read of
     it is still diagnosed.
+
+    Retry policy (``None``: the default): an incident's restart becomes a
+    stop (``Incident.action``) once earlier attempts of the job within
+    ``restart_window`` (seconds or a timedelta; 24 h) were ended by the same
+    rule ``max_restarts_per_rule`` times (3) or failed on its host
+    ``max_restarts_per_host`` times (3).
     """
 
     def __init__(
@@ -400,6 +427,9 @@ class Session:
         max_source_bytes: Optional[int] = None,
         max_decompressed_bytes: Optional[int] = None,
         time_budget: Optional[Union[float, timedelta]] = None,
+        max_restarts_per_rule: Optional[int] = None,
+        max_restarts_per_host: Optional[int] = None,
+        restart_window: Optional[Union[float, timedelta]] = None,
     ) -> None:
         self._ptr: Optional[int] = None
         self._progress = _make_progress(progress)
@@ -414,7 +444,19 @@ class Session:
         rs_handle = self.ruleset._handle()
 
         opts, self._keep = _options(
-            threads, job_start, job_end, clock_offsets, tz, max_source_bytes, max_decompressed_bytes, time_budget
+            threads,
+            job_start,
+            job_end,
+            clock_offsets,
+            tz,
+            max_source_bytes,
+            max_decompressed_bytes,
+            time_budget,
+            retry=dict(
+                max_restarts_per_rule=max_restarts_per_rule,
+                max_restarts_per_host=max_restarts_per_host,
+                restart_window=restart_window,
+            ),
         )
         # The ctypes thunks must live as long as the session: kept on self.
         # They reach the session through a weak reference (no cycle, so the
@@ -704,6 +746,9 @@ def diagnose(
     max_source_bytes: Optional[int] = None,
     max_decompressed_bytes: Optional[int] = None,
     time_budget: Optional[Union[float, timedelta]] = None,
+    max_restarts_per_rule: Optional[int] = None,
+    max_restarts_per_host: Optional[int] = None,
+    restart_window: Optional[Union[float, timedelta]] = None,
 ) -> Report:
     """Diagnoses files and directories (what ``faultline diagnose PATH...``
     does) and returns the report.
@@ -731,6 +776,9 @@ def diagnose(
         max_source_bytes=max_source_bytes,
         max_decompressed_bytes=max_decompressed_bytes,
         time_budget=time_budget,
+        max_restarts_per_rule=max_restarts_per_rule,
+        max_restarts_per_host=max_restarts_per_host,
+        restart_window=restart_window,
     ) as s:
         s.add_path(paths)
         return s._finish(stacklevel=3)
@@ -743,12 +791,21 @@ def report_from_bundles(
     job_end: Optional[TimeLike] = None,
     clock_offsets: Optional[Mapping[str, Union[float, timedelta]]] = None,
     tz: Optional[str] = None,
+    max_restarts_per_rule: Optional[int] = None,
+    max_restarts_per_host: Optional[int] = None,
+    restart_window: Optional[Union[float, timedelta]] = None,
 ) -> Report:
     """Correlates evidence bundles (from :meth:`Session.export_bundle`, over
     the same ruleset, in source order: ranges of one file in file order) into
-    one report, as if one session had scanned everything."""
+    one report, as if one session had scanned everything. The retry policy
+    is :class:`Session`'s."""
     rs = resolve(rules)
-    opts, keep = _options(None, job_start, job_end, clock_offsets, tz)
+    retry = dict(
+        max_restarts_per_rule=max_restarts_per_rule,
+        max_restarts_per_host=max_restarts_per_host,
+        restart_window=restart_window,
+    )
+    opts, keep = _options(None, job_start, job_end, clock_offsets, tz, retry=retry)
     bufs = [bytes(b) for b in bundles]
     n = len(bufs)
     ptrs = (ctypes.c_void_p * max(n, 1))()
