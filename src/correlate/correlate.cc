@@ -68,12 +68,19 @@ constexpr void (*kPasses[])(CorrelationState&) = {
     ApplyConditions, BuildClusters, LinkCauses,          MarkSurvived,  ChooseFallback,
     BuildIncidents,  RunDetectors,  AddPracticeFindings, RankIncidents, EstimatePriors};
 
+// One attempt's evidence (attempts.cc splits a job's attempts first).
+Diagnosis CorrelateOnce(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts) {
+  CorrelationState st(rs, scan, opts);
+  for (auto pass : kPasses) pass(st);
+  return std::move(st.diag);
+}
+
+Diagnosis CorrelateAttempts(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts);
+
 }  // namespace internal
 
 Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts) {
-  internal::CorrelationState st(rs, scan, opts);
-  for (auto pass : internal::kPasses) pass(st);
-  return std::move(st.diag);
+  return internal::CorrelateAttempts(rs, scan, opts);
 }
 
 }  // namespace faultline

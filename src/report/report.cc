@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "evidence/distinct.h"
+#include "report/attempts.h"
 #include "util/fl_status.h"
 #include "util/strings.h"
 #include "util/utf8.h"
@@ -243,7 +244,8 @@ void AppendCollateralJson(const Ruleset& rs, const ScanResult& scan, const Colla
   out += '}';
 }
 
-void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Incident& inc, std::string& out) {
+void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d, const Incident& inc,
+                        std::string& out) {
   const fb::Rule* rule = rs.rule(inc.rule);
   out += "{\"rule\":";
   AppendJsonString(out, Str(rule->id()));
@@ -294,6 +296,7 @@ void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Inciden
     out += ",\"detector\":";
     AppendJsonString(out, inc.detector);
   }
+  AppendIncidentHistoryJson(d, inc, out);
   out += ",\"timeline\":[";
   for (size_t k = 0; k < inc.timeline.size(); ++k) {
     if (k) out += ',';
@@ -339,7 +342,7 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   std::string out;
   // The version of schema/report.schema.json this report follows ("x-schema-version"
   // there); tests/cli checks that the two agree.
-  out += "{\"schema_version\":\"1.2\",\"faultline_version\":";
+  out += "{\"schema_version\":\"1.3\",\"faultline_version\":";
   AppendJsonString(out, kVersionString);
   out += ",\"ruleset\":{\"name\":";
   AppendJsonString(out, rs.name());
@@ -351,11 +354,12 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   out += ",\"incidents\":[";
   for (size_t i = 0; i < d.incidents.size(); ++i) {
     if (i) out += ',';
-    AppendIncidentJson(rs, scan, d.incidents[i], out);
+    AppendIncidentJson(rs, scan, d, d.incidents[i], out);
   }
   out += "],\"ignored\":[";
   AppendIgnoredJson(rs, scan, d, out);
   out += ']';
+  AppendAttemptsJson(rs, d, out);
   AppendExpectationJson(d, out);
   out += "}\n";
   return out;
@@ -416,6 +420,7 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
                   inc.gpu.empty() ? "" : StrCat(", GPU ", inc.gpu),
                   inc.time_us == kNoTime ? "" : StrCat(", at ", FormatRfc3339(inc.time_us)),
                   inc.inferred ? " (inferred)" : "", "\n");
+    out += IncidentHistoryText(d, inc);
     out += StrCat("why: ", inc.explanation, "\n");
     if (!inc.initiating.empty()) out += "evidence:\n";
     for (size_t k = 0; k < inc.initiating.size() && k < 5; ++k) {
@@ -439,6 +444,7 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     out += StrCat("verify: ", inc.verify, "\n");
     for (const std::string& m : inc.missing_facts) out += StrCat("missing fact: ", m, "\n");
   }
+  out += AttemptsText(rs, d);
   if (!d.ignored.empty()) {
     out += "\nignored:\n";
     for (const Ignored& ig : d.ignored) {
