@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <utility>
@@ -232,6 +233,30 @@ std::vector<Marker> RestartMarkers(const Ruleset& rs, const ScanResult& scan) {
   return out;
 }
 
+// Where each attempt starts for the sources that are not the job's own (a
+// scheduler's log, a node's kernel log): at the job's first line after the
+// restart line. What they say between the two (slurmctld setting the failed
+// node DOWN) is the aftermath of the attempt that ended. The job's own
+// sources hold lines of ranks.
+std::vector<int64_t> OtherSourceStarts(const ScanResult& scan, const std::vector<int64_t>& starts,
+                                       std::vector<bool>& job_source) {
+  job_source.assign(scan.sources.size(), false);
+  for (size_t s = 0; s < scan.sources.size(); ++s) job_source[s] = scan.sources[s].rank >= 0;
+  for (const Evidence& ev : scan.evidence) {
+    if (ev.rank >= 0) job_source[ev.source] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    int64_t limit = k + 1 < starts.size() ? starts[k + 1] : std::numeric_limits<int64_t>::max();
+    int64_t first = limit;
+    for (const Evidence& ev : scan.evidence) {
+      if (job_source[ev.source] && ev.time_us != kNoTime && ev.time_us >= starts[k]) first = std::min(first, ev.time_us);
+    }
+    out.push_back(first == std::numeric_limits<int64_t>::max() ? starts[k] : first);
+  }
+  return out;
+}
+
 Plan PlanFromMarkers(const ScanResult& scan, const std::vector<Marker>& markers) {
   Plan plan;
   std::vector<int64_t> starts;  // of attempts 1..n
@@ -259,11 +284,14 @@ Plan PlanFromMarkers(const ScanResult& scan, const std::vector<Marker>& markers)
   }
   plan.attempts[0].label = "first run";
   plan.attempts[0].recognised = plan.attempts[1].recognised;
+  std::vector<bool> job_source;
+  const std::vector<int64_t> other_starts = OtherSourceStarts(scan, starts, job_source);
   std::vector<int64_t> last_of_source(scan.sources.size(), -1);
   for (const Evidence& ev : scan.evidence) {
     uint32_t a = 0;
     if (ev.time_us != kNoTime) {
-      a = static_cast<uint32_t>(std::upper_bound(starts.begin(), starts.end(), ev.time_us) - starts.begin());
+      const std::vector<int64_t>& st = job_source[ev.source] ? starts : other_starts;
+      a = static_cast<uint32_t>(std::upper_bound(st.begin(), st.end(), ev.time_us) - st.begin());
     } else if (last_of_source[ev.source] >= 0) {
       a = static_cast<uint32_t>(last_of_source[ev.source]);
     }

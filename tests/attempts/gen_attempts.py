@@ -138,7 +138,7 @@ def case_oom_same_step(a):
         a.oom(rank_file(d)(3), 3, end)
         attempts.append({"label": d, "rule": "cuda-oom", "host": "node02", "rank": 3, "step": 1200})
         t = end + dt.timedelta(minutes=20)
-    return attempts, [{}, {"attempts": [0], "same_step": 1}]
+    return attempts, [{}, {"attempts": [0], "same_host": 1, "same_step": 1}]
 
 
 def case_resume_checkpoint(a):
@@ -192,7 +192,8 @@ def case_elastic(a):
             a.add(log, r, elastic_line(r, "[default] Worker group FAILED. %d/3 attempts left; will restart worker "
                                           "group" % (3 - n)))
         t = failed + dt.timedelta(seconds=30)
-    recur = [{}, {"attempts": [0], "same_step": 1}, {"attempts": [0, 1], "same_step": 2}]
+    recur = [{}, {"attempts": [0], "same_host": 1, "same_step": 1},
+             {"attempts": [0, 1], "same_host": 2, "same_step": 2}]
     return attempts, recur
 
 
