@@ -17,8 +17,9 @@
 namespace faultline::internal {
 namespace {
 
-// An incident that ended something: what a later attempt can repeat.
-bool Failed(const Incident& i) { return !i.survived; }
+// An incident that ended something: what a later attempt can repeat (a
+// practice finding is advice about the run, whatever the attempt).
+bool Failed(const Incident& i) { return !i.survived && !PracticeFinding(i); }
 
 std::string_view TrimPath(std::string_view t) {
   while (!t.empty() && std::string_view("'\"`,;:.)]").find(t.back()) != std::string_view::npos) t.remove_suffix(1);
@@ -75,6 +76,7 @@ std::string RuleId(const Ruleset& rs, uint32_t rule) { return std::string(rs.rul
 // Recurrence of one incident of attempt `k` over the attempts before it.
 void FindRecurrence(const std::vector<Diagnosis>& per_attempt, uint32_t k, Incident& inc) {
   Recurrence& rec = inc.recurrence;
+  if (!Failed(inc)) return;
   for (uint32_t j = 0; j < k; ++j) {
     bool same_rule = false, same_host = false, same_step = false;
     for (const Incident& prev : per_attempt[j].incidents) {

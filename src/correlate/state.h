@@ -142,6 +142,10 @@ void AddPracticeFindings(CorrelationState& st);
 void RankIncidents(CorrelationState& st);
 void EstimatePriors(CorrelationState& st);
 
+// A practice finding (no checkpoint after SIGTERM, the newest checkpoint
+// hours old): advice about the run, not a failure of it.
+bool PracticeFinding(const Incident& i);
+
 // Whether the rank of evidence `i` logged progress after it (a later
 // progress line of the same rank: later in the same file, or clearly later
 // in time in another).
