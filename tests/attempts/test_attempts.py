@@ -126,3 +126,83 @@ def test_other_jobs_requeues_do_not_split(faultline_bin, tmp_path):
     report = json.loads(diagnose(faultline_bin, archive, "--json"))
     assert len(report["attempts"]) == len(truth["attempts"]) == 2
     assert all(a["recognised"] == "slurm-requeue" for a in report["attempts"])
+
+
+# ---- Prior attempts' bundles (scan --bundle, diagnose --prior-bundle)
+
+
+def scan_bundle(faultline_bin, path, out):
+    p = subprocess.run([faultline_bin, "scan", "--bundle", str(out), str(path)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_prior_bundle_is_an_earlier_attempt(faultline_bin, validate, tmp_path):
+    """The first attempt kept as a bundle, the second read as logs: the same
+    attempts and recurrence as both read as logs."""
+    archive, _ = generate(tmp_path, "xid_same_host")
+    bundle = scan_bundle(faultline_bin, archive / "attempt_1", tmp_path / "attempt_1.flb")
+    report = json.loads(diagnose(faultline_bin, archive / "attempt_2", "--json", "--prior-bundle", str(bundle)))
+    validate(report)
+    attempts = report["attempts"]
+    assert [(a["label"], a["recognised"]) for a in attempts] == [("prior bundle 1", "bundle"),
+                                                                  ("attempt_2", "directory")]
+    assert all(a["primary"]["rule"] == "xid-79-fallen-off-bus" and a["primary"]["host"] == "node02"
+               for a in attempts)
+    primary = report["incidents"][0]
+    assert primary["attempt"] == 1
+    assert primary["recurrence"]["attempts"] == [0] and primary["recurrence"]["same_host"] == 1
+    # The prior attempt's lines are named as its bundle's.
+    earlier = next(i for i in report["incidents"] if i["attempt"] == 0)
+    assert earlier["initiating"]["evidence"][0]["source"].startswith("<prior bundle 1>/")
+
+
+def test_prior_bundles_in_order(faultline_bin, tmp_path):
+    archive, truth = generate(tmp_path, "oom_same_step")
+    first = scan_bundle(faultline_bin, archive / "restart-0", tmp_path / "r0.flb")
+    second = scan_bundle(faultline_bin, archive / "restart-1", tmp_path / "r1.flb")
+    out = tmp_path / "empty"
+    out.mkdir()
+    (out / "note.log").write_text("2026-11-02 12:00:00,000 - train - INFO - starting\n")
+    report = json.loads(diagnose(faultline_bin, out, "--json", "--prior-bundle", str(first),
+                                 "--prior-bundle", str(second)))
+    labels = [a["label"] for a in report["attempts"]]
+    assert labels == ["prior bundle 1", "prior bundle 2", "this session"]
+    assert report["attempts"][1]["primary"]["step"] == 1200
+    oom = next(i for i in report["incidents"] if i["attempt"] == 1)
+    assert oom["recurrence"]["same_step"] == 1
+
+
+def test_prior_bundle_errors_exit_2(faultline_bin, tmp_path):
+    archive, _ = generate(tmp_path, "oom_same_step")
+    junk = tmp_path / "junk.flb"
+    junk.write_bytes(b"not a bundle at all")
+    big = tmp_path / "big.flb"
+    with open(big, "wb") as f:
+        f.truncate((64 << 20) + 1)
+    for bad, says in ((junk, "not a valid evidence bundle"), (big, "64 MiB"),
+                      (tmp_path / "missing.flb", "No such file")):
+        p = subprocess.run([faultline_bin, "diagnose", "--prior-bundle", str(bad), str(archive / "restart-1")],
+                           capture_output=True, text=True)
+        assert p.returncode == 2, (bad, p.stderr)
+        assert str(bad) in p.stderr and says in p.stderr, p.stderr
+        assert p.stdout == ""
+
+
+def test_too_many_prior_bundles_exit_2(faultline_bin, tmp_path):
+    archive, _ = generate(tmp_path, "oom_same_step")
+    bundle = scan_bundle(faultline_bin, archive / "restart-0", tmp_path / "r0.flb")
+    args = []
+    for _ in range(17):
+        args += ["--prior-bundle", str(bundle)]
+    p = subprocess.run([faultline_bin, "diagnose", *args, str(archive / "restart-1")], capture_output=True, text=True)
+    assert p.returncode == 2 and "at most 16" in p.stderr, p.stderr
+
+
+def test_scan_needs_json_or_bundle(faultline_bin, tmp_path):
+    archive, _ = generate(tmp_path, "oom_same_step")
+    p = subprocess.run([faultline_bin, "scan", str(archive)], capture_output=True, text=True)
+    assert p.returncode == 1 and "--bundle" in p.stderr
+    p = subprocess.run([faultline_bin, "scan", "--json", "--bundle", str(tmp_path / "x.flb"), str(archive)],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
