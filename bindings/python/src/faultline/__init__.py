@@ -31,6 +31,8 @@ from ._errors import (
     RulesetVersionError,
 )
 from ._report import (
+    Attempt,
+    AttemptPrimary,
     Collateral,
     Evidence,
     Ignored,
@@ -40,6 +42,7 @@ from ._report import (
     InputSummary,
     JobWindow,
     Report,
+    Recurrence,
     RulesetInfo,
     Totals,
 )
@@ -77,8 +80,11 @@ __all__ = [
     "Error",
     "Evidence",
     "FaultlineIOError",
+    "Attempt",
+    "AttemptPrimary",
     "Ignored",
     "Incident",
+    "Recurrence",
     "Initiating",
     "InputError",
     "InputSummary",
