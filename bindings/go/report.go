@@ -38,6 +38,7 @@ type Report struct {
 	ClockOffsets     map[string]ClockOffset `json:"clock_offsets,omitempty"`
 	Incidents        []Incident             `json:"incidents"`
 	Ignored          []Ignored              `json:"ignored"`
+	Attempts         []Attempt              `json:"attempts,omitempty"` // oldest first; empty for one run
 	Expectation      *Expectation           `json:"expectation,omitempty"`
 
 	mu  sync.RWMutex
@@ -137,6 +138,9 @@ type Incident struct {
 	Explanation  string       `json:"explanation"`
 	Detector     string       `json:"detector,omitempty"`
 	Timeline     []Evidence   `json:"timeline,omitempty"`
+	Step         *int64       `json:"step,omitempty"`       // training step the failing rank reached
+	Attempt      int          `json:"attempt,omitempty"`    // index into Report.Attempts
+	Recurrence   *Recurrence  `json:"recurrence,omitempty"` // nil when the job ran once
 }
 
 // Initiating is where an incident started.
