@@ -7,12 +7,14 @@
 //   2. restart lines (rules with role:attempt-start) when no name says:
 //      each starts an attempt at its time (the lines several agents or
 //      slurmctld write for one restart within a minute are one boundary);
+//      in logs with no time at all, where it stands in its own file;
 //   3. otherwise the job ran once: one correlation, no attempts listed.
 #include "correlate/attempts.h"
 
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <set>
@@ -216,7 +218,7 @@ std::vector<Marker> RestartMarkers(const Ruleset& rs, const ScanResult& scan) {
   std::map<std::string, size_t> per_job;
   for (size_t i = 0; i < scan.evidence.size(); ++i) {
     const Evidence& ev = scan.evidence[i];
-    if (ev.time_us == kNoTime || !RuleHasRole(*rs.rule(ev.rule), RuleRole::kAttemptStart)) continue;
+    if (!RuleHasRole(*rs.rule(ev.rule), RuleRole::kAttemptStart)) continue;
     const std::string* job = ev.Field("jobid");
     out.push_back({ev.time_us, i, job ? "slurm-requeue" : "elastic-restart"});
     if (job) ++per_job[*job];
@@ -302,12 +304,49 @@ Plan PlanFromMarkers(const ScanResult& scan, const std::vector<Marker>& markers)
   return plan;
 }
 
+// Restart lines in logs that carry no time at all (an older torchrun's
+// "INFO:torch.distributed.elastic...:[default] Worker group FAILED. ...")
+// split their own source where they stand: the k-th restart line of each
+// source is the job's k-th restart (every node's agent logs each restart).
+// Other sources cannot be placed: they go with the last attempt.
+Plan PlanFromUntimedMarkers(const ScanResult& scan, const std::vector<Marker>& markers) {
+  std::map<uint32_t, std::vector<uint64_t>> offsets;  // source -> marker offsets, in order
+  size_t restarts = 0;
+  for (const Marker& m : markers) {
+    auto& v = offsets[scan.evidence[m.ev].source];
+    v.push_back(scan.evidence[m.ev].offset);
+    restarts = std::max(restarts, v.size());
+  }
+  Plan plan;
+  for (size_t k = 0; k <= restarts; ++k) {
+    Attempt a;
+    a.index = static_cast<uint32_t>(k);
+    a.label = k ? StrCat("restart ", k) : "first run";
+    a.recognised = markers.front().recognised;
+    plan.attempts.push_back(a);
+  }
+  for (const Evidence& ev : scan.evidence) {
+    auto it = offsets.find(ev.source);
+    uint32_t a = static_cast<uint32_t>(restarts);
+    if (it != offsets.end()) {
+      a = static_cast<uint32_t>(std::upper_bound(it->second.begin(), it->second.end(), ev.offset) -
+                                it->second.begin());
+    }
+    plan.of_evidence.push_back(a);
+  }
+  return plan;
+}
+
 Plan MakePlan(const Ruleset& rs, const ScanResult& scan) {
   std::vector<int> group_of_source;
   std::vector<SourceGroup> groups = GroupSources(scan, group_of_source);
   if (!groups.empty()) return PlanFromGroups(scan, std::move(groups), std::move(group_of_source));
   std::vector<Marker> markers = RestartMarkers(rs, scan);
-  if (!markers.empty()) return PlanFromMarkers(scan, markers);
+  std::vector<Marker> timed;
+  std::copy_if(markers.begin(), markers.end(), std::back_inserter(timed),
+               [](const Marker& m) { return m.time_us != kNoTime; });
+  if (!timed.empty()) return PlanFromMarkers(scan, timed);
+  if (!markers.empty()) return PlanFromUntimedMarkers(scan, markers);
   return {};
 }
 

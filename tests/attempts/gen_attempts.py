@@ -21,6 +21,9 @@ Cases (4 ranks on 2 hosts unless said; steps logged in torchtitan's format):
   elastic            OUT/node01/torchrun.log, one log: torchelastic restarts
                      the worker group twice after rank 1 runs out of memory
                      at the same step each time (three attempts)
+  elastic_untimed    OUT/torchrun.out, one log without a timestamp (an older
+                     torchrun's default logging format): two restarts, rank 1
+                     out of memory each time
   slurm_requeue      OUT/slurm-88231.out (appended across the requeue),
                      OUT/slurmctld.log (the requeue lines, and another job's),
                      OUT/node02/kern.log, OUT/node03/kern.log: node02's GPU
@@ -43,7 +46,8 @@ import random
 BASE = dt.datetime(2026, 11, 2, 9, 0, 0, tzinfo=dt.timezone.utc)
 HOSTS = {0: "node01", 1: "node01", 2: "node02", 3: "node02"}
 BUS = {0: "18", 1: "2a", 2: "3b", 3: "5d"}
-CASES = ["xid_same_host", "oom_same_step", "resume_checkpoint", "transient_nccl", "elastic", "slurm_requeue"]
+CASES = ["xid_same_host", "oom_same_step", "resume_checkpoint", "transient_nccl", "elastic", "elastic_untimed",
+         "slurm_requeue"]
 
 
 def ts_titan(t):
@@ -194,6 +198,29 @@ def case_elastic(a):
         t = failed + dt.timedelta(seconds=30)
     recur = [{}, {"attempts": [0], "same_host": 1, "same_step": 1},
              {"attempts": [0, 1], "same_host": 2, "same_step": 2}]
+    return attempts, recur
+
+
+def case_elastic_untimed(a):
+    log = "torchrun.out"
+    t = BASE
+    attempts = []
+    for n in range(3):
+        for step in range(200 if n else 0, 310, 10):
+            for r in (0, 1):
+                a.add(log, t, "[rank%d]: [train] rank=%d step=%d loss=%.4f step_time_ms=812.3" % (r, r, step, 2.1))
+                t += dt.timedelta(seconds=1)
+        a.oom(log, 1, t)
+        attempts.append({"label": "first run" if n == 0 else "restart %d" % n, "rule": "cuda-oom", "rank": 1})
+        t += dt.timedelta(seconds=1)
+        a.add(log, t, "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process %d closing signal "
+              "SIGTERM" % (4100 + n))
+        if n < 2:
+            t += dt.timedelta(seconds=1)
+            a.add(log, t, "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. %d/3 "
+                          "attempts left; will restart worker group" % (3 - n))
+        t += dt.timedelta(seconds=1)
+    recur = [{}, {"attempts": [0]}, {"attempts": [0, 1]}]
     return attempts, recur
 
 
