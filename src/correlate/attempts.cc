@@ -391,16 +391,20 @@ uint32_t AttemptAt(const Plan& plan, int64_t t) {
 }
 
 // One attempt's evidence (and metric points, by time) out of the whole.
-ScanResult SubScan(const ScanResult& frame, const std::vector<Evidence>& all, const Plan& plan, uint32_t a,
+ScanResult SubScan(const ScanResult& frame, const std::vector<Evidence>& all,
+                   const std::map<std::string, std::vector<MetricPoint>>& metrics, const Plan& plan, uint32_t a,
                    std::vector<size_t>& picked) {
-  ScanResult sub = frame;
+  ScanResult sub = frame;  // the frame holds neither evidence nor metrics
   for (size_t i = 0; i < all.size(); ++i) {
     if (plan.of_evidence[i] != a) continue;
     sub.evidence.push_back(all[i]);
     picked.push_back(i);
   }
-  for (auto& [series, points] : sub.metrics) {
-    std::erase_if(points, [&](const MetricPoint& p) { return AttemptAt(plan, p.time_us) != a; });
+  for (const auto& [series, points] : metrics) {
+    std::vector<MetricPoint> mine;
+    std::copy_if(points.begin(), points.end(), std::back_inserter(mine),
+                 [&](const MetricPoint& p) { return AttemptAt(plan, p.time_us) == a; });
+    if (!mine.empty()) sub.metrics.emplace(series, std::move(mine));
   }
   return sub;
 }
@@ -439,12 +443,14 @@ Diagnosis CorrelateAttempts(const Ruleset& rs, ScanResult& scan, const Correlate
     return d;
   }
   std::vector<Evidence> all = std::move(scan.evidence);
+  std::map<std::string, std::vector<MetricPoint>> metrics = std::move(scan.metrics);
   scan.evidence.clear();
+  scan.metrics.clear();
   std::vector<Diagnosis> per_attempt;
   std::vector<std::vector<Evidence>> evidence_of;
   for (uint32_t a = 0; a < plan.attempts.size(); ++a) {
     std::vector<size_t> picked;
-    ScanResult sub = SubScan(scan, all, plan, a, picked);
+    ScanResult sub = SubScan(scan, all, metrics, plan, a, picked);
     per_attempt.push_back(CorrelateOnce(rs, sub, opts));
     FillSteps(rs, sub, per_attempt.back());
     // Attribution and clock alignment changed the attempt's records: the
@@ -455,6 +461,7 @@ Diagnosis CorrelateAttempts(const Ruleset& rs, ScanResult& scan, const Correlate
     evidence_of.push_back(std::move(sub.evidence));
   }
   scan.evidence = std::move(all);
+  scan.metrics = std::move(metrics);
   return MergeAttempts(rs, std::move(plan.attempts), std::move(per_attempt), evidence_of);
 }
 
