@@ -220,7 +220,10 @@ std::vector<Marker> RestartMarkers(const Ruleset& rs, const ScanResult& scan) {
     const Evidence& ev = scan.evidence[i];
     if (!RuleHasRole(*rs.rule(ev.rule), RuleRole::kAttemptStart)) continue;
     const std::string* job = ev.Field("jobid");
-    out.push_back({ev.time_us, i, job ? "slurm-requeue" : "elastic-restart"});
+    // sacct's REQUEUED row: the run ended (and the next was queued) at its End.
+    int64_t t = ev.time_us;
+    if (const std::string* end = ev.Field("end")) t = ParseIso8601(*end, TimeContext{}).value_or(t);
+    out.push_back({t, i, job ? "slurm-requeue" : "elastic-restart"});
     if (job) ++per_job[*job];
   }
   if (per_job.size() > 1) {

@@ -29,6 +29,9 @@ Cases (4 ranks on 2 hosts unless said; steps logged in torchtitan's format):
                      OUT/node02/kern.log, OUT/node03/kern.log: node02's GPU
                      falls off the bus, slurmctld requeues the job, the
                      second run fails the same way on node03
+  sacct_requeue      as slurm_requeue, with `sacct --duplicates` output
+                     (OUT/sacct.txt: the first run REQUEUED, the second
+                     RUNNING) in place of slurmctld's log
 
 OUT.truth.json (beside the archive): the attempts in order with each one's
 primary rule and host, and per attempt what recurs.
@@ -47,7 +50,7 @@ BASE = dt.datetime(2026, 11, 2, 9, 0, 0, tzinfo=dt.timezone.utc)
 HOSTS = {0: "node01", 1: "node01", 2: "node02", 3: "node02"}
 BUS = {0: "18", 1: "2a", 2: "3b", 3: "5d"}
 CASES = ["xid_same_host", "oom_same_step", "resume_checkpoint", "transient_nccl", "elastic", "elastic_untimed",
-         "slurm_requeue"]
+         "slurm_requeue", "sacct_requeue"]
 
 
 def ts_titan(t):
@@ -224,7 +227,7 @@ def case_elastic_untimed(a):
     return attempts, recur
 
 
-def case_slurm_requeue(a):
+def case_slurm_requeue(a, sacct=False):
     out = "slurm-88231.out"
     rel = lambda r: out
     hosts = {0: "node01", 1: "node02"}
@@ -236,16 +239,26 @@ def case_slurm_requeue(a):
         a.nccl_peer_errors(rel, [0], end + dt.timedelta(seconds=80))
         attempts.append({"label": "first run" if n == 0 else "requeue 1", "rule": "xid-79-fallen-off-bus",
                          "host": bad})
-        if n == 0:
-            q = end + dt.timedelta(seconds=120)
+        q = end + dt.timedelta(seconds=120)
+        if n == 0 and not sacct:
             a.add("slurmctld.log", q, "[%s] _job_requeue_op: requeue JobId=88231 due to node failure" % ts_slurm(q))
             q2 = q + dt.timedelta(milliseconds=4)
             a.add("slurmctld.log", q2, "[%s] Requeuing JobId=88231" % ts_slurm(q2))
-            hosts[1] = "node03"
+        if sacct:
+            iso = lambda x: x.strftime("%Y-%m-%dT%H:%M:%S")
+            state, stop = ("REQUEUED", iso(q)) if n == 0 else ("RUNNING", "Unknown")
+            a.add("sacct.txt", t, "%-12s %10s %6s %10s %8s %19s %19s %s" % (
+                "88231", "pretrain", "h100", state, "0:0", iso(t), stop, "node[01-02]" if n == 0 else "node[01,03]"))
+        hosts[1] = "node03"
         t = end + dt.timedelta(minutes=15)
-    other = BASE + dt.timedelta(minutes=5)
-    a.add("slurmctld.log", other, "[%s] Requeuing JobId=90417" % ts_slurm(other))
+    if not sacct:
+        other = BASE + dt.timedelta(minutes=5)
+        a.add("slurmctld.log", other, "[%s] Requeuing JobId=90417" % ts_slurm(other))
     return attempts, [{}, {"attempts": [0], "same_host": 0}]
+
+
+def case_sacct_requeue(a):
+    return case_slurm_requeue(a, sacct=True)
 
 
 def main():

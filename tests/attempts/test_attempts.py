@@ -12,7 +12,7 @@ import pytest
 HERE = pathlib.Path(__file__).resolve().parent
 GEN = HERE / "gen_attempts.py"
 CASES = ["xid_same_host", "oom_same_step", "resume_checkpoint", "transient_nccl", "elastic", "elastic_untimed",
-         "slurm_requeue"]
+         "slurm_requeue", "sacct_requeue"]
 
 
 def generate(tmp_path, case, seed=1):
