@@ -218,7 +218,8 @@ std::vector<Marker> RestartMarkers(const Ruleset& rs, const ScanResult& scan) {
   std::map<std::string, size_t> per_job;
   for (size_t i = 0; i < scan.evidence.size(); ++i) {
     const Evidence& ev = scan.evidence[i];
-    if (!RuleHasRole(*rs.rule(ev.rule), RuleRole::kAttemptStart)) continue;
+    // A restart count (scontrol's Restarts=N) marks no moment.
+    if (!RuleHasRole(*rs.rule(ev.rule), RuleRole::kAttemptStart) || ev.Field("restarts")) continue;
     const std::string* job = ev.Field("jobid");
     // sacct's REQUEUED row: the run ended (and the next was queued) at its End.
     int64_t t = ev.time_us;
@@ -434,6 +435,25 @@ std::optional<PathAttempt> AttemptOfPath(std::string_view path) {
 
 namespace internal {
 
+// The scheduler counts more restarts (scontrol's Restarts=N) than the input
+// holds runs: the earlier runs are what would show a recurrence.
+void NoteMissingRuns(const Ruleset& rs, const ScanResult& scan, Diagnosis& d) {
+  int64_t restarts = 0;
+  for (const Evidence& ev : scan.evidence) {
+    int64_t n = 0;
+    const std::string* r = ev.Field("restarts");
+    if (r && ParseInt64(*r, &n) && RuleHasRole(*rs.rule(ev.rule), RuleRole::kAttemptStart)) {
+      restarts = std::max(restarts, n);
+    }
+  }
+  const size_t seen = std::max<size_t>(1, d.attempts.size());
+  if (d.incidents.empty() || restarts + 1 <= static_cast<int64_t>(seen)) return;
+  d.incidents.front().missing_facts.push_back(
+      StrCat("the scheduler counts ", restarts, " restart(s) (Restarts=", restarts, ") but the input holds ", seen,
+             " run(s): the earlier runs' logs, or their bundles (scan --bundle, diagnose --prior-bundle), would show "
+             "whether this failure recurs"));
+}
+
 // attempts_merge.cc: the attempts' diagnoses as one, compared.
 Diagnosis MergeAttempts(const Ruleset& rs, std::vector<Attempt> attempts, std::vector<Diagnosis> per_attempt,
                         const std::vector<std::vector<Evidence>>& evidence_of);
@@ -443,6 +463,7 @@ Diagnosis CorrelateAttempts(const Ruleset& rs, ScanResult& scan, const Correlate
   if (plan.attempts.size() < 2) {
     Diagnosis d = CorrelateOnce(rs, scan, opts);
     FillSteps(rs, scan, d);
+    NoteMissingRuns(rs, scan, d);
     return d;
   }
   std::vector<Evidence> all = std::move(scan.evidence);
@@ -465,7 +486,9 @@ Diagnosis CorrelateAttempts(const Ruleset& rs, ScanResult& scan, const Correlate
   }
   scan.evidence = std::move(all);
   scan.metrics = std::move(metrics);
-  return MergeAttempts(rs, std::move(plan.attempts), std::move(per_attempt), evidence_of);
+  Diagnosis d = MergeAttempts(rs, std::move(plan.attempts), std::move(per_attempt), evidence_of);
+  NoteMissingRuns(rs, scan, d);
+  return d;
 }
 
 }  // namespace internal

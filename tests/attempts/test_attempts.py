@@ -207,3 +207,20 @@ def test_scan_needs_json_or_bundle(faultline_bin, tmp_path):
     p = subprocess.run([faultline_bin, "scan", "--json", "--bundle", str(tmp_path / "x.flb"), str(archive)],
                        capture_output=True, text=True)
     assert p.returncode == 1
+
+
+def test_restart_count_without_the_runs_is_a_missing_fact(faultline_bin, tmp_path):
+    """scontrol counts two restarts; the input holds one run, then two: the
+    primary says the earlier runs are missing, until all three are there."""
+    archive, _ = generate(tmp_path, "oom_same_step")
+    (archive / "restart-1" / "scontrol-show-job.txt").write_text(
+        "JobId=88231 JobName=pretrain\n   JobState=RUNNING Reason=None Dependency=(null)\n"
+        "   Requeue=1 Restarts=2 BatchFlag=1 Reboot=0 ExitCode=0:0\n")
+    for path, runs in ((archive / "restart-1", 1), (archive, 2)):
+        report = json.loads(diagnose(faultline_bin, path, "--json"))
+        facts = report["incidents"][0]["missing_facts"]
+        assert any("Restarts=2" in f and "holds %d run(s)" % runs in f for f in facts), facts
+        assert len(report.get("attempts", [])) == (runs if runs > 1 else 0)
+    (archive / "restart-1" / "scontrol-show-job.txt").write_text("   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0\n")
+    report = json.loads(diagnose(faultline_bin, archive, "--json"))
+    assert not any("Restarts=" in f for f in report["incidents"][0]["missing_facts"])
