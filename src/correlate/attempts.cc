@@ -138,6 +138,8 @@ std::vector<SourceGroup> GroupSources(const ScanResult& scan, std::vector<int>& 
     Widen(src.last_time_us, groups[it->second].start, groups[it->second].end);
   }
   if (!any_bundle && own_numbered < 2) return {};
+  if (groups.size() < 2 && std::all_of(group_of_source.begin(), group_of_source.end(), [](int g) { return g >= 0; }))
+    return {};  // one prior bundle and nothing of the session's own: one run
   return groups;
 }
 
@@ -146,7 +148,8 @@ std::vector<SourceGroup> GroupSources(const ScanResult& scan, std::vector<int>& 
 // make an attempt of their own only when no directory does.
 Plan PlanFromGroups(const ScanResult& scan, std::vector<SourceGroup> groups, std::vector<int> group_of_source) {
   bool own_named = std::any_of(groups.begin(), groups.end(), [](const SourceGroup& g) { return !g.bundle; });
-  if (!own_named) {
+  bool unnamed = std::any_of(group_of_source.begin(), group_of_source.end(), [](int g) { return g < 0; });
+  if (!own_named && unnamed) {
     SourceGroup own;
     own.label = "this session";
     for (size_t s = 0; s < scan.sources.size(); ++s) {
@@ -188,7 +191,8 @@ Plan PlanFromGroups(const ScanResult& scan, std::vector<SourceGroup> groups, std
   plan.of_evidence.reserve(scan.evidence.size());
   std::vector<int64_t> last_of_source(scan.sources.size(), -1);
   for (const Evidence& ev : scan.evidence) {
-    uint32_t a = own.front();
+    // Every source is in a group unless the session has attempts of its own.
+    uint32_t a = own.empty() ? 0 : own.front();
     if (int g = group_of_source[ev.source]; g >= 0) {
       a = rank_of[g];
     } else if (ev.time_us != kNoTime) {
