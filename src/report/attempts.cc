@@ -64,7 +64,7 @@ void AppendAttemptsJson(const Ruleset& rs, const Diagnosis& d, std::string& out)
 
 std::string AttemptsText(const Ruleset& rs, const Diagnosis& d) {
   if (d.attempts.size() < 2) return "";
-  std::string out = StrCat("\nattempts (", d.attempts.size(), ", oldest first; the last one's failure is the primary):\n");
+  std::string out = StrCat("\nattempts (", d.attempts.size(), ", oldest first; the primary is the newest one's):\n");
   for (const Attempt& a : d.attempts) {
     out += StrCat("  ", AttemptName(a), " [", a.recognised, "]");
     if (a.start_us != kNoTime) out += StrCat(" ", FormatRfc3339(a.start_us));
