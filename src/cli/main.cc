@@ -528,7 +528,8 @@ bool AddPriorBundles(fl_session* s, const Args& a) {
       return false;
     }
     if (static_cast<uint64_t>(st.st_size) > FL_MAX_PRIOR_BUNDLE_BYTES) {
-      std::fprintf(stderr, "faultline: --prior-bundle %s: %lld bytes, over the %u-byte (64 MiB) bound on a prior bundle\n",
+      std::fprintf(stderr,
+                   "faultline: --prior-bundle %s: %lld bytes, over the %u-byte (64 MiB) bound on a prior bundle\n",
                    name.c_str(), static_cast<long long>(st.st_size), FL_MAX_PRIOR_BUNDLE_BYTES);
       return false;
     }

@@ -260,7 +260,9 @@ std::vector<int64_t> OtherSourceStarts(const ScanResult& scan, const std::vector
     int64_t limit = k + 1 < starts.size() ? starts[k + 1] : std::numeric_limits<int64_t>::max();
     int64_t first = limit;
     for (const Evidence& ev : scan.evidence) {
-      if (job_source[ev.source] && ev.time_us != kNoTime && ev.time_us >= starts[k]) first = std::min(first, ev.time_us);
+      if (job_source[ev.source] && ev.time_us != kNoTime && ev.time_us >= starts[k]) {
+        first = std::min(first, ev.time_us);
+      }
     }
     out.push_back(first == std::numeric_limits<int64_t>::max() ? starts[k] : first);
   }

@@ -116,9 +116,10 @@ void ExplainRecurrence(const Ruleset& rs, const std::vector<Attempt>& attempts, 
   double after = std::round(std::min(0.99, before + (1 - before) * (pinned ? 0.5 : 0.25)) * 100) / 100;
   inc.confidence = after;
   if (!inc.explanation.empty() && inc.explanation.back() != ' ') inc.explanation += ' ';
-  const char* why = rec.attempts.empty()
-                        ? "The checkpoint the job resumes from is what fails: another restart from it fails the same way"
-                        : "A failure that repeats across restarts is not chance";
+  const char* why =
+      rec.attempts.empty()
+          ? "The checkpoint the job resumes from is what fails: another restart from it fails the same way"
+          : "A failure that repeats across restarts is not chance";
   inc.explanation += StrCat("Recurrence: ", what, ". ", why, ": the confidence rises from ", before, " to ", after,
                             ".");
 }
