@@ -347,17 +347,33 @@ Plan PlanFromUntimedMarkers(const ScanResult& scan, const std::vector<Marker>& m
   return plan;
 }
 
+// A crash loop restarts hundreds of times: the newest attempts are kept
+// apart, the earliest ones read as one ("attempts 1-N"), so the
+// correlations stay bounded.
+void CapAttempts(Plan& plan) {
+  if (plan.attempts.size() <= kMaxAttempts) return;
+  const uint32_t fold = static_cast<uint32_t>(plan.attempts.size() - kMaxAttempts);  // into attempt 0
+  Attempt& first = plan.attempts[0];
+  first.label = StrCat("attempts 1-", fold + 1);
+  first.end_us = plan.attempts[fold].end_us;
+  plan.attempts.erase(plan.attempts.begin() + 1, plan.attempts.begin() + fold + 1);
+  for (uint32_t k = 0; k < plan.attempts.size(); ++k) plan.attempts[k].index = k;
+  for (uint32_t& a : plan.of_evidence) a = a <= fold ? 0 : a - fold;
+}
+
 Plan MakePlan(const Ruleset& rs, const ScanResult& scan) {
   std::vector<int> group_of_source;
   std::vector<SourceGroup> groups = GroupSources(scan, group_of_source);
-  if (!groups.empty()) return PlanFromGroups(scan, std::move(groups), std::move(group_of_source));
-  std::vector<Marker> markers = RestartMarkers(rs, scan);
+  std::vector<Marker> markers = groups.empty() ? RestartMarkers(rs, scan) : std::vector<Marker>{};
   std::vector<Marker> timed;
   std::copy_if(markers.begin(), markers.end(), std::back_inserter(timed),
                [](const Marker& m) { return m.time_us != kNoTime; });
-  if (!timed.empty()) return PlanFromMarkers(scan, timed);
-  if (!markers.empty()) return PlanFromUntimedMarkers(scan, markers);
-  return {};
+  Plan plan = !groups.empty()  ? PlanFromGroups(scan, std::move(groups), std::move(group_of_source))
+              : !timed.empty() ? PlanFromMarkers(scan, timed)
+              : !markers.empty() ? PlanFromUntimedMarkers(scan, markers)
+                                 : Plan{};
+  CapAttempts(plan);
+  return plan;
 }
 
 // The step each incident's rank had reached: its last progress line, or
@@ -380,10 +396,13 @@ void FillSteps(const Ruleset& rs, const ScanResult& scan, Diagnosis& d) {
       if (p.step >= 0) points.push_back({p.rank, p.time_us, p.step});
     }
   }
+  std::map<int64_t, std::vector<Point>> by_rank;
+  for (const Point& p : points) by_rank[p.rank].push_back(p);
   for (Incident& inc : d.incidents) {
     int64_t rank = inc.rank >= 0 ? inc.rank : inc.suspects.size() == 1 ? inc.suspects[0] : -1;
-    for (const Point& p : points) {
-      if (rank >= 0 && p.rank != rank) continue;
+    auto it = by_rank.find(rank);
+    if (rank >= 0 && it == by_rank.end()) continue;
+    for (const Point& p : rank >= 0 ? it->second : points) {
       if (inc.time_us != kNoTime && p.time_us != kNoTime && p.time_us > inc.time_us) continue;
       inc.step = std::max(inc.step, p.step);
     }

@@ -32,6 +32,10 @@ std::string PriorBundleSourceName(size_t k, std::string_view name);
 inline constexpr size_t kMaxPriorBundles = 16;
 inline constexpr size_t kMaxPriorBundleBytes = size_t{64} << 20;
 
+// Attempts kept apart: past this many, the earliest are read as one
+// ("attempts 1-N").
+inline constexpr size_t kMaxAttempts = 32;
+
 // The attempt a path names: its deepest component of the form
 // attempt_2, attempt-2, restart2, retry_1, requeue-3 (any case), or a job
 // id and a restart count (job_88231.r2, 88231_restart_2 through the

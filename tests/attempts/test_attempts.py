@@ -224,3 +224,31 @@ def test_restart_count_without_the_runs_is_a_missing_fact(faultline_bin, tmp_pat
     (archive / "restart-1" / "scontrol-show-job.txt").write_text("   Requeue=1 Restarts=1 BatchFlag=1 Reboot=0\n")
     report = json.loads(diagnose(faultline_bin, archive, "--json"))
     assert not any("Restarts=" in f for f in report["incidents"][0]["missing_facts"])
+
+
+def test_crash_loop_keeps_the_newest_attempts_apart(faultline_bin, tmp_path):
+    """40 torchelastic restarts: the newest 31 attempts stay apart, the 10
+    earliest runs read as one; the newest failure recurs in all 31 before it."""
+    lines = []
+    for n in range(41):
+        stamp = "2026-11-02 10:%02d:%02d" % (n // 60, n % 60)
+        lines.append("[rank1]:[titan] %s,000 - root - INFO - step: 20  loss:  2.1000  memory: 61.20GiB(77.32%%)  "
+                     "tps: 6,321  tflops: 366.06  mfu: 37.01%%" % stamp)
+        lines.append("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a "
+                     "total capacity of 79.15 GiB of which 1.23 GiB is free.")
+        if n < 40:
+            lines.append("[%s,500] torch.distributed.elastic.agent.server.api: [INFO] [default] Worker group FAILED. "
+                         "%d/40 attempts left; will restart worker group" % (stamp, 40 - n))
+    log = tmp_path / "loop" / "torchrun.log"
+    log.parent.mkdir()
+    log.write_text("\n".join(lines) + "\n")
+    report = json.loads(diagnose(faultline_bin, log.parent, "--json"))
+    attempts = report["attempts"]
+    assert len(attempts) == 32
+    assert attempts[0]["label"] == "attempts 1-10"
+    assert [a["label"] for a in attempts[1:3]] == ["restart 10", "restart 11"]
+    assert all(a["primary"]["rule"] == "cuda-oom" for a in attempts)
+    primary = report["incidents"][0]
+    assert primary["attempt"] == 31
+    assert primary["recurrence"]["attempts"] == list(range(31))
+    assert primary["recurrence"]["same_step"] == 31
