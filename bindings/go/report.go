@@ -38,6 +38,7 @@ type Report struct {
 	ClockOffsets     map[string]ClockOffset `json:"clock_offsets,omitempty"`
 	Incidents        []Incident             `json:"incidents"`
 	Ignored          []Ignored              `json:"ignored"`
+	Attempts         []Attempt              `json:"attempts,omitempty"` // oldest first; empty for one run
 	Expectation      *Expectation           `json:"expectation,omitempty"`
 	// FlightRecorder is what the NCCL Flight Recorder dumps among the
 	// inputs say; nil without dumps.
@@ -147,6 +148,9 @@ type Incident struct {
 	// on or that agree with it, its suspects' first.
 	FlightRecorder []FlightRecorderFinding `json:"flight_recorder,omitempty"`
 	Action         Action                  `json:"action"`
+	Step           *int64                  `json:"step,omitempty"`       // training step the failing rank reached
+	Attempt        int                     `json:"attempt,omitempty"`    // index into Report.Attempts
+	Recurrence     *Recurrence             `json:"recurrence,omitempty"` // nil when the job ran once
 }
 
 // FlightRecorder is the report's flight_recorder section: the dumps read,

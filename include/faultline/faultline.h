@@ -484,6 +484,29 @@ FL_API fl_status fl_report_from_bundles(fl_report **out, const fl_ruleset *rs,
                                         const size_t *lens, size_t count,
                                         fl_error **err);
 
+/* Bounds on a session's history of prior attempts: how many bundles
+ * fl_session_add_prior_bundle takes, and the largest one. @since 0.4 */
+#define FL_MAX_PRIOR_BUNDLES 16
+#define FL_MAX_PRIOR_BUNDLE_BYTES (64u << 20) /* 64 MiB */
+
+/* Gives the session the evidence bundle of an earlier attempt of the same
+ * job (fl_session_export_bundle of that attempt's session, same ruleset),
+ * so that a caller keeps a job's history without re-reading old logs. Call
+ * it once per attempt, oldest first, before fl_session_finish or
+ * fl_session_snapshot. Each bundle is one attempt of the report's attempts
+ * (recognised "bundle", labelled "prior bundle K"), listed before the
+ * session's own; its sources are named "<prior bundle K>/NAME" and its input
+ * errors are not the session's. Recurrence across the attempts (the same
+ * failure again, on the same host, at the same step, a resume failing on
+ * the checkpoint the previous attempt saved) is evidence in the report.
+ * The bundle is read and verified during the call and never kept.
+ * Returns: FL_OK; FL_ERR_PARSE (not a bundle of this ruleset, named "prior
+ * bundle K"); FL_ERR_INVALID_ARG (a NULL argument, a finished session, more
+ * than FL_MAX_PRIOR_BUNDLES bundles, one over FL_MAX_PRIOR_BUNDLE_BYTES);
+ * FL_ERR_BUSY; FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.4 */
+FL_API fl_status fl_session_add_prior_bundle(fl_session *s, const void *data,
+                                             size_t len);
+
 /* ---- Reports ------------------------------------------------------------- */
 
 /* Frees a report; NULL is a no-op. @since 0.1 */
@@ -722,6 +745,57 @@ FL_API fl_status fl_report_incident_action(const fl_report *r, size_t i,
  * Returns: FL_OK; FL_ERR_INVALID_ARG (a NULL argument). @since 0.3 */
 FL_API fl_status fl_report_job_window(const fl_report *r, int64_t *start_us,
                                       int64_t *end_us);
+
+/* ---- Attempts ------------------------------------------------------------ */
+
+/* One attempt of the job (the report's attempts[i]): the input held several
+ * runs of it (restart directories, a launcher's restarts, a scheduler's
+ * requeues, prior bundles). Strings borrowed until fl_report_free().
+ * Size-versioned: set size first. @since 0.4 */
+typedef struct fl_attempt_view {
+  uint32_t size;          /* sizeof(fl_attempt_view) */
+  uint32_t index;         /* 0-based, oldest first */
+  const char *label;      /* "attempt_2", "restart 1", "requeue 1", ... */
+  const char *recognised; /* "directory", "elastic-restart", "slurm-requeue",
+                             "bundle", "session" */
+  int64_t start_us;       /* FL_TIME_UNSET when unknown */
+  int64_t end_us;
+  const char *primary_rule; /* its primary incident's rule; NULL when none */
+  const char *host;         /* of that incident; NULL when unknown */
+  int64_t rank;             /* -1 when unknown */
+  int64_t step;             /* training step reached, -1 when unknown */
+} fl_attempt_view;
+
+/* Number of attempts: 0 when the job ran once. @since 0.4 */
+FL_API size_t fl_report_attempt_count(const fl_report *r);
+/* Fills *out with attempt i.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
+ * small). @since 0.4 */
+FL_API fl_status fl_report_attempt(const fl_report *r, size_t i,
+                                   fl_attempt_view *out);
+
+/* Where incident i sits in the job's history (the report's incidents[i]
+ * step, attempt and recurrence). Pointers borrowed until fl_report_free().
+ * Size-versioned: set size first. @since 0.4 */
+typedef struct fl_incident_history {
+  uint32_t size;     /* sizeof(fl_incident_history) */
+  int64_t step;      /* training step the failing rank reached, -1 unknown */
+  uint32_t attempt;  /* index of its attempt (0 when the job ran once) */
+  /* Earlier attempts that failed with the same rule, and of those how many
+   * on this incident's host and at its step. */
+  const uint32_t *recurrence_attempts;
+  size_t recurrence_attempt_count;
+  uint32_t same_host;
+  uint32_t same_step;
+  int resume_failed_on_previous_checkpoint; /* 1: fails on the checkpoint
+                                               the previous attempt saved */
+} fl_incident_history;
+
+/* Fills *out with incident i's history.
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
+ * small). @since 0.4 */
+FL_API fl_status fl_report_incident_history(const fl_report *r, size_t i,
+                                            fl_incident_history *out);
 
 /* ---- Experimental (fl_x_*) ---------------------------------------------- */
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "correlate/attempts.h"
 #include "correlate/correlate.h"
 #include "evidence/bundle.h"
 #include "faultline/faultline.h"
@@ -102,6 +103,8 @@ struct fl_session {
   bool finished = false;
   size_t errors_at_finish = 0;
   std::vector<uint32_t> stream_ids;  // fl stream id -> scanner stream id
+  // Earlier attempts' scans (fl_session_add_prior_bundle), sources renamed.
+  std::vector<faultline::ScanResult> priors;
 };
 
 namespace {
@@ -764,6 +767,14 @@ static fl_status FinishScan(fl_session* s, bool need_log, faultline::ScanResult*
   return FL_OK;
 }
 
+// The session's scan after its prior attempts' (kept for a later snapshot).
+static faultline::ScanResult WithPriors(const fl_session* s, faultline::ScanResult scan) {
+  if (s->priors.empty()) return scan;
+  std::vector<faultline::ScanResult> parts = s->priors;
+  parts.push_back(std::move(scan));
+  return faultline::MergeScans(*s->rs, std::move(parts));
+}
+
 FL_API fl_status fl_session_finish(fl_session* s, fl_report** out) {
   if (!s) return FL_ERR_INVALID_ARG;
   FL_CLAIM_SESSION(s);
@@ -772,7 +783,7 @@ FL_API fl_status fl_session_finish(fl_session* s, fl_report** out) {
   return GuardS(s, [&]() -> fl_status {
     faultline::ScanResult scan;
     if (fl_status rc = FinishScan(s, /*need_log=*/true, &scan); rc != FL_OK) return rc;
-    *out = BuildReport(s->rs, std::move(scan), s->copts).release();
+    *out = BuildReport(s->rs, WithPriors(s, std::move(scan)), s->copts).release();
     return FL_OK;
   });
 }
@@ -786,7 +797,7 @@ FL_API fl_status fl_session_snapshot(fl_session* s, fl_report** out) {
     if (fl_status rc = ScanClaimed(s); rc != FL_OK) return rc;
     faultline::ScanResult scan = s->scanner->Snapshot();
     if (s->cancel.load()) return SessionError(s, FL_ERR_CANCELLED, "the session was cancelled");
-    *out = BuildReport(s->rs, std::move(scan), s->copts).release();
+    *out = BuildReport(s->rs, WithPriors(s, std::move(scan)), s->copts).release();
     return FL_OK;
   });
 }
@@ -1063,6 +1074,76 @@ FL_API fl_status fl_report_evidence(const fl_report* r, size_t first, fl_evidenc
                                     size_t* n) {
   if (!r) return FL_ERR_INVALID_ARG;
   return CopyViews(r->views, first, out, cap, n);
+}
+
+// ---- Attempts
+
+static_assert(FL_MAX_PRIOR_BUNDLES == faultline::kMaxPriorBundles);
+static_assert(FL_MAX_PRIOR_BUNDLE_BYTES == faultline::kMaxPriorBundleBytes);
+
+FL_API fl_status fl_session_add_prior_bundle(fl_session* s, const void* data, size_t len) {
+  if (!s) return FL_ERR_INVALID_ARG;
+  FL_CLAIM_SESSION(s);
+  if (!data) return SessionError(s, FL_ERR_INVALID_ARG, "NULL argument");
+  if (s->finished) return SessionError(s, FL_ERR_INVALID_ARG, "the session is finished");
+  const size_t k = s->priors.size() + 1;
+  if (s->priors.size() >= faultline::kMaxPriorBundles) {
+    return SessionError(s, FL_ERR_INVALID_ARG,
+                        StrCat("prior bundle ", k, ": a session takes at most ", faultline::kMaxPriorBundles,
+                               " prior bundles"));
+  }
+  if (len > faultline::kMaxPriorBundleBytes) {
+    return SessionError(s, FL_ERR_INVALID_ARG,
+                        StrCat("prior bundle ", k, " is ", len, " bytes, over the ",
+                               faultline::kMaxPriorBundleBytes, "-byte (64 MiB) bound on a prior bundle"));
+  }
+  return GuardS(s, [&]() -> fl_status {
+    auto part = faultline::ReadBundle(*s->rs, std::string_view(static_cast<const char*>(data), len),
+                                      StrCat("prior bundle ", k));
+    if (!part.ok()) return SessionError(s, FL_ERR_PARSE, faultline::StatusMessage(part.status()));
+    for (auto& src : part->sources) src.name = faultline::PriorBundleSourceName(k, src.name);
+    // What could not be read then was reported then: not this session's.
+    part->errors.clear();
+    part->warnings.clear();
+    s->priors.push_back(std::move(*part));
+    return FL_OK;
+  });
+}
+
+FL_API size_t fl_report_attempt_count(const fl_report* r) {
+  return r && r->diag.attempts.size() > 1 ? r->diag.attempts.size() : 0;
+}
+
+FL_API fl_status fl_report_attempt(const fl_report* r, size_t i, fl_attempt_view* out) {
+  if (!r || i >= fl_report_attempt_count(r)) return FL_ERR_INVALID_ARG;
+  const faultline::Attempt& a = r->diag.attempts[i];
+  fl_attempt_view v;
+  v.size = sizeof v;
+  v.index = a.index;
+  v.label = a.label.c_str();
+  v.recognised = a.recognised.c_str();
+  v.start_us = a.start_us == faultline::kNoTime ? FL_TIME_UNSET : a.start_us;
+  v.end_us = a.end_us == faultline::kNoTime ? FL_TIME_UNSET : a.end_us;
+  v.primary_rule = a.primary_rule < 0 ? nullptr : r->rs->rule(static_cast<size_t>(a.primary_rule))->id()->c_str();
+  v.host = a.host.empty() ? nullptr : a.host.c_str();
+  v.rank = a.rank;
+  v.step = a.step;
+  return FillSized(v, out, FL_MIN_SIZE(fl_attempt_view, index));
+}
+
+FL_API fl_status fl_report_incident_history(const fl_report* r, size_t i, fl_incident_history* out) {
+  if (!r || i >= r->diag.incidents.size()) return FL_ERR_INVALID_ARG;
+  const faultline::Incident& inc = r->diag.incidents[i];
+  fl_incident_history h;
+  h.size = sizeof h;
+  h.step = inc.step;
+  h.attempt = inc.attempt;
+  h.recurrence_attempts = inc.recurrence.attempts.data();
+  h.recurrence_attempt_count = inc.recurrence.attempts.size();
+  h.same_host = inc.recurrence.same_host;
+  h.same_step = inc.recurrence.same_step;
+  h.resume_failed_on_previous_checkpoint = inc.recurrence.resume_failed_on_previous_checkpoint ? 1 : 0;
+  return FillSized(h, out, FL_MIN_SIZE(fl_incident_history, step));
 }
 
 }  // extern "C"

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,8 +44,9 @@ const char kUsage[] =
     "  faultline diagnose [--json] [--rules PATH] [--threads N]\n"
     "                     [--job-start TIME] [--job-end TIME]\n"
     "                     [--clock-offset HOST=SECONDS]... [--tz ZONE]\n"
+    "                     [--prior-bundle FILE]...\n"
     "                     [-o FILE] [--html FILE] [--exit-code [-q]] PATH...\n"
-    "  faultline scan --json [--rules PATH] [--threads N]\n"
+    "  faultline scan (--json | --bundle FILE) [--rules PATH] [--threads N]\n"
     "                 [--clock-offset HOST=SECONDS]... [--tz ZONE] [-o FILE] PATH...\n"
     "  faultline watch [--json] [--rules PATH] [--interval DURATION] [--poll DURATION]\n"
     "                  [--window SIZE] [--job-per-path] [--exit-code] PATH...\n"
@@ -109,6 +113,9 @@ constexpr Option kDiagnoseOptions[] = {
     {"html", 0, "FILE",
      "also write the report as one self-contained HTML page to FILE ('-': standard output, "
      "in place of the text report)"},
+    {"prior-bundle", 0, "FILE",
+     "an earlier attempt of the job, as `scan --bundle` wrote it: the report compares the attempts "
+     "(repeatable, oldest first; at most 16 of 64 MiB each)"},
     {"exit-code", 0, nullptr,
      "exit 3 when an incident was found, 0 when none (scripts; see below)"},
     {"quiet", 'q', nullptr,
@@ -125,6 +132,8 @@ constexpr Option kScanOptions[] = {
     kMaxDecompressedBytesOption,
     kTimeBudgetOption,
     {"output", 'o', "FILE", "write the evidence to FILE instead of standard output"},
+    {"bundle", 0, "FILE",
+     "write the evidence as a bundle to FILE instead (for diagnose --prior-bundle of a later attempt)"},
     kHelpOption,
 };
 constexpr Option kWatchOptions[] = {
@@ -194,7 +203,7 @@ const Command kDiagnose{
     "PATH: a file, a directory (recursive), a .gz or .zst file, or - for standard input.\n"
     "exit status: 0 success, 1 usage error, 2 input or ruleset error (the others are still\n"
     "diagnosed); with --exit-code, 0 means no incident and 3 an incident (2 still wins).\n"};
-const Command kScan{"scan", "--json PATH...",
+const Command kScan{"scan", "(--json | --bundle FILE) PATH...",
                     "Print the evidence records as JSON lines, in source then offset order.",
                     kScanOptions, ""};
 const Command kWatch{
@@ -296,6 +305,8 @@ struct Args {
   uint32_t max_restarts_per_rule = 0;   // 0: the library's default
   uint32_t max_restarts_per_host = 0;
   double restart_window_s = 0;
+  std::vector<const char*> prior_bundles;  // diagnose: earlier attempts, oldest first
+  const char* bundle = nullptr;            // scan: write a bundle here
   std::vector<const char*> positional;
 };
 
@@ -361,6 +372,10 @@ int Apply(const Command& c, const Option& o, const std::string& as, const char* 
     a.out = v;
   } else if (name == "html") {
     a.html = v;
+  } else if (name == "prior-bundle") {
+    a.prior_bundles.push_back(v);
+  } else if (name == "bundle") {
+    a.bundle = v;
   } else if (name == "exit-code") {
     a.exit_code = true;
   } else if (name == "quiet") {
@@ -493,9 +508,9 @@ void SetRetryPolicy(const Args& a, fl_session_options& o) {
   o.restart_window_s = a.restart_window_s;
 }
 
-// Runs a session over the paths; returns the report (or nullptr) and sets
-// *input_errors when some source could not be read.
-fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
+// A session over the paths, or nullptr after saying why; sets
+// *input_errors when a path was refused.
+fl_session* OpenSession(const fl_ruleset* rs, const Args& a, bool tty, bool* input_errors) {
   fl_session_options opts;
   fl_session_options_init(&opts, sizeof opts);
   opts.threads = a.threads;
@@ -512,7 +527,6 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
   opts.max_decompressed_bytes = a.max_decompressed_bytes;
   opts.time_budget_s = a.time_budget_s;
   SetRetryPolicy(a, opts);
-  bool tty = isatty(2);
   if (tty) opts.on_progress = Progress;
   fl_session* s = nullptr;
   fl_error* err = nullptr;
@@ -531,6 +545,50 @@ fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
                    faultline::EscapeControls(fl_session_last_error(s)).c_str());
     }
     *input_errors = true;
+  }
+  return s;
+}
+
+// Reads each prior bundle FILE into the session; false after saying why
+// (a file over the bound is refused before it is read).
+bool AddPriorBundles(fl_session* s, const Args& a) {
+  for (const char* path : a.prior_bundles) {
+    const std::string name = faultline::EscapeControls(path);
+    struct stat st {};
+    if (stat(path, &st) != 0) {
+      std::fprintf(stderr, "faultline: --prior-bundle %s: %s\n", name.c_str(), std::strerror(errno));
+      return false;
+    }
+    if (static_cast<uint64_t>(st.st_size) > FL_MAX_PRIOR_BUNDLE_BYTES) {
+      std::fprintf(stderr,
+                   "faultline: --prior-bundle %s: %lld bytes, over the %u-byte (64 MiB) bound on a prior bundle\n",
+                   name.c_str(), static_cast<long long>(st.st_size), FL_MAX_PRIOR_BUNDLE_BYTES);
+      return false;
+    }
+    std::ifstream in(path, std::ios::binary);
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!in.good() && !in.eof()) {
+      std::fprintf(stderr, "faultline: --prior-bundle %s: cannot read it\n", name.c_str());
+      return false;
+    }
+    if (fl_session_add_prior_bundle(s, data.data(), data.size()) != FL_OK) {
+      std::fprintf(stderr, "faultline: --prior-bundle %s: %s\n", name.c_str(),
+                   faultline::EscapeControls(fl_session_last_error(s)).c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs a session over the paths; returns the report (or nullptr) and sets
+// *input_errors when some source could not be read.
+fl_report* RunSession(const fl_ruleset* rs, const Args& a, bool* input_errors) {
+  bool tty = isatty(2);
+  fl_session* s = OpenSession(rs, a, tty, input_errors);
+  if (!s) return nullptr;
+  if (!AddPriorBundles(s, a)) {
+    fl_session_free(s);
+    return nullptr;
   }
   fl_report* r = nullptr;
   fl_status rc = fl_session_finish(s, &r);
@@ -643,15 +701,41 @@ int CmdDiagnose(int argc, char** argv) {
   return rc;
 }
 
+// scan --bundle: the session's evidence as a bundle, its input errors in it.
+int WriteBundle(const fl_ruleset* rs, const Args& a, Output& output) {
+  bool input_errors = false;
+  fl_session* s = OpenSession(rs, a, false, &input_errors);
+  if (!s) return kExitInput;
+  void* data = nullptr;
+  size_t len = 0;
+  fl_status rc = fl_session_export_bundle(s, &data, &len);
+  if (rc != FL_OK) {
+    std::fprintf(stderr, "faultline: %s\n", faultline::EscapeControls(fl_session_last_error(s)).c_str());
+    fl_session_free(s);
+    return kExitInput;
+  }
+  input_errors = input_errors || fl_session_error_count(s) > 0;
+  fl_session_free(s);
+  bool written = output.Write(static_cast<const char*>(data), len);
+  fl_free(data);
+  return input_errors || !written ? kExitInput : kExitOk;
+}
+
 int CmdScan(int argc, char** argv) {
   Args a;
   if (int rc = ParseArgs(kScan, argc, argv, 2, a); rc >= 0) return rc;
-  if (!a.json) return CommandUsage(kScan, "prints JSON lines: pass --json");
+  if (!a.json && !a.bundle) return CommandUsage(kScan, "prints JSON lines or writes a bundle: pass --json or --bundle");
+  if (a.json && a.bundle) return CommandUsage(kScan, "--json and --bundle: give one");
   if (a.positional.empty()) return CommandUsage(kScan, "needs at least one PATH");
   Output output;
-  if (!output.Open(a.out)) return kExitInput;
+  if (!output.Open(a.bundle ? a.bundle : a.out)) return kExitInput;
   fl_ruleset* rs = LoadRules(a.rules);
   if (!rs) return kExitInput;
+  if (a.bundle) {
+    int rc = WriteBundle(rs, a, output);
+    fl_ruleset_free(rs);
+    return rc;
+  }
   bool input_errors = false;
   fl_report* r = RunSession(rs, a, &input_errors);
   if (!r) {

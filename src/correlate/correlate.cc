@@ -69,14 +69,22 @@ constexpr void (*kPasses[])(CorrelationState&) = {
     BuildIncidents,  RunDetectors,  UseFlightRecorder,   AddPracticeFindings, RankIncidents,
     EstimatePriors};
 
+// One attempt's evidence (attempts.cc splits a job's attempts first).
+Diagnosis CorrelateOnce(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts) {
+  CorrelationState st(rs, scan, opts);
+  for (auto pass : kPasses) pass(st);
+  return std::move(st.diag);
+}
+
+Diagnosis CorrelateAttempts(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts);
+
 }  // namespace internal
 
 Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts) {
-  internal::CorrelationState st(rs, scan, opts);
-  for (auto pass : internal::kPasses) pass(st);
+  Diagnosis d = internal::CorrelateAttempts(rs, scan, opts);
   // Last: the action reads the ranked incidents and the attempts.
-  DecideActions(rs, opts.retry, st.diag);
-  return std::move(st.diag);
+  DecideActions(rs, opts.retry, d);
+  return d;
 }
 
 }  // namespace faultline

@@ -17,8 +17,7 @@ namespace {
 // Practice findings last; before them what was survived, and the fallback
 // (a generic fatal line) after every catalog incident that ended a rank.
 int Tier(const CorrelationState& st, const Incident& i) {
-  if (i.detector == "missing_checkpoint_after_sigterm" || i.detector == "stale_checkpoint")
-    return 5;
+  if (PracticeFinding(i)) return 5;
   if (i.survived) return 4;
   if (i.detector.empty() && st.HasRole(i.rule, RuleRole::kFallback)) return 3;
   // The Flight Recorder dumps' suspects are evidence of the kind the
@@ -36,6 +35,10 @@ double Score(const Incident& i) {
 }
 
 }  // namespace
+
+bool PracticeFinding(const Incident& i) {
+  return i.detector == "missing_checkpoint_after_sigterm" || i.detector == "stale_checkpoint";
+}
 
 void RankIncidents(CorrelationState& st) {
   std::stable_sort(st.diag.incidents.begin(), st.diag.incidents.end(),

@@ -151,6 +151,10 @@ void EstimatePriors(CorrelationState& st);
 // rule explains it); false when no rule names the detector or it was folded.
 bool AddFinding(CorrelationState& st, const Finding& f, double conf);
 
+// A practice finding (no checkpoint after SIGTERM, the newest checkpoint
+// hours old): advice about the run, not a failure of it.
+bool PracticeFinding(const Incident& i);
+
 // Whether the rank of evidence `i` logged progress after it (a later
 // progress line of the same rank: later in the same file, or clearly later
 // in time in another).

@@ -9,6 +9,7 @@
 #include "correlate/action.h"
 #include "evidence/distinct.h"
 #include "ruleset/pattern_check.h"
+#include "report/attempts.h"
 #include "util/fl_status.h"
 #include "util/strings.h"
 #include "util/utf8.h"
@@ -312,7 +313,8 @@ void AppendActionJson(const Action& a, std::string& out) {
   out += '}';
 }
 
-void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Incident& inc, std::string& out) {
+void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Diagnosis& d, const Incident& inc,
+                        std::string& out) {
   const fb::Rule* rule = rs.rule(inc.rule);
   out += "{\"id\":";
   AppendJsonString(out, IncidentId(rs, scan, inc));
@@ -370,6 +372,7 @@ void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Inciden
     AppendFrFindingsJson(inc.flight_recorder, out);
   }
   AppendActionJson(inc.action, out);
+  AppendIncidentHistoryJson(d, inc, out);
   out += ",\"timeline\":[";
   for (size_t k = 0; k < inc.timeline.size(); ++k) {
     if (k) out += ',';
@@ -427,11 +430,12 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   out += ",\"incidents\":[";
   for (size_t i = 0; i < d.incidents.size(); ++i) {
     if (i) out += ',';
-    AppendIncidentJson(rs, scan, d.incidents[i], out);
+    AppendIncidentJson(rs, scan, d, d.incidents[i], out);
   }
   out += "],\"ignored\":[";
   AppendIgnoredJson(rs, scan, d, out);
   out += ']';
+  AppendAttemptsJson(rs, d, out);
   AppendExpectationJson(d, out);
   AppendFlightRecorderJson(scan, d, out);
   out += "}\n";
@@ -493,6 +497,7 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
                   inc.gpu.empty() ? "" : StrCat(", GPU ", inc.gpu),
                   inc.time_us == kNoTime ? "" : StrCat(", at ", FormatRfc3339(inc.time_us)),
                   inc.inferred ? " (inferred)" : "", "\n");
+    out += IncidentHistoryText(d, inc);
     out += StrCat("why: ", inc.explanation, "\n");
     if (!inc.initiating.empty()) out += "evidence:\n";
     for (size_t k = 0; k < inc.initiating.size() && k < 5; ++k) {
@@ -522,6 +527,7 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     out += StrCat("action: ", ActionSummary(inc.action), " - ", inc.action.reason, "\n");
   }
   out += FlightRecorderText(scan, d);
+  out += AttemptsText(rs, d);
   if (!d.ignored.empty()) {
     out += "\nignored:\n";
     for (const Ignored& ig : d.ignored) {

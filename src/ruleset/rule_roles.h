@@ -28,8 +28,9 @@ enum class RuleRole : uint8_t {
   kSummary,          // a launcher's failure summary: collateral of the worker's own error
   kPeriodicStraggler,  // names the straggler detector's periodic pauses (garbage collection)
   kMovingStraggler,    // names the straggler detector's imbalance that moves between ranks
+  kAttemptStart,       // the job starts again: a launcher's restart, a scheduler's requeue
 };
-inline constexpr size_t kRuleRoleCount = 7;
+inline constexpr size_t kRuleRoleCount = 8;
 
 inline constexpr std::string_view kRoleTagPrefix = "role:";
 inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount] = {
@@ -40,6 +41,7 @@ inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount]
     {"role:summary", RuleRole::kSummary},
     {"role:periodic-straggler", RuleRole::kPeriodicStraggler},
     {"role:moving-straggler", RuleRole::kMovingStraggler},
+    {"role:attempt-start", RuleRole::kAttemptStart},
 };
 
 // The role a tag declares; nullopt for an ordinary tag or an unknown role.

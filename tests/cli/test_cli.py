@@ -252,9 +252,10 @@ def test_kernel_line_never_borrows_another_hosts_bus_map(faultline_bin, tmp_path
 COMMANDS = {
     "diagnose": {"json", "rules", "threads", "job-start", "job-end", "clock-offset", "tz", "output",
                  "html", "exit-code", "quiet", "help", "max-source-bytes", "max-decompressed-bytes",
-                 "time-budget", "max-restarts-per-rule", "max-restarts-per-host", "restart-window"},
+                 "time-budget", "max-restarts-per-rule", "max-restarts-per-host", "restart-window",
+                 "prior-bundle"},
     "scan": {"json", "rules", "threads", "clock-offset", "tz", "output", "help", "max-source-bytes",
-             "max-decompressed-bytes", "time-budget"},
+             "max-decompressed-bytes", "time-budget", "bundle"},
     "compile": {"output", "help"},
     "rules list": {"json", "rules", "help"},
     "rules show": {"json", "rules", "help"},

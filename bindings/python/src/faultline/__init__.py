@@ -32,6 +32,8 @@ from ._errors import (
 )
 from ._report import (
     Action,
+    Attempt,
+    AttemptPrimary,
     Collateral,
     Evidence,
     FlightRecorder,
@@ -45,6 +47,7 @@ from ._report import (
     InputSummary,
     JobWindow,
     Report,
+    Recurrence,
     RulesetInfo,
     Totals,
 )
@@ -87,8 +90,11 @@ __all__ = [
     "FlightRecorderDump",
     "FlightRecorderFinding",
     "FlightRecorderGroup",
+    "Attempt",
+    "AttemptPrimary",
     "Ignored",
     "Incident",
+    "Recurrence",
     "Initiating",
     "InputError",
     "InputSummary",

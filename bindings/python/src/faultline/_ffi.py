@@ -192,6 +192,38 @@ class ActionView(Structure):
     ]
 
 
+class AttemptView(Structure):
+    """fl_attempt_view (size-versioned); strings borrowed until fl_report_free()."""
+
+    _fields_ = [
+        ("size", c_uint32),
+        ("index", c_uint32),
+        ("label", c_char_p),
+        ("recognised", c_char_p),
+        ("start_us", c_int64),
+        ("end_us", c_int64),
+        ("primary_rule", c_char_p),
+        ("host", c_char_p),
+        ("rank", c_int64),
+        ("step", c_int64),
+    ]
+
+
+class IncidentHistory(Structure):
+    """fl_incident_history (size-versioned); the array is borrowed until fl_report_free()."""
+
+    _fields_ = [
+        ("size", c_uint32),
+        ("step", c_int64),
+        ("attempt", c_uint32),
+        ("recurrence_attempts", POINTER(c_uint32)),
+        ("recurrence_attempt_count", c_size_t),
+        ("same_host", c_uint32),
+        ("same_step", c_uint32),
+        ("resume_failed_on_previous_checkpoint", c_int),
+    ]
+
+
 class IncidentView(Structure):
     """fl_incident_view. Strings are borrowed until fl_report_free()."""
 
@@ -226,6 +258,8 @@ STRUCTS: Dict[str, Any] = {
     "fl_collateral_view": CollateralView,
     "fl_ignored_view": IgnoredView,
     "fl_action_view": ActionView,
+    "fl_attempt_view": AttemptView,
+    "fl_incident_history": IncidentHistory,
 }
 #: C callback typedef -> ctypes CFUNCTYPE; the drift test walks this too.
 CALLBACKS: Dict[str, Any] = {"fl_evidence_cb": EVIDENCE_CB, "fl_progress_cb": PROGRESS_CB}
@@ -279,6 +313,7 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_session_finish": (fl_status, [_vp, _pvp]),
     "fl_session_export_bundle": (fl_status, [_vp, _pvp, _psz]),
     "fl_session_snapshot": (fl_status, [_vp, _pvp]),
+    "fl_session_add_prior_bundle": (fl_status, [_vp, _vp, c_size_t]),
     "fl_report_from_bundles": (
         fl_status,
         [_pvp, _vp, _P(SessionOptions), _pvp, _psz, c_size_t, _pvp],
@@ -311,6 +346,9 @@ FUNCTIONS: Dict[str, Tuple[Any, List[Any]]] = {
     "fl_report_incident_action": (fl_status, [_vp, c_size_t, _P(ActionView)]),
     "fl_report_job_window": (fl_status, [_vp, _P(c_int64), _P(c_int64)]),
     "fl_report_html": (fl_status, [_vp, _pvp, _psz]),
+    "fl_report_attempt_count": (c_size_t, [_vp]),
+    "fl_report_attempt": (fl_status, [_vp, c_size_t, _P(AttemptView)]),
+    "fl_report_incident_history": (fl_status, [_vp, c_size_t, _P(IncidentHistory)]),
     # experimental (fl_x_*: outside the frozen ABI, may change in any release)
     "fl_x_ruleset_signal_costs_json": (fl_status, [_vp, _pvp, c_size_t, c_uint64, _pvp, _psz, _pvp]),
 }

@@ -275,6 +275,66 @@ class Action:
 
 
 @dataclass
+class Recurrence:
+    """How an incident repeats earlier attempts of its job (schema 1.3):
+    the earlier ``attempts`` (indices into ``Report.attempts``) that failed
+    with the same rule, of those how many on its host and at its step, and
+    whether it fails on the checkpoint the previous attempt saved."""
+
+    attempts: List[int] = field(default_factory=list)
+    same_host: int = 0
+    same_step: int = 0
+    resume_failed_on_previous_checkpoint: bool = False
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Recurrence":
+        return cls(
+            attempts=list(d.get("attempts") or []),
+            same_host=int(d.get("same_host", 0)),
+            same_step=int(d.get("same_step", 0)),
+            resume_failed_on_previous_checkpoint=bool(d.get("resume_failed_on_previous_checkpoint", False)),
+        )
+
+    @property
+    def recurred(self) -> bool:
+        return bool(self.attempts) or self.resume_failed_on_previous_checkpoint
+
+
+@dataclass
+class AttemptPrimary:
+    """An attempt's primary incident, in brief."""
+
+    rule: str
+    host: Optional[str] = None
+    rank: Optional[int] = None
+    step: Optional[int] = None
+
+
+@dataclass
+class Attempt:
+    """One run of the job (the report's ``attempts[i]``, oldest first)."""
+
+    index: int
+    label: str
+    recognised: str
+    start: Optional[datetime]
+    end: Optional[datetime]
+    primary: Optional[AttemptPrimary]
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any]) -> "Attempt":
+        p = d.get("primary")
+        return cls(
+            index=d["index"],
+            label=d["label"],
+            recognised=d["recognised"],
+            start=parse_rfc3339(d.get("start")),
+            end=parse_rfc3339(d.get("end")),
+            primary=AttemptPrimary(p["rule"], p.get("host"), p.get("rank"), p.get("step")) if p else None,
+        )
+
+
+@dataclass
 class Incident:
     """One diagnosis. ``Report.incidents[0]`` is the primary one."""
 
@@ -296,6 +356,11 @@ class Incident:
     #: stable across re-diagnoses of the same growing logs ("inc-" + 12 hex)
     id: Optional[str] = None
     action: Optional[Action] = None
+    #: The training step the failing rank had reached, when a line says.
+    step: Optional[int] = None
+    #: Index into ``Report.attempts``; 0 when the job ran once.
+    attempt: int = 0
+    recurrence: Recurrence = field(default_factory=Recurrence)
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Incident":
@@ -316,6 +381,9 @@ class Incident:
             flight_recorder=[FlightRecorderFinding.from_dict(f) for f in d.get("flight_recorder") or []],
             id=d.get("id"),
             action=Action.from_dict(d["action"]) if d.get("action") else None,
+            step=d.get("step"),
+            attempt=int(d.get("attempt", 0)),
+            recurrence=Recurrence.from_dict(d.get("recurrence") or {}),
         )
 
     # Shortcuts to the initiating side.
@@ -613,6 +681,8 @@ class Report:
         self.job_window = JobWindow.from_dict(data.get("job_window") or {})
         self.incidents: List[Incident] = [Incident.from_dict(i) for i in data.get("incidents") or []]
         self.ignored: List[Ignored] = [Ignored.from_dict(i) for i in data.get("ignored") or []]
+        #: The job's attempts, oldest first; empty when it ran once.
+        self.attempts: List[Attempt] = [Attempt.from_dict(a) for a in data.get("attempts") or []]
         #: host -> {"seconds": ..., "source": "user" | "derived"...} as the report has it.
         self.clock_offsets: Dict[str, Any] = dict(data.get("clock_offsets") or {})
         fr = data.get("flight_recorder")

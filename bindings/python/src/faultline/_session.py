@@ -678,6 +678,18 @@ class Session:
         self._call(_ffi.lib.fl_session_snapshot, ctypes.byref(out))
         return Report._from_handle(out.value)  # type: ignore[arg-type]
 
+    def add_prior_bundle(self, data: bytes) -> None:
+        """Gives the session an earlier attempt of the same job, as
+        :meth:`export_bundle` returned it from that attempt's session
+        (``fl_session_add_prior_bundle``): call once per attempt, oldest
+        first, before :meth:`finish`. The report then lists the attempts
+        (``Report.attempts``) and what recurs (``Incident.recurrence``). At
+        most 16 bundles of 64 MiB each; past that, or for bytes that are not
+        a bundle of this ruleset, :class:`InvalidArgumentError` or
+        :class:`ParseError` with the library's message."""
+        buf = bytes(data)
+        self._call(_ffi.lib.fl_session_add_prior_bundle, ctypes.c_char_p(buf), ctypes.c_size_t(len(buf)))
+
     def export_bundle(self) -> bytes:
         """Scans what is left and returns everything found as an evidence
         bundle (bytes) instead of correlating; combine bundles with
