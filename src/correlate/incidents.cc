@@ -350,6 +350,9 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   inc.time_us = first.time_us;
   inc.rank = first.rank;
   inc.host = first.host;
+  // A line that names no host ("Detected 1 oom-kill event(s) in step ...")
+  // is on the one host the rest of its cluster names ("srun: error: node7:").
+  if (inc.host.empty() && first.rank < 0 && rc.hosts.size() == 1) inc.host = *rc.hosts.begin();
   inc.gpu = first.gpu;
   AddCollateral(st, root, members, only_incident, dr, inc);
   dr.conf = dr.rule.weight();

@@ -59,8 +59,11 @@ def load_cases(root):
 
 
 def diagnose(binary, case):
-    p = subprocess.run([binary, "diagnose", "--json", str(case["dir"] / "log.txt")],
-                       capture_output=True, timeout=120)
+    # Run inside the case's directory: its name is the corpus's id, not a
+    # machine, and a folder shaped like a host ("hafs-101") would be read
+    # as the host of every line.
+    p = subprocess.run([os.path.abspath(binary), "diagnose", "--json", "log.txt"],
+                       cwd=case["dir"], capture_output=True, timeout=120)
     if p.returncode not in (0, 2) or not p.stdout:
         raise SystemExit(f"{case['dir']}: faultline exited {p.returncode}: "
                          f"{p.stderr.decode(errors='replace')[:300]}")
