@@ -67,10 +67,8 @@ absl::StatusOr<std::unique_ptr<hs_database_t, HsDatabaseDeleter>> CompileDatabas
                          "].pattern: missing"));
       }
       exprs.push_back(sig->pattern()->c_str());
-      // No SOM: the scanner needs only where a match ends. Multiline: a
-      // pattern sees one line (RE2 confirms it on the line), so '^' and '$'
-      // are a line's start and end, not the scanned block's.
-      flags.push_back((sig->caseless() ? HS_FLAG_CASELESS : 0) | HS_FLAG_MULTILINE);
+      // No SOM: the scanner needs only where a match ends.
+      flags.push_back(SignalHsFlags(sig->caseless()));
       ids.push_back(gid++);
       where.emplace_back(rule, s);
     }
