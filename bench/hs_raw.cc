@@ -170,7 +170,7 @@ std::vector<Sig> Signals(const Ruleset& rs) {
     Sig s;
     s.name = si.rule->id()->str() + "/" + si.signal->id()->str();
     s.pattern = si.signal->pattern()->str();
-    s.flags = si.signal->caseless() ? HS_FLAG_CASELESS : 0;
+    s.flags = faultline::SignalHsFlags(si.signal->caseless());
     s.role = faultline::RoleName(si.role);
     out.push_back(std::move(s));
   }

@@ -750,6 +750,14 @@ void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
   }
 }
 
+// Past the spaces and the markdown quote markers ("> ", "> > ") a log
+// pasted into an issue or mail starts with.
+size_t SkipQuoteMarkers(std::string_view s, size_t p) {
+  p = SkipSpaces(s, p);
+  while (p + 1 < s.size() && s[p] == '>' && IsSpace(s[p + 1])) p = SkipSpaces(s, p + 1);
+  return p;
+}
+
 }  // namespace
 
 std::string NormalizeHost(std::string_view host) {
@@ -764,7 +772,7 @@ std::string NormalizeHost(std::string_view host) {
 Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   Found f;
   const size_t n = line.size();
-  size_t p = SkipSpaces(line, 0);
+  size_t p = SkipQuoteMarkers(line, 0);
   size_t msg = 0;
   bool launcher = false;
   bool srun_ok = true;  // nothing but collector stamps so far
@@ -791,6 +799,8 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
       q = SkipTimestamp(line, p, &kind, &f.header_pid);
       if (q == kNpos) break;
       if (kind == StampKind::kGlog) srun_ok = false;
+      // A collector's "<stamp>: <line>" (mpirun --timestamp-output).
+      if (q < n && line[q] == ':' && kind == StampKind::kCollector) ++q;
       q = SkipSpaces(line, q);
       p = q;
       continue;

@@ -43,6 +43,36 @@ void ApplyHostAliases(CorrelationState& st) {
   }
 }
 
+// Whether the archive is one node's: a single host across sources and
+// lines, and no global rank named anywhere that the node's local ranks
+// could contradict. torchrun's rank is group_rank * local_world_size +
+// local_rank, and a single node is group 0.
+bool OneNodeWithoutGlobalRanks(const CorrelationState& st) {
+  std::string host;
+  auto same = [&host](const std::string& h) {
+    if (h.empty()) return true;
+    if (host.empty()) host = NormalizeHost(h);
+    return NormalizeHost(h) == host;
+  };
+  for (const SourceSummary& s : st.scan.sources) {
+    if (!same(s.host) || s.rank >= 0) return false;
+  }
+  if (!st.scan.ranks.empty() || st.world_nranks > 0) return false;
+  for (const Evidence& ev : st.evs) {
+    if (!same(ev.host) || ev.rank >= 0) return false;
+  }
+  return true;
+}
+
+// A worker named only by its local rank ("failed (exitcode: -9) local_rank:
+// 3") on a one-node archive is that global rank.
+void LocalRanksOfOneNode(CorrelationState& st) {
+  if (!OneNodeWithoutGlobalRanks(st)) return;
+  for (Evidence& ev : st.evs) {
+    if (ev.local_rank >= 0) ev.rank = ev.local_rank;
+  }
+}
+
 }  // namespace
 
 void Attribute(CorrelationState& st) {
@@ -75,6 +105,7 @@ void Attribute(CorrelationState& st) {
     ev.rank = a.rank.value_or(-1);
     ev.host = a.host;
   }
+  LocalRanksOfOneNode(st);
 }
 
 std::string CorrelationState::HostForRank(int64_t rank) const {

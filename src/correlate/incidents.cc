@@ -350,6 +350,9 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   inc.time_us = first.time_us;
   inc.rank = first.rank;
   inc.host = first.host;
+  // A line that names no host ("Detected 1 oom-kill event(s) in step ...")
+  // is on the one host the rest of its cluster names ("srun: error: node7:").
+  if (inc.host.empty() && first.rank < 0 && rc.hosts.size() == 1) inc.host = *rc.hosts.begin();
   inc.gpu = first.gpu;
   AddCollateral(st, root, members, only_incident, dr, inc);
   dr.conf = dr.rule.weight();
@@ -378,6 +381,11 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   if (dr.window_end == kNoTime) dr.window_end = dr.window_start;
   std::map<std::string, std::string> vars =
       TemplateVars(inc, dr.window_start, dr.window_end, &st.scan.devices);
+  // What the initiating line itself named ({hca}, {hca_pci}, {pid}): a
+  // device the incident's own evidence printed, never an example's.
+  for (const auto& [k, v] : dr.first.fields) {
+    if (!v.empty()) vars.emplace(k, v);
+  }
   FillFixAndVerify(dr.rule, vars, inc);
   AddMissingFacts(st, dr, vars, inc);
   SortUnique(inc.missing_facts);
@@ -438,10 +446,28 @@ void AddPlaceholderFacts(const std::string& text, const std::map<std::string, st
   }
 }
 
+// A "{name}" the evidence did not fill becomes "<name>" and a missing fact:
+// the advice never names a device it does not know.
+void MarkUnfilledPlaceholders(std::string& text, std::vector<std::string>& facts) {
+  for (size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
+    size_t close = text.find('}', open);
+    if (close == std::string::npos) return;
+    std::string name = text.substr(open + 1, close - open - 1);
+    bool word = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+      return std::islower(static_cast<unsigned char>(c)) || c == '_';
+    });
+    if (!word) continue;
+    text.replace(open, close - open + 1, StrCat("<", name, ">"));
+    facts.push_back(StrCat("the ", name, " the advice names (not printed by the initiating line)"));
+  }
+}
+
 void FillFixAndVerify(const fb::Rule& rule, const std::map<std::string, std::string>& vars,
                       Incident& inc) {
   inc.fix = FillTemplate(rule.fix()->str(), vars);
   inc.verify = FillTemplate(rule.verify()->str(), vars);
+  MarkUnfilledPlaceholders(inc.fix, inc.missing_facts);
+  MarkUnfilledPlaceholders(inc.verify, inc.missing_facts);
 }
 
 void BuildIncidents(CorrelationState& st) {

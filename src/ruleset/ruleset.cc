@@ -97,7 +97,7 @@ absl::StatusOr<std::unique_ptr<hs_database_t, HsDatabaseDeleter>> CompileDatabas
       }
       exprs.push_back(sig->pattern()->c_str());
       // No SOM: the scanner needs only where a match ends.
-      flags.push_back(sig->caseless() ? HS_FLAG_CASELESS : 0);
+      flags.push_back(SignalHsFlags(sig->caseless()));
       ids.push_back(gid++);
       where.emplace_back(rule, s);
     }

@@ -53,6 +53,14 @@ struct SignalRegex {
   std::string error;  // why RE2 rejected the pattern or an extract; empty when built
 };
 
+// The Hyperscan flags a signal's pattern compiles with, wherever it is
+// compiled (the ruleset's database, per-signal cost measurement, benches).
+// Multiline: a pattern sees one line (RE2 confirms it on the line), so '^'
+// and '$' are a line's start and end, not the scanned block's.
+inline unsigned SignalHsFlags(bool caseless) {
+  return (caseless ? HS_FLAG_CASELESS : 0) | HS_FLAG_MULTILINE;
+}
+
 struct SignalInfo {
   uint32_t rule_index = 0;
   uint32_t signal_index = 0;  // within the rule

@@ -37,6 +37,26 @@ TEST(AttributeLine, TorchrunRankPrefixWithWatchdog) {
   EXPECT_TRUE(l.message.starts_with("[E1102 13:46:41.123456 1234"));
 }
 
+TEST(AttributeLine, MarkdownQuoteMarkersBeforeAnNcclPrefix) {
+  // A log pasted into an issue as a quote keeps its "> " markers.
+  Line l = Attr("> node201:127799:127863 [0] transport/net_ib.cc:101 NCCL WARN NET/IB : mlx5_0:1 "
+                "Got async event : local access violation work queue error");
+  EXPECT_EQ(l.a.host, "node201");
+  EXPECT_EQ(l.a.pid, 127799);
+  l = Attr("> > [rank3]: Traceback (most recent call last):");
+  EXPECT_EQ(l.a.rank, 3);
+  l = Attr(">node201:1:2 [0] NCCL WARN x");  // no space: not a quote marker
+  EXPECT_TRUE(l.a.host.empty());
+}
+
+TEST(AttributeLine, CollectorStampWithAColonBeforeMpirunPrefix) {
+  // mpirun --timestamp-output: "<stamp>: [job,rank]<stdout>:<line>".
+  Line l = Attr("2019-06-02T16:13:44.884Z: [1,12]<stdout>:container-e275-01-000057:815:864 [0] "
+                "transport/net_ib.cu:80 NCCL WARN NET/IB : Got async event : local catastrophic error");
+  EXPECT_EQ(l.a.rank, 12);
+  EXPECT_EQ(l.a.host, "container-e275-01-000057");
+}
+
 TEST(AttributeLine, TorchrunPythonTraceback) {
   Line l = Attr("[rank12]: Traceback (most recent call last):");
   EXPECT_EQ(l.a.rank, 12);

@@ -384,6 +384,42 @@ TEST_F(CorrelateTest, LineAboutAnotherRankNamesThatRanksHost) {
   EXPECT_EQ(d.incidents[0].host, "node101");
 }
 
+TEST_F(CorrelateTest, LocalRankOnAOneNodeArchiveIsTheGlobalRank) {
+  // torchrun's "failed (exitcode: -9) local_rank: 3" in a single-node log
+  // that names no global rank: group 0, so rank 3.
+  Synth s(rs());
+  uint32_t src = s.Source("train.log", "");
+  Evidence& ev = s.Add(src, "process-sigkilled", "elastic-exitcode-sigkill", kT0, -1);
+  ev.local_rank = 3;
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(Causes(d).empty());
+  EXPECT_EQ(Causes(d)[0]->rank, 3);
+}
+
+TEST_F(CorrelateTest, LocalRankIsNoGlobalRankWhenTheArchiveHasSeveralNodes) {
+  Synth s(rs());
+  uint32_t a = s.Source("node100/train.log", "node100");
+  s.Source("node101/train.log", "node101");
+  Evidence& ev = s.Add(a, "process-sigkilled", "elastic-exitcode-sigkill", kT0, -1);
+  ev.local_rank = 3;
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(Causes(d).empty());
+  EXPECT_EQ(Causes(d)[0]->rank, -1);
+}
+
+TEST_F(CorrelateTest, InitiatingLineWithoutHostTakesTheOneHostItsClusterNames) {
+  // slurmstepd's oom-kill line names no node; srun's line right after does.
+  Synth s(rs());
+  uint32_t src = s.Source("slurm-1.out", "");
+  s.Add(src, "slurm-oom-kill-event", "stepd-oom-kill-event", kT0, -1);
+  Evidence& srun = s.Add(src, "slurm-oom-kill-event", "srun-task-oom", kT0 + kS, -1);
+  srun.host = "gpu-017";
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(Causes(d).empty());
+  EXPECT_EQ(Id(Causes(d)[0]->rule), "slurm-oom-kill-event");
+  EXPECT_EQ(Causes(d)[0]->host, "gpu-017");
+}
+
 // ---------------------------------------------------------------- clocks
 
 TEST_F(CorrelateTest, ClockOffsetsFromNcclInitSyncPoints) {

@@ -10,6 +10,7 @@ incident with the labels.
     python3 tests/realworld/eval.py --split held     # only the held-back third
     python3 tests/realworld/eval.py --json out.json  # figures as JSON too
     python3 tests/realworld/eval.py --misses         # every miss, one line each
+    python3 tests/realworld/eval.py --grep-baseline  # grep_baseline.py scored beside it
 
 The split is fixed by the case id, never chosen: a case belongs to the
 held-back third when int(sha256(id), 16) % 3 == 0. Rules are tuned on the
@@ -59,8 +60,11 @@ def load_cases(root):
 
 
 def diagnose(binary, case):
-    p = subprocess.run([binary, "diagnose", "--json", str(case["dir"] / "log.txt")],
-                       capture_output=True, timeout=120)
+    # Run inside the case's directory: its name is the corpus's id, not a
+    # machine, and a folder shaped like a host ("hafs-101") would be read
+    # as the host of every line.
+    p = subprocess.run([os.path.abspath(binary), "diagnose", "--json", "log.txt"],
+                       cwd=case["dir"], capture_output=True, timeout=120)
     if p.returncode not in (0, 2) or not p.stdout:
         raise SystemExit(f"{case['dir']}: faultline exited {p.returncode}: "
                          f"{p.stderr.decode(errors='replace')[:300]}")
@@ -151,6 +155,16 @@ def print_figures(name, fig, out):
             out.write(f"    {row['count']:3d}  {row['expected'][:60]} -> {row['got'][:60]}\n")
 
 
+def by_part(cases, outcomes):
+    result = {}
+    for part in ("work", "held"):
+        idx = [i for i, c in enumerate(cases) if c["split"] == part]
+        if idx:
+            result[part] = summarise([cases[i] for i in idx], [outcomes[i] for i in idx])
+    result["all"] = summarise(cases, outcomes)
+    return result
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default=os.environ.get(
@@ -159,21 +173,26 @@ def main(argv=None):
     ap.add_argument("--split", choices=("work", "held", "all"), default="all")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-': stdout)")
     ap.add_argument("--misses", action="store_true", help="list every miss")
+    ap.add_argument("--grep-baseline", action="store_true",
+                    help="also score grep_baseline.py (a fixed regex table, first match wins)")
     args = ap.parse_args(argv)
     cases = load_cases(pathlib.Path(args.cases))
     if args.split != "all":
         cases = [c for c in cases if c["split"] == args.split]
     outcomes = [score_case(c, diagnose(args.bin, c)) for c in cases]
-    result = {}
-    for part in ("work", "held"):
-        idx = [i for i, c in enumerate(cases) if c["split"] == part]
-        if idx:
-            result[part] = summarise([cases[i] for i in idx], [outcomes[i] for i in idx])
-    result["all"] = summarise(cases, outcomes)
+    result = by_part(cases, outcomes)
     text = sys.stderr if args.json == "-" else sys.stdout
     for part in ("work", "held", "all"):
         if part in result:
             print_figures(part, result[part], text)
+    if args.grep_baseline:
+        sys.path.insert(0, str(HERE))
+        import grep_baseline
+        grep = [score_case(c, grep_baseline.diagnose(c["dir"] / "log.txt")) for c in cases]
+        result["grep_baseline"] = by_part(cases, grep)
+        for part in ("work", "held", "all"):
+            if part in result["grep_baseline"]:
+                print_figures(f"{part} (grep-first baseline)", result["grep_baseline"][part], text)
     if args.misses:
         for c, o in zip(cases, outcomes):
             bad = [m for m in ("top1", "initiating_line", "rank", "host") if m in o and not o[m]]

@@ -59,3 +59,22 @@ def test_scores_hold_their_floors(faultline_bin):
             if rate is not None and (rate > floor if ceiling else rate < floor):
                 low.append(f"{part}.{metric} = {rate} ({'max' if ceiling else 'min'} {floor})")
     assert not low, "; ".join(low)
+
+
+def test_grep_baseline_names_only_catalog_references(catalog):
+    import grep_baseline
+    refs, _ = catalog
+    assert [t for t, _, _ in grep_baseline.TABLE if t not in refs] == []
+
+
+def test_grep_baseline_takes_the_first_matching_line(tmp_path):
+    import grep_baseline
+    log = tmp_path / "log.txt"
+    log.write_text("step 10 loss 2.1\n"
+                   "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+                   "NVRM: Xid (PCI:0000:9a:00): 79, pid=1, GPU has fallen off the bus.\n")
+    inc = grep_baseline.diagnose(log)["incidents"][0]
+    assert inc["reference"] == "CUDA Kernel Fault Inside One Rank"
+    assert "illegal memory access" in inc["initiating"]["evidence"][0]["text"]
+    log.write_text("step 10 loss 2.1\n")
+    assert grep_baseline.diagnose(log)["incidents"] == []

@@ -677,3 +677,26 @@ TEST(ScanErrors, MissingFileIsNamedAndTheOthersAreScanned) {
 
 }  // namespace
 }  // namespace faultline::scantest
+
+namespace faultline::scantest {
+namespace {
+
+// '^' and '$' are a line's start and end, as RE2 sees them when it confirms
+// the line: the default rules' bare "Killed" (a shell's SIGKILL report) is
+// found on any line of the block, not only on the first.
+TEST(ScanAnchors, LineAnchoredPatternMatchesEveryLine) {
+  TempDir dir;
+  WriteFile(dir / "train.out", "step 1 loss 2.0\nKilled\nstep 1 Killed by the user\nKilled\n");
+  auto rs = DefaultRules();
+  Scanner s(rs, ScanOptions{});
+  ASSERT_TRUE(s.ScanPaths({dir / "train.out"}).ok());
+  ScanResult r = s.Finish();
+  std::vector<uint64_t> lines;
+  for (const Evidence& e : r.evidence) {
+    if (rs->signal(e.signal).signal->id()->str() == "shell-killed-bare") lines.push_back(e.line);
+  }
+  EXPECT_EQ(lines, (std::vector<uint64_t>{2, 4}));
+}
+
+}  // namespace
+}  // namespace faultline::scantest
