@@ -23,7 +23,7 @@ import gen_archive  # noqa: E402
 # 1,024 ranks once per layout and kind, with skew.
 CASES = [(layout, kind, ranks, skew)
          for layout in gen_archive.LAYOUTS
-         for kind in gen_archive.KINDS
+         for kind in gen_archive.LAYOUT_KINDS[layout]
          for ranks, skew in [(16, 0), (16, 1), (256, 0), (256, 1), (1024, 1)]]
 
 
