@@ -68,7 +68,9 @@ absl::StatusOr<std::unique_ptr<hs_database_t, HsDatabaseDeleter>> CompileDatabas
       }
       exprs.push_back(sig->pattern()->c_str());
       // No SOM: the scanner needs only where a match ends.
-      flags.push_back(sig->caseless() ? HS_FLAG_CASELESS : 0);
+      // MULTILINE: the scanner hands Hyperscan whole chunks, and a rule's ^ and $
+      // mean the start and end of a line, as they do for the confirming RE2.
+      flags.push_back(HS_FLAG_MULTILINE | (sig->caseless() ? HS_FLAG_CASELESS : 0));
       ids.push_back(gid++);
       where.emplace_back(rule, s);
     }

@@ -215,7 +215,7 @@ absl::StatusOr<SignalCost> MeasureSignal(const Ruleset& rs, uint32_t id, const s
   c.signal = id;
   hs_database_t* db = nullptr;
   hs_compile_error_t* err = nullptr;
-  unsigned flags = si.signal->caseless() ? HS_FLAG_CASELESS : 0;
+  unsigned flags = HS_FLAG_MULTILINE | (si.signal->caseless() ? HS_FLAG_CASELESS : 0);  // as ruleset.cc
   if (hs_compile(si.signal->pattern()->c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err) !=
       HS_SUCCESS) {
     std::string msg = err && err->message ? err->message : "unknown error";
