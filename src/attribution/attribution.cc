@@ -314,8 +314,8 @@ size_t ParseMpirunPrefix(std::string_view s, size_t p, Found* f) {
 }
 
 // "TP3" in a vLLM process name ("TP3", "Worker_TP3", "Worker_PP0_TP3") is the
-// tensor-parallel index, which is the local GPU as long as there is no
-// pipeline stage beyond the first on the node.
+// tensor-parallel index, which is the local GPU and the worker's rank in its
+// replica as long as there is no pipeline stage beyond the first.
 void ParseVllmName(std::string_view tok, Found* f) {
   std::optional<int64_t> tp;
   bool later_stage = false;
@@ -330,7 +330,12 @@ void ParseVllmName(std::string_view tok, Found* f) {
     if (is_tp) tp = v;
     if (is_pp && *v > 0) later_stage = true;
   }
-  if (tp && !later_stage) SetIfUnset(f->launcher_local, tp);
+  if (tp && !later_stage) {
+    // With a single pipeline stage the TP index is also the worker's rank in
+    // its replica, which "(VllmWorker rank=N ...)" prints in other versions.
+    SetIfUnset(f->launcher_local, tp);
+    SetIfUnset(f->launcher_rank, tp);
+  }
 }
 
 // vLLM / Ray process prefixes: "(EngineCore_0 pid=1234)",

