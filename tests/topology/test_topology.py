@@ -80,3 +80,18 @@ def test_archive(faultline_bin, root, layout, kind, ranks, skew):
 
 def test_nodelist_compression():
     assert gen_archive.compress_nodelist("gpu-", [1, 2, 3, 4, 17], 3) == "gpu-[001-004,017]"
+
+
+def test_anchored_signals_match_on_any_line(faultline_bin, tmp_path):
+    """A rule's ^ and $ are a line's start and end, not the file's: the
+    status reason of the second pod in `kubectl describe pods` output and a
+    sacct row under its header are found (Hyperscan compiled MULTILINE)."""
+    f = tmp_path / "describe_pods.txt"
+    f.write_text("Name:             trainer-worker-0\nStatus:           Running\n\n"
+                 "Name:             trainer-worker-1\nStatus:           Failed\n"
+                 "Reason:           Evicted\nMessage:          evicted\n")
+    p = subprocess.run([faultline_bin, "scan", "--json", str(f)], capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    records = [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()]
+    found = {(r["line"], r["signal"]) for r in records}
+    assert {(4, "k8s-describe-name"), (6, "k8s-pod-evicted")} <= found, sorted(found)
