@@ -44,8 +44,8 @@ kernel loses its NFS server), spot (an AWS instance-action notice, then the
 other hosts' NCCL errors), preempt (k8s: the pod is preempted; slurm: the job
 is cancelled due to preemption), timelimit (Slurm ends the job at its time
 limit: slurmstepd's notice, scontrol and sacct TIMEOUT), pod_oomkilled and
-pod_evicted (`kubectl describe pods` output whose status reason lines name
-no pod: the section's "Name:" does), worker_crash (a vLLM TP worker of one
+pod_evicted, pod_nodeshutdown (`kubectl describe pods` output whose status
+reason lines name no pod: the section's "Name:" does), worker_crash (a vLLM TP worker of one
 replica hits a CUDA error; its EngineCore and API server die after it).
 LAYOUT_KINDS lists the kinds each layout is tested with; timelimit is
 written but not listed: the time limit is read as context (sigterm-received),
@@ -67,10 +67,11 @@ import random
 GPUS = 8
 BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
 LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm"]
-KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "pod_evicted", "worker_crash"]
+KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown",
+         "worker_crash"]
 LAYOUT_KINDS = {
     "perhost": ["host_oom", "nfs", "spot", "preempt"],
-    "k8s": ["host_oom", "nfs", "spot", "preempt", "pod_oomkilled", "pod_evicted"],
+    "k8s": ["host_oom", "nfs", "spot", "preempt", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown"],
     "slurm": ["host_oom", "nfs", "spot", "preempt"],
     "torchrun": ["host_oom", "nfs", "spot"],
     "slurm_env": ["host_oom", "preempt"],
@@ -84,6 +85,7 @@ RULES = {
     "timelimit": ["sigterm-received"],
     "pod_oomkilled": ["cgroup-oom"],
     "pod_evicted": ["preemption"],
+    "pod_nodeshutdown": ["preemption"],
     "worker_crash": ["cuda-illegal-address"],
 }
 K8S_LAYOUTS = ("k8s", "vllm")
@@ -373,12 +375,15 @@ class Job:
     def describe(self, victim_pod, reason):
         out = []
         for i, (pod, h) in enumerate(zip(self.pods, self.hosts)):
-            failed = pod == victim_pod and reason == "Evicted"
+            failed = pod == victim_pod and reason in ("Evicted", "Terminated")
             out += ["Name:             %s" % pod, "Namespace:        training", "Priority:         0",
                     "Node:             %s/10.0.%d.%d" % (h, i // 200, i % 200 + 10),
                     "Start Time:       Mon, 02 Nov 2026 09:00:00 +0000",
                     "Status:           %s" % ("Failed" if failed else "Running")]
-            if failed:
+            if failed and reason == "Terminated":
+                out += ["Reason:           Terminated",
+                        "Message:          Pod was terminated in response to imminent node shutdown."]
+            elif failed:
                 out += ["Reason:           Evicted",
                         "Message:          The node was low on resource: memory. Threshold quantity: 100Mi, "
                         "available: 85228Ki. Container pytorch was using 61234567Ki, request is 0, has larger "
@@ -390,7 +395,9 @@ class Job:
                         "    Last State:     Terminated", "      Reason:       OOMKilled", "      Exit Code:    137"]
             else:
                 out += ["    State:          Running", "    Ready:          True"]
-            out += ["Events:           <none>", ""]
+            out += ["Conditions:", "  Type               Status"]
+            out += ["  DisruptionTarget   True"] if failed else []
+            out += ["  Ready              %s" % ("False" if failed else "True"), "Events:           <none>", ""]
         self.files["kubectl/describe-pods.txt"] = [(0, x) for x in out]
 
     # ---- incidents
@@ -410,8 +417,9 @@ class Job:
             truth["rank"] = victim % GPUS
             return truth
         self.train(t_fail)
-        if self.kind in ("pod_oomkilled", "pod_evicted"):
-            self.describe(self.pods[victim // GPUS], "OOMKilled" if self.kind == "pod_oomkilled" else "Evicted")
+        if self.kind in ("pod_oomkilled", "pod_evicted", "pod_nodeshutdown"):
+            reason = {"pod_oomkilled": "OOMKilled", "pod_evicted": "Evicted", "pod_nodeshutdown": "Terminated"}
+            self.describe(self.pods[victim // GPUS], reason[self.kind])
             for r in range(self.ranks):
                 if r // GPUS != victim // GPUS and (r % GPUS == 0 or self.ranks <= 64):
                     self.remote_error(r, t_fail + 21 + 0.01 * r, victim)
@@ -513,6 +521,24 @@ class Job:
         with open(self.out.rstrip("/") + ".truth.json", "w") as f:
             json.dump(doc, f, indent=1)
         return doc
+
+
+def named_hosts(node, out):
+    """Every host the report names: "host" values, "hosts" lists, clock offsets."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "host" and isinstance(v, str) and v:
+                out.add(v)
+            elif k == "hosts" and isinstance(v, list):
+                out.update(h for h in v if isinstance(h, str))
+            elif k == "clock_offsets" and isinstance(v, dict):
+                out.update(v.keys())
+            else:
+                named_hosts(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            named_hosts(v, out)
+    return out
 
 
 def generate(out, layout, kind, ranks, skew, seed):

@@ -33,24 +33,6 @@ def diagnose(binary, directory):
     return json.loads(p.stdout)
 
 
-def named_hosts(node, out):
-    """Every host the report names: "host" values, "hosts" lists, clock offsets."""
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k == "host" and isinstance(v, str) and v:
-                out.add(v)
-            elif k == "hosts" and isinstance(v, list):
-                out.update(h for h in v if isinstance(h, str))
-            elif k == "clock_offsets" and isinstance(v, dict):
-                out.update(v.keys())
-            else:
-                named_hosts(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            named_hosts(v, out)
-    return out
-
-
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     return tmp_path_factory.mktemp("topology") / "simS2" / "cases"
@@ -73,7 +55,7 @@ def test_archive(faultline_bin, root, layout, kind, ranks, skew):
     assert got.get("host") == want["host"]
     if want["rank"] is not None:
         assert got.get("rank") == want["rank"]
-    stray = named_hosts(report, set()) - set(truth["hosts"])
+    stray = gen_archive.named_hosts(report, set()) - set(truth["hosts"])
     assert not stray, "hosts outside the archive: %s" % sorted(stray)
     assert report["input"]["hosts"] == len(truth["hosts"])
 
