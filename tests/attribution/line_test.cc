@@ -262,6 +262,13 @@ TEST(AttributeLine, KernelPciDevices) {
   EXPECT_TRUE(Attr("NVRM: loading NVIDIA UNIX x86_64 Kernel Module 550.54.15 at 13:46:10").a.gpu.empty());
   EXPECT_EQ(Attr("Memory cgroup out of memory: Killed process 12345 (python)").a.pid, 12345);
   EXPECT_EQ(Attr("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),task=python3,pid=777,uid=0").a.pid, 777);
+  // The kernel names a segfault's victim by its pid.
+  EXPECT_EQ(Attr("Nov  2 13:46:41 gpu-003 kernel: [1000001.5] python3[41234]: segfault at 0 ip 00007f3a1c2b4e10 "
+                 "sp 00007ffd5e0b1c40 error 4 in libc.so.6[7f3a1c228000+195000]").a.pid, 41234);
+  EXPECT_EQ(Attr("pt_main_thread[88213]: segfault at 18 ip 00007f0c8a5d2b1e sp 00007f0c6dffe9c0 error 4 likely on CPU 17")
+                .a.pid, 88213);
+  EXPECT_FALSE(Attr("python3: segfault at 0 ip 00007f3a1c2b4e10").a.pid.has_value());
+  EXPECT_FALSE(Attr("[123456789012]: segfault at 0").a.pid.has_value());
 }
 
 TEST(AttributeLine, JsonLines) {

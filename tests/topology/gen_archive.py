@@ -46,7 +46,8 @@ is cancelled due to preemption), timelimit (Slurm ends the job at its time
 limit: slurmstepd's notice, scontrol and sacct TIMEOUT), pod_oomkilled and
 pod_evicted, pod_nodeshutdown (`kubectl describe pods` output whose status
 reason lines name no pod: the section's "Name:" does), worker_crash (a vLLM TP worker of one
-replica hits a CUDA error; its EngineCore and API server die after it).
+replica hits a CUDA error; its EngineCore and API server die after it), segv
+(the kernel reports one worker's segfault by pid; the job stops there).
 LAYOUT_KINDS lists the kinds each layout is tested with; timelimit is
 written but not listed: the time limit is read as context (sigterm-received),
 not yet as the incident's cause.
@@ -68,13 +69,13 @@ GPUS = 8
 BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
 LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm"]
 KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown",
-         "worker_crash"]
+         "worker_crash", "segv"]
 LAYOUT_KINDS = {
-    "perhost": ["host_oom", "nfs", "spot", "preempt"],
+    "perhost": ["host_oom", "nfs", "spot", "preempt", "segv"],
     "k8s": ["host_oom", "nfs", "spot", "preempt", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown"],
     "slurm": ["host_oom", "nfs", "spot", "preempt"],
-    "torchrun": ["host_oom", "nfs", "spot"],
-    "slurm_env": ["host_oom", "preempt"],
+    "torchrun": ["host_oom", "nfs", "spot", "segv"],
+    "slurm_env": ["host_oom", "preempt", "segv"],
     "vllm": ["worker_crash"],
 }
 RULES = {
@@ -87,6 +88,7 @@ RULES = {
     "pod_evicted": ["preemption"],
     "pod_nodeshutdown": ["preemption"],
     "worker_crash": ["cuda-illegal-address"],
+    "segv": ["unrecognised-fatal-error"],
 }
 K8S_LAYOUTS = ("k8s", "vllm")
 SLURM_LAYOUTS = ("slurm", "slurm_env")
@@ -289,7 +291,7 @@ class Job:
                     self.add("%s/pyspy.txt" % h, t + r + 3e-3, "Thread %d (idle): \"MainThread\"" % self.pid[r])
                     self.add("%s/pyspy.txt" % h, t + r + 4e-3, "    wait (threading.py:320)")
 
-    def agent_failure(self, victim, t):
+    def agent_failure(self, victim, t, exitcode=-9):
         """What the victim's agent prints after its worker was SIGKILLed."""
         h = self.host_of(victim)
         siblings = [r for r in range(victim - victim % GPUS, victim - victim % GPUS + GPUS) if r != victim]
@@ -297,8 +299,8 @@ class Job:
             self.agent(h, t + 0.01 * k, "W", "multiprocessing/api.py:897",
                        "Sending process %d closing signal SIGTERM" % self.pid[r])
         if self.route() == 1:
-            self.agent(h, t + 0.5, "E", "multiprocessing/api.py:869", "failed (exitcode: -9) local_rank: %d (pid: %d) "
-                       "of binary: /usr/bin/python3" % (victim % GPUS, self.pid[victim]))
+            self.agent(h, t + 0.5, "E", "multiprocessing/api.py:869", "failed (exitcode: %d) local_rank: %d (pid: %d) "
+                       "of binary: /usr/bin/python3" % (exitcode, victim % GPUS, self.pid[victim]))
         if self.route() != 0:
             return
         stamp = dt.datetime.fromtimestamp(self.ts(h, t), dt.timezone.utc).strftime("%Y-%m-%d_%H:%M:%S")
@@ -312,8 +314,9 @@ class Job:
                       "  traceback : Signal 15 (SIGTERM) received by PID %d" % self.pid[r]]
         lines += ["-" * 60, "Root Cause (first observed failure):", "[0]:", "  time      : %s" % stamp,
                   "  host      : %s" % fqdn, "  rank      : %d (local_rank: %d)" % (victim, victim % GPUS),
-                  "  exitcode  : -9 (pid: %d)" % self.pid[victim], "  error_file: <N/A>",
-                  "  traceback : Signal 9 (SIGKILL) received by PID %d" % self.pid[victim], "=" * 60]
+                  "  exitcode  : %d (pid: %d)" % (exitcode, self.pid[victim]), "  error_file: <N/A>",
+                  "  traceback : Signal %d (%s) received by PID %d" % (
+                      -exitcode, {-9: "SIGKILL", -11: "SIGSEGV"}[exitcode], self.pid[victim]), "=" * 60]
         for k, line in enumerate(lines):
             self.add("%s/torchrun.log" % h, t + 1 + 1e-6 * k, line)
 
@@ -440,6 +443,13 @@ class Job:
                     self.rank_line(r, t_fail + 0.5 + 0.001 * r, lambda h, tt, r=r: "[rank: %d] Received SIGTERM: 15" % r)
                     if r // GPUS != victim // GPUS:
                         self.remote_error(r, t_fail + 3 + 0.01 * r, victim)
+            return truth
+        if self.kind == "segv":
+            self.kern(vh, t_fail, "python3[%d]: segfault at 18 ip 00007f0c8a5d2b1e sp 00007f0c6dffe9c0 error 4 in "
+                      "libtorch_cuda.so[7f0c88a00000+4c5a000] likely on CPU 17 (core 1, socket 0)" % self.pid[victim])
+            truth["rank"] = victim
+            if self.layout == "torchrun":
+                self.agent_failure(victim, t_fail + 1, exitcode=-11)
             return truth
         if self.kind == "host_oom":
             self.kern(vh, t_fail - 0.1, "python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|"
