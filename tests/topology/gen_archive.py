@@ -12,7 +12,7 @@ Layouts (8 ranks per host):
             log stamps carry the worker pid ("W1102 13:46:41.830000 4015788
             file.py:12] ..."); OUT/<host>/kern.log (syslog headers)
   k8s       OUT/pods/<pod>/pytorch.log in CRI format, the pod's hostname (its
-            name) in NCCL prefixes; OUT/kubectl/get-pods-wide.txt and
+            name) in NCCL prefixes; OUT/kubectl/get-pods-wide.txt and/or
             OUT/kubectl/events.txt place each pod on its node;
             OUT/nodes/<node>/kern.log
   slurm     OUT/slurm-<job>.out: srun -l task labels over every rank, NCCL
@@ -204,10 +204,12 @@ class Job:
                             % (pod, status, i // 200, i % 200 + 2, h))
                 events.append("3h12m       Normal   Scheduled   pod/%s   Successfully assigned training/%s to %s"
                               % (pod, pod, h))
-            # Half the archives carry the listing, the other half only events.
+            # Half the archives carry the listing, and half of those no
+            # events: then only the listing's rows place the pods.
             if self.seed % 2 or self.layout == "vllm":
                 self.files["kubectl/get-pods-wide.txt"] = [(0, x) for x in rows]
-            self.files["kubectl/events.txt"] = [(0, x) for x in events]
+            if self.seed % 4 != 1:
+                self.files["kubectl/events.txt"] = [(0, x) for x in events]
         if self.layout in SLURM_LAYOUTS:
             nodelist = compress_nodelist("gpu-", self.host_nums, 3)
             self.files["scontrol-show-job.txt"] = [(0, x) for x in [
@@ -326,6 +328,7 @@ class Job:
             env = [("SLURM_PROCID", r), ("SLURM_LOCALID", r % GPUS), ("SLURM_TASK_PID", self.pid[r]),
                    ("SLURMD_NODENAME", self.host_of(r)), ("SLURM_NODEID", r // GPUS)]
             self.rng.shuffle(env)
+            env.append(("SLURM_RESTART_COUNT", 0))
             for k, (name, value) in enumerate(env):
                 self.rank_line(r, self.t0 - 10 + 1e-4 * k, lambda h, t, name=name, value=value: "%s=%s" % (name, value))
 
