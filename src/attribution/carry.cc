@@ -106,7 +106,12 @@ void LineCarry::TakeFile(const Fields& fields, Attribution& a, CarryLinks& out) 
 }
 
 void LineCarry::Inherit(uint64_t line, Attribution& a, std::string* pod) const {
-  if (line <= block_.line + kBlockLines) {
+  // A line naming another process than the block's (a worker's own line
+  // under "[default0]:" after a failure entry of local rank 3) is not the
+  // block's.
+  bool other = (a.local_rank && block_.local_rank && *a.local_rank != *block_.local_rank) ||
+               (a.pid && block_.pid && *a.pid != *block_.pid);
+  if (line <= block_.line + kBlockLines && !other) {
     if (a.host.empty()) a.host = block_.host;
     if (!a.rank) a.rank = block_.rank;
     if (!a.local_rank) a.local_rank = block_.local_rank;

@@ -59,6 +59,25 @@ TEST(LineCarry, FailureEntryLinksPidToRankAndHost) {
   EXPECT_TRUE(h.a.host.empty());
 }
 
+TEST(LineCarry, AnotherProcessIsNotTheBlocks) {
+  LineCarry c;
+  Feed(c, 1, {{"block_host", "node01"}});
+  Feed(c, 2, {{"block_rank", "27"}, {"block_local_rank", "3"}});
+  Attribution worker0;
+  worker0.local_rank = 0;
+  Fed f = Feed(c, 5, {}, worker0);
+  EXPECT_FALSE(f.a.rank.has_value());
+  EXPECT_TRUE(f.a.host.empty());
+  Attribution worker3;
+  worker3.local_rank = 3;
+  EXPECT_EQ(Feed(c, 6, {}, worker3).a.rank, 27);
+  LineCarry dump;
+  Feed(dump, 1, {{"block_pid", "100"}});
+  Attribution other_pid;
+  other_pid.pid = 200;
+  EXPECT_EQ(Feed(dump, 2, {}, other_pid).a.pid, 200);
+}
+
 TEST(LineCarry, LineKeepsWhatItSaysItself) {
   LineCarry c;
   Feed(c, 1, {{"block_host", "node01"}, {"block_rank", "3"}});
