@@ -93,14 +93,16 @@ void LineCarry::TakeFile(const Fields& fields, Attribution& a, CarryLinks& out) 
     return;
   }
   // A dump without labels, in any order: the batch script's or one task's.
-  // Its rank is a link (the pid's, the host's), never every line's rank: a
-  // batch script's output holds other tasks' lines too.
+  // Its rank and host are links (the pid's, the rank's), never every line's:
+  // a batch script's output holds other tasks' lines too, from other hosts.
+  // A ranked line takes its rank's host later (TopologyMap::Resolve).
   if (!h.empty()) file_.host = h;
   if (rank) file_.rank = Int(*rank);
   if (local) file_.local_rank = Int(*local);
   if (p) file_.pid = p;
   if (!file_.rank) return;
   out.rank = file_.rank;
+  out.local_rank = file_.local_rank;
   out.host = file_.host;
   out.pid = file_.pid;
 }
@@ -117,9 +119,6 @@ void LineCarry::Inherit(uint64_t line, Attribution& a, std::string* pod) const {
     if (!a.local_rank) a.local_rank = block_.local_rank;
     if (!a.pid) a.pid = block_.pid;
   }
-  // The file's host holds for its lines that name no rank; a ranked line
-  // takes its rank's host later (TopologyMap::Resolve).
-  if (a.host.empty() && !a.rank) a.host = file_.host;
   if (pod != nullptr && pod->empty() && a.host.empty()) *pod = section_pod_;
 }
 

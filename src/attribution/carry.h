@@ -5,9 +5,9 @@
 //     py-spy dump ("Process 1234: python train.py" over its threads);
 //   - a section: `kubectl describe pod` prints "Name: <pod>" and, many lines
 //     later, "Reason: OOMKilled" without the pod;
-//   - the whole file: a SLURM_* environment dump (SLURMD_NODENAME,
-//     SLURM_PROCID, SLURM_LOCALID, SLURM_TASK_PID) at the top of a task's
-//     output;
+//   - a task: a SLURM_* environment dump (SLURMD_NODENAME, SLURM_PROCID,
+//     SLURM_LOCALID, SLURM_TASK_PID), one task's or, under srun -l, every
+//     task's with its label;
 //   - a list: the elastic agent's "Rendezvous complete for workers" block
 //     (local_ranks=[0, 1], then global_ranks=[8, 9]) pairs local ranks
 //     with global ranks on the agent's host.
@@ -15,10 +15,10 @@
 // Rules say which by the names of their captures: block_host, block_rank,
 // block_local_rank, block_pid (the next kBlockLines lines, until restated),
 // section_pod (until the next one), file_host, file_rank, file_local_rank,
-// file_pid (a task's environment: its host holds for the file's lines that
-// name no rank; its rank, pid and host are linked, never given to every
-// line; on a line that names its own rank, as an srun -l label does, they
-// are that rank's host and pid), and
+// file_pid (a task's environment, in any order: its rank, pid and host are
+// linked, never given to every line of the file, which may be a batch
+// script's output holding other tasks' lines; on a line that names its own
+// rank, as an srun -l label does, they are that rank's host and pid), and
 // local_ranks / global_ranks (Python lists).
 //
 // Thread-safety: one LineCarry per source, fed in line order from one
@@ -46,6 +46,7 @@ struct CarryLinks {
   // A task's rank with its host and pid as an environment dump states them
   // (either may be missing).
   std::optional<int64_t> rank;
+  std::optional<int64_t> local_rank;
   std::string host;
   std::optional<int64_t> pid;
   // (local rank, global rank) pairs on `host` from a rendezvous result.

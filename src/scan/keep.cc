@@ -150,7 +150,7 @@ void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
   ev.host = a.host;
   if (!pod.empty()) ev.fields.emplace_back("pod", std::move(pod));
   if (links.rank && !links.host.empty()) KeepDevice({links.host, *links.rank, -1, "", -1, true});
-  if (links.rank && links.pid) KeepPid({links.host, *links.pid, *links.rank, -1});
+  if (links.rank && links.pid) KeepPid({links.host, *links.pid, *links.rank, links.local_rank.value_or(-1)});
   for (auto [local, global] : links.local_global) KeepDevice({links.host, global, local, "", -1, true});
 }
 

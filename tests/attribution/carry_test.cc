@@ -132,10 +132,11 @@ TEST(LineCarry, LabelledEnvironmentIsTheRanks) {
   EXPECT_TRUE(Feed(c, 4, {}).a.host.empty());
 }
 
-// An unlabelled dump (a task's own file, or the batch script's output): the
-// host holds for lines naming no rank; rank and pid are links only.
+// An unlabelled dump (a task's own file, or the batch script's output, which
+// holds other tasks' lines too): rank, host and pid are links only.
 TEST(LineCarry, FileEnvironmentLinksInAnyOrder) {
   LineCarry c;
+  Feed(c, 1, {{"file_local_rank", "2"}});
   Fed first = Feed(c, 1, {{"file_pid", "418630"}});
   EXPECT_FALSE(first.links.rank.has_value());
   Feed(c, 2, {{"file_host", "cn1"}});
@@ -143,9 +144,11 @@ TEST(LineCarry, FileEnvironmentLinksInAnyOrder) {
   EXPECT_EQ(rank.links.rank, 0);
   EXPECT_EQ(rank.links.host, "cn1");
   EXPECT_EQ(rank.links.pid, 418630);
+  EXPECT_EQ(rank.links.local_rank, 2);
   Fed later = Feed(c, 50, {});
-  EXPECT_EQ(later.a.host, "cn1");
+  EXPECT_TRUE(later.a.host.empty());
   EXPECT_FALSE(later.a.rank.has_value());
+  EXPECT_FALSE(later.a.pid.has_value());
   Attribution ranked;
   ranked.rank = 5;
   EXPECT_TRUE(Feed(c, 51, {}, ranked).a.host.empty());
