@@ -314,8 +314,8 @@ size_t ParseMpirunPrefix(std::string_view s, size_t p, Found* f) {
 }
 
 // "TP3" in a vLLM process name ("TP3", "Worker_TP3", "Worker_PP0_TP3") is the
-// tensor-parallel index, which is the local GPU as long as there is no
-// pipeline stage beyond the first on the node.
+// tensor-parallel index, which is the local GPU and the worker's rank in its
+// replica as long as there is no pipeline stage beyond the first.
 void ParseVllmName(std::string_view tok, Found* f) {
   std::optional<int64_t> tp;
   bool later_stage = false;
@@ -330,7 +330,12 @@ void ParseVllmName(std::string_view tok, Found* f) {
     if (is_tp) tp = v;
     if (is_pp && *v > 0) later_stage = true;
   }
-  if (tp && !later_stage) SetIfUnset(f->launcher_local, tp);
+  if (tp && !later_stage) {
+    // With a single pipeline stage the TP index is also the worker's rank in
+    // its replica, which "(VllmWorker rank=N ...)" prints in other versions.
+    SetIfUnset(f->launcher_local, tp);
+    SetIfUnset(f->launcher_rank, tp);
+  }
 }
 
 // vLLM / Ray process prefixes: "(EngineCore_0 pid=1234)",
@@ -697,7 +702,8 @@ std::string BusTokenAt(std::string_view s, size_t p) {
 // Kernel and driver lines naming a GPU by PCI address, and the pid some of
 // them carry: "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, ...",
 // "NVRM: GPU at PCI:0000:3b:00: GPU-...", "nvidia 0000:3b:00.0: ...",
-// "Out of memory: Killed process 12345 (python3)".
+// "Out of memory: Killed process 12345 (python3)", "python3[12345]: segfault
+// at 0 ip ...".
 void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
   const size_t n = s.size();
   size_t nv = s.find("NVRM:", begin);
@@ -731,6 +737,18 @@ void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
       size_t pid_at = s.find("pid=", xid);
       if (pid_at != kNpos && pid_at - xid < 128) {
         size_t q = pid_at + 4;
+        f->pid = ParseUint(s, &q, 10);
+      }
+    }
+  }
+  if (!f->pid) {
+    // The kernel's "python3[4015788]: segfault at 0 ip ... sp ... error 4".
+    size_t segv = s.find("]: segfault at ", begin);
+    if (segv != kNpos) {
+      size_t open = segv;
+      while (open > begin && IsDigit(s[open - 1]) && segv - open < 10) --open;
+      if (open > begin && open < segv && s[open - 1] == '[') {
+        size_t q = open;
         f->pid = ParseUint(s, &q, 10);
       }
     }

@@ -88,7 +88,9 @@ void Attribute(CorrelationState& st) {
   }
   for (const PidLink& l : scan.pids) {
     if (l.rank >= 0) {
-      st.topo.AddPid(l.host, l.pid, l.rank);
+      // A task's pid in an srun -l environment dump: the rank's host.
+      std::string host = l.host.empty() ? st.topo.HostForRank(l.rank).value_or("") : l.host;
+      st.topo.AddPid(host, l.pid, l.rank);
     } else {
       st.topo.AddPidLocalRank(l.host, l.pid, l.local_rank);
     }

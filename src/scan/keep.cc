@@ -102,8 +102,61 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   sum.lines = st.lines + (out.ends_with_newline || out.edge.bytes == 0 ? 0 : 1);
 }
 
+void Scanner::Impl::KeepDevice(DeviceLink link) {
+  // A set, not a scan of the list: a million init lines would make the scan
+  // quadratic.
+  std::string key =
+      StrCat(link.host, '\0', link.rank, '\0', link.bus_id, '\0', link.nranks, '\0', link.global ? 1 : 0);
+  if (device_keys_.contains(key)) return;
+  if (result.devices.size() >= kMaxTopologyRecords) {
+    result.topology_truncated = true;
+    return;
+  }
+  device_keys_.insert(std::move(key));
+  result.devices.push_back(std::move(link));
+}
+
+void Scanner::Impl::KeepPid(PidLink link) {
+  // A map to the link, not a scan of the list (quadratic in pids).
+  std::string key = StrCat(link.host, '\0', link.pid);
+  if (auto it = pid_keys_.find(key); it != pid_keys_.end()) {
+    PidLink& l = result.pids[it->second];
+    // A global rank is worth more than a local one learnt first.
+    if (l.rank < 0 && link.rank >= 0) l.rank = link.rank;
+    if (l.local_rank < 0 && link.local_rank >= 0) l.local_rank = link.local_rank;
+  } else if (result.pids.size() < kMaxTopologyRecords) {
+    pid_keys_.emplace(std::move(key), result.pids.size());
+    result.pids.push_back(std::move(link));
+  } else {
+    result.topology_truncated = true;
+  }
+}
+
+// What earlier lines of the source stated (a failure entry's host and rank,
+// a dump's pid, a describe section's pod, an environment dump's host) fills
+// this line's unset fields; what this line states is kept for later lines
+// and as topology (attribution/carry.h).
+void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
+  Attribution a;
+  if (ev.rank >= 0) a.rank = ev.rank;
+  if (ev.local_rank >= 0) a.local_rank = ev.local_rank;
+  if (ev.pid >= 0) a.pid = ev.pid;
+  a.host = ev.host;
+  std::string pod;
+  CarryLinks links = st.carry.Apply(ev.line, ev.fields, a, ev.Field("pod") ? nullptr : &pod);
+  ev.rank = a.rank.value_or(-1);
+  ev.local_rank = a.local_rank.value_or(-1);
+  ev.pid = a.pid.value_or(-1);
+  ev.host = a.host;
+  if (!pod.empty()) ev.fields.emplace_back("pod", std::move(pod));
+  if (links.rank && !links.host.empty()) KeepDevice({links.host, *links.rank, -1, "", -1, true});
+  if (links.rank && links.pid) KeepPid({links.host, *links.pid, *links.rank, links.local_rank.value_or(-1)});
+  for (auto [local, global] : links.local_global) KeepDevice({links.host, global, local, "", -1, true});
+}
+
 void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
   const SignalInfo& si = rs->signal(ev.signal);
+  ApplyCarry(st, ev);
   ++result.matches;
   ++result.signal_hits[ev.signal];
   SourceSummary& sum = result.sources[st.index];
@@ -132,34 +185,12 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     if (d < 0) d = ev.local_rank;
     bool global = ev.rank >= 0;
     int64_t rank = global ? ev.rank : comm_rank;
-    if (rank >= 0) {
-      // A set, not a scan of the list: a million init lines would make
-      // the scan quadratic.
-      std::string key = StrCat(ev.host, '\0', rank, '\0', *bus, '\0', nranks, '\0', global ? 1 : 0);
-      if (!device_keys_.contains(key)) {
-        if (result.devices.size() < kMaxTopologyRecords) {
-          device_keys_.insert(std::move(key));
-          result.devices.push_back({ev.host, rank, d, *bus, nranks, global});
-        } else {
-          result.topology_truncated = true;
-        }
-      }
-    }
+    if (rank >= 0) KeepDevice({ev.host, rank, d, *bus, nranks, global});
   }
-  if (ev.pid >= 0 && (ev.rank >= 0 || ev.local_rank >= 0) && !ev.host.empty()) {
-    // A map to the link, not a scan of the list (quadratic in pids).
-    std::string key = StrCat(ev.host, '\0', ev.pid);
-    if (auto it = pid_keys_.find(key); it != pid_keys_.end()) {
-      PidLink& l = result.pids[it->second];
-      // A global rank is worth more than a local one learnt first.
-      if (l.rank < 0 && ev.rank >= 0) l.rank = ev.rank;
-      if (l.local_rank < 0 && ev.local_rank >= 0) l.local_rank = ev.local_rank;
-    } else if (result.pids.size() < kMaxTopologyRecords) {
-      pid_keys_.emplace(std::move(key), result.pids.size());
-      result.pids.push_back({ev.host, ev.pid, ev.rank, ev.local_rank});
-    } else {
-      result.topology_truncated = true;
-    }
+  // A pid with its rank but no host (an srun -l environment dump) takes the
+  // rank's host in the correlator.
+  if (ev.pid >= 0 && (ev.rank >= 0 || ev.local_rank >= 0) && (!ev.host.empty() || ev.rank >= 0)) {
+    KeepPid({ev.host, ev.pid, ev.rank, ev.local_rank});
   }
   KeepPlacement(st, ev);
   if (const std::string* comm = ev.Field("comm_id");

@@ -34,6 +34,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "attribution/attribution.h"
+#include "attribution/carry.h"
 #include "evidence/evidence.h"
 #include "evidence/merge.h"
 #include "input/input.h"
@@ -229,6 +230,7 @@ struct Scanner::Impl {
     // `kubectl describe pod` prints "Name:" lines before "Node:": the pod
     // a later node line of this source belongs to.
     std::string pending_pod;
+    LineCarry carry;  // what a block, section or the file stated earlier
     std::vector<std::string> failed_causes;  // reported already (ChunkOut::error_cause)
   };
   std::vector<std::unique_ptr<SourceState>> states;
@@ -257,6 +259,9 @@ struct Scanner::Impl {
   // A line placing a pod on a node (fields `pod` and `node`, or a `pod`
   // line then a `node` line of the same source) into result.host_aliases.
   void KeepPlacement(SourceState& st, const Evidence& ev);
+  void ApplyCarry(SourceState& st, Evidence& ev);
+  void KeepDevice(DeviceLink link);
+  void KeepPid(PidLink link);
   void Fail(uint32_t src, std::string msg, int code);
   // flight_recorder.cc: whether file `path` (source `src`) is a Flight
   // Recorder dump, recognised by content (compressed too); if so it is read

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attribution/attribution.h"
+#include "attribution/carry.h"
 #include "gtest/gtest.h"
 
 namespace faultline {
@@ -34,6 +35,8 @@ const std::vector<std::string>& Samples() {
       "[2026-11-02 13:46:41,123] [INFO] [Rank 3] step", "global rank: 3", "Rank 3: x",
       R"({"rank":3,"local_rank":"1","hostname":"node017","pid":99,"a":{"b":[1,{"c":"\"}"}]}})",
       "GPU 00000000:3B:00.0: Detected",
+      "python3[41234]: segfault at 0 ip 00007f3a1c2b4e10 sp 00007ffd5e0b1c40 error 4",
+      "[0, 1, 2, 3]", "[4,5,6,7]",
   };
   return kSamples;
 }
@@ -56,6 +59,17 @@ void Exercise(std::string_view s) {
   t.AddDevice(std::string(s.substr(0, 16)), 1, 2, s);
   (void)t.Resolve(a);
   (void)t.RankForBusAnyHost(s);
+  (void)ParseRankList(s);
+  // Any text as any capture a rule may name, line after line.
+  LineCarry carry;
+  std::string v(s);
+  uint64_t line = 0;
+  for (const char* name : {"block_host", "block_rank", "block_local_rank", "block_pid", "section_pod", "file_host",
+                           "file_rank", "file_local_rank", "file_pid", "local_ranks", "global_ranks"}) {
+    Attribution b = a;
+    std::string pod;
+    (void)carry.Apply(++line, {{name, v}}, b, &pod);
+  }
 }
 
 TEST(AttributionFuzz, EveryTruncationOfRealLines) {

@@ -197,12 +197,16 @@ TEST(AttributeLine, VllmAndRayPrefixes) {
   l = Attr("(VllmWorker TP3 pid=4321) INFO 11-02 13:46:41 [multiproc_executor.py:1] x");
   EXPECT_EQ(l.a.pid, 4321);
   EXPECT_EQ(l.a.local_rank, 3);
+  EXPECT_EQ(l.a.rank, 3);  // the worker's rank in its replica (one stage)
+  l = Attr("(Worker_TP5 pid=70405) ERROR 11-02 12:01:02 [multiproc_executor.py:546] RuntimeError: x");
+  EXPECT_EQ(l.a.rank, 5);
   l = Attr("(VllmWorker rank=2 pid=777) WARNING x");
   EXPECT_EQ(l.a.pid, 777);
   EXPECT_EQ(l.a.rank, 2);
   l = Attr("(Worker_PP1_TP0 pid=55) x");
   EXPECT_EQ(l.a.pid, 55);
   EXPECT_FALSE(l.a.local_rank.has_value());  // TP index of a later stage
+  EXPECT_FALSE(l.a.rank.has_value());
   l = Attr("(RayWorkerWrapper pid=1234, ip=10.0.1.23) INFO x");
   EXPECT_EQ(l.a.pid, 1234);
   EXPECT_EQ(l.a.host, "10.0.1.23");
@@ -278,6 +282,13 @@ TEST(AttributeLine, KernelPciDevices) {
   EXPECT_TRUE(Attr("NVRM: loading NVIDIA UNIX x86_64 Kernel Module 550.54.15 at 13:46:10").a.gpu.empty());
   EXPECT_EQ(Attr("Memory cgroup out of memory: Killed process 12345 (python)").a.pid, 12345);
   EXPECT_EQ(Attr("oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),task=python3,pid=777,uid=0").a.pid, 777);
+  // The kernel names a segfault's victim by its pid.
+  EXPECT_EQ(Attr("Nov  2 13:46:41 gpu-003 kernel: [1000001.5] python3[41234]: segfault at 0 ip 00007f3a1c2b4e10 "
+                 "sp 00007ffd5e0b1c40 error 4 in libc.so.6[7f3a1c228000+195000]").a.pid, 41234);
+  EXPECT_EQ(Attr("pt_main_thread[88213]: segfault at 18 ip 00007f0c8a5d2b1e sp 00007f0c6dffe9c0 error 4 likely on CPU 17")
+                .a.pid, 88213);
+  EXPECT_FALSE(Attr("python3: segfault at 0 ip 00007f3a1c2b4e10").a.pid.has_value());
+  EXPECT_FALSE(Attr("[123456789012]: segfault at 0").a.pid.has_value());
 }
 
 TEST(AttributeLine, JsonLines) {

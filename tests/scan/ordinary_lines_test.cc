@@ -21,8 +21,9 @@
 namespace faultline::scantest {
 namespace {
 
-// Context signals that read ordinary lines by design (topology, clock sync).
-const std::set<std::string> kTopologyRules = {"nccl-init"};
+// Context signals that read ordinary lines by design (topology, clock sync,
+// placement: a launcher's rank lists, a task's SLURM_* environment).
+const std::set<std::string> kTopologyRules = {"nccl-init", "job-placement"};
 
 TEST(OrdinaryLines, NoFailureSignalFiresOnAHealthyJobLog) {
   if (std::system("python3 -c 'import sys' > /dev/null 2>&1") != 0) {

@@ -12,7 +12,7 @@ Layouts (8 ranks per host):
             log stamps carry the worker pid ("W1102 13:46:41.830000 4015788
             file.py:12] ..."); OUT/<host>/kern.log (syslog headers)
   k8s       OUT/pods/<pod>/pytorch.log in CRI format, the pod's hostname (its
-            name) in NCCL prefixes; OUT/kubectl/get-pods-wide.txt and
+            name) in NCCL prefixes; OUT/kubectl/get-pods-wide.txt and/or
             OUT/kubectl/events.txt place each pod on its node;
             OUT/nodes/<node>/kern.log
   slurm     OUT/slurm-<job>.out: srun -l task labels over every rank, NCCL
@@ -21,10 +21,36 @@ Layouts (8 ranks per host):
             OUT/scontrol-show-job.txt with a compressed NodeList;
             OUT/<host>/kern.log
 
+  torchrun  OUT/<host>/torchrun.log: the elastic agent's own lines (the
+            "Rendezvous complete for workers. Result:" block pairing local
+            ranks with global ranks) and its workers' lines under
+            "[defaultL]:" (local rank only); on a failure the
+            ChildFailedError summary (host, rank, exitcode and pid per entry)
+            or the "failed (exitcode: -9) local_rank: L (pid: P)" line, and
+            half the archives OUT/pyspy/<host>.txt ("Process P: ...
+            --local_rank=L"); OUT/<host>/kern.log
+  slurm_env OUT/slurm-<job>.out: srun -l labels padded to the widest task
+            id, each task's SLURM_* environment (SLURM_PROCID, SLURM_LOCALID,
+            SLURM_TASK_PID, SLURMD_NODENAME) and no NCCL init lines, so ranks
+            find their hosts and pids only there; OUT/<host>/kern.log,
+            scontrol and sacct output
+  vllm      several vLLM replicas behind one service, one per node:
+            OUT/pods/<replica>/vllm.log with the API server, EngineCore and
+            TP worker prefixes (v1 "(VllmWorker rank=R pid=P)" or the newer
+            "(Worker_TPR pid=P)"); OUT/kubectl/get-pods-wide.txt
+
 Kinds: host_oom (the kernel kills one worker by pid), nfs (the client's
 kernel loses its NFS server), spot (an AWS instance-action notice, then the
 other hosts' NCCL errors), preempt (k8s: the pod is preempted; slurm: the job
-is cancelled due to preemption).
+is cancelled due to preemption), timelimit (Slurm ends the job at its time
+limit: slurmstepd's notice, scontrol and sacct TIMEOUT), pod_oomkilled and
+pod_evicted, pod_nodeshutdown (`kubectl describe pods` output whose status
+reason lines name no pod: the section's "Name:" does), worker_crash (a vLLM TP worker of one
+replica hits a CUDA error; its EngineCore and API server die after it), segv
+(the kernel reports one worker's segfault by pid; the job stops there).
+LAYOUT_KINDS lists the kinds each layout is tested with; timelimit is
+written but not listed: the time limit is read as context (sigterm-received),
+not yet as the incident's cause.
 
 OUT.truth.json (beside the archive): kind, layout, hosts (the archive's own hosts), initiating
 {rules, rank (null when the logs name only a host), host}, pods.
@@ -41,14 +67,31 @@ import random
 
 GPUS = 8
 BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
-LAYOUTS = ["perhost", "k8s", "slurm"]
-KINDS = ["host_oom", "nfs", "spot", "preempt"]
+LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm"]
+KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown",
+         "worker_crash", "segv"]
+LAYOUT_KINDS = {
+    "perhost": ["host_oom", "nfs", "spot", "preempt", "segv"],
+    "k8s": ["host_oom", "nfs", "spot", "preempt", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown"],
+    "slurm": ["host_oom", "nfs", "spot", "preempt"],
+    "torchrun": ["host_oom", "nfs", "spot", "segv"],
+    "slurm_env": ["host_oom", "preempt", "segv"],
+    "vllm": ["worker_crash"],
+}
 RULES = {
     "host_oom": ["host-oom-kill"],
     "nfs": ["nfs-server-not-responding"],
     "spot": ["spot-instance-interruption"],
     "preempt": ["preemption"],
+    "timelimit": ["sigterm-received"],
+    "pod_oomkilled": ["cgroup-oom"],
+    "pod_evicted": ["preemption"],
+    "pod_nodeshutdown": ["preemption"],
+    "worker_crash": ["cuda-illegal-address"],
+    "segv": ["unrecognised-fatal-error"],
 }
+K8S_LAYOUTS = ("k8s", "vllm")
+SLURM_LAYOUTS = ("slurm", "slurm_env")
 
 
 def compress_nodelist(prefix, numbers, width):
@@ -75,12 +118,14 @@ class Job:
         self.ranks = self.nhosts * GPUS
         # Node numbers with gaps, so nodelists compress into several runs.
         nums = sorted(self.rng.sample(range(1, self.nhosts * 3 + 10), self.nhosts))
-        if layout == "k8s":
+        if layout in K8S_LAYOUTS:
             self.hosts = ["gpu-node-%d" % n for n in nums]
         else:
             self.hosts = ["gpu-%03d" % n for n in nums]
         self.host_nums = nums
-        self.pods = ["trainer-worker-%d" % i for i in range(self.nhosts)]
+        self.pods = [("vllm-%d-%05x" % (i, self.rng.randrange(1 << 20)) if layout == "vllm" else "trainer-worker-%d" % i)
+                     for i in range(self.nhosts)]
+        self.agent_pid = {h: 3000 + self.rng.randrange(0, 60000) for h in self.hosts}
         self.skew = {h: (self.rng.uniform(-60, 60) if skew else 0.0) for h in self.hosts}
         self.t0 = dt.datetime(2026, 11, 2, 12, 0, 0, tzinfo=dt.timezone.utc).timestamp()
         self.pid = {r: 40000 + self.rng.randrange(0, 20000) * 8 + r % GPUS for r in range(self.ranks)}
@@ -109,7 +154,7 @@ class Job:
 
     def name_in_logs(self, r):
         """The hostname a rank's own lines print (a pod's is its name)."""
-        return self.pods[r // GPUS] if self.layout == "k8s" else self.host_of(r)
+        return self.pods[r // GPUS] if self.layout in K8S_LAYOUTS else self.host_of(r)
 
     def add(self, path, t, line):
         self.files.setdefault(path, []).append((t, line))
@@ -122,11 +167,15 @@ class Job:
         elif self.layout == "k8s":
             self.add("pods/%s/pytorch.log" % self.pods[r // GPUS], t,
                      "%s stdout F [rank%d]:%s" % (self.iso(h, t), r, text(h, t)))
+        elif self.layout == "torchrun":
+            self.add("%s/torchrun.log" % h, t, "[default%d]:%s" % (r % GPUS, text(h, t)))
+        elif self.layout == "slurm_env":
+            self.add("slurm-88231.out", t, "%*d: %s" % (len(str(self.ranks - 1)), r, text(h, t)))
         else:
             self.add("slurm-88231.out", t, "%d: [rank%d]:%s" % (r, r, text(h, t)))
 
     def kern(self, h, t, msg):
-        path = ("nodes/%s/kern.log" if self.layout == "k8s" else "%s/kern.log") % h
+        path = ("nodes/%s/kern.log" if self.layout in K8S_LAYOUTS else "%s/kern.log") % h
         self.add(path, t, "%s kernel: [%12.6f] %s" % (self.syslog(h, t), 1000000.0 + (t - self.t0), msg))
 
     # ---- the healthy part of a job
@@ -135,13 +184,17 @@ class Job:
             h, dev = self.host_of(r), r % GPUS
             t = self.t0 + 0.01 * dev
             name = self.name_in_logs(r)
-            if self.layout != "perhost":
+            if self.layout in ("k8s", "slurm"):
                 # NCCL init: host, pid, device and bus of every rank.
                 self.rank_line(r, t, lambda hh, tt, r=r, dev=dev, name=name: (
                     "%s:%d:%d [%d] NCCL INFO comm 0x55d0c0a0%02x rank %d nranks %d cudaDev %d nvmlDev %d "
                     "busId %s000 commId 0x1a2b3c4d5e6f7081 - Init COMPLETE" % (
                         name, self.pid[r], self.pid[r] + 60, dev, dev, r, self.ranks, dev, dev, BUSES[dev])))
-        if self.layout == "k8s":
+        if self.layout == "torchrun":
+            self.rendezvous()
+        if self.layout == "slurm_env":
+            self.slurm_env()
+        if self.layout in K8S_LAYOUTS:
             rows = ["NAME               READY   STATUS    RESTARTS   AGE     IP            NODE         "
                     "NOMINATED NODE   READINESS GATES"]
             events = ["LAST SEEN   TYPE     REASON      OBJECT                 MESSAGE"]
@@ -151,11 +204,13 @@ class Job:
                             % (pod, status, i // 200, i % 200 + 2, h))
                 events.append("3h12m       Normal   Scheduled   pod/%s   Successfully assigned training/%s to %s"
                               % (pod, pod, h))
-            # Half the archives carry the listing, the other half only events.
-            if self.seed % 2:
+            # Half the archives carry the listing, and half of those no
+            # events: then only the listing's rows place the pods.
+            if self.seed % 2 or self.layout == "vllm":
                 self.files["kubectl/get-pods-wide.txt"] = [(0, x) for x in rows]
-            self.files["kubectl/events.txt"] = [(0, x) for x in events]
-        if self.layout == "slurm":
+            if self.seed % 4 != 1:
+                self.files["kubectl/events.txt"] = [(0, x) for x in events]
+        if self.layout in SLURM_LAYOUTS:
             nodelist = compress_nodelist("gpu-", self.host_nums, 3)
             self.files["scontrol-show-job.txt"] = [(0, x) for x in [
                 "JobId=88231 JobName=pretrain",
@@ -203,6 +258,154 @@ class Job:
                        "localGid ::ffff:10.0.0.11 remoteGids::ffff:%s hca mlx5_3" % (
                            self.name_in_logs(r), self.pid[r], self.pid[r] + 62, r % GPUS, peer_ip, peer_ip))
 
+
+    # ---- the elastic agent (torchrun layout)
+    def route(self):
+        """Which of the agent's words link a worker pid to its rank: 0 the
+        ChildFailedError summary alone, 1 the rendezvous ranks and the
+        "failed ... local_rank: L (pid: P)" line, 2 the rendezvous ranks and
+        py-spy dumps naming each worker's --local_rank."""
+        return (self.seed + self.ranks.bit_length()) % 3
+
+    def agent(self, h, t, level, where, msg):
+        self.add("%s/torchrun.log" % h, t, "%s %s" % (
+            self.glog(h, t, level, self.agent_pid[h], "torch/distributed/elastic/" + where), msg))
+
+    def rendezvous(self):
+        if self.route() == 0:
+            return
+        for i, h in enumerate(self.hosts):
+            t = self.t0 - 5
+            self.agent(h, t, "I", "agent/server/api.py:525", "[default] Rendezvous complete for workers. Result:")
+            block = ["restart_count=0", "master_addr=%s" % self.hosts[0], "master_port=29500",
+                     "group_rank=%d" % i, "group_world_size=%d" % self.nhosts,
+                     "local_ranks=%s" % list(range(GPUS)), "role_ranks=%s" % list(range(i * GPUS, (i + 1) * GPUS)),
+                     "global_ranks=%s" % list(range(i * GPUS, (i + 1) * GPUS)),
+                     "role_world_sizes=%s" % ([self.ranks] * GPUS), "global_world_sizes=%s" % ([self.ranks] * GPUS)]
+            for k, line in enumerate(block):
+                self.add("%s/torchrun.log" % h, t + 1e-6 * (k + 1), "  " + line)
+            if self.route() == 2:
+                for r in range(i * GPUS, (i + 1) * GPUS):
+                    self.add("%s/pyspy.txt" % h, t + r, "Process %d: /usr/bin/python3 -u train.py --local_rank=%d "
+                             "--deepspeed_config ds.json" % (self.pid[r], r % GPUS))
+                    self.add("%s/pyspy.txt" % h, t + r + 1e-3, "Python v3.10.12 (/usr/bin/python3.10)")
+                    self.add("%s/pyspy.txt" % h, t + r + 2e-3, "")
+                    self.add("%s/pyspy.txt" % h, t + r + 3e-3, "Thread %d (idle): \"MainThread\"" % self.pid[r])
+                    self.add("%s/pyspy.txt" % h, t + r + 4e-3, "    wait (threading.py:320)")
+
+    def agent_failure(self, victim, t, exitcode=-9):
+        """What the victim's agent prints after its worker was SIGKILLed."""
+        h = self.host_of(victim)
+        siblings = [r for r in range(victim - victim % GPUS, victim - victim % GPUS + GPUS) if r != victim]
+        for k, r in enumerate(siblings):
+            self.agent(h, t + 0.01 * k, "W", "multiprocessing/api.py:897",
+                       "Sending process %d closing signal SIGTERM" % self.pid[r])
+        if self.route() == 1:
+            self.agent(h, t + 0.5, "E", "multiprocessing/api.py:869", "failed (exitcode: %d) local_rank: %d (pid: %d) "
+                       "of binary: /usr/bin/python3" % (exitcode, victim % GPUS, self.pid[victim]))
+        if self.route() != 0:
+            return
+        stamp = dt.datetime.fromtimestamp(self.ts(h, t), dt.timezone.utc).strftime("%Y-%m-%d_%H:%M:%S")
+        fqdn = h + ".cluster.internal"
+        lines = ["torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "=" * 60,
+                 "train.py FAILED", "-" * 60, "Failures:"]
+        for k, r in enumerate(siblings[:2]):
+            lines += ["[%d]:" % (k + 1), "  time      : %s" % stamp, "  host      : %s" % fqdn,
+                      "  rank      : %d (local_rank: %d)" % (r, r % GPUS),
+                      "  exitcode  : -15 (pid: %d)" % self.pid[r], "  error_file: <N/A>",
+                      "  traceback : Signal 15 (SIGTERM) received by PID %d" % self.pid[r]]
+        lines += ["-" * 60, "Root Cause (first observed failure):", "[0]:", "  time      : %s" % stamp,
+                  "  host      : %s" % fqdn, "  rank      : %d (local_rank: %d)" % (victim, victim % GPUS),
+                  "  exitcode  : %d (pid: %d)" % (exitcode, self.pid[victim]), "  error_file: <N/A>",
+                  "  traceback : Signal %d (%s) received by PID %d" % (
+                      -exitcode, {-9: "SIGKILL", -11: "SIGSEGV"}[exitcode], self.pid[victim]), "=" * 60]
+        for k, line in enumerate(lines):
+            self.add("%s/torchrun.log" % h, t + 1 + 1e-6 * k, line)
+
+    # ---- Slurm task environment (slurm_env layout)
+    def slurm_env(self):
+        for r in range(self.ranks):
+            env = [("SLURM_PROCID", r), ("SLURM_LOCALID", r % GPUS), ("SLURM_TASK_PID", self.pid[r]),
+                   ("SLURMD_NODENAME", self.host_of(r)), ("SLURM_NODEID", r // GPUS)]
+            self.rng.shuffle(env)
+            env.append(("SLURM_RESTART_COUNT", 0))
+            for k, (name, value) in enumerate(env):
+                self.rank_line(r, self.t0 - 10 + 1e-4 * k, lambda h, t, name=name, value=value: "%s=%s" % (name, value))
+
+    # ---- vLLM replicas behind one service (vllm layout)
+    def vllm_stamp(self, h, t, level, where):
+        d = dt.datetime.fromtimestamp(self.ts(h, t), dt.timezone.utc)
+        return "%s %s [%s]" % (level, d.strftime("%m-%d %H:%M:%S"), where)
+
+    def vllm_line(self, i, t, who, level, where, msg):
+        h = self.hosts[i]
+        self.add("pods/%s/vllm.log" % self.pods[i], t, "(%s) %s %s" % (who, self.vllm_stamp(h, t, level, where), msg))
+
+    def worker_name(self, i, local):
+        r = i * GPUS + local
+        if self.seed % 2:
+            return "Worker_TP%d pid=%d" % (local, self.pid[r])
+        return "VllmWorker rank=%d pid=%d" % (local, self.pid[r])
+
+    def vllm_serve(self, until):
+        for i, h in enumerate(self.hosts):
+            api, core = "APIServer pid=%d" % self.agent_pid[h], "EngineCore_0 pid=%d" % (self.agent_pid[h] + 7)
+            t = self.t0
+            self.vllm_line(i, t, api, "INFO", "api_server.py:1277", "vLLM API server version 0.10.1")
+            self.vllm_line(i, t + 4, core, "INFO", "core.py:74", "Initializing a V1 LLM engine (v0.10.1) with config: "
+                           "model='meta-llama/Llama-3.1-70B-Instruct', tensor_parallel_size=%d" % GPUS)
+            for local in range(GPUS):
+                self.vllm_line(i, t + 20 + 0.01 * local, self.worker_name(i, local), "INFO", "gpu_model_runner.py:1843",
+                               "Model loading took 17.6 GiB and 12.3 seconds")
+            for k in range(1, 40):
+                tt = t + 30 + 2 * k
+                if tt >= until:
+                    break
+                self.vllm_line(i, tt, api, "INFO", "loggers.py:123", "Engine 000: Avg prompt throughput: 812.4 tokens/s, "
+                               "Avg generation throughput: 1460.2 tokens/s, Running: 31 reqs, Waiting: 0 reqs")
+
+    def vllm_crash(self, victim, t):
+        i, local = victim // GPUS, victim % GPUS
+        h = self.hosts[i]
+        api, core = "APIServer pid=%d" % self.agent_pid[h], "EngineCore_0 pid=%d" % (self.agent_pid[h] + 7)
+        self.vllm_line(i, t, self.worker_name(i, local), "ERROR", "multiproc_executor.py:546",
+                       "RuntimeError: CUDA error: an illegal memory access was encountered")
+        self.vllm_line(i, t + 0.4, core, "ERROR", "core.py:710", "EngineCore encountered a fatal error.")
+        self.vllm_line(i, t + 0.5, api, "ERROR", "async_llm.py:704", "vllm.v1.engine.exceptions.EngineDeadError: "
+                       "EngineCore encountered an issue. See stack trace (above) for the root cause.")
+        for k in range(3):
+            self.add("pods/%s/vllm.log" % self.pods[i], t + 0.6 + k, "(%s) INFO:     10.0.4.17:%d - \"POST "
+                     "/v1/chat/completions HTTP/1.1\" 500 Internal Server Error" % (api, 51234 + k))
+
+    # ---- kubectl describe pods (k8s pod_* kinds)
+    def describe(self, victim_pod, reason):
+        out = []
+        for i, (pod, h) in enumerate(zip(self.pods, self.hosts)):
+            failed = pod == victim_pod and reason in ("Evicted", "Terminated")
+            out += ["Name:             %s" % pod, "Namespace:        training", "Priority:         0",
+                    "Node:             %s/10.0.%d.%d" % (h, i // 200, i % 200 + 10),
+                    "Start Time:       Mon, 02 Nov 2026 09:00:00 +0000",
+                    "Status:           %s" % ("Failed" if failed else "Running")]
+            if failed and reason == "Terminated":
+                out += ["Reason:           Terminated",
+                        "Message:          Pod was terminated in response to imminent node shutdown."]
+            elif failed:
+                out += ["Reason:           Evicted",
+                        "Message:          The node was low on resource: memory. Threshold quantity: 100Mi, "
+                        "available: 85228Ki. Container pytorch was using 61234567Ki, request is 0, has larger "
+                        "consumption of memory."]
+            out += ["IP:               10.244.%d.%d" % (i // 200, i % 200 + 2), "Containers:", "  pytorch:",
+                    "    Image:          nvcr.io/nvidia/pytorch:24.05-py3"]
+            if pod == victim_pod and reason == "OOMKilled":
+                out += ["    State:          Waiting", "      Reason:       CrashLoopBackOff",
+                        "    Last State:     Terminated", "      Reason:       OOMKilled", "      Exit Code:    137"]
+            else:
+                out += ["    State:          Running", "    Ready:          True"]
+            out += ["Conditions:", "  Type               Status"]
+            out += ["  DisruptionTarget   True"] if failed else []
+            out += ["  Ready              %s" % ("False" if failed else "True"), "Events:           <none>", ""]
+        self.files["kubectl/describe-pods.txt"] = [(0, x) for x in out]
+
     # ---- incidents
     def incident(self):
         t_fail = self.t0 + 30 + self.steps * self.step_s * 0.6
@@ -214,7 +417,43 @@ class Job:
             for h in self.hosts:
                 self.skew[h] = 45.0 if h == vh else self.rng.uniform(-45, -30)
         truth = {"rules": RULES[self.kind], "rank": None, "host": vh}
+        if self.layout == "vllm":
+            self.vllm_serve(t_fail)
+            self.vllm_crash(victim, t_fail)
+            truth["rank"] = victim % GPUS
+            return truth
         self.train(t_fail)
+        if self.kind in ("pod_oomkilled", "pod_evicted", "pod_nodeshutdown"):
+            reason = {"pod_oomkilled": "OOMKilled", "pod_evicted": "Evicted", "pod_nodeshutdown": "Terminated"}
+            self.describe(self.pods[victim // GPUS], reason[self.kind])
+            for r in range(self.ranks):
+                if r // GPUS != victim // GPUS and (r % GPUS == 0 or self.ranks <= 64):
+                    self.remote_error(r, t_fail + 21 + 0.01 * r, victim)
+            return truth
+        if self.kind == "timelimit":
+            self.files["scontrol-show-job.txt"] = [(0, x.replace("JobState=RUNNING Reason=None", "JobState=TIMEOUT "
+                                                                "Reason=TimeLimit").replace(
+                "BatchHost=%s" % self.hosts[0], "BatchHost=%s" % vh)) for _, x in self.files["scontrol-show-job.txt"]]
+            self.files["sacct.txt"] = [(0, "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode "),
+                                       (0, "------------ ---------- ---------- ---------- ---------- ---------- -------- "),
+                                       (0, "88231             pretrain        gpu       acct %10d    TIMEOUT      0:0 "
+                                        % (self.nhosts * 64))]
+            self.add("slurm-88231.out", t_fail, "slurmstepd: error: *** JOB 88231 ON %s CANCELLED AT %s DUE TO TIME LIMIT "
+                     "***" % (vh, dt.datetime.fromtimestamp(self.ts(vh, t_fail), dt.timezone.utc)
+                              .strftime("%Y-%m-%dT%H:%M:%S")))
+            for r in range(self.ranks):
+                if r % GPUS == 0 or self.ranks <= 64:
+                    self.rank_line(r, t_fail + 0.5 + 0.001 * r, lambda h, tt, r=r: "[rank: %d] Received SIGTERM: 15" % r)
+                    if r // GPUS != victim // GPUS:
+                        self.remote_error(r, t_fail + 3 + 0.01 * r, victim)
+            return truth
+        if self.kind == "segv":
+            self.kern(vh, t_fail, "python3[%d]: segfault at 18 ip 00007f0c8a5d2b1e sp 00007f0c6dffe9c0 error 4 in "
+                      "libtorch_cuda.so[7f0c88a00000+4c5a000] likely on CPU 17 (core 1, socket 0)" % self.pid[victim])
+            truth["rank"] = victim
+            if self.layout == "torchrun":
+                self.agent_failure(victim, t_fail + 1, exitcode=-11)
+            return truth
         if self.kind == "host_oom":
             self.kern(vh, t_fail - 0.1, "python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|"
                       "__GFP_COMP), order=0, oom_score_adj=0")
@@ -222,6 +461,8 @@ class Job:
                       "anon-rss:142338612kB, file-rss:81296kB, shmem-rss:12288kB, UID:1000 pgtables:289112kB "
                       "oom_score_adj:0" % self.pid[victim])
             truth["rank"] = victim
+            if self.layout == "torchrun":
+                self.agent_failure(victim, t_fail + 1)
             if self.layout == "slurm":
                 self.add("%s/torchrun.log" % vh, t_fail + 1, "%s failed (exitcode: -9) local_rank: %d (pid: %d) "
                          "of binary: /usr/bin/python3" % (
@@ -237,7 +478,7 @@ class Job:
                 if r % GPUS == 0 or self.ranks <= 64:
                     self.watchdog(r, t_fail + 610 + 0.01 * r)
         elif self.kind == "spot":
-            path = ("nodes/%s/spot-watcher.log" if self.layout == "k8s" else "%s/spot-watcher.log") % vh
+            path = ("nodes/%s/spot-watcher.log" if self.layout in K8S_LAYOUTS else "%s/spot-watcher.log") % vh
             stamp = dt.datetime.fromtimestamp(self.ts(vh, t_fail), dt.timezone.utc)
             if self.seed % 2:
                 # Azure: a Preempt scheduled event, 30 s ahead.
@@ -288,11 +529,29 @@ class Job:
             with open(full, "w") as f:
                 f.write("".join(l + "\n" for _, l in lines))
         doc = {"kind": self.kind, "layout": self.layout, "ranks": self.ranks, "hosts": self.hosts,
-               "pods": self.pods if self.layout == "k8s" else [], "initiating": truth}
+               "pods": self.pods if self.layout in K8S_LAYOUTS else [], "initiating": truth}
         # Beside the archive, not in it: the truth is no log of the job.
         with open(self.out.rstrip("/") + ".truth.json", "w") as f:
             json.dump(doc, f, indent=1)
         return doc
+
+
+def named_hosts(node, out):
+    """Every host the report names: "host" values, "hosts" lists, clock offsets."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "host" and isinstance(v, str) and v:
+                out.add(v)
+            elif k == "hosts" and isinstance(v, list):
+                out.update(h for h in v if isinstance(h, str))
+            elif k == "clock_offsets" and isinstance(v, dict):
+                out.update(v.keys())
+            else:
+                named_hosts(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            named_hosts(v, out)
+    return out
 
 
 def generate(out, layout, kind, ranks, skew, seed):

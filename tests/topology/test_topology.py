@@ -23,7 +23,7 @@ import gen_archive  # noqa: E402
 # 1,024 ranks once per layout and kind, with skew.
 CASES = [(layout, kind, ranks, skew)
          for layout in gen_archive.LAYOUTS
-         for kind in gen_archive.KINDS
+         for kind in gen_archive.LAYOUT_KINDS[layout]
          for ranks, skew in [(16, 0), (16, 1), (256, 0), (256, 1), (1024, 1)]]
 
 
@@ -31,24 +31,6 @@ def diagnose(binary, directory):
     p = subprocess.run([binary, "diagnose", "--json", str(directory)], capture_output=True, timeout=300)
     assert p.returncode == 0, f"{directory}: exit {p.returncode}: {p.stderr.decode(errors='replace')}"
     return json.loads(p.stdout)
-
-
-def named_hosts(node, out):
-    """Every host the report names: "host" values, "hosts" lists, clock offsets."""
-    if isinstance(node, dict):
-        for k, v in node.items():
-            if k == "host" and isinstance(v, str) and v:
-                out.add(v)
-            elif k == "hosts" and isinstance(v, list):
-                out.update(h for h in v if isinstance(h, str))
-            elif k == "clock_offsets" and isinstance(v, dict):
-                out.update(v.keys())
-            else:
-                named_hosts(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            named_hosts(v, out)
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +55,25 @@ def test_archive(faultline_bin, root, layout, kind, ranks, skew):
     assert got.get("host") == want["host"]
     if want["rank"] is not None:
         assert got.get("rank") == want["rank"]
-    stray = named_hosts(report, set()) - set(truth["hosts"])
+    stray = gen_archive.named_hosts(report, set()) - set(truth["hosts"])
     assert not stray, "hosts outside the archive: %s" % sorted(stray)
     assert report["input"]["hosts"] == len(truth["hosts"])
 
 
 def test_nodelist_compression():
     assert gen_archive.compress_nodelist("gpu-", [1, 2, 3, 4, 17], 3) == "gpu-[001-004,017]"
+
+
+def test_anchored_signals_match_on_any_line(faultline_bin, tmp_path):
+    """A rule's ^ and $ are a line's start and end, not the file's: the
+    status reason of the second pod in `kubectl describe pods` output and a
+    sacct row under its header are found (Hyperscan compiled MULTILINE)."""
+    f = tmp_path / "describe_pods.txt"
+    f.write_text("Name:             trainer-worker-0\nStatus:           Running\n\n"
+                 "Name:             trainer-worker-1\nStatus:           Failed\n"
+                 "Reason:           Evicted\nMessage:          evicted\n")
+    p = subprocess.run([faultline_bin, "scan", "--json", str(f)], capture_output=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    records = [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()]
+    found = {(r["line"], r["signal"]) for r in records}
+    assert {(4, "k8s-describe-name"), (6, "k8s-pod-evicted")} <= found, sorted(found)

@@ -1,0 +1,89 @@
+// What a line of a file says about the lines after it. Launchers and tools
+// print who a process is once and the rest without it:
+//   - a block: torchrun's ChildFailedError entry ("host : node01", then
+//     "rank : 3 (local_rank: 3)", then "exitcode : -9 (pid: 1234)"), a
+//     py-spy dump ("Process 1234: python train.py" over its threads);
+//   - a section: `kubectl describe pod` prints "Name: <pod>" and, many lines
+//     later, "Reason: OOMKilled" without the pod;
+//   - a task: a SLURM_* environment dump (SLURMD_NODENAME, SLURM_PROCID,
+//     SLURM_LOCALID, SLURM_TASK_PID), one task's or, under srun -l, every
+//     task's with its label;
+//   - a list: the elastic agent's "Rendezvous complete for workers" block
+//     (local_ranks=[0, 1], then global_ranks=[8, 9]) pairs local ranks
+//     with global ranks on the agent's host.
+//
+// Rules say which by the names of their captures: block_host, block_rank,
+// block_local_rank, block_pid (the next kBlockLines lines, until restated),
+// section_pod (until the next one), file_host, file_rank, file_local_rank,
+// file_pid (a task's environment, in any order: its rank, pid and host are
+// linked, never given to every line of the file, which may be a batch
+// script's output holding other tasks' lines; on a line that names its own
+// rank, as an srun -l label does, they are that rank's host and pid), and
+// local_ranks / global_ranks (Python lists).
+//
+// Thread-safety: one LineCarry per source, fed in line order from one
+// thread.
+#ifndef FAULTLINE_ATTRIBUTION_CARRY_H_
+#define FAULTLINE_ATTRIBUTION_CARRY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "attribution/attribution.h"
+
+namespace faultline {
+
+// How far a block's word reaches: a ChildFailedError entry is 7 lines, a
+// py-spy thread list a few dozen.
+inline constexpr uint64_t kBlockLines = 64;
+
+// What one line taught beyond itself, for the caller to record.
+struct CarryLinks {
+  // A task's rank with its host and pid as an environment dump states them
+  // (either may be missing).
+  std::optional<int64_t> rank;
+  std::optional<int64_t> local_rank;
+  std::string host;
+  std::optional<int64_t> pid;
+  // (local rank, global rank) pairs on `host` from a rendezvous result.
+  std::vector<std::pair<int64_t, int64_t>> local_global;
+};
+
+class LineCarry {
+ public:
+  using Fields = std::vector<std::pair<std::string, std::string>>;
+
+  // Fills the unset fields of `a` (and an empty *pod) from what earlier
+  // lines stated, then records what `fields` state for later lines. `line`
+  // is the 1-based line number in the file. Returns the links this line
+  // taught.
+  CarryLinks Apply(uint64_t line, const Fields& fields, Attribution& a, std::string* pod);
+
+ private:
+  struct Block {
+    std::string host;
+    std::optional<int64_t> rank, local_rank, pid;
+    uint64_t line = 0;
+  };
+  void Inherit(uint64_t line, Attribution& a, std::string* pod) const;
+  void TakeBlock(uint64_t line, const Fields& fields, Attribution& a);
+  void TakeFile(const Fields& fields, Attribution& a, CarryLinks& out);
+  void TakeRanks(uint64_t line, const Fields& fields, const Attribution& a, CarryLinks& out);
+
+  Block block_;
+  std::string section_pod_;
+  Attribution file_;
+  std::vector<int64_t> local_ranks_;
+  uint64_t local_ranks_line_ = 0;
+};
+
+// "[0, 1, 2, 3]" -> {0, 1, 2, 3}; empty when malformed or over 4,096 items.
+std::vector<int64_t> ParseRankList(std::string_view s);
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_ATTRIBUTION_CARRY_H_
