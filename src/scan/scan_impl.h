@@ -369,6 +369,9 @@ struct Scanner::Impl {
   // Workers the tasks leave idle become helpers of the compressed files'
   // tasks, shared out in turn (pipes are read as they come, by one thread).
   static void AssignStreamHelpers(std::vector<std::unique_ptr<Task>>& tasks, unsigned nthreads);
+  // The input limits a task opens its source with: with two helpers or
+  // more, all but one of them decode a splittable .zst file's frames ahead.
+  InputLimits StreamLimits(const Task& t) const;
   struct StreamPiece;
   class StreamPipeline;
   ChunkOut ScanPiece(SourceState& st, const StreamPiece& p, hs_scratch_t* scratch, std::vector<Hit>& hits) const;

@@ -87,7 +87,7 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
     Finish(t);
     return;
   }
-  auto src = OpenSource(t.path, opts.limits);
+  auto src = OpenSource(t.path, StreamLimits(t));
   if (t.detect_head) DetectHead(t, st, src.ok() ? src->get() : nullptr);
   if (!src.ok()) {
     ChunkOut out;

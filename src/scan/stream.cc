@@ -214,6 +214,12 @@ void Scanner::Impl::AssignStreamHelpers(std::vector<std::unique_ptr<Task>>& task
   }
 }
 
+InputLimits Scanner::Impl::StreamLimits(const Task& t) const {
+  InputLimits limits = opts.limits;
+  if (t.stream_helpers >= 2) limits.zstd_decode_threads = t.stream_helpers - 1;
+  return limits;
+}
+
 size_t Scanner::Impl::StreamCutAt(const SourceState& st, std::string_view buffered, size_t block) {
   const size_t have = buffered.size();
   size_t cut = have;
