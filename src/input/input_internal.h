@@ -73,12 +73,11 @@ bool PreadFull(int fd, uint64_t at, uint8_t* buf, size_t n);
 // when the bytes are not there or not a frame.
 std::optional<uint64_t> ZstdFrameEnd(int fd, uint64_t start);
 
-// A regular .zst file whose frames all declare their content size, decoded
-// limits.zstd_decode_threads frames at a time ahead of Read (zstd_frames.cc).
-// nullptr when the file is not one (a single frame, a frame without a
-// content size or with a dictionary, a window over the limit, a content
-// size over max_decompressed_bytes, anything not a well-formed frame):
-// NewZstdSource reads it then, and reports what is wrong.
+// A regular .zst file of several frames, decoded limits.zstd_decode_threads
+// frames at a time ahead of Read (zstd_frames.cc). nullptr when the file is
+// not split (one job's worth of frames, a dictionary, a window over the
+// limit, declared sizes over max_decompressed_bytes, anything not a
+// well-formed frame): NewZstdSource reads it then, and reports what is wrong.
 std::unique_ptr<Source> NewZstdFramesSource(const UniqueFd& fd, const std::string& name,
                                             int64_t mtime, const InputLimits& limits);
 

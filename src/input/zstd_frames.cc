@@ -1,8 +1,9 @@
-// A .zst file of several frames that all declare their content size
-// (pzstd, the seekable format, writers that flush a frame every few MB) is
-// split at frame boundaries: its decompressed offsets are known up front,
-// so groups of whole frames decode on several threads at once, each in one
-// ZSTD_decompressDCtx call, and Read hands their bytes on in file order.
+// A .zst file of several frames (pzstd, the seekable format, writers that
+// end a frame every few MB) is split at frame boundaries, found by walking
+// the block headers: groups of whole frames decode on several threads at
+// once -- in one ZSTD_decompressDCtx call when their content sizes are
+// declared, streamed into a growing buffer when not -- and Read hands their
+// bytes on in file order.
 // Whatever goes wrong in a group (corrupt data, a checksum, a content size
 // that lies) hands the file to the streaming decoder, which reads it again
 // from its start, drops the bytes already delivered and goes on: its bytes,
@@ -17,6 +18,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -28,15 +30,35 @@
 namespace faultline::internal {
 namespace {
 
-// Whole frames are grouped into jobs of at least this many decompressed
-// bytes (pzstd writes frames of a few MB; one-call decoding wants more).
+// Whole frames are grouped into jobs of at least this many compressed
+// bytes, or decompressed ones where the sizes are declared (pzstd writes
+// frames of about 1 MB compressed).
+constexpr uint64_t kJobCompressed = uint64_t{1} << 20;
 constexpr uint64_t kJobBytes = uint64_t{8} << 20;
-// A frame larger than this is not split off (a job's output is one buffer).
-constexpr uint64_t kMaxFrameBytes = uint64_t{256} << 20;
+// A job's output is one buffer: a job that would decode to more fails (and
+// the streaming decoder takes over).
+constexpr uint64_t kMaxJobBytes = uint64_t{256} << 20;
+
+// A job's output: bytes [0, len) of a buffer that is reused (its bytes are
+// never cleared: a buffer's pages are touched once, not per job).
+struct Output {
+  std::unique_ptr<char[]> data;
+  size_t cap = 0, len = 0;
+  bool ok = false;
+  // Room for `n` bytes, keeping the first `keep`.
+  void Reserve(size_t n, size_t keep) {
+    if (n <= cap) return;
+    auto bigger = std::make_unique_for_overwrite<char[]>(n);
+    if (keep > 0) std::memcpy(bigger.get(), data.get(), keep);
+    data = std::move(bigger);
+    cap = n;
+  }
+};
 
 struct Job {
   uint64_t cbegin = 0, cend = 0;  // compressed bytes, whole frames
-  uint64_t dsize = 0;             // their content sizes, summed
+  uint64_t dsize = 0;             // their declared content sizes, summed
+  bool sized = true;              // every frame declares its size
 };
 
 uint32_t Le32(const uint8_t* p) {
@@ -68,17 +90,22 @@ std::optional<std::vector<Job>> IndexFrames(int fd, uint64_t file_size, const In
       continue;
     }
     const unsigned long long content = ZSTD_getFrameContentSize(h, n);
-    if (content == ZSTD_CONTENTSIZE_UNKNOWN || content == ZSTD_CONTENTSIZE_ERROR || content > kMaxFrameBytes ||
+    const bool sized = content != ZSTD_CONTENTSIZE_UNKNOWN;
+    if (content == ZSTD_CONTENTSIZE_ERROR || (sized && content > kMaxJobBytes) ||
         ZSTD_getDictID_fromFrame(h, n) != 0) {
       return std::nullopt;
     }
-    const std::optional<uint64_t> window = WindowSize(h, n, content);
+    const std::optional<uint64_t> window = WindowSize(h, n, sized ? content : 0);
     if (!window || *window > (uint64_t{1} << limits.max_zstd_window_log)) return std::nullopt;
-    total += content;
+    total += sized ? content : 0;
     if (total > limits.max_decompressed_bytes) return std::nullopt;
-    if (jobs.empty() || jobs.back().dsize >= kJobBytes) jobs.push_back(Job{unassigned, 0, 0});
+    if (jobs.empty() || jobs.back().cend - jobs.back().cbegin >= kJobCompressed ||
+        (jobs.back().sized && jobs.back().dsize >= kJobBytes)) {
+      jobs.push_back(Job{unassigned, 0, 0, true});
+    }
     jobs.back().cend = *end;
-    jobs.back().dsize += content;
+    jobs.back().dsize += sized ? content : 0;
+    jobs.back().sized = jobs.back().sized && sized;
     unassigned = *end;
     pos = *end;
     ++frames;
@@ -113,16 +140,18 @@ class ZstdFramesSource final : public Source {
     if (cur_ == jobs_.size() || cap == 0) return size_t{0};
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [&] { return done_.count(cur_) > 0; });
-    std::optional<std::string>& out = done_[cur_];
-    if (!out) {
+    Output& out = done_[cur_];
+    if (!out.ok || (pos_ == 0 && out.len > limits_.max_decompressed_bytes - delivered_)) {
+      // A failed job, or one past the cap: the streaming decoder says what.
       lock.unlock();
       return HandOver(buf, cap);
     }
-    const size_t n = std::min(cap, out->size() - pos_);
-    std::memcpy(buf, out->data() + pos_, n);
+    const size_t n = std::min(cap, out.len - pos_);
+    std::memcpy(buf, out.data.get() + pos_, n);
     pos_ += n;
     delivered_ += n;
-    if (pos_ == out->size()) {
+    if (pos_ == out.len) {
+      if (free_.size() < ahead_ + 1) free_.push_back(std::move(out));
       done_.erase(cur_);
       ++cur_;
       pos_ = 0;
@@ -144,7 +173,15 @@ class ZstdFramesSource final : public Source {
         if (stop_ || next_ >= jobs_.size()) break;
         j = next_++;
       }
-      std::optional<std::string> out = DecodeJob(dctx, jobs_[j], in);
+      Output out;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!free_.empty()) {
+          out = std::move(free_.back());
+          free_.pop_back();
+        }
+      }
+      out.ok = DecodeJob(dctx, jobs_[j], in, out);
       std::lock_guard<std::mutex> lock(mu_);
       done_[j] = std::move(out);
       cv_.notify_all();
@@ -152,15 +189,40 @@ class ZstdFramesSource final : public Source {
     ZSTD_freeDCtx(dctx);
   }
 
-  // The job's bytes, or nothing when anything is wrong with it.
-  std::optional<std::string> DecodeJob(ZSTD_DCtx* dctx, const Job& job, std::string& in) const {
-    if (dctx == nullptr) return std::nullopt;
+  // The job's bytes into `out`; false when anything is wrong with it.
+  bool DecodeJob(ZSTD_DCtx* dctx, const Job& job, std::string& in, Output& out) const {
+    if (dctx == nullptr) return false;
     in.resize(job.cend - job.cbegin);
-    if (!PreadFull(fd_.get(), job.cbegin, reinterpret_cast<uint8_t*>(in.data()), in.size())) return std::nullopt;
-    std::string out(job.dsize, '\0');
-    const size_t rc = ZSTD_decompressDCtx(dctx, out.data(), out.size(), in.data(), in.size());
-    if (ZSTD_isError(rc) || rc != out.size()) return std::nullopt;
-    return out;
+    if (!PreadFull(fd_.get(), job.cbegin, reinterpret_cast<uint8_t*>(in.data()), in.size())) return false;
+    if (job.sized) {
+      out.Reserve(job.dsize, 0);
+      const size_t rc = ZSTD_decompressDCtx(dctx, out.data.get(), job.dsize, in.data(), in.size());
+      out.len = ZSTD_isError(rc) ? 0 : rc;
+      return !ZSTD_isError(rc) && rc == job.dsize;
+    }
+    return DecodeUnsized(dctx, in, out);
+  }
+
+  // Frames without declared sizes: streamed into a buffer that grows.
+  static bool DecodeUnsized(ZSTD_DCtx* dctx, const std::string& in, Output& out) {
+    ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+    out.Reserve(std::max<size_t>(in.size() * 8, 1 << 20), 0);
+    ZSTD_inBuffer ib{in.data(), in.size(), 0};
+    ZSTD_outBuffer ob{out.data.get(), out.cap, 0};
+    size_t rc = 0;
+    while (ib.pos < in.size() || rc != 0) {
+      if (ob.pos == ob.size) {
+        if (out.cap >= kMaxJobBytes) return false;
+        out.Reserve(out.cap * 2, ob.pos);
+        ob = {out.data.get(), out.cap, ob.pos};
+      }
+      const size_t in_before = ib.pos, out_before = ob.pos;
+      rc = ZSTD_decompressStream(dctx, &ob, &ib);
+      if (ZSTD_isError(rc)) return false;
+      if (ib.pos == in_before && ob.pos == out_before && ob.pos < ob.size) return false;  // cut short
+    }
+    out.len = ob.pos;
+    return true;
   }
 
   // From the failed job on, the streaming decoder reads the file: from its
@@ -199,7 +261,8 @@ class ZstdFramesSource final : public Source {
   size_t ahead_ = 1;  // jobs decoded ahead of the one Read is in, at most
   std::mutex mu_;
   std::condition_variable cv_;
-  std::map<size_t, std::optional<std::string>> done_;  // decoded jobs; nullopt: failed
+  std::map<size_t, Output> done_;  // decoded jobs (ok false: failed)
+  std::vector<Output> free_;       // buffers of jobs read, for reuse
   size_t next_ = 0;      // the next job to decode
   size_t cur_ = 0;       // the job Read is in
   size_t pos_ = 0;       // bytes of it read

@@ -1,5 +1,5 @@
-// A .zst file of frames that declare their content sizes, decoded several
-// frames at a time (InputLimits::zstd_decode_threads): the bytes are the
+// A .zst file of several frames, decoded several frames at a time
+// (InputLimits::zstd_decode_threads): the bytes are the
 // streaming decoder's, whatever the read sizes; a frame that fails hands
 // over to the streaming decoder, so the bytes before the error and the
 // error itself (its text and offsets) are exactly the streaming decoder's;
@@ -47,13 +47,37 @@ Outcome ReadThrough(const std::string& path, unsigned threads, size_t piece, Inp
   }
 }
 
-// 40 MB in frames of `frame` bytes (cut mid-line), pzstd-style skippable
-// frames in between when asked.
-std::string Frames(const std::string& text, size_t frame, bool skippable) {
+// A frame written by a streaming writer: no content size in its header.
+std::string UnsizedFrame(std::string_view data) {
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+  ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
+  std::string out(ZSTD_compressBound(data.size()) + 1024, '\0');
+  ZSTD_outBuffer ob{out.data(), out.size(), 0};
+  // Given in two calls, as a streaming writer would: the size is not known
+  // when the header is written.
+  ZSTD_inBuffer ib{data.data(), data.size() / 2, 0};
+  EXPECT_FALSE(ZSTD_isError(ZSTD_compressStream2(cctx, &ob, &ib, ZSTD_e_continue)));
+  ib = {data.data() + data.size() / 2, data.size() - data.size() / 2, 0};
+  size_t left;
+  do {
+    left = ZSTD_compressStream2(cctx, &ob, &ib, ZSTD_e_end);
+    EXPECT_FALSE(ZSTD_isError(left));
+  } while (left != 0 && !ZSTD_isError(left));
+  ZSTD_freeCCtx(cctx);
+  out.resize(ob.pos);
+  EXPECT_EQ(ZSTD_getFrameContentSize(out.data(), out.size()), ZSTD_CONTENTSIZE_UNKNOWN);
+  return out;
+}
+
+// Frames of `frame` bytes (cut mid-line), with or without content sizes,
+// pzstd-style skippable frames in between when asked.
+std::string Frames(const std::string& text, size_t frame, bool skippable, bool sized = true) {
   std::string out;
   for (size_t pos = 0; pos < text.size(); pos += frame) {
     if (skippable) out += std::string("\x50\x2a\x4d\x18\x04\x00\x00\x00\x01\x02\x03\x04", 12);
-    out += ZstdFrame(std::string_view(text).substr(pos, frame), 1);
+    std::string_view part = std::string_view(text).substr(pos, frame);
+    out += sized ? ZstdFrame(part, 1) : UnsizedFrame(part);
   }
   return out;
 }
@@ -74,7 +98,7 @@ TEST(ZstdFrames, SameBytesAsStreaming) {
   for (bool skippable : {false, true}) {
     for (size_t frame : {size_t{300000}, size_t{5} << 20}) {
       const std::string path = dir.Sub("f.log.zst");
-      WriteFile(path, Frames(Text(), frame, skippable));
+      WriteFile(path, Frames(Text(), frame, skippable, /*sized=*/frame > 300000));
       ASSERT_TRUE(Splits(path));
       for (size_t piece : {size_t{16} << 20, size_t{65537}}) {
         Outcome o = ReadThrough(path, 3, piece);
@@ -95,26 +119,15 @@ TEST(ZstdFrames, WhatIsNotSplit) {
   InputLimits small;
   small.max_decompressed_bytes = 30 << 20;
   EXPECT_FALSE(Splits(frames, small));  // more than the cap: the streaming decoder says so
-  // No content size: a streamed frame.
-  ZSTD_CCtx* cctx = ZSTD_createCCtx();
-  std::string streamed(ZSTD_compressBound(1 << 20) * 2, '\0');
-  ZSTD_outBuffer ob{streamed.data(), streamed.size(), 0};
-  for (int f = 0; f < 2; ++f) {
-    ZSTD_inBuffer ib{Text().data(), 1 << 20, 0};
-    size_t left;
-    do {
-      left = ZSTD_compressStream2(cctx, &ob, &ib, ZSTD_e_end);
-      ASSERT_FALSE(ZSTD_isError(left));
-    } while (left != 0);
-  }
-  ZSTD_freeCCtx(cctx);
-  streamed.resize(ob.pos);
+  // Declared sizes past the cap; undeclared ones are caught as they decode.
   const std::string unsized = dir.Sub("unsized.log.zst");
-  WriteFile(unsized, streamed);
-  EXPECT_FALSE(Splits(unsized));
-  Outcome o = ReadThrough(unsized, 3, 1 << 20);
-  ASSERT_TRUE(o.status.ok()) << o.status;
-  EXPECT_EQ(o.bytes, Text().substr(0, 1 << 20) + Text().substr(0, 1 << 20));
+  WriteFile(unsized, Frames(Text(), 1 << 20, true, false));
+  EXPECT_TRUE(Splits(unsized, small));
+  Outcome alone = ReadThrough(unsized, 0, 1 << 20, small);
+  Outcome split = ReadThrough(unsized, 3, 1 << 20, small);
+  EXPECT_EQ(alone.status.code(), absl::StatusCode::kResourceExhausted) << alone.status;
+  EXPECT_EQ(split.status, alone.status);
+  EXPECT_TRUE(split.bytes == alone.bytes) << split.bytes.size() << " vs " << alone.bytes.size();
 }
 
 // A broken frame in the middle (checksum, corrupt block) and a truncated
@@ -130,7 +143,9 @@ TEST(ZstdFrames, ErrorsAreTheStreamingDecodersExactly) {
   std::string corrupt = good;
   for (size_t i = (start + end) / 2; i < (start + end) / 2 + 40; ++i) corrupt[i] ^= 0x5c;
   std::string truncated = good.substr(0, good.size() - 100);
-  for (const std::string* zst : {&checksum, &corrupt, &truncated}) {
+  std::string unsized = Frames(Text(), 1 << 20, false, false);
+  unsized[unsized.size() / 2] ^= 0x21;
+  for (const std::string* zst : {&checksum, &corrupt, &truncated, &unsized}) {
     const std::string path = dir.Sub("bad.log.zst");
     WriteFile(path, *zst);
     Outcome alone = ReadThrough(path, 0, 4 << 20);
