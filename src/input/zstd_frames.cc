@@ -36,8 +36,10 @@ namespace {
 constexpr uint64_t kJobCompressed = uint64_t{1} << 20;
 constexpr uint64_t kJobBytes = uint64_t{8} << 20;
 // A job's output is one buffer: a job that would decode to more fails (and
-// the streaming decoder takes over).
-constexpr uint64_t kMaxJobBytes = uint64_t{256} << 20;
+// the streaming decoder takes over). With `threads` decoders, at most
+// 3 x threads + 3 of these buffers exist (decoding, decoded ahead, kept for
+// reuse): 64 MiB bounds what a hostile file can make them cost.
+constexpr uint64_t kMaxJobBytes = uint64_t{64} << 20;
 
 // A job's output: bytes [0, len) of a buffer that is reused (its bytes are
 // never cleared: a buffer's pages are touched once, not per job).
@@ -97,14 +99,15 @@ std::optional<std::vector<Job>> IndexFrames(int fd, uint64_t file_size, const In
     }
     const std::optional<uint64_t> window = WindowSize(h, n, sized ? content : 0);
     if (!window || *window > (uint64_t{1} << limits.max_zstd_window_log)) return std::nullopt;
-    total += sized ? content : 0;
+    const uint64_t declared = sized ? content : 0;
+    total += declared;
     if (total > limits.max_decompressed_bytes) return std::nullopt;
     if (jobs.empty() || jobs.back().cend - jobs.back().cbegin >= kJobCompressed ||
-        (jobs.back().sized && jobs.back().dsize >= kJobBytes)) {
+        (jobs.back().sized && jobs.back().dsize >= kJobBytes) || jobs.back().dsize + declared > kMaxJobBytes) {
       jobs.push_back(Job{unassigned, 0, 0, true});
     }
     jobs.back().cend = *end;
-    jobs.back().dsize += sized ? content : 0;
+    jobs.back().dsize += declared;
     jobs.back().sized = jobs.back().sized && sized;
     unassigned = *end;
     pos = *end;
