@@ -132,22 +132,25 @@ TEST(StreamPipeline, LimitsStopWhereOneThreadStops) {
 TEST(StreamPipeline, CancelledMidFileReturnsPromptly) {
   TempDir dir;
   WriteFile(dir / "job.log.gz", Gzip(Log()));
-  for (unsigned threads : {2u, 3u}) {
-    // Through the progress callback (no shared flag), and through the flag.
-    ScanOptions opts = BigCaps(threads);
-    int calls = 0;
-    opts.on_progress = [&](uint64_t, uint64_t) { return ++calls < 2; };
-    Scanner a(TestRules(), opts);
-    EXPECT_TRUE(absl::IsCancelled(a.ScanPaths({dir / "job.log.gz"})));
-    std::atomic<bool> cancel{false};
-    ScanOptions flagged = BigCaps(threads);
-    flagged.cancel = &cancel;
-    flagged.on_progress = [&](uint64_t, uint64_t) {
-      cancel = true;
-      return true;
-    };
-    Scanner b(TestRules(), flagged);
-    EXPECT_TRUE(absl::IsCancelled(b.ScanPaths({dir / "job.log.gz"})));
+  WriteFile(dir / "job.log.zst", ZstdChecked(Log(), 300000));  // split over decoders from 3 threads
+  for (const char* file : {"job.log.gz", "job.log.zst"}) {
+    for (unsigned threads : {2u, 4u}) {
+      // Through the progress callback (no shared flag), and through the flag.
+      ScanOptions opts = BigCaps(threads);
+      int calls = 0;
+      opts.on_progress = [&](uint64_t, uint64_t) { return ++calls < 2; };
+      Scanner a(TestRules(), opts);
+      EXPECT_TRUE(absl::IsCancelled(a.ScanPaths({dir / file}))) << file << " " << threads;
+      std::atomic<bool> cancel{false};
+      ScanOptions flagged = BigCaps(threads);
+      flagged.cancel = &cancel;
+      flagged.on_progress = [&](uint64_t, uint64_t) {
+        cancel = true;
+        return true;
+      };
+      Scanner b(TestRules(), flagged);
+      EXPECT_TRUE(absl::IsCancelled(b.ScanPaths({dir / file}))) << file << " " << threads;
+    }
   }
 }
 
