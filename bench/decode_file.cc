@@ -37,7 +37,8 @@ int main(int argc, char** argv) {
       }
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("%s: %llu bytes in %.3f s wall\n", argv[i], static_cast<unsigned long long>(total), s);
+    std::printf("%s: %llu bytes in %.3f s wall\n", argv[i], static_cast<unsigned long long>(total),
+                s);
   }
   return rc;
 }

@@ -103,7 +103,8 @@ std::optional<std::vector<Job>> IndexFrames(int fd, uint64_t file_size, const In
     total += declared;
     if (total > limits.max_decompressed_bytes) return std::nullopt;
     if (jobs.empty() || jobs.back().cend - jobs.back().cbegin >= kJobCompressed ||
-        (jobs.back().sized && jobs.back().dsize >= kJobBytes) || jobs.back().dsize + declared > kMaxJobBytes) {
+        (jobs.back().sized && jobs.back().dsize >= kJobBytes) ||
+        jobs.back().dsize + declared > kMaxJobBytes) {
       jobs.push_back(Job{unassigned, 0, 0, true});
     }
     jobs.back().cend = *end;
@@ -122,7 +123,11 @@ class ZstdFramesSource final : public Source {
  public:
   ZstdFramesSource(std::string name, UniqueFd fd, int64_t mtime, const InputLimits& limits,
                    std::vector<Job> jobs)
-      : Source(std::move(name)), fd_(std::move(fd)), mtime_(mtime), limits_(limits), jobs_(std::move(jobs)) {
+      : Source(std::move(name)),
+        fd_(std::move(fd)),
+        mtime_(mtime),
+        limits_(limits),
+        jobs_(std::move(jobs)) {
     const unsigned threads = std::max(1u, limits.zstd_decode_threads);
     ahead_ = threads + 1;
     for (unsigned i = 0; i < threads; ++i) threads_.emplace_back([this] { Decode(); });
@@ -166,7 +171,8 @@ class ZstdFramesSource final : public Source {
  private:
   void Decode() {
     ZSTD_DCtx* dctx = ZSTD_createDCtx();
-    if (dctx != nullptr) ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, limits_.max_zstd_window_log);
+    if (dctx != nullptr)
+      ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, limits_.max_zstd_window_log);
     std::string in;
     for (;;) {
       size_t j;
@@ -196,7 +202,8 @@ class ZstdFramesSource final : public Source {
   bool DecodeJob(ZSTD_DCtx* dctx, const Job& job, std::string& in, Output& out) const {
     if (dctx == nullptr) return false;
     in.resize(job.cend - job.cbegin);
-    if (!PreadFull(fd_.get(), job.cbegin, reinterpret_cast<uint8_t*>(in.data()), in.size())) return false;
+    if (!PreadFull(fd_.get(), job.cbegin, reinterpret_cast<uint8_t*>(in.data()), in.size()))
+      return false;
     if (job.sized) {
       out.Reserve(job.dsize, 0);
       const size_t rc = ZSTD_decompressDCtx(dctx, out.data.get(), job.dsize, in.data(), in.size());
@@ -222,7 +229,8 @@ class ZstdFramesSource final : public Source {
       const size_t in_before = ib.pos, out_before = ob.pos;
       rc = ZSTD_decompressStream(dctx, &ob, &ib);
       if (ZSTD_isError(rc)) return false;
-      if (ib.pos == in_before && ob.pos == out_before && ob.pos < ob.size) return false;  // cut short
+      if (ib.pos == in_before && ob.pos == out_before && ob.pos < ob.size)
+        return false;  // cut short
     }
     out.len = ob.pos;
     return true;
@@ -239,7 +247,8 @@ class ZstdFramesSource final : public Source {
     streaming_ = NewZstdSource(std::move(again), name(), mtime_, limits_);
     std::string skip(std::min<uint64_t>(delivered_, uint64_t{4} << 20), '\0');
     for (uint64_t left = delivered_; left > 0;) {
-      absl::StatusOr<size_t> n = streaming_->Read(skip.data(), std::min<uint64_t>(left, skip.size()));
+      absl::StatusOr<size_t> n =
+          streaming_->Read(skip.data(), std::min<uint64_t>(left, skip.size()));
       if (!n.ok()) return n.status();
       if (*n == 0) break;
       left -= *n;
@@ -266,9 +275,9 @@ class ZstdFramesSource final : public Source {
   std::condition_variable cv_;
   std::map<size_t, Output> done_;  // decoded jobs (ok false: failed)
   std::vector<Output> free_;       // buffers of jobs read, for reuse
-  size_t next_ = 0;      // the next job to decode
-  size_t cur_ = 0;       // the job Read is in
-  size_t pos_ = 0;       // bytes of it read
+  size_t next_ = 0;                // the next job to decode
+  size_t cur_ = 0;                 // the job Read is in
+  size_t pos_ = 0;                 // bytes of it read
   uint64_t delivered_ = 0;
   bool stop_ = false;
   std::vector<std::thread> threads_;
@@ -277,11 +286,12 @@ class ZstdFramesSource final : public Source {
 
 }  // namespace
 
-std::unique_ptr<Source> NewZstdFramesSource(const UniqueFd& fd, const std::string& name, int64_t mtime,
-                                            const InputLimits& limits) {
+std::unique_ptr<Source> NewZstdFramesSource(const UniqueFd& fd, const std::string& name,
+                                            int64_t mtime, const InputLimits& limits) {
   struct stat st;
   if (fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
-  std::optional<std::vector<Job>> jobs = IndexFrames(fd.get(), static_cast<uint64_t>(st.st_size), limits);
+  std::optional<std::vector<Job>> jobs =
+      IndexFrames(fd.get(), static_cast<uint64_t>(st.st_size), limits);
   if (!jobs) return nullptr;
   UniqueFd own(fcntl(fd.get(), F_DUPFD_CLOEXEC, 0));
   if (own.get() < 0) return nullptr;

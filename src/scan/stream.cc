@@ -203,10 +203,12 @@ void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t
   if (auto read = s.compressed_bytes_read()) t.input_tail = *read - input_reported;
 }
 
-void Scanner::Impl::AssignStreamHelpers(std::vector<std::unique_ptr<Task>>& tasks, unsigned nthreads) {
+void Scanner::Impl::AssignStreamHelpers(std::vector<std::unique_ptr<Task>>& tasks,
+                                        unsigned nthreads) {
   std::vector<Task*> compressed;
   for (auto& t : tasks) {
-    if (!t->shared && (t->path.ends_with(".gz") || t->path.ends_with(".zst"))) compressed.push_back(t.get());
+    if (!t->shared && (t->path.ends_with(".gz") || t->path.ends_with(".zst")))
+      compressed.push_back(t.get());
   }
   if (compressed.empty() || nthreads <= tasks.size()) return;
   for (size_t spare = nthreads - tasks.size(), i = 0; spare > 0; --spare, ++i) {

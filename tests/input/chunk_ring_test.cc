@@ -76,7 +76,7 @@ TEST(ChunkRing, FullRingHoldsTheReaderBack) {
 TEST(ChunkRing, AbortReleasesEveryWaiter) {
   ChunkRing<int> ring(1);
   EXPECT_TRUE(ring.Put(0));
-  std::thread put([&] { EXPECT_FALSE(ring.Put(1)); });          // ring full
+  std::thread put([&] { EXPECT_FALSE(ring.Put(1)); });         // ring full
   std::thread turn([&] { EXPECT_FALSE(ring.AwaitTurn(5)); });  // 0..4 never pass
   ChunkRing<int> empty(1);
   std::thread take([&] { EXPECT_FALSE(empty.Take().has_value()); });
@@ -108,7 +108,7 @@ TEST(ChunkRing, BuffersAreReused) {
   ring.Recycle(std::move(b));
   std::string again = ring.Buffer(500);
   EXPECT_EQ(again.data(), data);
-  EXPECT_GE(again.size(), 1000u);  // kept whole
+  EXPECT_GE(again.size(), 1000u);          // kept whole
   std::string bigger = ring.Buffer(4000);  // none left: a new one
   EXPECT_GE(bigger.size(), 4000u);
 }

@@ -27,7 +27,8 @@ struct Outcome {
   absl::Status status;
 };
 
-Outcome ReadThrough(const std::string& path, unsigned threads, size_t piece, InputLimits limits = {}) {
+Outcome ReadThrough(const std::string& path, unsigned threads, size_t piece,
+                    InputLimits limits = {}) {
   limits.zstd_decode_threads = threads;
   Outcome o;
   auto src = OpenSource(path, limits);
@@ -136,7 +137,8 @@ TEST(ZstdFrames, ErrorsAreTheStreamingDecodersExactly) {
   ScratchDir dir;
   const std::string good = Frames(Text(), 1 << 20, false);
   size_t start = 0;
-  for (int f = 0; f < 25; ++f) start += ZSTD_findFrameCompressedSize(good.data() + start, good.size() - start);
+  for (int f = 0; f < 25; ++f)
+    start += ZSTD_findFrameCompressedSize(good.data() + start, good.size() - start);
   const size_t end = start + ZSTD_findFrameCompressedSize(good.data() + start, good.size() - start);
   std::string checksum = good;
   checksum[end - 1] ^= 0x11;

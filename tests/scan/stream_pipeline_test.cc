@@ -34,7 +34,8 @@ std::string ZstdChecked(std::string_view text, size_t frame) {
 
 std::string Errors(const ScanResult& r) {
   std::string s;
-  for (const InputError& e : r.errors) s += e.source + ": " + e.message + " (" + std::to_string(e.code) + ")\n";
+  for (const InputError& e : r.errors)
+    s += e.source + ": " + e.message + " (" + std::to_string(e.code) + ")\n";
   return s;
 }
 
@@ -53,7 +54,8 @@ void ExpectSameOnMoreThreads(const std::vector<std::string>& paths, ScanOptions 
     for (size_t i = 0; i < one.sources.size(); ++i) {
       EXPECT_EQ(one.sources[i].lines, more.sources[i].lines) << threads << " threads, source " << i;
       EXPECT_EQ(one.sources[i].bytes, more.sources[i].bytes) << threads << " threads, source " << i;
-      EXPECT_EQ(one.sources[i].failed, more.sources[i].failed) << threads << " threads, source " << i;
+      EXPECT_EQ(one.sources[i].failed, more.sources[i].failed)
+          << threads << " threads, source " << i;
       EXPECT_EQ(one.sources[i].last_time_us, more.sources[i].last_time_us) << threads << " threads";
     }
     EXPECT_EQ(one.lines, more.lines);
@@ -100,14 +102,16 @@ TEST(StreamPipeline, ZstdChecksumErrorNamesItsFrameOnTwoThreads) {
   // The frame holding decompressed bytes 33..34 MiB: walk to it, then
   // break its checksum (its last 4 bytes).
   size_t start = 0;
-  for (int f = 0; f < 33; ++f) start += ZSTD_findFrameCompressedSize(zst.data() + start, zst.size() - start);
+  for (int f = 0; f < 33; ++f)
+    start += ZSTD_findFrameCompressedSize(zst.data() + start, zst.size() - start);
   const size_t end = start + ZSTD_findFrameCompressedSize(zst.data() + start, zst.size() - start);
   zst[end - 2] ^= 0x5a;
   WriteFile(dir / "bad.log.zst", zst);
   ExpectSameOnMoreThreads({dir / "bad.log.zst"});
   ScanResult r = ScanFiles(TestRules(), {dir / "bad.log.zst"}, BigCaps(2));
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_NE(r.errors[0].message.find("at compressed byte " + std::to_string(end - 4)), std::string::npos)
+  EXPECT_NE(r.errors[0].message.find("at compressed byte " + std::to_string(end - 4)),
+            std::string::npos)
       << r.errors[0].message;
   // Evidence up to the bad frame, none past it.
   ASSERT_FALSE(r.evidence.empty());
