@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "input/chunk_ring.h"
 #include "scan/scan_impl.h"
 #include "util/strings.h"
@@ -207,8 +208,11 @@ void Scanner::Impl::AssignStreamHelpers(std::vector<std::unique_ptr<Task>>& task
                                         unsigned nthreads) {
   std::vector<Task*> compressed;
   for (auto& t : tasks) {
-    if (!t->shared && (t->path.ends_with(".gz") || t->path.ends_with(".zst")))
+    // As OpenSource tells them.
+    if (!t->shared &&
+        (absl::EndsWithIgnoreCase(t->path, ".gz") || absl::EndsWithIgnoreCase(t->path, ".zst"))) {
       compressed.push_back(t.get());
+    }
   }
   if (compressed.empty() || nthreads <= tasks.size()) return;
   for (size_t spare = nthreads - tasks.size(), i = 0; spare > 0; --spare, ++i) {
