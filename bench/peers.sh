@@ -19,6 +19,11 @@
 #   MEM8=1                    also measure faultline's memory on 4x the data (8 GB
 #                             for SIZE=2G: the same files through 4 paths)
 #   PER_SIGNAL=0              1: fl_hs_raw --per-signal minus, alone and re2
+#   COMPRESSED=0              1: also one SIZE log (gen_logs.py --single) as .gz
+#                             (gzip -6), .zst (zstd -3) and multi-frame .zst
+#                             (pzstd -3), on 1 and 2 threads next to each
+#                             decoder alone (bench/compressed.py; needs
+#                             fl_decode_file); OUT/compressed/results.md
 #   OUT=$DATA/results-SIZE    results directory
 set -euo pipefail
 
@@ -32,6 +37,7 @@ REPS=${REPS:-3}
 PY_MB=${PY_MB:-32}
 MEM8=${MEM8:-1}
 PER_SIGNAL=${PER_SIGNAL:-0}
+COMPRESSED=${COMPRESSED:-0}
 if [[ $DENSE == 0 ]]; then
   JOB=$DATA/job-$SIZE-seed$SEED
   OUT=${OUT:-$DATA/results-$SIZE}
@@ -127,6 +133,23 @@ if [[ $PER_SIGNAL == 1 ]]; then
   "$HS" --per-signal minus --sample-mb 128 "$JOB" > "$OUT/per-signal-minus.txt"
   "$HS" --per-signal alone --sample-mb 128 "$JOB" > "$OUT/per-signal-alone.txt"
   "$HS" --per-signal re2 --sample-mb 512 "$JOB" > "$OUT/per-signal-re2.txt"
+fi
+
+if [[ $COMPRESSED == 1 ]]; then
+  echo "== compressed: one $SIZE log as .gz, .zst and multi-frame .zst" >&2
+  for tool in "$BUILD/bench/fl_decode_file" gzip zstd pzstd; do
+    command -v "$tool" > /dev/null || { echo "peers.sh: $tool is missing (COMPRESSED=1)" >&2; exit 1; }
+  done
+  ONE=$DATA/single-$SIZE-seed$SEED-dense$DENSE.log
+  if [[ ! -f $ONE ]]; then
+    python3 "$HERE/gen_logs.py" --single "$ONE" --size "$SIZE" --seed "$SEED" --dense "$DENSE" --jobs 2
+  fi
+  [[ -f $ONE.gz ]] || gzip -6 -c "$ONE" > "$ONE.gz"
+  [[ -f $ONE.zst ]] || zstd -q -3 -c "$ONE" > "$ONE.zst"
+  FRAMES=$DATA/single-$SIZE-seed$SEED-dense$DENSE.pzstd.log.zst
+  [[ -f $FRAMES ]] || pzstd -q -3 -p 2 -c "$ONE" > "$FRAMES"
+  python3 "$HERE/compressed.py" --fl "$FL" --decode "$BUILD/bench/fl_decode_file" --plain "$ONE" \
+    --gz "$ONE.gz" --zst "$ONE.zst" --frames "$FRAMES" --rounds "$REPS" --out "$OUT/compressed"
 fi
 
 "$FL" bench --threads 2 "$JOB" > "$OUT/faultline-bench.txt"

@@ -481,54 +481,7 @@ class ZstdSource final : public CompressedSource {
         frame_start_, ", before byte ", in_offset_ + in_len_, ": ", ZstdErrorText(rc)));
   }
 
-  // Exact bytes at `at` of the file, or false.
-  bool ReadAt(uint64_t at, uint8_t* buf, size_t n) const {
-    size_t got = 0;
-    while (got < n) {
-      const ssize_t r = pread(fd_.get(), buf + got, n - got, static_cast<off_t>(at + got));
-      if (r > 0) {
-        got += static_cast<size_t>(r);
-      } else if (r < 0 && errno == EINTR) {
-        continue;
-      } else {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // The end offset of the zstd (or skippable) frame that starts at `start`,
-  // walking its block headers with pread (RFC 8878, section 3.1); nothing
-  // when the bytes are not there or not a frame.
-  std::optional<uint64_t> FrameEnd(uint64_t start) const {
-    uint8_t h[14];
-    if (!ReadAt(start, h, 5)) return std::nullopt;
-    const uint32_t magic = uint32_t{h[0]} | uint32_t{h[1]} << 8 | uint32_t{h[2]} << 16 |
-                           uint32_t{h[3]} << 24;
-    if ((magic & 0xFFFFFFF0u) == 0x184D2A50u) {
-      if (!ReadAt(start + 4, h, 4)) return std::nullopt;
-      return start + 8 + (uint32_t{h[0]} | uint32_t{h[1]} << 8 | uint32_t{h[2]} << 16 |
-                          uint32_t{h[3]} << 24);
-    }
-    if (magic != 0xFD2FB528u) return std::nullopt;
-    const uint8_t fhd = h[4];
-    const bool single_segment = (fhd >> 5) & 1;
-    const bool checksum = (fhd >> 2) & 1;
-    static constexpr uint64_t kDictIdBytes[] = {0, 1, 2, 4};
-    static constexpr uint64_t kContentSizeBytes[] = {0, 2, 4, 8};
-    const unsigned fcs_flag = fhd >> 6;
-    uint64_t pos = start + 5 + (single_segment ? 0 : 1) + kDictIdBytes[fhd & 3] +
-                   (fcs_flag == 0 ? (single_segment ? 1 : 0) : kContentSizeBytes[fcs_flag]);
-    for (;;) {
-      if (!ReadAt(pos, h, 3)) return std::nullopt;
-      const uint32_t bh = uint32_t{h[0]} | uint32_t{h[1]} << 8 | uint32_t{h[2]} << 16;
-      const unsigned type = (bh >> 1) & 3;
-      if (type == 3) return std::nullopt;  // reserved block type
-      pos += 3 + (type == 1 ? 1 : bh >> 3);  // an RLE block holds one byte
-      if (bh & 1) break;                    // last block
-    }
-    return pos + (checksum ? 4 : 0);
-  }
+  std::optional<uint64_t> FrameEnd(uint64_t start) const { return ZstdFrameEnd(fd_.get(), start); }
 
   const int window_log_max_;
   ZSTD_DCtx* const dctx_;
@@ -538,6 +491,51 @@ class ZstdSource final : public CompressedSource {
 };
 
 }  // namespace
+
+bool PreadFull(int fd, uint64_t at, uint8_t* buf, size_t n) {
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = pread(fd, buf + got, n - got, static_cast<off_t>(at + got));
+    if (r > 0) {
+      got += static_cast<size_t>(r);
+    } else if (r < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<uint64_t> ZstdFrameEnd(int fd, uint64_t start) {
+  uint8_t h[14];
+  if (!PreadFull(fd, start, h, 5)) return std::nullopt;
+  const uint32_t magic = uint32_t{h[0]} | uint32_t{h[1]} << 8 | uint32_t{h[2]} << 16 |
+                         uint32_t{h[3]} << 24;
+  if ((magic & 0xFFFFFFF0u) == 0x184D2A50u) {
+    if (!PreadFull(fd, start + 4, h, 4)) return std::nullopt;
+    return start + 8 + (uint32_t{h[0]} | uint32_t{h[1]} << 8 | uint32_t{h[2]} << 16 |
+                        uint32_t{h[3]} << 24);
+  }
+  if (magic != 0xFD2FB528u) return std::nullopt;
+  const uint8_t fhd = h[4];
+  const bool single_segment = (fhd >> 5) & 1;
+  const bool checksum = (fhd >> 2) & 1;
+  static constexpr uint64_t kDictIdBytes[] = {0, 1, 2, 4};
+  static constexpr uint64_t kContentSizeBytes[] = {0, 2, 4, 8};
+  const unsigned fcs_flag = fhd >> 6;
+  uint64_t pos = start + 5 + (single_segment ? 0 : 1) + kDictIdBytes[fhd & 3] +
+                 (fcs_flag == 0 ? (single_segment ? 1 : 0) : kContentSizeBytes[fcs_flag]);
+  for (;;) {
+    if (!PreadFull(fd, pos, h, 3)) return std::nullopt;
+    const uint32_t bh = uint32_t{h[0]} | uint32_t{h[1]} << 8 | uint32_t{h[2]} << 16;
+    const unsigned type = (bh >> 1) & 3;
+    if (type == 3) return std::nullopt;  // reserved block type
+    pos += 3 + (type == 1 ? 1 : bh >> 3);  // an RLE block holds one byte
+    if (bh & 1) break;                    // last block
+  }
+  return pos + (checksum ? 4 : 0);
+}
 
 bool HaveIsal() {
 #if defined(FL_HAVE_ISAL)

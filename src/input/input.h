@@ -45,6 +45,12 @@ struct InputLimits {
   // `zstd --long=28` or more fail with an error naming this limit instead of
   // letting one hostile file claim up to 2 GiB per stream.
   int max_zstd_window_log = 27;
+  // Threads that decode the frames of a .zst file of several frames (pzstd,
+  // the seekable format) ahead of Read, several at once; 0: one decoder
+  // streams it. The bytes, and an error with the bytes before it, are the
+  // streaming decoder's: at a frame that fails, it takes over (reading the
+  // file again from its start and dropping what was delivered).
+  unsigned zstd_decode_threads = 0;
 };
 
 // Lists the files a path stands for: the path itself for a file or "-",

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -63,6 +64,22 @@ absl::StatusOr<std::unique_ptr<Source>> NewGzipSource(UniqueFd fd,
                                                       GzipBackend backend);
 std::unique_ptr<Source> NewZstdSource(UniqueFd fd, std::string name,
                                       int64_t mtime, const InputLimits& limits);
+
+// Exact bytes [at, at + n) of the file, or false.
+bool PreadFull(int fd, uint64_t at, uint8_t* buf, size_t n);
+
+// The end offset of the zstd (or skippable) frame that starts at `start`,
+// walking its block headers with pread (RFC 8878, section 3.1); nothing
+// when the bytes are not there or not a frame.
+std::optional<uint64_t> ZstdFrameEnd(int fd, uint64_t start);
+
+// A regular .zst file of several frames, decoded limits.zstd_decode_threads
+// frames at a time ahead of Read (zstd_frames.cc). nullptr when the file is
+// not split (one job's worth of frames, a dictionary, a window over the
+// limit, declared sizes over max_decompressed_bytes, anything not a
+// well-formed frame): NewZstdSource reads it then, and reports what is wrong.
+std::unique_ptr<Source> NewZstdFramesSource(const UniqueFd& fd, const std::string& name,
+                                            int64_t mtime, const InputLimits& limits);
 
 // Opens a gzip file with a chosen backend (tests, benchmark).
 absl::StatusOr<std::unique_ptr<Source>> OpenGzipFile(const std::string& path,

@@ -325,6 +325,9 @@ absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& path,
                                        : internal::GzipBackend::kZlib);
   }
   if (absl::EndsWithIgnoreCase(path, ".zst")) {
+    if (limits.zstd_decode_threads > 0 && S_ISREG(st.st_mode)) {
+      if (auto frames = internal::NewZstdFramesSource(fd, path, mtime, limits)) return frames;
+    }
     return internal::NewZstdSource(std::move(fd), path, mtime, limits);
   }
 

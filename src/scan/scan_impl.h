@@ -338,9 +338,10 @@ struct Scanner::Impl {
     // A small plain file: the worker detects its format from its first
     // 4 KiB (the merging thread used to, at ~90k instructions a source).
     bool detect_head = false;
-    // A stream task with fewer tasks than workers: its source is decoded
-    // on a thread of its own (read_ahead.h), in the idle worker's stead.
-    bool read_ahead = false;
+    // A stream task with fewer tasks than workers: the idle workers' share,
+    // threads that scan its pieces while this task's worker decodes
+    // (stream.cc).
+    unsigned stream_helpers = 0;
     // Results (in order) and completion.
     std::mutex mu;
     std::condition_variable cv;
@@ -374,6 +375,19 @@ struct Scanner::Impl {
   ChunkOut ScanMappedFile(SourceState& st, const std::string& path, const Source& s, hs_scratch_t*& scratch,
                           std::vector<Hit>& hits) const;
   void ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t*& scratch, std::vector<Hit>& hits);
+  // stream.cc: a stream's pieces, scanned on the worker or its helpers.
+  // Workers the tasks leave idle become helpers of the compressed files'
+  // tasks, shared out in turn (pipes are read as they come, by one thread).
+  static void AssignStreamHelpers(std::vector<std::unique_ptr<Task>>& tasks, unsigned nthreads);
+  // The input limits a task opens its source with: with two helpers or
+  // more, all but one of them decode a splittable .zst file's frames ahead.
+  InputLimits StreamLimits(const Task& t) const;
+  struct StreamPiece;
+  class StreamPipeline;
+  ChunkOut ScanPiece(SourceState& st, const StreamPiece& p, hs_scratch_t* scratch, std::vector<Hit>& hits) const;
+  // Where buffered stream bytes are cut for a scan (after the last whole
+  // line, never inside a run; 0: read more first).
+  static size_t StreamCutAt(const SourceState& st, std::string_view buffered, size_t block);
   void Push(Task& t, ChunkOut&& out);
   void Finish(Task& t);
   bool Cancelled() const;

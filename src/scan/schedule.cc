@@ -16,7 +16,6 @@
 #include <optional>
 #include <thread>
 
-#include "scan/read_ahead.h"
 #include "scan/scan_impl.h"
 #include "util/strings.h"
 
@@ -24,8 +23,6 @@ namespace faultline {
 
 using internal::ChunkOut;
 using internal::CopyOut;
-using internal::kMaxStreamLine;
-using internal::kStreamBuffer;
 using internal::PhaseA;
 using internal::ReleaseFaultedScratch;
 
@@ -90,7 +87,7 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
     Finish(t);
     return;
   }
-  auto src = OpenSource(t.path, opts.limits);
+  auto src = OpenSource(t.path, StreamLimits(t));
   if (t.detect_head) DetectHead(t, st, src.ok() ? src->get() : nullptr);
   if (!src.ok()) {
     ChunkOut out;
@@ -232,97 +229,6 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
   return out;
 }
 
-void Scanner::Impl::ScanStream(Task& t, SourceState& st, Source& s, hs_scratch_t*& scratch,
-                               std::vector<Hit>& hits) {
-  // A stream: read big blocks, scan whole lines, carry the rest.
-  std::string buf;
-  buf.resize(kStreamBuffer);
-  size_t have = 0;
-  uint64_t offset = 0;
-  bool eof = false;
-  // With a worker to spare, the source is decoded on a thread of its own
-  // while this one scans.
-  std::optional<internal::ReadAhead> ahead;
-  if (t.read_ahead) ahead.emplace(s, size_t{4} << 20, 4);
-  // Compressed bytes read so far that progress has been told of.
-  uint64_t input_reported = 0;
-  auto count_input = [&](ChunkOut& out) {
-    if (auto read = ahead ? ahead->compressed_bytes_read() : s.compressed_bytes_read()) {
-      out.input_bytes = *read - input_reported;
-      input_reported = *read;
-    }
-  };
-  // max_source_bytes: reading stops one byte past the cap (so a source of
-  // exactly the cap is not an error), and what is past it is dropped.
-  const uint64_t cap = opts.limits.max_source_bytes;
-  bool over_cap = false, out_of_time = false;
-  while (!eof && !Cancelled()) {
-    if (OutOfTime()) {
-      out_of_time = true;
-      break;
-    }
-    if (buf.size() - have < (1 << 20)) buf.resize(buf.size() * 2);
-    size_t want = buf.size() - have;
-    if (cap > 0) want = static_cast<size_t>(std::min<uint64_t>(want, cap + 1 - (offset + have)));
-    auto n = ahead ? ahead->Read(buf.data() + have, want) : s.Read(buf.data() + have, want);
-    if (!n.ok()) {
-      // Scan what arrived before the error, then report it.
-      ChunkOut out;
-      if (have > 0) ProcessBuffer(st, scratch, hits, buf.data(), have, offset, out);
-      out.error = std::string(n.status().message());
-      count_input(out);
-      Push(t, std::move(out));
-      break;
-    }
-    if (*n == 0) eof = true;
-    have += *n;
-    if (cap > 0 && offset + have > cap) {
-      // Whole lines up to the cap.
-      have = static_cast<size_t>(cap - offset);
-      if (const void* nl = memrchr(buf.data(), '\n', have)) {
-        have = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
-      }
-      over_cap = true;
-      eof = true;
-    }
-    size_t cut = have;
-    if (offset == 0 && !st.framing.format().json && !st.framing.format().joins()) {
-      st.framing.Detect(std::string_view(buf.data(), std::min<size_t>(have, 64 << 10)));
-    }
-    if (!eof) {
-      const void* nl = memrchr(buf.data(), '\n', have);
-      if (nl) {
-        cut = static_cast<size_t>(static_cast<const char*>(nl) - buf.data()) + 1;
-        // A run of CRI partial or wrapped lines waits for the line ending it.
-        cut = st.framing.StreamCut(std::string_view(buf.data(), have), cut);
-        if (cut == 0 && have < kMaxStreamLine) continue;
-        if (cut == 0) cut = have;
-      } else if (have < kMaxStreamLine) {
-        continue;  // a line longer than the buffer: read more
-      }
-      if (cut < have && have - cut < (1 << 20) && cut < (4u << 20)) {
-        // Too little to be worth a scan yet.
-        if (have < kStreamBuffer / 2) continue;
-      }
-    }
-    if (cut == 0) continue;
-    ChunkOut out;
-    ProcessBuffer(st, scratch, hits, buf.data(), cut, offset, out);
-    count_input(out);
-    Push(t, std::move(out));
-    offset += cut;
-    std::memmove(buf.data(), buf.data() + cut, have - cut);
-    have -= cut;
-  }
-  if (auto read = ahead ? ahead->compressed_bytes_read() : s.compressed_bytes_read()) t.input_tail = *read - input_reported;
-  if (over_cap || out_of_time) {
-    ChunkOut out;
-    out.error = over_cap ? OverLimitMessage(s.name(), offset) : OutOfTimeMessage(s.name(), offset);
-    out.error_cause = over_cap ? "size cap" : "time budget";
-    Push(t, std::move(out));
-  }
-}
-
 absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
                                      uint64_t total_bytes) {
   unsigned nthreads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -331,17 +237,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
   std::mutex window_mu;
   std::condition_variable window_cv;
   const size_t window = 2 * nthreads + 2;
-  // Workers the tasks leave idle decode compressed files ahead instead,
-  // one each (a pipe is not read ahead: a reader blocked on it would hold
-  // up a cancelled scan).
-  for (size_t i = 0, spare = nthreads > tasks.size() ? nthreads - tasks.size() : 0; i < tasks.size() && spare > 0;
-       ++i) {
-    Task& t = *tasks[i];
-    if (!t.shared && (t.path.ends_with(".gz") || t.path.ends_with(".zst"))) {
-      t.read_ahead = true;
-      --spare;
-    }
-  }
+  AssignStreamHelpers(tasks, nthreads);
   std::atomic<bool> stop{false};
   // `merged` and `stop` change under window_mu: a worker that has just found
   // the window closed would otherwise miss the notify and sleep through the

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Issue #20's compressed-archive figures: one log plain, as .gz and as .zst
+(optionally a multi-frame .zst too), `faultline bench` on 1 and 2 threads,
+and each compressed copy decoded alone through faultline's own decoders
+(fl_decode_file), every command once per round in turn, medians over the
+rounds. Each run is measured by bench/stage_cpu.py: wall seconds, CPU
+seconds, and the busiest thread's CPU seconds ("critical"), which on a
+loaded machine stands in for the wall time of an idle one (what the
+neighbours take shows as run-queue wait, not as CPU).
+
+  bench/compressed.py --fl build/src/cli/faultline --decode build/bench/fl_decode_file \\
+      --plain sparse.log --gz sparse.log.gz --zst sparse.log.zst --frames sparse.pzstd.log.zst \\
+      --rounds 3 --out compressed-out
+
+Writes OUT/runs.json and OUT/results.md (the tables for bench/README.md).
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from stage_cpu import measure  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fl", required=True)
+    ap.add_argument("--decode", required=True, help="fl_decode_file")
+    ap.add_argument("--plain", required=True)
+    ap.add_argument("--gz")
+    ap.add_argument("--zst")
+    ap.add_argument("--frames", help="a multi-frame .zst (pzstd)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", default="compressed-out")
+    a = ap.parse_args()
+    os.makedirs(a.out, exist_ok=True)
+    size = os.path.getsize(a.plain)
+
+    runs = [("plain", "faultline -j1", [a.fl, "bench", "--threads", "1", a.plain]),
+            ("plain", "faultline -j2", [a.fl, "bench", "--threads", "2", a.plain])]
+    for label, path in (("gz", a.gz), ("zst", a.zst), ("zst frames", a.frames)):
+        if not path:
+            continue
+        runs += [(label, "faultline -j1", [a.fl, "bench", "--threads", "1", path]),
+                 (label, "faultline -j2", [a.fl, "bench", "--threads", "2", path]),
+                 (label, "decode alone", [a.decode, path])]
+    got = {(i, k): [] for i, k, _ in runs}
+    for r in range(a.rounds):
+        for inp, kind, cmd in runs:
+            m = measure(cmd, 0.003)
+            if m["returncode"] != 0:
+                sys.exit(f"failed: {' '.join(cmd)}")
+            m["critical_s"] = max((t["cpu_s"] for t in m["threads"]), default=m["cpu_s"])
+            got[(inp, kind)].append(m)
+            print(f"round {r + 1}: {inp:<10} {kind:<14} wall {m['wall_s']:.3f} cpu {m['cpu_s']:.3f} "
+                  f"critical {m['critical_s']:.3f}", file=sys.stderr)
+    with open(os.path.join(a.out, "runs.json"), "w") as f:
+        json.dump({f"{i} / {k}": v for (i, k), v in got.items()}, f, indent=1)
+
+    med = {key: {f: statistics.median(m[f] for m in ms) for f in ("wall_s", "cpu_s", "critical_s")}
+           for key, ms in got.items()}
+    gb = size / 1e9
+    lines = [f"{gb * 1000:.0f} MB decompressed, {a.rounds} rounds, medians; load at end "
+             f"{open('/proc/loadavg').read().split()[0]}", "",
+             "| input | run | wall s | CPU s | busiest thread CPU s | GB/s wall | GB/s by busiest thread |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+    for (inp, kind), m in med.items():
+        lines.append(f"| {inp} | {kind} | {m['wall_s']:.3f} | {m['cpu_s']:.3f} | {m['critical_s']:.3f} | "
+                     f"{gb / m['wall_s']:.3f} | {gb / m['critical_s']:.3f} |")
+    lines += ["", "| ratio | by wall | by busiest thread | by CPU |", "| --- | ---: | ---: | ---: |"]
+
+    def ratio(name, num, den):
+        a_, b_ = med.get(num), med.get(den)
+        if a_ and b_:  # speed ratio: den's time over num's
+            lines.append(f"| {name} | {b_['wall_s'] / a_['wall_s']:.2f} | "
+                         f"{b_['critical_s'] / a_['critical_s']:.2f} | {b_['cpu_s'] / a_['cpu_s']:.2f} |")
+
+    ratio("plain: 2 threads / 1", ("plain", "faultline -j2"), ("plain", "faultline -j1"))
+    for label in ("gz", "zst", "zst frames"):
+        ratio(f"{label} -j2 / plain -j2", (label, "faultline -j2"), ("plain", "faultline -j2"))
+        ratio(f"{label} -j2 / {label} -j1", (label, "faultline -j2"), (label, "faultline -j1"))
+        ratio(f"{label} -j2 / decode alone", (label, "faultline -j2"), (label, "decode alone"))
+        ratio(f"{label} -j2 / plain -j1 (scan alone)", (label, "faultline -j2"), ("plain", "faultline -j1"))
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(a.out, "results.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
