@@ -20,6 +20,7 @@
 
 #include "attribution/attribution.h"
 #include "attribution/lex.h"
+#include "util/bytescan.h"
 
 namespace faultline {
 namespace {
@@ -633,28 +634,27 @@ void ScanMessageRanks(std::string_view s, size_t begin, Found* f) {
       "local", "node",   "group", "peer", "remote", "root", "src",
       "dst",   "source", "dest",  "target", "next", "prev", "tp", "pp", "dp"};
   const size_t n = s.size();
-  for (size_t i = begin; i + 4 <= n; ++i) {
-    if (s[i] != 'r' && s[i] != 'R') continue;
-    if (!AtIgnoreCase(s, i, "rank")) continue;
+  ForEachPairStart(s, begin, {{'r', 'a'}}, /*fold_case=*/true, [&](size_t i) {
+    if (i + 4 > n || !AtIgnoreCase(s, i, "rank")) return false;
     bool boundary = i == 0 || !IsWordChar(s[i - 1]);
     size_t k = i + 4;
     size_t spaces_end = SkipSpaces(s, k);
     if (k < n && s[k] == ':') {
       // "rank: 3" (also "global rank: 3"), never "local_rank: 3".
-      if (!boundary || f->loose_rank || PrecededByWord(s, i, kNotGlobal)) continue;
+      if (!boundary || f->loose_rank || PrecededByWord(s, i, kNotGlobal)) return false;
       size_t m = SkipSpaces(s, k + 1);
       std::optional<int64_t> v = ParseUint(s, &m, 9);
       if (v && (m == n || !IsAlnum(s[m]))) f->loose_rank = v;
-      continue;
+      return false;
     }
     size_t m = spaces_end;
     std::optional<int64_t> v = ParseUint(s, &m, 9);
-    if (!v) continue;
+    if (!v) return false;
     if (m < n && s[m] == ']') {
-      if (f->bracket_rank) continue;
+      if (f->bracket_rank) return false;
       if (i > 0 && s[i - 1] == '[') {
         f->bracket_rank = v;  // "[Rank 3]", "[rank3]"
-        continue;
+        return false;
       }
       // Find the bracket this "Rank N]" closes.
       size_t lb = kNpos;
@@ -666,16 +666,17 @@ void ScanMessageRanks(std::string_view s, size_t begin, Found* f) {
           break;
         }
       }
-      if (lb == kNpos || !At(s, lb + 1, "PG ")) continue;
+      if (lb == kNpos || !At(s, lb + 1, "PG ")) return false;
       if (IsDefaultProcessGroup(s.substr(lb + 1, i - lb - 1))) f->bracket_rank = v;
-      continue;
+      return false;
     }
     // "Rank 3: ..." but not "rank 13:46:41" and not NCCL's "rank 131 nranks".
     if (boundary && spaces_end > k && !f->loose_rank && m < n && s[m] == ':' &&
         (m + 1 == n || !IsDigit(s[m + 1])) && !PrecededByWord(s, i, kNotGlobal)) {
       f->loose_rank = v;
     }
-  }
+    return false;
+  });
 }
 
 // A PCI address token at s[p] ("0000:3b:00", "00000000:3B:00.0"), normalised;

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "util/bytescan.h"
 #include "util/strings.h"
 
 namespace faultline {
@@ -43,10 +44,14 @@ bool SameStream(const Attribution& a, const Attribution& b) {
 }  // namespace
 
 bool MayEndTraceback(std::string_view line) {
-  for (std::string_view w : {"Error", "Exception", "Interrupt", "Exit", "error:", "Failure"}) {
-    if (line.find(w) != std::string_view::npos) return true;
-  }
-  return false;
+  // One pass over the line for the words' first two bytes, not a find per word.
+  static constexpr std::string_view kWords[] = {"Error", "Exception", "Interrupt", "Exit", "error:", "Failure"};
+  bool found = false;
+  ForEachPairStart(line, 0, {{'E', 'r'}, {'E', 'x'}, {'I', 'n'}, {'e', 'r'}, {'F', 'a'}}, false, [&](size_t i) {
+    for (std::string_view w : kWords) found |= line.substr(i, w.size()) == w;
+    return found;
+  });
+  return found;
 }
 
 std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_at_source_start,
