@@ -634,7 +634,7 @@ void ScanMessageRanks(std::string_view s, size_t begin, Found* f) {
       "local", "node",   "group", "peer", "remote", "root", "src",
       "dst",   "source", "dest",  "target", "next", "prev", "tp", "pp", "dp"};
   const size_t n = s.size();
-  ForEachPairStart(s, begin, {{'r', 'a'}}, /*fold_case=*/true, [&](size_t i) {
+  ForEachPairStart<true, BytePair{'r', 'a'}>(s, begin, [&](size_t i) {
     if (i + 4 > n || !AtIgnoreCase(s, i, "rank")) return false;
     bool boundary = i == 0 || !IsWordChar(s[i - 1]);
     size_t k = i + 4;
