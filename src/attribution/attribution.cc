@@ -17,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "attribution/attribution.h"
 #include "attribution/lex.h"
@@ -699,9 +700,31 @@ std::string BusTokenAt(std::string_view s, size_t p) {
 // them carry: "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, ...",
 // "NVRM: GPU at PCI:0000:3b:00: GPU-...", "nvidia 0000:3b:00.0: ...",
 // "Out of memory: Killed process 12345 (python3)".
+// Where each marker ScanKernelMarkers looks for first occurs at or after
+// `begin` (kNpos: nowhere), from one pass over the line instead of a find
+// per marker (most lines of a dense log hold none of them).
+struct KernelMarks {
+  size_t nvrm = kNpos, nvidia = kNpos, gpu = kNpos, xid = kNpos, killed = kNpos, oom = kNpos;
+};
+
+KernelMarks FindKernelMarks(std::string_view s, size_t begin) {
+  KernelMarks m;
+  ForEachPairStart<false, BytePair{'N', 'V'}, BytePair{'n', 'v'}, BytePair{'G', 'P'}, BytePair{'X', 'i'},
+                   BytePair{'K', 'i'}, BytePair{'o', 'o'}>(s, begin, [&](size_t i) {
+    for (auto [at, lit] : {std::pair<size_t*, std::string_view>{&m.nvrm, "NVRM:"}, {&m.nvidia, "nvidia "},
+                           {&m.gpu, "GPU "}, {&m.xid, "Xid "}, {&m.killed, "Killed process "},
+                           {&m.oom, "oom-kill:"}}) {
+      if (*at == kNpos && s.substr(i, lit.size()) == lit) *at = i;
+    }
+    return false;
+  });
+  return m;
+}
+
 void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
   const size_t n = s.size();
-  size_t nv = s.find("NVRM:", begin);
+  const KernelMarks marks = FindKernelMarks(s, begin);
+  size_t nv = marks.nvrm;
   if (nv != kNpos && f->gpu.empty()) {
     size_t window_end = nv + 5 + 96 < n ? nv + 5 + 96 : n;
     size_t pci = s.substr(0, window_end).find("PCI:", nv);
@@ -718,16 +741,15 @@ void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
   if (f->gpu.empty()) {
     // "nvidia 0000:3b:00.0: ..." (the driver's dev_printk), and DCGM /
     // nvidia-smi's "GPU 00000000:3B:00.0".
-    for (std::string_view lit : {std::string_view("nvidia "), std::string_view("GPU ")}) {
-      for (size_t at = s.find(lit, begin); at != kNpos && f->gpu.empty();
-           at = s.find(lit, at + 1)) {
+    for (auto [first, lit] : {std::pair<size_t, std::string_view>{marks.nvidia, "nvidia "}, {marks.gpu, "GPU "}}) {
+      for (size_t at = first; at != kNpos && f->gpu.empty(); at = s.find(lit, at + 1)) {
         if (at > 0 && IsWordChar(s[at - 1])) continue;
         f->gpu = BusTokenAt(s, at + lit.size());
       }
     }
   }
   if (!f->pid) {
-    size_t xid = s.find("Xid ", begin);
+    size_t xid = marks.xid;
     if (xid != kNpos) {
       size_t pid_at = s.find("pid=", xid);
       if (pid_at != kNpos && pid_at - xid < 128) {
@@ -737,11 +759,11 @@ void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
     }
   }
   if (!f->pid) {
-    size_t killed = s.find("Killed process ", begin);
+    size_t killed = marks.killed;
     if (killed != kNpos) {
       size_t q = killed + 15;
       f->pid = ParseUint(s, &q, 10);
-    } else if (size_t oom = s.find("oom-kill:", begin); oom != kNpos) {
+    } else if (size_t oom = marks.oom; oom != kNpos) {
       size_t pid_at = s.find(",pid=", oom);
       if (pid_at != kNpos) {
         size_t q = pid_at + 5;
