@@ -784,8 +784,13 @@ std::string NormalizeHost(std::string_view host) {
   return std::string(host.substr(0, host.find('.')));
 }
 
-Attribution AttributeLine(std::string_view line, size_t* message_begin) {
-  Found f;
+namespace {
+
+// The launcher, syslog and timestamp prefixes of a line, into *f; returns
+// where they end (*p) and where the message begins (after the last launcher
+// prefix; 0 without one).
+size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
+  Found& f = *fp;
   const size_t n = line.size();
   size_t p = SkipSpaces(line, 0);
   size_t msg = 0;
@@ -822,6 +827,23 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
     if (launcher) msg = p;
   }
 
+  *p_out = p;
+  return msg;
+}
+
+}  // namespace
+
+size_t MessageBegin(std::string_view line) {
+  Found f;
+  size_t p = 0;
+  return ParsePrefixes(line, &f, &p);
+}
+
+Attribution AttributeLine(std::string_view line, size_t* message_begin) {
+  Found f;
+  const size_t n = line.size();
+  size_t p = 0;
+  const size_t msg = ParsePrefixes(line, &f, &p);
   if (p < n && !ParseNcclPrefix(line, p, &f)) ParseUcxPrefix(line, p, &f);
   ScanMessageRanks(line, msg, &f);
   ScanKernelMarkers(line, msg, &f);
