@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "simdjson.h"
+#include "util/bytescan.h"
 
 namespace faultline {
 namespace {
@@ -324,6 +325,7 @@ DerivedChunk JoinWrapped(const LineFormat& f, std::string_view chunk) {
 
 size_t DisplayWidth(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (PlainAscii(line)) return line.size();  // most lines, 16 bytes at a time
   if (line.find('\t') == std::string_view::npos && line.find('\x1b') == std::string_view::npos) {
     // No tab, no escape (the usual line; format detection asks for every
     // line of every source's head): one column per byte that starts a UTF-8

@@ -55,6 +55,25 @@ void ForEachPairStart(std::string_view s, size_t begin, F&& f) {
   }
 }
 
+// Whether s holds only ASCII bytes other than a tab and ESC: then a line's
+// display width is its length.
+inline bool PlainAscii(std::string_view s) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i tab = _mm_set1_epi8('\t'), esc = _mm_set1_epi8('\x1b');
+  for (; i + 16 <= s.size(); i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+    const __m128i bad = _mm_or_si128(v, _mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, esc)));
+    if (_mm_movemask_epi8(bad) != 0) return false;
+  }
+#endif
+  for (; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80 || c == '\t' || c == 0x1b) return false;
+  }
+  return true;
+}
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_UTIL_BYTESCAN_H_
