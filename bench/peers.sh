@@ -128,6 +128,8 @@ for path in files:
             done += len(line)
             if rx.search(line):
                 n += 1
+            if done >= cap:  # one big file (SINGLE=1) is cut too
+                break
     if done >= cap:
         break
 dt = time.perf_counter() - t0

@@ -21,7 +21,8 @@ def best(label):
 def matched_lines(label, r):
     s = r["stdout"]
     if label.startswith(("rg", "grep")):
-        return sum(int(l.rsplit(":", 1)[1]) for l in s.split("\n") if ":" in l)
+        # "path:count" per file; a single file's count stands alone
+        return sum(int(l.rsplit(":", 1)[-1]) for l in s.split("\n") if l.strip())
     if label.startswith("python"):
         return int(re.search(r"lines_matched (\d+)", s).group(1))
     return None
