@@ -7,6 +7,12 @@
 #   bench/peers.sh                       # 2 GB job, default paths
 #   SIZE=512M REPS=1 bench/peers.sh      # quick look
 #   PER_SIGNAL=1 bench/peers.sh          # also per-signal costs (~6 min more)
+#   SINGLE=1 DENSE=0.17 SIZE=64M MEM8=0 bench/peers.sh
+#                                        # issue #20's dense log: one file, a
+#                                        # context signal on 1 line in 6
+#   HOSTS=128 FILES_PER_RANK=20 SIZE=80M MEM8=0 bench/peers.sh
+#                                        # a many-file archive: 1,024 ranks,
+#                                        # 20,736 files
 #
 # Environment (defaults):
 #   BUILD=build-bench         build dir with src/cli/faultline and bench/fl_hs_raw
@@ -14,6 +20,9 @@
 #   SIZE=2G SEED=1            generator size and seed (bench/gen_logs.py)
 #   DENSE=0                   gen_logs.py --dense: the share of lines that are a
 #                             context signal (0.17: 1 in 6, the issue #20 log)
+#   SINGLE=0                  1: one interleaved file (gen_logs.py --single)
+#   HOSTS=8 FILES_PER_RANK=1  gen_logs.py --hosts (8 ranks each) and
+#                             --files-per-rank (each rank's output rotated)
 #   REPS=3                    runs per configuration; the table takes the fastest
 #   PY_MB=32                  MiB the Python loop reads, once (it is extrapolated)
 #   MEM8=1                    also measure faultline's memory on 4x the data (8 GB
@@ -33,18 +42,22 @@ DATA=${DATA:-bench-data}
 SIZE=${SIZE:-2G}
 SEED=${SEED:-1}
 DENSE=${DENSE:-0}
+SINGLE=${SINGLE:-0}
+HOSTS=${HOSTS:-8}
+FILES_PER_RANK=${FILES_PER_RANK:-1}
 REPS=${REPS:-3}
 PY_MB=${PY_MB:-32}
 MEM8=${MEM8:-1}
 PER_SIGNAL=${PER_SIGNAL:-0}
 COMPRESSED=${COMPRESSED:-0}
-if [[ $DENSE == 0 ]]; then
-  JOB=$DATA/job-$SIZE-seed$SEED
-  OUT=${OUT:-$DATA/results-$SIZE}
-else
-  JOB=$DATA/job-$SIZE-seed$SEED-dense$DENSE
-  OUT=${OUT:-$DATA/results-$SIZE-dense$DENSE}
-fi
+# The data's name says how it was made (the default job keeps its old name).
+VARIANT=
+[[ $DENSE == 0 ]] || VARIANT+=-dense$DENSE
+[[ $SINGLE == 0 ]] || VARIANT+=-single
+[[ $HOSTS == 8 ]] || VARIANT+=-hosts$HOSTS
+[[ $FILES_PER_RANK == 1 ]] || VARIANT+=-fpr$FILES_PER_RANK
+JOB=$DATA/job-$SIZE-seed$SEED$VARIANT
+OUT=${OUT:-$DATA/results-$SIZE$VARIANT}
 FL=$BUILD/src/cli/faultline
 HS=$BUILD/bench/fl_hs_raw
 MW="python3 $HERE/memwatch.py"
@@ -58,7 +71,12 @@ mkdir -p "$DATA" "$OUT"
 if [[ ! -f $JOB.manifest.json ]]; then
   echo "== generating $SIZE into $JOB" >&2
   rm -rf "$JOB"
-  python3 "$HERE/gen_logs.py" --out "$JOB" --size "$SIZE" --seed "$SEED" --dense "$DENSE" --jobs 2
+  if [[ $SINGLE == 1 ]]; then
+    python3 "$HERE/gen_logs.py" --single "$JOB" --size "$SIZE" --seed "$SEED" --dense "$DENSE" --jobs 1
+  else
+    python3 "$HERE/gen_logs.py" --out "$JOB" --size "$SIZE" --seed "$SEED" --dense "$DENSE" \
+      --hosts "$HOSTS" --files-per-rank "$FILES_PER_RANK" --jobs 2
+  fi
 fi
 BYTES=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['bytes'])" "$JOB.manifest.json")
 
@@ -91,6 +109,8 @@ run() {  # run LABEL CMD...: REPS runs, each a JSON in $OUT/runs
 echo "== runs (REPS=$REPS)" >&2
 run faultline-t1 "$FL" bench --threads 1 "$JOB"
 run faultline-t2 "$FL" bench --threads 2 "$JOB"
+# diagnose (scan, correlation, report) against bench: the issue's "within 20%"
+run faultline-diagnose-t1 "$FL" diagnose --threads 1 "$JOB"
 run hs-raw-t1 "$HS" --threads 1 "$JOB"
 run hs-raw-t2 "$HS" --threads 2 "$JOB"
 run rg-j1 rg --no-config -uuu -a -c -j1 -f "$OUT/patterns.rg.txt" "$JOB"
@@ -104,7 +124,8 @@ import os, re, sys, time
 pats = [l.rstrip("\n") for l in open(sys.argv[1], encoding="utf-8")]
 rx = re.compile("|".join("(?:%s)" % p for p in pats).encode())
 cap = int(sys.argv[3]) << 20
-files = sorted(os.path.join(r, f) for r, _, fs in os.walk(sys.argv[2]) for f in fs)
+files = ([sys.argv[2]] if os.path.isfile(sys.argv[2]) else
+         sorted(os.path.join(r, f) for r, _, fs in os.walk(sys.argv[2]) for f in fs))
 n = done = 0
 t0 = time.perf_counter()
 for path in files:
@@ -113,6 +134,8 @@ for path in files:
             done += len(line)
             if rx.search(line):
                 n += 1
+            if done >= cap:  # one big file (SINGLE=1) is cut too
+                break
     if done >= cap:
         break
 dt = time.perf_counter() - t0

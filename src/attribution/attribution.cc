@@ -17,9 +17,11 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "attribution/attribution.h"
 #include "attribution/lex.h"
+#include "util/bytescan.h"
 
 namespace faultline {
 namespace {
@@ -638,28 +640,27 @@ void ScanMessageRanks(std::string_view s, size_t begin, Found* f) {
       "local", "node",   "group", "peer", "remote", "root", "src",
       "dst",   "source", "dest",  "target", "next", "prev", "tp", "pp", "dp"};
   const size_t n = s.size();
-  for (size_t i = begin; i + 4 <= n; ++i) {
-    if (s[i] != 'r' && s[i] != 'R') continue;
-    if (!AtIgnoreCase(s, i, "rank")) continue;
+  ForEachPairStart<true, BytePair{'r', 'a'}>(s, begin, [&](size_t i) {
+    if (i + 4 > n || !AtIgnoreCase(s, i, "rank")) return false;
     bool boundary = i == 0 || !IsWordChar(s[i - 1]);
     size_t k = i + 4;
     size_t spaces_end = SkipSpaces(s, k);
     if (k < n && s[k] == ':') {
       // "rank: 3" (also "global rank: 3"), never "local_rank: 3".
-      if (!boundary || f->loose_rank || PrecededByWord(s, i, kNotGlobal)) continue;
+      if (!boundary || f->loose_rank || PrecededByWord(s, i, kNotGlobal)) return false;
       size_t m = SkipSpaces(s, k + 1);
       std::optional<int64_t> v = ParseUint(s, &m, 9);
       if (v && (m == n || !IsAlnum(s[m]))) f->loose_rank = v;
-      continue;
+      return false;
     }
     size_t m = spaces_end;
     std::optional<int64_t> v = ParseUint(s, &m, 9);
-    if (!v) continue;
+    if (!v) return false;
     if (m < n && s[m] == ']') {
-      if (f->bracket_rank) continue;
+      if (f->bracket_rank) return false;
       if (i > 0 && s[i - 1] == '[') {
         f->bracket_rank = v;  // "[Rank 3]", "[rank3]"
-        continue;
+        return false;
       }
       // Find the bracket this "Rank N]" closes.
       size_t lb = kNpos;
@@ -671,16 +672,17 @@ void ScanMessageRanks(std::string_view s, size_t begin, Found* f) {
           break;
         }
       }
-      if (lb == kNpos || !At(s, lb + 1, "PG ")) continue;
+      if (lb == kNpos || !At(s, lb + 1, "PG ")) return false;
       if (IsDefaultProcessGroup(s.substr(lb + 1, i - lb - 1))) f->bracket_rank = v;
-      continue;
+      return false;
     }
     // "Rank 3: ..." but not "rank 13:46:41" and not NCCL's "rank 131 nranks".
     if (boundary && spaces_end > k && !f->loose_rank && m < n && s[m] == ':' &&
         (m + 1 == n || !IsDigit(s[m + 1])) && !PrecededByWord(s, i, kNotGlobal)) {
       f->loose_rank = v;
     }
-  }
+    return false;
+  });
 }
 
 // A PCI address token at s[p] ("0000:3b:00", "00000000:3B:00.0"), normalised;
@@ -704,9 +706,33 @@ std::string BusTokenAt(std::string_view s, size_t p) {
 // "NVRM: GPU at PCI:0000:3b:00: GPU-...", "nvidia 0000:3b:00.0: ...",
 // "Out of memory: Killed process 12345 (python3)", "python3[12345]: segfault
 // at 0 ip ...".
+//
+// Where each marker ScanKernelMarkers looks for first occurs at or after
+// `begin` (kNpos: nowhere), from one pass over the line instead of a find
+// per marker (most lines of a dense log hold none of them).
+struct KernelMarks {
+  size_t nvrm = kNpos, nvidia = kNpos, gpu = kNpos, xid = kNpos, killed = kNpos, oom = kNpos,
+         segv = kNpos;
+};
+
+KernelMarks FindKernelMarks(std::string_view s, size_t begin) {
+  KernelMarks m;
+  ForEachPairStart<false, BytePair{'N', 'V'}, BytePair{'n', 'v'}, BytePair{'G', 'P'}, BytePair{'X', 'i'},
+                   BytePair{'K', 'i'}, BytePair{'o', 'o'}, BytePair{']', ':'}>(s, begin, [&](size_t i) {
+    for (auto [at, lit] : {std::pair<size_t*, std::string_view>{&m.nvrm, "NVRM:"}, {&m.nvidia, "nvidia "},
+                           {&m.gpu, "GPU "}, {&m.xid, "Xid "}, {&m.killed, "Killed process "},
+                           {&m.oom, "oom-kill:"}, {&m.segv, "]: segfault at "}}) {
+      if (*at == kNpos && s.substr(i, lit.size()) == lit) *at = i;
+    }
+    return false;
+  });
+  return m;
+}
+
 void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
   const size_t n = s.size();
-  size_t nv = s.find("NVRM:", begin);
+  const KernelMarks marks = FindKernelMarks(s, begin);
+  size_t nv = marks.nvrm;
   if (nv != kNpos && f->gpu.empty()) {
     size_t window_end = nv + 5 + 96 < n ? nv + 5 + 96 : n;
     size_t pci = s.substr(0, window_end).find("PCI:", nv);
@@ -723,16 +749,15 @@ void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
   if (f->gpu.empty()) {
     // "nvidia 0000:3b:00.0: ..." (the driver's dev_printk), and DCGM /
     // nvidia-smi's "GPU 00000000:3B:00.0".
-    for (std::string_view lit : {std::string_view("nvidia "), std::string_view("GPU ")}) {
-      for (size_t at = s.find(lit, begin); at != kNpos && f->gpu.empty();
-           at = s.find(lit, at + 1)) {
+    for (auto [first, lit] : {std::pair<size_t, std::string_view>{marks.nvidia, "nvidia "}, {marks.gpu, "GPU "}}) {
+      for (size_t at = first; at != kNpos && f->gpu.empty(); at = s.find(lit, at + 1)) {
         if (at > 0 && IsWordChar(s[at - 1])) continue;
         f->gpu = BusTokenAt(s, at + lit.size());
       }
     }
   }
   if (!f->pid) {
-    size_t xid = s.find("Xid ", begin);
+    size_t xid = marks.xid;
     if (xid != kNpos) {
       size_t pid_at = s.find("pid=", xid);
       if (pid_at != kNpos && pid_at - xid < 128) {
@@ -743,7 +768,7 @@ void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
   }
   if (!f->pid) {
     // The kernel's "python3[4015788]: segfault at 0 ip ... sp ... error 4".
-    size_t segv = s.find("]: segfault at ", begin);
+    size_t segv = marks.segv;
     if (segv != kNpos) {
       size_t open = segv;
       while (open > begin && IsDigit(s[open - 1]) && segv - open < 10) --open;
@@ -754,11 +779,11 @@ void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
     }
   }
   if (!f->pid) {
-    size_t killed = s.find("Killed process ", begin);
+    size_t killed = marks.killed;
     if (killed != kNpos) {
       size_t q = killed + 15;
       f->pid = ParseUint(s, &q, 10);
-    } else if (size_t oom = s.find("oom-kill:", begin); oom != kNpos) {
+    } else if (size_t oom = marks.oom; oom != kNpos) {
       size_t pid_at = s.find(",pid=", oom);
       if (pid_at != kNpos) {
         size_t q = pid_at + 5;
@@ -787,8 +812,13 @@ std::string NormalizeHost(std::string_view host) {
   return std::string(host.substr(0, host.find('.')));
 }
 
-Attribution AttributeLine(std::string_view line, size_t* message_begin) {
-  Found f;
+namespace {
+
+// The launcher, syslog and timestamp prefixes of a line, into *f; returns
+// where they end (*p) and where the message begins (after the last launcher
+// prefix; 0 without one).
+size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
+  Found& f = *fp;
   const size_t n = line.size();
   size_t p = SkipQuoteMarkers(line, 0);
   size_t msg = 0;
@@ -827,6 +857,23 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
     if (launcher) msg = p;
   }
 
+  *p_out = p;
+  return msg;
+}
+
+}  // namespace
+
+size_t MessageBegin(std::string_view line) {
+  Found f;
+  size_t p = 0;
+  return ParsePrefixes(line, &f, &p);
+}
+
+Attribution AttributeLine(std::string_view line, size_t* message_begin) {
+  Found f;
+  const size_t n = line.size();
+  size_t p = 0;
+  const size_t msg = ParsePrefixes(line, &f, &p);
   if (p < n && !ParseNcclPrefix(line, p, &f)) ParseUcxPrefix(line, p, &f);
   ScanMessageRanks(line, msg, &f);
   ScanKernelMarkers(line, msg, &f);

@@ -56,6 +56,8 @@ size_t PathBelowRoot(std::string_view root, std::string_view file);
 // *message_begin (when non-null) receives the offset in `line` where the
 // message proper starts, past any launcher prefix ("[rank3]:", "3: ").
 Attribution AttributeLine(std::string_view line, size_t* message_begin = nullptr);
+// Where AttributeLine puts *message_begin, from the line's prefixes alone.
+size_t MessageBegin(std::string_view line);
 
 // Merges `more` into `base`: fields unset in base are taken from more.
 void MergeAttribution(Attribution& base, const Attribution& more);

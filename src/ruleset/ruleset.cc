@@ -500,6 +500,10 @@ std::vector<std::string_view> ExtractsOf(const fb::Signal& sig) {
 
 bool SignalInfo::BuildRegex(std::string* error) const {
   SignalRegex& rx = *regex;
+  if (rx.built.load(std::memory_order_acquire)) {
+    if (!rx.error.empty() && error) *error = rx.error;
+    return rx.error.empty();
+  }
   std::call_once(rx.once, [&] {
     RE2::Options ro;
     ro.set_log_errors(false);
@@ -531,6 +535,7 @@ bool SignalInfo::BuildRegex(std::string* error) const {
     rx.extracts = std::move(extracts);
     rx.confirm = std::move(confirm);
   });
+  rx.built.store(true, std::memory_order_release);
   if (!rx.error.empty() && error) *error = rx.error;
   return rx.error.empty();
 }
@@ -538,20 +543,35 @@ bool SignalInfo::BuildRegex(std::string* error) const {
 bool SignalInfo::ExtractFields(
     std::string_view subject,
     std::vector<std::pair<std::string_view, std::string_view>>* out) const {
-  thread_local std::vector<re2::StringPiece> vals;
-  thread_local std::vector<RE2::Arg> args;
-  thread_local std::vector<const RE2::Arg*> argp;
+  // On the stack up to kOnStack captures (every extractor of the default
+  // ruleset): thread_local vectors cost a TLS lookup each in a shared library.
+  constexpr size_t kOnStack = 16;
+  re2::StringPiece vals_stack[kOnStack];
+  RE2::Arg args_stack[kOnStack];
+  const RE2::Arg* argp_stack[kOnStack];
+  std::vector<re2::StringPiece> vals_heap;
+  std::vector<RE2::Arg> args_heap;
+  std::vector<const RE2::Arg*> argp_heap;
   bool any = false;
   for (const Extractor& x : extracts()) {
     size_t n = x.capture_names.size();
-    vals.assign(n, re2::StringPiece());
-    args.resize(n);
-    argp.resize(n);
+    re2::StringPiece* vals = vals_stack;
+    RE2::Arg* args = args_stack;
+    const RE2::Arg** argp = argp_stack;
+    if (n > kOnStack) {
+      vals_heap.assign(n, re2::StringPiece());
+      args_heap.resize(n);
+      argp_heap.resize(n);
+      vals = vals_heap.data();
+      args = args_heap.data();
+      argp = argp_heap.data();
+    }
     for (size_t k = 0; k < n; ++k) {
+      vals[k] = re2::StringPiece();
       args[k] = &vals[k];
       argp[k] = &args[k];
     }
-    if (!RE2::PartialMatchN(re2::StringPiece(subject.data(), subject.size()), *x.re, argp.data(),
+    if (!RE2::PartialMatchN(re2::StringPiece(subject.data(), subject.size()), *x.re, argp,
                             static_cast<int>(n))) {
       continue;
     }

@@ -12,6 +12,7 @@
 #include <hs/hs.h>
 
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -48,6 +49,9 @@ struct Extractor {
 };
 struct SignalRegex {
   std::once_flag once;
+  // Set once `once` has run: the check on every matched line is one load,
+  // not a call_once (pthread_once and a TLS lookup in a shared library).
+  std::atomic<bool> built{false};
   std::unique_ptr<RE2> confirm;  // the pattern itself, in RE2
   std::vector<Extractor> extracts;  // `extract`, then `extract_more`
   std::string error;  // why RE2 rejected the pattern or an extract; empty when built

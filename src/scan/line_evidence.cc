@@ -48,14 +48,14 @@ TimeInForce InheritedTime(const Pending& p, int64_t acc, const TimeInForce& prev
     std::string_view line = nl == std::string_view::npos ? before : before.substr(nl + 1);
     bool partial = nl == std::string_view::npos && !p.before_reaches_chunk_start && !p.before_reaches_prev;
     if (partial) break;
-    LineView pv = SplitLine(line, fmt, tctx);
-    if (pv.time && pv.time->wall_us) {
-      t.time_us = *pv.time->wall_us + acc;
-      t.inferred = pv.time->year_inferred;
+    const std::optional<ParsedTime> pt = LineTime(line, fmt, tctx);
+    if (pt && pt->wall_us) {
+      t.time_us = *pt->wall_us + acc;
+      t.inferred = pt->year_inferred;
       t.at = p.offset - p.before.size() + static_cast<uint64_t>(line.data() - p.before.data());
       return t;
     }
-    if (pv.time && pv.time->delta_s) acc += DeltaUs(*pv.time->delta_s);
+    if (pt && pt->delta_s) acc += DeltaUs(*pt->delta_s);
     if (nl == std::string_view::npos) break;
     before = before.substr(0, nl);
   }
@@ -85,11 +85,11 @@ void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, ChunkOut& ou
     for (int k = 0; k < 64 && pos < text.size(); ++k) {
       size_t nl = text.find('\n', pos);
       std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
-      LineView v = SplitLine(l, fmt, tctx);
-      if (v.time && v.time->wall_us) {
-        if (!v.time->year_inferred) out.edge.dated_us = *v.time->wall_us;
-        out.edge.first_time_inferred = v.time->year_inferred;
-        return *v.time->wall_us;
+      const std::optional<ParsedTime> t = LineTime(l, fmt, tctx);
+      if (t && t->wall_us) {
+        if (!t->year_inferred) out.edge.dated_us = *t->wall_us;
+        out.edge.first_time_inferred = t->year_inferred;
+        return *t->wall_us;
       }
       if (nl == std::string_view::npos) break;
       pos = nl + 1;
@@ -105,15 +105,14 @@ void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, ChunkOut& ou
     size_t nl = tail.rfind('\n');
     if (nl == std::string_view::npos && out.tail.size() >= kEdgeWindow) break;  // partial
     std::string_view l = nl == std::string_view::npos ? tail : tail.substr(nl + 1);
-    LineView v = SplitLine(l, fmt, tctx);
-    if (v.time && v.time->delta_s) tail_acc += DeltaUs(*v.time->delta_s);
-    if (v.time && v.time->wall_us) {
-      out.edge.last_time_us = *v.time->wall_us + tail_acc;
-      out.edge.last_time_inferred = v.time->year_inferred;
+    const std::optional<ParsedTime> t = LineTime(l, fmt, tctx);
+    if (t && t->delta_s) tail_acc += DeltaUs(*t->delta_s);
+    if (t && t->wall_us) {
+      out.edge.last_time_us = *t->wall_us + tail_acc;
+      out.edge.last_time_inferred = t->year_inferred;
       out.edge.last_time_offset = static_cast<int64_t>(tail_start + (nl == std::string_view::npos ? 0 : nl + 1));
-      if (v.time->monotonic_s) {
-        out.edge.monotonic_anchor_us =
-            *v.time->wall_us - static_cast<int64_t>(*v.time->monotonic_s * 1e6);
+      if (t->monotonic_s) {
+        out.edge.monotonic_anchor_us = *t->wall_us - static_cast<int64_t>(*t->monotonic_s * 1e6);
       }
       break;
     }

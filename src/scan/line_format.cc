@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "simdjson.h"
+#include "util/bytescan.h"
 
 namespace faultline {
 namespace {
@@ -324,6 +325,7 @@ DerivedChunk JoinWrapped(const LineFormat& f, std::string_view chunk) {
 
 size_t DisplayWidth(std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (PlainAscii(line)) return line.size();  // most lines, 16 bytes at a time
   if (line.find('\t') == std::string_view::npos && line.find('\x1b') == std::string_view::npos) {
     // No tab, no escape (the usual line; format detection asks for every
     // line of every source's head): one column per byte that starts a UTF-8
@@ -334,7 +336,9 @@ size_t DisplayWidth(std::string_view line) {
     for (; i + 8 <= line.size(); i += 8) {
       uint64_t w;
       std::memcpy(&w, line.data() + i, 8);
-      cont += static_cast<size_t>(__builtin_popcountll(w & kHigh & ~(w << 1)));
+      // At most one bit a byte (bit 7): their sum by one multiply, not a
+      // popcount (a libgcc call without -mpopcnt).
+      cont += static_cast<size_t>((((w & kHigh & ~(w << 1)) >> 7) * 0x0101010101010101ull) >> 56);
     }
     for (; i < line.size(); ++i) cont += (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
     return line.size() - cont;
@@ -405,6 +409,55 @@ size_t CutForward(const LineFormat& f, std::string_view data, size_t cut) {
 size_t CriCutBack(std::string_view data, size_t cut) { return CutBack(CriFormat(), data, cut); }
 size_t CriCutForward(std::string_view data, size_t cut) { return CutForward(CriFormat(), data, cut); }
 
+namespace {
+
+// A plain-text line's time: at its start, after its launcher prefixes (which
+// end at `mb`), or after a carriage return (then, with `attr`, the
+// attribution of that segment goes first).
+std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const TimeContext& tctx,
+                                        Attribution* attr) {
+  std::optional<ParsedTime> time = ParseLineTime(line, tctx);
+  if (!time && mb < line.size()) {
+    // The stamp may follow a launcher prefix: "[rank3]:[E1102 13:46:41.12 ...".
+    std::string_view rest = line.substr(mb);
+    // "[E1102 13:46:41 ...": a glog stamp in brackets; "[titan] 2025-...":
+    // a short tag before the stamp. Try both, two tags deep at most.
+    for (int k = 0; k < 3 && !time && !rest.empty(); ++k) {
+      if (rest.front() == '[') rest.remove_prefix(1);
+      time = ParseLineTime(rest, tctx);
+      if (time) break;
+      size_t close = rest.find(']');
+      if (close == std::string_view::npos || close > 32) break;
+      rest.remove_prefix(close + 1);
+      while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':')) rest.remove_prefix(1);
+    }
+  }
+  if (!time && line.find('\r') != std::string_view::npos) {
+    // tqdm bars glued to a record with carriage returns: the record's own
+    // stamp and prefix follow the last '\r' that starts one.
+    for (size_t cr = line.rfind('\r'); cr != std::string_view::npos && !time;
+         cr = cr == 0 ? std::string_view::npos : line.rfind('\r', cr - 1)) {
+      std::string_view seg = line.substr(cr + 1);
+      if (auto t = ParseLineTime(seg, tctx)) {
+        time = t;
+        if (attr != nullptr) {
+          size_t seg_mb = 0;
+          Attribution a = AttributeLine(seg, &seg_mb);
+          MergeAttribution(a, *attr);
+          *attr = a;
+        }
+      }
+    }
+  }
+  if (time && !time->monotonic_s) {
+    // A syslog or collector header before a kernel stamp.
+    time->monotonic_s = FindMonotonic(line);
+  }
+  return time;
+}
+
+}  // namespace
+
 LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
   LineView v;
   if (fmt.json && LooksJson(line)) {
@@ -438,42 +491,13 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
   v.message = line;
   size_t mb = 0;
   v.attr = AttributeLine(line, &mb);
-  v.time = ParseLineTime(line, tctx);
-  if (!v.time && mb < line.size()) {
-    // The stamp may follow a launcher prefix: "[rank3]:[E1102 13:46:41.12 ...".
-    std::string_view rest = line.substr(mb);
-    // "[E1102 13:46:41 ...": a glog stamp in brackets; "[titan] 2025-...":
-    // a short tag before the stamp. Try both, two tags deep at most.
-    for (int k = 0; k < 3 && !v.time && !rest.empty(); ++k) {
-      if (rest.front() == '[') rest.remove_prefix(1);
-      v.time = ParseLineTime(rest, tctx);
-      if (v.time) break;
-      size_t close = rest.find(']');
-      if (close == std::string_view::npos || close > 32) break;
-      rest.remove_prefix(close + 1);
-      while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':')) rest.remove_prefix(1);
-    }
-  }
-  if (!v.time && line.find('\r') != std::string_view::npos) {
-    // tqdm bars glued to a record with carriage returns: the record's own
-    // stamp and prefix follow the last '\r' that starts one.
-    for (size_t cr = line.rfind('\r'); cr != std::string_view::npos && !v.time;
-         cr = cr == 0 ? std::string_view::npos : line.rfind('\r', cr - 1)) {
-      std::string_view seg = line.substr(cr + 1);
-      if (auto t = ParseLineTime(seg, tctx)) {
-        v.time = t;
-        size_t seg_mb = 0;
-        Attribution a = AttributeLine(seg, &seg_mb);
-        MergeAttribution(a, v.attr);
-        v.attr = a;
-      }
-    }
-  }
-  if (v.time && !v.time->monotonic_s) {
-    // A syslog or collector header before a kernel stamp.
-    v.time->monotonic_s = FindMonotonic(line);
-  }
+  v.time = PlainLineTime(line, mb, tctx, &v.attr);
   return v;
+}
+
+std::optional<ParsedTime> LineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
+  if (fmt.json && LooksJson(line)) return SplitLine(line, fmt, tctx).time;
+  return PlainLineTime(line, MessageBegin(line), tctx, nullptr);
 }
 
 DerivedChunk ExtractJsonMessages(std::string_view chunk) {

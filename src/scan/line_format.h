@@ -54,6 +54,10 @@ struct LineView {
 };
 
 LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeContext& tctx);
+// SplitLine(line, fmt, tctx).time without the rest of the attribution (the
+// rank markers and kernel markers in the message): for the lines read only
+// for their time (a chunk's first and last, inherited times).
+std::optional<ParsedTime> LineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx);
 
 // A chunk seen as the records that are matched rather than its physical
 // lines: the messages of JSON lines, or CRI partial and hard-wrapped runs

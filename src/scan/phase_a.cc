@@ -13,7 +13,7 @@
 namespace faultline::internal {
 namespace {
 
-__attribute__((target("avx2"))) uint64_t CountNewlinesAvx2(const char* p, size_t n) {
+__attribute__((target("avx2,popcnt"))) uint64_t CountNewlinesAvx2(const char* p, size_t n) {
   uint64_t count = 0;
   size_t i = 0;
   const __m256i nl = _mm256_set1_epi8('\n');
@@ -70,7 +70,7 @@ int OnHsMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, 
 }  // namespace
 
 uint64_t CountNewlines(const char* p, size_t n) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
   return avx2 ? CountNewlinesAvx2(p, n) : CountNewlinesPlain(p, n);
 }
 

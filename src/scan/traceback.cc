@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "util/bytescan.h"
 #include "util/strings.h"
 
 namespace faultline {
@@ -43,10 +44,15 @@ bool SameStream(const Attribution& a, const Attribution& b) {
 }  // namespace
 
 bool MayEndTraceback(std::string_view line) {
-  for (std::string_view w : {"Error", "Exception", "Interrupt", "Exit", "error:", "Failure"}) {
-    if (line.find(w) != std::string_view::npos) return true;
-  }
-  return false;
+  // One pass over the line for the words' first two bytes, not a find per word.
+  static constexpr std::string_view kWords[] = {"Error", "Exception", "Interrupt", "Exit", "error:", "Failure"};
+  bool found = false;
+  ForEachPairStart<false, BytePair{'E', 'r'}, BytePair{'E', 'x'}, BytePair{'I', 'n'}, BytePair{'e', 'r'},
+                   BytePair{'F', 'a'}>(line, 0, [&](size_t i) {
+    for (std::string_view w : kWords) found |= line.substr(i, w.size()) == w;
+    return found;
+  });
+  return found;
 }
 
 std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_at_source_start,

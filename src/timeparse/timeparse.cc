@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace faultline {
 namespace {
@@ -868,7 +869,9 @@ std::optional<ParsedTime> ParseLineTimeAnyYear(std::string_view line,
 std::optional<double> FindMonotonic(std::string_view line) {
   const size_t limit = std::min<size_t>(line.size(), 128);
   for (size_t i = 0; i < limit; ++i) {
-    if (line[i] != '[') continue;
+    const void* bracket = std::memchr(line.data() + i, '[', limit - i);
+    if (bracket == nullptr) break;
+    i = static_cast<size_t>(static_cast<const char*>(bracket) - line.data());
     Scanner t{line, i};
     uint64_t ip = 0;
     Fraction f;

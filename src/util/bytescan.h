@@ -1,0 +1,79 @@
+// Finding where a few short words may start in a line, 16 bytes at a time:
+// the per-line scans of every matched line (rank markers, traceback ends)
+// looked at each byte in turn, ~10 instructions a byte on a dense log.
+//
+// Thread-safety: pure functions.
+#ifndef FAULTLINE_UTIL_BYTESCAN_H_
+#define FAULTLINE_UTIL_BYTESCAN_H_
+
+#include <cstddef>
+#include <string_view>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace faultline {
+
+// The first two bytes of a word looked for.
+struct BytePair {
+  char first, second;
+};
+
+// Calls f(i), in increasing order, for every i in [begin, s.size() - 1)
+// where s[i], s[i+1] are one of `kPairs`; stops when f returns true. With
+// `kFoldCase` a byte is compared with ASCII bit 0x20 set, so pairs of
+// lowercase letters also find their uppercase forms (and nothing else).
+// Every start of a word of two or more bytes beginning with a pair is
+// visited; f checks the rest of the word.
+// The pairs are template arguments, so the test of each 16 bytes unrolls.
+template <bool kFoldCase, BytePair... kPairs, typename F>
+void ForEachPairStart(std::string_view s, size_t begin, F&& f) {
+  const size_t n = s.size();
+  constexpr char kFold = kFoldCase ? 0x20 : 0;
+  size_t i = begin;
+#if defined(__SSE2__)
+  for (; i + 17 <= n; i += 16) {
+    __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i + 1));
+    if constexpr (kFoldCase) {
+      a = _mm_or_si128(a, _mm_set1_epi8(kFold));
+      b = _mm_or_si128(b, _mm_set1_epi8(kFold));
+    }
+    __m128i m = _mm_setzero_si128();
+    ((m = _mm_or_si128(m, _mm_and_si128(_mm_cmpeq_epi8(a, _mm_set1_epi8(kPairs.first)),
+                                        _mm_cmpeq_epi8(b, _mm_set1_epi8(kPairs.second))))),
+     ...);
+    for (unsigned bits = static_cast<unsigned>(_mm_movemask_epi8(m)); bits != 0; bits &= bits - 1) {
+      if (f(i + static_cast<size_t>(__builtin_ctz(bits)))) return;
+    }
+  }
+#endif
+  for (; i + 1 < n; ++i) {
+    const char a = static_cast<char>(s[i] | kFold), b = static_cast<char>(s[i + 1] | kFold);
+    if (((a == kPairs.first && b == kPairs.second) || ...) && f(i)) return;
+  }
+}
+
+// Whether s holds only ASCII bytes other than a tab and ESC: then a line's
+// display width is its length.
+inline bool PlainAscii(std::string_view s) {
+  size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i tab = _mm_set1_epi8('\t'), esc = _mm_set1_epi8('\x1b');
+  for (; i + 16 <= s.size(); i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + i));
+    const __m128i bad = _mm_or_si128(v, _mm_or_si128(_mm_cmpeq_epi8(v, tab), _mm_cmpeq_epi8(v, esc)));
+    if (_mm_movemask_epi8(bad) != 0) return false;
+  }
+#endif
+  for (; i < s.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80 || c == '\t' || c == 0x1b) return false;
+  }
+  return true;
+}
+
+}  // namespace faultline
+
+#endif  // FAULTLINE_UTIL_BYTESCAN_H_
