@@ -19,6 +19,7 @@
 #include "util/strings.h"
 #include "ruleset/compiler.h"
 #include "ruleset/pattern_check.h"
+#include "ruleset/pattern_cost.h"
 #include "ruleset/ruleset_key.h"
 #include "simdjson.h"
 #include "util/status_macros.h"
@@ -66,7 +67,8 @@ absl::StatusOr<std::unique_ptr<hs_database_t, HsDatabaseDeleter>> CompileDatabas
             StrCat("rule '", rule->id() ? rule->id()->str() : "?", "': signals[", s,
                          "].pattern: missing"));
       }
-      exprs.push_back(sig->pattern()->c_str());
+      // A prefilter stands in for the pattern; RE2 confirms the pattern.
+      exprs.push_back(sig->prefilter() ? sig->prefilter()->c_str() : sig->pattern()->c_str());
       // No SOM: the scanner needs only where a match ends.
       flags.push_back(sig->caseless() ? HS_FLAG_CASELESS : 0);
       ids.push_back(gid++);
@@ -286,6 +288,10 @@ absl::StatusOr<uint64_t> Ruleset::IndexSignals(std::string_view name) {
       }
       if (sig->role() < SignalRole::Initiating || sig->role() > SignalRole::Metric) {
         return NotValid(name, StrCat("rule '", rule->id()->str(), "': signals[", s, "]: bad role"));
+      }
+      if (sig->prefilter() && !IsLiteralAlternation(sig->prefilter()->string_view())) {
+        return NotValid(name, StrCat("rule '", rule->id()->str(), "': signals[", s,
+                                     "].prefilter: not a literal alternation"));
       }
       std::string_view pat = sig->pattern()->string_view();
       size_t repeats = BoundedRepeatTotal(pat);
