@@ -247,10 +247,11 @@ absl::Status Ruleset::VerifyBuffer(std::string_view name) {
                                  /*max_depth=*/64, /*max_tables=*/10'000'000);
   if (!fb::VerifyRulesetBuffer(verifier)) return NotValid(name, "FlatBuffers verification failed");
   root_ = fb::GetRuleset(buffer_.data());
-  if (root_->format_version() != kRulesetFormatVersion) {
+  if (root_->format_version() < kOldestRulesetFormatVersion || root_->format_version() > kRulesetFormatVersion) {
     return absl::FailedPreconditionError(StrCat(
         name, ": ruleset format version ", root_->format_version(), " is not supported (this ",
-        "library reads version ", kRulesetFormatVersion, "); recompile it with this faultline"));
+        "library reads versions ", kOldestRulesetFormatVersion, " to ", kRulesetFormatVersion,
+        "); recompile it with this faultline"));
   }
   if (!root_->rules() || root_->rules()->size() == 0) return NotValid(name, "no rules");
   return absl::OkStatus();
