@@ -19,6 +19,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "ruleset/pattern_check.h"
 #include "ruleset/pattern_cost.h"
@@ -821,17 +822,28 @@ absl::StatusOr<size_t> CheckRuleLinks(const std::vector<RuleSrc>& rules,
   return nsignals;
 }
 
-// What Hyperscan searches for a signal instead of its pattern: the
-// estimate's literals, when RE2 will confirm the line anyway -- the pattern
-// is beyond what Hyperscan's match confirms, or the signal is not context
-// (failures are rare lines; progress and metric lines run RE2 for their
-// fields and newest update). A plain context pattern stays whole: context
-// signals read ordinary lines by design (NCCL init, process-group options,
-// on most lines of a dense log), where Hyperscan's own match spares RE2.
-std::string PrefilterFor(const SignalSrc& s, const CostEstimate& est) {
-  if (est.literals.empty()) return "";
+// What Hyperscan searches for a signal instead of its pattern: one of the
+// estimate's literal options, when RE2 will confirm the line anyway -- the
+// pattern is beyond what Hyperscan's match confirms, or the signal is not
+// context (failures are rare lines; progress and metric lines run RE2 for
+// their fields and newest update). A plain context pattern stays whole:
+// context signals read ordinary lines by design (NCCL init, process-group
+// options, on most lines of a dense log), where Hyperscan's own match
+// spares RE2. Of the options, the fewest sample lines, then the literal
+// fewest other signals could take (`shared`: the 25 Xid signals all hold
+// "NVRM: Xid (", each its own "): 79,"), then the longest.
+std::string PrefilterFor(const SignalSrc& s, const CostEstimate& est,
+                         const std::map<std::string, size_t>& shared) {
+  if (est.options.empty()) return "";
   if (!est.re2_confirms && s.role == fb::Role::Context) return "";
-  return est.literals;
+  const CostEstimate::Option* best = nullptr;
+  auto key = [&](const CostEstimate::Option& o) {
+    return std::make_tuple(o.sample_lines, shared.at(o.literals), -static_cast<long>(o.length));
+  };
+  for (const CostEstimate::Option& o : est.options) {
+    if (!best || key(o) < key(*best)) best = &o;
+  }
+  return best->literals;
 }
 
 // The cost budget (pattern_cost.h): a signal whose pattern alone is
@@ -843,12 +855,21 @@ absl::Status CheckSignalCosts(std::vector<RuleSrc>& rules, const CompileOptions&
   CostModel model = DefaultCostModel();
   if (opts.cost_budget >= 0) model.budget = opts.cost_budget;
   PatternCostEstimator estimator(CostReferenceSample(), model);
+  std::vector<CostEstimate> estimates;
+  std::map<std::string, size_t> shared;  // literal options -> signals that have them
+  for (const RuleSrc& r : rules) {
+    for (const SignalSrc& s : r.signals) {
+      estimates.push_back(estimator.Estimate(s.pattern, s.caseless));
+      for (const CostEstimate::Option& o : estimates.back().options) ++shared[o.literals];
+    }
+  }
+  size_t next = 0;
   for (RuleSrc& r : rules) {
     Ctx ctx{r.file, r.id};
     for (size_t i = 0; i < r.signals.size(); ++i) {
       SignalSrc& s = r.signals[i];
-      CostEstimate est = estimator.Estimate(s.pattern, s.caseless);
-      s.prefilter = PrefilterFor(s, est);
+      const CostEstimate& est = estimates[next++];
+      s.prefilter = PrefilterFor(s, est, shared);
       const bool over = est.cost > model.budget;
       if (over && s.cost_exempt.empty()) {
         return ctx.Error(

@@ -677,6 +677,19 @@ CostEstimate PatternCostEstimator::Estimate(std::string_view pattern, bool casel
     if (best->alternatives.size() > 4) StrAppend(&est.factor, "|...");
     if (!shape.has_anchor_or_flags && est.factor_length >= min_length) {
       est.literals = HsLiteralAlternation(best->alternatives);
+      // Every usable factor, best first, for a caller that weighs them
+      // against the other signals' (a literal many signals share finds
+      // all of them on each other's lines).
+      std::vector<std::pair<double, const LiteralFactor*>> usable;
+      for (const LiteralFactor& f : shape.factors) {
+        if (f.ShortestLength() >= min_length) usable.emplace_back(score(f), &f);
+      }
+      std::stable_sort(usable.begin(), usable.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      for (const auto& [unused, f] : usable) {
+        est.options.push_back({HsLiteralAlternation(f->alternatives), index.Lines(*f, caseless),
+                               f->ShortestLength()});
+      }
     }
   } else {
     est.candidates_per_mb = static_cast<double>(index.lines()) / mb;

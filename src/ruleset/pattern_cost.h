@@ -75,6 +75,15 @@ struct CostEstimate {
   // inline flag; empty otherwise. Every match of the pattern holds one of
   // its literals, so searching them finds every line the pattern matches.
   std::string literals;
+  // Every factor that could stand in as `literals` does, best first (the
+  // first is `literals`): the literals, the sample lines holding them, and
+  // the shortest alternative's length.
+  struct Option {
+    std::string literals;
+    size_t sample_lines = 0;
+    size_t length = 0;
+  };
+  std::vector<Option> options;
   // The pattern is beyond_plain: RE2 confirms its lines whatever Hyperscan
   // searches for.
   bool re2_confirms = false;

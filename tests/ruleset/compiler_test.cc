@@ -6,6 +6,7 @@
 #include <sys/resource.h>
 
 #include <filesystem>
+#include <map>
 
 #include "ruleset/ruleset.h"
 #include "test_rules.h"
@@ -278,6 +279,29 @@ TEST(Compiler, CostBudgetOption) {
   WriteFile(dir + "/nccl/watchdog.json", CostlyNcclRule(""));
   o.cost_budget = 1e9;
   EXPECT_TRUE(CompileRuleSource(dir, o).ok());
+}
+
+// A signal's prefilter is the literal that is its own: the Xid signals all
+// hold "NVRM: Xid (PCI:", each its own "): 79," -- the shared one would
+// make every Xid line a candidate of every Xid signal.
+TEST(Compiler, PrefilterPrefersALiteralOfItsOwn) {
+  std::string dir = MakeRuleTree("prefilter-own");
+  std::string xid31 = Replace(testing::kXidRule, "xid-79-fallen-off-bus", "xid-31-app-fault");
+  xid31 = Replace(xid31, "\\\\): 79,\"", "\\\\): 31,\"");
+  xid31 = Replace(xid31, "): 31, pid=1234", "): 13, pid=1234");
+  xid31 = Replace(xid31, "): 79, pid='<unknown>'", "): 31, pid='<unknown>'");
+  WriteFile(dir + "/gpu/xid-31.json", xid31);
+  auto r = CompileRuleSource(dir);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto rs = Ruleset::LoadBuiltIn(r->buffer, "test");
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  std::map<std::string, std::string> prefilters;
+  for (uint32_t g = 0; g < (*rs)->signal_count(); ++g) {
+    const SignalInfo& si = (*rs)->signal(g);
+    if (si.signal->prefilter()) prefilters[si.rule->id()->str()] = si.signal->prefilter()->str();
+  }
+  EXPECT_EQ(prefilters["xid-79-fallen-off-bus"], "(?:\\x29\\x3a 79\\x2c)");
+  EXPECT_EQ(prefilters["xid-31-app-fault"], "(?:\\x29\\x3a 31\\x2c)");
 }
 
 TEST(Compiler, DefaultRulesetCompiles) {
