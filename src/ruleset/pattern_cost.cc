@@ -349,7 +349,20 @@ class Parser {
     char e = Peek();
     ++i_;
     if (std::isalnum(static_cast<unsigned char>(e))) beyond_plain_ = true;
-    if (e == 'A') anchor_or_flags_ = true;
+    // \A anchors; \Q...\E quotes metacharacters this parser would read as
+    // syntax: no literal search stands in for either.
+    if (e == 'A' || e == 'Q') anchor_or_flags_ = true;
+    if (e == 'p' || e == 'P') {  // \pL, \p{Greek}: one character of a class
+      if (More() && Peek() == '{') {
+        while (More() && Peek() != '}') ++i_;
+      }
+      if (More()) ++i_;
+      return AnyChar();
+    }
+    if (e >= '0' && e <= '7') {  // an octal code, up to three digits
+      for (int k = 0; k < 2 && More() && Peek() >= '0' && Peek() <= '7'; ++k) ++i_;
+      return AnyChar();
+    }
     switch (e) {
       case 't': return Char('\t');
       case 'n': return Char('\n');

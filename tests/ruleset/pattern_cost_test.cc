@@ -38,6 +38,11 @@ TEST(PatternCost, FactorsFromSyntax) {
   EXPECT_THAT(Factors("GPU Is LOST", true), ElementsAre(ElementsAre("gpu is lost")));
   EXPECT_THAT(Factors("(?:ab\\.c)+[0-9]*"), ElementsAre(ElementsAre("ab.c")));
   EXPECT_TRUE(Factors("[0-9]+ [a-z]*").size() <= 1);
+  // Escapes that stand for one character are no literal text: \p{..}, octal.
+  EXPECT_THAT(Factors("\\p{Greek}xyz"), ElementsAre(ElementsAre("xyz")));
+  EXPECT_THAT(Factors("\\pLxyz"), ElementsAre(ElementsAre("xyz")));
+  EXPECT_THAT(Factors("\\101bcde"), ElementsAre(ElementsAre("bcde")));
+  EXPECT_TRUE(AnalysePattern("\\Q.*\\Eabcd", false).has_anchor_or_flags);
 }
 
 TEST(PatternCost, LeadingClassAndAnchors) {
