@@ -159,6 +159,7 @@ Times ScanAll(const hs_database_t* db, const std::vector<Chunk>& chunks, unsigne
 struct Sig {
   std::string name;  // rule/signal
   std::string pattern;
+  std::string hs_expr;  // what the database holds: the prefilter, or the pattern
   unsigned flags = 0;
   std::string role;
 };
@@ -170,6 +171,7 @@ std::vector<Sig> Signals(const Ruleset& rs) {
     Sig s;
     s.name = si.rule->id()->str() + "/" + si.signal->id()->str();
     s.pattern = si.signal->pattern()->str();
+    s.hs_expr = si.signal->prefilter() ? si.signal->prefilter()->str() : s.pattern;
     s.flags = faultline::SignalHsFlags(si.signal->caseless());
     s.role = faultline::RoleName(si.role);
     out.push_back(std::move(s));
@@ -181,7 +183,7 @@ hs_database_t* Compile(const std::vector<Sig>& sigs, const std::vector<size_t>& 
   std::vector<const char*> exprs;
   std::vector<unsigned> flags, ids;
   for (size_t i : which) {
-    exprs.push_back(sigs[i].pattern.c_str());
+    exprs.push_back(sigs[i].hs_expr.c_str());
     flags.push_back(sigs[i].flags);
     ids.push_back(static_cast<unsigned>(i));
   }
@@ -200,6 +202,7 @@ int Usage() {
   std::fputs(
       "usage: fl_hs_raw [--rules PATH] [--threads N] [--chunk-mb N] [--repeat N] PATH...\n"
       "       fl_hs_raw [--rules PATH] --dump-patterns OUT.tsv\n"
+      "       fl_hs_raw [--rules PATH] --dump-database OUT.tsv\n"
       "       fl_hs_raw [--rules PATH] --per-signal alone|minus|re2 [--sample-mb N] PATH...\n",
       stderr);
   return 1;
@@ -208,7 +211,7 @@ int Usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string rules, dump, per_signal;
+  std::string rules, dump, dump_db, per_signal;
   unsigned threads = 1;
   size_t chunk_mb = 16, sample_mb = 256;
   int repeat = 1;
@@ -223,6 +226,7 @@ int main(int argc, char** argv) {
     else if (a == "--sample-mb" && (v = val())) sample_mb = std::strtoul(v, nullptr, 10);
     else if (a == "--repeat" && (v = val())) repeat = std::atoi(v);
     else if (a == "--dump-patterns" && (v = val())) dump = v;
+    else if (a == "--dump-database" && (v = val())) dump_db = v;
     else if (a == "--per-signal" && (v = val())) per_signal = v;
     else if (!a.empty() && a[0] == '-' && a != "-") return Usage();
     else paths.emplace_back(a);
@@ -247,6 +251,16 @@ int main(int argc, char** argv) {
     }
     std::fclose(f);
     std::fprintf(stderr, "wrote %zu patterns to %s\n", sigs.size(), dump.c_str());
+    return 0;
+  }
+  if (!dump_db.empty()) {
+    // bench/prefilter/hs_set_speed's input: FLAGS<TAB>EXPRESSION, one line
+    // per signal, as the database holds it (prefilters included).
+    FILE* f = std::fopen(dump_db.c_str(), "w");
+    if (!f) return 2;
+    for (const Sig& s : sigs) std::fprintf(f, "%s\t%s\n", s.flags ? "i" : "-", s.hs_expr.c_str());
+    std::fclose(f);
+    std::fprintf(stderr, "wrote %zu expressions to %s\n", sigs.size(), dump_db.c_str());
     return 0;
   }
   if (paths.empty()) return Usage();

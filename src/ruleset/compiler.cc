@@ -12,14 +12,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "ruleset/pattern_check.h"
+#include "ruleset/pattern_cost.h"
 #include "ruleset/rule_roles.h"
 #include "ruleset/ruleset.h"
 #include "simdjson.h"
@@ -203,6 +206,8 @@ struct SignalSrc {
   fb::Role role = fb::Role::Context;
   bool caseless = false;
   std::vector<std::string> examples, counter_examples;
+  std::string cost_exempt;  // why the signal may cost more than the budget
+  std::string prefilter;    // what Hyperscan looks for instead (CheckSignalCosts)
 };
 struct EdgeSrc {
   std::string rule;
@@ -244,7 +249,7 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   simdjson::dom::object obj;
   if (e.get_object().get(obj)) return ctx.Error(where, "must be an object");
   FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, where, {"id", "pattern", "role", "examples", "counter_examples"},
-                               {"extract", "caseless", "description"}));
+                               {"extract", "caseless", "description", "cost_exempt"}));
   FL_ASSIGN_OR_RETURN(sig.id, GetString(ctx, obj["id"], where + ".id"));
   if (!ValidId(sig.id, true)) return ctx.Error(where + ".id", "must match [a-z0-9][a-z0-9_.-]*");
   FL_ASSIGN_OR_RETURN(sig.pattern, GetString(ctx, obj["pattern"], where + ".pattern"));
@@ -278,6 +283,12 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   if (!obj.at_key("caseless").get(x)) {
     FL_ASSIGN_OR_RETURN(sig.caseless, GetBool(ctx, x, where + ".caseless"));
   }
+  if (!obj.at_key("cost_exempt").get(x)) {
+    FL_ASSIGN_OR_RETURN(sig.cost_exempt, GetString(ctx, x, where + ".cost_exempt"));
+    if (sig.cost_exempt.find_first_not_of(" \t") == std::string::npos) {
+      return ctx.Error(where + ".cost_exempt", "must give a reason, not blanks");
+    }
+  }
   FL_ASSIGN_OR_RETURN(sig.examples, GetStringArray(ctx, obj["examples"], where + ".examples", 1));
   FL_ASSIGN_OR_RETURN(sig.counter_examples,
                       GetStringArray(ctx, obj["counter_examples"], where + ".counter_examples", 1));
@@ -286,6 +297,20 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
       return ctx.Error(StrCat(where, ".examples[", i, "]"), "an example is one line");
     }
   }
+  // Hyperscan must accept the pattern even where a prefilter stands in for
+  // it in the database (CheckSignalCosts): the file stays recompilable
+  // without one, and the error names the signal either way.
+  hs_expr_info_t* info = nullptr;
+  hs_compile_error_t* hs_err = nullptr;
+  if (hs_expression_info(sig.pattern.c_str(), sig.caseless ? HS_FLAG_CASELESS : 0, &info, &hs_err) !=
+      HS_SUCCESS) {
+    std::string msg = hs_err && hs_err->message ? hs_err->message : "unknown error";
+    hs_free_compile_error(hs_err);
+    return ctx.Error(where + ".pattern", StrCat("Hyperscan rejects it: ", msg));
+  }
+  const bool matches_empty = info->min_width == 0;
+  std::free(info);
+  if (matches_empty) return ctx.Error(where + ".pattern", "Hyperscan rejects it: it matches the empty string");
   // RE2 must accept both the pattern (confirmation) and the extractor.
   RE2::Options ro;
   ro.set_log_errors(false);
@@ -598,7 +623,8 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
                                       s.extracts.size() > 1
                                           ? StrVec(b, std::vector<std::string>(s.extracts.begin() + 1,
                                                                                s.extracts.end()))
-                                          : 0));
+                                          : 0,
+                                      s.prefilter.empty() ? 0 : b.CreateString(s.prefilter)));
     }
     std::vector<flatbuffers::Offset<fb::Edge>> edges;
     for (const EdgeSrc& e : r.explains) {
@@ -690,7 +716,8 @@ absl::Status SelfTest(const Ruleset& rs) {
       std::string_view line = counters->Get(i)->string_view();
       std::string field = StrCat("signals[", si.signal_index, "].counter_examples[", i, "]");
       FL_ASSIGN_OR_RETURN(bool hs_hit, run(line));
-      if (hs_hit) return ctx.Error(field, "matches in Hyperscan, but must not");
+      // A prefilter may find its literal in a near miss: RE2 decides.
+      if (hs_hit && !si.signal->prefilter()) return ctx.Error(field, "matches in Hyperscan, but must not");
       if (RE2::PartialMatch(line, *si.confirm())) return ctx.Error(field, "matches in RE2, but must not");
     }
   }
@@ -868,6 +895,73 @@ absl::StatusOr<size_t> CheckRuleLinks(const std::vector<RuleSrc>& rules,
   return nsignals;
 }
 
+// What Hyperscan searches for a signal instead of its pattern: one of the
+// estimate's literal options, when RE2 will confirm the line anyway -- the
+// pattern is beyond what Hyperscan's match confirms, or the signal is not
+// context (failures are rare lines; progress and metric lines run RE2 for
+// their fields and newest update). A plain context pattern stays whole:
+// context signals read ordinary lines by design (NCCL init, process-group
+// options, on most lines of a dense log), where Hyperscan's own match
+// spares RE2. Of the options, the fewest sample lines, then the literal
+// fewest other signals could take (`shared`: the 25 Xid signals all hold
+// "NVRM: Xid (", each its own "): 79,"), then the longest.
+std::string PrefilterFor(const SignalSrc& s, const CostEstimate& est,
+                         const std::map<std::string, size_t>& shared) {
+  if (est.options.empty()) return "";
+  if (!est.re2_confirms && s.role == fb::Role::Context) return "";
+  const CostEstimate::Option* best = nullptr;
+  auto key = [&](const CostEstimate::Option& o) {
+    return std::make_tuple(o.sample_lines, shared.at(o.literals), -static_cast<long>(o.length));
+  };
+  for (const CostEstimate::Option& o : est.options) {
+    if (!best || key(o) < key(*best)) best = &o;
+  }
+  return best->literals;
+}
+
+// The cost budget (pattern_cost.h): a signal whose pattern alone is
+// estimated above it fails the compile unless its rule says why
+// (`cost_exempt`); an exemption the signal no longer needs is a warning.
+// Sets each signal's prefilter (PrefilterFor).
+absl::Status CheckSignalCosts(std::vector<RuleSrc>& rules, const CompileOptions& opts,
+                              CompileResult& result) {
+  CostModel model = DefaultCostModel();
+  if (opts.cost_budget >= 0) model.budget = opts.cost_budget;
+  PatternCostEstimator estimator(CostReferenceSample(), model);
+  std::vector<CostEstimate> estimates;
+  std::map<std::string, size_t> shared;  // literal options -> signals that have them
+  for (const RuleSrc& r : rules) {
+    for (const SignalSrc& s : r.signals) {
+      estimates.push_back(estimator.Estimate(s.pattern, s.caseless));
+      for (const CostEstimate::Option& o : estimates.back().options) ++shared[o.literals];
+    }
+  }
+  size_t next = 0;
+  for (RuleSrc& r : rules) {
+    Ctx ctx{r.file, r.id};
+    for (size_t i = 0; i < r.signals.size(); ++i) {
+      SignalSrc& s = r.signals[i];
+      const CostEstimate& est = estimates[next++];
+      s.prefilter = PrefilterFor(s, est, shared);
+      const bool over = est.cost > model.budget;
+      if (over && s.cost_exempt.empty()) {
+        return ctx.Error(
+            StrCat("signals[", i, "].pattern"),
+            StrCat("estimated cost ", static_cast<long>(est.cost + 0.5), ", above the budget of ",
+                   static_cast<long>(model.budget), " (", est.Explain(model),
+                   "); give it a rarer literal, or say why in \"cost_exempt\" (rulesets/README.md, "
+                   "\"Cost budget\")"));
+      }
+      if (!over && !s.cost_exempt.empty()) {
+        result.warnings.push_back(StrCat(r.file, ": rule '", r.id, "': signals[", i,
+                                         "].cost_exempt: the signal is within the budget (estimated cost ",
+                                         static_cast<long>(est.cost + 0.5), "); drop the exemption"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 // The FlatBuffer with its Hyperscan database, loaded back and self-tested.
 absl::Status BuildRuleset(const std::string& name, const std::string& version, const std::vector<RuleSrc>& rules,
                           const std::vector<ReferenceSrc>& refs, size_t nsignals, const std::string& src_dir,
@@ -922,6 +1016,7 @@ absl::StatusOr<CompileResult> CompileRuleSource(const std::string& src_dir,
   std::vector<RuleSrc> rules;
   FL_RETURN_IF_ERROR(ReadRules(parser, families, opts, rules));
   FL_ASSIGN_OR_RETURN(size_t nsignals, CheckRuleLinks(rules, ref_index, opts, src_dir, result));
+  FL_RETURN_IF_ERROR(CheckSignalCosts(rules, opts, result));
   FL_RETURN_IF_ERROR(BuildRuleset(name, version, rules, refs, nsignals, src_dir, result));
   result.rules = rules.size();
   result.signals = nsignals;

@@ -28,6 +28,9 @@ struct CompileOptions {
   size_t max_file_bytes = size_t{16} << 20;
   // Memory budget of each RE2 confirmer and extractor (RE2's max_mem).
   int64_t re2_max_mem = int64_t{2} << 20;
+  // The cost budget of one signal (pattern_cost.h); negative: the default
+  // model's.
+  double cost_budget = -1;
 };
 
 struct CompileResult {

@@ -19,6 +19,7 @@
 #include "util/strings.h"
 #include "ruleset/compiler.h"
 #include "ruleset/pattern_check.h"
+#include "ruleset/pattern_cost.h"
 #include "ruleset/ruleset_key.h"
 #include "simdjson.h"
 #include "util/status_macros.h"
@@ -95,7 +96,8 @@ absl::StatusOr<std::unique_ptr<hs_database_t, HsDatabaseDeleter>> CompileDatabas
             StrCat("rule '", rule->id() ? rule->id()->str() : "?", "': signals[", s,
                          "].pattern: missing"));
       }
-      exprs.push_back(sig->pattern()->c_str());
+      // A prefilter stands in for the pattern; RE2 confirms the pattern.
+      exprs.push_back(sig->prefilter() ? sig->prefilter()->c_str() : sig->pattern()->c_str());
       // No SOM: the scanner needs only where a match ends.
       flags.push_back(SignalHsFlags(sig->caseless()));
       ids.push_back(gid++);
@@ -274,10 +276,11 @@ absl::Status Ruleset::VerifyBuffer(std::string_view name) {
                                  /*max_depth=*/64, /*max_tables=*/10'000'000);
   if (!fb::VerifyRulesetBuffer(verifier)) return NotValid(name, "FlatBuffers verification failed");
   root_ = fb::GetRuleset(buffer_.data());
-  if (root_->format_version() != kRulesetFormatVersion) {
+  if (root_->format_version() < kOldestRulesetFormatVersion || root_->format_version() > kRulesetFormatVersion) {
     return absl::FailedPreconditionError(StrCat(
         name, ": ruleset format version ", root_->format_version(), " is not supported (this ",
-        "library reads version ", kRulesetFormatVersion, "); recompile it with this faultline"));
+        "library reads versions ", kOldestRulesetFormatVersion, " to ", kRulesetFormatVersion,
+        "); recompile it with this faultline"));
   }
   if (!root_->rules() || root_->rules()->size() == 0) return NotValid(name, "no rules");
   return absl::OkStatus();
@@ -315,6 +318,10 @@ absl::StatusOr<uint64_t> Ruleset::IndexSignals(std::string_view name) {
       }
       if (sig->role() < SignalRole::Initiating || sig->role() > SignalRole::Metric) {
         return NotValid(name, StrCat("rule '", rule->id()->str(), "': signals[", s, "]: bad role"));
+      }
+      if (sig->prefilter() && !IsLiteralAlternation(sig->prefilter()->string_view())) {
+        return NotValid(name, StrCat("rule '", rule->id()->str(), "': signals[", s,
+                                     "].prefilter: not a literal alternation"));
       }
       std::string_view pat = sig->pattern()->string_view();
       size_t repeats = BoundedRepeatTotal(pat);

@@ -26,7 +26,11 @@
 
 namespace faultline {
 
-inline constexpr uint32_t kRulesetFormatVersion = 1;
+// Version 2 adds Signal.prefilter: a version-1 reader would take a
+// prefiltered signal's Hyperscan match as confirmed, so it must refuse
+// version 2 (and recompile from the source). Version-1 files load here.
+inline constexpr uint32_t kRulesetFormatVersion = 2;
+inline constexpr uint32_t kOldestRulesetFormatVersion = 1;
 
 using SignalRole = fb::Role;
 using RuleLayer = fb::Layer;

@@ -150,7 +150,10 @@ std::vector<SignalPlan> PlanSignals(const Ruleset& rs) {
   for (uint32_t id = 0; id < plans.size(); ++id) {
     const SignalInfo& si = rs.signal(id);
     if (si.signal == nullptr) continue;
-    if (si.signal->pattern()) plans[id].hs_confirms = HsMatchConfirms(si.signal->pattern()->string_view());
+    // A prefilter is what Hyperscan searched (ruleset.fbs): RE2 confirms.
+    if (si.signal->pattern() && !si.signal->prefilter()) {
+      plans[id].hs_confirms = HsMatchConfirms(si.signal->pattern()->string_view());
+    }
     std::vector<std::string_view> names;
     if (si.signal->extract()) CaptureNames(si.signal->extract()->string_view(), &names);
     if (si.signal->extract_more()) {

@@ -33,7 +33,7 @@ bool IsThinField(std::string_view name);
 bool SetsAttribution(std::string_view name);
 
 struct SignalPlan {
-  bool hs_confirms = false;    // HsMatchConfirms(pattern)
+  bool hs_confirms = false;    // HsMatchConfirms(pattern), false when a prefilter stands in for it
   bool thin_extract = false;   // a dropped match still runs the extractors
 };
 

@@ -216,8 +216,9 @@ absl::StatusOr<SignalCost> MeasureSignal(const Ruleset& rs, uint32_t id, const s
   hs_database_t* db = nullptr;
   hs_compile_error_t* err = nullptr;
   unsigned flags = SignalHsFlags(si.signal->caseless());
-  if (hs_compile(si.signal->pattern()->c_str(), flags, HS_MODE_BLOCK, nullptr, &db, &err) !=
-      HS_SUCCESS) {
+  // What the database holds for the signal: its prefilter, when it has one.
+  const char* expr = si.signal->prefilter() ? si.signal->prefilter()->c_str() : si.signal->pattern()->c_str();
+  if (hs_compile(expr, flags, HS_MODE_BLOCK, nullptr, &db, &err) != HS_SUCCESS) {
     std::string msg = err && err->message ? err->message : "unknown error";
     hs_free_compile_error(err);
     return absl::InternalError(StrCat("signal ", si.rule->id()->string_view(), "/",

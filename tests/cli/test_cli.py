@@ -154,6 +154,42 @@ def test_compile_error_names_file_rule_field(faultline_bin, tmp_path):
     assert not out.exists()
 
 
+def test_compile_cost_budget(faultline_bin, tmp_path):
+    # A signal whose only literal is in a quarter of ordinary lines (every
+    # NCCL channel line) is over the cost budget: compile fails naming file,
+    # rule and field; a reason in cost_exempt lets it through; an empty
+    # reason is an error naming that field. Same source, same verdict.
+    src = tmp_path / "rules"
+    shutil.copytree(REPO / "rulesets", src)
+    target = next((src / "gpu").glob("xid-79*.json"))
+    rule = json.loads(target.read_text())
+    sig = rule["signals"][0]
+    sig["pattern"] = "(?:" + sig["pattern"] + "|NCCL INFO Channel [0-9]+/)"
+    out = tmp_path / "x.flrules"
+
+    def compile_with(exempt):
+        if exempt is None:
+            sig.pop("cost_exempt", None)
+        else:
+            sig["cost_exempt"] = exempt
+        target.write_text(json.dumps(rule))
+        return run(faultline_bin, "compile", str(src), "-o", str(out), check=False)
+
+    over = compile_with(None)
+    assert over.returncode == 2
+    err = over.stderr.decode()
+    assert target.name in err and f"rule '{rule['id']}'" in err and "signals[0].pattern: estimated cost" in err
+    assert "cost_exempt" in err and not out.exists()
+    assert compile_with(None).stderr == over.stderr
+    assert compile_with("reads every NCCL channel line on purpose (test)").returncode == 0
+    assert out.exists()
+    out.unlink()
+    empty = compile_with("")
+    assert empty.returncode == 2
+    assert "signals[0].cost_exempt: must not be empty" in empty.stderr.decode()
+    assert not out.exists()
+
+
 def test_job_window_and_clock_offset_flags(faultline_bin, validate):
     doc = json.loads(run(faultline_bin, "diagnose", "--json", "--job-start", "2026-11-02T03:00:00Z",
                          "--job-end", "2026-11-02T04:00:00Z", "--clock-offset", "node018=-2.5",

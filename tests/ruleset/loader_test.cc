@@ -9,6 +9,7 @@
 
 #include "ruleset/compiler.h"
 #include "ruleset/ruleset.h"
+#include "util/strings.h"
 #include "test_rules.h"
 
 namespace faultline {
@@ -81,7 +82,13 @@ TEST(Loader, NewerFormatVersionIsRefusedWithItsOwnCode) {
   auto rs = Ruleset::LoadBuffer(buf, "new.flrules");
   ASSERT_FALSE(rs.ok());
   EXPECT_EQ(rs.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(rs.status().message()), HasSubstr("format version 2"));
+  EXPECT_THAT(std::string(rs.status().message()),
+              HasSubstr(StrCat("format version ", kRulesetFormatVersion + 1)));
+  // Version 1 (before prefilters) still loads; version 0 never existed.
+  ASSERT_TRUE(fb::GetMutableRuleset(buf.data())->mutate_format_version(1));
+  EXPECT_TRUE(Ruleset::LoadBuffer(buf, "v1.flrules").ok());
+  ASSERT_TRUE(fb::GetMutableRuleset(buf.data())->mutate_format_version(0));
+  EXPECT_FALSE(Ruleset::LoadBuffer(buf, "v0.flrules").ok());
 }
 
 TEST(Loader, DatabaseFromAnotherLibraryVersionIsRecompiled) {

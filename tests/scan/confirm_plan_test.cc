@@ -7,6 +7,7 @@
 #include <re2/re2.h>
 
 #include <cstdio>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -57,6 +58,33 @@ TEST(HsMatchConfirms, DefaultSignalsTheirExamplesConfirmInRe2) {
     }
   }
   EXPECT_GT(qualifying, 0u);
+}
+
+// A signal whose Hyperscan search is a prefilter (its rarest literal,
+// ruleset.fbs) is always confirmed by RE2: the literal in a line the
+// pattern does not match is no evidence. The newer watchdog line holds the
+// legacy signal's literal ("... WorkNCCL(SeqNum=") but not its pattern
+// (NumelIn between OpType and Timeout).
+TEST(HsMatchConfirms, PrefilteredSignalsAreConfirmedByRe2) {
+  auto rs = DefaultRules();
+  std::vector<internal::SignalPlan> plans = internal::PlanSignals(*rs);
+  size_t prefiltered = 0;
+  for (uint32_t id = 0; id < rs->signal_count(); ++id) {
+    if (!rs->signal(id).signal->prefilter()) continue;
+    ++prefiltered;
+    EXPECT_FALSE(plans[id].hs_confirms) << rs->signal(id).signal->id()->str();
+  }
+  EXPECT_GT(prefiltered, 0u);
+  TempDir dir;
+  WriteFile(dir / "job.log",
+            "[rank1]:[E418 18:32:45.457035698 ProcessGroupNCCL.cpp:629] [Rank 1] Watchdog caught collective "
+            "operation timeout: WorkNCCL(SeqNum=335785, OpType=ALLGATHER, NumelIn=1, NumelOut=2, "
+            "Timeout(ms)=600000) ran for 600019 milliseconds before timing out.\n");
+  ScanResult r = ScanFiles(rs, {dir / "job.log"}, ScanOptions());
+  std::set<std::string> signals;
+  for (const Evidence& e : r.evidence) signals.insert(rs->signal(e.signal).signal->id()->str());
+  EXPECT_TRUE(signals.count("watchdog_timeout"));
+  EXPECT_FALSE(signals.count("watchdog_timeout_legacy"));
 }
 
 // A match storm of context signals whose captures set the rank (the c10d

@@ -1,0 +1,157 @@
+// The cost check's estimate: literal factors read from a pattern's syntax,
+// candidate lines counted on a sample, the penalties, and the prefilter that
+// stands in for a pattern in the Hyperscan database.
+#include "ruleset/pattern_cost.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <hs/hs.h>
+#include <re2/re2.h>
+
+#include "ruleset/ruleset.h"
+
+namespace faultline {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAre;
+
+std::vector<std::vector<std::string>> Factors(std::string_view pattern, bool caseless = false) {
+  std::vector<std::vector<std::string>> out;
+  for (const LiteralFactor& f : AnalysePattern(pattern, caseless).factors) out.push_back(f.alternatives);
+  return out;
+}
+
+TEST(PatternCost, FactorsFromSyntax) {
+  EXPECT_THAT(Factors("NVRM: Xid \\(PCI:[0-9a-fA-F:.]+\\): 79,"),
+              ElementsAre(ElementsAre("NVRM: Xid (PCI:"), ElementsAre("): 79,")));
+  // An alternation of literals is one factor; [Ss] and an optional group
+  // multiply the alternatives.
+  EXPECT_THAT(Factors("[Ss]aved (a )?checkpoint"),
+              ElementsAre(UnorderedElementsAre("Saved a checkpoint", "Saved checkpoint", "saved a checkpoint",
+                                               "saved checkpoint")));
+  EXPECT_THAT(Factors("(CUDA error: [a-z ]+|cudaErrorAssert)"),
+              ElementsAre(UnorderedElementsAre("CUDA error: ", "cudaErrorAssert")));
+  // A branch without a literal spoils the alternation's factor.
+  EXPECT_THAT(Factors("(foo bar|[0-9]+)x"), ElementsAre(ElementsAre("x")));
+  // Caseless patterns count in lowercase; a repeated group keeps its factor.
+  EXPECT_THAT(Factors("GPU Is LOST", true), ElementsAre(ElementsAre("gpu is lost")));
+  EXPECT_THAT(Factors("(?:ab\\.c)+[0-9]*"), ElementsAre(ElementsAre("ab.c")));
+  EXPECT_TRUE(Factors("[0-9]+ [a-z]*").size() <= 1);
+  // Escapes that stand for one character are no literal text: \p{..}, octal.
+  EXPECT_THAT(Factors("\\p{Greek}xyz"), ElementsAre(ElementsAre("xyz")));
+  EXPECT_THAT(Factors("\\pLxyz"), ElementsAre(ElementsAre("xyz")));
+  EXPECT_THAT(Factors("\\101bcde"), ElementsAre(ElementsAre("bcde")));
+  EXPECT_TRUE(AnalysePattern("\\Q.*\\Eabcd", false).has_anchor_or_flags);
+}
+
+TEST(PatternCost, LeadingClassAndAnchors) {
+  EXPECT_TRUE(AnalysePattern("[A-Za-z_.]+ in DataLoader", false).leading_class);
+  EXPECT_TRUE(AnalysePattern("[A-Z][A-Za-z0-9_]*Error: ", false).leading_class);
+  EXPECT_TRUE(AnalysePattern("[^\\n]*timed out", false).leading_class);
+  EXPECT_FALSE(AnalysePattern("\\[Rank [0-9]+\\] step=", false).leading_class);
+  EXPECT_FALSE(AnalysePattern("[Ss]aved checkpoint", false).leading_class);
+  EXPECT_TRUE(AnalysePattern("^Name:[ \\t]+x", false).anchored);
+  EXPECT_FALSE(AnalysePattern("(^Name:|Node:)", false).anchored);
+}
+
+// A sample of 10 lines, 3 of which hold "NCCL INFO".
+constexpr char kSample[] =
+    "a NCCL INFO Channel 00/32\n"
+    "b NCCL INFO Channel 01/32\n"
+    "c nccl info lower\n"
+    "d iteration 10/100 | lm loss: 2.3\n"
+    "e plain line\n"
+    "f NCCL INFO ring\n"
+    "g another plain line\n"
+    "h saved checkpoint to /x\n"
+    "i Saved checkpoint to /y\n"
+    "j the end\n";
+
+TEST(PatternCost, CandidatesOnASample) {
+  CostModel model{4, 1000, 50, 100};
+  PatternCostEstimator est(kSample, model);
+  const double mb = (sizeof kSample - 1) / 1e6;
+  CostEstimate e = est.Estimate("NCCL INFO Channel [0-9]+", false);
+  EXPECT_DOUBLE_EQ(e.candidates_per_mb, 2 / mb);
+  EXPECT_EQ(e.factor, "NCCL INFO Channel ");
+  // Caseless: the lowercase line counts too; the rarest factor wins.
+  EXPECT_DOUBLE_EQ(est.Estimate("NCCL INFO [^\\n]*ring", true).candidates_per_mb, 1 / mb);
+  EXPECT_DOUBLE_EQ(est.Estimate("nccl info", true).candidates_per_mb, 4 / mb);
+  EXPECT_DOUBLE_EQ(est.Estimate("[Ss]aved checkpoint", false).candidates_per_mb, 2 / mb);
+  EXPECT_DOUBLE_EQ(est.Estimate("Saved checkpoint", false).candidates_per_mb, 1 / mb);
+  // No literal of 4+ characters: every line is a candidate, plus the penalty.
+  CostEstimate none = est.Estimate("[0-9]+/[0-9]+", false);
+  EXPECT_DOUBLE_EQ(none.candidates_per_mb, 10 / mb);
+  EXPECT_TRUE(none.leading_class);
+  EXPECT_DOUBLE_EQ(none.cost, 10 / mb + 1000 + 50);
+  CostEstimate lead = est.Estimate("[a-z]+ another plain", false);
+  EXPECT_TRUE(lead.leading_class);
+  EXPECT_DOUBLE_EQ(lead.cost, 1 / mb + 50);
+  EXPECT_THAT(lead.Explain(model), ::testing::HasSubstr("a leading class"));
+}
+
+TEST(PatternCost, TheReferenceSampleIsEmbeddedAndStable) {
+  std::string_view s = CostReferenceSample();
+  ASSERT_GT(s.size(), 100000u);
+  EXPECT_EQ(s.back(), '\n');
+  PatternCostEstimator a, b;
+  for (const char* p : {"NCCL INFO Channel", "[0-9]+ [a-z]+", "Watchdog caught collective operation timeout"}) {
+    EXPECT_EQ(a.Estimate(p, false).cost, b.Estimate(p, false).cost) << p;
+  }
+  EXPECT_GT(a.Estimate("NCCL INFO Channel", false).cost, DefaultCostModel().budget);
+  EXPECT_GT(a.Estimate("[0-9]+ [a-z]+", false).cost, DefaultCostModel().budget);
+  EXPECT_LT(a.Estimate("Watchdog caught collective operation timeout", false).cost, DefaultCostModel().budget);
+}
+
+// The literals that may stand in for a pattern: its rarest factor of 4+
+// characters, never for a pattern with an anchor or inline flags.
+TEST(PatternCost, LiteralsForAPrefilter) {
+  PatternCostEstimator est(kSample);
+  // The rarest factor of 4+ characters (the longest of equals), as literals.
+  CostEstimate e = est.Estimate("iteration [0-9]+/[0-9]+ \\|[^\\n]* lm loss: ", false);
+  EXPECT_EQ(e.literals, "(?:iteration )");
+  EXPECT_TRUE(e.re2_confirms);
+  EXPECT_EQ(est.Estimate("(Saved|Wrote) [^\\n]*\\.pt", false).literals, "(?:Saved |Wrote )");
+  CostEstimate plain = est.Estimate("iteration [0-9]+/[0-9]+ \\| lm loss: ", false);
+  EXPECT_FALSE(plain.re2_confirms);
+  EXPECT_FALSE(plain.literals.empty());
+  EXPECT_TRUE(est.Estimate("^Name:[^\\n]*node", false).literals.empty());         // anchored
+  EXPECT_TRUE(est.Estimate("(a|^Name:)[^\\n]*node", false).literals.empty());     // an anchored branch
+  EXPECT_TRUE(est.Estimate("(?i:gpu is lost)[^\\n]*x", false).literals.empty());  // flags
+  EXPECT_TRUE(est.Estimate("[^\\n]*ab[0-9]", false).literals.empty());            // short factor
+}
+
+// The loader takes no other prefilter than the compiler's own form.
+TEST(PatternCost, IsLiteralAlternation) {
+  EXPECT_TRUE(IsLiteralAlternation("(?:NCCL WARN)"));
+  EXPECT_TRUE(IsLiteralAlternation("(?:Saved |Wrote \\x3a\\x5B)"));
+  for (const char* bad : {"", "(?:)", "NCCL WARN", "(?:a|)", "(?:a||b)", "(?:a.*b)", "(?:a\\x4)", "(?:a\\d)",
+                          "(?:a)b", "(?:a[b])"}) {
+    EXPECT_FALSE(IsLiteralAlternation(bad)) << bad;
+  }
+  PatternCostEstimator est(kSample);
+  EXPECT_TRUE(IsLiteralAlternation(est.Estimate("Saved: [^\\n]*\\(x\\)", false).literals));
+}
+
+TEST(PatternCost, DefaultRulesetPrefiltersHoldEveryExample) {
+  auto rs = Ruleset::LoadDefault();
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  size_t prefiltered = 0;
+  for (uint32_t g = 0; g < (*rs)->signal_count(); ++g) {
+    const fb::Signal* sig = (*rs)->signal(g).signal;
+    if (!sig->prefilter()) continue;
+    ++prefiltered;
+    RE2::Options o;
+    o.set_case_sensitive(!sig->caseless());
+    RE2 pre(sig->prefilter()->str(), o);
+    ASSERT_TRUE(pre.ok()) << sig->prefilter()->str();
+    for (const auto* ex : *sig->examples()) {
+      EXPECT_TRUE(RE2::PartialMatch(ex->string_view(), pre)) << sig->id()->str() << ": " << ex->str();
+    }
+  }
+  EXPECT_GT(prefiltered, 0u);
+}
+
+}  // namespace
+}  // namespace faultline
