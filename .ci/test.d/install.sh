@@ -39,11 +39,15 @@ if command -v abidiff >/dev/null; then
   # The baseline is abidw's XML, xz-compressed (the opaque handles' private
   # definitions make it large). Record one when a release changes the ABI:
   #   abidw --headers-dir PREFIX/include/faultline --drop-private-types --no-corpus-path \
-  #     --no-show-locs PREFIX/lib/libfaultline.so.X.Y.Z | sed "s| comp-dir-path='[^']*'||g" \
-  #     | xz -9 > tests/install/abi/SONAME.abi.xz
-  # (the sed drops the build directories, paths of the machine that built it).
-  # Additions within a release (0.3: fl_ruleset_load_info, fl_report_html)
-  # are recorded the same way, so that removing one later is caught.
+  #     --no-show-locs PREFIX/lib/libfaultline.so.X.Y.Z | sed -e "s| comp-dir-path='[^']*'||g" \
+  #     -e "s|path='$PWD/|path='../|g" | xz -9 > tests/install/abi/SONAME.abi.xz
+  # (the sed drops the build directories and makes absolute source paths
+  # relative, as the build directory sees them: paths of the machine that
+  # built it). Additions within a release (0.3: fl_ruleset_load_info,
+  # fl_report_html, fl_report_input_warning*, fl_session_snapshot, the
+  # incident id, action, attempts and history accessors,
+  # fl_session_add_prior_bundle) are recorded the same way, so that removing
+  # one later is caught.
   [ -f "$baseline" ] || { echo "abidiff: no ABI baseline $baseline for soname $soname"; exit 1; }
   xz -dc "$baseline" > "$prefix/baseline.abi"
   set +e

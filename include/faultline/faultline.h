@@ -103,6 +103,11 @@
  *   is an input error (binary); special files met in a directory are
  *   warnings; a source cut at a limit or truncated mid-scan still counts as
  *   a log for fl_session_finish (the bytes read are diagnosed).
+ *   Also added within 0.3 (compatible): fl_report_incident_id,
+ *   fl_incident_id, fl_report_incident_action, fl_report_attempt_count,
+ *   fl_report_attempt, fl_report_incident_history,
+ *   fl_session_add_prior_bundle; fields appended to fl_session_options
+ *   (max_restarts_per_rule, max_restarts_per_host, restart_window_s).
  */
 #ifndef FAULTLINE_FAULTLINE_H_
 #define FAULTLINE_FAULTLINE_H_
@@ -320,7 +325,7 @@ typedef struct fl_session_options {
   double time_budget_s;            /* wall clock for reading, from
                                       fl_session_new; 0: none. Negative, NaN
                                       or infinite: FL_ERR_INVALID_ARG */
-  /* Retry policy (added in 0.4; a caller's struct that ends before it gets
+  /* Retry policy (added within 0.3; a caller's struct that ends before it gets
    * the defaults): an incident's restart becomes a stop once the earlier
    * attempts of the job that ended within restart_window_s before it were
    * ended by the same rule max_restarts_per_rule times, or failed on its
@@ -485,7 +490,7 @@ FL_API fl_status fl_report_from_bundles(fl_report **out, const fl_ruleset *rs,
                                         fl_error **err);
 
 /* Bounds on a session's history of prior attempts: how many bundles
- * fl_session_add_prior_bundle takes, and the largest one. @since 0.4 */
+ * fl_session_add_prior_bundle takes, and the largest one. @since 0.3 */
 #define FL_MAX_PRIOR_BUNDLES 16
 #define FL_MAX_PRIOR_BUNDLE_BYTES (64u << 20) /* 64 MiB */
 
@@ -503,7 +508,7 @@ FL_API fl_status fl_report_from_bundles(fl_report **out, const fl_ruleset *rs,
  * Returns: FL_OK; FL_ERR_PARSE (not a bundle of this ruleset, named "prior
  * bundle K"); FL_ERR_INVALID_ARG (a NULL argument, a finished session, more
  * than FL_MAX_PRIOR_BUNDLES bundles, one over FL_MAX_PRIOR_BUNDLE_BYTES);
- * FL_ERR_BUSY; FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.4 */
+ * FL_ERR_BUSY; FL_ERR_NOMEM; FL_ERR_INTERNAL. @since 0.3 */
 FL_API fl_status fl_session_add_prior_bundle(fl_session *s, const void *data,
                                              size_t len);
 
@@ -699,7 +704,7 @@ FL_API fl_status fl_report_ignored(const fl_report *r, size_t i,
 /* The stable id of incident i (the report's incidents[i].id, "inc-" and 12
  * hex digits): the same in every re-diagnosis of the same logs as they
  * grow. Borrowed until fl_report_free(); NULL when out of range.
- * @since 0.4 */
+ * @since 0.3 */
 FL_API const char *fl_report_incident_id(const fl_report *r, size_t i);
 
 #define FL_INCIDENT_ID_SIZE 20 /* bytes of an id with its NUL, rounded up */
@@ -710,7 +715,7 @@ FL_API const char *fl_report_incident_id(const fl_report *r, size_t i);
  * NULL when unknown, rank -1). For a caller that numbers a stream's lines
  * across sessions itself (faultline watch). `reference` is the incident's
  * reference title. Writes the NUL-terminated id to out.
- * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL reference or out). @since 0.4 */
+ * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL reference or out). @since 0.3 */
 FL_API fl_status fl_incident_id(const char *reference, const char *source,
                                 uint64_t line, const char *host, int64_t rank,
                                 char *out /* FL_INCIDENT_ID_SIZE bytes */);
@@ -736,7 +741,7 @@ typedef struct fl_action_view {
 
 /* Fills *out with the action of incident i.
  * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
- * small). @since 0.4 */
+ * small). @since 0.3 */
 FL_API fl_status fl_report_incident_action(const fl_report *r, size_t i,
                                            fl_action_view *out);
 
@@ -751,7 +756,7 @@ FL_API fl_status fl_report_job_window(const fl_report *r, int64_t *start_us,
 /* One attempt of the job (the report's attempts[i]): the input held several
  * runs of it (restart directories, a launcher's restarts, a scheduler's
  * requeues, prior bundles). Strings borrowed until fl_report_free().
- * Size-versioned: set size first. @since 0.4 */
+ * Size-versioned: set size first. @since 0.3 */
 typedef struct fl_attempt_view {
   uint32_t size;          /* sizeof(fl_attempt_view) */
   uint32_t index;         /* 0-based, oldest first */
@@ -766,17 +771,17 @@ typedef struct fl_attempt_view {
   int64_t step;             /* training step reached, -1 when unknown */
 } fl_attempt_view;
 
-/* Number of attempts: 0 when the job ran once. @since 0.4 */
+/* Number of attempts: 0 when the job ran once. @since 0.3 */
 FL_API size_t fl_report_attempt_count(const fl_report *r);
 /* Fills *out with attempt i.
  * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
- * small). @since 0.4 */
+ * small). @since 0.3 */
 FL_API fl_status fl_report_attempt(const fl_report *r, size_t i,
                                    fl_attempt_view *out);
 
 /* Where incident i sits in the job's history (the report's incidents[i]
  * step, attempt and recurrence). Pointers borrowed until fl_report_free().
- * Size-versioned: set size first. @since 0.4 */
+ * Size-versioned: set size first. @since 0.3 */
 typedef struct fl_incident_history {
   uint32_t size;     /* sizeof(fl_incident_history) */
   int64_t step;      /* training step the failing rank reached, -1 unknown */
@@ -793,7 +798,7 @@ typedef struct fl_incident_history {
 
 /* Fills *out with incident i's history.
  * Returns: FL_OK; FL_ERR_INVALID_ARG (NULL, i out of range, out->size too
- * small). @since 0.4 */
+ * small). @since 0.3 */
 FL_API fl_status fl_report_incident_history(const fl_report *r, size_t i,
                                             fl_incident_history *out);
 

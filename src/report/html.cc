@@ -168,6 +168,7 @@ th,td{text-align:left;vertical-align:top;padding:4px 8px;border-bottom:1px solid
 th{font-size:11px;text-transform:uppercase;letter-spacing:.04em;color:var(--muted);font-weight:600}
 td.ln{white-space:pre-wrap;overflow-wrap:anywhere;word-break:break-word}
 td.nw{white-space:nowrap}
+table.attempts tr.current td{font-weight:600}
 .fv{display:grid;grid-template-columns:1fr 1fr;gap:14px}
 @media (max-width:800px){.fv{grid-template-columns:1fr}}
 ul.facts{margin:4px 0;padding-left:20px}
@@ -611,6 +612,7 @@ class Page {
   void EvidenceTable(const std::vector<Evidence>& evs);
   void CollateralTable(const Incident& inc);
   void ActionBlock(const Action& a);
+  void AttemptsSection();
   void TimelineSection();
   void IgnoredSection();
   void InputErrors();
@@ -774,6 +776,40 @@ void Page::ActionBlock(const Action& a) {
     AppendHtmlText(o, a.missing_fact);
   }
   o += "</p>";
+}
+
+// The job's attempts, oldest first, each with how it was recognised and
+// its primary incident; the primary's own attempt is marked. Only when the
+// job ran more than once.
+void Page::AttemptsSection() {
+  std::string& o = out_;
+  if (d_.attempts.size() < 2) return;
+  const int64_t current = d_.incidents.empty() ? -1 : static_cast<int64_t>(d_.incidents[0].attempt);
+  o += StrCat("<section id=\"attempts\"><h2>Attempts (", d_.attempts.size(),
+              ", oldest first)</h2><table class=\"attempts\"><thead><tr><th>#</th><th>attempt</th>"
+              "<th>recognised by</th><th>started (aligned)</th><th>primary rule</th><th>host</th>"
+              "<th>step</th></tr></thead><tbody>");
+  for (const Attempt& at : d_.attempts) {
+    o += StrCat("<tr", static_cast<int64_t>(at.index) == current ? " class=\"current\"" : "", "><td>",
+                at.index + 1, "</td><td>");
+    AppendHtmlText(o, at.label);
+    o += "</td><td>";
+    AppendHtmlText(o, at.recognised);
+    o += "</td><td class=\"nw\">";
+    AppendHtmlText(o, TimeText(at.start_us));
+    o += "</td><td>";
+    if (at.primary_rule >= 0) {
+      o += "<code>";
+      AppendHtmlText(o, RuleId(static_cast<uint32_t>(at.primary_rule)));
+      o += "</code>";
+    } else {
+      o += "<span class=\"muted\">no failure</span>";
+    }
+    o += "</td><td>";
+    AppendHtmlText(o, at.host.empty() ? std::string_view("\xE2\x80\x94") : at.host);
+    o += StrCat("</td><td>", at.step >= 0 ? StrCat(at.step) : std::string("\xE2\x80\x94"), "</td></tr>");
+  }
+  o += "</tbody></table></section>\n";
 }
 
 void Page::TimelineSection() {
@@ -1073,6 +1109,7 @@ std::string Page::Render() {
     o += "<section class=\"card noinc\" id=\"incident-none\"><div class=\"kicker\">No incident</div>"
          "<h2>Nothing in the catalog applies to these logs</h2></section>\n";
   }
+  AttemptsSection();
   TimelineSection();
   if (d_.incidents.size() > 1) {
     o += StrCat("<section id=\"other-incidents\"><h2>Other incidents (", d_.incidents.size() - 1,

@@ -251,3 +251,129 @@ def test_crash_loop_keeps_the_newest_attempts_apart(faultline_bin, tmp_path):
     assert primary["attempt"] == 31
     assert primary["recurrence"]["attempts"] == list(range(31))
     assert primary["recurrence"]["same_step"] == 31
+
+
+# ---- The decision on a multi-attempt archive, end to end: the action of the
+# report's primary (the newest failed attempt's) after recurrence and the
+# retry policy; the same read from earlier attempts' bundles.
+
+# Per case: the action of the newest failed attempt's primary, what set it
+# (the rule's id when the rule's default stands), and the hosts it drains.
+DECISIONS = {
+    "xid_same_host": ("restart_excluding", {"recurrence", "xid-79-fallen-off-bus"}, ["node02"]),
+    "slurm_requeue": ("restart_excluding", {"xid-79-fallen-off-bus"}, ["node03"]),
+    "sacct_requeue": ("restart_excluding", {"xid-79-fallen-off-bus"}, ["node03"]),
+    "oom_same_step": ("stop", {"recurrence"}, []),
+    "elastic": ("stop", {"recurrence"}, []),
+    "resume_checkpoint": ("stop", {"recurrence", "checkpoint-resume-failure"}, []),
+    "transient_nccl": ("restart", {"ib-retry-exceeded"}, []),
+}
+
+
+def primary_of(report, truth):
+    failed = [k for k, w in enumerate(truth["attempts"]) if w["rule"] is not None]
+    inc = report["incidents"][0]
+    assert (inc["attempt"], inc["rule"]) == (failed[-1], truth["attempts"][failed[-1]]["rule"]), inc
+    return inc
+
+
+def check_decision(inc, case):
+    kind, set_by, hosts = DECISIONS[case]
+    act = inc["action"]
+    assert act["kind"] == kind, act
+    assert act["set_by"] in set_by, act
+    assert act.get("exclude_hosts", []) == hosts, act
+    assert act["reason"], act
+
+
+@pytest.mark.parametrize("case", sorted(DECISIONS))
+def test_decision_on_attempts(faultline_bin, tmp_path, case):
+    archive, truth = generate(tmp_path, case)
+    report = json.loads(diagnose(faultline_bin, archive, "--json"))
+    check_decision(primary_of(report, truth), case)
+
+
+def test_oom_once_restarts_and_recurring_stops(faultline_bin, tmp_path):
+    """The first attempt's OOM alone is a restart; the second, at the same
+    step, stops and its reason names the earlier attempt and the step."""
+    archive, _ = generate(tmp_path, "oom_same_step")
+    report = json.loads(diagnose(faultline_bin, archive, "--json"))
+    by_attempt = {i["attempt"]: i for i in report["incidents"] if i["rule"] == "cuda-oom"}
+    assert by_attempt[0]["action"]["kind"] == "restart"
+    assert by_attempt[0]["action"]["set_by"] == "cuda-oom"
+    reason = by_attempt[1]["action"]["reason"]
+    assert "restart-0" in reason and "1200" in reason, reason
+
+
+@pytest.mark.parametrize("case,prior", [("xid_same_host", 1), ("oom_same_step", 1), ("elastic", 2),
+                                        ("slurm_requeue", 1)])
+def test_retry_policy_turns_restart_into_stop(faultline_bin, tmp_path, case, prior):
+    """At most N restarts per root cause with N earlier attempts ended by
+    the same rule: stop, and the reason says the policy did it. One more
+    allowed restart leaves the decision to the rule and the recurrence."""
+    archive, truth = generate(tmp_path, case)
+    report = json.loads(diagnose(faultline_bin, archive, "--json", "--max-restarts-per-rule", str(prior)))
+    act = primary_of(report, truth)["action"]
+    if DECISIONS[case][0] == "stop":
+        # Recurrence stopped it first: the policy has nothing left to turn.
+        assert act["kind"] == "stop" and act["set_by"] == "recurrence", act
+        return
+    assert act["kind"] == "stop" and act["set_by"] == "retry-policy", act
+    assert act["reason"].startswith("Retry policy: "), act
+    assert "limit of %d restarts per root cause" % prior in act["reason"], act
+    assert "instead of %s" % DECISIONS[case][0] in act["reason"], act
+    report = json.loads(diagnose(faultline_bin, archive, "--json", "--max-restarts-per-rule", str(prior + 1)))
+    check_decision(primary_of(report, truth), case)
+
+
+def test_retry_policy_per_host(faultline_bin, tmp_path):
+    """A restart on a host that already failed the allowed number of times
+    stops; a restart that drains the host is not counted against it."""
+    archive, truth = generate(tmp_path, "xid_same_host")
+    report = json.loads(diagnose(faultline_bin, archive, "--json", "--max-restarts-per-host", "1"))
+    check_decision(primary_of(report, truth), "xid_same_host")
+
+
+# Per case: the earlier attempts' directories kept as bundles, the newest
+# read as logs.
+BUNDLED = {
+    "xid_same_host": (["attempt_1"], "attempt_2"),
+    "oom_same_step": (["restart-0"], "restart-1"),
+    "resume_checkpoint": (["retry_1"], "retry_2"),
+    "transient_nccl": (["run_attempt1"], "run_attempt2"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BUNDLED))
+def test_decision_through_prior_bundles(faultline_bin, tmp_path, case):
+    archive, truth = generate(tmp_path, case)
+    earlier, newest = BUNDLED[case]
+    args = []
+    for k, d in enumerate(earlier):
+        args += ["--prior-bundle", str(scan_bundle(faultline_bin, archive / d, tmp_path / ("%d.flb" % k)))]
+    report = json.loads(diagnose(faultline_bin, archive / newest, "--json", *args))
+    assert len(report["attempts"]) == len(truth["attempts"])
+    check_decision(primary_of(report, truth), case)
+    if DECISIONS[case][0] in ("restart", "restart_excluding") and len(earlier) > 0 and \
+            truth["attempts"][-1]["rule"] is not None:
+        report = json.loads(diagnose(faultline_bin, archive / newest, "--json", "--max-restarts-per-rule", "1", *args))
+        act = primary_of(report, truth)["action"]
+        assert act["kind"] == "stop" and act["set_by"] == "retry-policy", act
+
+
+@pytest.mark.parametrize("through_bundle", [False, True])
+def test_retry_policy_counts_only_the_window(faultline_bin, tmp_path, through_bundle):
+    """xid_same_host's attempts end about two hours apart: a one-hour window
+    leaves the earlier one out and the drain stands, three hours count it.
+    The same with the earlier attempt read from its bundle."""
+    archive, truth = generate(tmp_path, "xid_same_host")
+    inputs = [str(archive)]
+    if through_bundle:
+        bundle = scan_bundle(faultline_bin, archive / "attempt_1", tmp_path / "a1.flb")
+        inputs = ["--prior-bundle", str(bundle), str(archive / "attempt_2")]
+    for window, kind in (("1h", "restart_excluding"), ("3h", "stop")):
+        report = json.loads(diagnose(faultline_bin, inputs[-1], "--json", "--max-restarts-per-rule", "1",
+                                     "--restart-window", window, *inputs[:-1]))
+        act = primary_of(report, truth)["action"]
+        assert act["kind"] == kind, (window, act)
+    assert "within 3 h" in act["reason"], act

@@ -225,6 +225,26 @@ def test_thousand_ranks_group_by_host(browser, tmp_path):
     check_rendered(screenshot(browser, page, tmp_path / "1024.png", tmp_path))
 
 
+def test_attempts_listed_beside_the_action(browser, tmp_path):
+    """A job that ran twice (tests/attempts/gen_attempts.py): the page lists
+    both attempts with their primary rule and host after the primary's
+    action, and renders."""
+    gen = REPO / "tests" / "attempts" / "gen_attempts.py"
+    subprocess.run([sys.executable, str(gen), str(tmp_path / "job"), "--case", "xid_same_host"], check=True)
+    page = tmp_path / "attempts.html"
+    rep = diagnose(tmp_path / "job", page)
+    dom = dump_dom(browser, page, tmp_path)
+    check_dom(dom, rep)
+    text = "".join(dom.text)
+    assert "Attempts (%d, oldest first)" % len(rep["attempts"]) in text
+    action = text.index("Action:")
+    for a in rep["attempts"]:
+        row = "%d%s%s" % (a["index"] + 1, a["label"], a["recognised"])
+        assert text.find(row) > action, row
+        assert a["primary"]["rule"] in text and a["primary"]["host"] in text
+    check_rendered(screenshot(browser, page, tmp_path / "attempts.png", tmp_path))
+
+
 def update_docs():
     """Writes docs/screenshots/NAME.png for every example incident: a light
     screenshot, palette-quantised to stay small."""

@@ -263,5 +263,31 @@ TEST(ReportHtml, ShowsTheAction) {
   EXPECT_NE(page.find("<b>Missing:</b> the host to drain"), std::string::npos);
 }
 
+// Several attempts: a table of them, oldest first, each with how it was
+// recognised and its primary rule, host and step; the primary's attempt
+// marked. One attempt: no table.
+TEST(ReportHtml, ListsTheAttempts) {
+  Job j = MakeJob(2, 3, false);
+  std::string page = ReportHtml(Rules(), j.scan, j.diag);
+  EXPECT_THAT(page, Not(HasSubstr("id=\"attempts\"")));
+  const auto xid = static_cast<int64_t>(Rules().FindRule("xid-79-fallen-off-bus"));
+  j.diag.attempts = {
+      Attempt{0, "prior bundle 1", "bundle", kT0 - 3600 * kS, kT0 - 1800 * kS, xid, "node<b>", -1, 1200},
+      Attempt{1, "attempt_2", "directory", kT0, kNoTime, -1, "", -1, -1},
+      Attempt{2, "attempt_3", "directory", kT0 + 10 * kS, kNoTime, xid, "node100", 3, -1}};
+  j.diag.incidents[0].attempt = 2;
+  page = ReportHtml(Rules(), j.scan, j.diag);
+  EXPECT_THAT(page, HasSubstr("<section id=\"attempts\"><h2>Attempts (3, oldest first)</h2>"));
+  EXPECT_THAT(page, HasSubstr("<tr><td>1</td><td>prior bundle 1</td><td>bundle</td>"));
+  EXPECT_THAT(page, HasSubstr("<code>xid-79-fallen-off-bus</code></td><td>node&lt;b&gt;</td><td>1200</td></tr>"));
+  EXPECT_THAT(page, HasSubstr("<tr><td>2</td><td>attempt_2</td><td>directory</td>"));
+  EXPECT_THAT(page, HasSubstr("<span class=\"muted\">no failure</span>"));
+  EXPECT_THAT(page, HasSubstr("<tr class=\"current\"><td>3</td><td>attempt_3</td>"));
+  EXPECT_EQ(Count(page, "class=\"current\""), 1u);
+  // After the primary card (and its action), before the timeline.
+  EXPECT_LT(page.find("<b>Action:</b>"), page.find("id=\"attempts\""));
+  EXPECT_LT(page.find("id=\"attempts\""), page.find("id=\"timeline\""));
+}
+
 }  // namespace
 }  // namespace faultline
