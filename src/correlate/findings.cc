@@ -213,7 +213,7 @@ void FoldNoticesIntoHang(CorrelationState& st) {
     if (!OutlivedByHang(st, n)) continue;
     AddAsCollateral(n, hang);
     StrAppend(&hang.explanation, " The termination notice ", st.rs.rule(n.rule)->id()->str(), " at ",
-              FormatTime(n.time_us), " came after progress had stopped: it ended the hang, not the job's work.");
+              FormatTime(n.time_us), " came after progress had stopped: the hang ran into it.");
   }
   std::erase_if(incs, [&](const Incident& n) { return OutlivedByHang(st, n); });
 }

@@ -70,7 +70,7 @@ def test_hang_that_ran_into_the_time_limit_is_the_hang(faultline_bin, validate, 
     assert inc[0]["rule"] == "training-silent-hang", [(i["rule"], i["explanation"]) for i in inc]
     assert {"slurm-time-limit", "nccl-remote-error"} <= {c["rule"] for c in inc[0]["collateral"]}
     assert "slurm-time-limit" not in [i["rule"] for i in inc]
-    assert "ended the hang" in inc[0]["explanation"]
+    assert "the hang ran into it" in inc[0]["explanation"]
 
 
 def test_time_limit_without_a_handler_is_the_missing_handler(faultline_bin, validate, tmp_path):
