@@ -212,8 +212,9 @@ void FoldNoticesIntoHang(CorrelationState& st) {
   for (const Incident& n : incs) {
     if (!OutlivedByHang(st, n)) continue;
     AddAsCollateral(n, hang);
-    StrAppend(&hang.explanation, " The termination notice ", st.rs.rule(n.rule)->id()->str(), " at ",
-              FormatTime(n.time_us), " came after progress had stopped: the hang ran into it.");
+    StrAppend(&hang.explanation, " The termination notice ", st.rs.rule(n.rule)->id()->str(),
+              " at ", FormatTime(n.time_us),
+              " came after progress had stopped: the hang ran into it.");
   }
   std::erase_if(incs, [&](const Incident& n) { return OutlivedByHang(st, n); });
 }
