@@ -177,10 +177,53 @@ void AddHangStacks(CorrelationState& st, Incident& inc) {
   }
 }
 
+// Incident `n` and its collateral become collateral of `into`.
+void AddAsCollateral(const Incident& n, Incident& into) {
+  Collateral co;
+  co.rule = n.rule;
+  co.count = n.initiating.size();
+  if (n.rank >= 0) co.ranks.push_back(n.rank);
+  if (!n.host.empty()) co.hosts.push_back(n.host);
+  co.first_time_us = co.last_time_us = n.time_us;
+  if (!n.initiating.empty()) co.sample = n.initiating.front();
+  into.collateral.push_back(std::move(co));
+  into.collateral.insert(into.collateral.end(), n.collateral.begin(), n.collateral.end());
+}
+
+// Whether incident `inc` is a termination notice that came long after every
+// rank that logs progress had stopped (a hang that ran into its time limit):
+// the hang detector, asked at the notice's time, finds them all stopped.
+bool OutlivedByHang(const CorrelationState& st, const Incident& inc) {
+  if (!inc.detector.empty() || inc.time_us == kNoTime ||
+      !st.HasRole(inc.rule, RuleRole::kTermination)) {
+    return false;
+  }
+  size_t logging = 0;
+  for (const auto& [rank, r] : st.scan.ranks) logging += r.last_progress_us != kNoTime;
+  auto hangs = DetectHangs(st.scan.ranks, inc.time_us, DetectOptions(), WorldRanks(st));
+  return logging > 0 && hangs.size() == logging;
+}
+
+// The notice only ended the wait: it and what it explained become the
+// hang's collateral.
+void FoldNoticesIntoHang(CorrelationState& st) {
+  std::vector<Incident>& incs = st.diag.incidents;
+  Incident& hang = incs.back();
+  for (const Incident& n : incs) {
+    if (!OutlivedByHang(st, n)) continue;
+    AddAsCollateral(n, hang);
+    StrAppend(&hang.explanation, " The termination notice ", st.rs.rule(n.rule)->id()->str(),
+              " at ", FormatTime(n.time_us),
+              " came after progress had stopped: the hang ran into it.");
+  }
+  std::erase_if(incs, [&](const Incident& n) { return OutlivedByHang(st, n); });
+}
+
 }  // namespace
 
 void RunDetectors(CorrelationState& st) {
-  bool log_incidents = !st.diag.incidents.empty();
+  bool log_incidents = false;
+  for (const Incident& inc : st.diag.incidents) log_incidents |= !OutlivedByHang(st, inc);
   auto stragglers = DetectStragglers(st.scan.ranks);
   if (!stragglers.empty()) {
     // The slowest first; the other slow ranks (a slow host's) are suspects
@@ -199,6 +242,7 @@ void RunDetectors(CorrelationState& st) {
       // All ranks stopped together: one job-level hang; else the first to stop.
       if (AddFinding(st, hangs.front(), hangs.size() == st.scan.ranks.size() ? 0.5 : 0.6)) {
         AddHangStacks(st, st.diag.incidents.back());
+        FoldNoticesIntoHang(st);
       }
     }
   }
@@ -215,6 +259,30 @@ void RunDetectors(CorrelationState& st) {
   }
 }
 
+namespace {
+
+// A deadline notice (role:deadline: a time limit) that explains no failure:
+// the job reached its limit and broke nothing else.
+bool LoneDeadline(const CorrelationState& st, const Incident& i) {
+  return i.detector.empty() && i.collateral.empty() && st.HasRole(i.rule, RuleRole::kDeadline);
+}
+
+// How the job met its deadline (no SIGTERM handler, no checkpoint after the
+// notice) is the story when the logs tell one: the lone notice becomes the
+// collateral of the first other incident.
+void FoldLoneDeadlines(CorrelationState& st) {
+  std::vector<Incident>& incs = st.diag.incidents;
+  auto lone = [&](const Incident& i) { return LoneDeadline(st, i); };
+  auto other = std::find_if_not(incs.begin(), incs.end(), lone);
+  if (other == incs.end()) return;
+  for (const Incident& i : incs) {
+    if (lone(i)) AddAsCollateral(i, *other);
+  }
+  std::erase_if(incs, lone);
+}
+
+}  // namespace
+
 // SIGTERM without a checkpoint after it, and a run killed with its newest
 // checkpoint hours old. Practices, not causes: they never outrank what
 // killed the job, and they are skipped when another incident comes first
@@ -227,6 +295,7 @@ void AddPracticeFindings(CorrelationState& st) {
   int64_t last_ckpt = st.index.last_checkpoint_us;
   bool earlier_incident = false;
   for (const Incident& inc : d.incidents) {
+    if (LoneDeadline(st, inc)) continue;
     if (!term || term->time_us == kNoTime || inc.time_us == kNoTime ||
         inc.time_us <= term->time_us) {
       earlier_incident = true;
@@ -258,6 +327,7 @@ void AddPracticeFindings(CorrelationState& st) {
                      " min of training lost");
     AddPractice(st, f, term);
   }
+  FoldLoneDeadlines(st);
 }
 
 }  // namespace faultline::internal

@@ -67,10 +67,16 @@ constexpr double kNoticeMaxLagS = 3600;
 
 // Whether notice `a` explains `b`: anything above the kernel layer that
 // starts within its reach. Hardware, driver and kernel events are causes of
-// their own, and another notice is its own story.
+// their own, and another notice is its own story. A deadline (a time limit
+// the job knew of) reaches only the rules it declares: how the job met it
+// (no SIGTERM handler) is the job's own story.
 bool NoticeExplains(const CorrelationState& st, const Cluster& a, const Cluster& b,
                     std::string* why) {
   if (!IsNotice(st, a) || IsNotice(st, b) || b.layer <= RuleLayer::Kernel) return false;
+  double min_lag, max_lag;
+  if (st.HasRole(a.rule, RuleRole::kDeadline) && !st.Edge(a.rule, b.rule, &min_lag, &max_lag)) {
+    return false;
+  }
   if (a.first == kNoTime || b.first == kNoTime) return false;
   double lag = static_cast<double>(b.first - a.first) / 1e6;
   if (lag < kNoticeMinLagS || lag > kNoticeMaxLagS) return false;

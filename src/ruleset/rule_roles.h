@@ -29,8 +29,9 @@ enum class RuleRole : uint8_t {
   kPeriodicStraggler,  // names the straggler detector's periodic pauses (garbage collection)
   kMovingStraggler,    // names the straggler detector's imbalance that moves between ranks
   kAttemptStart,       // the job starts again: a launcher's restart, a scheduler's requeue
+  kDeadline,           // a termination the job knew in advance (a scheduler time limit)
 };
-inline constexpr size_t kRuleRoleCount = 8;
+inline constexpr size_t kRuleRoleCount = 9;
 
 inline constexpr std::string_view kRoleTagPrefix = "role:";
 inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount] = {
@@ -42,6 +43,7 @@ inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount]
     {"role:periodic-straggler", RuleRole::kPeriodicStraggler},
     {"role:moving-straggler", RuleRole::kMovingStraggler},
     {"role:attempt-start", RuleRole::kAttemptStart},
+    {"role:deadline", RuleRole::kDeadline},
 };
 
 // The role a tag declares; nullopt for an ordinary tag or an unknown role.

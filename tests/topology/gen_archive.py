@@ -48,9 +48,7 @@ pod_evicted, pod_nodeshutdown (`kubectl describe pods` output whose status
 reason lines name no pod: the section's "Name:" does), worker_crash (a vLLM TP worker of one
 replica hits a CUDA error; its EngineCore and API server die after it), segv
 (the kernel reports one worker's segfault by pid; the job stops there).
-LAYOUT_KINDS lists the kinds each layout is tested with; timelimit is
-written but not listed: the time limit is read as context (sigterm-received),
-not yet as the incident's cause.
+LAYOUT_KINDS lists the kinds each layout is tested with.
 
 OUT.truth.json (beside the archive): kind, layout, hosts (the archive's own hosts), initiating
 {rules, rank (null when the logs name only a host), host}, pods.
@@ -73,9 +71,9 @@ KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "po
 LAYOUT_KINDS = {
     "perhost": ["host_oom", "nfs", "spot", "preempt", "segv"],
     "k8s": ["host_oom", "nfs", "spot", "preempt", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown"],
-    "slurm": ["host_oom", "nfs", "spot", "preempt"],
+    "slurm": ["host_oom", "nfs", "spot", "preempt", "timelimit"],
     "torchrun": ["host_oom", "nfs", "spot", "segv"],
-    "slurm_env": ["host_oom", "preempt", "segv"],
+    "slurm_env": ["host_oom", "preempt", "segv", "timelimit"],
     "vllm": ["worker_crash"],
 }
 RULES = {
@@ -83,7 +81,7 @@ RULES = {
     "nfs": ["nfs-server-not-responding"],
     "spot": ["spot-instance-interruption"],
     "preempt": ["preemption"],
-    "timelimit": ["sigterm-received"],
+    "timelimit": ["slurm-time-limit"],
     "pod_oomkilled": ["cgroup-oom"],
     "pod_evicted": ["preemption"],
     "pod_nodeshutdown": ["preemption"],
