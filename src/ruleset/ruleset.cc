@@ -538,6 +538,8 @@ bool SignalInfo::BuildRegex(std::string* error) const {
           x.capture_names[idx - 1] = group_name;
         }
       }
+      if (!signal->caseless()) x.shape = ParseDigitShape(srcs[i]);
+      if (x.shape && x.shape->captures != x.capture_names) x.shape.reset();
     }
     rx.extracts = std::move(extracts);
     rx.confirm = std::move(confirm);
@@ -546,6 +548,20 @@ bool SignalInfo::BuildRegex(std::string* error) const {
   if (!rx.error.empty() && error) *error = rx.error;
   return rx.error.empty();
 }
+
+namespace {
+
+bool ExtractByShape(const Extractor& x, std::string_view subject,
+                    std::vector<std::pair<std::string_view, std::string_view>>* out) {
+  std::string_view vals[kMaxShapeCaptures];
+  if (!MatchDigitShape(*x.shape, subject, vals)) return false;
+  for (size_t k = 0; k < x.shape->captures.size(); ++k) {
+    out->emplace_back(x.capture_names[k], vals[k]);
+  }
+  return true;
+}
+
+}  // namespace
 
 bool SignalInfo::ExtractFields(
     std::string_view subject,
@@ -561,6 +577,10 @@ bool SignalInfo::ExtractFields(
   std::vector<const RE2::Arg*> argp_heap;
   bool any = false;
   for (const Extractor& x : extracts()) {
+    if (x.shape) {
+      any = ExtractByShape(x, subject, out) || any;
+      continue;
+    }
     size_t n = x.capture_names.size();
     re2::StringPiece* vals = vals_stack;
     RE2::Arg* args = args_stack;

@@ -15,12 +15,14 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "ruleset/digit_shape.h"
 #include "re2/re2.h"
 #include "ruleset_generated.h"
 
@@ -50,6 +52,9 @@ const char* RecurrenceScopeName(fb::RecurrenceScope r);
 struct Extractor {
   std::unique_ptr<RE2> re;  // named captures
   std::vector<std::string> capture_names;  // index = group number - 1
+  // Set when the pattern is literals and captured digits (digit_shape.h):
+  // then this, not `re`, extracts.
+  std::optional<DigitShape> shape;
 };
 struct SignalRegex {
   std::once_flag once;

@@ -1,0 +1,142 @@
+// The hand parser of literal-and-digits extracts (ruleset/digit_shape.h)
+// against RE2::PartialMatch: on the examples and counter-examples of every
+// signal of rulesets/ whose extract it takes over, and on edge cases.
+#include "ruleset/digit_shape.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include "re2/re2.h"
+
+namespace faultline {
+namespace {
+
+// RE2's answer: the captures in group order, or nullopt when it does not match.
+std::optional<std::vector<std::string>> ByRe2(const RE2& re, std::string_view s) {
+  const int n = re.NumberOfCapturingGroups();
+  std::vector<re2::StringPiece> vals(n);
+  std::vector<RE2::Arg> args(n);
+  std::vector<const RE2::Arg*> argp(n);
+  for (int k = 0; k < n; ++k) {
+    args[k] = &vals[k];
+    argp[k] = &args[k];
+  }
+  if (!RE2::PartialMatchN(re2::StringPiece(s.data(), s.size()), re, argp.data(), n)) {
+    return std::nullopt;
+  }
+  std::vector<std::string> out;
+  for (const auto& v : vals) out.emplace_back(v.data(), v.size());
+  return out;
+}
+
+std::optional<std::vector<std::string>> ByShape(const DigitShape& shape, std::string_view s) {
+  std::string_view vals[kMaxShapeCaptures];
+  if (!MatchDigitShape(shape, s, vals)) return std::nullopt;
+  return std::vector<std::string>(vals, vals + shape.captures.size());
+}
+
+// Both ways on `lines`; the number of lines compared.
+int ExpectSame(std::string_view pattern, const std::vector<std::string>& lines) {
+  const std::optional<DigitShape> shape = ParseDigitShape(pattern);
+  if (!shape) return 0;
+  RE2 re(pattern);
+  EXPECT_TRUE(re.ok()) << pattern;
+  for (const std::string& line : lines) {
+    EXPECT_EQ(ByShape(*shape, line), ByRe2(re, line)) << pattern << "\n  on: " << line;
+  }
+  return static_cast<int>(lines.size());
+}
+
+TEST(DigitShape, TakesLiteralsAndDigitsOnly) {
+  EXPECT_TRUE(ParseDigitShape("rank (?P<rank>[0-9]+)"));
+  EXPECT_TRUE(ParseDigitShape("global rank: (?P<rank>[0-9]+), TIMEOUT\\(ms\\): (?P<t>[0-9]+)"));
+  EXPECT_FALSE(ParseDigitShape("(?P<rank>[0-9]+) rank"));          // no leading literal
+  EXPECT_FALSE(ParseDigitShape("rank (?P<rank>[0-9]+)0"));         // literal starts with a digit
+  EXPECT_FALSE(ParseDigitShape("r(?P<a>[0-9]+)(?P<b>[0-9]+)"));   // two runs back to back
+  EXPECT_FALSE(ParseDigitShape("rank.(?P<rank>[0-9]+)"));          // a metacharacter
+  EXPECT_FALSE(ParseDigitShape("rank (?P<rank>[0-9]*)"));
+  EXPECT_FALSE(ParseDigitShape("rank (?P<rank>\\d+)"));
+  EXPECT_FALSE(ParseDigitShape("rank ([0-9]+)"));                  // unnamed
+  EXPECT_FALSE(ParseDigitShape("(?i)rank (?P<rank>[0-9]+)"));
+  EXPECT_FALSE(ParseDigitShape("rank (?P<rank>[0-9]+)|x"));
+  EXPECT_FALSE(ParseDigitShape("ranks? (?P<rank>[0-9]+)"));
+}
+
+TEST(DigitShape, SameAsRe2OnEdgeCases) {
+  const std::vector<std::string> lines = {
+      "",
+      "rank",
+      "rank ",
+      "rank x",
+      "rank 7",
+      "rank 12345678901234567890",
+      "rank rank 3",
+      "rank x rank 4 rank 5",
+      "rank 1, size: x rank 2, size: 3",
+      "rank 1, size: 2",
+      "rank 1, size: ",
+      "rank 1, size: 2, size: 3",
+      "rankrank 9",
+      "rank 0009 ",
+      "rank 9\nrank 8",
+      "global rank: 3, TIMEOUT(ms): 600000",
+      "global rank: 3, TIMEOUT(ms):  600000 global rank: 4, TIMEOUT(ms): 5",
+      "global rank: , TIMEOUT(ms): 1 global rank: 2, TIMEOUT(ms): 3",
+      "global rank: 3, TIMEOUT(ms): x",
+  };
+  for (const char* p : {"rank (?P<rank>[0-9]+)", "rank (?P<r>[0-9]+), size: (?P<s>[0-9]+)",
+                        "rank (?P<r>[0-9]+) ", "rank\\ (?P<r>[0-9]+)",
+                        "global rank: (?P<rank>[0-9]+), TIMEOUT\\(ms\\): (?P<t>[0-9]+)"}) {
+    EXPECT_EQ(ExpectSame(p, lines), static_cast<int>(lines.size())) << p;
+  }
+}
+
+void AddStrings(simdjson::simdjson_result<simdjson::dom::element> e, std::vector<std::string>* out) {
+  simdjson::dom::array a;
+  if (e.get(a)) return;
+  for (simdjson::dom::element x : a) {
+    std::string_view s;
+    if (!x.get(s)) out->emplace_back(s);
+  }
+}
+
+TEST(DigitShape, SameAsRe2OnEveryRulesetExample) {
+  int signals = 0;
+  int lines = 0;
+  simdjson::dom::parser parser;
+  const std::filesystem::path dir = std::filesystem::path(FL_SOURCE_DIR) / "rulesets";
+  for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
+    if (f.path().extension() != ".json") continue;
+    simdjson::dom::element doc;
+    ASSERT_FALSE(parser.load(f.path().string()).get(doc)) << f.path();
+    simdjson::dom::array sigs;
+    if (doc["signals"].get(sigs)) continue;
+    for (simdjson::dom::element sig : sigs) {
+      bool caseless = false;
+      if (sig["caseless"].get(caseless) == simdjson::SUCCESS && caseless) continue;
+      std::vector<std::string> text;
+      AddStrings(sig["examples"], &text);
+      AddStrings(sig["counter_examples"], &text);
+      std::vector<std::string> extracts;
+      std::string_view one;
+      if (!sig["extract"].get(one)) extracts.emplace_back(one);
+      AddStrings(sig["extract"], &extracts);
+      for (const std::string& x : extracts) {
+        const int n = ExpectSame(x, text);
+        signals += n > 0 || ParseDigitShape(x) ? 1 : 0;
+        lines += n;
+      }
+    }
+  }
+  // The default ruleset has such extracts (pg_init_options among them).
+  EXPECT_GT(signals, 10);
+  EXPECT_GT(lines, 20);
+}
+
+}  // namespace
+}  // namespace faultline
