@@ -65,7 +65,7 @@ void ApplyConditions(CorrelationState& st) {
     SignalRole role = st.rs.signal(ev.signal).role;
     if (role != SignalRole::Initiating && role != SignalRole::Symptom) continue;
     const fb::Conditions* c = st.rs.rule(ev.rule)->conditions();
-    st.active[i] = !c || ConditionsHold(st, ev, *c);
+    st.active[i] = !c || st.rs.signal(ev.signal).signal->unconditional() || ConditionsHold(st, ev, *c);
   }
 }
 

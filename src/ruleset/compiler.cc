@@ -205,6 +205,7 @@ struct SignalSrc {
   std::vector<std::string> extracts;  // `extract`: one string, or an array
   fb::Role role = fb::Role::Context;
   bool caseless = false;
+  bool unconditional = false;  // the rule's conditions do not gate it
   std::vector<std::string> examples, counter_examples;
   std::string cost_exempt;  // why the signal may cost more than the budget
   std::string prefilter;    // what Hyperscan looks for instead (CheckSignalCosts)
@@ -249,7 +250,7 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   simdjson::dom::object obj;
   if (e.get_object().get(obj)) return ctx.Error(where, "must be an object");
   FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, where, {"id", "pattern", "role", "examples", "counter_examples"},
-                               {"extract", "caseless", "description", "cost_exempt"}));
+                               {"extract", "caseless", "description", "cost_exempt", "unconditional"}));
   FL_ASSIGN_OR_RETURN(sig.id, GetString(ctx, obj["id"], where + ".id"));
   if (!ValidId(sig.id, true)) return ctx.Error(where + ".id", "must match [a-z0-9][a-z0-9_.-]*");
   FL_ASSIGN_OR_RETURN(sig.pattern, GetString(ctx, obj["pattern"], where + ".pattern"));
@@ -282,6 +283,9 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   }
   if (!obj.at_key("caseless").get(x)) {
     FL_ASSIGN_OR_RETURN(sig.caseless, GetBool(ctx, x, where + ".caseless"));
+  }
+  if (!obj.at_key("unconditional").get(x)) {
+    FL_ASSIGN_OR_RETURN(sig.unconditional, GetBool(ctx, x, where + ".unconditional"));
   }
   if (!obj.at_key("cost_exempt").get(x)) {
     FL_ASSIGN_OR_RETURN(sig.cost_exempt, GetString(ctx, x, where + ".cost_exempt"));
@@ -528,6 +532,12 @@ absl::Status ParseRule(simdjson::dom::parser& parser, const std::string& path,
       }
     }
   }
+  for (size_t i = 0; i < rule.signals.size(); ++i) {
+    if (rule.signals[i].unconditional && (!rule.has_conditions || !rule.detector.empty())) {
+      return ctx.Error(StrCat("signals[", i, "].unconditional"),
+                       "only for a rule with conditions and no detector (nothing to be free of)");
+    }
+  }
   if (rule.signals.empty() && rule.detector.empty()) {
     return ctx.Error("signals", "needs at least 1 signal (or conditions.detector)");
   }
@@ -624,7 +634,8 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
                                           ? StrVec(b, std::vector<std::string>(s.extracts.begin() + 1,
                                                                                s.extracts.end()))
                                           : 0,
-                                      s.prefilter.empty() ? 0 : b.CreateString(s.prefilter)));
+                                      s.prefilter.empty() ? 0 : b.CreateString(s.prefilter),
+                                      s.unconditional));
     }
     std::vector<flatbuffers::Offset<fb::Edge>> edges;
     for (const EdgeSrc& e : r.explains) {

@@ -671,6 +671,23 @@ TEST_F(CorrelateTest, WatchdogBeforeTrainingCompletedStillCounts) {
   EXPECT_EQ(d.incidents[0].rank, 5);
 }
 
+// vLLM offline data parallel: one engine's bar reaches 100% while another
+// engine crashes. The crash report is a failure after the completion line;
+// the engine-died line the client prints at exit is not.
+TEST_F(CorrelateTest, EngineCrashAfterOneEngineCompletedStillCounts) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + kHour);
+  uint32_t src = s.Source("offline.log", "node100");
+  int64_t done = kT0 + 30 * kMin;
+  s.Add(src, "vllm-offline-completed", "processed-prompts-100", done, -1);
+  s.Add(src, "vllm-engine-dead", "engine-proc-died", done + kMin, -1);
+  EXPECT_THAT(Causes(s.Run()), IsEmpty());
+  s.Add(src, "vllm-engine-dead", "enginecore-fatal", done + 40 * kS, -1);
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(Id(d.incidents[0].rule), "vllm-engine-dead");
+}
+
 // A small rule tree compiled from JSON source in the test, for what the
 // default rules do not combine or should not be needed for: rule ids here
 // are deliberately not the default ruleset's.

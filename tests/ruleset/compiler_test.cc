@@ -246,6 +246,16 @@ TEST(Compiler, CostExemptWithAReasonCompiles) {
   for (const std::string& w : r->warnings) EXPECT_THAT(w, ::testing::Not(HasSubstr("cost_exempt")));
 }
 
+TEST(Compiler, UnconditionalWantsARuleWithConditions) {
+  // The test rule has no conditions: nothing for the signal to be free of.
+  std::string dir = MakeRuleTree("unconditional");
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, R"J("pattern": "Watchdog caught collective operation timeout",)J",
+                    R"J("pattern": "Watchdog caught collective operation timeout", "unconditional": true,)J"));
+  EXPECT_THAT(CompileError(dir), HasSubstr("nccl/watchdog.json: rule 'nccl-watchdog-timeout': "
+                                           "signals[0].unconditional: only for a rule with conditions"));
+}
+
 TEST(Compiler, EmptyCostExemptNamesFileRuleAndField) {
   for (const char* reason : {R"J("cost_exempt": "",)J", R"J("cost_exempt": "  ",)J"}) {
     std::string dir = MakeRuleTree("cost-empty");
