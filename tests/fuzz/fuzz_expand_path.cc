@@ -136,9 +136,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 3:  // a FIFO
         if (::mkfifo(path.c_str(), 0644) == 0) nodes.push_back({comps, false});
         break;
-      case 4: {  // a hard link to an earlier node that is a file
+      case 4: {  // a hard link to an earlier node that is a regular file
+        // Never to a symlink: link() links the symlink itself, and a relative
+        // target read from another directory can leave the tree (seen: a
+        // "../.." link moved one level up reached the scratch dir's parent,
+        // where other fuzz targets' corpora come and go).
         const Node& n = nodes[c.Byte() % nodes.size()];
-        if (!n.dir) (void)::link((root + "/" + Join(n.comps, n.comps.size())).c_str(), path.c_str());
+        const std::string from = root + "/" + Join(n.comps, n.comps.size());
+        struct stat st;
+        if (!n.dir && ::lstat(from.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+          (void)::link(from.c_str(), path.c_str());
+        }
         break;
       }
       case 5: {  // a symlink
