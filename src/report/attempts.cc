@@ -1,20 +1,14 @@
 // Writers of the attempts (report/attempts.h).
 #include "report/attempts.h"
 
+#include "report/report.h"
+
 #include "timeparse/timeparse.h"
 #include "util/json.h"
 #include "util/strings.h"
 
 namespace faultline {
 namespace {
-
-void AppendOptionalTime(std::string& out, int64_t us) {
-  if (us == kNoTime) {
-    out += "null";
-  } else {
-    AppendJsonString(out, FormatRfc3339(us));
-  }
-}
 
 std::string AttemptName(const Attempt& a) { return StrCat(a.index + 1, " (", a.label, ")"); }
 
@@ -41,9 +35,9 @@ void AppendAttemptsJson(const Ruleset& rs, const Diagnosis& d, std::string& out)
     out += ",\"recognised\":";
     AppendJsonString(out, a.recognised);
     out += ",\"start\":";
-    AppendOptionalTime(out, a.start_us);
+    AppendTime(out, a.start_us);
     out += ",\"end\":";
-    AppendOptionalTime(out, a.end_us);
+    AppendTime(out, a.end_us);
     out += ",\"primary\":";
     if (a.primary_rule < 0) {
       out += "null}";

@@ -17,8 +17,6 @@
 namespace faultline {
 
 using flightrec::FrFinding;
-namespace {
-
 void AppendTime(std::string& out, int64_t us) {
   if (us == kNoTime) {
     out += "null";
@@ -26,6 +24,8 @@ void AppendTime(std::string& out, int64_t us) {
     AppendJsonString(out, FormatRfc3339(us));
   }
 }
+
+namespace {
 
 void AppendNumber(std::string& out, double v) {
   if (!std::isfinite(v)) {

@@ -65,6 +65,9 @@ std::string IncidentId(const Ruleset& rs, const ScanResult& scan, const Incident
 // (GPU 0000:3b:00.0)", "stop", "unknown (missing: ...)".
 std::string ActionSummary(const Action& a);
 
+// A time as JSON: an RFC 3339 string in UTC, or null when unknown.
+void AppendTime(std::string& out, int64_t us);
+
 // "0-7,9,12-15"
 std::string RankRanges(const std::vector<int64_t>& sorted_ranks);
 
