@@ -1,0 +1,64 @@
+"""The independent simulator (gen.py) at 16 ranks: every incident kind in
+every launcher layout for one seed, the kernel-log format turning with them,
+through `faultline diagnose --json`. The floors are the measured level (see
+README.md): a change that loses an archive fails here; raise them when a fix
+gains one. FAULTLINE_BIN picks the binary (tests/conftest.py).
+
+    python3 -m pytest tests/sim2 -q
+"""
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import gen  # noqa: E402
+import score  # noqa: E402
+
+# Archives right of the 72 (12 kinds x 6 layouts, seed 1, 16 ranks).
+FLOORS = {"top1": 54, "rank": 28, "host": 55, "straggler_found": 4, "hang_found": 1}
+
+
+@pytest.fixture(scope="module")
+def marks(faultline_bin, tmp_path_factory):
+    todo = score.cases(ranks=(16,), seeds=(1,))
+    assert len(todo) == len(gen.KINDS) * len(gen.LAYOUTS)
+    return score.run(faultline_bin, todo, tmp_path_factory.mktemp("sim2"), workers=2)
+
+
+def _misses(marks, key):
+    return "\n".join(f"{m['case']}: got {m['got']}, want {m.get('want')}" for m in marks if m.get(key) is False)
+
+
+@pytest.mark.parametrize("key", ["top1", "rank", "host"])
+def test_floor(marks, key):
+    ok, n = score.rate(marks, key)
+    assert ok >= FLOORS[key], f"{key}: {ok}/{n} below the floor {FLOORS[key]}; misses:\n{_misses(marks, key)}"
+
+
+@pytest.mark.parametrize("kind", ["straggler", "hang"])
+def test_found(marks, kind):
+    ok, n = score.rate([m for m in marks if m["kind"] == kind], "found")
+    assert ok >= FLOORS[f"{kind}_found"], f"{kind} found in {ok}/{n}"
+
+
+def test_no_foreign_host(marks):
+    bad = [(m["case"], m["foreign"]) for m in marks if m["foreign"]]
+    assert not bad, f"hosts named that the archive does not hold: {bad}"
+
+
+def test_deterministic(tmp_path):
+    a = gen.simulate(str(tmp_path / "a"), "host_oom", "k8s", "journal_json", 16, 7)
+    b = gen.simulate(str(tmp_path / "b"), "host_oom", "k8s", "journal_json", 16, 7)
+    assert a == b
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert files
+    for f in files:
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+
+
+def test_truth_outside_archive(tmp_path):
+    t = gen.simulate(str(tmp_path), "segfault", "srun", "dmesg", 16, 1)
+    assert (tmp_path / "truth.json").exists()
+    assert not list((tmp_path / "logs").rglob("truth.json"))
+    assert t["host"] in t["hosts"] and t["rank"] is not None
