@@ -82,7 +82,9 @@ class Job:
         self.steps = r.randrange(30, 46)
         self.torch = r.choice(["1.13", "2.1", "2.4", "2.6"])
         self.nccl = {"1.13": "2.14.3", "2.1": "2.18.1", "2.4": "2.20.5", "2.6": "2.21.5"}[self.torch]
-        self.progress = r.choice(["megatron", "hf_tqdm", "torchtitan", "deepspeed", "keyvalue", "jsonl", "lightning"])
+        # A pdsh stream says the host, not the rank: its trainers must print the rank.
+        self.progress = r.choice(["torchtitan", "deepspeed", "keyvalue", "jsonl"] if layout == "deepspeed" else
+                                 ["megatron", "hf_tqdm", "torchtitan", "deepspeed", "keyvalue", "jsonl", "lightning"])
         self.kernel_gen = r.choice(["4.15", "5.15", "6.8"])
         self.run_id = f"{r.randrange(16 ** 8):08x}"
         self.jobid = r.randrange(100000, 9999999)
@@ -220,23 +222,24 @@ def progress_line(job, rank, step, t, dt_step):
         return (f" [{py_stamp(t)[:19]}] iteration {step:8d}/  500000 | consumed samples: {step * 1024:12d} | "
                 f"elapsed time per iteration (ms): {dt_step * 1000:.1f} | learning rate: 1.500000E-04 | "
                 f"global batch size:  1024 | lm loss: {loss:.6E} | loss scale: 1.0 | grad norm: 0.812 | "
-                f"number of skipped iterations:   0 | number of nan iterations:   0 | rank {rank}")
+                f"number of skipped iterations:   0 | number of nan iterations:   0 |")
     if f == "hf_tqdm":
         its = 1.0 / dt_step
-        return f"{step * 100 // 500:3d}%|{'#' * (step // 50)}          | {step}/500 [{int(step * dt_step) // 60:02d}:{int(step * dt_step) % 60:02d}<10:00, {its:.2f}it/s] rank={rank}"
+        return f"{step * 100 // 500:3d}%|{'#' * (step // 50)}          | {step}/500 [{int(step * dt_step) // 60:02d}:{int(step * dt_step) % 60:02d}<10:00, {its:.2f}it/s]"
     if f == "torchtitan":
         tps = int(8192 / dt_step)
         return f"[titan] {py_stamp(t)} - root - INFO - [rank{rank}] step: {step:2d}  loss: {loss:7.4f}  memory: 61.20GiB(77.31%)  tps: {tps:,}  tflops: {tps * 0.0061:.2f}  mfu: {tps * 0.0006:.2f}%"
-    if f == "deepspeed":
+    if f == "deepspeed":  # the engine's log_dist step line, then its throughput timer
         sps = 64.0 / dt_step
-        return (f"[{py_stamp(t)}] [INFO] [timer.py:264:stop] epoch=0/micro_step={step}/global_step={step}, "
-                f"RunningAvgSamplesPerSec={sps:.4f}, CurrSamplesPerSec={sps:.4f}, MemAllocated=14.2GB, MaxMemAllocated=31.8GB [Rank {rank}]")
+        return (f"[{py_stamp(t)}] [INFO] [logging.py:96:log_dist] [Rank {rank}] step={step}, skipped=0, lr=[0.00015], mom=[(0.9, 0.95)]\n"
+                f"[{py_stamp(t)}] [INFO] [timer.py:264:stop] epoch=0/micro_step={step}/global_step={step}, "
+                f"RunningAvgSamplesPerSec={sps:.4f}, CurrSamplesPerSec={sps:.4f}, MemAllocated=14.2GB, MaxMemAllocated=31.8GB")
     if f == "keyvalue":
         return f"{iso(t, 3)} [train] rank={rank} step={step} loss={loss:.4f} step_time_ms={dt_step * 1000:.1f} tokens_per_s={int(4096 * 80 / dt_step)}"
     if f == "jsonl":
         return json.dumps({"ts": round(t, 3), "rank": rank, "step": step, "loss": round(loss, 4),
                            "step_time": round(dt_step, 4), "samples_per_sec": round(32 / dt_step, 2)})
-    return f"Epoch 0:  {step * 100 // 500:2d}%|#         | {step}/500 [00:{int(step * dt_step) % 60:02d}<11:00, {1.0 / dt_step:.2f}it/s, v_num=0, train_loss={loss:.3f}, global_rank={rank}]"
+    return f"Epoch 0:  {step * 100 // 500:2d}%|#         | {step}/500 [00:{int(step * dt_step) % 60:02d}<11:00, {1.0 / dt_step:.2f}it/s, v_num=0, train_loss={loss:.3f}]"
 
 
 def watchdog_lines(job, rank, t, seq, timeout_ms=600000):
@@ -337,16 +340,25 @@ def kernel_incident(job, t):
 
 def preempt_notice(job, h, t):
     """A cloud or scheduler notice in the host's daemon logs."""
-    cloud = job.rng.choice(["aws", "gce", "azure"]) if job.layout not in ("k8s",) else "aws"
+    cloud = cloud_of(job)
     if cloud == "aws":
         when = iso(job.clock(h, t + 120), 0) + "Z"
         return [(t, f'spot-termination-watch: instance-action: {{"action": "terminate", "time": "{when}"}}', "spot-watch", 1312),
                 (t + 0.1, "EC2 Spot Instance Interruption Warning received; instance will be terminated at " + when, "spot-watch", 1312)]
-    if cloud == "gce":
-        return [(t, "google_guest_agent[1022]: Instance preempted: metadata instance/preempted=TRUE, shutting down", "google_guest_agent", 1022),
-                (t + 1, "systemd-logind[904]: Power key pressed.", "systemd-logind", 904)]
+    if cloud == "gce":  # ACPI soft-off, then the guest's shutdown scripts
+        return [(t, "Power key pressed.", "systemd-logind", 904),
+                (t + 0.2, "Powering Off...", "systemd-logind", 904),
+                (t + 0.5, "Starting shutdown scripts (version 20241011.01-0ubuntu1~22.04.0).", "google_metadata_script_runner", 2370),
+                (t + 0.7, "shutdown-script: curl -s -H 'Metadata-Flavor: Google' http://metadata.google.internal/computeMetadata/v1/instance/preempted: TRUE", "google_metadata_script_runner", 2370)]
     evt = f'{{"DocumentIncarnation":7,"Events":[{{"EventId":"C7061BAC-AFDC-4513-B24B-AA5F13A16123","EventStatus":"Scheduled","EventType":"Preempt","ResourceType":"VirtualMachine","Resources":["{h}"],"NotBefore":"{_dt(job.clock(h, t + 30)).strftime("%a, %d %b %Y %H:%M:%S GMT")}","Description":"","EventSource":"Platform","DurationInSeconds":-1}}]}}'
     return [(t, "scheduled-events: " + evt, "azure-events", 2210)]
+
+
+def cloud_of(job):
+    """The cloud a preempt archive runs on (drawn once per job)."""
+    if not hasattr(job, "_cloud"):
+        job._cloud = job.rng.choice(["aws", "gce", "azure"]) if job.layout != "k8s" else "aws"
+    return job._cloud
 
 
 def rank_timeline(job, rank):
@@ -369,7 +381,8 @@ def rank_timeline(job, rank):
         dt_step = job.step_time * (job.slow if (k == "straggler" and rank == v) else 1.0)
         dt_step *= 1.0 + 0.02 * ((rank * 13 + step * 7) % 5 - 2) / 2
         t += job.step_time if k != "straggler" else job.step_time * job.slow
-        out.append((t, progress_line(job, rank, step, job.clock(h, t), dt_step), "out"))
+        for line in progress_line(job, rank, step, job.clock(h, t), dt_step).split("\n"):
+            out.append((t, line, "out"))
     seq = 3 * job.fail_step + 1
     if k == "cuda_oom" and rank == v:
         ended = (tf + 1, cuda_oom_lines(job, rank))
@@ -463,6 +476,17 @@ def hang_cancel_time(job, tf):
     return tf + 1800 + job.rng.random() * 60
 
 
+def write_host_logs(job, base, h, kern):
+    """A host's kernel log in the job's format; daemons' lines (a cloud
+    notice) go to its syslog when the kernel log is a dmesg dump."""
+    dmesg = job.kformat in ("dmesg", "dmesg_t")
+    k = [kernel_line(job, h, t, m, ident=i, pid=p) for t, m, i, p in kern[h] if i == "kernel" or not dmesg]
+    write(f"{base}/{KERNEL_FILES[job.kformat]}", k)
+    daemons = [kernel_line(job, h, t, m, ident=i, pid=p) for t, m, i, p in kern[h] if i != "kernel" and dmesg]
+    if daemons:
+        write(f"{base}/syslog", daemons)
+
+
 def write(path, lines):
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8", newline="\n") as f:
@@ -496,7 +520,7 @@ def layout_torchrun(job, root, timelines, tf, kern):
             d = f"{base}/torchelastic/{job.run_id}/attempt_0/{job.local(r)}"
             write(f"{d}/stdout.log", [x for _, x, s in timelines[r] if s == "out"])
             write(f"{d}/stderr.log", [x for _, x, s in timelines[r] if s == "err"])
-        write(f"{base}/{KERNEL_FILES[job.kformat]}", [kernel_line(job, h, t, m, ident=i, pid=p) for t, m, i, p in kern[h]])
+        write_host_logs(job, base, h, kern)
 
 
 def merged(job, timelines, label):
@@ -539,7 +563,7 @@ def layout_srun(job, root, timelines, tf, kern):
            f"   NumNodes={len(job.hosts)} NumCPUs={len(job.hosts) * 96} NumTasks={job.nranks} CPUs/Task=12",
            f"   NodeList={slurm_nodelist(job)}", f"   TRES=cpu={len(job.hosts) * 96},gres/gpu={job.nranks}"])
     for h in job.hosts:
-        write(f"{root}/nodes/{h}/{KERNEL_FILES[job.kformat]}", [kernel_line(job, h, t, m, ident=i, pid=p) for t, m, i, p in kern[h]])
+        write_host_logs(job, f"{root}/nodes/{h}", h, kern)
 
 
 def cri(job, host, t, stream, text):
@@ -554,7 +578,7 @@ def layout_k8s(job, root, timelines, tf, kern):
         rows += [(t, "err", x) for t, x in agent_lines(job, h, tf)]
         rows.sort(key=lambda e: e[0])
         write(f"{root}/pods/{pods[h]}/pytorch.log", [cri(job, h, t, s, x) for t, s, x in rows])
-        write(f"{root}/nodes/{h}/{KERNEL_FILES[job.kformat]}", [kernel_line(job, h, t, m, ident=i, pid=p) for t, m, i, p in kern[h]])
+        write_host_logs(job, f"{root}/nodes/{h}", h, kern)
     vh = job.host_of(v)
     status = {h: "Running" if k in ("healthy", "straggler", "hang") else "Error" for h in job.hosts}
     if k == "host_oom":
@@ -603,10 +627,11 @@ def layout_deepspeed(job, root, timelines, tf, kern):
     head = [f"[{py_stamp(job.t0 - 5)}] [INFO] [runner.py:568:main] cmd = pdsh -S -f 1024 -w {','.join(job.hosts[:4])}{',...' if len(job.hosts) > 4 else ''} export NCCL_IB_HCA=mlx5; cd /workspace; /usr/bin/python3 -u -m deepspeed.launcher.launch --world_info=eyJ... --node_rank=%n --master_addr={job.ip[job.hosts[0]]} --master_port=29500 train.py"]
     for i, h in enumerate(job.hosts):
         head.append(f"{h}: [{py_stamp(job.clock(h, job.t0 - 3))}] [INFO] [launch.py:163:main] nnodes={len(job.hosts)}, num_local_procs={GPUS_PER_HOST}, node_rank={i}")
-        head.append(f"{h}: [{py_stamp(job.clock(h, job.t0 - 3))}] [INFO] [launch.py:164:main] global_rank_mapping=defaultdict(<class 'list'>, {{'{h}': {job.ranks_on(h)}}})")
+        mapping = ", ".join(f"'{x}': {job.ranks_on(x)}" for x in job.hosts)
+        head.append(f"{h}: [{py_stamp(job.clock(h, job.t0 - 3))}] [INFO] [launch.py:164:main] global_rank_mapping=defaultdict(<class 'list'>, {{{mapping}}})")
     write(f"{root}/deepspeed-launch.log", head + lines + tail)
     for h in job.hosts:
-        write(f"{root}/nodes/{h}/{KERNEL_FILES[job.kformat]}", [kernel_line(job, h, t, m, ident=i, pid=p) for t, m, i, p in kern[h]])
+        write_host_logs(job, f"{root}/nodes/{h}", h, kern)
 
 
 def layout_mpirun(job, root, timelines, tf, kern):
@@ -626,7 +651,7 @@ def layout_mpirun(job, root, timelines, tf, kern):
         tail.append("mpirun: abort is already in progress...hit ctrl-c again to forcibly terminate")
     write(f"{root}/mpirun.out", [f"Data for JOB [{job.jobid % 65536},1] offset 0 Total slots allocated {job.nranks}"] + lines + tail)
     for h in job.hosts:
-        write(f"{root}/nodes/{h}/{KERNEL_FILES[job.kformat]}", [kernel_line(job, h, t, m, ident=i, pid=p) for t, m, i, p in kern[h]])
+        write_host_logs(job, f"{root}/nodes/{h}", h, kern)
 
 
 def layout_journald(job, root, timelines, tf, kern):
@@ -654,6 +679,11 @@ def simulate(out, kind, layout, kformat, ranks, seed):
         timelines[r], tf = rank_timeline(job, r)
     kern = host_kernel_lines(job, tf)
     LAYOUT_WRITERS[layout](job, os.path.join(out, "logs"), timelines, tf, kern)
+    if kind == "preempt" and cloud_of(job) == "gce":  # what the operator pulled from the API
+        vh = job.host_of(job.victim)
+        write(os.path.join(out, "logs", "gcloud-operations.txt"),
+              ["NAME                                            TYPE                         TARGET                              HTTP_STATUS  STATUS  TIMESTAMP",
+               f"systemevent-{int(tf)}000-{job.run_id}  compute.instances.preempted  us-central1-a/instances/{vh:<20}  200          DONE    {iso(tf - 7 * 3600, 3)}-07:00"])
     v = job.victim
     rank = None if kind in ("healthy", "nfs", "preempt") else v
     host = None if kind == "healthy" else job.host_of(v)

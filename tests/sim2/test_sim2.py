@@ -62,3 +62,16 @@ def test_truth_outside_archive(tmp_path):
     assert (tmp_path / "truth.json").exists()
     assert not list((tmp_path / "logs").rglob("truth.json"))
     assert t["host"] in t["hosts"] and t["rank"] is not None
+
+
+def test_gce_preemption_names_the_instance(faultline_bin, tmp_path):
+    """`gcloud compute operations list` names the preempted instance in its
+    TARGET column: that instance is the host, though the row sits in a file
+    of no host (seed 1 of mpirun/dmesg draws GCE)."""
+    t = gen.simulate(str(tmp_path), "preempt", "mpirun", "dmesg", 16, 1)
+    assert (tmp_path / "logs" / "gcloud-operations.txt").exists()
+    report, err = score.diagnose(faultline_bin, tmp_path / "logs")
+    assert report, err
+    first = report["incidents"][0]
+    assert first["reference"] in t["references"]
+    assert first["initiating"]["host"] == t["host"]
