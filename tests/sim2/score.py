@@ -1,4 +1,4 @@
-"""Scores `faultline diagnose --json` on archives from gen.py.
+"""Scores `faultline diagnose --json` on archives from sim2gen.py.
 
 Per archive: is the first incident's reference one the truth accepts (a
 healthy job: no incident at all), its initiating rank and host the truth's,
@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import gen  # noqa: E402
+import sim2gen as gen  # noqa: E402
 
 HANG_REFS = gen.REFS["hang"]
 
@@ -46,8 +46,9 @@ def cases(ranks=(16, 256, 1024), seeds=(1, 2, 3), kinds=None, layouts=None):
     return out
 
 
-def diagnose(binary, logs):
-    p = subprocess.run([binary, "diagnose", "--json", str(logs)], capture_output=True, timeout=600)
+def diagnose(binary, logs, rules=None):
+    extra = ["--rules", rules] if rules else []
+    p = subprocess.run([binary, "diagnose", "--json", *extra, str(logs)], capture_output=True, timeout=600)
     if p.returncode not in (0, 2):
         return None, p.stderr.decode(errors="replace")
     try:
@@ -95,12 +96,12 @@ def score(truth, report, error=None):
     return m
 
 
-def run(binary, todo, root, workers=2):
+def run(binary, todo, root, workers=2, rules=None):
     def one(c):
         kind, layout, kf, n, seed = c
         d = pathlib.Path(root) / f"{kind}-{layout}-{kf}-{n}-s{seed}"
         truth = gen.simulate(str(d), kind, layout, kf, n, seed)
-        report, err = diagnose(binary, d / "logs")
+        report, err = diagnose(binary, d / "logs", rules)
         return score(truth, report, err)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as ex:
@@ -144,6 +145,7 @@ def totals(marks):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=os.environ.get("FAULTLINE_BIN", "build/src/cli/faultline"))
+    ap.add_argument("--rules", help="a rule source dir or compiled .flrules (default: the built-in ruleset)")
     ap.add_argument("--ranks", default="16,256,1024")
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--kinds", default="")
@@ -155,7 +157,7 @@ def main():
     todo = cases([int(x) for x in a.ranks.split(",")], [int(x) for x in a.seeds.split(",")],
                  [k for k in a.kinds.split(",") if k], [x for x in a.layouts.split(",") if x])
     with tempfile.TemporaryDirectory() as tmp:
-        marks = run(a.bin, todo, a.keep or tmp, a.jobs)
+        marks = run(a.bin, todo, a.keep or tmp, a.jobs, a.rules)
     for by in ("kind", "layout", "kformat", "ranks"):
         print(table(marks, by), end="\n\n")
     t = totals(marks)

@@ -1,4 +1,4 @@
-"""The independent simulator (gen.py) at 16 ranks: every incident kind in
+"""The independent simulator (sim2gen.py) at 16 ranks: every incident kind in
 every launcher layout for one seed, the kernel-log format turning with them,
 through `faultline diagnose --json`. The floors are the measured level (see
 README.md): a change that loses an archive fails here; raise them when a fix
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-import gen  # noqa: E402
+import sim2gen as gen  # noqa: E402
 import score  # noqa: E402
 
 # Archives right of the 72 (12 kinds x 6 layouts, seed 1, 16 ranks).
@@ -75,3 +75,17 @@ def test_gce_preemption_names_the_instance(faultline_bin, tmp_path):
     first = report["incidents"][0]
     assert first["reference"] in t["references"]
     assert first["initiating"]["host"] == t["host"]
+
+
+@pytest.mark.parametrize("layout,kformat,seed", [("journald", "journal_iso", 2), ("k8s", "dmesg", 1)])
+def test_straggler_whose_lines_name_only_pid_or_local_rank(faultline_bin, tmp_path, layout, kformat, seed):
+    """Step lines that name no rank, only the pid journald stamps them with
+    or torchrun's "[default3]:" local rank, count for the rank the same
+    source's NCCL init lines tie to that pid or device."""
+    t = gen.simulate(str(tmp_path), "straggler", layout, kformat, 16, seed)
+    report, err = score.diagnose(faultline_bin, tmp_path / "logs")
+    assert report, err
+    assert report["incidents"], "no incident"
+    first = report["incidents"][0]
+    assert first["reference"] in t["references"]
+    assert (first["initiating"]["rank"], first["initiating"]["host"]) == (t["rank"], t["host"])

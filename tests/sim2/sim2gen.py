@@ -9,7 +9,7 @@ not from faultline's own rules. Each archive is one job: ranks on hosts of 8
 GPUs, each host with its own clock skew, one incident kind, one launcher
 layout and one kernel-log format, and a truth.json naming what happened.
 
-    python3 tests/sim2/gen.py OUT_DIR KIND LAYOUT KFORMAT RANKS SEED
+    python3 tests/sim2/sim2gen.py OUT_DIR KIND LAYOUT KFORMAT RANKS SEED
 
 Standard library only; the same arguments always write the same bytes.
 """
@@ -574,7 +574,9 @@ def layout_k8s(job, root, timelines, tf, kern):
     pods = {h: f"pretrain-{job.run_id[:5]}-worker-{i}" for i, h in enumerate(job.hosts)}
     k, v = job.kind, job.victim
     for h in job.hosts:
-        rows = [(t, s, f"[default{job.local(r)}]:{x}") for r in job.ranks_on(h) for t, x, s in timelines[r]]
+        # Inside a pod, gethostname() is the pod's name: NCCL prints that.
+        rows = [(t, s, f"[default{job.local(r)}]:{x.replace(h + ':', pods[h] + ':')}")
+                for r in job.ranks_on(h) for t, x, s in timelines[r]]
         rows += [(t, "err", x) for t, x in agent_lines(job, h, tf)]
         rows.sort(key=lambda e: e[0])
         write(f"{root}/pods/{pods[h]}/pytorch.log", [cri(job, h, t, s, x) for t, s, x in rows])
