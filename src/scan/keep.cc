@@ -206,6 +206,9 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     if (rank >= 0 && (global || nranks >= st.topo_nranks)) {
       st.topo_nranks = std::max(st.topo_nranks, nranks);
       st.topo.AddDevice(ev.host, rank, d, *bus);
+      // The world communicator's rank of the process that printed it (a
+      // later, larger communicator overwrites a sub-group's rank).
+      if (ev.pid >= 0) st.topo.AddPid(ev.host, ev.pid, rank);
     }
   }
   // A pid with its rank but no host (an srun -l environment dump) takes the
