@@ -98,6 +98,12 @@ class Job:
     def pid_of(self, rank):
         return self.base_pid[self.host_of(rank)] + 7 + rank % GPUS_PER_HOST
 
+    def host_pid_of(self, rank):
+        """The pid the host's kernel knows the rank by: a container has its
+        own pid namespace, so under Kubernetes it is not the pid the rank
+        prints (NCCL, torchrun)."""
+        return self.pid_of(rank) + (1_300_000 if self.layout == "k8s" else 0)
+
     def agent_pid(self, host):
         return self.base_pid[host]
 
@@ -289,7 +295,7 @@ def cuda_oom_lines(job, rank):
 def kernel_incident(job, t):
     """(host, [(t, msg, ident, pid)]) the incident writes into a host's logs."""
     v, k, r = job.victim, job.kind, job.rng
-    h, pid, bus = job.host_of(v), job.pid_of(v), job.pci(v)
+    h, pid, bus = job.host_of(v), job.host_pid_of(v), job.pci(v)
     if k == "xid79":
         return h, [(t, f"NVRM: Xid (PCI:{bus}): 79, pid={pid}, name=python3, GPU has fallen off the bus.", "kernel", None),
                    (t, f"NVRM: GPU {bus}.0: GPU has fallen off the bus.", "kernel", None),
