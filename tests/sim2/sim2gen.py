@@ -372,7 +372,8 @@ def rank_timeline(job, rank):
     k, v = job.kind, job.victim
     h = job.host_of(rank)
     out = [(job.t0 + 0.01 * job.local(rank), line, "err") for line in startup_lines(job, rank)]
-    tf = job.t0 + 20 + job.fail_step * job.step_time  # true time of the incident
+    # True time of the incident: mid-step, after the last step line it let through.
+    tf = job.t0 + 20 + (job.fail_step + 0.4) * job.step_time
     last = job.steps
     ended = None  # (time, [lines]) the rank prints when it ends
     victim_host = job.host_of(v)
