@@ -132,6 +132,23 @@ void Scanner::Impl::KeepPid(PidLink link) {
   }
 }
 
+namespace {
+
+// A progress line that names no rank, only its pid or local rank, takes the
+// rank this source's own NCCL init and launcher lines tied to them (the
+// correlator resolves the other lines so, but the per-rank step summaries
+// are made here).
+void ResolveProgressRank(const TopologyMap& topo, Evidence& ev) {
+  if (ev.rank >= 0 || ev.host.empty() || (ev.pid < 0 && ev.local_rank < 0)) return;
+  Attribution a;
+  if (ev.pid >= 0) a.pid = ev.pid;
+  if (ev.local_rank >= 0) a.local_rank = ev.local_rank;
+  a.host = ev.host;
+  if (topo.Resolve(a) && a.rank) ev.rank = *a.rank;
+}
+
+}  // namespace
+
 // What earlier lines of the source stated (a failure entry's host and rank,
 // a dump's pid, a describe section's pod, an environment dump's host) fills
 // this line's unset fields; what this line states is kept for later lines
@@ -186,11 +203,23 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     bool global = ev.rank >= 0;
     int64_t rank = global ? ev.rank : comm_rank;
     if (rank >= 0) KeepDevice({ev.host, rank, d, *bus, nranks, global});
+    if (rank >= 0 && (global || nranks >= st.topo_nranks)) {
+      st.topo_nranks = std::max(st.topo_nranks, nranks);
+      st.topo.AddDevice(ev.host, rank, d, *bus);
+      // The world communicator's rank of the process that printed it (a
+      // later, larger communicator overwrites a sub-group's rank).
+      if (ev.pid >= 0) st.topo.AddPid(ev.host, ev.pid, rank);
+    }
   }
   // A pid with its rank but no host (an srun -l environment dump) takes the
   // rank's host in the correlator.
   if (ev.pid >= 0 && (ev.rank >= 0 || ev.local_rank >= 0) && (!ev.host.empty() || ev.rank >= 0)) {
     KeepPid({ev.host, ev.pid, ev.rank, ev.local_rank});
+    if (ev.rank >= 0) {
+      st.topo.AddPid(ev.host, ev.pid, ev.rank);
+    } else {
+      st.topo.AddPidLocalRank(ev.host, ev.pid, ev.local_rank);
+    }
   }
   KeepPlacement(st, ev);
   if (const std::string* comm = ev.Field("comm_id");
@@ -202,7 +231,13 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     }
   }
   if (si.role == SignalRole::Progress) {
-    if (rank_kept) KeepProgress(st, std::move(ev));
+    if (ev.rank < 0) {
+      ResolveProgressRank(st.topo, ev);
+      if (ev.rank >= 0 && !Admit(result.distinct_ranks, ev.rank)) return;
+    } else if (!rank_kept) {
+      return;
+    }
+    KeepProgress(st, std::move(ev));
     return;
   }
   if (si.role == SignalRole::Metric) {

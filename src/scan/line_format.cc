@@ -17,6 +17,7 @@ constexpr std::string_view kTimeKeys[] = {"time", "timestamp", "@timestamp", "ts
                                           "created", "__REALTIME_TIMESTAMP", "t"};
 constexpr std::string_view kRankKeys[] = {"rank", "RANK", "global_rank"};
 constexpr std::string_view kHostKeys[] = {"host", "hostname", "_HOSTNAME", "node", "nodename"};
+constexpr std::string_view kPidKeys[] = {"_PID", "pid"};
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -36,8 +37,27 @@ struct JsonFields {
   std::optional<int64_t> time_us;
   std::optional<double> monotonic_s;
   std::optional<int64_t> rank;
+  std::optional<int64_t> pid;  // the writer's: journald's _PID
   std::string host;
 };
+
+// A whole number a field holds, bare or quoted ("_PID":"1234" in journalctl
+// -o json); nullopt when absent or not one.
+std::optional<int64_t> WholeNumber(simdjson::dom::object& obj, std::string_view key) {
+  simdjson::dom::element e;
+  if (obj[key].get(e)) return std::nullopt;
+  int64_t i;
+  std::string_view sv;
+  if (!e.get_int64().get(i)) return i;
+  if (e.get_string().get(sv)) return std::nullopt;
+  int64_t v = 0;
+  bool ok = !sv.empty() && sv.size() < 10;
+  for (char c : sv) {
+    if (c < '0' || c > '9') ok = false;
+    else v = v * 10 + (c - '0');
+  }
+  return ok ? std::optional<int64_t>(v) : std::nullopt;
+}
 
 bool ParseJsonLine(std::string_view line, const TimeContext& tctx, JsonFields& out) {
   thread_local simdjson::dom::parser parser;
@@ -95,22 +115,12 @@ bool ParseJsonLine(std::string_view line, const TimeContext& tctx, JsonFields& o
     if (ok) out.monotonic_s = us / 1e6;
   }
   for (std::string_view key : kRankKeys) {
-    simdjson::dom::element e;
-    if (obj[key].get(e)) continue;
-    int64_t i;
-    std::string_view sv;
-    if (!e.get_int64().get(i)) {
-      out.rank = i;
-    } else if (!e.get_string().get(sv)) {
-      int64_t v = 0;
-      bool ok = !sv.empty() && sv.size() < 10;
-      for (char c : sv) {
-        if (c < '0' || c > '9') ok = false;
-        else v = v * 10 + (c - '0');
-      }
-      if (ok) out.rank = v;
-    }
+    out.rank = WholeNumber(obj, key);
     if (out.rank) break;
+  }
+  for (std::string_view key : kPidKeys) {
+    out.pid = WholeNumber(obj, key);
+    if (out.pid) break;
   }
   for (std::string_view key : kHostKeys) {
     std::string_view v;
@@ -484,6 +494,7 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
         v.time = ParseLineTime(v.message, tctx);
       }
       if (jf.rank) v.attr.rank = jf.rank;
+      if (!v.attr.pid) v.attr.pid = jf.pid;  // a pid the message prints is its own
       if (!jf.host.empty()) v.attr.host = jf.host;
       return v;
     }

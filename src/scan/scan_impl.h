@@ -231,6 +231,11 @@ struct Scanner::Impl {
     // a later node line of this source belongs to.
     std::string pending_pod;
     LineCarry carry;  // what a block, section or the file stated earlier
+    // The rank <-> pid <-> device links this source printed so far, so a
+    // progress line that names only its pid (a journald export) or its
+    // local rank (torchrun's "[default3]:") is counted for its rank.
+    TopologyMap topo;
+    int64_t topo_nranks = 0;  // the largest communicator in topo
     std::vector<std::string> failed_causes;  // reported already (ChunkOut::error_cause)
   };
   std::vector<std::unique_ptr<SourceState>> states;

@@ -533,6 +533,77 @@ TEST(ScanCri, KubernetesCriLinesMatchWithTheirStamp) {
   EXPECT_EQ(r.lines, 4u);
 }
 
+// A journald export names each worker only by the pid syslog stamps its
+// lines with; the worker's NCCL init line ties that pid to its rank, so its
+// step lines count for that rank (a straggler or hang detector needs them
+// per rank), not all for "rank unknown".
+TEST(ScanProgress, StepLinesNamingOnlyTheirPidCountForTheirRank) {
+  TempDir dir;
+  std::string text;
+  char buf[400];
+  for (int r = 0; r < 3; ++r) {
+    std::snprintf(buf, sizeof buf,
+                  "Nov  2 13:46:0%d node017 python3[%d]: node017:%d:%d [%d] NCCL INFO comm 0x55d4c8a0 rank %d "
+                  "nranks 3 cudaDev %d nvmlDev %d busId %d000 commId 0x5d80767af00d - Init COMPLETE\n",
+                  r, 4100 + r, 4100 + r, 4100 + r, r, r, r, r, 18 + r);
+    text += buf;
+  }
+  for (int step = 1; step <= 5; ++step) {
+    for (int r = 0; r < 3; ++r) {
+      std::snprintf(buf, sizeof buf,
+                    "Nov  2 13:47:%02d node017 python3[%d]:  [2026-11-02 13:47:%02d] iteration %8d/  500000 | "
+                    "consumed samples: %12d | elapsed time per iteration (ms): %d.0 | lm loss: 7.1E+00 |\n",
+                    step * 2, 4100 + r, step * 2, step, step * 512, r == 2 ? 2600 : 2000);
+      text += buf;
+    }
+  }
+  WriteFile(dir / "journal.txt", text);
+  ScanResult res = ScanFiles(DefaultRules(), {dir / "journal.txt"}, BigCaps());
+  EXPECT_FALSE(res.ranks.contains(-1));
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(res.ranks.contains(r)) << "rank " << r;
+    EXPECT_EQ(res.ranks.at(r).progress_lines, 5u) << "rank " << r;
+    EXPECT_EQ(res.ranks.at(r).last_step, 5) << "rank " << r;
+  }
+  ASSERT_FALSE(res.ranks.at(2).step_time_reservoir.empty());
+  EXPECT_DOUBLE_EQ(res.ranks.at(2).step_time_reservoir.front(), 2.6);
+}
+
+// The same in `journalctl -o json`: the pid is the record's _PID field.
+TEST(ScanProgress, JournalJsonStepLinesCountForTheRankOfTheirPid) {
+  TempDir dir;
+  std::string text;
+  char buf[600];
+  for (int r = 0; r < 3; ++r) {
+    std::snprintf(buf, sizeof buf,
+                  "{\"MESSAGE\": \"node017:%d:%d [%d] NCCL INFO comm 0x55d4c8a0 rank %d nranks 3 cudaDev %d "
+                  "nvmlDev %d busId %d000 commId 0x5d80767af00d - Init COMPLETE\", \"SYSLOG_IDENTIFIER\": "
+                  "\"python3\", \"_HOSTNAME\": \"node017\", \"_PID\": \"%d\", \"__REALTIME_TIMESTAMP\": "
+                  "\"%lld\"}\n",
+                  4100 + r, 4100 + r, r, r, r, r, 18 + r, 4100 + r, 1793627201123456LL + r);
+    text += buf;
+  }
+  for (int step = 1; step <= 5; ++step) {
+    for (int r = 0; r < 3; ++r) {
+      std::snprintf(buf, sizeof buf,
+                    "{\"MESSAGE\": \" [2026-11-02 13:47:%02d] iteration %8d/  500000 | consumed samples: %12d | "
+                    "elapsed time per iteration (ms): %d.0 | lm loss: 7.1E+00 |\", \"SYSLOG_IDENTIFIER\": "
+                    "\"python3\", \"_HOSTNAME\": \"node017\", \"_PID\": \"%d\", \"__REALTIME_TIMESTAMP\": "
+                    "\"%lld\"}\n",
+                    step * 2, step, step * 512, r == 2 ? 2600 : 2000, 4100 + r,
+                    1793627261123456LL + step * 2000000LL + r);
+      text += buf;
+    }
+  }
+  WriteFile(dir / "journal.json", text);
+  ScanResult res = ScanFiles(DefaultRules(), {dir / "journal.json"}, BigCaps());
+  EXPECT_FALSE(res.ranks.contains(-1));
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_TRUE(res.ranks.contains(r)) << "rank " << r;
+    EXPECT_EQ(res.ranks.at(r).progress_lines, 5u) << "rank " << r;
+  }
+}
+
 // Caps bound what is kept per rule and source; counts stay exact.
 TEST(ScanCaps, CountsStayExactPastTheCaps) {
   TempDir dir;
