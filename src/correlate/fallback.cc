@@ -7,6 +7,8 @@
 // cluster, and launcher summaries (role:summary) become its collateral: a
 // summary names the first local failure, never the cause.
 #include <algorithm>
+#include <set>
+#include <utility>
 
 #include "correlate/state.h"
 #include "util/strings.h"
@@ -58,25 +60,32 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
 std::string ExitMeaning(const Evidence& ev) {
   std::string code;
   if (const std::string* c = ev.Field("exitcode")) code = *c;
+  // mpirun's "exited on signal 9 (Killed)": the number Python would negate.
+  if (const std::string* n = ev.Field("signal_number"); n && code.empty()) code = "-" + *n;
   std::string_view crash;
   if (const std::string* c = ev.Field("crash")) crash = *c;
-  auto is = [&](std::string_view shell, std::string_view neg, std::string_view text) {
-    return code == shell || code == neg || (!text.empty() && crash.find(text) == 0);
+  std::string_view name;  // abseil's "*** SIGSEGV received at time=..."
+  if (const std::string* n = ev.Field("signal_name")) name = *n;
+  // Signal N as a shell's 128+N, Python's and torchrun's -N, its name, or
+  // the text a shell prints for it.
+  auto is = [&](int n, std::string_view sig, std::string_view text) {
+    return code == StrCat(128 + n) || code == StrCat(-n) || name == sig ||
+           (!text.empty() && crash.find(text) == 0);
   };
-  if (is("137", "-9", "")) {
+  if (is(9, "SIGKILL", "")) {
     return "SIGKILL: the process was killed from outside; look for the OOM killer (dmesg) or the "
            "scheduler's kill after a grace period";
   }
-  if (is("135", "-7", "Bus error")) {
+  if (is(7, "SIGBUS", "Bus error")) {
     return "SIGBUS: a memory-mapped file or /dev/shm ran out or was truncated under the process";
   }
-  if (is("139", "-11", "Segmentation fault") || crash.find("Fatal Python error: Segm") == 0) {
+  if (is(11, "SIGSEGV", "Segmentation fault") || crash.find("Fatal Python error: Segm") == 0) {
     return "SIGSEGV: a crash in native code (a CUDA extension, a library ABI mismatch)";
   }
-  if (is("134", "-6", "Aborted") || crash.find("Fatal Python error: Abort") == 0) {
+  if (is(6, "SIGABRT", "Aborted") || crash.find("Fatal Python error: Abort") == 0) {
     return "SIGABRT: the process aborted itself (a C++ exception or assertion, the NCCL watchdog)";
   }
-  if (is("143", "-15", "")) {
+  if (is(15, "SIGTERM", "")) {
     return "SIGTERM: the process was asked to stop; find who sent it (scheduler time limit, "
            "preemption, scancel, the launcher tearing down siblings)";
   }
@@ -102,18 +111,65 @@ void MarkSurvived(CorrelationState& st) {
   }
 }
 
-void ChooseFallback(CorrelationState& st) {
-  const std::vector<uint32_t>& fallback_rules =
-      st.role_rules[static_cast<size_t>(RuleRole::kFallback)];
-  if (fallback_rules.empty()) return;
-  for (const Cluster& c : st.clusters) {
-    if (Explains(st, c)) return;
+namespace {
+
+// How many lines after a fatal line its message may go on: C++'s
+// "terminate called after throwing an instance of 'c10::DistBackendError'"
+// gives it on the next line ("  what():  [Rank 6] Watchdog caught ..."), a
+// hard-wrapped exception message on the lines after it.
+constexpr uint64_t kMessageLines = 2;
+
+// Lines (source, line number) of failures a catalog rule matched (its
+// initiating and symptom lines, whatever its conditions decided). A generic
+// fatal line on one of them ("torch.distributed.DistBackendError: ...
+// Watchdog caught collective operation timeout", torchrun's
+// "ChildFailedError:"), or whose message goes on to one, is that rule's
+// failure, which the rule already explains or summarises.
+using LineSet = std::set<std::pair<uint32_t, uint64_t>>;
+LineSet ClaimedLines(const CorrelationState& st) {
+  LineSet claimed;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    SignalRole role = st.rs.signal(ev.signal).role;
+    if (st.ignore_reason[i].empty() && !st.HasRole(ev.rule, RuleRole::kFallback) &&
+        (role == SignalRole::Initiating || role == SignalRole::Symptom)) {
+      claimed.emplace(ev.source, ev.line);
+    }
   }
-  // Fatal lines no rank carried on from; an exception, crash or fatal line
-  // (initiating role) before a bare exit status, which only says that the
-  // rank ended.
+  return claimed;
+}
+
+bool Claimed(const LineSet& claimed, const Evidence& ev) {
+  auto it = claimed.lower_bound({ev.source, ev.line});
+  return it != claimed.end() && it->first == ev.source && it->second <= ev.line + kMessageLines;
+}
+
+// A traceback's code line (`    raise ValueError(`, `    assert x`, field
+// `statement`) is the lead only when the excerpt was cut before its
+// exception: an exception line of the same rank after it, within the
+// traceback's reach, says what was raised.
+bool SupersededStatement(const CorrelationState& st, size_t i) {
+  const Evidence& ev = st.evs[i];
+  if (!ev.Field("statement")) return false;
+  if (ev.Field("in_traceback_of")) return true;
+  for (size_t j = i + 1; j < st.evs.size(); ++j) {
+    const Evidence& e = st.evs[j];
+    if (e.source != ev.source || e.offset - ev.offset > kTracebackWindowBytes) break;
+    if (e.rank == ev.rank && !e.Field("statement") &&
+        st.rs.signal(e.signal).role == SignalRole::Initiating) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The generic fatal lines no rank carried on from, in evidence order; sets
+// *any_initiating when one of them is an exception, crash or fatal line
+// (initiating role) rather than a bare exit status.
+std::vector<size_t> FatalLines(const CorrelationState& st, bool* any_initiating) {
+  LineSet claimed = ClaimedLines(st);
   std::vector<size_t> lines;
-  bool any_initiating = false;
+  *any_initiating = false;
   // A context line of a fallback rule (CPython's "Exception ignored in:")
   // says that the traceback after it was printed and dropped; the evidence
   // is in source-then-offset order, so it comes right before its exception.
@@ -129,34 +185,29 @@ void ChooseFallback(CorrelationState& st) {
     if (ignored && role == SignalRole::Initiating) {
       bool dropped = ignored->source == ev.source && ignored->rank == ev.rank &&
                      ev.offset - ignored->offset <= kTracebackWindowBytes;
+      // The traceback's code lines come before the exception that ends it.
+      if (dropped && ev.Field("statement")) continue;
       ignored = nullptr;
       if (dropped) continue;
     }
     if (!st.active[i] || SurvivedLine(st, i) || AfterTermination(st, ev)) continue;
+    if (Claimed(claimed, ev) || SupersededStatement(st, i)) continue;
     lines.push_back(i);
-    any_initiating |= st.rs.signal(st.evs[i].signal).role == SignalRole::Initiating;
+    *any_initiating |= role == SignalRole::Initiating;
   }
-  bool summary = std::any_of(st.clusters.begin(), st.clusters.end(), [&](const Cluster& c) {
-    return c.parent < 0 && st.HasRole(c.rule, RuleRole::kSummary);
-  });
-  // A launcher's summary already says that a worker exited, and how: an
-  // exit status adds nothing to it, only the worker's own error would.
-  if (!any_initiating && summary) return;
-  if (any_initiating) {
-    std::erase_if(lines, [&](size_t i) {
-      return st.rs.signal(st.evs[i].signal).role != SignalRole::Initiating;
-    });
-  }
-  if (lines.empty()) return;
-  std::stable_sort(lines.begin(), lines.end(),
-                   [&](size_t a, size_t b) { return Before(st.evs[a], st.evs[b]); });
-  size_t first = lines.front();
-  // Only the failing rank's lines (or the rankless ones of its file).
-  const Evidence& f = st.evs[first];
-  std::erase_if(lines, [&](size_t i) {
-    const Evidence& ev = st.evs[i];
-    return ev.rank != f.rank || (f.rank < 0 && ev.source != f.source);
-  });
+  return lines;
+}
+
+// Whether root cluster `c` stands on symptoms only (a watchdog timeout, a
+// closed socket): such a verdict is inferred, and a concrete fatal line
+// before it is the better lead.
+bool SymptomOnly(const CorrelationState& st, const Cluster& c) {
+  return !c.initiating && !IsNotice(st, c);
+}
+
+// The fallback cluster of `lines` (the failing rank's), appended to the
+// clusters; returns its index.
+int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   for (size_t i : lines) {
     Evidence& ev = st.evs[i];
     if (std::string m = ExitMeaning(ev); !m.empty() && !ev.Field("exit_signal")) {
@@ -165,8 +216,8 @@ void ChooseFallback(CorrelationState& st) {
   }
   int fc = static_cast<int>(st.clusters.size());
   Cluster& c = st.clusters.emplace_back();
-  c.rule = f.rule;
-  c.layer = st.rs.rule(f.rule)->layer();
+  c.rule = st.evs[lines.front()].rule;
+  c.layer = st.rs.rule(c.rule)->layer();
   c.initiating = true;  // an exit status, too, is a seen fact about the rank
   for (size_t i : lines) {
     const Evidence& ev = st.evs[i];
@@ -177,6 +228,55 @@ void ChooseFallback(CorrelationState& st) {
       if (c.first == kNoTime || ev.time_us < c.first) c.first = ev.time_us;
       if (c.last == kNoTime || ev.time_us > c.last) c.last = ev.time_us;
     }
+  }
+  return fc;
+}
+
+}  // namespace
+
+void ChooseFallback(CorrelationState& st) {
+  if (st.role_rules[static_cast<size_t>(RuleRole::kFallback)].empty()) return;
+  std::vector<int> weak;  // symptom-only roots a concrete fatal line may precede
+  for (size_t k = 0; k < st.clusters.size(); ++k) {
+    const Cluster& c = st.clusters[k];
+    if (!Explains(st, c)) continue;
+    if (!SymptomOnly(st, c)) return;
+    weak.push_back(static_cast<int>(k));
+  }
+  bool any_initiating = false;
+  std::vector<size_t> lines = FatalLines(st, &any_initiating);
+  bool summary = std::any_of(st.clusters.begin(), st.clusters.end(), [&](const Cluster& c) {
+    return c.parent < 0 && st.HasRole(c.rule, RuleRole::kSummary);
+  });
+  // A launcher's summary already says that a worker exited, and how: an
+  // exit status adds nothing to it, only the worker's own error would. Nor
+  // does an exit status outweigh a symptom a catalog rule names.
+  if (!any_initiating && (summary || !weak.empty())) return;
+  if (any_initiating) {
+    std::erase_if(lines, [&](size_t i) {
+      return st.rs.signal(st.evs[i].signal).role != SignalRole::Initiating;
+    });
+  }
+  if (lines.empty()) return;
+  std::stable_sort(lines.begin(), lines.end(),
+                   [&](size_t a, size_t b) { return Before(st.evs[a], st.evs[b]); });
+  // Only the failing rank's lines (or the rankless ones of its file).
+  const Evidence& f = st.evs[lines.front()];
+  // A symptom-only verdict that came first keeps the failure: the fatal
+  // line after it may be its consequence.
+  for (int w : weak) {
+    if (!Before(f, st.evs[st.clusters[w].ev.front()])) return;
+  }
+  std::erase_if(lines, [&](size_t i) {
+    const Evidence& ev = st.evs[i];
+    return ev.rank != f.rank || (f.rank < 0 && ev.source != f.source);
+  });
+  int fc = AddFallbackCluster(st, lines);
+  for (int w : weak) {
+    Cluster& s = st.clusters[w];
+    s.parent = fc;
+    s.parent_how = StrCat(st.rs.rule(s.rule)->id()->str(),
+                          " is a symptom logged after the first fatal line");
   }
   for (int k = 0; k < fc; ++k) {
     Cluster& s = st.clusters[k];
