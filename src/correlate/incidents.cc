@@ -362,8 +362,14 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   } else {
     InferSuspect(st, dr, inc);
   }
-  if (std::string m = ExitMeaning(first); !m.empty()) {
-    dr.explanation += StrCat("Exit status: ", m, ". ");
+  // The first line that says how the process ended (an exception line may
+  // share its line with the signal that ended it: "process 0 terminated
+  // with signal SIGKILL").
+  for (size_t i : rc.ev) {
+    if (std::string m = ExitMeaning(st.evs[i]); !m.empty()) {
+      dr.explanation += StrCat("Exit status: ", m, ". ");
+      break;
+    }
   }
   if (rc.survived) {
     inc.survived = true;
