@@ -23,9 +23,14 @@ constexpr uint64_t kTracebackWindowBytes = 8 << 10;
 // show that the rank carried on.
 constexpr int64_t kSurvivedMargin = 30 * kSecond;
 
+// Whether `a` was logged before `b`: by time, and within one file (the same
+// second, or no stamps) by position.
 bool Before(const Evidence& a, const Evidence& b) {
-  if (a.time_us != kNoTime && b.time_us != kNoTime) return a.time_us < b.time_us;
+  if (a.time_us != kNoTime && b.time_us != kNoTime && a.time_us != b.time_us) {
+    return a.time_us < b.time_us;
+  }
   if (a.source == b.source) return a.offset < b.offset;
+  if (a.time_us == b.time_us) return false;  // the same second in two files
   return a.time_us != kNoTime;  // a timed line before an untimed one elsewhere
 }
 
