@@ -5,7 +5,12 @@
 // fatal line (role:fallback: a folded traceback's exception, a crash signal,
 // a non-zero exit) on the earliest failing rank becomes the initiating
 // cluster, and launcher summaries (role:summary) become its collateral: a
-// summary names the first local failure, never the cause.
+// summary names the first local failure, never the cause. A verdict that
+// stands on symptoms only (a collective timeout, a closed socket) is no
+// explanation against a concrete fatal line logged before it: that line
+// initiates and the symptoms become its collateral. A fatal line a catalog
+// rule also matched is that rule's, and one after training completed is
+// teardown.
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -40,10 +45,10 @@ bool Explains(const CorrelationState& st, const Cluster& c) {
          !st.HasRole(c.rule, RuleRole::kFallback);
 }
 
-// Whether `ev` follows the job's first termination line (role:termination):
-// what a rank prints while it is being stopped is that stop's doing.
-bool AfterTermination(const CorrelationState& st, const Evidence& ev) {
-  const Evidence* t = st.index.first_termination;
+// Whether `ev` follows `t` (the job's first termination or completion line):
+// what a rank prints while it is being stopped is that stop's doing, and
+// what it prints after training completed is teardown.
+bool After(const Evidence* t, const Evidence& ev) {
   if (!t) return false;
   if (t->source == ev.source) return t->offset < ev.offset;
   return t->time_us != kNoTime && ev.time_us != kNoTime && t->time_us <= ev.time_us;
@@ -195,7 +200,10 @@ std::vector<size_t> FatalLines(const CorrelationState& st, bool* any_initiating)
       ignored = nullptr;
       if (dropped) continue;
     }
-    if (!st.active[i] || SurvivedLine(st, i) || AfterTermination(st, ev)) continue;
+    if (!st.active[i] || SurvivedLine(st, i) || After(st.index.first_termination, ev) ||
+        After(st.index.first_completion, ev)) {
+      continue;
+    }
     if (Claimed(claimed, ev) || SupersededStatement(st, i)) continue;
     lines.push_back(i);
     *any_initiating |= role == SignalRole::Initiating;

@@ -1118,6 +1118,8 @@ class FatalRulesTest : public CorrelateTest {
     t.Rule("launcher-summary", "framework", "symptom", "LAUNCHER-SUMMARY here",
            R"("missing_fact": "m")", R"("t", "role:summary")");
     t.Rule("collective-timeout", "framework", "symptom", "COLLECTIVE-TIMEOUT here");
+    t.Rule("train-done", "application", "context", "TRAIN-DONE here", "",
+           R"("t", "role:completion")");
     auto r = t.Compile();
     ASSERT_TRUE(r.ok()) << r.status();
     rules_ = *r;
@@ -1256,6 +1258,27 @@ TEST_F(FatalRulesTest, ConcreteFatalLineBeforeASymptomOnlyVerdictInitiates) {
     EXPECT_EQ(inc.rank, 3);
     EXPECT_FALSE(inc.inferred);
     EXPECT_NE(FindCollateral(inc, "collective-timeout"), nullptr);
+  }
+}
+
+// What a rank prints after training completed ("Training completed", then
+// a traceback from a destructor at exit) is teardown, not a failure; the
+// same line before completion is.
+TEST_F(FatalRulesTest, FatalLineAfterCompletionIsTeardown) {
+  ASSERT_NE(rules_, nullptr);
+  for (bool completed : {true, false}) {
+    SCOPED_TRACE(completed);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + kHour);
+    Steps(s, 0, 0, 50);
+    if (completed) s.Add(s.RankSource(0), "train-done", "s", kT0 + 51 * kMin, 0);
+    s.Add(s.RankSource(0), "generic-fatal", "s", kT0 + 52 * kMin, 0);
+    Diagnosis d = s.Run();
+    if (completed) {
+      EXPECT_THAT(Causes(d), IsEmpty());
+    } else {
+      EXPECT_THAT(Ids(d), ElementsAre("generic-fatal"));
+    }
   }
 }
 
