@@ -12,7 +12,7 @@
 // rule also matched is that rule's, and one after training completed is
 // teardown.
 #include <algorithm>
-#include <set>
+#include <map>
 #include <utility>
 
 #include "correlate/state.h"
@@ -133,9 +133,9 @@ constexpr uint64_t kMessageLines = 2;
 // initiating and symptom lines, whatever its conditions decided). A generic
 // fatal line on one of them ("torch.distributed.DistBackendError: ...
 // Watchdog caught collective operation timeout", torchrun's
-// "ChildFailedError:"), or whose message goes on to one, is that rule's
-// failure, which the rule already explains or summarises.
-using LineSet = std::set<std::pair<uint32_t, uint64_t>>;
+// "ChildFailedError:"), or whose message goes on to one of its rank, is
+// that rule's failure, which the rule already explains or summarises.
+using LineSet = std::map<std::pair<uint32_t, uint64_t>, int64_t>;  // -> the line's rank
 LineSet ClaimedLines(const CorrelationState& st) {
   LineSet claimed;
   for (size_t i = 0; i < st.evs.size(); ++i) {
@@ -143,7 +143,7 @@ LineSet ClaimedLines(const CorrelationState& st) {
     SignalRole role = st.rs.signal(ev.signal).role;
     if (st.ignore_reason[i].empty() && !st.HasRole(ev.rule, RuleRole::kFallback) &&
         (role == SignalRole::Initiating || role == SignalRole::Symptom)) {
-      claimed.emplace(ev.source, ev.line);
+      claimed.emplace(std::make_pair(ev.source, ev.line), ev.rank);
     }
   }
   return claimed;
@@ -151,7 +151,11 @@ LineSet ClaimedLines(const CorrelationState& st) {
 
 bool Claimed(const LineSet& claimed, const Evidence& ev) {
   auto it = claimed.lower_bound({ev.source, ev.line});
-  return it != claimed.end() && it->first == ev.source && it->second <= ev.line + kMessageLines;
+  if (it == claimed.end() || it->first.first != ev.source) return false;
+  if (it->first.second == ev.line) return true;
+  // Another rank's line after it is not its message.
+  return it->first.second <= ev.line + kMessageLines && (it->second == ev.rank || it->second < 0 ||
+                                                         ev.rank < 0);
 }
 
 // A traceback's code line (`    raise ValueError(`, `    assert x`, field

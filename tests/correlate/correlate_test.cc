@@ -1315,6 +1315,13 @@ TEST_F(FatalRulesTest, FatalLineACatalogRuleMatchedIsThatRulesFailure) {
       EXPECT_THAT(Ids(d), ElementsAre("generic-fatal"));
     }
   }
+  // Another rank's line right after it is not its message.
+  Synth s(*rules_);
+  s.Job(1, kT0, kT0 + kHour);
+  uint32_t shared = s.Source("node100/train.log", "node100", -1, kT0, kT0 + kHour);
+  s.Add(shared, "generic-fatal", "s", kT0 + 20 * kMin, 3);
+  s.Add(shared, "collective-timeout", "s", kT0 + 20 * kMin, 5);
+  EXPECT_THAT(Ids(s.Run()), ElementsAre("generic-fatal"));
 }
 
 // A traceback cut before its exception ends on a code line ("    assert
