@@ -222,6 +222,19 @@ bool SymptomOnly(const CorrelationState& st, const Cluster& c) {
   return !c.initiating && !IsNotice(st, c);
 }
 
+// Whether a line of cluster `c` was logged before the fatal line `f`; a
+// line of `f`'s own traceback (a frame in distributed_c10d.py) belongs to
+// `f`, whatever its position.
+bool LoggedBefore(const CorrelationState& st, const Cluster& c, const Evidence& f) {
+  std::string f_line = StrCat(f.line);
+  return std::any_of(c.ev.begin(), c.ev.end(), [&](size_t i) {
+    const Evidence& ev = st.evs[i];
+    const std::string* tb = ev.Field("in_traceback_of");
+    bool own = tb && *tb == f_line && ev.source == f.source;
+    return !own && !Before(f, ev);
+  });
+}
+
 // The fallback cluster of `lines` (the failing rank's), appended to the
 // clusters; returns its index.
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
@@ -282,7 +295,7 @@ void ChooseFallback(CorrelationState& st) {
   // A symptom-only verdict that came first keeps the failure: the fatal
   // line after it may be its consequence.
   for (int w : weak) {
-    if (!Before(f, st.evs[st.clusters[w].ev.front()])) return;
+    if (LoggedBefore(st, st.clusters[w], f)) return;
   }
   std::erase_if(lines, [&](size_t i) {
     const Evidence& ev = st.evs[i];

@@ -1282,6 +1282,22 @@ TEST_F(FatalRulesTest, FatalLineAfterCompletionIsTeardown) {
   }
 }
 
+// A symptom line inside the fatal line's own traceback (a frame the
+// scanner tied to the exception, `in_traceback_of`) belongs to that
+// exception, although it was printed before it.
+TEST_F(FatalRulesTest, SymptomInTheFatalLinesTracebackIsItsOwn) {
+  ASSERT_NE(rules_, nullptr);
+  for (bool own : {true, false}) {
+    SCOPED_TRACE(own);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + kHour);
+    Evidence& frame = s.Add(s.RankSource(3), "collective-timeout", "s", kT0 + 20 * kMin, 3);
+    if (own) frame.fields.emplace_back("in_traceback_of", StrCat(frame.line + 1));
+    s.Add(s.RankSource(3), "generic-fatal", "s", kT0 + 20 * kMin, 3);
+    EXPECT_THAT(Ids(s.Run()), ElementsAre(own ? "generic-fatal" : "collective-timeout"));
+  }
+}
+
 // A bare exit status says only that a rank ended: it never outweighs a
 // symptom a catalog rule names.
 TEST_F(FatalRulesTest, ExitStatusAloneDoesNotOutweighASymptom) {
