@@ -9,8 +9,9 @@
 // stands on symptoms only (a collective timeout, a closed socket) is no
 // explanation against a concrete fatal line logged before it: that line
 // initiates and the symptoms become its collateral. A fatal line a catalog
-// rule also matched is that rule's, and one after training completed is
-// teardown.
+// rule also matched is that rule's, an exception whose traceback holds a
+// catalog rule's frame joins that rule's incident, and a fatal line after
+// training completed is teardown.
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -177,13 +178,10 @@ bool SupersededStatement(const CorrelationState& st, size_t i) {
   return false;
 }
 
-// The generic fatal lines no rank carried on from, in evidence order; sets
-// *any_initiating when one of them is an exception, crash or fatal line
-// (initiating role) rather than a bare exit status.
-std::vector<size_t> FatalLines(const CorrelationState& st, bool* any_initiating) {
+// The generic fatal lines no rank carried on from, in evidence order.
+std::vector<size_t> FatalLines(const CorrelationState& st) {
   LineSet claimed = ClaimedLines(st);
   std::vector<size_t> lines;
-  *any_initiating = false;
   // A context line of a fallback rule (CPython's "Exception ignored in:")
   // says that the traceback after it was printed and dropped; the evidence
   // is in source-then-offset order, so it comes right before its exception.
@@ -210,7 +208,6 @@ std::vector<size_t> FatalLines(const CorrelationState& st, bool* any_initiating)
     }
     if (Claimed(claimed, ev) || SupersededStatement(st, i)) continue;
     lines.push_back(i);
-    *any_initiating |= role == SignalRole::Initiating;
   }
   return lines;
 }
@@ -222,16 +219,34 @@ bool SymptomOnly(const CorrelationState& st, const Cluster& c) {
   return !c.initiating && !IsNotice(st, c);
 }
 
-// Whether a line of cluster `c` was logged before the fatal line `f`; a
-// line of `f`'s own traceback (a frame in distributed_c10d.py) belongs to
-// `f`, whatever its position.
+// Whether a line of cluster `c` was logged before the fatal line `f`.
 bool LoggedBefore(const CorrelationState& st, const Cluster& c, const Evidence& f) {
-  std::string f_line = StrCat(f.line);
-  return std::any_of(c.ev.begin(), c.ev.end(), [&](size_t i) {
+  return std::any_of(c.ev.begin(), c.ev.end(), [&](size_t i) { return !Before(f, st.evs[i]); });
+}
+
+// A catalog rule's line inside an exception's traceback (a frame in
+// torch/serialization.py's load: a checkpoint that does not load) says what
+// that exception is: the exception line joins that rule's cluster as its
+// initiating evidence, and leaves `lines`.
+void AdoptExceptions(CorrelationState& st, std::vector<size_t>& lines) {
+  std::map<std::pair<uint32_t, std::string>, int> frames;  // (source, exception line) -> cluster
+  for (size_t k = 0; k < st.clusters.size(); ++k) {
+    for (size_t i : st.clusters[k].ev) {
+      if (const std::string* tb = st.evs[i].Field("in_traceback_of")) {
+        frames.emplace(std::make_pair(st.evs[i].source, *tb), static_cast<int>(k));
+      }
+    }
+  }
+  if (frames.empty()) return;
+  std::erase_if(lines, [&](size_t i) {
     const Evidence& ev = st.evs[i];
-    const std::string* tb = ev.Field("in_traceback_of");
-    bool own = tb && *tb == f_line && ev.source == f.source;
-    return !own && !Before(f, ev);
+    if (st.rs.signal(ev.signal).role != SignalRole::Initiating) return false;
+    auto it = frames.find({ev.source, StrCat(ev.line)});
+    if (it == frames.end()) return false;
+    Cluster& c = st.clusters[it->second];
+    c.ev.push_back(i);
+    c.initiating = true;
+    return true;
   });
 }
 
@@ -266,6 +281,8 @@ int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
 
 void ChooseFallback(CorrelationState& st) {
   if (st.role_rules[static_cast<size_t>(RuleRole::kFallback)].empty()) return;
+  std::vector<size_t> lines = FatalLines(st);
+  AdoptExceptions(st, lines);
   std::vector<int> weak;  // symptom-only roots a concrete fatal line may precede
   for (size_t k = 0; k < st.clusters.size(); ++k) {
     const Cluster& c = st.clusters[k];
@@ -273,8 +290,11 @@ void ChooseFallback(CorrelationState& st) {
     if (!SymptomOnly(st, c)) return;
     weak.push_back(static_cast<int>(k));
   }
-  bool any_initiating = false;
-  std::vector<size_t> lines = FatalLines(st, &any_initiating);
+  // An exception, crash or fatal line (initiating role) rather than a bare
+  // exit status.
+  bool any_initiating = std::any_of(lines.begin(), lines.end(), [&](size_t i) {
+    return st.rs.signal(st.evs[i].signal).role == SignalRole::Initiating;
+  });
   bool summary = std::any_of(st.clusters.begin(), st.clusters.end(), [&](const Cluster& c) {
     return c.parent < 0 && st.HasRole(c.rule, RuleRole::kSummary);
   });

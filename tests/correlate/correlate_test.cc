@@ -1282,10 +1282,11 @@ TEST_F(FatalRulesTest, FatalLineAfterCompletionIsTeardown) {
   }
 }
 
-// A symptom line inside the fatal line's own traceback (a frame the
-// scanner tied to the exception, `in_traceback_of`) belongs to that
-// exception, although it was printed before it.
-TEST_F(FatalRulesTest, SymptomInTheFatalLinesTracebackIsItsOwn) {
+// A catalog rule's line inside an exception's traceback (a frame of
+// torch.load: a checkpoint that does not load) says what the exception is:
+// the exception line becomes that incident's initiating evidence, not an
+// unrecognised one.
+TEST_F(FatalRulesTest, CatalogFrameInATracebackNamesItsException) {
   ASSERT_NE(rules_, nullptr);
   for (bool own : {true, false}) {
     SCOPED_TRACE(own);
@@ -1293,8 +1294,15 @@ TEST_F(FatalRulesTest, SymptomInTheFatalLinesTracebackIsItsOwn) {
     s.Job(1, kT0, kT0 + kHour);
     Evidence& frame = s.Add(s.RankSource(3), "collective-timeout", "s", kT0 + 20 * kMin, 3);
     if (own) frame.fields.emplace_back("in_traceback_of", StrCat(frame.line + 1));
-    s.Add(s.RankSource(3), "generic-fatal", "s", kT0 + 20 * kMin, 3);
-    EXPECT_THAT(Ids(s.Run()), ElementsAre(own ? "generic-fatal" : "collective-timeout"));
+    s.Add(s.RankSource(3), "generic-fatal", "s", kT0 + 20 * kMin, 3, "GENERIC-FATAL here: EOFError");
+    Diagnosis d = s.Run();
+    ASSERT_THAT(Ids(d), ElementsAre("collective-timeout"));
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(inc.inferred, !own);
+    bool has_exception = std::any_of(inc.initiating.begin(), inc.initiating.end(), [](const Evidence& e) {
+      return e.text == "GENERIC-FATAL here: EOFError";
+    });
+    EXPECT_EQ(has_exception, own);
   }
 }
 
