@@ -82,8 +82,8 @@ def test_collective_timeout_before_a_worker_error_keeps_its_verdict(faultline_bi
 # Exit reports as launchers, schedulers and shells print them (DeepSpeed
 # issue 3232 and DeepSpeedExamples 626, Open MPI issue 2661, PyTorch-Encoding
 # issue 324, abseil's failure signal handler, sacct in a Slurm extension's
-# issue, mpiexec's BAD TERMINATION banner): each is a failure, and the
-# signal it names is explained.
+# issue, mpiexec's BAD TERMINATION banner, a glog FATAL check in TensorFlow
+# issue 22119): each is a failure, and the signal it names is explained.
 EXITS = {
     "deepspeed": ("[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] "
                   "['/global/D1/homes/sushant/sushanta/venv/bin/python3.10', '-u', 'trainCLM.py', "
@@ -100,11 +100,14 @@ EXITS = {
               "2681683_420  entropy.sh     FAILED      1:0 \n", None),
     "mpich": ("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
               "=   EXIT CODE: 9\n", None),
+    "glog": ("2018-09-06 17:28:38.814423: F tensorflow/stream_executor/cuda/cuda_dnn.cc:211] Check failed: "
+             "status == CUDNN_STATUS_SUCCESS (7 vs. 0)Failed to set cuDNN stream.\n"
+             "Aborted (core dumped)\n", "SIGABRT"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(EXITS))
-def test_exit_reports_are_failures(faultline_bin, validate, tmp_path, name):
+def test_exit_and_fatal_reports_are_failures(faultline_bin, validate, tmp_path, name):
     text, signal = EXITS[name]
     inc = primary(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
