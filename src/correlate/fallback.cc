@@ -162,7 +162,8 @@ bool Claimed(const LineSet& claimed, const Evidence& ev) {
 // A traceback's code line (`    raise ValueError(`, `    assert x`, field
 // `statement`) is the lead only when the excerpt was cut before its
 // exception: an exception line of the same rank after it, within the
-// traceback's reach, says what was raised.
+// traceback's reach, says what was raised -- a generic one, or a failure a
+// catalog rule names ("RuntimeError: NCCL communicator was aborted").
 bool SupersededStatement(const CorrelationState& st, size_t i) {
   const Evidence& ev = st.evs[i];
   if (!ev.Field("statement")) return false;
@@ -170,10 +171,10 @@ bool SupersededStatement(const CorrelationState& st, size_t i) {
   for (size_t j = i + 1; j < st.evs.size(); ++j) {
     const Evidence& e = st.evs[j];
     if (e.source != ev.source || e.offset - ev.offset > kTracebackWindowBytes) break;
-    if (e.rank == ev.rank && !e.Field("statement") &&
-        st.rs.signal(e.signal).role == SignalRole::Initiating) {
-      return true;
-    }
+    if (e.rank != ev.rank || e.Field("statement")) continue;
+    SignalRole role = st.rs.signal(e.signal).role;
+    bool generic = st.HasRole(e.rule, RuleRole::kFallback);
+    if (role == SignalRole::Initiating || (!generic && role == SignalRole::Symptom)) return true;
   }
   return false;
 }

@@ -1306,6 +1306,20 @@ TEST_F(FatalRulesTest, CatalogFrameInATracebackNamesItsException) {
   }
 }
 
+// A code line whose exception a catalog rule names (a symptom: "RuntimeError:
+// NCCL communicator was aborted") is that exception's, not a lead.
+TEST_F(FatalRulesTest, TracebackCodeLineBeforeACatalogExceptionIsItsOwn) {
+  ASSERT_NE(rules_, nullptr);
+  Synth s(*rules_);
+  s.Job(1, kT0, kT0 + kHour);
+  Evidence& code = s.Add(s.RankSource(1), "generic-fatal", "s", kT0 + 20 * kMin, 1);
+  code.fields.emplace_back("statement", "raise RuntimeError(");
+  // The message's lines between them ("raise RuntimeError(", its arguments,
+  // the exception line four lines down).
+  s.Add(s.RankSource(1), "collective-timeout", "s", kT0 + 20 * kMin, 1).line += 3;
+  EXPECT_THAT(Ids(s.Run()), ElementsAre("collective-timeout"));
+}
+
 // A bare exit status says only that a rank ended: it never outweighs a
 // symptom a catalog rule names.
 TEST_F(FatalRulesTest, ExitStatusAloneDoesNotOutweighASymptom) {
@@ -1364,6 +1378,7 @@ TEST_F(FatalRulesTest, TracebackCodeLineLeadsOnlyWhenItsExceptionIsCut) {
       s.Add(s.RankSource(1), "generic-fatal", "s", kT0 + 20 * kMin, 1,
             "GENERIC-FATAL here: AssertionError");
     }
+    s.Add(s.RankSource(1), "generic-exit", "s", kT0 + 20 * kMin + kS, 1);
     Diagnosis d = s.Run();
     ASSERT_THAT(Ids(d), ElementsAre("generic-fatal"));
     const Incident& inc = d.incidents[0];
