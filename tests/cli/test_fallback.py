@@ -82,8 +82,10 @@ def test_collective_timeout_before_a_worker_error_keeps_its_verdict(faultline_bi
 # Exit reports as launchers, schedulers and shells print them (DeepSpeed
 # issue 3232 and DeepSpeedExamples 626, Open MPI issue 2661, PyTorch-Encoding
 # issue 324, abseil's failure signal handler, sacct in a Slurm extension's
-# issue, mpiexec's BAD TERMINATION banner, a glog FATAL check in TensorFlow
-# issue 22119): each is a failure, and the signal it names is explained.
+# issue, mpiexec's BAD TERMINATION banner, glibc's heap check before its
+# abort, torch.compile's wrapped error, a Rust panic, a glog FATAL check in
+# TensorFlow issue 22119): each is a failure, and the signal it names is
+# explained.
 EXITS = {
     "deepspeed": ("[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] "
                   "['/global/D1/homes/sushant/sushanta/venv/bin/python3.10', '-u', 'trainCLM.py', "
@@ -100,6 +102,13 @@ EXITS = {
               "2681683_420  entropy.sh     FAILED      1:0 \n", None),
     "mpich": ("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
               "=   EXIT CODE: 9\n", None),
+    "heap": ("libva info: Found init function __vaDriverInit_1_21\n"
+             "double free or corruption (!prev)\n"
+             "Aborted (core dumped)\n", "SIGABRT"),
+    "dynamo": ("    from triton.compiler.compiler import triton_key\n"
+               "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n", None),
+    "rust": ("thread '<unnamed>' panicked at 'error binding to 127.0.0.1:50312: error creating server listener:\n",
+             None),
     "glog": ("2018-09-06 17:28:38.814423: F tensorflow/stream_executor/cuda/cuda_dnn.cc:211] Check failed: "
              "status == CUDNN_STATUS_SUCCESS (7 vs. 0)Failed to set cuDNN stream.\n"
              "Aborted (core dumped)\n", "SIGABRT"),
