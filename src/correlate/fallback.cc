@@ -71,8 +71,12 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
 std::string ExitMeaning(const Evidence& ev) {
   std::string code;
   if (const std::string* c = ev.Field("exitcode")) code = *c;
-  // mpirun's "exited on signal 9 (Killed)": the number Python would negate.
-  if (const std::string* n = ev.Field("signal_number"); n && code.empty()) code = "-" + *n;
+  // mpirun's "exited on signal 9 (Killed)", sacct's "FAILED 0:9" (exit
+  // code, then the signal): the number Python would negate.
+  if (const std::string* n = ev.Field("signal_number");
+      n && *n != "0" && (code.empty() || code == "0")) {
+    code = "-" + *n;
+  }
   std::string_view crash;
   if (const std::string* c = ev.Field("crash")) crash = *c;
   std::string_view name;  // abseil's "*** SIGSEGV received at time=..."

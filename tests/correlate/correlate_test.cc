@@ -1478,6 +1478,12 @@ TEST(ExitMeaningTest, SignalNumbersAndNames) {
   EXPECT_EQ(meaning("signal_name", "SIGTERM"), "SIGTERM");
   EXPECT_EQ(meaning("signal_name", "SIGUSR1"), "");
   EXPECT_EQ(meaning("signal_number", "1"), "");
+  // sacct's ExitCode "0:9": no exit status, killed by signal 9.
+  Evidence sacct;
+  sacct.fields = {{"exitcode", "0"}, {"signal_number", "9"}};
+  EXPECT_EQ(internal::ExitMeaning(sacct).substr(0, 7), "SIGKILL");
+  sacct.fields = {{"exitcode", "1"}, {"signal_number", "0"}};
+  EXPECT_EQ(internal::ExitMeaning(sacct), "");
 }
 
 // ----- NCCL Flight Recorder dumps next to the logs -----
