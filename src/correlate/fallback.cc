@@ -37,7 +37,7 @@ bool Before(const Evidence& a, const Evidence& b) {
   }
   if (a.source == b.source) return a.offset < b.offset;
   if (a.time_us == b.time_us) return false;  // the same second in two files
-  return a.time_us != kNoTime;  // a timed line before an untimed one elsewhere
+  return a.time_us != kNoTime;               // a timed line before an untimed one elsewhere
 }
 
 // A root cluster that, fatal and of a catalog rule, explains the failure.
@@ -159,8 +159,8 @@ bool Claimed(const LineSet& claimed, const Evidence& ev) {
   if (it == claimed.end() || it->first.first != ev.source) return false;
   if (it->first.second == ev.line) return true;
   // Another rank's line after it is not its message.
-  return it->first.second <= ev.line + kMessageLines && (it->second == ev.rank || it->second < 0 ||
-                                                         ev.rank < 0);
+  return it->first.second <= ev.line + kMessageLines &&
+         (it->second == ev.rank || it->second < 0 || ev.rank < 0);
 }
 
 // A traceback's code line (`    raise ValueError(`, `    assert x`, field
@@ -224,9 +224,20 @@ bool SymptomOnly(const CorrelationState& st, const Cluster& c) {
   return !c.initiating && !IsNotice(st, c);
 }
 
-// Whether a line of cluster `c` was logged before the fatal line `f`.
-bool LoggedBefore(const CorrelationState& st, const Cluster& c, const Evidence& f) {
-  return std::any_of(c.ev.begin(), c.ev.end(), [&](size_t i) { return !Before(f, st.evs[i]); });
+// How long after a rank's fatal line the others' symptoms may still be its
+// doing: the slowest collective timeout (PyTorch's 30 min default for NCCL,
+// raised by some trainers) with margin.
+constexpr int64_t kFatalReachUs = 60 * 60 * kSecond;
+
+// Whether the symptoms of cluster `c` may be the fatal line `f`'s doing:
+// every line logged after it, and within its reach.
+bool AfterFatal(const CorrelationState& st, const Cluster& c, const Evidence& f) {
+  return std::all_of(c.ev.begin(), c.ev.end(), [&](size_t i) {
+    const Evidence& ev = st.evs[i];
+    bool reach =
+        f.time_us == kNoTime || ev.time_us == kNoTime || ev.time_us - f.time_us <= kFatalReachUs;
+    return Before(f, ev) && reach;
+  });
 }
 
 // A catalog rule's line inside an exception's traceback (a frame in
@@ -318,9 +329,9 @@ void ChooseFallback(CorrelationState& st) {
   // Only the failing rank's lines (or the rankless ones of its file).
   const Evidence& f = st.evs[lines.front()];
   // A symptom-only verdict that came first keeps the failure: the fatal
-  // line after it may be its consequence.
+  // line after it may be its consequence. So does one long after it.
   for (int w : weak) {
-    if (LoggedBefore(st, st.clusters[w], f)) return;
+    if (!AfterFatal(st, st.clusters[w], f)) return;
   }
   std::erase_if(lines, [&](size_t i) {
     const Evidence& ev = st.evs[i];
@@ -330,8 +341,8 @@ void ChooseFallback(CorrelationState& st) {
   for (int w : weak) {
     Cluster& s = st.clusters[w];
     s.parent = fc;
-    s.parent_how = StrCat(st.rs.rule(s.rule)->id()->str(),
-                          " is a symptom logged after the first fatal line");
+    s.parent_how =
+        StrCat(st.rs.rule(s.rule)->id()->str(), " is a symptom logged after the first fatal line");
   }
   for (int k = 0; k < fc; ++k) {
     Cluster& s = st.clusters[k];

@@ -1240,16 +1240,18 @@ TEST_F(FatalRulesTest, SummaryIsCollateralOfTheWorkersOwnError) {
 // keeps its verdict: the fatal line after it may be its doing.
 TEST_F(FatalRulesTest, ConcreteFatalLineBeforeASymptomOnlyVerdictInitiates) {
   ASSERT_NE(rules_, nullptr);
-  for (bool fatal_first : {true, false}) {
-    SCOPED_TRACE(fatal_first);
+  // Minutes of the fatal line: before the timeouts at 90, after them, and
+  // hours before them (out of a collective timeout's reach).
+  for (int fatal_at : {80, 100, 5}) {
+    SCOPED_TRACE(fatal_at);
     Synth s(*rules_);
-    s.Job(1, kT0, kT0 + kHour);
-    s.Add(s.RankSource(3), "generic-fatal", "s", kT0 + (fatal_first ? 20 : 40) * kMin, 3,
+    s.Job(1, kT0, kT0 + 2 * kHour);
+    s.Add(s.RankSource(3), "generic-fatal", "s", kT0 + fatal_at * kMin, 3,
           "GENERIC-FATAL here: ValueError");
-    for (int r : {0, 1, 2, 4}) s.Add(s.RankSource(r), "collective-timeout", "s", kT0 + 30 * kMin, r);
+    for (int r : {0, 1, 2, 4}) s.Add(s.RankSource(r), "collective-timeout", "s", kT0 + 90 * kMin, r);
     Diagnosis d = s.Run();
     ASSERT_FALSE(Causes(d).empty());
-    if (!fatal_first) {
+    if (fatal_at != 80) {
       EXPECT_THAT(Ids(d), ElementsAre("collective-timeout"));
       continue;
     }
