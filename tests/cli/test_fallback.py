@@ -125,6 +125,15 @@ def test_exit_and_fatal_reports_are_failures(faultline_bin, validate, tmp_path, 
         assert f"Exit status: {signal}" in inc["explanation"]
 
 
+def test_error_line_a_library_prints_and_carries_on_from_is_no_failure(faultline_bin, validate, tmp_path):
+    # mkl-service's warning at import (PyTorch issue 37377: "the training
+    # seems to work" while it keeps printing): a tool's "Error:" line is no
+    # uncaught exception.
+    text = ("Error: mkl-service + Intel(R) MKL: MKL_THREADING_LAYER=INTEL is incompatible with libgomp.so.1 library.\n"
+            "\tTry to import numpy first or set the threading layer accordingly. Set MKL_SERVICE_FORCE_INTEL to force it.\n")
+    assert incidents(faultline_bin, validate, tmp_path, text) == []
+
+
 def test_exception_ignored_at_shutdown_is_no_failure(faultline_bin, validate, tmp_path):
     # A DataLoader iterator's destructor run at exit, failing in CPython's
     # multiprocessing/process.py: CPython prints the traceback and carries on.
