@@ -126,6 +126,18 @@ def test_exit_and_fatal_reports_are_failures(faultline_bin, validate, tmp_path, 
         assert f"Exit status: {signal}" in inc["explanation"]
 
 
+def test_open_mpi_signal_report_names_its_host(faultline_bin, validate, tmp_path):
+    # Open MPI's signal handler, as a user list post quotes it.
+    text = ("[cstone-00613:28461] *** Process received signal ***\n"
+            "[cstone-00613:28461] Signal: Segmentation fault (11)\n"
+            "[cstone-00613:28461] Signal code:  (128)\n"
+            "[cstone-00613:28461] Failing at address: (nil)\n")
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert inc["initiating"]["host"] == "cstone-00613"
+    assert "Exit status: SIGSEGV" in inc["explanation"]
+
+
 def test_error_line_a_library_prints_and_carries_on_from_is_no_failure(faultline_bin, validate, tmp_path):
     # mkl-service's warning at import (PyTorch issue 37377: "the training
     # seems to work" while it keeps printing): a tool's "Error:" line is no
