@@ -326,13 +326,13 @@ void ChooseFallback(CorrelationState& st) {
   if (lines.empty()) return;
   std::stable_sort(lines.begin(), lines.end(),
                    [&](size_t a, size_t b) { return Before(st.evs[a], st.evs[b]); });
-  // Only the failing rank's lines (or the rankless ones of its file).
   const Evidence& f = st.evs[lines.front()];
   // A symptom-only verdict that came first keeps the failure: the fatal
   // line after it may be its consequence. So does one long after it.
   for (int w : weak) {
     if (!AfterFatal(st, st.clusters[w], f)) return;
   }
+  // Only the failing rank's lines (or the rankless ones of its file).
   std::erase_if(lines, [&](size_t i) {
     const Evidence& ev = st.evs[i];
     return ev.rank != f.rank || (f.rank < 0 && ev.source != f.source);
