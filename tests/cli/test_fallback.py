@@ -81,16 +81,27 @@ def test_collective_timeout_before_a_worker_error_keeps_its_verdict(faultline_bi
 
 
 # Exit reports as launchers, schedulers and shells print them (DeepSpeed
-# issue 3232 and DeepSpeedExamples 626, Open MPI issue 2661, PyTorch-Encoding
+# issue 3232, Open MPI issue 2661, PyTorch-Encoding
 # issue 324, abseil's failure signal handler, sacct in a Slurm extension's
 # issue, mpiexec's BAD TERMINATION banner, glibc's heap check before its
 # abort, torch.compile's wrapped error, a Rust panic, a glog FATAL check in
 # TensorFlow issue 22119): each is a failure, and the signal it names is
 # explained.
+# DeepSpeed issue 3232: the launcher reports a worker killed by SIGKILL.
+DEEPSPEED = ("[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266\n"
+             "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3'"
+             ", '-u', 'main.py', '--local_rank=0', '--data_path', 'Dahoas/rm-static'"
+             ", 'Dahoas/full-hh-rlhf', 'Dahoas/synthetic-instruct-gptj-pairwise'"
+             ", 'yitingxie/rlhf-reward-datasets', 'openai/webgpt_comparisons', 'stanfordnlp/SHP'"
+             ", '--data_split', '2,4,4', '--model_name_or_path', 'facebook/opt-125m'"
+             ", '--per_device_train_batch_size', '2', '--per_device_eval_batch_size', '8'"
+             ", '--max_seq_len', '512', '--learning_rate', '9.65e-6', '--weight_decay', '0.1'"
+             ", '--num_train_epochs', '2', '--gradient_accumulation_steps', '1', '--lr_scheduler_type'"
+             ", 'cosine', '--num_warmup_steps', '0', '--seed', '1234', '--zero_stage', '2'"
+             ", '--deepspeed', '--output_dir'"
+             ", '/content/DeepSpeedExamples/applications/DeepSpeed-Chat/output/actor-models/125m'] exits with return code = -9" "\n")
 EXITS = {
-    "deepspeed": ("[2023-07-10 04:26:35,999] [ERROR] [launch.py:324:sigkill_handler] "
-                  "['/global/D1/homes/sushant/sushanta/venv/bin/python3.10', '-u', 'trainCLM.py', "
-                  "'--local_rank=1'] exits with return code = -11\n", "SIGSEGV"),
+    "deepspeed": (DEEPSPEED, "SIGKILL"),
     "mpirun": ("mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9 (Killed).\n",
                "SIGKILL"),
     "spawn": ("Traceback (most recent call last):\n"
