@@ -5,8 +5,16 @@
 // fatal line (role:fallback: a folded traceback's exception, a crash signal,
 // a non-zero exit) on the earliest failing rank becomes the initiating
 // cluster, and launcher summaries (role:summary) become its collateral: a
-// summary names the first local failure, never the cause.
+// summary names the first local failure, never the cause. A verdict that
+// stands on symptoms only (a collective timeout, a closed socket) is no
+// explanation against a concrete fatal line logged before it: that line
+// initiates and the symptoms become its collateral. A fatal line a catalog
+// rule also matched is that rule's, an exception whose traceback holds a
+// catalog rule's frame joins that rule's incident, and a fatal line after
+// training completed is teardown.
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "correlate/state.h"
 #include "util/strings.h"
@@ -21,10 +29,15 @@ constexpr uint64_t kTracebackWindowBytes = 8 << 10;
 // show that the rank carried on.
 constexpr int64_t kSurvivedMargin = 30 * kSecond;
 
+// Whether `a` was logged before `b`: by time, and within one file (the same
+// second, or no stamps) by position.
 bool Before(const Evidence& a, const Evidence& b) {
-  if (a.time_us != kNoTime && b.time_us != kNoTime) return a.time_us < b.time_us;
+  if (a.time_us != kNoTime && b.time_us != kNoTime && a.time_us != b.time_us) {
+    return a.time_us < b.time_us;
+  }
   if (a.source == b.source) return a.offset < b.offset;
-  return a.time_us != kNoTime;  // a timed line before an untimed one elsewhere
+  if (a.time_us == b.time_us) return false;  // the same second in two files
+  return a.time_us != kNoTime;               // a timed line before an untimed one elsewhere
 }
 
 // A root cluster that, fatal and of a catalog rule, explains the failure.
@@ -33,10 +46,10 @@ bool Explains(const CorrelationState& st, const Cluster& c) {
          !st.HasRole(c.rule, RuleRole::kFallback);
 }
 
-// Whether `ev` follows the job's first termination line (role:termination):
-// what a rank prints while it is being stopped is that stop's doing.
-bool AfterTermination(const CorrelationState& st, const Evidence& ev) {
-  const Evidence* t = st.index.first_termination;
+// Whether `ev` follows `t` (the job's first termination or completion line):
+// what a rank prints while it is being stopped is that stop's doing, and
+// what it prints after training completed is teardown.
+bool After(const Evidence* t, const Evidence& ev) {
   if (!t) return false;
   if (t->source == ev.source) return t->offset < ev.offset;
   return t->time_us != kNoTime && ev.time_us != kNoTime && t->time_us <= ev.time_us;
@@ -58,25 +71,36 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
 std::string ExitMeaning(const Evidence& ev) {
   std::string code;
   if (const std::string* c = ev.Field("exitcode")) code = *c;
+  // mpirun's "exited on signal 9 (Killed)", sacct's "FAILED 0:9" (exit
+  // code, then the signal): the number Python would negate.
+  if (const std::string* n = ev.Field("signal_number");
+      n && *n != "0" && (code.empty() || code == "0")) {
+    code = "-" + *n;
+  }
   std::string_view crash;
   if (const std::string* c = ev.Field("crash")) crash = *c;
-  auto is = [&](std::string_view shell, std::string_view neg, std::string_view text) {
-    return code == shell || code == neg || (!text.empty() && crash.find(text) == 0);
+  std::string_view name;  // abseil's "*** SIGSEGV received at time=..."
+  if (const std::string* n = ev.Field("signal_name")) name = *n;
+  // Signal N as a shell's 128+N, Python's and torchrun's -N, its name, or
+  // the text a shell prints for it.
+  auto is = [&](int n, std::string_view sig, std::string_view text) {
+    return code == StrCat(128 + n) || code == StrCat(-n) || name == sig ||
+           (!text.empty() && crash.find(text) == 0);
   };
-  if (is("137", "-9", "")) {
+  if (is(9, "SIGKILL", "")) {
     return "SIGKILL: the process was killed from outside; look for the OOM killer (dmesg) or the "
            "scheduler's kill after a grace period";
   }
-  if (is("135", "-7", "Bus error")) {
+  if (is(7, "SIGBUS", "Bus error")) {
     return "SIGBUS: a memory-mapped file or /dev/shm ran out or was truncated under the process";
   }
-  if (is("139", "-11", "Segmentation fault") || crash.find("Fatal Python error: Segm") == 0) {
+  if (is(11, "SIGSEGV", "Segmentation fault") || crash.find("Fatal Python error: Segm") == 0) {
     return "SIGSEGV: a crash in native code (a CUDA extension, a library ABI mismatch)";
   }
-  if (is("134", "-6", "Aborted") || crash.find("Fatal Python error: Abort") == 0) {
+  if (is(6, "SIGABRT", "Aborted") || crash.find("Fatal Python error: Abort") == 0) {
     return "SIGABRT: the process aborted itself (a C++ exception or assertion, the NCCL watchdog)";
   }
-  if (is("143", "-15", "")) {
+  if (is(15, "SIGTERM", "")) {
     return "SIGTERM: the process was asked to stop; find who sent it (scheduler time limit, "
            "preemption, scancel, the launcher tearing down siblings)";
   }
@@ -102,18 +126,67 @@ void MarkSurvived(CorrelationState& st) {
   }
 }
 
-void ChooseFallback(CorrelationState& st) {
-  const std::vector<uint32_t>& fallback_rules =
-      st.role_rules[static_cast<size_t>(RuleRole::kFallback)];
-  if (fallback_rules.empty()) return;
-  for (const Cluster& c : st.clusters) {
-    if (Explains(st, c)) return;
+namespace {
+
+// How many lines after a fatal line its message may go on: C++'s
+// "terminate called after throwing an instance of 'c10::DistBackendError'"
+// gives it on the next line ("  what():  [Rank 6] Watchdog caught ..."), a
+// hard-wrapped exception message on the lines after it.
+constexpr uint64_t kMessageLines = 2;
+
+// Lines (source, line number) of failures a catalog rule matched (its
+// initiating and symptom lines, whatever its conditions decided). A generic
+// fatal line on one of them ("torch.distributed.DistBackendError: ...
+// Watchdog caught collective operation timeout", torchrun's
+// "ChildFailedError:"), or whose message goes on to one of its rank, is
+// that rule's failure, which the rule already explains or summarises.
+using LineSet = std::map<std::pair<uint32_t, uint64_t>, int64_t>;  // -> the line's rank
+LineSet ClaimedLines(const CorrelationState& st) {
+  LineSet claimed;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    SignalRole role = st.rs.signal(ev.signal).role;
+    if (st.ignore_reason[i].empty() && !st.HasRole(ev.rule, RuleRole::kFallback) &&
+        (role == SignalRole::Initiating || role == SignalRole::Symptom)) {
+      claimed.emplace(std::make_pair(ev.source, ev.line), ev.rank);
+    }
   }
-  // Fatal lines no rank carried on from; an exception, crash or fatal line
-  // (initiating role) before a bare exit status, which only says that the
-  // rank ended.
+  return claimed;
+}
+
+bool Claimed(const LineSet& claimed, const Evidence& ev) {
+  auto it = claimed.lower_bound({ev.source, ev.line});
+  if (it == claimed.end() || it->first.first != ev.source) return false;
+  if (it->first.second == ev.line) return true;
+  // Another rank's line after it is not its message.
+  return it->first.second <= ev.line + kMessageLines &&
+         (it->second == ev.rank || it->second < 0 || ev.rank < 0);
+}
+
+// A traceback's code line (`    raise ValueError(`, `    assert x`, field
+// `statement`) is the lead only when the excerpt was cut before its
+// exception: an exception line of the same rank after it, within the
+// traceback's reach, says what was raised -- a generic one, or a failure a
+// catalog rule names ("RuntimeError: NCCL communicator was aborted").
+bool SupersededStatement(const CorrelationState& st, size_t i) {
+  const Evidence& ev = st.evs[i];
+  if (!ev.Field("statement")) return false;
+  if (ev.Field("in_traceback_of")) return true;
+  for (size_t j = i + 1; j < st.evs.size(); ++j) {
+    const Evidence& e = st.evs[j];
+    if (e.source != ev.source || e.offset - ev.offset > kTracebackWindowBytes) break;
+    if (e.rank != ev.rank || e.Field("statement")) continue;
+    SignalRole role = st.rs.signal(e.signal).role;
+    bool generic = st.HasRole(e.rule, RuleRole::kFallback);
+    if (role == SignalRole::Initiating || (!generic && role == SignalRole::Symptom)) return true;
+  }
+  return false;
+}
+
+// The generic fatal lines no rank carried on from, in evidence order.
+std::vector<size_t> FatalLines(const CorrelationState& st) {
+  LineSet claimed = ClaimedLines(st);
   std::vector<size_t> lines;
-  bool any_initiating = false;
   // A context line of a fallback rule (CPython's "Exception ignored in:")
   // says that the traceback after it was printed and dropped; the evidence
   // is in source-then-offset order, so it comes right before its exception.
@@ -129,34 +202,73 @@ void ChooseFallback(CorrelationState& st) {
     if (ignored && role == SignalRole::Initiating) {
       bool dropped = ignored->source == ev.source && ignored->rank == ev.rank &&
                      ev.offset - ignored->offset <= kTracebackWindowBytes;
+      // The traceback's code lines come before the exception that ends it.
+      if (dropped && ev.Field("statement")) continue;
       ignored = nullptr;
       if (dropped) continue;
     }
-    if (!st.active[i] || SurvivedLine(st, i) || AfterTermination(st, ev)) continue;
+    if (!st.active[i] || SurvivedLine(st, i) || After(st.index.first_termination, ev) ||
+        After(st.index.first_completion, ev)) {
+      continue;
+    }
+    if (Claimed(claimed, ev) || SupersededStatement(st, i)) continue;
     lines.push_back(i);
-    any_initiating |= st.rs.signal(st.evs[i].signal).role == SignalRole::Initiating;
   }
-  bool summary = std::any_of(st.clusters.begin(), st.clusters.end(), [&](const Cluster& c) {
-    return c.parent < 0 && st.HasRole(c.rule, RuleRole::kSummary);
+  return lines;
+}
+
+// Whether root cluster `c` stands on symptoms only (a watchdog timeout, a
+// closed socket): such a verdict is inferred, and a concrete fatal line
+// before it is the better lead.
+bool SymptomOnly(const CorrelationState& st, const Cluster& c) {
+  return !c.initiating && !IsNotice(st, c);
+}
+
+// How long after a rank's fatal line the others' symptoms may still be its
+// doing: the slowest collective timeout (PyTorch's 30 min default for NCCL,
+// raised by some trainers) with margin.
+constexpr int64_t kFatalReachUs = 60 * 60 * kSecond;
+
+// Whether the symptoms of cluster `c` may be the fatal line `f`'s doing:
+// every line logged after it, and within its reach.
+bool AfterFatal(const CorrelationState& st, const Cluster& c, const Evidence& f) {
+  return std::all_of(c.ev.begin(), c.ev.end(), [&](size_t i) {
+    const Evidence& ev = st.evs[i];
+    bool reach =
+        f.time_us == kNoTime || ev.time_us == kNoTime || ev.time_us - f.time_us <= kFatalReachUs;
+    return Before(f, ev) && reach;
   });
-  // A launcher's summary already says that a worker exited, and how: an
-  // exit status adds nothing to it, only the worker's own error would.
-  if (!any_initiating && summary) return;
-  if (any_initiating) {
-    std::erase_if(lines, [&](size_t i) {
-      return st.rs.signal(st.evs[i].signal).role != SignalRole::Initiating;
-    });
+}
+
+// A catalog rule's line inside an exception's traceback (a frame in
+// torch/serialization.py's load: a checkpoint that does not load) says what
+// that exception is: the exception line joins that rule's cluster as its
+// initiating evidence, and leaves `lines`.
+void AdoptExceptions(CorrelationState& st, std::vector<size_t>& lines) {
+  std::map<std::pair<uint32_t, std::string>, int> frames;  // (source, exception line) -> cluster
+  for (size_t k = 0; k < st.clusters.size(); ++k) {
+    for (size_t i : st.clusters[k].ev) {
+      if (const std::string* tb = st.evs[i].Field("in_traceback_of")) {
+        frames.emplace(std::make_pair(st.evs[i].source, *tb), static_cast<int>(k));
+      }
+    }
   }
-  if (lines.empty()) return;
-  std::stable_sort(lines.begin(), lines.end(),
-                   [&](size_t a, size_t b) { return Before(st.evs[a], st.evs[b]); });
-  size_t first = lines.front();
-  // Only the failing rank's lines (or the rankless ones of its file).
-  const Evidence& f = st.evs[first];
+  if (frames.empty()) return;
   std::erase_if(lines, [&](size_t i) {
     const Evidence& ev = st.evs[i];
-    return ev.rank != f.rank || (f.rank < 0 && ev.source != f.source);
+    if (st.rs.signal(ev.signal).role != SignalRole::Initiating) return false;
+    auto it = frames.find({ev.source, StrCat(ev.line)});
+    if (it == frames.end()) return false;
+    Cluster& c = st.clusters[it->second];
+    c.ev.push_back(i);
+    c.initiating = true;
+    return true;
   });
+}
+
+// The fallback cluster of `lines` (the failing rank's), appended to the
+// clusters; returns its index.
+int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   for (size_t i : lines) {
     Evidence& ev = st.evs[i];
     if (std::string m = ExitMeaning(ev); !m.empty() && !ev.Field("exit_signal")) {
@@ -165,8 +277,8 @@ void ChooseFallback(CorrelationState& st) {
   }
   int fc = static_cast<int>(st.clusters.size());
   Cluster& c = st.clusters.emplace_back();
-  c.rule = f.rule;
-  c.layer = st.rs.rule(f.rule)->layer();
+  c.rule = st.evs[lines.front()].rule;
+  c.layer = st.rs.rule(c.rule)->layer();
   c.initiating = true;  // an exit status, too, is a seen fact about the rank
   for (size_t i : lines) {
     const Evidence& ev = st.evs[i];
@@ -177,6 +289,60 @@ void ChooseFallback(CorrelationState& st) {
       if (c.first == kNoTime || ev.time_us < c.first) c.first = ev.time_us;
       if (c.last == kNoTime || ev.time_us > c.last) c.last = ev.time_us;
     }
+  }
+  return fc;
+}
+
+}  // namespace
+
+void ChooseFallback(CorrelationState& st) {
+  if (st.role_rules[static_cast<size_t>(RuleRole::kFallback)].empty()) return;
+  std::vector<size_t> lines = FatalLines(st);
+  AdoptExceptions(st, lines);
+  std::vector<int> weak;  // symptom-only roots a concrete fatal line may precede
+  for (size_t k = 0; k < st.clusters.size(); ++k) {
+    const Cluster& c = st.clusters[k];
+    if (!Explains(st, c)) continue;
+    if (!SymptomOnly(st, c)) return;
+    weak.push_back(static_cast<int>(k));
+  }
+  // An exception, crash or fatal line (initiating role) rather than a bare
+  // exit status.
+  bool any_initiating = std::any_of(lines.begin(), lines.end(), [&](size_t i) {
+    return st.rs.signal(st.evs[i].signal).role == SignalRole::Initiating;
+  });
+  bool summary = std::any_of(st.clusters.begin(), st.clusters.end(), [&](const Cluster& c) {
+    return c.parent < 0 && st.HasRole(c.rule, RuleRole::kSummary);
+  });
+  // A launcher's summary already says that a worker exited, and how: an
+  // exit status adds nothing to it, only the worker's own error would. Nor
+  // does an exit status outweigh a symptom a catalog rule names.
+  if (!any_initiating && (summary || !weak.empty())) return;
+  if (any_initiating) {
+    std::erase_if(lines, [&](size_t i) {
+      return st.rs.signal(st.evs[i].signal).role != SignalRole::Initiating;
+    });
+  }
+  if (lines.empty()) return;
+  std::stable_sort(lines.begin(), lines.end(),
+                   [&](size_t a, size_t b) { return Before(st.evs[a], st.evs[b]); });
+  const Evidence& f = st.evs[lines.front()];
+  // A symptom-only verdict that came first keeps the failure: the fatal
+  // line after it may be its consequence. So does one long after it.
+  for (int w : weak) {
+    if (!AfterFatal(st, st.clusters[w], f)) return;
+  }
+  // Only the failing rank's lines (or the rankless ones of its file).
+  std::erase_if(lines, [&](size_t i) {
+    const Evidence& ev = st.evs[i];
+    return ev.rank != f.rank || (f.rank < 0 && ev.source != f.source);
+  });
+  int fc = AddFallbackCluster(st, lines);
+  for (int w : weak) {
+    Cluster& s = st.clusters[w];
+    s.parent = fc;
+    s.parent_how =
+        StrCat(st.rs.rule(s.rule)->id()->str(), " is a symptom logged after the first fatal line");
   }
   for (int k = 0; k < fc; ++k) {
     Cluster& s = st.clusters[k];

@@ -282,6 +282,11 @@ void AddMissingFacts(const CorrelationState& st, const Draft& dr,
         "traceback or last error line), which this line only points at",
         vars));
   }
+  if (const std::string* code = dr.first.Field("statement"); code && fallback) {
+    // A traceback cut after a code line: what it raised is the lead.
+    facts.push_back(StrCat("the rest of the traceback after '", *code,
+                           "': the exception type and message it raised"));
+  }
   if (dr.peer && !dr.peer->empty() && dr.unresolved_peer) {
     facts.push_back(StrCat("which host has the address ", *dr.peer,
                            " (the NCCL 'Bootstrap : Using' lines of every host), then its kernel "
@@ -362,8 +367,14 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   } else {
     InferSuspect(st, dr, inc);
   }
-  if (std::string m = ExitMeaning(first); !m.empty()) {
-    dr.explanation += StrCat("Exit status: ", m, ". ");
+  // The first line that says how the process ended (an exception line may
+  // share its line with the signal that ended it: "process 0 terminated
+  // with signal SIGKILL").
+  for (size_t i : rc.ev) {
+    if (std::string m = ExitMeaning(st.evs[i]); !m.empty()) {
+      dr.explanation += StrCat("Exit status: ", m, ". ");
+      break;
+    }
   }
   if (rc.survived) {
     inc.survived = true;

@@ -63,6 +63,9 @@ void BuildEvidenceIndex(CorrelationState& st) {
     if (!ix.first_termination && st.HasRole(ev.rule, RuleRole::kTermination)) {
       ix.first_termination = &ev;
     }
+    if (!ix.first_completion && st.HasRole(ev.rule, RuleRole::kCompletion)) {
+      ix.first_completion = &ev;
+    }
     if (ev.time_us != kNoTime && st.HasRole(ev.rule, RuleRole::kCheckpointSaved)) {
       ix.last_checkpoint_us = std::max(ix.last_checkpoint_us, ev.time_us);
     }

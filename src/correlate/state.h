@@ -81,6 +81,7 @@ struct EvidenceIndex {
   std::map<int64_t, size_t> last_progress;         // rank -> its last progress line
   std::map<int64_t, std::vector<size_t>> metrics;  // rank -> its metric lines
   const Evidence* first_termination = nullptr;     // first line of a role:termination rule
+  const Evidence* first_completion = nullptr;      // first line of a role:completion rule
   int64_t last_checkpoint_us = kNoTime;            // newest role:checkpoint-saved line
   std::set<int64_t> known_ranks;
   std::set<std::string> known_hosts;

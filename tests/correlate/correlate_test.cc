@@ -1117,6 +1117,9 @@ class FatalRulesTest : public CorrelateTest {
            R"("t", "role:fallback")");
     t.Rule("launcher-summary", "framework", "symptom", "LAUNCHER-SUMMARY here",
            R"("missing_fact": "m")", R"("t", "role:summary")");
+    t.Rule("collective-timeout", "framework", "symptom", "COLLECTIVE-TIMEOUT here");
+    t.Rule("train-done", "application", "context", "TRAIN-DONE here", "",
+           R"("t", "role:completion")");
     auto r = t.Compile();
     ASSERT_TRUE(r.ok()) << r.status();
     rules_ = *r;
@@ -1231,6 +1234,163 @@ TEST_F(FatalRulesTest, SummaryIsCollateralOfTheWorkersOwnError) {
   }
 }
 
+// A concrete fatal line on one rank (a ValueError) before a symptom-only
+// verdict (the other ranks' collective timeouts ten minutes later) is the
+// lead, and the timeouts its collateral. The other way round the symptom
+// keeps its verdict: the fatal line after it may be its doing.
+TEST_F(FatalRulesTest, ConcreteFatalLineBeforeASymptomOnlyVerdictInitiates) {
+  ASSERT_NE(rules_, nullptr);
+  // Minutes of the fatal line: before the timeouts at 90, after them, and
+  // hours before them (out of a collective timeout's reach).
+  for (int fatal_at : {80, 100, 5}) {
+    SCOPED_TRACE(fatal_at);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + 2 * kHour);
+    s.Add(s.RankSource(3), "generic-fatal", "s", kT0 + fatal_at * kMin, 3,
+          "GENERIC-FATAL here: ValueError");
+    for (int r : {0, 1, 2, 4}) s.Add(s.RankSource(r), "collective-timeout", "s", kT0 + 90 * kMin, r);
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(Causes(d).empty());
+    if (fatal_at != 80) {
+      EXPECT_THAT(Ids(d), ElementsAre("collective-timeout"));
+      continue;
+    }
+    ASSERT_THAT(Ids(d), ElementsAre("generic-fatal"));
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(inc.rank, 3);
+    EXPECT_FALSE(inc.inferred);
+    EXPECT_NE(FindCollateral(inc, "collective-timeout"), nullptr);
+  }
+}
+
+// What a rank prints after training completed ("Training completed", then
+// a traceback from a destructor at exit) is teardown, not a failure; the
+// same line before completion is.
+TEST_F(FatalRulesTest, FatalLineAfterCompletionIsTeardown) {
+  ASSERT_NE(rules_, nullptr);
+  for (bool completed : {true, false}) {
+    SCOPED_TRACE(completed);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + kHour);
+    Steps(s, 0, 0, 50);
+    if (completed) s.Add(s.RankSource(0), "train-done", "s", kT0 + 51 * kMin, 0);
+    s.Add(s.RankSource(0), "generic-fatal", "s", kT0 + 52 * kMin, 0);
+    Diagnosis d = s.Run();
+    if (completed) {
+      EXPECT_THAT(Causes(d), IsEmpty());
+    } else {
+      EXPECT_THAT(Ids(d), ElementsAre("generic-fatal"));
+    }
+  }
+}
+
+// A catalog rule's line inside an exception's traceback (a frame of
+// torch.load: a checkpoint that does not load) says what the exception is:
+// the exception line becomes that incident's initiating evidence, not an
+// unrecognised one.
+TEST_F(FatalRulesTest, CatalogFrameInATracebackNamesItsException) {
+  ASSERT_NE(rules_, nullptr);
+  for (bool own : {true, false}) {
+    SCOPED_TRACE(own);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + kHour);
+    Evidence& frame = s.Add(s.RankSource(3), "collective-timeout", "s", kT0 + 20 * kMin, 3);
+    if (own) frame.fields.emplace_back("in_traceback_of", StrCat(frame.line + 1));
+    s.Add(s.RankSource(3), "generic-fatal", "s", kT0 + 20 * kMin, 3, "GENERIC-FATAL here: EOFError");
+    Diagnosis d = s.Run();
+    ASSERT_THAT(Ids(d), ElementsAre("collective-timeout"));
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(inc.inferred, !own);
+    bool has_exception = std::any_of(inc.initiating.begin(), inc.initiating.end(), [](const Evidence& e) {
+      return e.text == "GENERIC-FATAL here: EOFError";
+    });
+    EXPECT_EQ(has_exception, own);
+  }
+}
+
+// A code line whose exception a catalog rule names (a symptom: "RuntimeError:
+// NCCL communicator was aborted") is that exception's, not a lead.
+TEST_F(FatalRulesTest, TracebackCodeLineBeforeACatalogExceptionIsItsOwn) {
+  ASSERT_NE(rules_, nullptr);
+  Synth s(*rules_);
+  s.Job(1, kT0, kT0 + kHour);
+  Evidence& code = s.Add(s.RankSource(1), "generic-fatal", "s", kT0 + 20 * kMin, 1);
+  code.fields.emplace_back("statement", "raise RuntimeError(");
+  // The message's lines between them ("raise RuntimeError(", its arguments,
+  // the exception line four lines down).
+  s.Add(s.RankSource(1), "collective-timeout", "s", kT0 + 20 * kMin, 1).line += 3;
+  EXPECT_THAT(Ids(s.Run()), ElementsAre("collective-timeout"));
+}
+
+// A bare exit status says only that a rank ended: it never outweighs a
+// symptom a catalog rule names.
+TEST_F(FatalRulesTest, ExitStatusAloneDoesNotOutweighASymptom) {
+  ASSERT_NE(rules_, nullptr);
+  Synth s(*rules_);
+  s.Job(1, kT0, kT0 + kHour);
+  s.Add(s.RankSource(3), "generic-exit", "s", kT0 + 20 * kMin, 3);
+  s.Add(s.RankSource(4), "collective-timeout", "s", kT0 + 30 * kMin, 4);
+  EXPECT_THAT(Ids(s.Run()), ElementsAre("collective-timeout"));
+}
+
+// A generic fatal line that a catalog rule also matched ("DistBackendError:
+// ... Watchdog caught collective operation timeout"), or whose message goes
+// on to such a line (C++'s "terminate called after throwing ..." and its
+// "what():" line), is that rule's failure, not an unrecognised one.
+TEST_F(FatalRulesTest, FatalLineACatalogRuleMatchedIsThatRulesFailure) {
+  ASSERT_NE(rules_, nullptr);
+  for (uint64_t gap : {0, 1, 3}) {
+    SCOPED_TRACE(gap);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + kHour);
+    Evidence& fatal = s.Add(s.RankSource(3), "generic-fatal", "s", kT0 + 20 * kMin, 3);
+    uint64_t line = fatal.line, offset = fatal.offset;
+    Evidence& symptom = s.Add(s.RankSource(3), "collective-timeout", "s", kT0 + 20 * kMin, 3);
+    symptom.line = line + gap;
+    if (gap == 0) symptom.offset = offset;
+    Diagnosis d = s.Run();
+    if (gap <= 2) {
+      EXPECT_THAT(Ids(d), ElementsAre("collective-timeout"));
+    } else {
+      EXPECT_THAT(Ids(d), ElementsAre("generic-fatal"));
+    }
+  }
+  // Another rank's line right after it is not its message.
+  Synth s(*rules_);
+  s.Job(1, kT0, kT0 + kHour);
+  uint32_t shared = s.Source("node100/train.log", "node100", -1, kT0, kT0 + kHour);
+  s.Add(shared, "generic-fatal", "s", kT0 + 20 * kMin, 3);
+  s.Add(shared, "collective-timeout", "s", kT0 + 20 * kMin, 5);
+  EXPECT_THAT(Ids(s.Run()), ElementsAre("generic-fatal"));
+}
+
+// A traceback cut before its exception ends on a code line ("    assert
+// not param.ds_active_sub_modules, ..."): that line is the lead. When the
+// exception follows, the exception line is.
+TEST_F(FatalRulesTest, TracebackCodeLineLeadsOnlyWhenItsExceptionIsCut) {
+  ASSERT_NE(rules_, nullptr);
+  for (bool cut : {true, false}) {
+    SCOPED_TRACE(cut);
+    Synth s(*rules_);
+    s.Job(1, kT0, kT0 + kHour);
+    Evidence& code = s.Add(s.RankSource(1), "generic-fatal", "s", kT0 + 20 * kMin, 1,
+                           "GENERIC-FATAL here:     assert x is not None");
+    code.fields.emplace_back("statement", "assert x is not None");
+    if (!cut) {
+      s.Add(s.RankSource(1), "generic-fatal", "s", kT0 + 20 * kMin, 1,
+            "GENERIC-FATAL here: AssertionError");
+    }
+    s.Add(s.RankSource(1), "generic-exit", "s", kT0 + 20 * kMin + kS, 1);
+    Diagnosis d = s.Run();
+    ASSERT_THAT(Ids(d), ElementsAre("generic-fatal"));
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(inc.rank, 1);
+    ASSERT_EQ(inc.initiating.size(), 1u);
+    EXPECT_EQ(inc.initiating[0].text, cut ? "GENERIC-FATAL here:     assert x is not None"
+                                          : "GENERIC-FATAL here: AssertionError");
+  }
+}
+
 // ---------------------------------------------------------------- facts in the advice
 
 // The Xid 79 rule's verify names the GPU that failed, where it failed.
@@ -1301,6 +1461,31 @@ TEST(ExitMeaningTest, ShellAndLauncherFormsOfTheSameSignal) {
   EXPECT_EQ(meaning("-15"), "SIGTERM");
   EXPECT_EQ(meaning("1"), "");
   EXPECT_EQ(meaning("2"), "");
+}
+
+// mpirun's "exited on signal 9 (Killed)" gives the signal's number, abseil's
+// "*** SIGSEGV received at time=..." and torch.multiprocessing's "terminated
+// with signal SIGKILL" its name.
+TEST(ExitMeaningTest, SignalNumbersAndNames) {
+  auto meaning = [](std::string field, std::string value) {
+    Evidence ev;
+    ev.fields.emplace_back(field, value);
+    std::string m = internal::ExitMeaning(ev);
+    return m.substr(0, m.find(':'));
+  };
+  EXPECT_EQ(meaning("signal_number", "9"), "SIGKILL");
+  EXPECT_EQ(meaning("signal_number", "7"), "SIGBUS");
+  EXPECT_EQ(meaning("signal_number", "6"), "SIGABRT");
+  EXPECT_EQ(meaning("signal_name", "SIGSEGV"), "SIGSEGV");
+  EXPECT_EQ(meaning("signal_name", "SIGTERM"), "SIGTERM");
+  EXPECT_EQ(meaning("signal_name", "SIGUSR1"), "");
+  EXPECT_EQ(meaning("signal_number", "1"), "");
+  // sacct's ExitCode "0:9": no exit status, killed by signal 9.
+  Evidence sacct;
+  sacct.fields = {{"exitcode", "0"}, {"signal_number", "9"}};
+  EXPECT_EQ(internal::ExitMeaning(sacct).substr(0, 7), "SIGKILL");
+  sacct.fields = {{"exitcode", "1"}, {"signal_number", "0"}};
+  EXPECT_EQ(internal::ExitMeaning(sacct), "");
 }
 
 // ----- NCCL Flight Recorder dumps next to the logs -----

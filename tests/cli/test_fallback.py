@@ -1,0 +1,169 @@
+"""A job that failed never gets "No incident": when no catalog rule explains
+the failure, the report has an "Unrecognised fatal error" incident whose
+initiating line is the first fatal line on the earliest failing rank, with a
+missing fact saying what would settle it (rulesets/README.md, "Roles",
+role:fallback). The log lines below are as public issue threads and
+documentation print them: a traceback cut before its exception, launchers'
+and schedulers' exit reports, a worker's exception before the other ranks'
+collective timeouts."""
+import json
+
+import pytest
+
+from conftest import run
+
+FALLBACK = "Unrecognised fatal error"
+
+# flash-attention on ROCm (a thread quoting the rank's traceback); the
+# excerpt is cut after the assert's code line, or goes on to its exception.
+TRUNCATED = """\
+[rank0]:   File "/usr/local/lib/python3.10/dist-packages/flash_attn-2.7.4.post1-py3.10.egg/flash_attn/flash_attn_triton_amd/utils.py", line 80, in need_alibi
+[rank0]:     assert alibi_slopes.dim() == 2
+"""
+# align-anything: a template lookup that raises, then a watchdog timeout of
+# another rank (a Hugging Face generation run's log).
+WORKER_ERROR = """\
+[rank0]:   File "/home/pku0016/hw2/align-anything/align_anything/utils/template_registry.py", line 30, in get_template_class
+[rank0]:     raise ValueError(f"Template '{template_name}' not found.")
+[rank0]: ValueError: Template 'None' not found.
+"""
+WATCHDOG = ("[rank2]:[E ProcessGroupNCCL.cpp:523] [Rank 2] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=15074, OpType=_ALLGATHER_BASE, NumelIn=8388608, NumelOut=67108864, "
+            "Timeout(ms)=1800000) ran for 1800218 milliseconds before timing out.\n")
+
+
+def incidents(faultline_bin, validate, tmp_path, text):
+    log = tmp_path / "train.log"
+    log.write_text(text)
+    p = run(faultline_bin, "diagnose", "--json", str(log), check=False)
+    assert p.returncode == 0, p.stderr.decode()
+    doc = json.loads(p.stdout)
+    validate(doc)
+    return doc["incidents"]
+
+
+def primary(faultline_bin, validate, tmp_path, text):
+    found = incidents(faultline_bin, validate, tmp_path, text)
+    assert found, "no incident"
+    return found[0]
+
+
+def texts(inc):
+    return [e["text"] for e in inc["initiating"]["evidence"]]
+
+
+def test_traceback_cut_before_its_exception_leads_with_the_code_line(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, TRUNCATED)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == ["[rank0]:     assert alibi_slopes.dim() == 2"]
+    assert inc["initiating"]["rank"] == 0
+    assert any("the rest of the traceback after 'assert alibi_slopes.dim() == 2'" in f
+               for f in inc["missing_facts"]), inc["missing_facts"]
+
+
+def test_the_exception_after_the_code_line_leads(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, TRUNCATED + "[rank0]: AssertionError\n")
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == ["[rank0]: AssertionError"]
+
+
+def test_worker_error_before_collective_timeouts_initiates(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, WORKER_ERROR + WATCHDOG)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == ["[rank0]: ValueError: Template 'None' not found."]
+    assert inc["initiating"]["rank"] == 0
+    assert [c["rule"] for c in inc["collateral"]] == ["nccl-watchdog-timeout"]
+
+
+def test_collective_timeout_before_a_worker_error_keeps_its_verdict(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, WATCHDOG + WORKER_ERROR)
+    assert inc["rule"] == "nccl-watchdog-timeout"
+
+
+# Exit reports as launchers, schedulers and shells print them (DeepSpeed
+# issue 3232, Open MPI issue 2661, PyTorch-Encoding
+# issue 324, abseil's failure signal handler, sacct in a Slurm extension's
+# issue, mpiexec's BAD TERMINATION banner, glibc's heap check before its
+# abort, torch.compile's wrapped error, a Rust panic, a glog FATAL check in
+# TensorFlow issue 22119): each is a failure, and the signal it names is
+# explained.
+# DeepSpeed issue 3232: the launcher reports a worker killed by SIGKILL.
+DEEPSPEED = ("[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266\n"
+             "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3'"
+             ", '-u', 'main.py', '--local_rank=0', '--data_path', 'Dahoas/rm-static'"
+             ", 'Dahoas/full-hh-rlhf', 'Dahoas/synthetic-instruct-gptj-pairwise'"
+             ", 'yitingxie/rlhf-reward-datasets', 'openai/webgpt_comparisons', 'stanfordnlp/SHP'"
+             ", '--data_split', '2,4,4', '--model_name_or_path', 'facebook/opt-125m'"
+             ", '--per_device_train_batch_size', '2', '--per_device_eval_batch_size', '8'"
+             ", '--max_seq_len', '512', '--learning_rate', '9.65e-6', '--weight_decay', '0.1'"
+             ", '--num_train_epochs', '2', '--gradient_accumulation_steps', '1', '--lr_scheduler_type'"
+             ", 'cosine', '--num_warmup_steps', '0', '--seed', '1234', '--zero_stage', '2'"
+             ", '--deepspeed', '--output_dir'"
+             ", '/content/DeepSpeedExamples/applications/DeepSpeed-Chat/output/actor-models/125m'] exits with return code = -9" "\n")
+EXITS = {
+    "deepspeed": (DEEPSPEED, "SIGKILL"),
+    "mpirun": ("mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9 (Killed).\n",
+               "SIGKILL"),
+    "spawn": ("Traceback (most recent call last):\n"
+              "  File \"train_dist.py\", line 319, in <module>\n"
+              "    main()\n"
+              "Exception: process 0 terminated with signal SIGKILL\n", "SIGKILL"),
+    "abseil": ("*** SIGABRT received at time=1735498785 on cpu 0 ***\n", "SIGABRT"),
+    "sacct": ("JobID           JobName      State ExitCode \n"
+              "------------ ---------- ---------- -------- \n"
+              "2681683_420  entropy.sh     FAILED      1:0 \n", None),
+    "mpich": ("=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+              "=   EXIT CODE: 9\n", None),
+    "heap": ("libva info: Found init function __vaDriverInit_1_21\n"
+             "double free or corruption (!prev)\n"
+             "Aborted (core dumped)\n", "SIGABRT"),
+    "dynamo": ("    from triton.compiler.compiler import triton_key\n"
+               "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n", None),
+    "rust": ("thread '<unnamed>' panicked at 'error binding to 127.0.0.1:50312: error creating server listener:\n",
+             None),
+    "glog": ("2018-09-06 17:28:38.814423: F tensorflow/stream_executor/cuda/cuda_dnn.cc:211] Check failed: "
+             "status == CUDNN_STATUS_SUCCESS (7 vs. 0)Failed to set cuDNN stream.\n"
+             "Aborted (core dumped)\n", "SIGABRT"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXITS))
+def test_exit_and_fatal_reports_are_failures(faultline_bin, validate, tmp_path, name):
+    text, signal = EXITS[name]
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert inc["missing_facts"]
+    if signal:
+        assert f"Exit status: {signal}" in inc["explanation"]
+
+
+def test_open_mpi_signal_report_names_its_host(faultline_bin, validate, tmp_path):
+    # Open MPI's signal handler, as a user list post quotes it.
+    text = ("[cstone-00613:28461] *** Process received signal ***\n"
+            "[cstone-00613:28461] Signal: Segmentation fault (11)\n"
+            "[cstone-00613:28461] Signal code:  (128)\n"
+            "[cstone-00613:28461] Failing at address: (nil)\n")
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert inc["initiating"]["host"] == "cstone-00613"
+    assert "Exit status: SIGSEGV" in inc["explanation"]
+
+
+def test_error_line_a_library_prints_and_carries_on_from_is_no_failure(faultline_bin, validate, tmp_path):
+    # mkl-service's warning at import (PyTorch issue 37377: "the training
+    # seems to work" while it keeps printing): a tool's "Error:" line is no
+    # uncaught exception.
+    text = ("Error: mkl-service + Intel(R) MKL: MKL_THREADING_LAYER=INTEL is incompatible with libgomp.so.1 library.\n"
+            "\tTry to import numpy first or set the threading layer accordingly. Set MKL_SERVICE_FORCE_INTEL to force it.\n")
+    assert incidents(faultline_bin, validate, tmp_path, text) == []
+
+
+def test_exception_ignored_at_shutdown_is_no_failure(faultline_bin, validate, tmp_path):
+    # A DataLoader iterator's destructor run at exit, failing in CPython's
+    # multiprocessing/process.py: CPython prints the traceback and carries on.
+    text = ("Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f4972feac10>\n"
+            "Traceback (most recent call last):\n"
+            "  File \"/usr/lib/python3.8/multiprocessing/process.py\", line 160, in is_alive\n"
+            "    assert self._parent_pid == os.getpid(), 'can only test a child process'\n"
+            "AssertionError: can only test a child process\n")
+    assert incidents(faultline_bin, validate, tmp_path, text) == []
