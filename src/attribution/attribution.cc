@@ -398,9 +398,24 @@ size_t ParseProcessPrefix(std::string_view s, size_t p, Found* f) {
   if (!anchored) return kNpos;
   SetIfUnset(f->launcher_rank, local.launcher_rank);
   SetIfUnset(f->launcher_local, local.launcher_local);
-  SetIfUnset(f->pid, local.pid);
-  if (f->host.empty()) f->host = local.host;
+  // Nested prefixes ("(APIServer pid=5332) (Worker pid=7181) ..."): each
+  // process wraps its children's output, so the innermost one wrote the
+  // line, and its pid and address are the writer's.
+  f->pid = local.pid;
+  if (!local.host.empty()) f->host = local.host;
   return close + 1;
+}
+
+// Past the ANSI colour sequences ("\x1b[1;36m") a terminal-minded logger
+// puts around its prefixes (vLLM v0 colours "(VllmWorkerProcess pid=N)").
+size_t SkipAnsi(std::string_view s, size_t p) {
+  while (p + 1 < s.size() && s[p] == '\x1b' && s[p + 1] == '[') {
+    size_t q = p + 2;
+    while (q < s.size() && q - p < 16 && (IsDigit(s[q]) || s[q] == ';')) ++q;
+    if (q >= s.size() || !IsAlpha(s[q])) return p;
+    p = q + 1;
+  }
+  return p;
 }
 
 // syslog / journald headers: "Nov  2 13:46:41 node017 kernel: ",
@@ -829,6 +844,8 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
   if (p < n && line[p] == '{') ScanJsonFields(line, p, &f);
 
   for (int step = 0; step < kMaxPrefixes && p < n; ++step) {
+    if (size_t a = SkipAnsi(line, p); a != p) p = SkipSpaces(line, a);
+    if (p >= n) break;
     size_t q = kNpos;
     if (srun_ok && !launcher && (q = ParseSrunLabel(line, p, &f)) != kNpos) {
       launcher = true;
@@ -903,6 +920,7 @@ void MergeAttribution(Attribution& base, const Attribution& more) {
   if (!base.pid) base.pid = more.pid;
   if (base.host.empty()) base.host = more.host;
   if (base.gpu.empty()) base.gpu = more.gpu;
+  if (!base.task) base.task = more.task;
 }
 
 std::string NormalizePciBusId(std::string_view s) {

@@ -210,6 +210,16 @@ TEST(AttributeLine, VllmAndRayPrefixes) {
   l = Attr("(RayWorkerWrapper pid=1234, ip=10.0.1.23) INFO x");
   EXPECT_EQ(l.a.pid, 1234);
   EXPECT_EQ(l.a.host, "10.0.1.23");
+  // vLLM v0 colours its worker prefix (multiproc_worker_utils._add_prefix).
+  l = Attr("\x1b[1;36m(VllmWorkerProcess pid=240)\x1b[0;0m INFO 02-14 08:23:15 worker.py:266] x");
+  EXPECT_EQ(l.a.pid, 240);
+  EXPECT_TRUE(l.message.find("INFO 02-14") != std::string_view::npos);
+  // Nested prefixes: the innermost process wrote the line.
+  l = Attr("(vLLMHttpServer pid=6840) (Worker pid=7181) ERROR 06-09 17:58:55 [multiproc_executor.py:852] x");
+  EXPECT_EQ(l.a.pid, 7181);
+  l = Attr("(APIServer pid=5332) (DPEngineCoreActor pid=5439, ip=10.233.69.249) INFO 01-12 06:15:21 x");
+  EXPECT_EQ(l.a.pid, 5439);
+  EXPECT_EQ(l.a.host, "10.233.69.249");
   // Ordinary parenthesised text is not a prefix.
   l = Attr("(see docs) pid 3");
   EXPECT_FALSE(l.a.pid.has_value());
