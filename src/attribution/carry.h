@@ -41,6 +41,12 @@ namespace faultline {
 // py-spy thread list a few dozen.
 inline constexpr uint64_t kBlockLines = 64;
 
+// How many lines before a byte range a range scan re-reads to learn what
+// they stated (Scanner::ScanRange): two blocks' reach, so a block whose
+// host came a block before its rank is whole. A describe section or an
+// environment dump that began further back is not seen by the range.
+inline constexpr uint64_t kCarryLookbackLines = 2 * kBlockLines;
+
 // What one line taught beyond itself, for the caller to record.
 struct CarryLinks {
   // A task's rank with its host and pid as an environment dump states them
