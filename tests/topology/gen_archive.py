@@ -38,6 +38,13 @@ Layouts (8 ranks per host):
             OUT/pods/<replica>/vllm.log with the API server, EngineCore and
             TP worker prefixes (v1 "(VllmWorker rank=R pid=P)" or the newer
             "(Worker_TPR pid=P)"); OUT/kubectl/get-pods-wide.txt
+  vllm_v0   vLLM v0 replicas, OUT/<host>/vllm-server.log: the driver (TP rank
+            0) unprefixed, the other TP workers under a coloured
+            "(VllmWorkerProcess pid=P)" that names no rank; each worker's
+            rank is said once, by parallel_state's "rank R in world size W
+            is assigned as ... TP rank R" (odd seeds) or by its NCCL init
+            line (even seeds), and the engine's "Worker VllmWorkerProcess
+            pid P died" names only the pid
 
 Kinds: host_oom (the kernel kills one worker by pid), nfs (the client's
 kernel loses its NFS server), spot (an AWS instance-action notice, then the
@@ -47,7 +54,11 @@ limit: slurmstepd's notice, scontrol and sacct TIMEOUT), pod_oomkilled and
 pod_evicted, pod_nodeshutdown (`kubectl describe pods` output whose status
 reason lines name no pod: the section's "Name:" does), worker_crash (a vLLM TP worker of one
 replica hits a CUDA error; its EngineCore and API server die after it), segv
-(the kernel reports one worker's segfault by pid; the job stops there).
+(the kernel reports one worker's segfault by pid; the job stops there),
+task_exit (one task exits non-zero, srun reports it, "srun: error: host:
+task N: Exited with exit code 1", and terminates the step: the task is the
+rank when srun launched the ranks (slurm_env), the node index under torchrun
+(slurm: then no rank is named)).
 LAYOUT_KINDS lists the kinds each layout is tested with.
 
 OUT.truth.json (beside the archive): kind, layout, hosts (the archive's own hosts), initiating
@@ -65,16 +76,17 @@ import random
 
 GPUS = 8
 BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
-LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm"]
+LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm", "vllm_v0"]
 KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown",
-         "worker_crash", "segv"]
+         "worker_crash", "segv", "task_exit"]
 LAYOUT_KINDS = {
     "perhost": ["host_oom", "nfs", "spot", "preempt", "segv"],
     "k8s": ["host_oom", "nfs", "spot", "preempt", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown"],
-    "slurm": ["host_oom", "nfs", "spot", "preempt", "timelimit"],
+    "slurm": ["host_oom", "nfs", "spot", "preempt", "timelimit", "task_exit"],
     "torchrun": ["host_oom", "nfs", "spot", "segv"],
-    "slurm_env": ["host_oom", "preempt", "segv", "timelimit"],
+    "slurm_env": ["host_oom", "preempt", "segv", "timelimit", "task_exit"],
     "vllm": ["worker_crash"],
+    "vllm_v0": ["worker_crash"],
 }
 RULES = {
     "host_oom": ["host-oom-kill"],
@@ -87,6 +99,7 @@ RULES = {
     "pod_nodeshutdown": ["preemption"],
     "worker_crash": ["cuda-illegal-address"],
     "segv": ["unrecognised-fatal-error"],
+    "task_exit": ["unrecognised-fatal-error"],
 }
 K8S_LAYOUTS = ("k8s", "vllm")
 SLURM_LAYOUTS = ("slurm", "slurm_env")
@@ -375,6 +388,68 @@ class Job:
             self.add("pods/%s/vllm.log" % self.pods[i], t + 0.6 + k, "(%s) INFO:     10.0.4.17:%d - \"POST "
                      "/v1/chat/completions HTTP/1.1\" 500 Internal Server Error" % (api, 51234 + k))
 
+    # ---- vLLM v0 replicas (vllm_v0 layout)
+    def v0_line(self, i, t, local, level, where, msg):
+        """A line of replica i's server log: the driver's own (TP rank 0) or
+        a worker's under its coloured process prefix."""
+        h = self.hosts[i]
+        d = dt.datetime.fromtimestamp(self.ts(h, t), dt.timezone.utc)
+        line = "%s %s [%s] %s" % (level, d.strftime("%m-%d %H:%M:%S"), where, msg)
+        if local:
+            line = "\x1b[1;36m(VllmWorkerProcess pid=%d)\x1b[0;0m %s" % (self.pid[i * GPUS + local], line)
+        self.add("%s/vllm-server.log" % h, t, line)
+
+    def v0_serve(self, until):
+        for i, h in enumerate(self.hosts):
+            t = self.t0
+            self.v0_line(i, t, 0, "INFO", "api_server.py:1043", "vLLM API server version 0.8.5")
+            self.v0_line(i, t + 1, 0, "INFO", "llm_engine.py:240", "Initializing a V0 LLM engine (v0.8.5) with config: "
+                         "model='meta-llama/Llama-3.1-70B-Instruct', tensor_parallel_size=%d" % GPUS)
+            for local in range(GPUS):
+                r = i * GPUS + local
+                tt = t + 5 + 0.01 * local
+                self.v0_line(i, tt, local, "INFO", "multiproc_worker_utils.py:225", "Worker ready; awaiting tasks")
+                if self.seed % 2:
+                    self.v0_line(i, tt + 1, local, "INFO", "parallel_state.py:1004", "rank %d in world size %d is "
+                                 "assigned as DP rank 0, PP rank 0, TP rank %d" % (local, GPUS, local))
+                else:
+                    self.add("%s/vllm-server.log" % h, tt + 1, "%s:%d:%d [%d] NCCL INFO comm 0x55d0c0a0%02x rank %d "
+                             "nranks %d cudaDev %d nvmlDev %d busId %s000 commId 0x1a2b3c4d5e6f70%02x - Init COMPLETE"
+                             % (h, self.pid[r], self.pid[r] + 60, local, local, local, GPUS, local, local,
+                                BUSES[local], i))
+                self.v0_line(i, tt + 20, local, "INFO", "model_runner.py:1146", "Loading model weights took 16.4 GB")
+            for k in range(1, 40):
+                tt = t + 30 + 2 * k
+                if tt >= until:
+                    break
+                self.v0_line(i, tt, 0, "INFO", "metrics.py:489", "Avg prompt throughput: 812.4 tokens/s, Avg generation "
+                             "throughput: 1460.2 tokens/s, Running: 31 reqs, Swapped: 0 reqs, Pending: 0 reqs")
+
+    def v0_crash(self, victim, t):
+        i, local = victim // GPUS, victim % GPUS
+        self.v0_line(i, t, local, "ERROR", "multiproc_worker_utils.py:238", "Exception in worker VllmWorkerProcess "
+                     "while processing method execute_model.")
+        self.v0_line(i, t + 0.01, local, "ERROR", "multiproc_worker_utils.py:238",
+                     "RuntimeError: CUDA error: an illegal memory access was encountered")
+        self.v0_line(i, t + 0.5, 0, "ERROR", "multiproc_worker_utils.py:124", "Worker VllmWorkerProcess pid %d died, "
+                     "exit code: -6" % self.pid[victim])
+        self.add("%s/vllm-server.log" % self.hosts[i], t + 1, "CRITICAL %s launcher.py:99] MQLLMEngine is already "
+                 "dead, terminating server process" % dt.datetime.fromtimestamp(
+                     self.ts(self.hosts[i], t + 1), dt.timezone.utc).strftime("%m-%d %H:%M:%S"))
+
+    # ---- srun's word on its tasks (task_exit kind)
+    def srun_task_exit(self, victim, t):
+        """What srun prints when one task exits non-zero and it terminates
+        the step (--kill-on-bad-exit): the tasks it kills then are reported
+        only at verbose level. Under torchrun a task is one node's agent, so
+        its number is the node index."""
+        vt = victim // GPUS if self.layout == "slurm" else victim
+        stamp = dt.datetime.fromtimestamp(self.ts(self.hosts[0], t + 0.2), dt.timezone.utc)
+        self.add("slurm-88231.out", t, "srun: error: %s: task %d: Exited with exit code 1" % (self.host_of(victim), vt))
+        self.add("slurm-88231.out", t + 0.1, "srun: Terminating StepId=88231.0")
+        self.add("slurm-88231.out", t + 0.2, "slurmstepd: error: *** STEP 88231.0 ON %s CANCELLED AT %s ***" % (
+            self.hosts[0], stamp.strftime("%Y-%m-%dT%H:%M:%S")))
+
     # ---- kubectl describe pods (k8s pod_* kinds)
     def describe(self, victim_pod, reason):
         out = []
@@ -420,6 +495,15 @@ class Job:
             self.vllm_crash(victim, t_fail)
             truth["rank"] = victim % GPUS
             return truth
+        if self.layout == "vllm_v0":
+            # The driver (TP rank 0) runs in the engine's own process; a
+            # worker of ranks 1.. is the one whose pid must name its rank.
+            victim += 1 if victim % GPUS == 0 else 0
+            truth["host"] = self.host_of(victim)
+            self.v0_serve(t_fail)
+            self.v0_crash(victim, t_fail)
+            truth["rank"] = victim % GPUS
+            return truth
         self.train(t_fail)
         if self.kind in ("pod_oomkilled", "pod_evicted", "pod_nodeshutdown"):
             reason = {"pod_oomkilled": "OOMKilled", "pod_evicted": "Evicted", "pod_nodeshutdown": "Terminated"}
@@ -444,6 +528,10 @@ class Job:
                     self.rank_line(r, t_fail + 0.5 + 0.001 * r, lambda h, tt, r=r: "[rank: %d] Received SIGTERM: 15" % r)
                     if r // GPUS != victim // GPUS:
                         self.remote_error(r, t_fail + 3 + 0.01 * r, victim)
+            return truth
+        if self.kind == "task_exit":
+            self.srun_task_exit(victim, t_fail)
+            truth["rank"] = victim if self.layout == "slurm_env" else None
             return truth
         if self.kind == "segv":
             self.kern(vh, t_fail, "python3[%d]: segfault at 18 ip 00007f0c8a5d2b1e sp 00007f0c6dffe9c0 error 4 in "
