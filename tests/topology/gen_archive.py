@@ -47,8 +47,10 @@ Layouts (8 ranks per host):
             pid P died" names only the pid
 
 Kinds: host_oom (the kernel kills one worker by pid), nfs (the client's
-kernel loses its NFS server), spot (an AWS instance-action notice, then the
-other hosts' NCCL errors), preempt (k8s: the pod is preempted; slurm: the job
+kernel loses its NFS server), spot (a cloud's notice that the machine is
+being taken: AWS instance-action, EventBridge or node-termination-handler,
+Azure Preempt, GCE preemption or host maintenance; a checkpoint saved after
+it or not; then the other hosts' NCCL errors), preempt (k8s: the pod is preempted; slurm: the job
 is cancelled due to preemption), timelimit (Slurm ends the job at its time
 limit: slurmstepd's notice, scontrol and sacct TIMEOUT), pod_oomkilled and
 pod_evicted, pod_nodeshutdown (`kubectl describe pods` output whose status
@@ -62,7 +64,8 @@ rank when srun launched the ranks (slurm_env), the node index under torchrun
 LAYOUT_KINDS lists the kinds each layout is tested with.
 
 OUT.truth.json (beside the archive): kind, layout, hosts (the archive's own hosts), initiating
-{rules, rank (null when the logs name only a host), host}, pods.
+{rules, rank (null when the logs name only a host), host, and for spot
+checkpoint_after_notice}, pods.
 
 Every message is the text of a rule example under rulesets/ (the test checks
 attribution and ranking, not the signals). Deterministic for (args, seed).
@@ -479,6 +482,42 @@ class Job:
             out += ["  Ready              %s" % ("False" if failed else "True"), "Events:           <none>", ""]
         self.files["kubectl/describe-pods.txt"] = [(0, x) for x in out]
 
+    # ---- termination notices (spot kind)
+    def pick(self, what, n):
+        """A choice of its own for each aspect of a case, so adding one does
+        not move the others' random draws."""
+        return random.Random("%s/%s/%d/%d" % (what, self.layout, self.ranks, self.seed)).randrange(n)
+
+    def notice(self, h, t):
+        """One cloud's word that the machine is being taken, as its watcher
+        logs it, and how long before the machine goes: AWS (the
+        instance-action document, EventBridge's warning, the node
+        termination handler), Azure (a Preempt scheduled event), GCE
+        (preemption, host maintenance)."""
+        stamp = dt.datetime.fromtimestamp(self.ts(h, t), dt.timezone.utc)
+        at = lambda lead, fmt: dt.datetime.fromtimestamp(t + lead, dt.timezone.utc).strftime(fmt)
+        iso = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+        which = self.pick("notice", 6)
+        if which == 0:
+            return 120, "%s - spot - WARNING - spot/instance-action: {\"action\": \"terminate\", \"time\": \"%s\"}" % (
+                stamp.strftime("%Y-%m-%d %H:%M:%S,%f")[:-3], at(120, "%Y-%m-%dT%H:%M:%SZ"))
+        if which == 1:
+            return 30, "%s scheduled-events: {\"EventType\": \"Preempt\", \"NotBefore\": \"%s\"}" % (
+                stamp.strftime("%Y-%m-%d %H:%M:%S"), at(30, "%a, %d %b %Y %H:%M:%S GMT"))
+        if which == 2:
+            return 120, "%s spot-watcher: received EC2 Spot Instance Interruption Warning for i-0abc123def4567890" % iso
+        if which == 3:
+            return 120, ("%s INF Adding new event to the event store event={\"Description\":\"Spot ITN received. "
+                         "Instance will be interrupted at %s \\n\",\"EventID\":\"spot-itn-c375f2bb4fa7984f\","
+                         "\"Kind\":\"SPOT_ITN\",\"NodeName\":\"%s\"}" % (
+                             stamp.strftime("%Y/%m/%d %H:%M:%S"), at(120, "%Y-%m-%dT%H:%M:%SZ"), h))
+        if which == 4:
+            return 30, ("%s compute.instances.preempted principal=system@google.com message=\"Instance was "
+                        "preempted.\" instance=%s" % (stamp.strftime("%Y-%m-%dT%H:%M:%S.") +
+                                                         "%03dZ" % (stamp.microsecond // 1000), h))
+        return 60, "%s maint-watcher: metadata instance/maintenance-event changed: NONE -> " \
+            "TERMINATE_ON_HOST_MAINTENANCE" % iso
+
     # ---- incidents
     def incident(self):
         t_fail = self.t0 + 30 + self.steps * self.step_s * 0.6
@@ -565,22 +604,20 @@ class Job:
                     self.watchdog(r, t_fail + 610 + 0.01 * r)
         elif self.kind == "spot":
             path = ("nodes/%s/spot-watcher.log" if self.layout in K8S_LAYOUTS else "%s/spot-watcher.log") % vh
-            stamp = dt.datetime.fromtimestamp(self.ts(vh, t_fail), dt.timezone.utc)
-            if self.seed % 2:
-                # Azure: a Preempt scheduled event, 30 s ahead.
-                lead = 30
-                self.add(path, t_fail, "%s scheduled-events: {\"EventType\": \"Preempt\", \"NotBefore\": "
-                         "\"%s\"}" % (stamp.strftime("%Y-%m-%d %H:%M:%S"),
-                                        dt.datetime.fromtimestamp(t_fail + lead, dt.timezone.utc).strftime(
-                                            "%a, %d %b %Y %H:%M:%S GMT")))
-            else:
-                # AWS: the instance-action document, two minutes ahead.
-                lead = 120
-                self.add(path, t_fail, "%s - spot - WARNING - spot/instance-action: {\"action\": \"terminate\", "
-                         "\"time\": \"%s\"}" % (
-                             stamp.strftime("%Y-%m-%d %H:%M:%S,%f")[:-3],
-                             dt.datetime.fromtimestamp(t_fail + lead, dt.timezone.utc).strftime(
-                                 "%Y-%m-%dT%H:%M:%SZ")))
+            lead, line = self.notice(vh, t_fail)
+            self.add(path, t_fail, line)
+            # A checkpoint a handler saved after the notice, or only the
+            # periodic one long before it: the report says which.
+            saved = self.pick("checkpoint", 2) == 1
+            truth["checkpoint_after_notice"] = saved
+            ckpts = [(self.t0 + 31, "INFO - saved checkpoint to /lustre/ckpt/run88231/step10")]
+            if saved:
+                ckpts.append((t_fail + lead / 2, "WARNING - Caught SIGTERM: saving checkpoint to "
+                              "/lustre/ckpt/run88231/preempt before exit"))
+            for t_ckpt, msg in ckpts:
+                self.rank_line(0, t_ckpt, lambda h, tt, msg=msg: "%s - train - %s" % (
+                    dt.datetime.fromtimestamp(self.ts(h, tt), dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3],
+                    msg))
             # Then the machine is gone: every other host's ranks lose their
             # peers on it (a retry-exceeded completion reads as a network
             # failure), then time out.
