@@ -60,7 +60,9 @@ replica hits a CUDA error; its EngineCore and API server die after it), segv
 task_exit (one task exits non-zero, srun reports it, "srun: error: host:
 task N: Exited with exit code 1", and terminates the step: the task is the
 rank when srun launched the ranks (slurm_env), the node index under torchrun
-(slurm: then no rank is named)).
+(slurm: then no rank is named)), node_fail (Slurm loses a node: srun's
+"Node failure on <host>", the step cancelled due to node failure, scontrol
+and sacct NODE_FAIL; the other hosts' NCCL errors).
 LAYOUT_KINDS lists the kinds each layout is tested with.
 
 OUT.truth.json (beside the archive): kind, layout, hosts (the archive's own hosts), initiating
@@ -81,13 +83,13 @@ GPUS = 8
 BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
 LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm", "vllm_v0"]
 KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown",
-         "worker_crash", "segv", "task_exit"]
+         "worker_crash", "segv", "task_exit", "node_fail"]
 LAYOUT_KINDS = {
     "perhost": ["host_oom", "nfs", "spot", "preempt", "segv"],
     "k8s": ["host_oom", "nfs", "spot", "preempt", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown"],
-    "slurm": ["host_oom", "nfs", "spot", "preempt", "timelimit", "task_exit"],
+    "slurm": ["host_oom", "nfs", "spot", "preempt", "timelimit", "task_exit", "node_fail"],
     "torchrun": ["host_oom", "nfs", "spot", "segv"],
-    "slurm_env": ["host_oom", "preempt", "segv", "timelimit", "task_exit"],
+    "slurm_env": ["host_oom", "preempt", "segv", "timelimit", "task_exit", "node_fail"],
     "vllm": ["worker_crash"],
     "vllm_v0": ["worker_crash"],
 }
@@ -103,6 +105,7 @@ RULES = {
     "worker_crash": ["cuda-illegal-address"],
     "segv": ["unrecognised-fatal-error"],
     "task_exit": ["unrecognised-fatal-error"],
+    "node_fail": ["job-interrupted-node-failure"],
 }
 K8S_LAYOUTS = ("k8s", "vllm")
 SLURM_LAYOUTS = ("slurm", "slurm_env")
@@ -518,6 +521,16 @@ class Job:
         return 60, "%s maint-watcher: metadata instance/maintenance-event changed: NONE -> " \
             "TERMINATE_ON_HOST_MAINTENANCE" % iso
 
+    # ---- the job's final state as scontrol and sacct show it
+    def job_state(self, state, reason, batch_host):
+        self.files["scontrol-show-job.txt"] = [(0, x.replace("JobState=RUNNING Reason=None", "JobState=%s Reason=%s"
+                                                             % (state, reason)).replace(
+            "BatchHost=%s" % self.hosts[0], "BatchHost=%s" % batch_host)) for _, x in self.files["scontrol-show-job.txt"]]
+        self.files["sacct.txt"] = [(0, "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode "),
+                                   (0, "------------ ---------- ---------- ---------- ---------- ---------- -------- "),
+                                   (0, "88231             pretrain        gpu       acct %10d %10s      0:0 "
+                                    % (self.nhosts * 64, state))]
+
     # ---- incidents
     def incident(self):
         t_fail = self.t0 + 30 + self.steps * self.step_s * 0.6
@@ -552,13 +565,7 @@ class Job:
                     self.remote_error(r, t_fail + 21 + 0.01 * r, victim)
             return truth
         if self.kind == "timelimit":
-            self.files["scontrol-show-job.txt"] = [(0, x.replace("JobState=RUNNING Reason=None", "JobState=TIMEOUT "
-                                                                "Reason=TimeLimit").replace(
-                "BatchHost=%s" % self.hosts[0], "BatchHost=%s" % vh)) for _, x in self.files["scontrol-show-job.txt"]]
-            self.files["sacct.txt"] = [(0, "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode "),
-                                       (0, "------------ ---------- ---------- ---------- ---------- ---------- -------- "),
-                                       (0, "88231             pretrain        gpu       acct %10d    TIMEOUT      0:0 "
-                                        % (self.nhosts * 64))]
+            self.job_state("TIMEOUT", "TimeLimit", vh)
             self.add("slurm-88231.out", t_fail, "slurmstepd: error: *** JOB 88231 ON %s CANCELLED AT %s DUE TO TIME LIMIT "
                      "***" % (vh, dt.datetime.fromtimestamp(self.ts(vh, t_fail), dt.timezone.utc)
                               .strftime("%Y-%m-%dT%H:%M:%S")))
@@ -567,6 +574,17 @@ class Job:
                     self.rank_line(r, t_fail + 0.5 + 0.001 * r, lambda h, tt, r=r: "[rank: %d] Received SIGTERM: 15" % r)
                     if r // GPUS != victim // GPUS:
                         self.remote_error(r, t_fail + 3 + 0.01 * r, victim)
+            return truth
+        if self.kind == "node_fail":
+            self.job_state("NODE_FAIL", "NodeDown", vh)
+            self.add("slurm-88231.out", t_fail, "srun: error: Node failure on %s" % vh)
+            self.add("slurm-88231.out", t_fail + 1, "slurmstepd: error: *** STEP 88231.0 ON %s CANCELLED AT %s DUE TO "
+                     "NODE FAILURE ***" % (self.hosts[0], dt.datetime.fromtimestamp(
+                         self.ts(self.hosts[0], t_fail + 1), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")))
+            for r in range(self.ranks):
+                if r // GPUS != victim // GPUS and (r % GPUS == 0 or self.ranks <= 64):
+                    self.remote_error(r, t_fail + 20 + 0.01 * r, victim)
+                    self.watchdog(r, t_fail + 620 + 0.01 * r)
             return truth
         if self.kind == "task_exit":
             self.srun_task_exit(victim, t_fail)
