@@ -51,7 +51,7 @@ kernel loses its NFS server), spot (a cloud's notice that the machine is
 being taken: AWS instance-action, EventBridge or node-termination-handler,
 Azure Preempt, GCE preemption or host maintenance; a checkpoint saved after
 it or not; then the other hosts' NCCL errors), preempt (k8s: the pod is preempted; slurm: the job
-is cancelled due to preemption), timelimit (Slurm ends the job at its time
+is cancelled due to preemption, half the archives with scontrol and sacct PREEMPTED), timelimit (Slurm ends the job at its time
 limit: slurmstepd's notice, scontrol and sacct TIMEOUT), pod_oomkilled and
 pod_evicted, pod_nodeshutdown (`kubectl describe pods` output whose status
 reason lines name no pod: the section's "Name:" does), worker_crash (a vLLM TP worker of one
@@ -654,6 +654,8 @@ class Job:
                 self.add("slurm-88231.out", t_fail, "slurmstepd: error: *** JOB 88231 ON %s CANCELLED AT %s DUE TO "
                          "PREEMPTION ***" % (vh, dt.datetime.fromtimestamp(self.ts(vh, t_fail), dt.timezone.utc)
                                                .strftime("%Y-%m-%dT%H:%M:%S")))
+                if self.pick("job_state", 2):
+                    self.job_state("PREEMPTED", "None", vh)
             for r in range(self.ranks):
                 if r // GPUS != victim // GPUS and (r % GPUS == 0 or self.ranks <= 64):
                     self.ib_retry(r, t_fail + 20.5 + 0.01 * r, victim)
