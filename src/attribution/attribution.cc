@@ -870,7 +870,8 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
       p = q;
       continue;
     }
-    p = SkipSpaces(line, q);
+    // The colour reset after a prefix is not the message.
+    p = SkipSpaces(line, SkipAnsi(line, SkipSpaces(line, q)));
     if (launcher) msg = p;
   }
 

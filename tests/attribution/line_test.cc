@@ -213,7 +213,7 @@ TEST(AttributeLine, VllmAndRayPrefixes) {
   // vLLM v0 colours its worker prefix (multiproc_worker_utils._add_prefix).
   l = Attr("\x1b[1;36m(VllmWorkerProcess pid=240)\x1b[0;0m INFO 02-14 08:23:15 worker.py:266] x");
   EXPECT_EQ(l.a.pid, 240);
-  EXPECT_TRUE(l.message.find("INFO 02-14") != std::string_view::npos);
+  EXPECT_TRUE(l.message.starts_with("INFO 02-14")) << l.message;
   // Nested prefixes: the innermost process wrote the line.
   l = Attr("(vLLMHttpServer pid=6840) (Worker pid=7181) ERROR 06-09 17:58:55 [multiproc_executor.py:852] x");
   EXPECT_EQ(l.a.pid, 7181);
