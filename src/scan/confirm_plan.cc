@@ -138,7 +138,7 @@ bool IsThinField(std::string_view name) {
   // LineCarry).
   return name == "seq" || name == "bus_id" || name == "cuda_dev" || name == "comm_id" || name == "comm_rank" ||
          name == "nranks" || name == "pod" || name == "node" || name.starts_with("block_") ||
-         name.starts_with("file_") || name == "section_pod" || name == "local_ranks" || name == "global_ranks";
+         name.starts_with("file_") || name == "section_pod" || name == "local_ranks" || name == "global_ranks" || name == "rank_mapping";
 }
 
 bool SetsAttribution(std::string_view name) {

@@ -157,6 +157,11 @@ void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
   if (links.rank && !links.host.empty()) KeepDevice({links.host, *links.rank, -1, "", -1, true});
   if (links.rank && links.pid) KeepPid({links.host, *links.pid, *links.rank, links.local_rank.value_or(-1)});
   for (auto [local, global] : links.local_global) KeepDevice({links.host, global, local, "", -1, true});
+  for (const auto& [host, ranks] : links.host_ranks) {
+    for (size_t i = 0; i < ranks.size(); ++i) KeepDevice({host, ranks[i], static_cast<int64_t>(i), "", -1, true});
+  }
+  // Read whole above; the record keeps no copy of a whole job's mapping.
+  std::erase_if(ev.fields, [](const auto& f) { return f.first == "rank_mapping"; });
 }
 
 // The lines before a byte range, read again so that a block, section or

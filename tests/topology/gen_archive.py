@@ -38,6 +38,12 @@ Layouts (8 ranks per host):
             OUT/pods/<replica>/vllm.log with the API server, EngineCore and
             TP worker prefixes (v1 "(VllmWorker rank=R pid=P)" or the newer
             "(Worker_TPR pid=P)"); OUT/kubectl/get-pods-wide.txt
+  deepspeed OUT/launcher.log: the DeepSpeed launcher's output on every node
+            gathered by pdsh ("gpu-001: ..."): global_rank_mapping (each
+            host's global ranks, local rank = position) and "process P
+            spawned with command: [... '--local_rank=L' ...]", so a worker's
+            rank follows from its pid only through both; the workers' own
+            lines under the same pdsh label; OUT/<host>/kern.log
   vllm_v0   vLLM v0 replicas, OUT/<host>/vllm-server.log: the driver (TP rank
             0) unprefixed, the other TP workers under a coloured
             "(VllmWorkerProcess pid=P)" that names no rank; each worker's
@@ -81,7 +87,7 @@ import random
 
 GPUS = 8
 BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
-LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm", "vllm_v0"]
+LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm", "vllm_v0", "deepspeed"]
 KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown",
          "worker_crash", "segv", "task_exit", "node_fail"]
 LAYOUT_KINDS = {
@@ -92,6 +98,7 @@ LAYOUT_KINDS = {
     "slurm_env": ["host_oom", "preempt", "segv", "timelimit", "task_exit", "node_fail"],
     "vllm": ["worker_crash"],
     "vllm_v0": ["worker_crash"],
+    "deepspeed": ["host_oom", "nfs", "spot", "segv"],
 }
 RULES = {
     "host_oom": ["host-oom-kill"],
@@ -186,6 +193,8 @@ class Job:
                      "%s stdout F [rank%d]:%s" % (self.iso(h, t), r, text(h, t)))
         elif self.layout == "torchrun":
             self.add("%s/torchrun.log" % h, t, "[default%d]:%s" % (r % GPUS, text(h, t)))
+        elif self.layout == "deepspeed":
+            self.add("launcher.log", t, "%s: %s" % (h, text(h, t)))
         elif self.layout == "slurm_env":
             self.add("slurm-88231.out", t, "%*d: %s" % (len(str(self.ranks - 1)), r, text(h, t)))
         else:
@@ -209,6 +218,8 @@ class Job:
                         name, self.pid[r], self.pid[r] + 60, dev, dev, r, self.ranks, dev, dev, BUSES[dev])))
         if self.layout == "torchrun":
             self.rendezvous()
+        if self.layout == "deepspeed":
+            self.deepspeed_launch()
         if self.layout == "slurm_env":
             self.slurm_env()
         if self.layout in K8S_LAYOUTS:
@@ -238,6 +249,14 @@ class Job:
             ]]
 
     def progress(self, r, t, step):
+        if self.layout == "deepspeed":
+            # DeepSpeed's log_dist prints the step on rank 0 only.
+            if r == 0:
+                self.rank_line(r, t, lambda h, tt, step=step: "[%s] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, "
+                               "skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]" % (
+                                   dt.datetime.fromtimestamp(self.ts(h, tt), dt.timezone.utc).strftime(
+                                       "%Y-%m-%d %H:%M:%S,%f")[:-3], step))
+            return
         self.rank_line(r, t, lambda h, tt, r=r, step=step: "%s iteration %8d/  500000 | consumed samples: %12d | "
                        "elapsed time per iteration (ms): %.1f | learning rate: 1.500E-04 | global batch size:   512 | "
                        "lm loss: 7.892345E+00 | loss scale: 1.0 |" % (
@@ -338,6 +357,26 @@ class Job:
                       -exitcode, {-9: "SIGKILL", -11: "SIGSEGV"}[exitcode], self.pid[victim]), "=" * 60]
         for k, line in enumerate(lines):
             self.add("%s/torchrun.log" % h, t + 1 + 1e-6 * k, line)
+
+    # ---- the DeepSpeed launcher under pdsh (deepspeed layout)
+    def deepspeed_launch(self):
+        world = "{%s}" % ", ".join("'%s': %s" % (h, list(range(GPUS))) for h in self.hosts)
+        mapping = "{%s}" % ", ".join("'%s': %s" % (h, list(range(i * GPUS, (i + 1) * GPUS)))
+                                     for i, h in enumerate(self.hosts))
+        for i, h in enumerate(self.hosts):
+            t = self.t0 - 8
+            stamp = lambda tt, h=h: dt.datetime.fromtimestamp(self.ts(h, tt), dt.timezone.utc).strftime(
+                "%Y-%m-%d %H:%M:%S,%f")[:-3]
+            lines = ["[INFO] [launch.py:145:main] WORLD INFO DICT: %s" % world,
+                     "[INFO] [launch.py:151:main] nnodes=%d, num_local_procs=%d, node_rank=%d" % (self.nhosts, GPUS, i),
+                     "[INFO] [launch.py:162:main] global_rank_mapping=defaultdict(<class 'list'>, %s)" % mapping,
+                     "[INFO] [launch.py:163:main] dist_world_size=%d" % self.ranks,
+                     "[INFO] [launch.py:165:main] Setting CUDA_VISIBLE_DEVICES=%s" % ",".join(map(str, range(GPUS))),
+                     ] + ["[INFO] [launch.py:256:main] process %d spawned with command: ['/usr/bin/python3', '-u', "
+                          "'train.py', '--local_rank=%d', '--deepspeed', '--deepspeed_config', 'ds_config.json']"
+                          % (self.pid[r], r % GPUS) for r in range(i * GPUS, (i + 1) * GPUS)]
+            for k, line in enumerate(lines):
+                self.add("launcher.log", t + 1e-3 * k, "%s: [%s] %s" % (h, stamp(t + 1e-3 * k), line))
 
     # ---- Slurm task environment (slurm_env layout)
     def slurm_env(self):
