@@ -693,7 +693,7 @@ class Job:
                 self.add("slurm-88231.out", t_fail, "slurmstepd: error: *** JOB 88231 ON %s CANCELLED AT %s DUE TO "
                          "PREEMPTION ***" % (vh, dt.datetime.fromtimestamp(self.ts(vh, t_fail), dt.timezone.utc)
                                                .strftime("%Y-%m-%dT%H:%M:%S")))
-                if self.pick("job_state", 2):
+                if self.layout in SLURM_LAYOUTS and self.pick("job_state", 2):
                     self.job_state("PREEMPTED", "None", vh)
             for r in range(self.ranks):
                 if r // GPUS != victim // GPUS and (r % GPUS == 0 or self.ranks <= 64):
