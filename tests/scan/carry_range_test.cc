@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "evidence/bundle.h"
@@ -73,6 +75,40 @@ TEST(CarryAcrossRanges, FailureEntryCutInsideItsBlock) {
   std::vector<uint64_t> cuts;
   for (size_t k = 0; k < at.size(); ++k) cuts.push_back(at[k] + 1);
   EXPECT_EQ(Diff(want, Keys(scantest::ScanRangesMerged(rs, path, cuts, true))), "") << "a range per line";
+}
+
+// `kubectl describe pods` prints a pod's "Name:" lines before its "Node:":
+// a range starting between them still places the pod on its node.
+TEST(CarryAcrossRanges, DescribeNameThenNodeCut) {
+  scantest::TempDir dir;
+  std::string log;
+  std::vector<size_t> node_at;
+  for (int i = 0; i < 40; ++i) {
+    log += "Name:             trainer-worker-" + std::to_string(i) + "\n";
+    log += "Namespace:        training\n";
+    log += "Priority:         0\n";
+    node_at.push_back(log.size());
+    log += "Node:             gpu-node-" + std::to_string(100 + i) + "/10.0.0." + std::to_string(10 + i) + "\n";
+    // One widest line, as a real listing has (four equal widest lines, each
+    // followed by an unstamped one, read as a hard-wrapped file).
+    if (i == 0) log += "Labels:           app=trainer,training.kubeflow.org/replica-type=worker,job-name=llama3\n";
+    log += "Status:           Running\n\n";
+  }
+  const std::string path = dir / "describe-pods.txt";
+  scantest::WriteFile(path, log);
+  auto rs = scantest::DefaultRules();
+  auto aliases = [](const ScanResult& r) {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const HostAlias& a : r.host_aliases) out.emplace_back(a.alias, a.host);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  ScanResult whole = scantest::ScanFiles(rs, {path}, BigCaps(1));
+  const auto want = aliases(whole);
+  ASSERT_EQ(want.size(), 40u) << whole.evidence.size() << " records";
+  EXPECT_EQ(want[0], (std::pair<std::string, std::string>{"trainer-worker-0", "gpu-node-100"}));
+  std::vector<uint64_t> cuts(node_at.begin() + 1, node_at.end());  // every section cut before its Node: line
+  EXPECT_EQ(aliases(scantest::ScanRangesMerged(rs, path, cuts, true)), want);
 }
 
 }  // namespace
