@@ -276,6 +276,24 @@ size_t ParseSrunLabel(std::string_view s, size_t p, Found* f) {
   return q;
 }
 
+// pdsh (DeepSpeed's multi-node runner, clush -L): "worker-0: <line>", the
+// host the line came from, first on the line. Only a name with a digit or a
+// '-' in it, starting with a letter and without '_' ("ERROR: ",
+// "RuntimeError: ", "x86_64: " are not hosts).
+size_t ParsePdshLabel(std::string_view s, size_t p, Found* f) {
+  size_t q = HostTokenEnd(s, p);
+  if (q == p || q - p > 64 || !At(s, q, ": ") || !IsAlpha(s[p])) return kNpos;
+  std::string_view h = s.substr(p, q - p);
+  bool marked = false;
+  for (char c : h) {
+    if (c == '_') return kNpos;
+    marked |= IsDigit(c) || c == '-';
+  }
+  if (!marked || h.back() == '.' || h.back() == '-') return kNpos;
+  SetHostIfUnset(f->host, h);
+  return q + 1;
+}
+
 // torchrun: "[rank3]:" (global rank) and "[default3]:" (role "default",
 // local rank).
 size_t ParseTorchrunPrefix(std::string_view s, size_t p, Found* f) {
@@ -398,9 +416,24 @@ size_t ParseProcessPrefix(std::string_view s, size_t p, Found* f) {
   if (!anchored) return kNpos;
   SetIfUnset(f->launcher_rank, local.launcher_rank);
   SetIfUnset(f->launcher_local, local.launcher_local);
-  SetIfUnset(f->pid, local.pid);
-  if (f->host.empty()) f->host = local.host;
+  // Nested prefixes ("(APIServer pid=5332) (Worker pid=7181) ..."): each
+  // process wraps its children's output, so the innermost one wrote the
+  // line, and its pid and address are the writer's.
+  f->pid = local.pid;
+  if (!local.host.empty()) f->host = local.host;
   return close + 1;
+}
+
+// Past the ANSI colour sequences ("\x1b[1;36m") a terminal-minded logger
+// puts around its prefixes (vLLM v0 colours "(VllmWorkerProcess pid=N)").
+size_t SkipAnsi(std::string_view s, size_t p) {
+  while (p + 1 < s.size() && s[p] == '\x1b' && s[p + 1] == '[') {
+    size_t q = p + 2;
+    while (q < s.size() && q - p < 16 && (IsDigit(s[q]) || s[q] == ';')) ++q;
+    if (q >= s.size() || !IsAlpha(s[q])) return p;
+    p = q + 1;
+  }
+  return p;
 }
 
 // syslog / journald headers: "Nov  2 13:46:41 node017 kernel: ",
@@ -829,10 +862,14 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
   if (p < n && line[p] == '{') ScanJsonFields(line, p, &f);
 
   for (int step = 0; step < kMaxPrefixes && p < n; ++step) {
+    if (size_t a = SkipAnsi(line, p); a != p) p = SkipSpaces(line, a);
+    if (p >= n) break;
     size_t q = kNpos;
     if (srun_ok && !launcher && (q = ParseSrunLabel(line, p, &f)) != kNpos) {
       launcher = true;
       srun_ok = false;
+    } else if (step == 0 && (q = ParsePdshLabel(line, p, &f)) != kNpos) {
+      launcher = true;
     } else if ((q = ParseTorchrunPrefix(line, p, &f)) != kNpos ||
                (q = ParseMpirunPrefix(line, p, &f)) != kNpos ||
                (q = ParseProcessPrefix(line, p, &f)) != kNpos) {
@@ -853,7 +890,8 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
       p = q;
       continue;
     }
-    p = SkipSpaces(line, q);
+    // The colour reset after a prefix is not the message.
+    p = SkipSpaces(line, SkipAnsi(line, SkipSpaces(line, q)));
     if (launcher) msg = p;
   }
 
@@ -903,6 +941,7 @@ void MergeAttribution(Attribution& base, const Attribution& more) {
   if (!base.pid) base.pid = more.pid;
   if (base.host.empty()) base.host = more.host;
   if (base.gpu.empty()) base.gpu = more.gpu;
+  if (!base.task) base.task = more.task;
 }
 
 std::string NormalizePciBusId(std::string_view s) {

@@ -1,8 +1,9 @@
 // Which rank, host, GPU and pid a log line belongs to. Two sources of truth:
 // the path of the file (per-host directories, one file per rank, torchelastic
 // trees, pods/<pod>/<container>.log) and prefixes inside the line (torchrun
-// "[rank3]:", srun -l "3: ", mpirun "[1,12]<stdout>:", NCCL
-// "host:pid:tid [dev]", UCX "[host:pid:0:tid]", vLLM "(VllmWorker TP0 pid=N)",
+// "[rank3]:", srun -l "3: ", mpirun "[1,12]<stdout>:", pdsh "worker-0: ",
+// NCCL "host:pid:tid [dev]", UCX "[host:pid:0:tid]", vLLM "(VllmWorker TP0
+// pid=N)" (coloured or nested: the innermost process wrote the line),
 // "[Rank 3]"/"[PG 0 Rank 4]" in messages, syslog hostnames).
 //
 // TopologyMap learns rank<->host<->GPU<->PCI bus and pid->rank links from the
@@ -30,6 +31,11 @@ struct Attribution {
   std::optional<int64_t> pid;
   std::string host;                   // empty when unknown
   std::string gpu;                    // PCI bus id "0000:3b:00.0" or device index
+  // The srun task a line reports on ("srun: error: node017: task 3: Exited
+  // with exit code 1"): the rank when srun launched the ranks itself, a node
+  // index when a launcher under srun (torchrun) numbers them
+  // (TopologyMap::RankForTask tells which).
+  std::optional<int64_t> task;
 };
 
 // Attribution implied by a path: "node017/rank-3.log", "logs/worker-3.txt",
@@ -117,6 +123,12 @@ class TopologyMap {
   std::optional<int64_t> RankForDevice(const std::string& host,
                                        int64_t cuda_dev) const;
   std::optional<std::string> HostForRank(int64_t rank) const;
+  // The rank of srun task `task` reported on `host`: the task itself when
+  // the ranks srun launched are its tasks, which the topology shows by rank
+  // `task` living on `host`, or by knowing neither that rank's host nor any
+  // rank of `host`. A task whose rank lives elsewhere, or a host whose known
+  // ranks are others, is a node index of a launcher under srun: nullopt.
+  std::optional<int64_t> RankForTask(const std::string& host, int64_t task) const;
   std::optional<std::string> BusForRank(int64_t rank) const;
 
   // Feeds an NCCL init line, keeping only the world
@@ -134,7 +146,8 @@ class TopologyMap {
   // Fills a.rank when the line did not name it, from the PCI bus (any host
   // when the host is unknown), then the pid (its rank, else the local rank
   // a launcher gave it), then the device index (local_rank, else a numeric
-  // gpu); pid and device index only with a host.
+  // gpu), then the srun task (RankForTask); device index and task only
+  // with a host, a pid without one only as a link learnt without one.
   // Then fills an empty host from the rank. The correlator attributes every
   // line through this. Returns true when `a` changed.
   bool Resolve(Attribution& a) const;

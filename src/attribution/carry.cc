@@ -52,6 +52,33 @@ std::vector<int64_t> ParseRankList(std::string_view s) {
   return {};
 }
 
+std::vector<std::pair<std::string, std::vector<int64_t>>> ParseRankMapping(std::string_view s) {
+  constexpr size_t kMaxHosts = 65536;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> out;
+  size_t p = SkipSpaces(s, 0);
+  if (p >= s.size() || s[p] != '{') return {};
+  p = SkipSpaces(s, p + 1);
+  // Text cut short (a capped record) keeps the entries it holds whole.
+  while (p < s.size() && s[p] != '}') {
+    char quote = s[p];
+    if ((quote != '\'' && quote != '"') || out.size() == kMaxHosts) return {};
+    size_t end = s.find(quote, p + 1);
+    if (end == std::string_view::npos) return out;
+    std::string host(s.substr(p + 1, end - p - 1));
+    p = SkipSpaces(s, end + 1);
+    if (p < s.size() && s[p] != ':') return {};
+    p = SkipSpaces(s, p + 1);
+    size_t close = s.find(']', p);
+    if (close == std::string_view::npos) return out;
+    std::vector<int64_t> ranks = ParseRankList(s.substr(p, close + 1 - p));
+    if (ranks.empty() || host.empty()) return {};
+    out.emplace_back(std::move(host), std::move(ranks));
+    p = SkipSpaces(s, close + 1);
+    if (p < s.size() && s[p] == ',') p = SkipSpaces(s, p + 1);
+  }
+  return out;
+}
+
 void LineCarry::TakeBlock(uint64_t line, const Fields& fields, Attribution& a) {
   const std::string* host = Stated(fields, "block_", "host");
   const std::string* rank = Stated(fields, "block_", "rank");
@@ -128,6 +155,12 @@ void LineCarry::TakeRanks(uint64_t line, const Fields& fields, const Attribution
     if (k == "local_ranks") {
       local_ranks_ = ParseRankList(v);
       local_ranks_line_ = line;
+    } else if (k == "rank_mapping") {
+      for (auto& [host, ranks] : ParseRankMapping(v)) {
+        // The single-node form names the machine "localhost": the line's.
+        std::string h = NormalizeHost(host == "localhost" ? std::string_view(a.host) : std::string_view(host));
+        if (!h.empty()) out.host_ranks.emplace_back(std::move(h), std::move(ranks));
+      }
     } else if (k == "global_ranks") {
       std::vector<int64_t> global = ParseRankList(v);
       if (global.empty() || global.size() != local_ranks_.size() || a.host.empty()) continue;

@@ -19,7 +19,9 @@
 // linked, never given to every line of the file, which may be a batch
 // script's output holding other tasks' lines; on a line that names its own
 // rank, as an srun -l label does, they are that rank's host and pid), and
-// local_ranks / global_ranks (Python lists).
+// local_ranks / global_ranks (Python lists), and rank_mapping (a Python
+// dict of host -> global ranks, local rank = position: DeepSpeed's
+// launcher).
 //
 // Thread-safety: one LineCarry per source, fed in line order from one
 // thread.
@@ -41,6 +43,12 @@ namespace faultline {
 // py-spy thread list a few dozen.
 inline constexpr uint64_t kBlockLines = 64;
 
+// How many lines before a byte range a range scan re-reads to learn what
+// they stated (Scanner::ScanRange): two blocks' reach, so a block whose
+// host came a block before its rank is whole. A describe section or an
+// environment dump that began further back is not seen by the range.
+inline constexpr uint64_t kCarryLookbackLines = 2 * kBlockLines;
+
 // What one line taught beyond itself, for the caller to record.
 struct CarryLinks {
   // A task's rank with its host and pid as an environment dump states them
@@ -51,6 +59,9 @@ struct CarryLinks {
   std::optional<int64_t> pid;
   // (local rank, global rank) pairs on `host` from a rendezvous result.
   std::vector<std::pair<int64_t, int64_t>> local_global;
+  // Every host's global ranks, local rank i the i-th, from a launcher's
+  // whole mapping (DeepSpeed's global_rank_mapping); "localhost" is `host`.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> host_ranks;
 };
 
 class LineCarry {
@@ -83,6 +94,11 @@ class LineCarry {
 
 // "[0, 1, 2, 3]" -> {0, 1, 2, 3}; empty when malformed or over 4,096 items.
 std::vector<int64_t> ParseRankList(std::string_view s);
+
+// DeepSpeed's "{'worker-0': [0, 1], 'worker-1': [2, 3]}" -> each host with
+// its ranks, in order; empty when malformed or over 65,536 hosts; text cut
+// short gives the entries it holds whole.
+std::vector<std::pair<std::string, std::vector<int64_t>>> ParseRankMapping(std::string_view s);
 
 }  // namespace faultline
 

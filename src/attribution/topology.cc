@@ -98,6 +98,19 @@ std::optional<std::string> TopologyMap::HostForRank(int64_t rank) const {
   return it->second.first;
 }
 
+std::optional<int64_t> TopologyMap::RankForTask(const std::string& host, int64_t task) const {
+  std::string h = HostKey(host);
+  if (h.empty() || task < 0) return std::nullopt;
+  if (std::optional<std::string> known = HostForRank(task)) {
+    if (*known == h) return task;
+    return std::nullopt;
+  }
+  for (const auto& [rank, host_bus] : rank_host_bus_) {
+    if (host_bus.first == h) return std::nullopt;
+  }
+  return task;
+}
+
 std::optional<std::string> TopologyMap::BusForRank(int64_t rank) const {
   auto it = rank_host_bus_.find(rank);
   if (it == rank_host_bus_.end() || it->second.second.empty()) return std::nullopt;
@@ -173,8 +186,9 @@ bool TopologyMap::Resolve(Attribution& a) const {
   std::optional<int64_t> dev_index = ParseUintWhole(a.gpu, 6);
   // The bus names the GPU itself, so it goes first.
   if (!a.rank && !a.gpu.empty() && !dev_index) take(RankForBus(a.host, a.gpu));
-  // A pid or a device index means nothing without its host.
-  if (!a.rank && a.pid && !a.host.empty()) take(RankForPid(a.host, *a.pid));
+  // A pid or a device index means nothing without its host; a pid seen only
+  // on hostless lines (a single server's log) meets its own kind only.
+  if (!a.rank && a.pid) take(RankForPid(a.host, *a.pid));
   if (!a.rank && a.pid && !a.host.empty() && !a.local_rank) {
     auto it = pid_local_.find({HostKey(a.host), *a.pid});
     if (it != pid_local_.end()) a.local_rank = it->second;
@@ -186,6 +200,7 @@ bool TopologyMap::Resolve(Attribution& a) const {
       take(RankForDevice(a.host, *dev_index));
     }
   }
+  if (!a.rank && a.task && !a.host.empty()) take(RankForTask(a.host, *a.task));
   bool changed = !had_rank && a.rank.has_value();
   if (a.rank && a.host.empty()) {
     if (std::optional<std::string> h = HostForRank(*a.rank)) {

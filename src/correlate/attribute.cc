@@ -6,6 +6,7 @@
 #include <string>
 
 #include "correlate/state.h"
+#include "util/strings.h"
 
 namespace faultline::internal {
 
@@ -103,6 +104,8 @@ void Attribute(CorrelationState& st) {
     if (ev.pid >= 0) a.pid = ev.pid;
     a.host = ev.host;
     a.gpu = ev.gpu;
+    int64_t task;
+    if (const std::string* t = ev.Field("task"); t && ParseInt64(*t, &task) && task >= 0) a.task = task;
     if (!st.topo.Resolve(a)) continue;
     ev.rank = a.rank.value_or(-1);
     ev.host = a.host;

@@ -134,11 +134,12 @@ bool IsThinField(std::string_view name) {
   // comm_rank and nranks name the device link of an init line whose rank
   // comes from its communicator (Keep's topology); pod and node place a
   // pod on its node (Keep's host aliases); block_*, file_*, section_pod and
-  // the rank lists are what a line states for the lines after it (Keep's
-  // LineCarry).
+  // the rank lists and mapping are what a line states for the lines after
+  // it (Keep's LineCarry).
   return name == "seq" || name == "bus_id" || name == "cuda_dev" || name == "comm_id" || name == "comm_rank" ||
          name == "nranks" || name == "pod" || name == "node" || name.starts_with("block_") ||
-         name.starts_with("file_") || name == "section_pod" || name == "local_ranks" || name == "global_ranks";
+         name.starts_with("file_") || name == "section_pod" || name == "local_ranks" || name == "global_ranks" ||
+         name == "rank_mapping";
 }
 
 bool SetsAttribution(std::string_view name) {

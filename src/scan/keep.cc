@@ -152,8 +152,8 @@ void ResolveProgressRank(const TopologyMap& topo, Evidence& ev) {
 // What earlier lines of the source stated (a failure entry's host and rank,
 // a dump's pid, a describe section's pod, an environment dump's host) fills
 // this line's unset fields; what this line states is kept for later lines
-// and as topology (attribution/carry.h).
-void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
+// (attribution/carry.h). ApplyCarry also keeps the links as topology.
+CarryLinks Scanner::Impl::Carry(SourceState& st, Evidence& ev) {
   Attribution a;
   if (ev.rank >= 0) a.rank = ev.rank;
   if (ev.local_rank >= 0) a.local_rank = ev.local_rank;
@@ -166,9 +166,35 @@ void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
   ev.pid = a.pid.value_or(-1);
   ev.host = a.host;
   if (!pod.empty()) ev.fields.emplace_back("pod", std::move(pod));
+  return links;
+}
+
+void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
+  CarryLinks links = Carry(st, ev);
   if (links.rank && !links.host.empty()) KeepDevice({links.host, *links.rank, -1, "", -1, true});
   if (links.rank && links.pid) KeepPid({links.host, *links.pid, *links.rank, links.local_rank.value_or(-1)});
   for (auto [local, global] : links.local_global) KeepDevice({links.host, global, local, "", -1, true});
+  for (const auto& [host, ranks] : links.host_ranks) {
+    for (size_t i = 0; i < ranks.size(); ++i) KeepDevice({host, ranks[i], static_cast<int64_t>(i), "", -1, true});
+  }
+  // Read whole above; the record keeps no copy of a whole job's mapping.
+  std::erase_if(ev.fields, [](const auto& f) { return f.first == "rank_mapping"; });
+}
+
+// The lines before a byte range, read again so that a block, section or
+// dump cut by the range's start reaches the range's first lines as in a
+// scan of the whole file. Their evidence, counts and topology are the
+// previous range's.
+void Scanner::Impl::PrimeCarry(SourceState& st, ChunkOut& out) {
+  const uint64_t first_line = st.lines + 1 - std::min(st.lines, out.newlines);
+  for (Evidence& ev : out.evidence) {
+    ev.line += first_line;
+    (void)Carry(st, ev);
+    const std::string* pod = ev.Field("pod");
+    const std::string* node = ev.Field("node");
+    if (pod && !node) st.pending_pod = *pod;
+    if (node) st.pending_pod.clear();
+  }
 }
 
 void Scanner::Impl::Keep(SourceState& st, Evidence ev) {

@@ -318,7 +318,9 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     for (const auto& [name, value] : captured) {
       // A record the caps drop keeps only the fields Keep reads.
       if (r.thin && !IsThinField(name) && !SetsAttribution(name)) continue;
-      std::string v = CleanText(value);
+      // A launcher's rank mapping lists every host's ranks (8 KB at 1,024
+      // ranks); Keep's LineCarry consumes it and drops it from the record.
+      std::string v = name == "rank_mapping" ? CleanUtf8(value, kConfirmWindow) : CleanText(value);
       int64_t n;
       if (name == "rank" && ParseInt64(v, &n)) ev.rank = n;
       else if (name == "pid" && ParseInt64(v, &n)) ev.pid = n;

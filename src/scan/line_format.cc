@@ -1,6 +1,7 @@
 #include "scan/line_format.h"
 
 #include <algorithm>
+#include <cctype>
 #include <optional>
 #include <vector>
 
@@ -144,6 +145,23 @@ void Flatten(std::string& msg) {
 }  // namespace
 
 namespace {
+// A blank line, or an aligned "Key:   value" field ("Status:           Running",
+// "Start Time:       Mon, 02 Nov ..." in `kubectl describe`, scontrol's
+// fields): it begins something of its own and continues no wrapped line.
+bool BeginsOwnRecord(std::string_view line) {
+  size_t p = 0;
+  while (p < line.size() && (line[p] == ' ' || line[p] == '\t')) ++p;
+  if (p == line.size()) return true;
+  if (line[p] < 'A' || line[p] > 'Z') return false;
+  size_t q = p;
+  while (q < line.size() && q - p < 48 &&
+         (std::isalnum(static_cast<unsigned char>(line[q])) || line[q] == ' ' || line[q] == '-' || line[q] == '_')) {
+    ++q;
+  }
+  if (q >= line.size() || line[q] != ':') return false;
+  return q + 1 == line.size() || (q + 2 < line.size() && line[q + 1] == ' ' && line[q + 2] == ' ');
+}
+
 // See DetectLineFormat: the widest width, shared by at least four lines,
 // nearly all of them followed by a continuation-looking line (no stamp, no
 // rank prefix, not the same first bytes).
@@ -178,7 +196,7 @@ size_t DetectWrapWidth(std::string_view head) {
     // Launcher prefixes ("0: ", "[rank3]:") stand before a stamp: read the
     // line as a line of the source, not its first bytes.
     const LineView v = SplitLine(next, LineFormat{}, tc);
-    if (!v.time && !v.attr.rank) ++continued;
+    if (!v.time && !v.attr.rank && !BeginsOwnRecord(next)) ++continued;
   }
   return followed >= 4 && continued * 10 >= followed * 9 ? widest : 0;
 }

@@ -36,8 +36,9 @@ struct LineFormat {
 // Looks at the first lines of a source. A hard wrap is found when at least
 // four lines share the widest width (40 columns or more) and nearly all of
 // them are followed by a line that looks like a continuation: no timestamp
-// and no rank prefix at its start, and not the same first bytes as the line
-// before it.
+// and no rank prefix at its start, not the same first bytes as the line
+// before it, not blank and not an aligned "Key:   value" field (kubectl
+// describe, scontrol).
 LineFormat DetectLineFormat(std::string_view head);
 
 // Terminal columns of a line: UTF-8 code points, tabs to the next multiple

@@ -53,4 +53,39 @@ bool Scanner::Impl::PlanChunks(uint32_t src, const std::shared_ptr<Source>& shar
   return true;
 }
 
+void Scanner::Impl::PlanCarryLookback(uint32_t src, const std::shared_ptr<Source>& shared, uint64_t begin,
+                                      std::vector<std::unique_ptr<Task>>& tasks) {
+  // At most this many bytes back: a lookback over a few huge lines stays
+  // cheap (what lies further back is out of a block's reach anyway).
+  constexpr uint64_t kLookbackBytes = 256 << 10;
+  if (begin == 0) return;
+  std::string_view all = shared->mapped();
+  const uint64_t floor = begin > kLookbackBytes ? begin - kLookbackBytes : 0;
+  uint64_t from = begin;  // a line start
+  if (!GuardedRead(all.data(), all.size(), [&] {
+        for (uint64_t n = 0; n < kCarryLookbackLines && from > floor; ++n) {
+          // The line before `from` starts past the newline before its own.
+          const void* nl = from - 1 > floor ? memrchr(all.data() + floor, '\n', from - 1 - floor) : nullptr;
+          if (nl == nullptr) {
+            if (floor == 0) from = 0;
+            break;
+          }
+          from = static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1;
+        }
+        // Never inside a run of CRI partial or wrapped lines.
+        from = std::min(begin, states[src]->framing.BoundaryAfter(all, from));
+      })) {
+    return;  // the range's own chunks meet the fault and report it
+  }
+  if (from == begin) return;
+  auto t = std::make_unique<Task>();
+  t->source = src;
+  t->shared = shared;
+  t->begin = from;
+  t->end = begin;
+  t->last_chunk = false;
+  t->carry_only = true;
+  tasks.insert(tasks.begin(), std::move(t));
+}
+
 }  // namespace faultline

@@ -204,6 +204,7 @@ absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_
     m.EndSource(st);
     return absl::OkStatus();
   }
+  m.PlanCarryLookback(src, shared, begin, tasks);
   FL_RETURN_IF_ERROR(m.RunTasks(tasks, end - begin));
   // Lines of this range only.
   m.result.sources[src].lines -= std::min(m.result.sources[src].lines, lines_before);

@@ -265,6 +265,11 @@ struct Scanner::Impl {
   // line then a `node` line of the same source) into result.host_aliases.
   void KeepPlacement(SourceState& st, const Evidence& ev);
   void ApplyCarry(SourceState& st, Evidence& ev);
+  // What earlier lines stated, into `ev`; the links this line teaches.
+  CarryLinks Carry(SourceState& st, Evidence& ev);
+  // A carry_only chunk, which ends where the source's first range line
+  // begins: its lines feed the LineCarry and the pending pod, nothing else.
+  void PrimeCarry(SourceState& st, ChunkOut& out);
   void KeepDevice(DeviceLink link);
   void KeepPid(PidLink link);
   void Fail(uint32_t src, std::string msg, int code);
@@ -340,6 +345,9 @@ struct Scanner::Impl {
     std::shared_ptr<Source> shared;  // chunk of a large mapped file
     uint64_t begin = 0, end = 0;
     bool last_chunk = true;
+    // The lines just before a byte range (ScanRange): scanned only so the
+    // source's LineCarry learns what they state (PrimeCarry), never kept.
+    bool carry_only = false;
     // A small plain file: the worker detects its format from its first
     // 4 KiB (the merging thread used to, at ~90k instructions a source).
     bool detect_head = false;
@@ -361,6 +369,10 @@ struct Scanner::Impl {
   // to `tasks`; false (and the source failed) when the mapping faulted.
   bool PlanChunks(uint32_t src, const std::shared_ptr<Source>& shared, uint64_t begin, uint64_t end,
                   std::vector<std::unique_ptr<Task>>& tasks);
+  // A carry_only task for the kCarryLookbackLines lines before a byte
+  // range's `begin`, put first in `tasks`; none at the file's start.
+  void PlanCarryLookback(uint32_t src, const std::shared_ptr<Source>& shared, uint64_t begin,
+                         std::vector<std::unique_ptr<Task>>& tasks);
 
   // schedule.cc: tasks on worker threads, merged in task order.
   absl::Status RunTasks(std::vector<std::unique_ptr<Task>>& tasks, uint64_t total_bytes);

@@ -300,6 +300,10 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
       t.outs.pop_front();
       t.cv.notify_all();
       lock.unlock();
+      if (t.carry_only) {
+        PrimeCarry(st, out);
+        continue;
+      }
       done_bytes += out.input_bytes.value_or(out.edge.bytes);
       Merge(st, out);
       if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) {

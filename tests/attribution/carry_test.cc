@@ -175,5 +175,34 @@ TEST(LineCarry, RendezvousRanks) {
   EXPECT_TRUE(Feed(c, 401, {{"global_ranks", "[4, 5]"}}).links.local_global.empty());
 }
 
+// DeepSpeed's launcher prints the whole job's mapping on every node:
+// host -> global ranks, the i-th being local rank i.
+TEST(ParseRankMapping, DeepSpeedGlobalRankMapping) {
+  auto m = ParseRankMapping("{'worker-0': [0, 1], 'worker-1': [2, 3]}");
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].first, "worker-0");
+  EXPECT_EQ(m[1].second, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(ParseRankMapping("{\"gpu-001\": [8]}").size(), 1u);
+  EXPECT_EQ(ParseRankMapping("{'worker-0': [0, 1], 'worker-1': [2,").size(), 1u);  // cut short
+  EXPECT_TRUE(ParseRankMapping("{'worker-0' [0]}").empty());
+  EXPECT_TRUE(ParseRankMapping("{'worker-0': []}").empty());
+  EXPECT_TRUE(ParseRankMapping("[0, 1]").empty());
+}
+
+TEST(LineCarry, RankMappingLinksEveryHostsLocalRanks) {
+  LineCarry c;
+  Attribution head;
+  head.host = "gpu-001";
+  Fed f = Feed(c, 3, {{"rank_mapping", "{'gpu-001': [0, 1], 'gpu-002': [2, 3]}"}}, head);
+  ASSERT_EQ(f.links.host_ranks.size(), 2u);
+  EXPECT_EQ(f.links.host_ranks[1].first, "gpu-002");
+  EXPECT_EQ(f.links.host_ranks[1].second[1], 3);
+  // One node: "localhost" is the line's host, and no host without one.
+  Fed one = Feed(c, 4, {{"rank_mapping", "{'localhost': [0, 1, 2, 3]}"}}, head);
+  ASSERT_EQ(one.links.host_ranks.size(), 1u);
+  EXPECT_EQ(one.links.host_ranks[0].first, "gpu-001");
+  EXPECT_TRUE(Feed(c, 5, {{"rank_mapping", "{'localhost': [0]}"}}).links.host_ranks.empty());
+}
+
 }  // namespace
 }  // namespace faultline

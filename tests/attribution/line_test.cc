@@ -210,6 +210,27 @@ TEST(AttributeLine, VllmAndRayPrefixes) {
   l = Attr("(RayWorkerWrapper pid=1234, ip=10.0.1.23) INFO x");
   EXPECT_EQ(l.a.pid, 1234);
   EXPECT_EQ(l.a.host, "10.0.1.23");
+  // vLLM v0 colours its worker prefix (multiproc_worker_utils._add_prefix).
+  l = Attr("\x1b[1;36m(VllmWorkerProcess pid=240)\x1b[0;0m INFO 02-14 08:23:15 worker.py:266] x");
+  EXPECT_EQ(l.a.pid, 240);
+  EXPECT_TRUE(l.message.starts_with("INFO 02-14")) << l.message;
+  // pdsh (DeepSpeed's multi-node runner) puts the host first.
+  l = Attr("worker-0: [2022-09-08 12:02:16,517] [INFO] [launch.py:155:main] x");
+  EXPECT_EQ(l.a.host, "worker-0");
+  l = Attr("gpu-001: [rank3]:[E1102 13:46:41.830000 4015788 ProcessGroupNCCL.cpp:1] x");
+  EXPECT_EQ(l.a.host, "gpu-001");
+  EXPECT_EQ(l.a.rank, 3);
+  for (const char* not_pdsh : {"RuntimeError: CUDA error: an illegal memory access was encountered",
+                               "ERROR: x", "x86_64: x", "Process 165: sglang::scheduler", "torch.cuda: x",
+                               "2026-11-02: x"}) {
+    EXPECT_TRUE(Attr(not_pdsh).a.host.empty()) << not_pdsh;
+  }
+  // Nested prefixes: the innermost process wrote the line.
+  l = Attr("(vLLMHttpServer pid=6840) (Worker pid=7181) ERROR 06-09 17:58:55 [multiproc_executor.py:852] x");
+  EXPECT_EQ(l.a.pid, 7181);
+  l = Attr("(APIServer pid=5332) (DPEngineCoreActor pid=5439, ip=10.233.69.249) INFO 01-12 06:15:21 x");
+  EXPECT_EQ(l.a.pid, 5439);
+  EXPECT_EQ(l.a.host, "10.233.69.249");
   // Ordinary parenthesised text is not a prefix.
   l = Attr("(see docs) pid 3");
   EXPECT_FALSE(l.a.pid.has_value());

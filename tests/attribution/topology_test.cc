@@ -224,6 +224,15 @@ TEST(TopologyMap, ResolveOrderAndClues) {
   Attribution hostless_pid;
   hostless_pid.pid = 12345;
   EXPECT_FALSE(t.Resolve(hostless_pid));
+  // A single server's log names no host: its pid links are hostless too.
+  t.AddPid("", 240, 2);
+  Attribution v0_worker = AttributeLine("(VllmWorkerProcess pid=240) INFO 02-14 08:23:15 worker.py:266] x");
+  EXPECT_TRUE(t.Resolve(v0_worker));
+  EXPECT_EQ(v0_worker.rank, 2);
+  Attribution elsewhere;
+  elsewhere.host = "node018";
+  elsewhere.pid = 240;
+  EXPECT_FALSE(t.Resolve(elsewhere));
 
   TopologyMap unranked;
   unranked.AddDevice("node017", -1, 0, "0000:3b:00.0");
@@ -234,6 +243,35 @@ TEST(TopologyMap, ResolveOrderAndClues) {
   fallback.pid = 12345;
   EXPECT_TRUE(unranked.Resolve(fallback));
   EXPECT_EQ(fallback.rank, 6);
+}
+
+// "srun: error: gpu-002: task 9: Exited with exit code 1": the task is the
+// rank when srun launched the ranks, a node index when torchrun runs under
+// srun (then rank 9 lives on another host, or gpu-002 holds other ranks).
+TEST(TopologyMap, SrunTaskIsTheRankOnlyWhereTheTopologyAgrees) {
+  auto task_line = [](const std::string& host, int64_t task) {
+    Attribution a;
+    a.host = host;
+    a.task = task;
+    return a;
+  };
+  TopologyMap srun_ranks;
+  srun_ranks.AddDevice("gpu-002", 9, 1, "");
+  Attribution same = task_line("gpu-002", 9);
+  EXPECT_TRUE(srun_ranks.Resolve(same));
+  EXPECT_EQ(same.rank, 9);
+
+  TopologyMap torchrun;  // 8 ranks a node, srun task = node index
+  for (int r = 0; r < 16; ++r) torchrun.AddDevice(r < 8 ? "gpu-001" : "gpu-002", r, r % 8, "");
+  Attribution node_index = task_line("gpu-002", 1);
+  EXPECT_FALSE(torchrun.Resolve(node_index));
+  EXPECT_FALSE(node_index.rank.has_value());
+  // Rank 20 unknown, but gpu-002's ranks are known and are others.
+  EXPECT_FALSE(torchrun.RankForTask("gpu-002", 20).has_value());
+  // Nothing known of either: srun's own numbering.
+  EXPECT_EQ(torchrun.RankForTask("gpu-009", 70), 70);
+  EXPECT_FALSE(TopologyMap().RankForTask("", 3).has_value());
+  EXPECT_EQ(TopologyMap().RankForTask("node017", 3), 3);
 }
 
 }  // namespace

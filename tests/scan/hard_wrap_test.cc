@@ -92,6 +92,15 @@ TEST(HardWrap, WidthAndDetection) {
             std::to_string(30000 + i) + "  loss:  2.2071\n";
   }
   EXPECT_EQ(DetectLineFormat(srun).wrap_width, 0u);
+  // `kubectl describe pods` of many pods: its widest lines ("Node:" of equal
+  // width) are each followed by another aligned field, not a continuation.
+  std::string describe;
+  for (int i = 0; i < 40; ++i) {
+    describe += "Name:             trainer-worker-" + std::to_string(i) + "\nNamespace:        training\n" +
+                "Node:             gpu-node-" + std::to_string(100 + i) + "/10.0.0." + std::to_string(10 + i) +
+                "\nStatus:           Running\n\n";
+  }
+  EXPECT_EQ(DetectLineFormat(describe).wrap_width, 0u);
 
   LineFormat f;
   f.wrap_width = 10;

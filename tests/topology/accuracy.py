@@ -10,7 +10,9 @@ under --floor or any report names a host outside its archive's own hosts.
 A case counts as right for the reference when the primary incident's rule is
 one the truth allows, for the rank when the truth names none or the primary
 incident's initiating rank equals it, and for the host when the initiating
-host equals the truth's.
+host equals the truth's. For spot cases it also counts whether the incident
+says rightly if a checkpoint was saved after the notice (printed apart, per
+skew; not under the floor).
 """
 import argparse
 import collections
@@ -48,6 +50,16 @@ def score(truth, report):
     return ref, rank, host, stray
 
 
+def checkpoint_told(truth, report):
+    """None when the case has no notice; else whether the primary incident
+    says rightly if a checkpoint was saved after the notice."""
+    want = truth["initiating"].get("checkpoint_after_notice")
+    if want is None:
+        return None
+    got = ((report or {}).get("incidents") or [{}])[0].get("explanation", "")
+    return ("A checkpoint was saved after the notice" in got) == want
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--bin", default="build/src/cli/faultline")
@@ -57,6 +69,7 @@ def main():
     a = ap.parse_args()
     rows = collections.OrderedDict()
     strays = []
+    ckpt = {0: [0, 0], 1: [0, 0]}  # per skew: right, cases
     with tempfile.TemporaryDirectory(prefix="fl_topology_acc_") as root:
         for layout in gen_archive.LAYOUTS:
             for kind in gen_archive.LAYOUT_KINDS[layout]:
@@ -69,6 +82,10 @@ def main():
                         row[1] += ref
                         row[2] += rank
                         row[3] += host
+                        told = checkpoint_told(truth, report)
+                        if told is not None:
+                            ckpt[skew][0] += told
+                            ckpt[skew][1] += 1
                         if stray:
                             strays.append((layout, kind, ranks, skew, seed, sorted(stray)))
                         if a.verbose and not (ref and rank and host):
@@ -86,6 +103,8 @@ def main():
     n = total[0]
     print("%-10s %6d %9.1f%% %9.1f%% %9.1f%%" % ("all", n, 100.0 * total[1] / n, 100.0 * total[2] / n,
                                                100.0 * total[3] / n))
+    print("checkpoint after the notice told right: %d/%d without skew, %d/%d with skew (not in the floor)" % (
+        ckpt[0][0], ckpt[0][1], ckpt[1][0], ckpt[1][1]))
     print("hosts outside the archive: %d case(s)%s" % (len(strays), "" if not strays else " " + repr(strays[:5])))
     low = any(v < a.floor * n for v in total[1:])
     return 1 if low or strays else 0

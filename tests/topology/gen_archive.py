@@ -38,20 +38,42 @@ Layouts (8 ranks per host):
             OUT/pods/<replica>/vllm.log with the API server, EngineCore and
             TP worker prefixes (v1 "(VllmWorker rank=R pid=P)" or the newer
             "(Worker_TPR pid=P)"); OUT/kubectl/get-pods-wide.txt
+  deepspeed OUT/launcher.log: the DeepSpeed launcher's output on every node
+            gathered by pdsh ("gpu-001: ..."): global_rank_mapping (each
+            host's global ranks, local rank = position) and "process P
+            spawned with command: [... '--local_rank=L' ...]", so a worker's
+            rank follows from its pid only through both; the workers' own
+            lines under the same pdsh label; OUT/<host>/kern.log
+  vllm_v0   vLLM v0 replicas, OUT/<host>/vllm-server.log: the driver (TP rank
+            0) unprefixed, the other TP workers under a coloured
+            "(VllmWorkerProcess pid=P)" that names no rank; each worker's
+            rank is said once, by parallel_state's "rank R in world size W
+            is assigned as ... TP rank R" (odd seeds) or by its NCCL init
+            line (even seeds), and the engine's "Worker VllmWorkerProcess
+            pid P died" names only the pid
 
 Kinds: host_oom (the kernel kills one worker by pid), nfs (the client's
-kernel loses its NFS server), spot (an AWS instance-action notice, then the
-other hosts' NCCL errors), preempt (k8s: the pod is preempted; slurm: the job
-is cancelled due to preemption), timelimit (Slurm ends the job at its time
+kernel loses its NFS server), spot (a cloud's notice that the machine is
+being taken: AWS instance-action, EventBridge or node-termination-handler,
+Azure Preempt, GCE preemption or host maintenance; a checkpoint saved after
+it or not; then the other hosts' NCCL errors), preempt (k8s: the pod is preempted; slurm: the job
+is cancelled due to preemption, half the archives with scontrol and sacct PREEMPTED), timelimit (Slurm ends the job at its time
 limit: slurmstepd's notice, scontrol and sacct TIMEOUT), pod_oomkilled and
 pod_evicted, pod_nodeshutdown (`kubectl describe pods` output whose status
 reason lines name no pod: the section's "Name:" does), worker_crash (a vLLM TP worker of one
 replica hits a CUDA error; its EngineCore and API server die after it), segv
-(the kernel reports one worker's segfault by pid; the job stops there).
+(the kernel reports one worker's segfault by pid; the job stops there),
+task_exit (one task exits non-zero, srun reports it, "srun: error: host:
+task N: Exited with exit code 1", and terminates the step: the task is the
+rank when srun launched the ranks (slurm_env), the node index under torchrun
+(slurm: then no rank is named)), node_fail (Slurm loses a node: srun's
+"Node failure on <host>", the step cancelled due to node failure, scontrol
+and sacct NODE_FAIL; the other hosts' NCCL errors).
 LAYOUT_KINDS lists the kinds each layout is tested with.
 
 OUT.truth.json (beside the archive): kind, layout, hosts (the archive's own hosts), initiating
-{rules, rank (null when the logs name only a host), host}, pods.
+{rules, rank (null when the logs name only a host), host, and for spot
+checkpoint_after_notice}, pods.
 
 Every message is the text of a rule example under rulesets/ (the test checks
 attribution and ranking, not the signals). Deterministic for (args, seed).
@@ -65,16 +87,18 @@ import random
 
 GPUS = 8
 BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
-LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm"]
+LAYOUTS = ["perhost", "k8s", "slurm", "torchrun", "slurm_env", "vllm", "vllm_v0", "deepspeed"]
 KINDS = ["host_oom", "nfs", "spot", "preempt", "timelimit", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown",
-         "worker_crash", "segv"]
+         "worker_crash", "segv", "task_exit", "node_fail"]
 LAYOUT_KINDS = {
     "perhost": ["host_oom", "nfs", "spot", "preempt", "segv"],
     "k8s": ["host_oom", "nfs", "spot", "preempt", "pod_oomkilled", "pod_evicted", "pod_nodeshutdown"],
-    "slurm": ["host_oom", "nfs", "spot", "preempt", "timelimit"],
+    "slurm": ["host_oom", "nfs", "spot", "preempt", "timelimit", "task_exit", "node_fail"],
     "torchrun": ["host_oom", "nfs", "spot", "segv"],
-    "slurm_env": ["host_oom", "preempt", "segv", "timelimit"],
+    "slurm_env": ["host_oom", "preempt", "segv", "timelimit", "task_exit", "node_fail"],
     "vllm": ["worker_crash"],
+    "vllm_v0": ["worker_crash"],
+    "deepspeed": ["host_oom", "nfs", "spot", "segv"],
 }
 RULES = {
     "host_oom": ["host-oom-kill"],
@@ -87,6 +111,8 @@ RULES = {
     "pod_nodeshutdown": ["preemption"],
     "worker_crash": ["cuda-illegal-address"],
     "segv": ["unrecognised-fatal-error"],
+    "task_exit": ["unrecognised-fatal-error"],
+    "node_fail": ["job-interrupted-node-failure"],
 }
 K8S_LAYOUTS = ("k8s", "vllm")
 SLURM_LAYOUTS = ("slurm", "slurm_env")
@@ -167,6 +193,8 @@ class Job:
                      "%s stdout F [rank%d]:%s" % (self.iso(h, t), r, text(h, t)))
         elif self.layout == "torchrun":
             self.add("%s/torchrun.log" % h, t, "[default%d]:%s" % (r % GPUS, text(h, t)))
+        elif self.layout == "deepspeed":
+            self.add("launcher.log", t, "%s: %s" % (h, text(h, t)))
         elif self.layout == "slurm_env":
             self.add("slurm-88231.out", t, "%*d: %s" % (len(str(self.ranks - 1)), r, text(h, t)))
         else:
@@ -190,6 +218,8 @@ class Job:
                         name, self.pid[r], self.pid[r] + 60, dev, dev, r, self.ranks, dev, dev, BUSES[dev])))
         if self.layout == "torchrun":
             self.rendezvous()
+        if self.layout == "deepspeed":
+            self.deepspeed_launch()
         if self.layout == "slurm_env":
             self.slurm_env()
         if self.layout in K8S_LAYOUTS:
@@ -219,6 +249,14 @@ class Job:
             ]]
 
     def progress(self, r, t, step):
+        if self.layout == "deepspeed":
+            # DeepSpeed's log_dist prints the step on rank 0 only.
+            if r == 0:
+                self.rank_line(r, t, lambda h, tt, step=step: "[%s] [INFO] [logging.py:96:log_dist] [Rank 0] step=%d, "
+                               "skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]" % (
+                                   dt.datetime.fromtimestamp(self.ts(h, tt), dt.timezone.utc).strftime(
+                                       "%Y-%m-%d %H:%M:%S,%f")[:-3], step))
+            return
         self.rank_line(r, t, lambda h, tt, r=r, step=step: "%s iteration %8d/  500000 | consumed samples: %12d | "
                        "elapsed time per iteration (ms): %.1f | learning rate: 1.500E-04 | global batch size:   512 | "
                        "lm loss: 7.892345E+00 | loss scale: 1.0 |" % (
@@ -320,6 +358,26 @@ class Job:
         for k, line in enumerate(lines):
             self.add("%s/torchrun.log" % h, t + 1 + 1e-6 * k, line)
 
+    # ---- the DeepSpeed launcher under pdsh (deepspeed layout)
+    def deepspeed_launch(self):
+        world = "{%s}" % ", ".join("'%s': %s" % (h, list(range(GPUS))) for h in self.hosts)
+        mapping = "{%s}" % ", ".join("'%s': %s" % (h, list(range(i * GPUS, (i + 1) * GPUS)))
+                                     for i, h in enumerate(self.hosts))
+        for i, h in enumerate(self.hosts):
+            t = self.t0 - 8
+            stamp = lambda tt, h=h: dt.datetime.fromtimestamp(self.ts(h, tt), dt.timezone.utc).strftime(
+                "%Y-%m-%d %H:%M:%S,%f")[:-3]
+            lines = ["[INFO] [launch.py:145:main] WORLD INFO DICT: %s" % world,
+                     "[INFO] [launch.py:151:main] nnodes=%d, num_local_procs=%d, node_rank=%d" % (self.nhosts, GPUS, i),
+                     "[INFO] [launch.py:162:main] global_rank_mapping=defaultdict(<class 'list'>, %s)" % mapping,
+                     "[INFO] [launch.py:163:main] dist_world_size=%d" % self.ranks,
+                     "[INFO] [launch.py:165:main] Setting CUDA_VISIBLE_DEVICES=%s" % ",".join(map(str, range(GPUS))),
+                     ] + ["[INFO] [launch.py:256:main] process %d spawned with command: ['/usr/bin/python3', '-u', "
+                          "'train.py', '--local_rank=%d', '--deepspeed', '--deepspeed_config', 'ds_config.json']"
+                          % (self.pid[r], r % GPUS) for r in range(i * GPUS, (i + 1) * GPUS)]
+            for k, line in enumerate(lines):
+                self.add("launcher.log", t + 1e-3 * k, "%s: [%s] %s" % (h, stamp(t + 1e-3 * k), line))
+
     # ---- Slurm task environment (slurm_env layout)
     def slurm_env(self):
         for r in range(self.ranks):
@@ -375,6 +433,68 @@ class Job:
             self.add("pods/%s/vllm.log" % self.pods[i], t + 0.6 + k, "(%s) INFO:     10.0.4.17:%d - \"POST "
                      "/v1/chat/completions HTTP/1.1\" 500 Internal Server Error" % (api, 51234 + k))
 
+    # ---- vLLM v0 replicas (vllm_v0 layout)
+    def v0_line(self, i, t, local, level, where, msg):
+        """A line of replica i's server log: the driver's own (TP rank 0) or
+        a worker's under its coloured process prefix."""
+        h = self.hosts[i]
+        d = dt.datetime.fromtimestamp(self.ts(h, t), dt.timezone.utc)
+        line = "%s %s [%s] %s" % (level, d.strftime("%m-%d %H:%M:%S"), where, msg)
+        if local:
+            line = "\x1b[1;36m(VllmWorkerProcess pid=%d)\x1b[0;0m %s" % (self.pid[i * GPUS + local], line)
+        self.add("%s/vllm-server.log" % h, t, line)
+
+    def v0_serve(self, until):
+        for i, h in enumerate(self.hosts):
+            t = self.t0
+            self.v0_line(i, t, 0, "INFO", "api_server.py:1043", "vLLM API server version 0.8.5")
+            self.v0_line(i, t + 1, 0, "INFO", "llm_engine.py:240", "Initializing a V0 LLM engine (v0.8.5) with config: "
+                         "model='meta-llama/Llama-3.1-70B-Instruct', tensor_parallel_size=%d" % GPUS)
+            for local in range(GPUS):
+                r = i * GPUS + local
+                tt = t + 5 + 0.01 * local
+                self.v0_line(i, tt, local, "INFO", "multiproc_worker_utils.py:225", "Worker ready; awaiting tasks")
+                if self.seed % 2:
+                    self.v0_line(i, tt + 1, local, "INFO", "parallel_state.py:1004", "rank %d in world size %d is "
+                                 "assigned as DP rank 0, PP rank 0, TP rank %d" % (local, GPUS, local))
+                else:
+                    self.add("%s/vllm-server.log" % h, tt + 1, "%s:%d:%d [%d] NCCL INFO comm 0x55d0c0a0%02x rank %d "
+                             "nranks %d cudaDev %d nvmlDev %d busId %s000 commId 0x1a2b3c4d5e6f70%02x - Init COMPLETE"
+                             % (h, self.pid[r], self.pid[r] + 60, local, local, local, GPUS, local, local,
+                                BUSES[local], i))
+                self.v0_line(i, tt + 20, local, "INFO", "model_runner.py:1146", "Loading model weights took 16.4 GB")
+            for k in range(1, 40):
+                tt = t + 30 + 2 * k
+                if tt >= until:
+                    break
+                self.v0_line(i, tt, 0, "INFO", "metrics.py:489", "Avg prompt throughput: 812.4 tokens/s, Avg generation "
+                             "throughput: 1460.2 tokens/s, Running: 31 reqs, Swapped: 0 reqs, Pending: 0 reqs")
+
+    def v0_crash(self, victim, t):
+        i, local = victim // GPUS, victim % GPUS
+        self.v0_line(i, t, local, "ERROR", "multiproc_worker_utils.py:238", "Exception in worker VllmWorkerProcess "
+                     "while processing method execute_model.")
+        self.v0_line(i, t + 0.01, local, "ERROR", "multiproc_worker_utils.py:238",
+                     "RuntimeError: CUDA error: an illegal memory access was encountered")
+        self.v0_line(i, t + 0.5, 0, "ERROR", "multiproc_worker_utils.py:124", "Worker VllmWorkerProcess pid %d died, "
+                     "exit code: -6" % self.pid[victim])
+        self.add("%s/vllm-server.log" % self.hosts[i], t + 1, "CRITICAL %s launcher.py:99] MQLLMEngine is already "
+                 "dead, terminating server process" % dt.datetime.fromtimestamp(
+                     self.ts(self.hosts[i], t + 1), dt.timezone.utc).strftime("%m-%d %H:%M:%S"))
+
+    # ---- srun's word on its tasks (task_exit kind)
+    def srun_task_exit(self, victim, t):
+        """What srun prints when one task exits non-zero and it terminates
+        the step (--kill-on-bad-exit): the tasks it kills then are reported
+        only at verbose level. Under torchrun a task is one node's agent, so
+        its number is the node index."""
+        vt = victim // GPUS if self.layout == "slurm" else victim
+        stamp = dt.datetime.fromtimestamp(self.ts(self.hosts[0], t + 0.2), dt.timezone.utc)
+        self.add("slurm-88231.out", t, "srun: error: %s: task %d: Exited with exit code 1" % (self.host_of(victim), vt))
+        self.add("slurm-88231.out", t + 0.1, "srun: Terminating StepId=88231.0")
+        self.add("slurm-88231.out", t + 0.2, "slurmstepd: error: *** STEP 88231.0 ON %s CANCELLED AT %s ***" % (
+            self.hosts[0], stamp.strftime("%Y-%m-%dT%H:%M:%S")))
+
     # ---- kubectl describe pods (k8s pod_* kinds)
     def describe(self, victim_pod, reason):
         out = []
@@ -404,6 +524,52 @@ class Job:
             out += ["  Ready              %s" % ("False" if failed else "True"), "Events:           <none>", ""]
         self.files["kubectl/describe-pods.txt"] = [(0, x) for x in out]
 
+    # ---- termination notices (spot kind)
+    def pick(self, what, n):
+        """A choice of its own for each aspect of a case, so adding one does
+        not move the others' random draws."""
+        return random.Random("%s/%s/%d/%d" % (what, self.layout, self.ranks, self.seed)).randrange(n)
+
+    def notice(self, h, t):
+        """One cloud's word that the machine is being taken, as its watcher
+        logs it, and how long before the machine goes: AWS (the
+        instance-action document, EventBridge's warning, the node
+        termination handler), Azure (a Preempt scheduled event), GCE
+        (preemption, host maintenance)."""
+        stamp = dt.datetime.fromtimestamp(self.ts(h, t), dt.timezone.utc)
+        at = lambda lead, fmt: dt.datetime.fromtimestamp(t + lead, dt.timezone.utc).strftime(fmt)
+        iso = stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+        which = self.pick("notice", 6)
+        if which == 0:
+            return 120, "%s - spot - WARNING - spot/instance-action: {\"action\": \"terminate\", \"time\": \"%s\"}" % (
+                stamp.strftime("%Y-%m-%d %H:%M:%S,%f")[:-3], at(120, "%Y-%m-%dT%H:%M:%SZ"))
+        if which == 1:
+            return 30, "%s scheduled-events: {\"EventType\": \"Preempt\", \"NotBefore\": \"%s\"}" % (
+                stamp.strftime("%Y-%m-%d %H:%M:%S"), at(30, "%a, %d %b %Y %H:%M:%S GMT"))
+        if which == 2:
+            return 120, "%s spot-watcher: received EC2 Spot Instance Interruption Warning for i-0abc123def4567890" % iso
+        if which == 3:
+            return 120, ("%s INF Adding new event to the event store event={\"Description\":\"Spot ITN received. "
+                         "Instance will be interrupted at %s \\n\",\"EventID\":\"spot-itn-c375f2bb4fa7984f\","
+                         "\"Kind\":\"SPOT_ITN\",\"NodeName\":\"%s\"}" % (
+                             stamp.strftime("%Y/%m/%d %H:%M:%S"), at(120, "%Y-%m-%dT%H:%M:%SZ"), h))
+        if which == 4:
+            return 30, ("%s compute.instances.preempted principal=system@google.com message=\"Instance was "
+                        "preempted.\" instance=%s" % (stamp.strftime("%Y-%m-%dT%H:%M:%S.") +
+                                                         "%03dZ" % (stamp.microsecond // 1000), h))
+        return 60, "%s maint-watcher: metadata instance/maintenance-event changed: NONE -> " \
+            "TERMINATE_ON_HOST_MAINTENANCE" % iso
+
+    # ---- the job's final state as scontrol and sacct show it
+    def job_state(self, state, reason, batch_host):
+        self.files["scontrol-show-job.txt"] = [(0, x.replace("JobState=RUNNING Reason=None", "JobState=%s Reason=%s"
+                                                             % (state, reason)).replace(
+            "BatchHost=%s" % self.hosts[0], "BatchHost=%s" % batch_host)) for _, x in self.files["scontrol-show-job.txt"]]
+        self.files["sacct.txt"] = [(0, "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode "),
+                                   (0, "------------ ---------- ---------- ---------- ---------- ---------- -------- "),
+                                   (0, "88231             pretrain        gpu       acct %10d %10s      0:0 "
+                                    % (self.nhosts * 64, state))]
+
     # ---- incidents
     def incident(self):
         t_fail = self.t0 + 30 + self.steps * self.step_s * 0.6
@@ -420,6 +586,15 @@ class Job:
             self.vllm_crash(victim, t_fail)
             truth["rank"] = victim % GPUS
             return truth
+        if self.layout == "vllm_v0":
+            # The driver (TP rank 0) runs in the engine's own process; a
+            # worker of ranks 1.. is the one whose pid must name its rank.
+            victim += 1 if victim % GPUS == 0 else 0
+            truth["host"] = self.host_of(victim)
+            self.v0_serve(t_fail)
+            self.v0_crash(victim, t_fail)
+            truth["rank"] = victim % GPUS
+            return truth
         self.train(t_fail)
         if self.kind in ("pod_oomkilled", "pod_evicted", "pod_nodeshutdown"):
             reason = {"pod_oomkilled": "OOMKilled", "pod_evicted": "Evicted", "pod_nodeshutdown": "Terminated"}
@@ -429,13 +604,7 @@ class Job:
                     self.remote_error(r, t_fail + 21 + 0.01 * r, victim)
             return truth
         if self.kind == "timelimit":
-            self.files["scontrol-show-job.txt"] = [(0, x.replace("JobState=RUNNING Reason=None", "JobState=TIMEOUT "
-                                                                "Reason=TimeLimit").replace(
-                "BatchHost=%s" % self.hosts[0], "BatchHost=%s" % vh)) for _, x in self.files["scontrol-show-job.txt"]]
-            self.files["sacct.txt"] = [(0, "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode "),
-                                       (0, "------------ ---------- ---------- ---------- ---------- ---------- -------- "),
-                                       (0, "88231             pretrain        gpu       acct %10d    TIMEOUT      0:0 "
-                                        % (self.nhosts * 64))]
+            self.job_state("TIMEOUT", "TimeLimit", vh)
             self.add("slurm-88231.out", t_fail, "slurmstepd: error: *** JOB 88231 ON %s CANCELLED AT %s DUE TO TIME LIMIT "
                      "***" % (vh, dt.datetime.fromtimestamp(self.ts(vh, t_fail), dt.timezone.utc)
                               .strftime("%Y-%m-%dT%H:%M:%S")))
@@ -444,6 +613,21 @@ class Job:
                     self.rank_line(r, t_fail + 0.5 + 0.001 * r, lambda h, tt, r=r: "[rank: %d] Received SIGTERM: 15" % r)
                     if r // GPUS != victim // GPUS:
                         self.remote_error(r, t_fail + 3 + 0.01 * r, victim)
+            return truth
+        if self.kind == "node_fail":
+            self.job_state("NODE_FAIL", "NodeDown", vh)
+            self.add("slurm-88231.out", t_fail, "srun: error: Node failure on %s" % vh)
+            self.add("slurm-88231.out", t_fail + 1, "slurmstepd: error: *** STEP 88231.0 ON %s CANCELLED AT %s DUE TO "
+                     "NODE FAILURE ***" % (self.hosts[0], dt.datetime.fromtimestamp(
+                         self.ts(self.hosts[0], t_fail + 1), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")))
+            for r in range(self.ranks):
+                if r // GPUS != victim // GPUS and (r % GPUS == 0 or self.ranks <= 64):
+                    self.remote_error(r, t_fail + 20 + 0.01 * r, victim)
+                    self.watchdog(r, t_fail + 620 + 0.01 * r)
+            return truth
+        if self.kind == "task_exit":
+            self.srun_task_exit(victim, t_fail)
+            truth["rank"] = victim if self.layout == "slurm_env" else None
             return truth
         if self.kind == "segv":
             self.kern(vh, t_fail, "python3[%d]: segfault at 18 ip 00007f0c8a5d2b1e sp 00007f0c6dffe9c0 error 4 in "
@@ -477,22 +661,20 @@ class Job:
                     self.watchdog(r, t_fail + 610 + 0.01 * r)
         elif self.kind == "spot":
             path = ("nodes/%s/spot-watcher.log" if self.layout in K8S_LAYOUTS else "%s/spot-watcher.log") % vh
-            stamp = dt.datetime.fromtimestamp(self.ts(vh, t_fail), dt.timezone.utc)
-            if self.seed % 2:
-                # Azure: a Preempt scheduled event, 30 s ahead.
-                lead = 30
-                self.add(path, t_fail, "%s scheduled-events: {\"EventType\": \"Preempt\", \"NotBefore\": "
-                         "\"%s\"}" % (stamp.strftime("%Y-%m-%d %H:%M:%S"),
-                                        dt.datetime.fromtimestamp(t_fail + lead, dt.timezone.utc).strftime(
-                                            "%a, %d %b %Y %H:%M:%S GMT")))
-            else:
-                # AWS: the instance-action document, two minutes ahead.
-                lead = 120
-                self.add(path, t_fail, "%s - spot - WARNING - spot/instance-action: {\"action\": \"terminate\", "
-                         "\"time\": \"%s\"}" % (
-                             stamp.strftime("%Y-%m-%d %H:%M:%S,%f")[:-3],
-                             dt.datetime.fromtimestamp(t_fail + lead, dt.timezone.utc).strftime(
-                                 "%Y-%m-%dT%H:%M:%SZ")))
+            lead, line = self.notice(vh, t_fail)
+            self.add(path, t_fail, line)
+            # A checkpoint a handler saved after the notice, or only the
+            # periodic one long before it: the report says which.
+            saved = self.pick("checkpoint", 2) == 1
+            truth["checkpoint_after_notice"] = saved
+            ckpts = [(self.t0 + 31, "INFO - saved checkpoint to /lustre/ckpt/run88231/step10")]
+            if saved:
+                ckpts.append((t_fail + lead / 2, "WARNING - Caught SIGTERM: saving checkpoint to "
+                              "/lustre/ckpt/run88231/preempt before exit"))
+            for t_ckpt, msg in ckpts:
+                self.rank_line(0, t_ckpt, lambda h, tt, msg=msg: "%s - train - %s" % (
+                    dt.datetime.fromtimestamp(self.ts(h, tt), dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S,%f")[:-3],
+                    msg))
             # Then the machine is gone: every other host's ranks lose their
             # peers on it (a retry-exceeded completion reads as a network
             # failure), then time out.
@@ -511,6 +693,8 @@ class Job:
                 self.add("slurm-88231.out", t_fail, "slurmstepd: error: *** JOB 88231 ON %s CANCELLED AT %s DUE TO "
                          "PREEMPTION ***" % (vh, dt.datetime.fromtimestamp(self.ts(vh, t_fail), dt.timezone.utc)
                                                .strftime("%Y-%m-%dT%H:%M:%S")))
+                if self.layout in SLURM_LAYOUTS and self.pick("job_state", 2):
+                    self.job_state("PREEMPTED", "None", vh)
             for r in range(self.ranks):
                 if r // GPUS != victim // GPUS and (r % GPUS == 0 or self.ranks <= 64):
                     self.ib_retry(r, t_fail + 20.5 + 0.01 * r, victim)

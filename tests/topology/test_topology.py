@@ -58,6 +58,13 @@ def test_archive(faultline_bin, root, layout, kind, ranks, skew):
     stray = gen_archive.named_hosts(report, set()) - set(truth["hosts"])
     assert not stray, "hosts outside the archive: %s" % sorted(stray)
     assert report["input"]["hosts"] == len(truth["hosts"])
+    if "checkpoint_after_notice" in want and not skew:
+        # Who ended the job, and whether a checkpoint was taken after the
+        # notice. (With the generator's skew, a notice host 75-90 s ahead of
+        # the host logging the checkpoint, the order is not settled yet.)
+        said = "A checkpoint was saved after the notice" in primary["explanation"]
+        assert said == want["checkpoint_after_notice"], primary["explanation"]
+        assert "The job was ended from outside" in primary["explanation"]
 
 
 def test_nodelist_compression():
