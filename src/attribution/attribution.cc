@@ -934,21 +934,19 @@ class MessageMemo {
  public:
   const MessageMarks& Get(std::string_view s, size_t begin) {
     const size_t k = MessageReadStart(s, begin);
-    key_.assign(s.substr(k));
     // The header's clock and thread id count by their shape alone.
-    const auto [run, run_end] = HeaderClockRun(s, begin);
-    for (size_t i = run; i < run_end; ++i) {
-      if (IsDigit(s[i])) key_[i - k] = '0';
-    }
-    const std::string_view key = key_;
-    const uint32_t rel = static_cast<uint32_t>(begin - k);
-    const bool at_start = k == 0;
-    Entry& e = slots_[Slot(key, rel)];
-    if (!(e.valid && e.rel == rel && e.at_start == at_start && e.key == key)) {
+    auto [run, run_end] = HeaderClockRun(s, begin);
+    if (run == run_end) run = run_end = k;
+    const Shape shape{s.size() - k, static_cast<uint32_t>(begin - k), static_cast<uint32_t>(run - k),
+                      static_cast<uint32_t>(run_end - k), k == 0};
+    Entry& e = slots_[Slot(s, k, run, run_end, shape)];
+    if (!(e.valid && e.shape == shape && Same(e.key, s, k, run, run_end))) {
       e.marks = ScanMessage(s, begin);
-      e.key.assign(key);
-      e.rel = rel;
-      e.at_start = at_start;
+      e.key.assign(s.substr(k));
+      for (size_t i = run; i < run_end; ++i) {
+        if (IsDigit(s[i])) e.key[i - k] = '0';
+      }
+      e.shape = shape;
       e.valid = true;
     }
     return e.marks;
@@ -956,30 +954,51 @@ class MessageMemo {
 
  private:
   static constexpr size_t kSlots = 256;  // Slot takes the top 8 bits of a hash
+  // Where the message begins in the bytes read, where the clock run lies,
+  // whether they start the line.
+  struct Shape {
+    size_t size = 0;
+    uint32_t rel = 0, run = 0, run_end = 0;
+    bool at_start = false;
+    bool operator==(const Shape&) const = default;
+  };
   struct Entry {
-    std::string key;
-    uint32_t rel = 0;
-    bool at_start = false, valid = false;
+    std::string key;  // s[k..], the run's digits as '0'
+    Shape shape;
+    bool valid = false;
     MessageMarks marks;
   };
-  // A few 8-byte words of the key: a collision only costs a miss.
-  static size_t Slot(std::string_view key, uint32_t rel) {
+  // key == s[k..] with the run's digits as '0': the bytes outside the run
+  // equal, those inside of the same class.
+  static bool Same(const std::string& key, std::string_view s, size_t k, size_t run, size_t run_end) {
+    if (std::memcmp(key.data(), s.data() + k, run - k) != 0) return false;
+    for (size_t i = run; i < run_end; ++i) {
+      if (key[i - k] != (IsDigit(s[i]) ? '0' : s[i])) return false;
+    }
+    const size_t from = std::max(k, run_end);
+    return std::memcmp(key.data() + (from - k), s.data() + from, s.size() - from) == 0;
+  }
+  // The bytes before the run (a launcher prefix) and a few 8-byte words
+  // after it: a collision only costs a miss.
+  static size_t Slot(std::string_view s, size_t k, size_t run, size_t run_end, const Shape& shape) {
+    uint64_t h = shape.size * 0x9E3779B97F4A7C15ull ^ shape.rel;
+    for (size_t i = k; i < run && i < k + 24; ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 0x100000001b3ull;
+    const size_t from = std::max(k, run_end), n = s.size() - from;
     auto word = [&](size_t at) {
       uint64_t w = 0;
-      std::memcpy(&w, key.data() + at, std::min<size_t>(8, key.size() - at));
+      std::memcpy(&w, s.data() + from + at, 8);
       return w;
     };
-    uint64_t h = key.size() * 0x9E3779B97F4A7C15ull ^ rel;
-    if (!key.empty()) {
-      for (size_t at : {size_t{0}, key.size() / 3, key.size() / 2, key.size() * 2 / 3,
-                        key.size() > 8 ? key.size() - 8 : 0}) {
-        h = (h ^ word(at)) * 0xff51afd7ed558ccdull;
+    if (n >= 8) {
+      for (size_t at : {size_t{0}, n / 3, n / 2, n * 2 / 3, n - 8}) {
+        h = (h ^ word(std::min(at, n - 8))) * 0xff51afd7ed558ccdull;
       }
+    } else {
+      for (size_t i = from; i < s.size(); ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 0x100000001b3ull;
     }
-    return static_cast<size_t>((h ^ (h >> 29)) * 0xc4ceb9fe1a85ec53ull >> 56);  // the top 8 bits: kSlots
+    return static_cast<size_t>((h ^ (h >> 29)) * 0xc4ceb9fe1a85ec53ull >> 56);
   }
   Entry slots_[kSlots];
-  std::string key_;
 };
 
 const MessageMarks& MemoMessage(std::string_view s, size_t begin, MessageMarks& scratch) {
