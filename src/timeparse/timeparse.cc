@@ -885,6 +885,8 @@ std::optional<double> FindMonotonic(std::string_view line) {
     const void* bracket = std::memchr(line.data() + i, '[', limit - i);
     if (bracket == nullptr) break;
     i = static_cast<size_t>(static_cast<const char*>(bracket) - line.data());
+    // ReadBracketNumber reads padding spaces or a digit first.
+    if (i + 1 < line.size() && line[i + 1] != ' ' && !IsDigit(line[i + 1])) continue;
     Scanner t{line, i};
     uint64_t ip = 0;
     Fraction f;
