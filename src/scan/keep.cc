@@ -137,6 +137,7 @@ void Scanner::Impl::KeepPid(PidLink link) {
 // this line's unset fields; what this line states is kept for later lines
 // and as topology (attribution/carry.h).
 void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
+  if (ev.fields.empty() && st.carry.Blank()) return;
   Attribution a;
   if (ev.rank >= 0) a.rank = ev.rank;
   if (ev.local_rank >= 0) a.local_rank = ev.local_rank;
