@@ -11,6 +11,7 @@
 // does not.
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "attribution/attribution.h"
@@ -42,23 +43,18 @@ void ExpectSameScan(const ScanResult& want, const ScanResult& got) {
   ASSERT_EQ(got.rule_stats.size(), want.rule_stats.size());
   for (const auto& [rule, w] : want.rule_stats) {
     ASSERT_TRUE(got.rule_stats.contains(rule)) << rule;
-    const RuleStats& g = got.rule_stats.at(rule);
-    EXPECT_EQ(g.count, w.count) << rule;
-    EXPECT_EQ(g.ranks, w.ranks) << rule;
-    EXPECT_EQ(g.hosts, w.hosts) << rule;
-    EXPECT_EQ(g.rank_min_seq, w.rank_min_seq) << rule;
-    EXPECT_EQ(g.first_time_us, w.first_time_us) << rule;
-    EXPECT_EQ(g.last_time_us, w.last_time_us) << rule;
+    auto row = [](const RuleStats& r) {
+      return std::tie(r.count, r.ranks, r.hosts, r.rank_min_seq, r.first_time_us, r.last_time_us);
+    };
+    EXPECT_EQ(row(got.rule_stats.at(rule)), row(w)) << rule;
   }
   ASSERT_EQ(got.ranks.size(), want.ranks.size());
   for (const auto& [rank, w] : want.ranks) {
-    const RankSummary& g = got.ranks.at(rank);
-    EXPECT_EQ(g.host, w.host) << rank;
-    EXPECT_EQ(g.progress_lines, w.progress_lines) << rank;
-    EXPECT_EQ(g.first_progress_us, w.first_progress_us) << rank;
-    EXPECT_EQ(g.last_progress_us, w.last_progress_us) << rank;
-    EXPECT_EQ(g.last_step, w.last_step) << rank;
-    EXPECT_EQ(g.step_samples, w.step_samples) << rank;
+    auto row = [](const RankSummary& r) {
+      return std::tie(r.host, r.progress_lines, r.first_progress_us, r.last_progress_us, r.last_step,
+                      r.step_samples);
+    };
+    EXPECT_EQ(row(got.ranks.at(rank)), row(w)) << rank;
   }
   ASSERT_EQ(got.sources.size(), want.sources.size());
   for (size_t i = 0; i < want.sources.size(); ++i) {
