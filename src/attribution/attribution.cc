@@ -10,8 +10,11 @@
 // over "[Rank N]" markers inside the message, over the srun task label, which
 // is the node index rather than the rank whenever torchrun runs inside srun.
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -899,7 +902,155 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
   return msg;
 }
 
+// What the scans of a message find on their own (from a blank Found):
+// AttributeLine lays it under what the prefixes found. Only the message
+// scans set the bracket and loose ranks; they set the pid and gpu only
+// where the prefixes left them unset, and each takes the first of its
+// candidates, so scanning blank and filling the unset fields is the same.
+struct MessageMarks {
+  std::optional<int64_t> bracket_rank, loose_rank, pid;
+  std::string gpu;
+};
+
+MessageMarks ScanMessage(std::string_view s, size_t begin) {
+  Found f;
+  ScanMessageRanks(s, begin, &f);
+  ScanKernelMarkers(s, begin, &f);
+  return {f.bracket_rank, f.loose_rank, f.pid, std::move(f.gpu)};
+}
+
+// The first byte of `s` the message scans from `begin` may read: a word
+// before a "rank" at or after `begin` (PrecededByWord: up to 18 bytes
+// back), the bracket a "Rank N]" closes (up to 160 bytes back, stopping at
+// the nearest '[' or ']'), the byte before a marker. The clock and pid of
+// a glog or syslog header lie before it, so lines that differ only there
+// share the bytes from here on.
+size_t MessageReadStart(std::string_view s, size_t begin) {
+  constexpr size_t kWordBack = 20, kBracketBack = 160;
+  size_t lb = begin > kBracketBack ? begin - kBracketBack : 0;
+  for (size_t j = begin; j > lb; --j) {
+    if (s[j - 1] == '[' || s[j - 1] == ']') {
+      lb = j - 1;
+      break;
+    }
+  }
+  return std::min(lb, begin > kWordBack ? begin - kWordBack : 0);
+}
+
+// A glog-style header at the message's start ("[I1102 13:00:00.351576
+// 41000 file.cc:931] ", also without the bracket): [begin, end) of the run
+// of digits, spaces, ':' and '.' after its level letter (the clock and the
+// thread id), or an empty range. The message scans read those bytes only
+// for their class: no marker starts in the run (each starts with a letter
+// or ']'), none ends in it (the byte before is the level letter, after a
+// '[' or the message's start), the byte after the run is not a digit (a
+// pid in brackets before "]: segfault" is read back over digits only), and
+// what reads back into the run (the word before "rank", the bracket a
+// "Rank N]" closes, word boundaries) asks only whether a byte is a letter,
+// a digit, a bracket or a separator (that bracket's content is read only
+// when "PG " follows it, which the header's '[' never has). So two lines whose runs have digits
+// at the same places scan alike.
+std::pair<size_t, size_t> HeaderClockRun(std::string_view s, size_t begin) {
+  size_t p = begin;
+  if (p < s.size() && s[p] == '[') ++p;
+  if (p >= s.size() || (s[p] != 'I' && s[p] != 'W' && s[p] != 'E' && s[p] != 'F')) return {0, 0};
+  const size_t run = ++p;
+  if (p >= s.size() || !IsDigit(s[p])) return {0, 0};
+  while (p < s.size() && (IsDigit(s[p]) || s[p] == ' ' || s[p] == ':' || s[p] == '.')) ++p;
+  return {run, p};
+}
+
+std::atomic<bool> g_message_memo{true};
+
+// Dense logs repeat their messages (a rank's every NCCL or c10d line, the
+// same context line on every step) under different clocks: the scans'
+// result for the bytes they read, kept per thread in a small direct-mapped
+// table. The key is those bytes (from MessageReadStart to the end), where
+// the message begins in them and whether they start the line (the scans
+// test for position 0), so a hit is what scanning again would give.
+class MessageMemo {
+ public:
+  const MessageMarks& Get(std::string_view s, size_t begin) {
+    const size_t k = MessageReadStart(s, begin);
+    // The header's clock and thread id count by their shape alone.
+    auto [run, run_end] = HeaderClockRun(s, begin);
+    if (run == run_end) run = run_end = k;
+    const Shape shape{s.size() - k, static_cast<uint32_t>(begin - k), static_cast<uint32_t>(run - k),
+                      static_cast<uint32_t>(run_end - k), k == 0};
+    Entry& e = slots_[Slot(s, k, run, run_end, shape)];
+    if (!(e.valid && e.shape == shape && Same(e.key, s, k, run, run_end))) {
+      e.marks = ScanMessage(s, begin);
+      e.key.assign(s.substr(k));
+      for (size_t i = run; i < run_end; ++i) {
+        if (IsDigit(s[i])) e.key[i - k] = '0';
+      }
+      e.shape = shape;
+      e.valid = true;
+    }
+    return e.marks;
+  }
+
+ private:
+  static constexpr size_t kSlots = 256;  // Slot takes the top 8 bits of a hash
+  // Where the message begins in the bytes read, where the clock run lies,
+  // whether they start the line.
+  struct Shape {
+    size_t size = 0;
+    uint32_t rel = 0, run = 0, run_end = 0;
+    bool at_start = false;
+    bool operator==(const Shape&) const = default;
+  };
+  struct Entry {
+    std::string key;  // s[k..], the run's digits as '0'
+    Shape shape;
+    bool valid = false;
+    MessageMarks marks;
+  };
+  // key == s[k..] with the run's digits as '0': the bytes outside the run
+  // equal, those inside of the same class.
+  static bool Same(const std::string& key, std::string_view s, size_t k, size_t run, size_t run_end) {
+    if (std::memcmp(key.data(), s.data() + k, run - k) != 0) return false;
+    for (size_t i = run; i < run_end; ++i) {
+      if (key[i - k] != (IsDigit(s[i]) ? '0' : s[i])) return false;
+    }
+    const size_t from = std::max(k, run_end);
+    return std::memcmp(key.data() + (from - k), s.data() + from, s.size() - from) == 0;
+  }
+  // The bytes before the run (a launcher prefix) and a few 8-byte words
+  // after it: a collision only costs a miss.
+  static size_t Slot(std::string_view s, size_t k, size_t run, size_t run_end, const Shape& shape) {
+    uint64_t h = shape.size * 0x9E3779B97F4A7C15ull ^ shape.rel;
+    for (size_t i = k; i < run && i < k + 24; ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 0x100000001b3ull;
+    const size_t from = std::max(k, run_end), n = s.size() - from;
+    auto word = [&](size_t at) {
+      uint64_t w = 0;
+      std::memcpy(&w, s.data() + from + at, 8);
+      return w;
+    };
+    if (n >= 8) {
+      for (size_t at : {size_t{0}, n / 3, n / 2, n * 2 / 3, n - 8}) {
+        h = (h ^ word(std::min(at, n - 8))) * 0xff51afd7ed558ccdull;
+      }
+    } else {
+      for (size_t i = from; i < s.size(); ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 0x100000001b3ull;
+    }
+    return static_cast<size_t>((h ^ (h >> 29)) * 0xc4ceb9fe1a85ec53ull >> 56);
+  }
+  Entry slots_[kSlots];
+};
+
+const MessageMarks& MemoMessage(std::string_view s, size_t begin, MessageMarks& scratch) {
+  if (!g_message_memo.load(std::memory_order_relaxed)) {
+    scratch = ScanMessage(s, begin);
+    return scratch;
+  }
+  thread_local MessageMemo memo;
+  return memo.Get(s, begin);
+}
+
 }  // namespace
+
+void SetMessageMemo(bool on) { g_message_memo.store(on, std::memory_order_relaxed); }
 
 size_t MessageBegin(std::string_view line) {
   Found f;
@@ -913,8 +1064,12 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   size_t p = 0;
   const size_t msg = ParsePrefixes(line, &f, &p);
   if (p < n && !ParseNcclPrefix(line, p, &f)) ParseUcxPrefix(line, p, &f);
-  ScanMessageRanks(line, msg, &f);
-  ScanKernelMarkers(line, msg, &f);
+  MessageMarks scratch;
+  const MessageMarks& m = MemoMessage(line, msg, scratch);
+  f.bracket_rank = m.bracket_rank;
+  f.loose_rank = m.loose_rank;
+  if (!f.pid) f.pid = m.pid;
+  if (f.gpu.empty()) f.gpu = m.gpu;
 
   Attribution a;
   a.rank = f.launcher_rank;

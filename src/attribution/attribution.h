@@ -64,6 +64,11 @@ size_t PathBelowRoot(std::string_view root, std::string_view file);
 Attribution AttributeLine(std::string_view line, size_t* message_begin = nullptr);
 // Where AttributeLine puts *message_begin, from the line's prefixes alone.
 size_t MessageBegin(std::string_view line);
+// AttributeLine keeps, per thread, what the scans of a line's message found
+// for the bytes they read, and reuses it for a line that repeats them (a
+// dense log's same message under another clock). On by default; tests turn
+// it off to compare.
+void SetMessageMemo(bool on);
 
 // Merges `more` into `base`: fields unset in base are taken from more.
 void MergeAttribution(Attribution& base, const Attribution& more);

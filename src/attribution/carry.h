@@ -73,6 +73,13 @@ class LineCarry {
   // is the 1-based line number in the file. Returns the links this line
   // taught.
   CarryLinks Apply(uint64_t line, const Fields& fields, Attribution& a, std::string* pod);
+  // Nothing stated yet: Apply with no fields then changes nothing (a dense
+  // log's dropped matches skip it).
+  bool Blank() const {
+    return block_.host.empty() && !block_.rank && !block_.local_rank && !block_.pid && section_pod_.empty() &&
+           !file_.rank && !file_.local_rank && !file_.pid && file_.host.empty() && file_.gpu.empty() &&
+           local_ranks_.empty();
+  }
 
  private:
   struct Block {

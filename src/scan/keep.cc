@@ -154,6 +154,7 @@ void ResolveProgressRank(const TopologyMap& topo, Evidence& ev) {
 // this line's unset fields; what this line states is kept for later lines
 // (attribution/carry.h). ApplyCarry also keeps the links as topology.
 CarryLinks Scanner::Impl::Carry(SourceState& st, Evidence& ev) {
+  if (ev.fields.empty() && st.carry.Blank()) return {};
   Attribution a;
   if (ev.rank >= 0) a.rank = ev.rank;
   if (ev.local_rank >= 0) a.local_rank = ev.local_rank;

@@ -145,6 +145,10 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
   // confirmed; the evidence made without its text and captures.
   std::vector<EvidenceRef> refs;
   refs.reserve(out.pending.size());
+  // A record per matched signal: sized once, not grown by moving records.
+  size_t records = 0;
+  for (const Pending& p : out.pending) records += p.ids.size();
+  out.evidence.reserve(out.evidence.size() + records);
   // The time in force at the previous matched line (its own or inherited).
   TimeInForce prev;
   for (uint32_t i = 0; i < out.pending.size(); ++i) {

@@ -609,9 +609,22 @@ bool ReadMonthDayYear(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
 }
 
 // Everything that can follow '[' at a line start.
+// Whether a bracketed stamp can start with `c` after its '[': every
+// recogniser of ReadBracketed begins with one of these (padding spaces, a
+// number, a delta's sign, a glog level, a month or weekday name). Launcher
+// prefixes ("[rank3]:", "[default0]:") fail here at once, before the whole
+// chain is tried on them and the stamp after them is read.
+bool MayStartBracketedStamp(char c) {
+  if (IsDigit(c) || c == ' ' || c == '+' || c == '-') return true;
+  if (c == 'I' || c == 'W' || c == 'E' || c == 'F') return true;  // ReadGlog
+  // The first letters of the month (jan..dec) and weekday (mon..sun)
+  // names, either case.
+  return std::string_view("jfmasondtw").find(Lower(c)) != std::string_view::npos;
+}
+
 bool ReadBracketed(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
   Scanner t = sc;
-  if (t.Peek() != '[') return false;
+  if (t.Peek() != '[' || !MayStartBracketedStamp(t.Peek(1))) return false;
 
   // Kernel monotonic (or an epoch printed in brackets; the kernel cannot have
   // been up for 30 years, so the two ranges never meet).
@@ -872,6 +885,8 @@ std::optional<double> FindMonotonic(std::string_view line) {
     const void* bracket = std::memchr(line.data() + i, '[', limit - i);
     if (bracket == nullptr) break;
     i = static_cast<size_t>(static_cast<const char*>(bracket) - line.data());
+    // ReadBracketNumber reads padding spaces or a digit first.
+    if (i + 1 < line.size() && line[i + 1] != ' ' && !IsDigit(line[i + 1])) continue;
     Scanner t{line, i};
     uint64_t ip = 0;
     Fraction f;

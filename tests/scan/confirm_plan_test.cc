@@ -164,5 +164,18 @@ TEST(ThinRecords, KeepReadsTheSameAsFromWholeRecords) {
   }
 }
 
+TEST(IsThinField, TheFieldsKeepReadsAndNoOthers) {
+  for (std::string_view name : {"seq", "bus_id", "cuda_dev", "comm_id", "comm_rank", "nranks", "pod", "node",
+                                "block_host", "block_rank", "file_pid", "file_", "section_pod", "local_ranks",
+                                "global_ranks"}) {
+    EXPECT_TRUE(internal::IsThinField(name)) << name;
+  }
+  for (std::string_view name : {"", "rank", "host", "pid", "local_rank", "timeout_ms", "se", "seqs", "bus",
+                                "block", "file", "comm", "node_name", "pods", "nrank", "section", "global_rank",
+                                "local_ranks_x", "Seq", "step", "value"}) {
+    EXPECT_FALSE(internal::IsThinField(name)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace faultline

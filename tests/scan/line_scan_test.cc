@@ -168,5 +168,83 @@ TEST(AttributeLine, KernelMarkersFromOnePass) {
   EXPECT_EQ(a.rank, 4);
 }
 
+// AttributeLine's memo of message scans (a dense log's same message under
+// another clock): with it on, every line attributes as with it off, however
+// the lines repeat, whatever stands before or in the message -- rank words
+// and brackets right after a glog header's clock, kernel markers, a pid in
+// brackets before "]: segfault", clocks of other widths.
+std::string MemoLine(std::mt19937& rng) {
+  static const std::vector<std::string> kPrefix = {"", "[rank3]:", "[default0]:", "node1:123:456 [0] ", "3: ", "> "};
+  static const std::vector<std::string> kLevel = {"[I", "[W", "[E", "I", "F", "[X", ""};
+  // '#': a digit from a few, so lines differ there and still repeat.
+  static const std::vector<std::string> kFile = {"pg.cpp:12] ", "rank.py:3] ", "trainer.py:9] ", "", "] ",
+                                                  "x.cc:1 ", "[PG 0 Rank #] ", "Rank #: ", "rank #]: ", "[# "};
+  static const std::vector<std::string> kPiece = {
+      "[PG 0 Rank 3] ", "rank: 5 ", "Rank 7: ", "local rank: 2 ", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234 ",
+      "GPU 00000000:3B:00.0 ", "python3[4015788]: segfault at 0 ", "Killed process 123 (p) ", "]: segfault at ",
+      "oom-kill:task=p,pid=77 ", "nvidia 0000:3b:00.0: ", "rank 13:46:41 ", "[Rank 1] ", "PG 0 Rank 4] ", "x ",
+      "peer rank: 9 ", "12 ", ": ", "[PG 0 Rank #] ", "rank: # ", "python3[#]: segfault at 0 "};
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  auto digits = [&](int n) {
+    std::string d;
+    for (int i = 0; i < n; ++i) d.push_back(static_cast<char>('0' + rng() % 10));
+    return d;
+  };
+  std::string line = pick(kPrefix) + pick(kLevel);
+  // The clock and thread id: the part the memo keys by shape.
+  line += digits(4) + " " + digits(2) + ":" + digits(2) + ":" + digits(2) + "." + digits(rng() % 8 ? 6 : 3) + " " +
+          digits(rng() % 8 ? 5 : 1);
+  if (rng() % 8 == 0) line += "]";  // a bracket glued to the thread id
+  if (rng() % 8 != 0) line += " ";
+  line += pick(kFile);
+  // Few distinct messages, so the memo hits.
+  std::mt19937 msg_rng(static_cast<uint32_t>(rng() % 8));
+  for (size_t k = 0, n = 1 + msg_rng() % 4; k < n; ++k) line += kPiece[msg_rng() % kPiece.size()];
+  for (char& c : line) {
+    if (c == '#') c = static_cast<char>('0' + rng() % 3);
+  }
+  return line;
+}
+
+TEST(AttributeLine, MessageMemoGivesWhatScanningGives) {
+  std::mt19937 rng(11);
+  std::vector<std::string> lines;
+  for (int i = 0; i < 20000; ++i) lines.push_back(MemoLine(rng));
+  struct Got {
+    Attribution a;
+    size_t mb = 0;
+  };
+  auto attribute_all = [&](bool memo) {
+    SetMessageMemo(memo);
+    std::vector<Got> got;
+    for (const std::string& l : lines) {
+      Got g;
+      g.a = AttributeLine(l, &g.mb);
+      got.push_back(std::move(g));
+    }
+    return got;
+  };
+  const std::vector<Got> plain = attribute_all(false);
+  const std::vector<Got> memo = attribute_all(true);
+  SetMessageMemo(true);
+  size_t ranked = 0, pids = 0, gpus = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Attribution &want = plain[i].a, &got = memo[i].a;
+    ASSERT_EQ(got.rank, want.rank) << lines[i];
+    ASSERT_EQ(got.local_rank, want.local_rank) << lines[i];
+    ASSERT_EQ(got.pid, want.pid) << lines[i];
+    ASSERT_EQ(got.host, want.host) << lines[i];
+    ASSERT_EQ(got.gpu, want.gpu) << lines[i];
+    ASSERT_EQ(memo[i].mb, plain[i].mb) << lines[i];
+    ranked += want.rank.has_value();
+    pids += want.pid.has_value();
+    gpus += !want.gpu.empty();
+  }
+  // The lines exercise what the memo must get right.
+  EXPECT_GT(ranked, lines.size() / 4);
+  EXPECT_GT(pids, lines.size() / 8);
+  EXPECT_GT(gpus, lines.size() / 8);
+}
+
 }  // namespace
 }  // namespace faultline

@@ -801,5 +801,45 @@ TEST(TimeRange, InstantsOutsideYears0000To9999AreNotTimes) {
   }
 }
 
+// ReadBracketed turns a line away at the byte after its '[' when no
+// recogniser can start there (MayStartBracketedStamp): launcher prefixes
+// such as "[rank3]:" no longer run the whole chain. Every bracketed form
+// still parses, and the bytes turned away are exactly those no recogniser
+// starts with: with any other byte in that place, no form parses.
+TEST(ParseLineTime, BracketedFormsAndTheBytesTurnedAway) {
+  const std::string_view forms[] = {
+      "[2026-11-02 13:46:41,123] [INFO] msg",       // DeepSpeed
+      "[E1102 13:46:41.123456 1234 pg.cpp:12] msg",  // c10 glog
+      "[W1102 13:46:41.123456 1234 pg.cpp:12] msg",
+      "[I1102 13:46:41.123456 1234 pg.cpp:12] msg",
+      "[F1102 13:46:41.123456 1234 pg.cpp:12] msg",
+      "[Mon Nov  2 13:46:41 2026] msg",              // ctime
+      "[tue Nov  3 13:46:41 2026] msg",
+      "[Nov  2 13:46:41] msg",                       // short ctime
+      "[Nov 2 2026 13:46:41] msg",                   // month day year
+      "[  123.456789] msg",                          // kernel monotonic
+      "[1793713601.5] msg",                          // epoch
+      "[  +0.000316] msg",                           // dmesg -H delta
+      "[-1.5] msg",
+  };
+  for (std::string_view f : forms) EXPECT_TRUE(ParseLineTime(f, Ctx()).has_value()) << f;
+  auto admitted = [](unsigned char c) {
+    return (c >= '0' && c <= '9') || c == ' ' || c == '+' || c == '-' || c == 'I' || c == 'W' || c == 'E' ||
+           c == 'F' || std::string_view("jfmasondtwJFMASONDTW").find(static_cast<char>(c)) != std::string_view::npos;
+  };
+  for (int c = 1; c < 256; ++c) {
+    if (admitted(static_cast<unsigned char>(c))) continue;
+    for (std::string_view f : forms) {
+      std::string line = "[" + std::string(1, static_cast<char>(c)) + std::string(f.substr(2));
+      EXPECT_FALSE(ParseLineTime(line, Ctx()).has_value()) << line;
+      // The same stamp with the byte inserted, not replacing one.
+      line = "[" + std::string(1, static_cast<char>(c)) + std::string(f.substr(1));
+      EXPECT_FALSE(ParseLineTime(line, Ctx()).has_value()) << line;
+    }
+  }
+  EXPECT_FALSE(ParseLineTime("[rank3]:[E1102 13:46:41.123456 1234 pg.cpp:12] msg", Ctx()).has_value());
+  EXPECT_FALSE(ParseLineTime("[default0]:[2026-11-02 13:46:41,123] msg", Ctx()).has_value());
+}
+
 }  // namespace
 }  // namespace faultline
