@@ -43,15 +43,14 @@ Scanner::Scanner(std::shared_ptr<const Ruleset> rules, ScanOptions opts)
 
 Scanner::~Scanner() = default;
 
-// Small plain files go into batch tasks (Task::batch) of at most this many
-// files and bytes: a batch is about a millisecond of a worker's time, so two
-// workers still share a small archive.
-constexpr size_t kBatchFiles = 64;
+// Small plain files go into batch tasks (Task::batch) of at most
+// ScanOptions::batch_files files and this many bytes: a batch is about a
+// millisecond of a worker's time, so two workers still share a small archive.
 constexpr uint64_t kBatchBytes = 1 << 20;
 
 void Scanner::Impl::AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, const std::string& f,
-                               uint64_t size) {
-  if (tasks.empty() || tasks.back()->batch.empty() || tasks.back()->batch.size() >= kBatchFiles ||
+                               uint64_t size) const {
+  if (tasks.empty() || tasks.back()->batch.empty() || tasks.back()->batch.size() >= opts.batch_files ||
       tasks.back()->batch_bytes + size > kBatchBytes) {
     tasks.push_back(std::make_unique<Task>());
   }
@@ -140,7 +139,8 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
         // A compressed file counts by its size on disk: progress counts the
         // compressed bytes read (its decompressed size is unknown up front).
         if (is_reg) total += stt.st_size;
-        if (is_reg && !compressed && static_cast<uint64_t>(stt.st_size) <= internal::kSmallFile) {
+        if (is_reg && !compressed && m.opts.batch_files > 1 &&
+            static_cast<uint64_t>(stt.st_size) <= internal::kSmallFile) {
           m.AddToBatch(tasks, src, f, static_cast<uint64_t>(stt.st_size));
           continue;
         }

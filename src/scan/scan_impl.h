@@ -373,8 +373,8 @@ struct Scanner::Impl {
 
   // scan.cc: file `f` (source `src`, `size` bytes) into the last batch
   // task, or a new one when that is full or the last task is no batch.
-  static void AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, const std::string& f,
-                         uint64_t size);
+  void AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, const std::string& f,
+                  uint64_t size) const;
   // plan.cc: the chunk tasks of [begin, end) of a mapped source, appended
   // to `tasks`; false (and the source failed) when the mapping faulted.
   bool PlanChunks(uint32_t src, const std::shared_ptr<Source>& shared, uint64_t begin, uint64_t end,
