@@ -12,6 +12,7 @@
 #include <random>
 
 #include "scan/line_format.h"
+#include "scan/scan_impl.h"
 #include "scan_test_util.h"
 
 namespace faultline {
@@ -268,6 +269,24 @@ TEST(WrapDetection, MeasuringTheWidestLinesOnlyGivesTheSameWidth) {
     wrapped += want > 0;
   }
   EXPECT_GT(wrapped, 20u);  // the comparison saw wrapped heads too
+}
+
+// The per-byte newline count of every chunk against a byte loop: lengths
+// around the 32-byte blocks and the 255-block flush, newline runs longer
+// than a counter holds, offsets off alignment.
+TEST(CountNewlines, SameAsAByteLoop) {
+  std::mt19937_64 rng(7);
+  std::string text(40000, 'x');
+  for (char& c : text) c = rng() % 5 == 0 ? '\n' : 'a';
+  text.replace(9000, 20000, std::string(20000, '\n'));
+  for (size_t len : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{255 * 32}, size_t{255 * 32 + 7},
+                     size_t{20000}, size_t{39990}}) {
+    for (size_t off : {size_t{0}, size_t{3}}) {
+      const char* p = text.data() + off;
+      const uint64_t want = static_cast<uint64_t>(std::count(p, p + len, '\n'));
+      EXPECT_EQ(internal::CountNewlines(p, len), want) << len << " at " << off;
+    }
+  }
 }
 
 }  // namespace
