@@ -272,14 +272,14 @@ TEST(WrapDetection, MeasuringTheWidestLinesOnlyGivesTheSameWidth) {
 }
 
 // The per-byte newline count of every chunk against a byte loop: lengths
-// around the 32-byte blocks and the 255-block flush, newline runs longer
+// around the 32- and 128-byte blocks and the 252-block flush, newline runs longer
 // than a counter holds, offsets off alignment.
 TEST(CountNewlines, SameAsAByteLoop) {
   std::mt19937_64 rng(7);
   std::string text(40000, 'x');
   for (char& c : text) c = rng() % 5 == 0 ? '\n' : 'a';
   text.replace(9000, 20000, std::string(20000, '\n'));
-  for (size_t len : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{255 * 32}, size_t{255 * 32 + 7},
+  for (size_t len : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{128}, size_t{252 * 32}, size_t{252 * 32 + 7}, size_t{255 * 32},
                      size_t{20000}, size_t{39990}}) {
     for (size_t off : {size_t{0}, size_t{3}}) {
       const char* p = text.data() + off;
