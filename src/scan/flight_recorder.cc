@@ -91,6 +91,26 @@ bool PlainHeadRulesOut(const std::string& path) {
 
 }  // namespace
 
+bool Scanner::Impl::HeadRulesOutDump(const std::string& path) { return PlainHeadRulesOut(path); }
+
+bool Scanner::Impl::TakeDeferredDump(const Task::BatchItem& item, uint64_t& total_bytes) {
+  if (!item.maybe_dump) return false;
+  const size_t errors = result.errors.size(), dumps = result.flight_recorder.size();
+  const bool dump = TakeFlightRecorderDump(item.source, item.path);
+  // Before everything added since this file was planned, after what earlier
+  // files put back.
+  const size_t errors_at = std::min(item.errors_at + deferred_errors_, errors);
+  std::rotate(result.errors.begin() + static_cast<std::ptrdiff_t>(errors_at),
+              result.errors.begin() + static_cast<std::ptrdiff_t>(errors), result.errors.end());
+  deferred_errors_ += result.errors.size() - errors;
+  const size_t dumps_at = std::min(item.dumps_at + deferred_dumps_, dumps);
+  std::rotate(result.flight_recorder.begin() + static_cast<std::ptrdiff_t>(dumps_at),
+              result.flight_recorder.begin() + static_cast<std::ptrdiff_t>(dumps), result.flight_recorder.end());
+  deferred_dumps_ += result.flight_recorder.size() - dumps;
+  if (dump) total_bytes -= std::min(total_bytes, item.size);
+  return dump;
+}
+
 bool Scanner::Impl::TakeFlightRecorderDump(uint32_t src, const std::string& path) {
   if (PlainHeadRulesOut(path)) return false;
   absl::StatusOr<std::unique_ptr<Source>> opened = OpenSource(path, opts.limits);

@@ -55,7 +55,7 @@ void Scanner::Impl::AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32
     tasks.push_back(std::make_unique<Task>());
   }
   Task& t = *tasks.back();
-  t.batch.push_back({src, f});
+  t.batch.push_back({src, f, size, result.errors.size(), result.flight_recorder.size()});
   t.batch_bytes += size;
 }
 
@@ -87,10 +87,18 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
       struct stat stt {};
       bool is_reg = f != "-" && ::stat(f.c_str(), &stt) == 0 && S_ISREG(stt.st_mode);
       uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0, PathBelowRoot(path, f));
-      if (is_reg && m.TakeFlightRecorderDump(src, f)) continue;
       bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
       const uint64_t cap = m.opts.limits.max_source_bytes;
       const bool over_cap = cap > 0 && static_cast<uint64_t>(stt.st_size) > cap;
+      const uint64_t size = static_cast<uint64_t>(stt.st_size);
+      if (is_reg && !compressed && !over_cap && m.opts.batch_files > 1 && size <= internal::kSmallFile &&
+          size <= m.opts.chunk_bytes) {
+        // The worker looks for a Flight Recorder dump (Impl::TakeDeferredDump).
+        total += size;
+        m.AddToBatch(tasks, src, f, size);
+        continue;
+      }
+      if (is_reg && m.TakeFlightRecorderDump(src, f)) continue;
       if (is_reg && !compressed && (static_cast<size_t>(stt.st_size) > m.opts.chunk_bytes || over_cap)) {
         auto opened = OpenSource(f, m.opts.limits);
         if (!opened.ok()) {
@@ -139,11 +147,6 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
         // A compressed file counts by its size on disk: progress counts the
         // compressed bytes read (its decompressed size is unknown up front).
         if (is_reg) total += stt.st_size;
-        if (is_reg && !compressed && m.opts.batch_files > 1 &&
-            static_cast<uint64_t>(stt.st_size) <= internal::kSmallFile) {
-          m.AddToBatch(tasks, src, f, static_cast<uint64_t>(stt.st_size));
-          continue;
-        }
         auto t = std::make_unique<Impl::Task>();
         t->source = src;
         t->path = f;

@@ -273,6 +273,8 @@ struct Scanner::Impl {
   // whole into result.flight_recorder, or failed with an error naming it,
   // and not scanned as a log.
   bool TakeFlightRecorderDump(uint32_t src, const std::string& path);
+  // Whether a plain file's first 64 bytes rule a dump out (one read()).
+  static bool HeadRulesOutDump(const std::string& path);
   // The input errors of InputLimits::max_source_bytes and the time budget:
   // they name the source, the limit and the option that sets it.
   std::string OverLimitMessage(const std::string& name, uint64_t read_bytes) const;
@@ -351,6 +353,14 @@ struct Scanner::Impl {
     struct BatchItem {
       uint32_t source = 0;
       std::string path;
+      uint64_t size = 0;
+      // The input errors and dumps found before this file was planned: where
+      // a dump test made while planning would have put its own.
+      size_t errors_at = 0, dumps_at = 0;
+      // Set by the worker: the file's first bytes may start a Flight
+      // Recorder dump, so the merge tests it as planning did before
+      // (TakeDeferredDump).
+      bool maybe_dump = false;
     };
     std::vector<BatchItem> batch;
     uint64_t batch_bytes = 0;
@@ -386,8 +396,15 @@ struct Scanner::Impl {
   void RunBatch(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits);
   // The merge of one task's outputs, in order, with each source ended after
   // its last output; false when the scan was cancelled meanwhile.
-  bool MergeTask(Task& t, uint64_t& done_bytes, uint64_t total_bytes, bool& cancelled,
+  bool MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_bytes, bool& cancelled,
                  const std::atomic<int>& scratch_fail);
+  // flight_recorder.cc: the dump test of a batch item whose first bytes
+  // may start a dump, made on the merging thread in file order; what it
+  // finds (a dump, an error) goes where planning would have put it. True:
+  // the file is a dump (its outputs are dropped, and its bytes leave
+  // `total_bytes`, as a dump found while planning never entered them).
+  bool TakeDeferredDump(const Task::BatchItem& item, uint64_t& total_bytes);
+  size_t deferred_errors_ = 0, deferred_dumps_ = 0;  // put back so far
   // A small plain file (up to 256 KiB) read whole with one read(), not
   // mapped: mmap, madvise, the page faults and munmap were most of the
   // system time per file of a many-file archive. False (nothing done) when

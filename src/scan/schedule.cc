@@ -59,6 +59,9 @@ void Scanner::Impl::FreshScratch(hs_scratch_t*& scratch) const {
 void Scanner::Impl::RunBatch(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
   std::vector<ChunkOut> outs;
   for (uint32_t k = 0; k < t.batch.size() && !Cancelled(); ++k) {
+    // The dump test planning used to make (a log is scanned, as it was
+    // then); a file that may be a dump is tested again by the merge.
+    t.batch[k].maybe_dump = !HeadRulesOutDump(t.batch[k].path);
     Task one;
     one.source = t.batch[k].source;
     one.path = t.batch[k].path;
@@ -255,11 +258,21 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
   return out;
 }
 
-bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t total_bytes, bool& cancelled,
+bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_bytes, bool& cancelled,
                               const std::atomic<int>& scratch_fail) {
-  size_t item = 0;  // a batch's items before this one are ended
+  // A batch's items in order: each is first tested for a dump (then its
+  // outputs are dropped and its source not ended, as a dump found while
+  // planning had no task), and ended after its last output.
+  size_t started = 0, ended = 0;
+  std::vector<bool> dump(t.batch.size());
+  auto start_items = [&](size_t upto) {
+    for (; started < upto; ++started) dump[started] = TakeDeferredDump(t.batch[started], total_bytes);
+  };
   auto end_items = [&](size_t upto) {
-    for (; item < upto; ++item) EndSource(*states[t.batch[item].source]);
+    start_items(upto);
+    for (; ended < upto; ++ended) {
+      if (!dump[ended]) EndSource(*states[t.batch[ended].source]);
+    }
   };
   while (true) {
     std::unique_lock<std::mutex> lock(t.mu);
@@ -274,8 +287,12 @@ bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t total_byte
     t.outs.pop_front();
     t.cv.notify_all();
     lock.unlock();
+    if (!t.batch.empty()) {
+      end_items(out.batch_item);
+      start_items(out.batch_item + 1);
+      if (dump[out.batch_item]) continue;
+    }
     done_bytes += out.input_bytes.value_or(out.edge.bytes);
-    if (!t.batch.empty()) end_items(out.batch_item);
     Merge(*states[t.batch.empty() ? t.source : t.batch[out.batch_item].source], out);
     if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) cancelled = true;
   }

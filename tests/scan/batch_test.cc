@@ -126,6 +126,9 @@ void WriteMixedArchive(const std::string& dir) {
                           "/node4/fr' --only broken > /dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   std::filesystem::remove(dir + "/node4/fr/DONE");
+  // A compressed dump that fails while planning, after the small ones in
+  // file order: their errors must stay before its.
+  WriteFile(dir + "/node4/zz_hostile.p2.gz", Gzip(ReadFile(dir + "/node4/fr/broken/hostile/nccl_trace_rank_0.p2")));
 }
 
 ScanResult ScanDir(const std::string& dir, unsigned threads, size_t batch_files) {
