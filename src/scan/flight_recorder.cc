@@ -8,10 +8,16 @@
 // scanned as a log. A dump that fails to parse is an input error naming the
 // file (a code-bearing pickle opcode among them); a JSON document that is no
 // dump, or JSON lines that merely mention the keys, stay logs.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <algorithm>
 #include <memory>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "faultline/faultline.h"
 #include "flightrec/dump.h"
 #include "flightrec/pickle.h"
@@ -64,9 +70,49 @@ bool LooksLikeJsonLines(std::string_view data) {
   return nl != std::string_view::npos && nl + 2 < data.size();
 }
 
+// Whether a regular file's first bytes rule a dump out, read with one read()
+// of kFirstLook bytes: what OpenSource's mapping shows of them, without
+// its mmap, madvise and munmap (most of the merging thread's system time
+// per file of a many-file archive). Compressed names are left to OpenSource.
+bool PlainHeadRulesOut(const std::string& path) {
+  if (absl::EndsWithIgnoreCase(path, ".gz") || absl::EndsWithIgnoreCase(path, ".zst")) return false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return false;
+  char head[kFirstLook];
+  ssize_t n;
+  do {
+    n = ::read(fd, head, sizeof head);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  // A short read of a regular file is its end (MayBeDump looks at what
+  // there is); an error is left to OpenSource.
+  return n >= 0 && !MayBeDump(std::string_view(head, static_cast<size_t>(n)));
+}
+
 }  // namespace
 
+bool Scanner::Impl::HeadRulesOutDump(const std::string& path) { return PlainHeadRulesOut(path); }
+
+bool Scanner::Impl::TakeDeferredDump(const Task::BatchItem& item, uint64_t& total_bytes) {
+  if (!item.maybe_dump) return false;
+  const size_t errors = result.errors.size(), dumps = result.flight_recorder.size();
+  const bool dump = TakeFlightRecorderDump(item.source, item.path);
+  // Before everything added since this file was planned, after what earlier
+  // files put back.
+  const size_t errors_at = std::min(item.errors_at + deferred_errors_, errors);
+  std::rotate(result.errors.begin() + static_cast<std::ptrdiff_t>(errors_at),
+              result.errors.begin() + static_cast<std::ptrdiff_t>(errors), result.errors.end());
+  deferred_errors_ += result.errors.size() - errors;
+  const size_t dumps_at = std::min(item.dumps_at + deferred_dumps_, dumps);
+  std::rotate(result.flight_recorder.begin() + static_cast<std::ptrdiff_t>(dumps_at),
+              result.flight_recorder.begin() + static_cast<std::ptrdiff_t>(dumps), result.flight_recorder.end());
+  deferred_dumps_ += result.flight_recorder.size() - dumps;
+  if (dump) total_bytes -= std::min(total_bytes, item.size);
+  return dump;
+}
+
 bool Scanner::Impl::TakeFlightRecorderDump(uint32_t src, const std::string& path) {
+  if (PlainHeadRulesOut(path)) return false;
   absl::StatusOr<std::unique_ptr<Source>> opened = OpenSource(path, opts.limits);
   if (!opened.ok()) return false;  // the log path opens it again and says why
   Source& s = **opened;

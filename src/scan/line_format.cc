@@ -162,27 +162,24 @@ bool BeginsOwnRecord(std::string_view line) {
   return q + 1 == line.size() || (q + 2 < line.size() && line[q + 1] == ' ' && line[q + 2] == ' ');
 }
 
-// See DetectLineFormat: the widest width, shared by at least four lines,
-// nearly all of them followed by a continuation-looking line (no stamp, no
-// rank prefix, not the same first bytes).
-size_t DetectWrapWidth(std::string_view head) {
-  std::vector<std::string_view> lines;
+// The whole lines of a head (a partial last line says nothing), at most 4096.
+void HeadLines(std::string_view head, std::vector<std::string_view>& lines) {
+  lines.clear();
   for (size_t at = 0; at < head.size() && lines.size() < 4096;) {
     size_t nl = head.find('\n', at);
-    if (nl == std::string_view::npos) break;  // a partial last line says nothing
+    if (nl == std::string_view::npos) break;
     lines.push_back(head.substr(at, nl - at));
     at = nl + 1;
   }
-  size_t widest = 0, count = 0;
-  std::vector<size_t> widths(lines.size());
-  for (size_t i = 0; i < lines.size(); ++i) {
-    widths[i] = DisplayWidth(lines[i]);
-    if (widths[i] > widest) {
-      widest = widths[i];
-      count = 0;
-    }
-    count += widths[i] == widest;
-  }
+}
+
+// See DetectLineFormat: `widest` wide lines (at least four, 40 columns or
+// more), nearly all of them followed by a continuation-looking line (no
+// stamp, no rank prefix, not the same first bytes). `widths` holds the
+// width of every line as wide as `widest` and less for the others.
+size_t WrapVerdict(const std::vector<std::string_view>& lines, const std::vector<uint32_t>& widths,
+                   size_t widest) {
+  const size_t count = static_cast<size_t>(std::count(widths.begin(), widths.end(), widest));
   if (widest < 40 || count < 4) return 0;
   size_t continued = 0, followed = 0;
   TimeContext tc;
@@ -200,7 +197,47 @@ size_t DetectWrapWidth(std::string_view head) {
   }
   return followed >= 4 && continued * 10 >= followed * 9 ? widest : 0;
 }
+
 }  // namespace
+
+size_t WrapWidthEveryLine(std::string_view head) {
+  std::vector<std::string_view> lines;
+  HeadLines(head, lines);
+  std::vector<uint32_t> widths(lines.size());
+  size_t widest = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    widths[i] = static_cast<uint32_t>(DisplayWidth(lines[i]));
+    widest = std::max<size_t>(widest, widths[i]);
+  }
+  return WrapVerdict(lines, widths, widest);
+}
+
+size_t DetectWrapWidth(std::string_view head) {
+  // A tab can make a line wider than its bytes: every line is measured.
+  if (std::memchr(head.data(), '\t', head.size()) != nullptr) return WrapWidthEveryLine(head);
+  // Without one, a line takes at most a column a byte (escapes, UTF-8
+  // continuation bytes and a last '\r' take none), so only lines with at
+  // least as many bytes as the widest width found so far can be as wide:
+  // the longest is measured first, then those as long (format detection
+  // reads every source's head; most lines of a log are not measured).
+  thread_local std::vector<std::string_view> lines;
+  thread_local std::vector<uint32_t> widths;
+  HeadLines(head, lines);
+  size_t longest = 0, long_lines = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].size() > lines[longest].size()) longest = i;
+    long_lines += lines[i].size() >= 40;
+  }
+  if (long_lines < 4) return 0;  // four lines of 40 columns or more are needed
+  size_t widest = DisplayWidth(lines[longest]);
+  widths.assign(lines.size(), 0);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].size() < widest) continue;  // narrower than the widest: stays 0
+    widths[i] = static_cast<uint32_t>(DisplayWidth(lines[i]));
+    widest = std::max<size_t>(widest, widths[i]);
+  }
+  return WrapVerdict(lines, widths, widest);
+}
 
 LineFormat DetectLineFormat(std::string_view head) {
   LineFormat f;

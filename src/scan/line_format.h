@@ -40,6 +40,11 @@ struct LineFormat {
 // before it, not blank and not an aligned "Key:   value" field (kubectl
 // describe, scontrol).
 LineFormat DetectLineFormat(std::string_view head);
+// DetectLineFormat's hard-wrap width of a head (0: none), and the same
+// measuring the display width of every line, which it must equal (it
+// measures only the lines that can be the widest).
+size_t DetectWrapWidth(std::string_view head);
+size_t WrapWidthEveryLine(std::string_view head);
 
 // Terminal columns of a line: UTF-8 code points, tabs to the next multiple
 // of 8, ANSI CSI sequences (colours) and a trailing '\r' take none.

@@ -43,6 +43,22 @@ Scanner::Scanner(std::shared_ptr<const Ruleset> rules, ScanOptions opts)
 
 Scanner::~Scanner() = default;
 
+// Small plain files go into batch tasks (Task::batch) of at most
+// ScanOptions::batch_files files and this many bytes: a batch is about a
+// millisecond of a worker's time, so two workers still share a small archive.
+constexpr uint64_t kBatchBytes = 1 << 20;
+
+void Scanner::Impl::AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, const std::string& f,
+                               uint64_t size) const {
+  if (tasks.empty() || tasks.back()->batch.empty() || tasks.back()->batch.size() >= opts.batch_files ||
+      tasks.back()->batch_bytes + size > kBatchBytes) {
+    tasks.push_back(std::make_unique<Task>());
+  }
+  Task& t = *tasks.back();
+  t.batch.push_back({src, f, size, result.errors.size(), result.flight_recorder.size()});
+  t.batch_bytes += size;
+}
+
 absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
   Impl& m = *impl_;
   std::vector<std::unique_ptr<Impl::Task>> tasks;
@@ -71,10 +87,18 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
       struct stat stt {};
       bool is_reg = f != "-" && ::stat(f.c_str(), &stt) == 0 && S_ISREG(stt.st_mode);
       uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0, PathBelowRoot(path, f));
-      if (is_reg && m.TakeFlightRecorderDump(src, f)) continue;
       bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
       const uint64_t cap = m.opts.limits.max_source_bytes;
       const bool over_cap = cap > 0 && static_cast<uint64_t>(stt.st_size) > cap;
+      const uint64_t size = static_cast<uint64_t>(stt.st_size);
+      if (is_reg && !compressed && !over_cap && m.opts.batch_files > 1 && size <= internal::kSmallFile &&
+          size <= m.opts.chunk_bytes) {
+        // The worker looks for a Flight Recorder dump (Impl::TakeDeferredDump).
+        total += size;
+        m.AddToBatch(tasks, src, f, size);
+        continue;
+      }
+      if (is_reg && m.TakeFlightRecorderDump(src, f)) continue;
       if (is_reg && !compressed && (static_cast<size_t>(stt.st_size) > m.opts.chunk_bytes || over_cap)) {
         auto opened = OpenSource(f, m.opts.limits);
         if (!opened.ok()) {

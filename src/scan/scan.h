@@ -28,6 +28,10 @@ namespace faultline {
 struct ScanOptions {
   unsigned threads = 0;                   // 0: one per core
   size_t chunk_bytes = size_t{16} << 20;  // target chunk size for mapped files
+  // Small plain files (up to 256 KiB) scanned by one worker task, one after
+  // another, up to 1 MiB in all; 1: each file is a task of its own. The
+  // results are the same either way (tests/scan/batch_test.cc).
+  size_t batch_files = 64;
   // Evidence kept per rule: the first `keep_first` and the last `keep_last`
   // records; counts stay exact past the cap.
   size_t keep_first = EvidenceCaps{}.keep_first;

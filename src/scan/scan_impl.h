@@ -55,6 +55,9 @@ constexpr size_t kEdgeWindow = 8 << 10;       // chunk head/tail kept for first/
 constexpr size_t kMaxHsLength = 0xF0000000u;  // hs_scan takes an unsigned length
 constexpr size_t kWindowAfterMatch = 4 << 10;  // of a huge line, kept past a match's end
 constexpr size_t kStreamBuffer = size_t{16} << 20;
+// A plain file up to this size is read whole with one read() (ScanSmallFile)
+// and scanned in a batch with others (Task::batch).
+constexpr size_t kSmallFile = 256 << 10;
 constexpr size_t kMaxStreamLine = size_t{64} << 20;  // a longer line in a stream is split
 
 
@@ -123,6 +126,8 @@ struct ChunkOut {
   bool faulted = false;
   std::string error;  // non-empty: the source failed here
   int error_code = -3;
+  // The item of a batch task (Task::batch) this output belongs to.
+  uint32_t batch_item = 0;
   // Progress: the file bytes behind this chunk, when they are not
   // edge.bytes (compressed bytes read for a .gz/.zst source).
   std::optional<uint64_t> input_bytes;
@@ -278,6 +283,8 @@ struct Scanner::Impl {
   // whole into result.flight_recorder, or failed with an error naming it,
   // and not scanned as a log.
   bool TakeFlightRecorderDump(uint32_t src, const std::string& path);
+  // Whether a plain file's first 64 bytes rule a dump out (one read()).
+  static bool HeadRulesOutDump(const std::string& path);
   // The input errors of InputLimits::max_source_bytes and the time budget:
   // they name the source, the limit and the option that sets it.
   std::string OverLimitMessage(const std::string& name, uint64_t read_bytes) const;
@@ -351,6 +358,28 @@ struct Scanner::Impl {
     // A small plain file: the worker detects its format from its first
     // 4 KiB (the merging thread used to, at ~90k instructions a source).
     bool detect_head = false;
+    // Small plain files scanned one after another by one worker, each as a
+    // task of its own would be (RunBatch): one hand-off between worker and
+    // merge for the lot, not one a file (the futex wake-ups and context
+    // switches of a task were a good part of a many-file archive's time).
+    // Their outputs carry ChunkOut::batch_item; the merge keeps file order.
+    struct BatchItem {
+      uint32_t source = 0;
+      std::string path;
+      uint64_t size = 0;
+      // The input errors and dumps found before this file was planned: where
+      // a dump test made while planning would have put its own.
+      size_t errors_at = 0, dumps_at = 0;
+      // Set by the worker: the file's first bytes may start a Flight
+      // Recorder dump, so the merge tests it as planning did before
+      // (TakeDeferredDump).
+      bool maybe_dump = false;
+    };
+    std::vector<BatchItem> batch;
+    uint64_t batch_bytes = 0;
+    // Push never waits for the merge (a batch item's own task, which
+    // nobody drains while it runs).
+    bool unbounded = false;
     // A stream task with fewer tasks than workers: the idle workers' share,
     // threads that scan its pieces while this task's worker decodes
     // (stream.cc).
@@ -365,6 +394,10 @@ struct Scanner::Impl {
     uint64_t input_tail = 0;
   };
 
+  // scan.cc: file `f` (source `src`, `size` bytes) into the last batch
+  // task, or a new one when that is full or the last task is no batch.
+  void AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, const std::string& f,
+                  uint64_t size) const;
   // plan.cc: the chunk tasks of [begin, end) of a mapped source, appended
   // to `tasks`; false (and the source failed) when the mapping faulted.
   bool PlanChunks(uint32_t src, const std::shared_ptr<Source>& shared, uint64_t begin, uint64_t end,
@@ -377,6 +410,18 @@ struct Scanner::Impl {
   // schedule.cc: tasks on worker threads, merged in task order.
   absl::Status RunTasks(std::vector<std::unique_ptr<Task>>& tasks, uint64_t total_bytes);
   void RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits);
+  void RunBatch(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits);
+  // The merge of one task's outputs, in order, with each source ended after
+  // its last output; false when the scan was cancelled meanwhile.
+  bool MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_bytes, bool& cancelled,
+                 const std::atomic<int>& scratch_fail);
+  // flight_recorder.cc: the dump test of a batch item whose first bytes
+  // may start a dump, made on the merging thread in file order; what it
+  // finds (a dump, an error) goes where planning would have put it. True:
+  // the file is a dump (its outputs are dropped, and its bytes leave
+  // `total_bytes`, as a dump found while planning never entered them).
+  bool TakeDeferredDump(const Task::BatchItem& item, uint64_t& total_bytes);
+  size_t deferred_errors_ = 0, deferred_dumps_ = 0;  // put back so far
   // A small plain file (up to 256 KiB) read whole with one read(), not
   // mapped: mmap, madvise, the page faults and munmap were most of the
   // system time per file of a many-file archive. False (nothing done) when

@@ -23,13 +23,14 @@ namespace faultline {
 
 using internal::ChunkOut;
 using internal::CopyOut;
+using internal::kSmallFile;
 using internal::PhaseA;
 using internal::ReleaseFaultedScratch;
 
 void Scanner::Impl::Push(Task& t, ChunkOut&& out) {
   std::unique_lock<std::mutex> lock(t.mu);
   // Bounded: a stream ahead of the merge point waits.
-  t.cv.wait(lock, [&] { return t.outs.size() < 4 || abandon_.load(); });
+  t.cv.wait(lock, [&] { return t.unbounded || t.outs.size() < 4 || abandon_.load(); });
   if (abandon_.load()) return;
   t.outs.push_back(std::move(out));
   t.cv.notify_all();
@@ -55,7 +56,36 @@ void Scanner::Impl::FreshScratch(hs_scratch_t*& scratch) const {
   if (hs_alloc_scratch(rs->database(), &s) == HS_SUCCESS) scratch = s;
 }
 
+void Scanner::Impl::RunBatch(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
+  std::vector<ChunkOut> outs;
+  for (uint32_t k = 0; k < t.batch.size() && !Cancelled(); ++k) {
+    // The dump test planning used to make (a log is scanned, as it was
+    // then); a file that may be a dump is tested again by the merge.
+    t.batch[k].maybe_dump = !HeadRulesOutDump(t.batch[k].path);
+    Task one;
+    one.source = t.batch[k].source;
+    one.path = t.batch[k].path;
+    one.detect_head = true;
+    one.unbounded = true;
+    RunTask(one, scratch, hits);
+    for (ChunkOut& out : one.outs) {
+      out.batch_item = k;
+      outs.push_back(std::move(out));
+    }
+  }
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (!abandon_.load()) {
+    for (ChunkOut& out : outs) t.outs.push_back(std::move(out));
+  }
+  t.done = true;
+  t.cv.notify_all();
+}
+
 void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
+  if (!t.batch.empty()) {
+    RunBatch(t, scratch, hits);
+    return;
+  }
   SourceState& st = *states[t.source];
   if (OutOfTime()) {
     // Not started in time: said once per source (error_cause), with the
@@ -102,7 +132,6 @@ void Scanner::Impl::RunTask(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& h
 }
 
 bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
-  constexpr size_t kSmallFile = 256 << 10;
   // O_NONBLOCK: a FIFO put in the file's place since the stat must not
   // block the open (it is then not regular, and goes the general way).
   int fd = ::open(t.path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
@@ -229,6 +258,60 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
   return out;
 }
 
+bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_bytes, bool& cancelled,
+                              const std::atomic<int>& scratch_fail) {
+  // A batch's items in order: each is first tested for a dump (then its
+  // outputs are dropped and its source not ended, as a dump found while
+  // planning had no task), and ended after its last output.
+  size_t started = 0, ended = 0;
+  std::vector<bool> dump(t.batch.size());
+  auto start_items = [&](size_t upto) {
+    for (; started < upto; ++started) dump[started] = TakeDeferredDump(t.batch[started], total_bytes);
+  };
+  auto end_items = [&](size_t upto) {
+    start_items(upto);
+    for (; ended < upto; ++ended) {
+      if (!dump[ended]) EndSource(*states[t.batch[ended].source]);
+    }
+  };
+  while (true) {
+    std::unique_lock<std::mutex> lock(t.mu);
+    t.cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return !t.outs.empty() || t.done; });
+    if (scratch_fail.load() && t.outs.empty() && !t.done) return false;
+    if (t.outs.empty()) {
+      if (t.done) break;
+      if (opts.cancel && opts.cancel->load()) cancelled = true;
+      continue;
+    }
+    ChunkOut out = std::move(t.outs.front());
+    t.outs.pop_front();
+    t.cv.notify_all();
+    lock.unlock();
+    if (t.carry_only) {  // the lines before a range: carried state only
+      PrimeCarry(*states[t.source], out);
+      continue;
+    }
+    if (!t.batch.empty()) {
+      end_items(out.batch_item);
+      start_items(out.batch_item + 1);
+      if (dump[out.batch_item]) continue;
+    }
+    done_bytes += out.input_bytes.value_or(out.edge.bytes);
+    Merge(*states[t.batch.empty() ? t.source : t.batch[out.batch_item].source], out);
+    if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) cancelled = true;
+  }
+  if (t.input_tail > 0 && !cancelled) {
+    done_bytes += t.input_tail;
+    if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) cancelled = true;
+  }
+  if (!t.batch.empty()) {
+    end_items(t.batch.size());
+  } else if (t.last_chunk) {
+    EndSource(*states[t.source]);
+  }
+  return true;
+}
+
 absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
                                      uint64_t total_bytes) {
   unsigned nthreads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
@@ -280,44 +363,11 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
   bool cancelled = false;
   for (size_t i = 0; i < tasks.size(); ++i) {
     Task& t = *tasks[i];
-    SourceState& st = *states[t.source];
-    while (true) {
-      std::unique_lock<std::mutex> lock(t.mu);
-      t.cv.wait_for(lock, std::chrono::milliseconds(100),
-                    [&] { return !t.outs.empty() || t.done; });
-      if (scratch_fail.load() && t.outs.empty() && !t.done) {
-        lock.unlock();
-        wake([&] { stop = true; });
-        for (auto& th : workers) th.join();
-        return absl::ResourceExhaustedError("cannot allocate Hyperscan scratch");
-      }
-      if (t.outs.empty()) {
-        if (t.done) break;
-        if (opts.cancel && opts.cancel->load()) cancelled = true;
-        continue;
-      }
-      ChunkOut out = std::move(t.outs.front());
-      t.outs.pop_front();
-      t.cv.notify_all();
-      lock.unlock();
-      if (t.carry_only) {
-        PrimeCarry(st, out);
-        continue;
-      }
-      done_bytes += out.input_bytes.value_or(out.edge.bytes);
-      Merge(st, out);
-      if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) {
-        cancelled = true;
-      }
-      if (cancelled && opts.cancel == nullptr) {
-        // No shared flag to stop the workers: stop issuing new tasks.
-      }
+    if (!MergeTask(t, done_bytes, total_bytes, cancelled, scratch_fail)) {
+      wake([&] { stop = true; });
+      for (auto& th : workers) th.join();
+      return absl::ResourceExhaustedError("cannot allocate Hyperscan scratch");
     }
-    if (t.input_tail > 0 && !cancelled) {
-      done_bytes += t.input_tail;
-      if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) cancelled = true;
-    }
-    if (t.last_chunk) EndSource(st);
     t.shared.reset();  // a task that never ran (cancelled) still holds its mapping
     wake([&] { merged = i + 1; });
     if (cancelled || (opts.cancel && opts.cancel->load())) {

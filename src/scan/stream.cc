@@ -214,8 +214,11 @@ void Scanner::Impl::AssignStreamHelpers(std::vector<std::unique_ptr<Task>>& task
       compressed.push_back(t.get());
     }
   }
-  if (compressed.empty() || nthreads <= tasks.size()) return;
-  for (size_t spare = nthreads - tasks.size(), i = 0; spare > 0; --spare, ++i) {
+  // A batch counts as the files in it, as when each was a task.
+  size_t files = 0;
+  for (auto& t : tasks) files += std::max<size_t>(1, t->batch.size());
+  if (compressed.empty() || nthreads <= files) return;
+  for (size_t spare = nthreads - files, i = 0; spare > 0; --spare, ++i) {
     ++compressed[i % compressed.size()]->stream_helpers;
   }
 }

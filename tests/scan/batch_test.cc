@@ -1,0 +1,296 @@
+// The per-file shortcuts of a many-file archive must not change what a scan
+// finds: small files scanned in batch tasks give the same result as each
+// file a task of its own (ScanOptions::batch_files = 1), on a directory
+// mixing every line format, kernel logs, empty and unterminated files, a
+// file too large for a batch, a compressed file and Flight Recorder dumps
+// between them; and the hard-wrap detection that measures only the lines
+// that can be the widest gives the width that measuring every line gives.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "scan/line_format.h"
+#include "scan/scan_impl.h"
+#include "scan_test_util.h"
+
+namespace faultline {
+namespace {
+
+using scantest::BigCaps;
+using scantest::DefaultRules;
+using scantest::Gzip;
+using scantest::JobLog;
+using scantest::ReadFile;
+using scantest::TempDir;
+using scantest::WriteFile;
+
+// `text` cut into lines of `width` bytes, as a terminal of that width shows
+// ASCII text.
+std::string HardWrapped(std::string_view text, size_t width) {
+  std::string out;
+  size_t col = 0;
+  for (char c : text) {
+    if (c == '\n') {
+      out += '\n';
+      col = 0;
+      continue;
+    }
+    if (col == width) {
+      out += '\n';
+      col = 0;
+    }
+    out += c;
+    ++col;
+  }
+  return out;
+}
+
+std::string JsonLines(std::string_view text, int rank) {
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string msg;
+    for (char c : text.substr(at, nl - at)) {
+      if (c == '"' || c == '\\') msg += '\\';
+      if (static_cast<unsigned char>(c) >= 0x20) msg += c;
+    }
+    out += "{\"time\": \"2026-11-02T13:46:41.123Z\", \"rank\": " + std::to_string(rank) + ", \"message\": \"" + msg +
+           "\"}\n";
+    at = nl + 1;
+  }
+  return out;
+}
+
+// CRI records, every fourth split into two partial lines.
+std::string CriLines(std::string_view text) {
+  std::string out;
+  int k = 0;
+  for (size_t at = 0; at < text.size(); ++k) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(at, nl - at);
+    const std::string stamp = "2026-11-02T13:46:41.123456789Z stdout ";
+    if (k % 4 == 0 && line.size() > 10) {
+      out += stamp + "P " + std::string(line.substr(0, 10)) + "\n";
+      out += stamp + "F " + std::string(line.substr(10)) + "\n";
+    } else {
+      out += stamp + "F " + std::string(line) + "\n";
+    }
+    at = nl + 1;
+  }
+  return out;
+}
+
+std::string KernelLog(int host, bool syslog) {
+  std::string out;
+  for (int i = 0; i < 40; ++i) {
+    const std::string mono = "[" + std::to_string(1000 + i) + ".682554] ";
+    const std::string body = i == 30 ? "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen "
+                                       "off the bus."
+                                     : "mlx5_core 0000:3b:00.0: port " + std::to_string(i % 2) + " link up";
+    out += syslog ? "Nov  2 13:46:" + std::to_string(10 + i) + " node" + std::to_string(host) + " kernel: " + mono + body
+                  : mono + body;
+    out += '\n';
+  }
+  return out;
+}
+
+// A job archive with every kind of small file, in an order that puts each
+// kind next to each other kind within and across batches.
+void WriteMixedArchive(const std::string& dir) {
+  for (int host = 0; host < 6; ++host) {
+    const std::string h = dir + "/node" + std::to_string(host) + "/";
+    for (int rank = 0; rank < 8; ++rank) {
+      const std::string text = JobLog(100 * host + rank, 2000 + 997 * rank);
+      const std::string r = h + "rank-" + std::to_string(rank);
+      switch ((host + rank) % 7) {
+        case 0: WriteFile(r + ".log", text); break;
+        case 1: WriteFile(r + ".json", JsonLines(text, rank)); break;
+        case 2: WriteFile(r + ".cri.log", CriLines(text)); break;
+        case 3: WriteFile(r + ".tty.log", HardWrapped(text, 80)); break;
+        case 4: WriteFile(r + ".log", text.substr(0, text.size() - 1 - text.size() / 3)); break;  // unterminated
+        case 5: WriteFile(r + ".log", ""); break;
+        default: WriteFile(r + ".log", text.substr(0, 1500) + "\n\n\r\n" + text.substr(1500)); break;
+      }
+    }
+    WriteFile(h + "kern.log", KernelLog(host, host % 2 == 0));
+    WriteFile(h + "dmesg.txt", KernelLog(host, false));
+    if (host == 2) WriteFile(h + "big.log", JobLog(7, 300 << 10));  // a task of its own
+    if (host == 3) WriteFile(h + "old.log.gz", Gzip(JobLog(8, 20 << 10)));
+  }
+  // Flight Recorder dumps, good and broken, plain and compressed, among logs.
+  const std::string cmd = std::string("python3 ") + FL_SOURCE_DIR + "/tests/flightrec/make_dumps.py '" + dir +
+                          "/node4/fr' --only broken > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::filesystem::remove(dir + "/node4/fr/DONE");
+  // A compressed dump that fails while planning, after the small ones in
+  // file order: their errors must stay before its.
+  WriteFile(dir + "/node4/zz_hostile.p2.gz", Gzip(ReadFile(dir + "/node4/fr/broken/hostile/nccl_trace_rank_0.p2")));
+}
+
+ScanResult ScanDir(const std::string& dir, unsigned threads, size_t batch_files) {
+  ScanOptions o = BigCaps(threads);
+  o.batch_files = batch_files;
+  Scanner s(DefaultRules(), o);
+  EXPECT_TRUE(s.ScanPaths({dir}).ok());
+  return s.Finish();
+}
+
+// What a scan found, readably: per source its summary and evidence, the
+// input errors and Flight Recorder dumps in order, the per-rank summaries.
+std::vector<std::string> Facts(const ScanResult& r) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < r.sources.size(); ++i) {
+    const SourceSummary& s = r.sources[i];
+    out.push_back(s.name + ": bytes " + std::to_string(s.bytes) + " lines " + std::to_string(s.lines) + " times " +
+                  std::to_string(s.first_time_us) + "/" + std::to_string(s.first_time_inferred) + " " +
+                  std::to_string(s.last_time_us) + "/" + std::to_string(s.last_time_inferred) + " at " +
+                  std::to_string(s.last_time_offset) + " dated " + std::to_string(s.dated_us) + " rank " +
+                  std::to_string(s.rank) + " host " + s.host + " json " + std::to_string(s.json_lines) +
+                  " kernel " + std::to_string(s.kernel_log) + " anchor " +
+                  std::to_string(s.monotonic_anchor_us.value_or(-1)) + " failed " + std::to_string(s.failed) +
+                  " delta " + std::to_string(s.unanchored_delta_us));
+    for (const scantest::EvKey& k : scantest::Keys(r, static_cast<uint32_t>(i))) {
+      out.push_back("  " + scantest::Describe(k));
+    }
+  }
+  for (const InputError& e : r.errors) out.push_back("error " + e.source + ": " + e.message);
+  for (const auto& d : r.flight_recorder) out.push_back("dump of rank " + std::to_string(d.rank));
+  for (const auto& [rank, rs] : r.ranks) {
+    out.push_back("rank " + std::to_string(rank) + " progress " + std::to_string(rs.progress_lines) + " " +
+                  std::to_string(rs.first_progress_us) + "-" + std::to_string(rs.last_progress_us) + " step " +
+                  std::to_string(rs.last_step));
+  }
+  for (const auto& [signal, n] : r.signal_hits) out.push_back("signal " + std::to_string(signal) + ": " + std::to_string(n));
+  for (const auto& [name, points] : r.metrics) {
+    for (const MetricPoint& p : points) {
+      out.push_back("metric " + name + " rank " + std::to_string(p.rank) + " step " + std::to_string(p.step) + " at " +
+                    std::to_string(p.time_us) + ": " + std::to_string(p.value));
+    }
+  }
+  for (const InputError& w : r.warnings) out.push_back("warning " + w.source + ": " + w.message);
+  out.push_back("matches " + std::to_string(r.matches) + " lines " + std::to_string(r.lines) + " bytes " +
+                std::to_string(r.bytes));
+  return out;
+}
+
+TEST(SmallFileBatch, SameResultAsATaskPerFile) {
+  if (std::system("python3 -c 'import sys' > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not available";
+  TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(WriteMixedArchive(dir.path()));
+  const ScanResult alone = ScanDir(dir.path(), 1, 1);
+  ASSERT_GE(alone.sources.size(), 60u);
+  ASSERT_FALSE(alone.flight_recorder.empty());
+  ASSERT_FALSE(alone.errors.empty());
+  ASSERT_GT(alone.matches, 0u);
+  const std::vector<std::string> want = Facts(alone);
+  for (unsigned threads : {1u, 2u}) {
+    for (size_t batch : {size_t{2}, size_t{5}, size_t{64}}) {
+      const std::vector<std::string> got = Facts(ScanDir(dir.path(), threads, batch));
+      ASSERT_EQ(got.size(), want.size()) << threads << " threads, batches of " << batch;
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got[i], want[i]) << threads << " threads, batches of " << batch;
+      }
+    }
+  }
+}
+
+// Progress counts every byte once, in source order, batched or not.
+TEST(SmallFileBatch, ProgressCountsEveryByte) {
+  if (std::system("python3 -c 'import sys' > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not available";
+  TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(WriteMixedArchive(dir.path()));
+  for (size_t batch : {size_t{1}, size_t{64}}) {
+    ScanOptions o = BigCaps(2);
+    o.batch_files = batch;
+    uint64_t last = 0, total = 0;
+    bool monotonic = true;
+    o.on_progress = [&](uint64_t done, uint64_t all) {
+      monotonic = monotonic && done >= last;
+      last = done;
+      total = all;
+      return true;
+    };
+    Scanner s(DefaultRules(), o);
+    ASSERT_TRUE(s.ScanPaths({dir.path()}).ok());
+    s.Finish();
+    EXPECT_TRUE(monotonic);
+    EXPECT_EQ(last, total) << "batches of " << batch;
+  }
+}
+
+// Heads as format detection sees them: the first 4 KiB and 64 KiB of every
+// fixture and example, and random lines of ASCII, UTF-8, escapes, tabs and
+// carriage returns, some runs cut at one width.
+std::vector<std::string> Heads() {
+  std::vector<std::string> heads;
+  for (const char* root : {"/tests/fixtures", "/examples"}) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(FL_SOURCE_DIR) + root)) {
+      if (!e.is_regular_file()) continue;
+      const std::string text = ReadFile(e.path().string());
+      heads.push_back(text.substr(0, 4096));
+      heads.push_back(text.substr(0, 64 << 10));
+    }
+  }
+  std::mt19937_64 rng(20261204);
+  const std::vector<std::string> ascii = {"a", "Z", "0", " ", ":", "-", "error"};
+  const std::vector<std::string> mixed = {"a", "Z", "0", " ", ":", "[rank3]:", "\xc3\xa9", "\xe2\x80\x94",
+                                          "\x1b[31m", "\x1b[0m", "\t", "\r", "2026-11-02 13:46:41 "};
+  for (int h = 0; h < 400; ++h) {
+    // Even heads: ASCII lines longer than the width, cut at it (a wrap to
+    // find); odd: anything, lines of any length.
+    const bool wrap = h % 2 == 0;
+    const std::vector<std::string>& pieces = wrap ? ascii : mixed;
+    const size_t width = 40 + rng() % 60;
+    std::string text;
+    for (int l = 0; l < 60; ++l) {
+      std::string line;
+      const size_t len = wrap ? width + rng() % (3 * width) : rng() % (2 * width);
+      while (line.size() < len) line += pieces[rng() % pieces.size()];
+      text += (wrap ? HardWrapped(line, width) : line) + "\n";
+    }
+    heads.push_back(text);
+  }
+  // Tab-indented lines wrapped at the terminal's width: wider than their
+  // bytes, and wider than a longer line without a tab.
+  for (size_t width = 48; width < 120; width += 3) {
+    std::string text = std::string(width - 3, 'p') + "\n";
+    for (int l = 0; l < 8; ++l) text += "\t" + std::string(width - 8, 'a' + l) + "\ncontinued " + std::to_string(l) + "\n";
+    heads.push_back(text);
+  }
+  return heads;
+}
+
+TEST(WrapDetection, MeasuringTheWidestLinesOnlyGivesTheSameWidth) {
+  size_t wrapped = 0;
+  for (const std::string& head : Heads()) {
+    const size_t want = WrapWidthEveryLine(head);
+    EXPECT_EQ(DetectWrapWidth(head), want) << head.substr(0, 200);
+    wrapped += want > 0;
+  }
+  EXPECT_GT(wrapped, 20u);  // the comparison saw wrapped heads too
+}
+
+// The per-byte newline count of every chunk against a byte loop: lengths
+// around the 32- and 128-byte blocks and the 252-block flush, newline runs longer
+// than a counter holds, offsets off alignment.
+TEST(CountNewlines, SameAsAByteLoop) {
+  std::mt19937_64 rng(7);
+  std::string text(40000, 'x');
+  for (char& c : text) c = rng() % 5 == 0 ? '\n' : 'a';
+  text.replace(9000, 20000, std::string(20000, '\n'));
+  for (size_t len : {size_t{0}, size_t{1}, size_t{31}, size_t{32}, size_t{33}, size_t{128}, size_t{252 * 32}, size_t{252 * 32 + 7}, size_t{255 * 32},
+                     size_t{20000}, size_t{39990}}) {
+    for (size_t off : {size_t{0}, size_t{3}}) {
+      const char* p = text.data() + off;
+      const uint64_t want = static_cast<uint64_t>(std::count(p, p + len, '\n'));
+      EXPECT_EQ(internal::CountNewlines(p, len), want) << len << " at " << off;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace faultline
