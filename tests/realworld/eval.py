@@ -11,6 +11,7 @@ incident with the labels.
     python3 tests/realworld/eval.py --json out.json  # figures as JSON too
     python3 tests/realworld/eval.py --misses         # every miss, one line each
     python3 tests/realworld/eval.py --grep-baseline  # grep_baseline.py scored beside it
+    python3 tests/realworld/eval.py --batch blind-1  # only the cases labelled batch "blind-1"
 
 The split is fixed by the case id, never chosen: a case belongs to the
 held-back third when int(sha256(id), 16) % 3 == 0. Rules are tuned on the
@@ -173,10 +174,17 @@ def main(argv=None):
     ap.add_argument("--split", choices=("work", "held", "all"), default="all")
     ap.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-': stdout)")
     ap.add_argument("--misses", action="store_true", help="list every miss")
+    ap.add_argument("--batch", metavar="NAME",
+                    help="score only the cases whose case.json has \"batch\": NAME")
     ap.add_argument("--grep-baseline", action="store_true",
                     help="also score grep_baseline.py (a fixed regex table, first match wins)")
     args = ap.parse_args(argv)
     cases = load_cases(pathlib.Path(args.cases))
+    if args.batch:
+        cases = [c for c in cases if c.get("batch") == args.batch]
+        if not cases:
+            sys.stderr.write(f"eval.py: no case in {args.cases} has batch {args.batch!r}\n")
+            raise SystemExit(2)
     if args.split != "all":
         cases = [c for c in cases if c["split"] == args.split]
     outcomes = [score_case(c, diagnose(args.bin, c)) for c in cases]

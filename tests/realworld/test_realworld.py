@@ -61,6 +61,22 @@ def test_scores_hold_their_floors(faultline_bin):
     assert not low, "; ".join(low)
 
 
+def test_batch_scores_only_its_own_cases(tmp_path, faultline_bin):
+    for name, batch in (("a-1", "blind-x"), ("b-2", None)):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "log.txt").write_text("step 10 loss 2.1\n")
+        label = {"id": name, "failed": False, "expected": [], "initiating": None}
+        if batch:
+            label["batch"] = batch
+        (d / "case.json").write_text(json.dumps(label))
+    result = corpus_eval.main(["--bin", faultline_bin, "--cases", str(tmp_path),
+                               "--batch", "blind-x"])
+    assert result["all"]["cases"] == 1
+    with pytest.raises(SystemExit):
+        corpus_eval.main(["--bin", faultline_bin, "--cases", str(tmp_path), "--batch", "none"])
+
+
 def test_grep_baseline_names_only_catalog_references(catalog):
     import grep_baseline
     refs, _ = catalog
