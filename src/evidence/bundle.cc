@@ -6,6 +6,7 @@
 #include <set>
 
 #include "bundle_generated.h"
+#include "evidence/bundle_flightrec.h"
 #include "evidence/distinct.h"
 #include "evidence/finalize.h"
 #include "evidence/merge.h"
@@ -407,6 +408,16 @@ std::string CheckBundle(const fb::Bundle& bd) {
   return "";
 }
 
+// Whether `prev`, a rank's progress line, ended a run that `next`, its next
+// one, restarted: both untimed, in one source, and the step went back.
+bool IsRunEnd(const Evidence& prev, const Evidence& next) {
+  int64_t a = -1, b = -1;
+  const std::string* sa = prev.Field("step");
+  const std::string* sb = next.Field("step");
+  return prev.source == next.source && prev.time_us == kNoTime && next.time_us == kNoTime && sa && sb &&
+         ParseInt64(*sa, &a) && ParseInt64(*sb, &b) && b >= 0 && b < a;
+}
+
 }  // namespace
 
 std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
@@ -518,7 +529,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
       b.CreateVector(aliases), b.CreateVector(warnings), b.CreateVector(ranks_kept), scan.distinct_ranks.truncated,
       b.CreateVector(scan.distinct_ranks.sketch), b.CreateVectorOfStrings(hosts_kept),
       scan.distinct_hosts.truncated, b.CreateVector(scan.distinct_hosts.sketch), scan.topology_truncated,
-      scan.metric_series_truncated);
+      scan.metric_series_truncated, WriteFlightRecorder(b, scan.flight_recorder));
   b.Finish(root, fb::BundleIdentifier());
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -533,12 +544,13 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
   flatbuffers::Verifier v(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 64, 100'000'000);
   if (!fb::VerifyBundleBuffer(v)) return fail("FlatBuffers verification failed");
   const fb::Bundle* bd = fb::GetBundle(data.data());
-  if (bd->format_version() != kBundleFormatVersion) {
+  if (bd->format_version() < kOldestBundleFormatVersion || bd->format_version() > kBundleFormatVersion) {
     return absl::FailedPreconditionError(
         StrCat(name, ": bundle format version ", bd->format_version(), " is not supported (this library reads ",
-               kBundleFormatVersion, ")"));
+               kOldestBundleFormatVersion, " to ", kBundleFormatVersion, ")"));
   }
   if (std::string why = CheckBundle(*bd); !why.empty()) return fail(why);
+  if (std::string why = CheckFlightRecorder(*bd); !why.empty()) return fail(why);
   // Rules and signals by id onto this ruleset.
   std::vector<int64_t> rule_map, sig_map;
   if (bd->rules()) {
@@ -556,6 +568,7 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
   ReadSources(bd, r);
   ReadEvidence(rs, bd, rule_map, sig_map, name, r);
   ReadStatistics(bd, rule_map, sig_map, r);
+  r.flight_recorder = ReadFlightRecorder(*bd);
   r.bytes = bd->bytes();
   r.lines = bd->lines();
   r.matches = bd->matches();
@@ -615,6 +628,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
       auto& m = out.metrics[key];
       m.insert(m.end(), series.begin(), series.end());
     }
+    for (auto& d : p.flight_recorder) out.flight_recorder.push_back(std::move(d));
     for (InputError& e : p.errors) out.errors.push_back(std::move(e));
     for (InputError& e : p.warnings) out.warnings.push_back(std::move(e));
     MergeFrom(out.distinct_ranks, p.distinct_ranks);
@@ -673,9 +687,16 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
   // last records of its own bytes, which include those of the source, so
   // this keeps what one scan of the source keeps. One scan keeps each
   // rank's last progress line; the parts each kept theirs.
+  // Untimed, it also keeps the last line of each run before the rank's step
+  // goes back (scan/keep.cc), which the merge keeps as well.
   std::map<int64_t, size_t> last_progress;
+  std::set<size_t> run_ends;
   for (size_t i = 0; i < out.evidence.size(); ++i) {
-    if (rs.signal(out.evidence[i].signal).role == SignalRole::Progress) last_progress[out.evidence[i].rank] = i;
+    const Evidence& ev = out.evidence[i];
+    if (rs.signal(ev.signal).role != SignalRole::Progress) continue;
+    auto [it, fresh] = last_progress.try_emplace(ev.rank, i);
+    if (!fresh && IsRunEnd(out.evidence[it->second], ev)) run_ends.insert(it->second);
+    it->second = i;
   }
   std::vector<Evidence> kept, progress;
   kept.reserve(out.evidence.size());
@@ -684,7 +705,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
     Evidence& ev = out.evidence[i];
     if (i > 0 && ev.source != out.evidence[i - 1].source) keeper.TakeInto(kept);
     if (rs.signal(ev.signal).role == SignalRole::Progress) {
-      if (last_progress[ev.rank] == i) progress.push_back(std::move(ev));
+      if (last_progress[ev.rank] == i || run_ends.contains(i)) progress.push_back(std::move(ev));
       continue;
     }
     keeper.Add(std::move(ev), out.dropped);
