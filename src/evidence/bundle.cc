@@ -92,6 +92,7 @@ void ReadEvidence(const Ruleset& rs, const fb::Bundle* bd, const std::vector<int
       ev.dmesg_delta = e->dmesg_delta();
       ev.traceback_span = e->traceback_span();
       ev.year_inferred = e->year_inferred();
+      ev.run_end = e->run_end();
       r.evidence.push_back(std::move(ev));
     }
   }
@@ -408,16 +409,6 @@ std::string CheckBundle(const fb::Bundle& bd) {
   return "";
 }
 
-// Whether `prev`, a rank's progress line, ended a run that `next`, its next
-// one, restarted: both untimed, in one source, and the step went back.
-bool IsRunEnd(const Evidence& prev, const Evidence& next) {
-  int64_t a = -1, b = -1;
-  const std::string* sa = prev.Field("step");
-  const std::string* sb = next.Field("step");
-  return prev.source == next.source && prev.time_us == kNoTime && next.time_us == kNoTime && sa && sb &&
-         ParseInt64(*sa, &a) && ParseInt64(*sb, &b) && b >= 0 && b < a;
-}
-
 }  // namespace
 
 std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
@@ -446,7 +437,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                       b.CreateString(ev.host), b.CreateString(ev.gpu), ev.rule, ev.signal,
                                       b.CreateString(ev.text), b.CreateVector(fields), ev.needs_prev_time,
                                       ev.prev_delta_us, ev.dmesg_delta, ev.traceback_span,
-                                      ev.year_inferred));
+                                      ev.year_inferred, ev.run_end));
   }
   std::vector<Offset<fb::BRank>> ranks;
   for (const auto& [rank, r] : scan.ranks) {
@@ -688,15 +679,10 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
   // this keeps what one scan of the source keeps. One scan keeps each
   // rank's last progress line; the parts each kept theirs.
   // Untimed, it also keeps the last line of each run before the rank's step
-  // goes back (scan/keep.cc), which the merge keeps as well.
+  // goes back (Evidence::run_end), which the merge keeps as well.
   std::map<int64_t, size_t> last_progress;
-  std::set<size_t> run_ends;
   for (size_t i = 0; i < out.evidence.size(); ++i) {
-    const Evidence& ev = out.evidence[i];
-    if (rs.signal(ev.signal).role != SignalRole::Progress) continue;
-    auto [it, fresh] = last_progress.try_emplace(ev.rank, i);
-    if (!fresh && IsRunEnd(out.evidence[it->second], ev)) run_ends.insert(it->second);
-    it->second = i;
+    if (rs.signal(out.evidence[i].signal).role == SignalRole::Progress) last_progress[out.evidence[i].rank] = i;
   }
   std::vector<Evidence> kept, progress;
   kept.reserve(out.evidence.size());
@@ -705,7 +691,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
     Evidence& ev = out.evidence[i];
     if (i > 0 && ev.source != out.evidence[i - 1].source) keeper.TakeInto(kept);
     if (rs.signal(ev.signal).role == SignalRole::Progress) {
-      if (last_progress[ev.rank] == i || run_ends.contains(i)) progress.push_back(std::move(ev));
+      if (last_progress[ev.rank] == i || ev.run_end) progress.push_back(std::move(ev));
       continue;
     }
     keeper.Add(std::move(ev), out.dropped);

@@ -303,6 +303,7 @@ void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   auto last = last_progress_.find(rank);
   if (ev.time_us == kNoTime && step >= 0 && step < prev_step && last != last_progress_.end() &&
       last->second.source == ev.source && last->second.time_us == kNoTime) {
+    last->second.run_end = true;
     st.keeper.Add(std::move(last->second), result.dropped);
   }
   // The last progress line of each rank stays as evidence (hang reports).
