@@ -1102,6 +1102,7 @@ FL_API fl_status fl_session_add_prior_bundle(fl_session* s, const void* data, si
                                       StrCat("prior bundle ", k));
     if (!part.ok()) return SessionError(s, FL_ERR_PARSE, faultline::StatusMessage(part.status()));
     for (auto& src : part->sources) src.name = faultline::PriorBundleSourceName(k, src.name);
+    for (auto& dump : part->flight_recorder) dump.source = faultline::PriorBundleSourceName(k, dump.source);
     // What could not be read then was reported then: not this session's.
     part->errors.clear();
     part->warnings.clear();

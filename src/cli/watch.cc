@@ -27,6 +27,8 @@
 #include <tuple>
 #include <vector>
 
+#include "flightrec/dump.h"
+#include "flightrec/pickle.h"
 #include "util/json.h"
 
 namespace faultline::cli {
@@ -146,7 +148,13 @@ FileKey KeyOf(const struct stat& st) { return {st.st_dev, st.st_ino}; }
 struct Input {
   std::string name;  // the source name: the path as given or found, "-"
   bool is_stdin = false;
-  bool once = false;  // .gz/.zst
+  bool once = false;  // .gz/.zst, or a Flight Recorder dump
+  // Plain files: whether the head has been looked at for a Flight Recorder
+  // dump yet (Classify), and the size at the last look while undecided.
+  bool classified = false;
+  bool dump = false;
+  int64_t sniff_size = -1;
+  uint64_t dump_size = 0;  // dumps: the size read
   int fd = -1;
   FileKey key;
   uint64_t pos = 0;     // read position in the open file
@@ -218,6 +226,8 @@ class Watcher {
   void ReadFile(Job& j, Input& in);
   void ReadStdin(Job& j, Input& in);
   void ReadOnce(Job& j, Input& in, bool first);
+  bool Classify(Input& in, bool first);
+  void AddOnce(Generation& g, Input& in, uint64_t size);
   bool OpenFile(Job& j, Input& in);
   void ReadToEof(Job& j, Input& in);
   void Take(Job& j, Input& in, std::string_view data);
@@ -452,21 +462,89 @@ void Watcher::ReadOnce(Job& j, Input& in, bool first) {
   }
   in.done = true;
   j.seen.insert(KeyOf(st));
-  if (const std::string* of = CopyOf(j, DecompressedHead(in.name))) {
+  const std::string* of = in.dump ? nullptr : CopyOf(j, DecompressedHead(in.name));
+  if (of) {
     Notice(in.name, ("a compressed copy of " + *of + ", already read: skipped").c_str());
     return;
   }
-  for (auto& g : j.gens) {
-    size_t errors = fl_session_error_count(g->s);
-    if (fl_session_add_path(g->s, in.name.c_str()) != FL_OK || fl_session_scan(g->s) != FL_OK ||
-        fl_session_error_count(g->s) > errors) {
-      InputError(in, fl_session_last_error(g->s));
-    }
-    g->bytes += static_cast<uint64_t>(size);
-  }
+  in.dump_size = static_cast<uint64_t>(size);
+  for (auto& g : j.gens) AddOnce(*g, in, static_cast<uint64_t>(size));
   j.bytes += static_cast<uint64_t>(size);
   j.dirty = true;
   Recycle(j);
+}
+
+// Up to flightrec::kSniffBytes of a plain file's first bytes; empty when it
+// cannot be read (the log path says why).
+std::string PlainHead(const std::string& path) {
+  std::string out;
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  out.resize(flightrec::kSniffBytes);
+  size_t have = 0;
+  while (have < out.size()) {
+    ssize_t n = pread(fd, out.data() + have, out.size() - have, static_cast<off_t>(have));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    have += static_cast<size_t>(n);
+  }
+  close(fd);
+  out.resize(have);
+  return out;
+}
+
+// Whether a head the sniff turned down may still be the start of a dump
+// that is being written: a pickle's header before its keys, or a JSON
+// object whose first line ("{" of a pretty-printed dump, or one long line)
+// is not complete yet. A complete first line of JSON lines is a log's.
+bool MayBeDumpBeingWritten(std::string_view head) {
+  if (flightrec::LooksLikeBinaryPickle(head) || flightrec::LooksLikeUnframedPickle(head)) return true;
+  size_t i = head.find_first_not_of(" \t\r\n");
+  if (i == std::string_view::npos || head[i] != '{') return false;
+  size_t nl = head.find('\n', i);
+  if (nl == std::string_view::npos) return true;
+  std::string_view first = head.substr(i, nl - i);
+  while (!first.empty() && (first.back() == '\r' || first.back() == ' ')) first.remove_suffix(1);
+  return first == "{";
+}
+
+// A plain file is a Flight Recorder dump when its content says so (PyTorch
+// writes them without an extension, as TORCH_NCCL_DEBUG_INFO_TEMP_FILE +
+// rank): such a file is handed whole to the library once, as diagnose reads
+// it, instead of being followed as a log. Returns whether the file is
+// decided; an undecided one (empty, or a head that may be a dump still
+// being written) is looked at again on the next pass, until its size stays
+// the same from one look to the next or the head is long enough to tell.
+bool Watcher::Classify(Input& in, bool first) {
+  if (in.classified) return true;
+  std::string head = PlainHead(in.name);
+  if (head.empty()) return false;
+  flightrec::DumpSniff sniff = flightrec::SniffFlightRecorderDump(head);
+  if (sniff == flightrec::DumpSniff::kNo && !first && head.size() < flightrec::kSniffBytes &&
+      MayBeDumpBeingWritten(head)) {
+    struct stat st;
+    int64_t size = stat(in.name.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : -1;
+    if (size != in.sniff_size) {
+      in.sniff_size = size;
+      return false;
+    }
+  }
+  in.classified = true;
+  if (sniff == flightrec::DumpSniff::kNo) return true;
+  in.dump = true;
+  in.once = true;
+  if (started_) Notice(in.name, "a Flight Recorder dump: read once when complete");
+  return true;
+}
+
+// Hands a read-once file to one session whole.
+void Watcher::AddOnce(Generation& g, Input& in, uint64_t size) {
+  size_t errors = fl_session_error_count(g.s);
+  if (fl_session_add_path(g.s, in.name.c_str()) != FL_OK || fl_session_scan(g.s) != FL_OK ||
+      fl_session_error_count(g.s) > errors) {
+    InputError(in, fl_session_last_error(g.s));
+  }
+  g.bytes += size;
 }
 
 void Watcher::Take(Job& j, Input& in, std::string_view data) {
@@ -501,6 +579,12 @@ bool Watcher::NewGeneration(Job& j) {
     std::fprintf(stderr, "faultline watch: %s\n", fl_error_message(err));
     fl_error_free(err);
     return false;
+  }
+  // The dumps read so far describe the job's state, not a stretch of its
+  // logs: the new session gets them too, so the report keeps them when the
+  // older session goes.
+  for (auto& in : j.inputs) {
+    if (in->dump && in->done) AddOnce(*g, *in, in->dump_size);
   }
   j.gens.push_back(std::move(g));
   ++j.sessions_started;
@@ -802,7 +886,7 @@ void Watcher::Pass(bool first, bool correlate) {
       if (g_stop) break;
       if (in->is_stdin) {
         ReadStdin(j, *in);
-      } else if (!in->once) {
+      } else if (!in->once && Classify(*in, first) && !in->once) {
         ReadFile(j, *in);
       }
     }

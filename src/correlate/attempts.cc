@@ -18,6 +18,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -43,6 +44,9 @@ constexpr int64_t kBoundaryMergeUs = 60 * kSecond;
 struct Plan {
   std::vector<Attempt> attempts;
   std::vector<uint32_t> of_evidence;
+  // Per source, the attempt its name puts it in (restart directories,
+  // prior bundles); -1 when its lines are placed one by one.
+  std::vector<int64_t> of_source;
 };
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -181,6 +185,10 @@ Plan PlanFromGroups(const ScanResult& scan, std::vector<SourceGroup> groups, std
     a.start_us = g.start;
     a.end_us = g.end;
     plan.attempts.push_back(a);
+  }
+  plan.of_source.assign(scan.sources.size(), -1);
+  for (size_t s = 0; s < scan.sources.size(); ++s) {
+    if (group_of_source[s] >= 0) plan.of_source[s] = rank_of[group_of_source[s]];
   }
   // Unnamed sources of the session: the last of its attempts started by
   // the line's time; an undated line goes with the line before it.
@@ -429,6 +437,19 @@ ScanResult SubScan(const ScanResult& frame, const std::vector<Evidence>& all,
     sub.evidence.push_back(all[i]);
     picked.push_back(i);
   }
+  // Flight Recorder dumps: with the attempt their source's name puts them
+  // in; dumps placed by nothing (they carry no time) go with the last one,
+  // as undated metric points do.
+  const uint32_t last = static_cast<uint32_t>(plan.attempts.size() - 1);
+  std::map<std::string_view, int64_t> of_name;
+  for (size_t s = 0; s < plan.of_source.size() && s < frame.sources.size(); ++s) {
+    of_name.emplace(frame.sources[s].name, plan.of_source[s]);
+  }
+  std::erase_if(sub.flight_recorder, [&](const flightrec::FrDump& d) {
+    auto it = of_name.find(d.source);
+    int64_t of = it == of_name.end() ? -1 : it->second;
+    return (of >= 0 ? static_cast<uint32_t>(of) : last) != a;
+  });
   for (const auto& [series, points] : metrics) {
     std::vector<MetricPoint> mine;
     std::copy_if(points.begin(), points.end(), std::back_inserter(mine),

@@ -169,6 +169,14 @@ Diagnosis MergeAttempts(const Ruleset& rs, std::vector<Attempt> attempts, std::v
     MergeFrame(out, d);
     for (Incident& inc : d.incidents) out.incidents.push_back(std::move(inc));
   }
+  // The Flight Recorder analysis of the newest attempt that left dumps
+  // (each attempt analyses its own: a dump tells one run's collectives).
+  for (size_t k = per_attempt.size(); k-- > 0;) {
+    if (per_attempt[k].flight_recorder.groups.empty() && per_attempt[k].flight_recorder.notes.empty()) continue;
+    out.flight_recorder = std::move(per_attempt[k].flight_recorder);
+    out.flight_recorder_suspects = std::move(per_attempt[k].flight_recorder_suspects);
+    break;
+  }
   out.attempts = std::move(attempts);
   return out;
 }

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "bundle_generated.h"
+#include "evidence/bundle_flightrec.h"
 #include "evidence/distinct.h"
 #include "evidence/finalize.h"
 #include "evidence/merge.h"
@@ -91,6 +92,7 @@ void ReadEvidence(const Ruleset& rs, const fb::Bundle* bd, const std::vector<int
       ev.dmesg_delta = e->dmesg_delta();
       ev.traceback_span = e->traceback_span();
       ev.year_inferred = e->year_inferred();
+      ev.run_end = e->run_end();
       r.evidence.push_back(std::move(ev));
     }
   }
@@ -435,7 +437,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                       b.CreateString(ev.host), b.CreateString(ev.gpu), ev.rule, ev.signal,
                                       b.CreateString(ev.text), b.CreateVector(fields), ev.needs_prev_time,
                                       ev.prev_delta_us, ev.dmesg_delta, ev.traceback_span,
-                                      ev.year_inferred));
+                                      ev.year_inferred, ev.run_end));
   }
   std::vector<Offset<fb::BRank>> ranks;
   for (const auto& [rank, r] : scan.ranks) {
@@ -518,7 +520,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
       b.CreateVector(aliases), b.CreateVector(warnings), b.CreateVector(ranks_kept), scan.distinct_ranks.truncated,
       b.CreateVector(scan.distinct_ranks.sketch), b.CreateVectorOfStrings(hosts_kept),
       scan.distinct_hosts.truncated, b.CreateVector(scan.distinct_hosts.sketch), scan.topology_truncated,
-      scan.metric_series_truncated);
+      scan.metric_series_truncated, WriteFlightRecorder(b, scan.flight_recorder));
   b.Finish(root, fb::BundleIdentifier());
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -533,12 +535,13 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
   flatbuffers::Verifier v(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 64, 100'000'000);
   if (!fb::VerifyBundleBuffer(v)) return fail("FlatBuffers verification failed");
   const fb::Bundle* bd = fb::GetBundle(data.data());
-  if (bd->format_version() != kBundleFormatVersion) {
+  if (bd->format_version() < kOldestBundleFormatVersion || bd->format_version() > kBundleFormatVersion) {
     return absl::FailedPreconditionError(
         StrCat(name, ": bundle format version ", bd->format_version(), " is not supported (this library reads ",
-               kBundleFormatVersion, ")"));
+               kOldestBundleFormatVersion, " to ", kBundleFormatVersion, ")"));
   }
   if (std::string why = CheckBundle(*bd); !why.empty()) return fail(why);
+  if (std::string why = CheckFlightRecorder(*bd); !why.empty()) return fail(why);
   // Rules and signals by id onto this ruleset.
   std::vector<int64_t> rule_map, sig_map;
   if (bd->rules()) {
@@ -556,6 +559,7 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
   ReadSources(bd, r);
   ReadEvidence(rs, bd, rule_map, sig_map, name, r);
   ReadStatistics(bd, rule_map, sig_map, r);
+  r.flight_recorder = ReadFlightRecorder(*bd);
   r.bytes = bd->bytes();
   r.lines = bd->lines();
   r.matches = bd->matches();
@@ -615,6 +619,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
       auto& m = out.metrics[key];
       m.insert(m.end(), series.begin(), series.end());
     }
+    for (auto& d : p.flight_recorder) out.flight_recorder.push_back(std::move(d));
     for (InputError& e : p.errors) out.errors.push_back(std::move(e));
     for (InputError& e : p.warnings) out.warnings.push_back(std::move(e));
     MergeFrom(out.distinct_ranks, p.distinct_ranks);
@@ -673,6 +678,8 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
   // last records of its own bytes, which include those of the source, so
   // this keeps what one scan of the source keeps. One scan keeps each
   // rank's last progress line; the parts each kept theirs.
+  // Untimed, it also keeps the last line of each run before the rank's step
+  // goes back (Evidence::run_end), which the merge keeps as well.
   std::map<int64_t, size_t> last_progress;
   for (size_t i = 0; i < out.evidence.size(); ++i) {
     if (rs.signal(out.evidence[i].signal).role == SignalRole::Progress) last_progress[out.evidence[i].rank] = i;
@@ -684,7 +691,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
     Evidence& ev = out.evidence[i];
     if (i > 0 && ev.source != out.evidence[i - 1].source) keeper.TakeInto(kept);
     if (rs.signal(ev.signal).role == SignalRole::Progress) {
-      if (last_progress[ev.rank] == i) progress.push_back(std::move(ev));
+      if (last_progress[ev.rank] == i || ev.run_end) progress.push_back(std::move(ev));
       continue;
     }
     keeper.Add(std::move(ev), out.dropped);

@@ -17,7 +17,10 @@
 
 namespace faultline {
 
-inline constexpr uint32_t kBundleFormatVersion = 1;
+// Format 2 adds the Flight Recorder dumps (bundle.fbs: Bundle.flight_recorder);
+// a format 1 bundle, which has none, still loads.
+inline constexpr uint32_t kBundleFormatVersion = 2;
+inline constexpr uint32_t kOldestBundleFormatVersion = 1;
 
 std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan);
 

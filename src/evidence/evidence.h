@@ -53,6 +53,11 @@ struct Evidence {
   // The time comes from a stamp without a year (syslog, glog, dmesg -H), the
   // line's own or the one it inherits: FinalizeTimes places its year.
   bool year_inferred = false;
+  // A progress line that ended a run of untimed lines: the rank's next one
+  // in the source went back to a lower step (a restart). Kept beside each
+  // rank's last progress line (scan/keep.cc, MergeScans) so line order tells
+  // every attempt's step.
+  bool run_end = false;
   // An exception line with a folded traceback: the traceback's bytes before
   // the line. Evidence on those lines (frames, quoted code) belongs to it.
   uint32_t traceback_span = 0;

@@ -337,6 +337,7 @@ void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   // spread over those steps (Megatron logs every log_interval steps).
   auto [prev, fresh] = st.rank_last_progress.try_emplace(rank);
   const bool same_step = !fresh && step >= 0 && prev->second.step == step;
+  const int64_t prev_step = fresh ? -1 : prev->second.step;
   if (ev.time_us != kNoTime) {
     if (r.first_progress_us == kNoTime || ev.time_us < r.first_progress_us) r.first_progress_us = ev.time_us;
     int64_t last = prev->second.time_us;
@@ -356,6 +357,16 @@ void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   // synchronous job.
   if (step >= 0 && (stated_time || throughput > 0)) {
     AddAlignedStep(r, step, stated_time ? step_time : 1.0 / throughput);
+  }
+  // Untimed lines: a step below the rank's last one in this source starts
+  // another run (a restart resumed from a checkpoint), so the run before
+  // it keeps its last progress line as evidence too: line order then tells
+  // each attempt's step (correlate/attempts.cc).
+  auto last = last_progress_.find(rank);
+  if (ev.time_us == kNoTime && step >= 0 && step < prev_step && last != last_progress_.end() &&
+      last->second.source == ev.source && last->second.time_us == kNoTime) {
+    last->second.run_end = true;
+    st.keeper.Add(std::move(last->second), result.dropped);
   }
   // The last progress line of each rank stays as evidence (hang reports).
   last_progress_[rank] = std::move(ev);

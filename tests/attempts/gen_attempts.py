@@ -23,7 +23,7 @@ Cases (4 ranks on 2 hosts unless said; steps logged in torchtitan's format):
                      at the same step each time (three attempts)
   elastic_untimed    OUT/torchrun.out, one log without a timestamp (an older
                      torchrun's default logging format): two restarts, rank 1
-                     out of memory each time
+                     out of memory each time at step 300
   slurm_requeue      OUT/slurm-88231.out (appended across the requeue),
                      OUT/slurmctld.log (the requeue lines, and another job's),
                      OUT/node02/kern.log, OUT/node03/kern.log: node02's GPU
@@ -223,7 +223,9 @@ def case_elastic_untimed(a):
             a.add(log, t, "INFO:torch.distributed.elastic.agent.server.api:[default] Worker group FAILED. %d/3 "
                           "attempts left; will restart worker group" % (3 - n))
         t += dt.timedelta(seconds=1)
-    recur = [{}, {"attempts": [0]}, {"attempts": [0, 1]}]
+    # No times, but line order: each run's last progress line gives its
+    # step (300), so the OOM recurs at the same step.
+    recur = [{}, {"attempts": [0], "same_step": 1}, {"attempts": [0, 1], "same_step": 2}]
     return attempts, recur
 
 

@@ -265,6 +265,7 @@ DECISIONS = {
     "sacct_requeue": ("restart_excluding", {"xid-79-fallen-off-bus"}, ["node03"]),
     "oom_same_step": ("stop", {"recurrence"}, []),
     "elastic": ("stop", {"recurrence"}, []),
+    "elastic_untimed": ("stop", {"recurrence"}, []),
     "resume_checkpoint": ("stop", {"recurrence", "checkpoint-resume-failure"}, []),
     "transient_nccl": ("restart", {"ib-retry-exceeded"}, []),
 }
@@ -377,3 +378,15 @@ def test_retry_policy_counts_only_the_window(faultline_bin, tmp_path, through_bu
         act = primary_of(report, truth)["action"]
         assert act["kind"] == kind, (window, act)
     assert "within 3 h" in act["reason"], act
+
+
+def test_untimed_attempts_take_their_step_from_line_order(faultline_bin, tmp_path):
+    """Without timestamps each run's last progress line (the one before the
+    step goes back at the restart) is that attempt's step: every attempt's
+    OOM is at step 300, so the last one recurs at the same step and stops."""
+    archive, _ = generate(tmp_path, "elastic_untimed")
+    report = json.loads(diagnose(faultline_bin, archive, "--json"))
+    assert [a["primary"]["step"] for a in report["attempts"]] == [300, 300, 300]
+    inc = report["incidents"][0]
+    assert inc["step"] == 300 and inc["recurrence"]["same_step"] == 2
+    assert "same step (300)" in inc["action"]["reason"]

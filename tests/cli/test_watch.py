@@ -12,6 +12,7 @@ import queue
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -413,3 +414,80 @@ def test_incident_keeps_its_id_across_the_session_switch(faultline_bin):
     shift = report["incidents"][0]["initiating"]["evidence"][0]["line"] - formed["initiating"][0]["line"]
     assert shift < 0
     assert [e["id"] for e in events(out) if e["event"] == "formed"].count(formed["id"]) == 1
+
+
+MAKE_DUMPS = REPO / "tests" / "flightrec" / "make_dumps.py"
+
+
+@pytest.fixture(scope="module")
+def watchdog_job(tmp_path_factory):
+    """tests/flightrec/make_dumps.py's watchdog-timeout job: per-rank logs and
+    one Flight Recorder dump per rank (pickle and JSON, some gzipped)."""
+    out = tmp_path_factory.mktemp("fr")
+    subprocess.run([sys.executable, str(MAKE_DUMPS), str(out), "--only", "job"], check=True,
+                   timeout=300)
+    return out / "job"
+
+
+@pytest.mark.parametrize("mode", ["inotify", "polling"])
+def test_uncompressed_dumps_appearing_are_read_as_dumps(faultline_bin, tmp_path, watchdog_job, mode):
+    """Flight Recorder dumps written into a watched directory after the start,
+    uncompressed and without an extension (TORCH_NCCL_DEBUG_INFO_TEMP_FILE +
+    rank), are recognised by content and read once as dumps, not followed as
+    logs: the final report has the flight_recorder section diagnose gives for
+    the same files, and the logs' incident gains the dumps' evidence."""
+    job = tmp_path / "job"
+    shutil.copytree(watchdog_job / "logs", job / "logs")
+    args = ["--json", "--interval", "100ms", "--poll", "50ms"] + (["--no-inotify"] if mode == "polling" else [])
+    w = Watch(faultline_bin, *args, str(job))
+    formed = json.loads(w.wait_for("out", lambda l: '"event":"formed"' in l, "the logs' incident"))
+    assert formed["rank"] == 5
+    dumps = sorted((watchdog_job / "dumps").iterdir())
+    for k, src in enumerate(dumps):
+        data = src.read_bytes()
+        if src.name.endswith(".gz"):
+            data = gzip.decompress(data)
+        append(job / "dumps" / ("nccl_trace_rank_%d" % k), data)
+    for k in range(len(dumps)):
+        w.wait_for("err", lambda l, k=k: "nccl_trace_rank_%d: a Flight Recorder dump" % k in l,
+                   "dump %d recognised" % k)
+    w.wait_for("out", lambda l: '"event":"changed"' in l and json.loads(l)["id"] == formed["id"],
+               "the incident strengthened by the dumps")
+    w.p.send_signal(signal.SIGTERM)
+    rc, out, err = w.finish()
+    assert rc == 0, err
+    report = events(out)[-1]["report"]
+    want = diagnose(faultline_bin, job)
+    assert report["input"]["errors"] == []
+    assert report["flight_recorder"] == want["flight_recorder"]
+    assert sorted(d["rank"] for d in report["flight_recorder"]["dumps"]) == list(range(8))
+    assert report["flight_recorder"]["suspects"] == [5]
+    primary = report["incidents"][0]
+    assert primary["rule"] == want["incidents"][0]["rule"] == "nccl-watchdog-timeout"
+    assert primary["initiating"]["suspects"] == [5]
+    assert [f["rank"] for f in primary["flight_recorder"]] == [5]
+    assert primary["confidence"] == want["incidents"][0]["confidence"]
+    # Read as dumps, never as log lines.
+    assert not any("nccl_trace_rank" in e["source"] for e in primary["initiating"]["evidence"])
+
+
+def test_dumps_stay_across_the_session_switch(faultline_bin, tmp_path, watchdog_job):
+    """A dump describes the job's state, not a stretch of its logs: the
+    younger session is given the dumps already read, so the report still
+    has them after the older session is dropped."""
+    job = tmp_path / "job"
+    dump = next(p for p in sorted((watchdog_job / "dumps").iterdir()) if not p.name.endswith(".gz"))
+    append(job / "nccl_trace_rank_3", dump.read_bytes())
+    filler = b"".join(b"housekeeping: shard %06d verified\n" % i for i in range(20000))  # ~660 KB
+    w = Watch(faultline_bin, "--json", "--window", "1M", "--interval", "100ms", "--poll", "50ms", str(job))
+    w.wait_for("err", lambda l: "1 input read" in l, "the start-up line")
+    append(job / "app.log", filler)
+    append(job / "app.log", filler)
+    w.wait_for("err", lambda l: "app.log: new file" in l, "the log")
+    w.p.send_signal(signal.SIGTERM)
+    rc, out, err = w.finish()
+    assert rc == 0, err
+    final = events(out)[-1]
+    assert final["watch"]["sessions"] >= 3  # the first session was dropped
+    fr = final["report"]["flight_recorder"]
+    assert [d["source"] for d in fr["dumps"]] == [str(job / "nccl_trace_rank_3")]

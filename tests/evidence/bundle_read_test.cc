@@ -10,13 +10,16 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bundle_generated.h"
 #include "evidence/bundle.h"
 #include "ruleset/ruleset.h"
 #include "scan/scan.h"
+#include "util/strings.h"
 
 namespace faultline {
 namespace {
@@ -58,6 +61,112 @@ TEST(BundleRead, RealBundleReads) {
   ASSERT_GE(Base().evidence.size(), 2u);
   ASSERT_FALSE(Base().rule_stats.empty());
   EXPECT_EQ(ReadError(Base()), "accepted");
+}
+
+// A Flight Recorder dump as the parser leaves one: rank 1 of a two-rank
+// group, its last all_reduce started but not completed.
+flightrec::FrDump Dump() {
+  flightrec::FrDump d;
+  d.source = "dumps/nccl_trace_rank_1";
+  d.format = flightrec::DumpFormat::kJson;
+  d.version = "2.10";
+  d.version_major = 2;
+  d.version_minor = 10;
+  d.comm_lib_version = "2.21.5";
+  d.rank = 1;
+  d.rank_source = flightrec::RankSource::kGroupMembership;
+  d.groups = {{"0", "default_pg", {0, 1}}};
+  d.pg_status = {{0, 2, 2, 1}};
+  for (int64_t k = 0; k < 2; ++k) {
+    flightrec::FrEntry& e = d.entries.emplace_back();
+    e.record_id = k;
+    e.pg_id = 0;
+    e.pg_name = "0";
+    e.pg_desc = "default_pg";
+    e.collective_seq_id = k + 1;
+    e.op_id = k + 1;
+    e.profiling_name = "nccl:all_reduce";
+    e.op = "all_reduce";
+    e.state = k ? "started" : "completed";
+    e.input_sizes = {{2048}, {}};
+    e.output_sizes = {{2048}};
+    e.input_dtypes = {"Float"};
+    e.output_dtypes = {"Float"};
+    e.time_created_ns = 1'000'000 + k;
+    e.time_discovered_started_ns = 1'000'100 + k;
+    if (!k) e.time_discovered_completed_ns = 1'000'200;
+    e.duration_ms = k ? std::optional<double>() : 0.5;
+    e.timeout_ms = 600000;
+    e.retired = !k;
+    e.thread_name = "pt_nccl_watchdg";
+  }
+  d.wrapped = true;
+  return d;
+}
+
+void ExpectSameEntry(const flightrec::FrEntry& a, const flightrec::FrEntry& b) {
+  EXPECT_EQ(std::tie(a.record_id, a.pg_id, a.pg_name, a.pg_desc, a.collective_seq_id, a.p2p_seq_id, a.op_id,
+                     a.profiling_name, a.op, a.is_p2p, a.state, a.input_sizes, a.output_sizes, a.input_dtypes,
+                     a.output_dtypes, a.time_created_ns, a.time_discovered_started_ns,
+                     a.time_discovered_completed_ns, a.duration_ms, a.timeout_ms, a.retired, a.thread_name),
+            std::tie(b.record_id, b.pg_id, b.pg_name, b.pg_desc, b.collective_seq_id, b.p2p_seq_id, b.op_id,
+                     b.profiling_name, b.op, b.is_p2p, b.state, b.input_sizes, b.output_sizes, b.input_dtypes,
+                     b.output_dtypes, b.time_created_ns, b.time_discovered_started_ns,
+                     b.time_discovered_completed_ns, b.duration_ms, b.timeout_ms, b.retired, b.thread_name));
+}
+
+// Format 2 carries the dumps whole: every field comes back, and two bundles
+// merge their dumps in order.
+TEST(BundleRead, FlightRecorderDumpsRoundTrip) {
+  ScanResult s = Base();
+  s.flight_recorder = {Dump()};
+  auto r = ReadBundle(*Rules(), SerializeBundle(*Rules(), s), "b.fleb");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->flight_recorder.size(), 1u);
+  const flightrec::FrDump &got = r->flight_recorder[0], want = Dump();
+  EXPECT_EQ(std::tie(got.source, got.format, got.version, got.version_major, got.version_minor,
+                     got.comm_lib_version, got.rank, got.rank_source, got.wrapped),
+            std::tie(want.source, want.format, want.version, want.version_major, want.version_minor,
+                     want.comm_lib_version, want.rank, want.rank_source, want.wrapped));
+  ASSERT_EQ(got.groups.size(), 1u);
+  EXPECT_EQ(std::tie(got.groups[0].name, got.groups[0].desc, got.groups[0].ranks),
+            std::tie(want.groups[0].name, want.groups[0].desc, want.groups[0].ranks));
+  ASSERT_EQ(got.pg_status.size(), 1u);
+  EXPECT_EQ(std::tie(got.pg_status[0].pg_id, got.pg_status[0].last_enqueued, got.pg_status[0].last_started,
+                     got.pg_status[0].last_completed),
+            std::tie(want.pg_status[0].pg_id, want.pg_status[0].last_enqueued, want.pg_status[0].last_started,
+                     want.pg_status[0].last_completed));
+  ASSERT_EQ(got.entries.size(), want.entries.size());
+  for (size_t k = 0; k < got.entries.size(); ++k) ExpectSameEntry(got.entries[k], want.entries[k]);
+
+  ScanResult other = Base();
+  other.flight_recorder = {Dump()};
+  other.flight_recorder[0].rank = 0;
+  std::vector<ScanResult> parts{*r, *ReadBundle(*Rules(), SerializeBundle(*Rules(), other), "c.fleb")};
+  ScanResult merged = MergeScans(*Rules(), std::move(parts));
+  ASSERT_EQ(merged.flight_recorder.size(), 2u);
+  EXPECT_EQ(merged.flight_recorder[0].rank, 1);
+  EXPECT_EQ(merged.flight_recorder[1].rank, 0);
+}
+
+// A bundle of a format this build does not know is refused by its number;
+// format 1 (no dumps) still reads.
+TEST(BundleRead, FormatVersions) {
+  for (uint32_t version : {kOldestBundleFormatVersion - 1, kBundleFormatVersion + 1, kOldestBundleFormatVersion}) {
+    flatbuffers::FlatBufferBuilder b;
+    b.Finish(fb::CreateBundle(b, version), fb::BundleIdentifier());
+    auto r = ReadBundle(*Rules(), std::string_view(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()),
+                        "b.fleb");
+    if (version == kOldestBundleFormatVersion) {
+      ASSERT_TRUE(r.ok()) << r.status();
+      EXPECT_TRUE(r->flight_recorder.empty());
+    } else {
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(std::string(r.status().message()).find(StrCat("format version ", version, " is not supported")),
+                std::string::npos)
+          << r.status();
+    }
+  }
 }
 
 TEST(BundleRead, CorruptFieldIsAnErrorNamingIt) {
@@ -113,6 +222,32 @@ TEST(BundleRead, CorruptFieldIsAnErrorNamingIt) {
       {"sync time", [&](ScanResult& s) { s.sync_points.insert(s.sync_points.begin(), {"k", "h", 0, kHuge}); },
        "sync_points[0].time_us"},
       {"seconds", [&](ScanResult& s) { s.seconds = kNan; }, "seconds"},
+      {"dump rank", [](ScanResult& s) { s.flight_recorder.push_back(Dump()); s.flight_recorder[0].rank = -4; },
+       "flight_recorder[0].rank"},
+      {"dump rank source",
+       [](ScanResult& s) {
+         s.flight_recorder.push_back(Dump());
+         s.flight_recorder[0].rank_source = static_cast<flightrec::RankSource>(9);
+       },
+       "flight_recorder[0].rank_source"},
+      {"dump format",
+       [](ScanResult& s) {
+         s.flight_recorder.push_back(Dump());
+         s.flight_recorder[0].format = static_cast<flightrec::DumpFormat>(5);
+       },
+       "flight_recorder[0].format"},
+      {"dump group rank",
+       [](ScanResult& s) { s.flight_recorder.push_back(Dump()); s.flight_recorder[0].groups[0].ranks.push_back(-2); },
+       "flight_recorder[0].groups[0].ranks"},
+      {"dump entry state not UTF-8",
+       [](ScanResult& s) { s.flight_recorder.push_back(Dump()); s.flight_recorder[0].entries[1].state = "st\xff"; },
+       "flight_recorder[0].entries[1].state"},
+      {"dump entry dtype not UTF-8",
+       [](ScanResult& s) {
+         s.flight_recorder.push_back(Dump());
+         s.flight_recorder[0].entries[0].input_dtypes = {"Float", "\xc0\x80"};
+       },
+       "flight_recorder[0].entries[0].input_dtypes[1]"},
   };
   for (const Case& c : cases) {
     ScanResult s = Base();
