@@ -5,6 +5,8 @@
 // detectors -> flight recorder -> rank.
 #include "correlate/correlate.h"
 
+#include <cctype>
+
 #include <utility>
 
 #include "correlate/state.h"
@@ -18,10 +20,30 @@ bool HardwareLayer(RuleLayer l) {
 
 std::string FormatTime(int64_t us) { return us == kNoTime ? "unknown time" : FormatRfc3339(us); }
 
+namespace {
+
+// "rank {rank}" with the rank unknown: the value "the suspect rank" already
+// names its noun, so the template's own "rank " before it goes.
+size_t DropRepeatedNoun(std::string& t, size_t pos, std::string_view v) {
+  if (!v.starts_with("the ")) return pos;
+  std::string_view noun = v.substr(v.rfind(' ') + 1);
+  if (pos < noun.size() + 1 || t.compare(pos - noun.size() - 1, noun.size(), noun) != 0 ||
+      t[pos - 1] != ' ') {
+    return pos;
+  }
+  size_t start = pos - noun.size() - 1;
+  if (start > 0 && std::isalnum(static_cast<unsigned char>(t[start - 1]))) return pos;
+  t.erase(start, noun.size() + 1);
+  return start;
+}
+
+}  // namespace
+
 std::string FillTemplate(std::string t, const std::map<std::string, std::string>& vars) {
   for (const auto& [k, v] : vars) {
     std::string key = "{" + k + "}";
     for (size_t pos = t.find(key); pos != std::string::npos; pos = t.find(key, pos + v.size())) {
+      pos = DropRepeatedNoun(t, pos, v);
       t.replace(pos, key.size(), v);
     }
   }

@@ -101,7 +101,6 @@ DEEPSPEED = ("[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] K
              ", '--deepspeed', '--output_dir'"
              ", '/content/DeepSpeedExamples/applications/DeepSpeed-Chat/output/actor-models/125m'] exits with return code = -9" "\n")
 EXITS = {
-    "deepspeed": (DEEPSPEED, "SIGKILL"),
     "mpirun": ("mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9 (Killed).\n",
                "SIGKILL"),
     "spawn": ("Traceback (most recent call last):\n"
@@ -135,6 +134,15 @@ def test_exit_and_fatal_reports_are_failures(faultline_bin, validate, tmp_path, 
     assert inc["missing_facts"]
     if signal:
         assert f"Exit status: {signal}" in inc["explanation"]
+
+
+def test_a_lone_launcher_summary_is_the_summary_with_its_exit_meaning(faultline_bin, validate, tmp_path):
+    # DeepSpeed's launcher reports the worker's exit as torchrun's
+    # ChildFailedError does: a summary of the first local failure.
+    inc = primary(faultline_bin, validate, tmp_path, DEEPSPEED)
+    assert inc["rule"] == "torch-child-failed"
+    assert "Exit status: SIGKILL" in inc["explanation"]
+    assert not any("rank the suspect" in f for f in inc["missing_facts"])
 
 
 def test_open_mpi_signal_report_names_its_host(faultline_bin, validate, tmp_path):

@@ -1432,6 +1432,13 @@ TEST(TemplateTest, UnknownBusStaysAPlaceholderWithItsMissingFact) {
   ASSERT_EQ(facts.size(), 2u);
   EXPECT_NE(facts[0].find("PCI bus id"), std::string::npos);
   EXPECT_NE(facts[1].find("CUDA index"), std::string::npos);
+  // An unknown rank or host reads "the suspect rank", never "rank the
+  // suspect rank".
+  Incident unknown;
+  auto uvars = internal::TemplateVars(unknown, kT0, kT0);
+  EXPECT_EQ(internal::FillTemplate("the stderr of rank {rank} on host {host}; rank {rank}", uvars),
+            "the stderr of the suspect rank on the suspect host; the suspect rank");
+  EXPECT_EQ(internal::FillTemplate("rerank {rank}", uvars), "rerank the suspect rank");
   // The rank's NCCL device line gives both.
   std::vector<DeviceLink> devices = {{"node006", 4, 4, "9a000"}};
   vars = internal::TemplateVars(inc, kT0, kT0, &devices);
