@@ -67,6 +67,9 @@ struct Found {
   // thread id, which is the pid for the main thread. Weakest pid source.
   std::optional<int64_t> header_pid;
   std::string host;
+  // pdsh's "host: " in front of a remote line: the host the launcher ran
+  // the command on, weaker than a host the line itself prints.
+  std::string pdsh_host;
   std::string gpu;
 };
 
@@ -812,7 +815,39 @@ std::string NormalizeHost(std::string_view host) {
   return std::string(host.substr(0, host.find('.')));
 }
 
+size_t PdshPrefixEnd(std::string_view line, std::string_view* host) {
+  size_t end = HostTokenEnd(line, 0);
+  if (end == 0 || !At(line, end, ": ")) return 0;
+  std::string_view h = line.substr(0, end);
+  if (!LooksLikeHostToken(h) || IsLevelWord(h)) return 0;
+  // pdsh prints the name as given to -w, in practice lower case with a
+  // digit, a '-' or a '.' ("gpu1505", "worker-0", "10.0.1.7"); "Error: ",
+  // "Traceback: " or "bash: " are messages.
+  bool shaped = false;
+  for (char c : h) {
+    if (IsUpper(c)) return 0;
+    shaped |= IsDigit(c) || c == '-' || c == '.';
+  }
+  if (!shaped) return 0;
+  if (host != nullptr) *host = h;
+  return end + 2;
+}
+
 namespace {
+
+// Whether what follows a "host: " prefix is itself the start of a logged
+// line: a stamp, a launcher prefix, an NCCL or UCX prefix or a JSON record.
+// Messages that merely begin with "word: " rarely go on like that.
+bool PdshRestLaunched(std::string_view s, size_t p) {
+  if (p >= s.size()) return false;
+  if (s[p] == '{') return true;
+  Found scratch;
+  StampKind kind;
+  return SkipTimestamp(s, p, &kind, &scratch.header_pid) != kNpos ||
+         ParseTorchrunPrefix(s, p, &scratch) != kNpos ||
+         ParseMpirunPrefix(s, p, &scratch) != kNpos || ParseNcclPrefix(s, p, &scratch) ||
+         ParseUcxPrefix(s, p, &scratch);
+}
 
 // The launcher, syslog and timestamp prefixes of a line, into *f; returns
 // where they end (*p) and where the message begins (after the last launcher
@@ -826,6 +861,14 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
   bool srun_ok = true;  // nothing but collector stamps so far
   bool syslog_ok = true;
 
+  std::string_view pdsh_host;
+  if (size_t pd = PdshPrefixEnd(line.substr(p), &pdsh_host);
+      pd != 0 && PdshRestLaunched(line, p + pd)) {
+    f.pdsh_host = NormalizeHost(pdsh_host);
+    p += pd;
+    msg = p;
+    launcher = true;
+  }
   if (p < n && line[p] == '{') ScanJsonFields(line, p, &f);
 
   for (int step = 0; step < kMaxPrefixes && p < n; ++step) {
@@ -890,7 +933,7 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   SetIfUnset(a.local_rank, f.device);
   a.pid = f.pid;
   SetIfUnset(a.pid, f.header_pid);
-  a.host = std::move(f.host);
+  a.host = f.host.empty() ? std::move(f.pdsh_host) : std::move(f.host);
   a.gpu = std::move(f.gpu);
   if (a.gpu.empty() && f.device) a.gpu = std::to_string(*f.device);
   if (message_begin != nullptr) *message_begin = msg;

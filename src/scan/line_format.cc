@@ -182,6 +182,22 @@ size_t DetectWrapWidth(std::string_view head) {
   }
   return followed >= 4 && continued * 10 >= followed * 9 ? widest : 0;
 }
+
+// pdsh output: of the first 32 lines, at least 4 and three in four start
+// with "host: " (the launcher's own lines before the fan-out do not).
+bool DetectPdsh(std::string_view head) {
+  int seen = 0, prefixed = 0;
+  for (size_t at = 0; at < head.size() && seen < 32;) {
+    size_t nl = head.find('\n', at);
+    if (nl == std::string_view::npos) break;
+    std::string_view line = head.substr(at, nl - at);
+    at = nl + 1;
+    if (Trim(line).empty()) continue;
+    ++seen;
+    if (PdshPrefixEnd(line) != 0) ++prefixed;
+  }
+  return prefixed >= 4 && prefixed * 4 >= seen * 3;
+}
 }  // namespace
 
 LineFormat DetectLineFormat(std::string_view head) {
@@ -219,6 +235,7 @@ LineFormat DetectLineFormat(std::string_view head) {
     f.cri = seen > 0 && cri * 2 > seen;
   }
   if (!f.json && !f.cri) f.wrap_width = static_cast<uint32_t>(DetectWrapWidth(head));
+  if (!f.json && !f.cri) f.pdsh = DetectPdsh(head);
   return f;
 }
 
@@ -501,7 +518,11 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
   }
   v.message = line;
   size_t mb = 0;
-  v.attr = AttributeLine(line, &mb);
+  std::string_view pdsh_host;
+  const size_t pd = fmt.pdsh ? PdshPrefixEnd(line, &pdsh_host) : 0;
+  v.attr = AttributeLine(line.substr(pd), &mb);
+  mb += pd;
+  if (pd != 0 && v.attr.host.empty()) v.attr.host = NormalizeHost(pdsh_host);
   v.time = PlainLineTime(line, mb, tctx, &v.attr);
   return v;
 }

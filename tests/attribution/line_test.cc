@@ -348,5 +348,44 @@ TEST(ParseNcclInitLine, InitStartAndComplete) {
   EXPECT_FALSE(ParseNcclInitLine("node2:7:7 [0] NCCL INFO comm 0x7f00 rank 9 nranks 8 cudaDev 0 busId 1000").has_value());
 }
 
+
+// pdsh (DeepSpeed's multi-node runner) prefixes every remote line with the
+// host; behind it the line is an ordinary one (huggingface/accelerate#1317,
+// huggingface/transformers#22363).
+TEST(AttributeLine, PdshHostPrefixBeforeAnNcclPrefix) {
+  Line l = Attr("gpu1505: gpu1505:22060:22174 [0] NCCL INFO Connected all rings");
+  EXPECT_EQ(l.a.host, "gpu1505");
+  EXPECT_EQ(l.a.pid, 22060);
+  EXPECT_EQ(l.a.local_rank, 0);
+  // pdsh given addresses: the NCCL prefix's own name is the better host.
+  l = Attr("104.171.201.171: lambda-scalar02:95753:96917 [3] NCCL INFO Using network Socket");
+  EXPECT_EQ(l.a.host, "lambda-scalar02");
+  EXPECT_EQ(l.a.pid, 95753);
+}
+
+TEST(AttributeLine, PdshHostPrefixBeforeAStampAndTorchrunPrefix) {
+  Line l = Attr("worker-1: [2023-03-24 10:44:59,412] [INFO] [launch.py:142:main] "
+                "WORLD INFO DICT: {'worker-0': [0, 1], 'worker-1': [0, 1]}");
+  EXPECT_EQ(l.a.host, "worker-1");
+  EXPECT_TRUE(l.message.starts_with("[2023-03-24"));
+  l = Attr("gpu-b02-008: [rank12]:[E1109 10:38:15.553009 ProcessGroupNCCL.cpp:607] "
+           "[Rank 12] Watchdog caught collective operation timeout");
+  EXPECT_EQ(l.a.host, "gpu-b02-008");
+  EXPECT_EQ(l.a.rank, 12);
+}
+
+TEST(AttributeLine, WordColonMessagesAreNotPdshHosts) {
+  // A bare "word: " is a message unless a logged line follows it.
+  EXPECT_TRUE(Attr("python3: can't open file 'train.py': [Errno 2] No such file").a.host.empty());
+  EXPECT_TRUE(Attr("nvidia-smi: command not found").a.host.empty());
+  EXPECT_TRUE(Attr("RuntimeError: 2024-05-28 17:40:21 CUDA error").a.host.empty());
+  EXPECT_TRUE(Attr("error: [2024-05-28 17:40:21,436] failed").a.host.empty());
+  std::string_view host;
+  EXPECT_EQ(PdshPrefixEnd("node0017: Traceback (most recent call last):", &host), 10u);
+  EXPECT_EQ(host, "node0017");
+  EXPECT_EQ(PdshPrefixEnd("Traceback: x"), 0u);
+  EXPECT_EQ(PdshPrefixEnd("node0017:22060:22174 [0] NCCL INFO"), 0u);
+}
+
 }  // namespace
 }  // namespace faultline
