@@ -406,16 +406,79 @@ size_t ParseProcessPrefix(std::string_view s, size_t p, Found* f) {
   return close + 1;
 }
 
+// RFC 5424 SD-ELEMENTs ("[exampleSDID@32473 iut="3" eventSource="App"]",
+// several back to back) or the NILVALUE "-" at s[p]; returns the index past
+// them, kNpos when malformed. Quoted values may hold ']' escaped as "\]".
+size_t SkipStructuredData(std::string_view s, size_t p) {
+  if (At(s, p, "-")) return p + 1;
+  size_t q = p;
+  while (q < s.size() && s[q] == '[') {
+    bool quoted = false;
+    size_t r = q + 1;
+    for (; r < s.size() && r - q < 2048; ++r) {
+      if (s[r] == '\\') {
+        ++r;
+      } else if (s[r] == '"') {
+        quoted = !quoted;
+      } else if (s[r] == ']' && !quoted) {
+        break;
+      }
+    }
+    if (r >= s.size() || s[r] != ']') return kNpos;
+    q = r + 1;
+  }
+  return q == p ? kNpos : q;
+}
+
+// RFC 5424 after "<PRI>" (or without it, as rsyslog's
+// RSYSLOG_SyslogProtocol23Format-like exporters write): "1 TIMESTAMP HOST
+// APP-NAME PROCID MSGID SD MSG", each header field "-" when absent:
+// "<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47
+// [exampleSDID@32473 iut="3"] An application event log entry".
+size_t ParseRfc5424Header(std::string_view s, size_t p, Found* f) {
+  if (!At(s, p, "1 ")) return kNpos;
+  size_t q = p + 2;
+  bool used_t = false;
+  size_t t = MatchIsoDateTime(s, q, &used_t);
+  if (t != kNpos && used_t) {
+    q = t;
+  } else if (At(s, q, "-")) {
+    q += 1;
+  } else {
+    return kNpos;
+  }
+  // HOSTNAME, APP-NAME, PROCID, MSGID: printable tokens without spaces.
+  std::string_view fields[4];
+  for (std::string_view& field : fields) {
+    if (!At(s, q, " ")) return kNpos;
+    size_t b = q + 1;
+    size_t e = b;
+    while (e < s.size() && e - b < 255 && s[e] > ' ' && s[e] < 0x7f) ++e;
+    if (e == b) return kNpos;
+    field = s.substr(b, e - b);
+    q = e;
+  }
+  if (!At(s, q, " ")) return kNpos;
+  q = SkipStructuredData(s, q + 1);
+  if (q == kNpos || (q < s.size() && s[q] != ' ')) return kNpos;
+  if (fields[0] != "-" && LooksLikeHostToken(fields[0])) SetHostIfUnset(f->host, fields[0]);
+  SetIfUnset(f->pid, ParseUintWhole(fields[2], 10));
+  q = SkipSpaces(s, q);
+  if (At(s, q, "\xEF\xBB\xBF")) q += 3;  // the MSG's UTF-8 BOM
+  return q;
+}
+
 // syslog / journald headers: "Nov  2 13:46:41 node017 kernel: ",
 // "2026-11-02T13:46:41.123456+00:00 node017 kernel: " (rsyslog RFC 3339),
 // "Nov 02 13:46:41.123456 node017 python3[1234]: " (journalctl
-// short-precise), optionally after an "<13>" priority.
+// short-precise), optionally after an "<13>" priority; RFC 5424 headers.
 size_t ParseSyslogHeader(std::string_view s, size_t p, Found* f) {
   size_t q = p;
   if (s[q] == '<') {
     size_t r = q + 1;
     if (ParseUint(s, &r, 3) && r < s.size() && s[r] == '>') q = r + 1;
   }
+  if (size_t r = ParseRfc5424Header(s, q, f); r != kNpos) return r;
   bool rfc3339 = false;
   size_t t = MatchSyslogTime(s, q);
   if (t == kNpos) {

@@ -387,5 +387,34 @@ TEST(AttributeLine, WordColonMessagesAreNotPdshHosts) {
   EXPECT_EQ(PdshPrefixEnd("node0017:22060:22174 [0] NCCL INFO"), 0u);
 }
 
+
+// RFC 5424 (section 6.5's examples; rsyslog's RSYSLOG_SyslogProtocol23Format
+// and journal exporters write the same header, some without "<PRI>").
+TEST(AttributeLine, Rfc5424Header) {
+  Line l = Attr("<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - - "
+                "%% It's time to make the do-nuts.");
+  EXPECT_EQ(l.a.host, "192.0.2.1");
+  EXPECT_EQ(l.a.pid, 8710);
+  l = Attr("<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 "
+           "[exampleSDID@32473 iut=\"3\" eventSource=\"Application\" eventID=\"1011\"]"
+           "[examplePriority@32473 class=\"high\"] An application event log entry");
+  EXPECT_EQ(l.a.host, "mymachine");
+  EXPECT_FALSE(l.a.pid.has_value());
+  // The kernel's lines carry no PROCID; an NCCL prefix in the MSG still counts.
+  l = Attr("<3>1 2025-03-29T18:58:35.832621+00:00 h100-iad-0001 kernel - - - NVRM: Xid "
+           "(PCI:0000:3b:00): 74, pid=325296, name=python3, NVLink: fatal error detected");
+  EXPECT_EQ(l.a.host, "h100-iad-0001");
+  EXPECT_EQ(l.a.gpu, "0000:3b:00.0");
+  EXPECT_EQ(l.a.pid, 325296);
+  l = Attr("1 2025-03-29T18:58:35.832621+00:00 h100-iad-0001 python3 325296 - - "
+           "h100-iad-0001:325296:325299 [5] enqueue.cc:1556 NCCL WARN Cuda failure");
+  EXPECT_EQ(l.a.host, "h100-iad-0001");
+  EXPECT_EQ(l.a.pid, 325296);
+  EXPECT_EQ(l.a.local_rank, 5);
+  // Not RFC 5424: a count before an ISO stamp, an unterminated SD-ELEMENT.
+  EXPECT_TRUE(Attr("1 2025-03-29T18:58:35Z retries left").a.host.empty());
+  EXPECT_TRUE(Attr("<3>1 2025-03-29T18:58:35Z h1 app 12 - [x a=\"1\" msg").a.host.empty());
+}
+
 }  // namespace
 }  // namespace faultline
