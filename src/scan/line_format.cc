@@ -183,20 +183,21 @@ size_t DetectWrapWidth(std::string_view head) {
   return followed >= 4 && continued * 10 >= followed * 9 ? widest : 0;
 }
 
-// pdsh output: of the first 32 lines, at least 4 and three in four start
-// with "host: " (the launcher's own lines before the fan-out do not).
+// pdsh output: of the first 32 lines, at least two and two in three start
+// with "host: " (the runner's own lines before the fan-out do not). A cut
+// last line counts: its prefix is whole, and DeepSpeed's launcher prints
+// lines (its global_rank_mapping) longer than a 4 KiB head on big jobs.
 bool DetectPdsh(std::string_view head) {
   int seen = 0, prefixed = 0;
   for (size_t at = 0; at < head.size() && seen < 32;) {
-    size_t nl = head.find('\n', at);
-    if (nl == std::string_view::npos) break;
+    size_t nl = std::min(head.find('\n', at), head.size());
     std::string_view line = head.substr(at, nl - at);
     at = nl + 1;
     if (Trim(line).empty()) continue;
     ++seen;
     if (PdshPrefixEnd(line) != 0) ++prefixed;
   }
-  return prefixed >= 4 && prefixed * 4 >= seen * 3;
+  return prefixed >= 2 && prefixed * 3 >= seen * 2;
 }
 }  // namespace
 

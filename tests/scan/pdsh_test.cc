@@ -38,6 +38,16 @@ TEST(Pdsh, DetectedFromTheHeadAndNamesTheHostOfBareLines) {
   EXPECT_TRUE(SplitLine(v.message, LineFormat{}, tctx).attr.host.empty());
 }
 
+TEST(Pdsh, DetectedWhenTheHeadHoldsFewLines) {
+  // 1,024 ranks: the launcher's rank mapping outgrows a 4 KiB head.
+  std::string log =
+      "[2024-04-08 19:45:15,000] [INFO] [runner.py:568:main] cmd = pdsh -S -f 1024 -w node0017\n"
+      "node0017: [2024-04-08 19:46:26,192] [INFO] [launch.py:163:main] nnodes=128\n"
+      "node0017: [2024-04-08 19:46:26,192] [INFO] [launch.py:164:main] global_rank_mapping=";
+  log += std::string(8000, '1');
+  EXPECT_TRUE(DetectLineFormat(std::string_view(log).substr(0, 4096)).pdsh);
+}
+
 TEST(Pdsh, StampBehindThePrefixIsTheLinesTime) {
   TimeContext tctx;
   LineFormat fmt;
