@@ -70,6 +70,9 @@ struct Found {
   // thread id, which is the pid for the main thread. Weakest pid source.
   std::optional<int64_t> header_pid;
   std::string host;
+  // pdsh's "host: " in front of a remote line: the host the launcher ran
+  // the command on, weaker than a host the line itself prints.
+  std::string pdsh_host;
   std::string gpu;
 };
 
@@ -439,16 +442,79 @@ size_t SkipAnsi(std::string_view s, size_t p) {
   return p;
 }
 
+// RFC 5424 SD-ELEMENTs ("[exampleSDID@32473 iut="3" eventSource="App"]",
+// several back to back) or the NILVALUE "-" at s[p]; returns the index past
+// them, kNpos when malformed. Quoted values may hold ']' escaped as "\]".
+size_t SkipStructuredData(std::string_view s, size_t p) {
+  if (At(s, p, "-")) return p + 1;
+  size_t q = p;
+  while (q < s.size() && s[q] == '[') {
+    bool quoted = false;
+    size_t r = q + 1;
+    for (; r < s.size() && r - q < 2048; ++r) {
+      if (s[r] == '\\') {
+        ++r;
+      } else if (s[r] == '"') {
+        quoted = !quoted;
+      } else if (s[r] == ']' && !quoted) {
+        break;
+      }
+    }
+    if (r >= s.size() || s[r] != ']') return kNpos;
+    q = r + 1;
+  }
+  return q == p ? kNpos : q;
+}
+
+// RFC 5424 after "<PRI>" (or without it, as rsyslog's
+// RSYSLOG_SyslogProtocol23Format-like exporters write): "1 TIMESTAMP HOST
+// APP-NAME PROCID MSGID SD MSG", each header field "-" when absent:
+// "<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47
+// [exampleSDID@32473 iut="3"] An application event log entry".
+size_t ParseRfc5424Header(std::string_view s, size_t p, Found* f) {
+  if (!At(s, p, "1 ")) return kNpos;
+  size_t q = p + 2;
+  bool used_t = false;
+  size_t t = MatchIsoDateTime(s, q, &used_t);
+  if (t != kNpos && used_t) {
+    q = t;
+  } else if (At(s, q, "-")) {
+    q += 1;
+  } else {
+    return kNpos;
+  }
+  // HOSTNAME, APP-NAME, PROCID, MSGID: printable tokens without spaces.
+  std::string_view fields[4];
+  for (std::string_view& field : fields) {
+    if (!At(s, q, " ")) return kNpos;
+    size_t b = q + 1;
+    size_t e = b;
+    while (e < s.size() && e - b < 255 && s[e] > ' ' && s[e] < 0x7f) ++e;
+    if (e == b) return kNpos;
+    field = s.substr(b, e - b);
+    q = e;
+  }
+  if (!At(s, q, " ")) return kNpos;
+  q = SkipStructuredData(s, q + 1);
+  if (q == kNpos || (q < s.size() && s[q] != ' ')) return kNpos;
+  if (fields[0] != "-" && LooksLikeHostToken(fields[0])) SetHostIfUnset(f->host, fields[0]);
+  SetIfUnset(f->pid, ParseUintWhole(fields[2], 10));
+  q = SkipSpaces(s, q);
+  if (At(s, q, "\xEF\xBB\xBF")) q += 3;  // the MSG's UTF-8 BOM
+  return q;
+}
+
 // syslog / journald headers: "Nov  2 13:46:41 node017 kernel: ",
 // "2026-11-02T13:46:41.123456+00:00 node017 kernel: " (rsyslog RFC 3339),
 // "Nov 02 13:46:41.123456 node017 python3[1234]: " (journalctl
-// short-precise), optionally after an "<13>" priority.
+// short-precise), optionally after an "<13>" priority; RFC 5424 headers.
 size_t ParseSyslogHeader(std::string_view s, size_t p, Found* f) {
   size_t q = p;
   if (s[q] == '<') {
     size_t r = q + 1;
     if (ParseUint(s, &r, 3) && r < s.size() && s[r] == '>') q = r + 1;
   }
+  if (size_t r = ParseRfc5424Header(s, q, f); r != kNpos) return r;
   bool rfc3339 = false;
   size_t t = MatchSyslogTime(s, q);
   if (t == kNpos) {
@@ -848,7 +914,39 @@ std::string NormalizeHost(std::string_view host) {
   return std::string(host.substr(0, host.find('.')));
 }
 
+size_t PdshPrefixEnd(std::string_view line, std::string_view* host) {
+  size_t end = HostTokenEnd(line, 0);
+  if (end == 0 || !At(line, end, ": ")) return 0;
+  std::string_view h = line.substr(0, end);
+  if (!LooksLikeHostToken(h) || IsLevelWord(h)) return 0;
+  // pdsh prints the name as given to -w, in practice lower case with a
+  // digit, a '-' or a '.' ("gpu1505", "worker-0", "10.0.1.7"); "Error: ",
+  // "Traceback: " or "bash: " are messages.
+  bool shaped = false;
+  for (char c : h) {
+    if (IsUpper(c)) return 0;
+    shaped |= IsDigit(c) || c == '-' || c == '.';
+  }
+  if (!shaped) return 0;
+  if (host != nullptr) *host = h;
+  return end + 2;
+}
+
 namespace {
+
+// Whether what follows a "host: " prefix is itself the start of a logged
+// line: a stamp, a launcher prefix, an NCCL or UCX prefix or a JSON record.
+// Messages that merely begin with "word: " rarely go on like that.
+bool PdshRestLaunched(std::string_view s, size_t p) {
+  if (p >= s.size()) return false;
+  if (s[p] == '{') return true;
+  Found scratch;
+  StampKind kind;
+  return SkipTimestamp(s, p, &kind, &scratch.header_pid) != kNpos ||
+         ParseTorchrunPrefix(s, p, &scratch) != kNpos ||
+         ParseMpirunPrefix(s, p, &scratch) != kNpos || ParseNcclPrefix(s, p, &scratch) ||
+         ParseUcxPrefix(s, p, &scratch);
+}
 
 // The launcher, syslog and timestamp prefixes of a line, into *f; returns
 // where they end (*p) and where the message begins (after the last launcher
@@ -862,6 +960,14 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
   bool srun_ok = true;  // nothing but collector stamps so far
   bool syslog_ok = true;
 
+  std::string_view pdsh_host;
+  if (size_t pd = PdshPrefixEnd(line.substr(p), &pdsh_host);
+      pd != 0 && PdshRestLaunched(line, p + pd)) {
+    f.pdsh_host = NormalizeHost(pdsh_host);
+    p += pd;
+    msg = p;
+    launcher = true;
+  }
   if (p < n && line[p] == '{') ScanJsonFields(line, p, &f);
 
   for (int step = 0; step < kMaxPrefixes && p < n; ++step) {
@@ -1083,7 +1189,7 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   SetIfUnset(a.local_rank, f.device);
   a.pid = f.pid;
   SetIfUnset(a.pid, f.header_pid);
-  a.host = std::move(f.host);
+  a.host = f.host.empty() ? std::move(f.pdsh_host) : std::move(f.host);
   a.gpu = std::move(f.gpu);
   if (a.gpu.empty() && f.device) a.gpu = std::to_string(*f.device);
   if (message_begin != nullptr) *message_begin = msg;

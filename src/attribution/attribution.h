@@ -70,6 +70,14 @@ size_t MessageBegin(std::string_view line);
 // it off to compare.
 void SetMessageMemo(bool on);
 
+// pdsh (and the DeepSpeed launcher over it) puts "host: " in front of every
+// line a remote command writes: "gpu1505: gpu1505:22060:22174 [0] NCCL INFO
+// ...". Where such a prefix ends (0 without one) and, in *host, the name.
+// The shape alone is weak ("python3: can't open file" has it):
+// AttributeLine takes it only when a stamp or a launcher prefix follows;
+// a caller that saw it on the lines of the whole file may strip it first.
+size_t PdshPrefixEnd(std::string_view line, std::string_view* host = nullptr);
+
 // Merges `more` into `base`: fields unset in base are taken from more.
 void MergeAttribution(Attribution& base, const Attribution& more);
 

@@ -198,6 +198,22 @@ size_t WrapVerdict(const std::vector<std::string_view>& lines, const std::vector
   return followed >= 4 && continued * 10 >= followed * 9 ? widest : 0;
 }
 
+// pdsh output: of the first 32 lines, at least two and two in three start
+// with "host: " (the runner's own lines before the fan-out do not). A cut
+// last line counts: its prefix is whole, and DeepSpeed's launcher prints
+// lines (its global_rank_mapping) longer than a 4 KiB head on big jobs.
+bool DetectPdsh(std::string_view head) {
+  int seen = 0, prefixed = 0;
+  for (size_t at = 0; at < head.size() && seen < 32;) {
+    size_t nl = std::min(head.find('\n', at), head.size());
+    std::string_view line = head.substr(at, nl - at);
+    at = nl + 1;
+    if (Trim(line).empty()) continue;
+    ++seen;
+    if (PdshPrefixEnd(line) != 0) ++prefixed;
+  }
+  return prefixed >= 2 && prefixed * 3 >= seen * 2;
+}
 }  // namespace
 
 size_t WrapWidthEveryLine(std::string_view head) {
@@ -274,6 +290,7 @@ LineFormat DetectLineFormat(std::string_view head) {
     f.cri = seen > 0 && cri * 2 > seen;
   }
   if (!f.json && !f.cri) f.wrap_width = static_cast<uint32_t>(DetectWrapWidth(head));
+  if (!f.json && !f.cri) f.pdsh = DetectPdsh(head);
   return f;
 }
 
@@ -556,7 +573,11 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
   }
   v.message = line;
   size_t mb = 0;
-  v.attr = AttributeLine(line, &mb);
+  std::string_view pdsh_host;
+  const size_t pd = fmt.pdsh ? PdshPrefixEnd(line, &pdsh_host) : 0;
+  v.attr = AttributeLine(line.substr(pd), &mb);
+  mb += pd;
+  if (pd != 0 && v.attr.host.empty()) v.attr.host = NormalizeHost(pdsh_host);
   v.time = PlainLineTime(line, mb, tctx, &v.attr);
   return v;
 }

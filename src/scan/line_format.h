@@ -29,6 +29,10 @@ struct LineFormat {
   // A line that is exactly this wide without having been wrapped is joined
   // too; detection asks for evidence of wrapping first (DetectLineFormat).
   uint32_t wrap_width = 0;
+  // pdsh's output (the DeepSpeed launcher's multi-node log): nearly every
+  // line starts with "host: ", which names the line's host even where the
+  // rest is a bare message ("gpu7: Traceback (most recent call last):").
+  bool pdsh = false;
   // Whether physical lines may be joined into one record before matching.
   bool joins() const { return cri || wrap_width > 0; }
 };

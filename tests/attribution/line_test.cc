@@ -369,5 +369,73 @@ TEST(ParseNcclInitLine, InitStartAndComplete) {
   EXPECT_FALSE(ParseNcclInitLine("node2:7:7 [0] NCCL INFO comm 0x7f00 rank 9 nranks 8 cudaDev 0 busId 1000").has_value());
 }
 
+
+// pdsh (DeepSpeed's multi-node runner) prefixes every remote line with the
+// host; behind it the line is an ordinary one (huggingface/accelerate#1317,
+// huggingface/transformers#22363).
+TEST(AttributeLine, PdshHostPrefixBeforeAnNcclPrefix) {
+  Line l = Attr("gpu1505: gpu1505:22060:22174 [0] NCCL INFO Connected all rings");
+  EXPECT_EQ(l.a.host, "gpu1505");
+  EXPECT_EQ(l.a.pid, 22060);
+  EXPECT_EQ(l.a.local_rank, 0);
+  // pdsh given addresses: the NCCL prefix's own name is the better host.
+  l = Attr("104.171.201.171: lambda-scalar02:95753:96917 [3] NCCL INFO Using network Socket");
+  EXPECT_EQ(l.a.host, "lambda-scalar02");
+  EXPECT_EQ(l.a.pid, 95753);
+}
+
+TEST(AttributeLine, PdshHostPrefixBeforeAStampAndTorchrunPrefix) {
+  Line l = Attr("worker-1: [2023-03-24 10:44:59,412] [INFO] [launch.py:142:main] "
+                "WORLD INFO DICT: {'worker-0': [0, 1], 'worker-1': [0, 1]}");
+  EXPECT_EQ(l.a.host, "worker-1");
+  EXPECT_TRUE(l.message.starts_with("[2023-03-24"));
+  l = Attr("gpu-b02-008: [rank12]:[E1109 10:38:15.553009 ProcessGroupNCCL.cpp:607] "
+           "[Rank 12] Watchdog caught collective operation timeout");
+  EXPECT_EQ(l.a.host, "gpu-b02-008");
+  EXPECT_EQ(l.a.rank, 12);
+}
+
+TEST(AttributeLine, WordColonMessagesAreNotPdshHosts) {
+  // A bare "word: " is a message unless a logged line follows it.
+  EXPECT_TRUE(Attr("python3: can't open file 'train.py': [Errno 2] No such file").a.host.empty());
+  EXPECT_TRUE(Attr("nvidia-smi: command not found").a.host.empty());
+  EXPECT_TRUE(Attr("RuntimeError: 2024-05-28 17:40:21 CUDA error").a.host.empty());
+  EXPECT_TRUE(Attr("error: [2024-05-28 17:40:21,436] failed").a.host.empty());
+  std::string_view host;
+  EXPECT_EQ(PdshPrefixEnd("node0017: Traceback (most recent call last):", &host), 10u);
+  EXPECT_EQ(host, "node0017");
+  EXPECT_EQ(PdshPrefixEnd("Traceback: x"), 0u);
+  EXPECT_EQ(PdshPrefixEnd("node0017:22060:22174 [0] NCCL INFO"), 0u);
+}
+
+
+// RFC 5424 (section 6.5's examples; rsyslog's RSYSLOG_SyslogProtocol23Format
+// and journal exporters write the same header, some without "<PRI>").
+TEST(AttributeLine, Rfc5424Header) {
+  Line l = Attr("<165>1 2003-08-24T05:14:15.000003-07:00 192.0.2.1 myproc 8710 - - "
+                "%% It's time to make the do-nuts.");
+  EXPECT_EQ(l.a.host, "192.0.2.1");
+  EXPECT_EQ(l.a.pid, 8710);
+  l = Attr("<165>1 2003-10-11T22:14:15.003Z mymachine.example.com evntslog - ID47 "
+           "[exampleSDID@32473 iut=\"3\" eventSource=\"Application\" eventID=\"1011\"]"
+           "[examplePriority@32473 class=\"high\"] An application event log entry");
+  EXPECT_EQ(l.a.host, "mymachine");
+  EXPECT_FALSE(l.a.pid.has_value());
+  // The kernel's lines carry no PROCID; an NCCL prefix in the MSG still counts.
+  l = Attr("<3>1 2025-03-29T18:58:35.832621+00:00 h100-iad-0001 kernel - - - NVRM: Xid "
+           "(PCI:0000:3b:00): 74, pid=325296, name=python3, NVLink: fatal error detected");
+  EXPECT_EQ(l.a.host, "h100-iad-0001");
+  EXPECT_EQ(l.a.gpu, "0000:3b:00.0");
+  EXPECT_EQ(l.a.pid, 325296);
+  l = Attr("1 2025-03-29T18:58:35.832621+00:00 h100-iad-0001 python3 325296 - - "
+           "h100-iad-0001:325296:325299 [5] enqueue.cc:1556 NCCL WARN Cuda failure");
+  EXPECT_EQ(l.a.host, "h100-iad-0001");
+  EXPECT_EQ(l.a.pid, 325296);
+  EXPECT_EQ(l.a.local_rank, 5);
+  // Not RFC 5424: a count before an ISO stamp, an unterminated SD-ELEMENT.
+  EXPECT_TRUE(Attr("1 2025-03-29T18:58:35Z retries left").a.host.empty());
+  EXPECT_TRUE(Attr("<3>1 2025-03-29T18:58:35Z h1 app 12 - [x a=\"1\" msg").a.host.empty());
+}
+
 }  // namespace
 }  // namespace faultline
