@@ -282,24 +282,6 @@ size_t ParseSrunLabel(std::string_view s, size_t p, Found* f) {
   return q;
 }
 
-// pdsh (DeepSpeed's multi-node runner, clush -L): "worker-0: <line>", the
-// host the line came from, first on the line. Only a name with a digit or a
-// '-' in it, starting with a letter and without '_' ("ERROR: ",
-// "RuntimeError: ", "x86_64: " are not hosts).
-size_t ParsePdshLabel(std::string_view s, size_t p, Found* f) {
-  size_t q = HostTokenEnd(s, p);
-  if (q == p || q - p > 64 || !At(s, q, ": ") || !IsAlpha(s[p])) return kNpos;
-  std::string_view h = s.substr(p, q - p);
-  bool marked = false;
-  for (char c : h) {
-    if (c == '_') return kNpos;
-    marked |= IsDigit(c) || c == '-';
-  }
-  if (!marked || h.back() == '.' || h.back() == '-') return kNpos;
-  SetHostIfUnset(f->host, h);
-  return q + 1;
-}
-
 // torchrun: "[rank3]:" (global rank) and "[default3]:" (role "default",
 // local rank).
 size_t ParseTorchrunPrefix(std::string_view s, size_t p, Found* f) {
@@ -977,8 +959,6 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
     if (srun_ok && !launcher && (q = ParseSrunLabel(line, p, &f)) != kNpos) {
       launcher = true;
       srun_ok = false;
-    } else if (step == 0 && (q = ParsePdshLabel(line, p, &f)) != kNpos) {
-      launcher = true;
     } else if ((q = ParseTorchrunPrefix(line, p, &f)) != kNpos ||
                (q = ParseMpirunPrefix(line, p, &f)) != kNpos ||
                (q = ParseProcessPrefix(line, p, &f)) != kNpos) {
