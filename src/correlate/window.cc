@@ -16,8 +16,10 @@ namespace {
 
 // The scanner is to set SourceSummary::kernel_log (dmesg, kern.log, syslog,
 // journal exports); until it does, the file name says it. This is the only
-// place that guesses from names.
+// place that guesses from names, and only from the file's own name: the
+// folders above it (an archive called `dmesg-hang-case/`) say nothing of it.
 bool NamedLikeKernelLog(std::string_view n) {
+  if (size_t slash = n.find_last_of("/\\"); slash != std::string_view::npos) n.remove_prefix(slash + 1);
   for (std::string_view word : {"dmesg", "kern", "syslog", "messages", "journal"}) {
     if (n.find(word) != std::string_view::npos) return true;
   }

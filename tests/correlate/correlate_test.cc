@@ -897,6 +897,17 @@ TEST_F(RoleRulesTest, KernelLogSourceDoesNotDefineTheJobWindow) {
   EXPECT_NE(FindIgnored(d, "hw-fault", "stale: before the job window"), nullptr);
 }
 
+// Only a file's own name says it is a kernel log: a rank log in a folder
+// named after the journal still defines the job window.
+TEST_F(CorrelateTest, FolderNamesDoNotMakeAKernelLog) {
+  Synth s(rs());
+  uint32_t app = s.Source("journal-case/node100/rank-0.log", "node100", 0, kT0, kT0 + 2 * kHour);
+  s.Add(app, "nccl-init", "init_commid", kT0 + 10 * kS, 0);
+  Diagnosis d = s.Run();
+  EXPECT_EQ(d.job_start_us, kT0);
+  EXPECT_EQ(d.job_end_us, kT0 + 2 * kHour);
+}
+
 // ---------------------------------------------------------------- peers
 
 TEST_F(CorrelateTest, PeerAddressNamesTheRemoteHost) {
