@@ -237,7 +237,7 @@ void RunDetectors(CorrelationState& st) {
     }
   }
   if (!log_incidents && !TrainingCompleted(st)) {
-    auto hangs = DetectHangs(st.scan.ranks, st.diag.job_end_us, DetectOptions(), WorldRanks(st));
+    auto hangs = DetectHangs(st.scan.ranks, st.alive_end_us, DetectOptions(), WorldRanks(st));
     if (!hangs.empty()) {
       // All ranks stopped together: one job-level hang; else the first to stop.
       if (AddFinding(st, hangs.front(), hangs.size() == st.scan.ranks.size() ? 0.5 : 0.6)) {

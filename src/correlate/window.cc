@@ -4,6 +4,8 @@
 // already seen in another file is a replay. Gated lines go to `ignored`,
 // counted per rule and reason, in the order they were first gated.
 #include <algorithm>
+#include <set>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -52,6 +54,35 @@ std::string StaleReason(const CorrelationState& st, const Evidence& ev,
   return "";
 }
 
+// Whether a source of host `host` speaks for the job's hosts: a source of
+// no host, or a host the job's evidence names.
+bool OfJobHost(const CorrelationState& st, const std::string& host) {
+  const std::set<std::string>& hosts = st.index.known_hosts;
+  return host.empty() || hosts.empty() || hosts.contains(host);
+}
+
+// The newest time any source of the job's hosts shows, kernel and system
+// logs and cut tails included (a cancel, a scheduler line, the kernel's
+// later lines: time passed while the job was still there). A stamp past
+// the stale tolerance of the application's end is a replayed or archived
+// block, not the job.
+int64_t LatestSignOfLife(const CorrelationState& st) {
+  const Diagnosis& d = st.diag;
+  int64_t ref = d.job_end_us;
+  for (const auto& [rank, r] : st.scan.ranks) ref = std::max(ref, r.last_progress_us);
+  if (ref == kNoTime) return kNoTime;
+  int64_t alive = ref;
+  for (size_t i = 0; i < st.scan.sources.size(); ++i) {
+    const SourceSummary& s = st.scan.sources[i];
+    const SourceSpan& sp = st.index.sources[i];
+    if (!OfJobHost(st, s.host)) continue;
+    for (int64_t t : {s.last_time_us, sp.hw_max, sp.app_max}) {
+      if (t != kNoTime && t > alive && t <= ref + st.opts.stale_tolerance_us) alive = t;
+    }
+  }
+  return alive;
+}
+
 }  // namespace
 
 void FindJobWindow(CorrelationState& st) {
@@ -86,6 +117,7 @@ void FindJobWindow(CorrelationState& st) {
   }
   st.diag.job_start_us = st.opts.job_start_us != kNoTime ? st.opts.job_start_us : start;
   st.diag.job_end_us = st.opts.job_end_us != kNoTime ? st.opts.job_end_us : end;
+  st.alive_end_us = st.opts.job_end_us != kNoTime ? st.opts.job_end_us : LatestSignOfLife(st);
 }
 
 void GateEvidence(CorrelationState& st) {

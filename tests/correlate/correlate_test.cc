@@ -1058,6 +1058,30 @@ TEST_F(CorrelateTest, HangDetectorWhenTheLogsGoOnWithoutProgress) {
   EXPECT_EQ(d.incidents[0].rank, 3);  // the first to stop
 }
 
+// The application logs end at the last step; the kernel log of the job's
+// host goes on for half an hour: the job was still there without progress.
+// A kernel block stamped weeks later (a replayed archive) says nothing.
+TEST_F(CorrelateTest, KernelLogOfTheJobsHostStretchesTheHangWindow) {
+  for (int64_t kernel_end : {kT0 + 90 * kMin, kT0 + 20 * kDay}) {
+    SCOPED_TRACE(kernel_end);
+    Synth s(rs());
+    s.Job(1, kT0, kT0 + 60 * kMin);
+    for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + (r == 3 ? 59 : 60) * kMin, 1.0);
+    uint32_t k = s.Kernel(0);
+    s.scan.sources[k].first_time_us = kT0 - kHour;
+    s.scan.sources[k].last_time_us = kernel_end;
+    Diagnosis d = s.Run();
+    if (kernel_end > kT0 + kDay) {
+      EXPECT_THAT(Causes(d), IsEmpty()) << ::testing::PrintToString(Ids(d));
+      continue;
+    }
+    ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(d.incidents[0].detector, "hang");
+    EXPECT_EQ(d.incidents[0].rank, 3);
+    EXPECT_EQ(d.job_end_us, kT0 + 60 * kMin);  // the job window itself stays the application's
+  }
+}
+
 TEST_F(CorrelateTest, NoHangDetectionWhenLogLinesExplainTheStop) {
   Synth s(rs());
   s.Job(1, kT0, kT0 + 3 * kHour);
