@@ -1082,6 +1082,24 @@ TEST_F(CorrelateTest, KernelLogOfTheJobsHostStretchesTheHangWindow) {
   }
 }
 
+// The scheduler's unstamped verdict (JobState=TIMEOUT) on a job whose ranks
+// had all stopped long before its last sign of life: the hang ran into the
+// limit; the limit does not keep the hang detector off.
+TEST_F(CorrelateTest, UnstampedTimeLimitAfterTheStopIsTheHangsCollateral) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 60 * kMin);
+  for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + (r == 3 ? 59 : 60) * kMin, 1.0);
+  uint32_t k = s.Kernel(0);
+  s.scan.sources[k].last_time_us = kT0 + 90 * kMin;
+  uint32_t sched = s.Source("scontrol_show_job.txt", "");
+  s.Add(sched, "slurm-time-limit", "slurm-state-timeout", kNoTime, -1, "   JobState=TIMEOUT Reason=None");
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(d.incidents[0].detector, "hang");
+  EXPECT_EQ(d.incidents[0].rank, 3);
+  EXPECT_NE(FindCollateral(d.incidents[0], "slurm-time-limit"), nullptr);
+}
+
 TEST_F(CorrelateTest, NoHangDetectionWhenLogLinesExplainTheStop) {
   Synth s(rs());
   s.Job(1, kT0, kT0 + 3 * kHour);
