@@ -61,24 +61,30 @@ bool OfJobHost(const CorrelationState& st, const std::string& host) {
   return host.empty() || hosts.empty() || hosts.contains(host);
 }
 
-// The newest time any source of the job's hosts shows, kernel and system
-// logs and cut tails included (a cancel, a scheduler line, the kernel's
-// later lines: time passed while the job was still there). A stamp past
-// the stale tolerance of the application's end is a replayed or archived
-// block, not the job.
+// The newest time the job was still there. The application's lines say it;
+// the kernel and system logs of its hosts (and an application log's cut
+// kernel tail) say it only when the job was ended from outside (a cancel, a
+// time limit, a launcher's kill: the job ran until then), for the hosts of a
+// job that finished go on logging. A stamp past the stale tolerance of the
+// application's end is a replayed or archived block, not the job.
 int64_t LatestSignOfLife(const CorrelationState& st) {
   const Diagnosis& d = st.diag;
   int64_t ref = d.job_end_us;
   for (const auto& [rank, r] : st.scan.ranks) ref = std::max(ref, r.last_progress_us);
   if (ref == kNoTime) return kNoTime;
   int64_t alive = ref;
+  const bool ended_from_outside = st.index.first_termination != nullptr;
   for (size_t i = 0; i < st.scan.sources.size(); ++i) {
     const SourceSummary& s = st.scan.sources[i];
     const SourceSpan& sp = st.index.sources[i];
     if (!OfJobHost(st, s.host)) continue;
-    for (int64_t t : {s.last_time_us, sp.hw_max, sp.app_max}) {
-      if (t != kNoTime && t > alive && t <= ref + st.opts.stale_tolerance_us) alive = t;
+    int64_t t = sp.app_max;
+    if (ended_from_outside) {
+      t = std::max({t, s.last_time_us, sp.hw_max});
+    } else if (st.kernel_source[i]) {
+      continue;
     }
+    if (t != kNoTime && t > alive && t <= ref + st.opts.stale_tolerance_us) alive = t;
   }
   return alive;
 }

@@ -1058,27 +1058,39 @@ TEST_F(CorrelateTest, HangDetectorWhenTheLogsGoOnWithoutProgress) {
   EXPECT_EQ(d.incidents[0].rank, 3);  // the first to stop
 }
 
-// The application logs end at the last step; the kernel log of the job's
-// host goes on for half an hour: the job was still there without progress.
-// A kernel block stamped weeks later (a replayed archive) says nothing.
+// The application logs end at the last step and the job was cancelled (an
+// unstamped notice); the kernel log of the job's host goes on for half an
+// hour: the job was still there without progress. A kernel block stamped
+// weeks later (a replayed archive) says nothing, nor does the kernel log of
+// a job that was not ended from outside (it finished; its hosts go on).
 TEST_F(CorrelateTest, KernelLogOfTheJobsHostStretchesTheHangWindow) {
-  for (int64_t kernel_end : {kT0 + 90 * kMin, kT0 + 20 * kDay}) {
-    SCOPED_TRACE(kernel_end);
+  struct Case {
+    int64_t kernel_end;
+    bool cancelled, hang;
+  };
+  for (Case c : {Case{kT0 + 90 * kMin, true, true}, Case{kT0 + 20 * kDay, true, false},
+                 Case{kT0 + 90 * kMin, false, false}}) {
+    SCOPED_TRACE(::testing::Message() << c.kernel_end << " " << c.cancelled);
     Synth s(rs());
     s.Job(1, kT0, kT0 + 60 * kMin);
     for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + (r == 3 ? 59 : 60) * kMin, 1.0);
     uint32_t k = s.Kernel(0);
     s.scan.sources[k].first_time_us = kT0 - kHour;
-    s.scan.sources[k].last_time_us = kernel_end;
+    s.scan.sources[k].last_time_us = c.kernel_end;
+    if (c.cancelled) {
+      s.Add(s.RankSource(0), "sigterm-received", "slurm-cancelled", kNoTime, -1,
+            "slurmstepd: error: *** STEP 88231.0 ON node100 CANCELLED AT 2026-10-27T07:43:20 ***");
+    }
     Diagnosis d = s.Run();
-    if (kernel_end > kT0 + kDay) {
-      EXPECT_THAT(Causes(d), IsEmpty()) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(d.job_end_us, kT0 + 60 * kMin);  // the job window itself stays the application's
+    std::vector<const Incident*> causes = Causes(d);
+    if (!c.hang) {
+      for (const Incident* i : causes) EXPECT_NE(i->detector, "hang");
       continue;
     }
-    ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+    ASSERT_EQ(causes.size(), 1u) << ::testing::PrintToString(Ids(d));
     EXPECT_EQ(d.incidents[0].detector, "hang");
     EXPECT_EQ(d.incidents[0].rank, 3);
-    EXPECT_EQ(d.job_end_us, kT0 + 60 * kMin);  // the job window itself stays the application's
   }
 }
 
