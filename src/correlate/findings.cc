@@ -195,7 +195,9 @@ void AddAsCollateral(const Incident& n, Incident& into) {
 // the job's last sign of life.
 int64_t NoticeTime(const CorrelationState& st, const Incident& inc) {
   bool own = inc.time_us != kNoTime;
-  for (const Evidence& ev : inc.initiating) own &= ev.time_source == TimeSource::kParsed;
+  for (const Evidence& ev : inc.initiating) {
+    own &= ev.time_source != TimeSource::kInherited && ev.time_source != TimeSource::kNone;
+  }
   return own ? inc.time_us : std::max(inc.time_us, st.alive_end_us);
 }
 

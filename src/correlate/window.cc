@@ -61,9 +61,9 @@ bool OfJobHost(const CorrelationState& st, const std::string& host) {
   return host.empty() || hosts.empty() || hosts.contains(host);
 }
 
-// The newest time the job was still there. The application's lines say it;
-// the kernel and system logs of its hosts (and an application log's cut
-// kernel tail) say it only when the job was ended from outside (a cancel, a
+// The newest time the job was still there. The application's lines say it,
+// in any source; the kernel and system lines of its hosts (and an
+// application log's cut kernel tail) say it only when the job was ended from outside (a cancel, a
 // time limit, a launcher's kill: the job ran until then), for the hosts of a
 // job that finished go on logging. A stamp past the stale tolerance of the
 // application's end is a replayed or archived block, not the job.
@@ -78,12 +78,10 @@ int64_t LatestSignOfLife(const CorrelationState& st) {
     const SourceSummary& s = st.scan.sources[i];
     const SourceSpan& sp = st.index.sources[i];
     if (!OfJobHost(st, s.host)) continue;
+    // Application lines count wherever they are (a journal of every host
+    // holds the workers' and the agent's).
     int64_t t = sp.app_max;
-    if (ended_from_outside) {
-      t = std::max({t, s.last_time_us, sp.hw_max});
-    } else if (st.kernel_source[i]) {
-      continue;
-    }
+    if (ended_from_outside) t = std::max({t, s.last_time_us, sp.hw_max});
     if (t != kNoTime && t > alive && t <= ref + st.opts.stale_tolerance_us) alive = t;
   }
   return alive;

@@ -1112,6 +1112,22 @@ TEST_F(CorrelateTest, UnstampedTimeLimitAfterTheStopIsTheHangsCollateral) {
   EXPECT_NE(FindCollateral(d.incidents[0], "slurm-time-limit"), nullptr);
 }
 
+// A notice with its own stamp, year-less (syslog) or not, came when it
+// says: right after the last step it is the cause, whatever the kernel
+// logged later; only an unstamped or inherited time waits for the job's
+// last sign of life.
+TEST_F(CorrelateTest, YearlessStampedNoticeRightAfterTheStopStaysTheCause) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 60 * kMin);
+  for (int64_t r = 0; r < 16; ++r) s.Progress(r, HostName(r / 8), kT0 + 60 * kMin, 1.0);
+  Evidence& n = s.Add(s.Kernel(1), "spot-instance-interruption", "aws-instance-action", kT0 + 60 * kMin + kS, -1);
+  n.time_source = TimeSource::kInferredYear;
+  s.scan.sources[s.Kernel(0)].last_time_us = kT0 + 100 * kMin;
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "spot-instance-interruption") << ::testing::PrintToString(Ids(d));
+}
+
 TEST_F(CorrelateTest, NoHangDetectionWhenLogLinesExplainTheStop) {
   Synth s(rs());
   s.Job(1, kT0, kT0 + 3 * kHour);
