@@ -433,6 +433,8 @@ std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const 
     // "[E1102 13:46:41 ...": a glog stamp in brackets; "[titan] 2025-...":
     // a short tag before the stamp. Try both, two tags deep at most.
     for (int k = 0; k < 3 && !time && !rest.empty(); ++k) {
+      // pdsh's "host: " before a bracketed stamp ("gpu-a01-001: [2025-...]").
+      if (size_t tag = rest.find(": ["); rest.front() != '[' && tag < 64) rest.remove_prefix(tag + 2);
       if (rest.front() == '[') rest.remove_prefix(1);
       time = ParseLineTime(rest, tctx);
       if (time) break;
