@@ -155,6 +155,18 @@ TEST(LineTime, PdshHostBeforeABracketedStamp) {
   EXPECT_EQ(*t->wall_us, *bare->wall_us);
 }
 
+// A JSON record behind a launcher tag: its time field dates the line.
+TEST(LineTime, JsonRecordBehindALauncherTag) {
+  TimeContext tctx;
+  for (const std::string line : {R"([1,15]<stdout>:{"ts": 1714214861.784, "rank": 15, "step": 31})",
+                                 R"(3: {"ts": 1714214861.784, "rank": 3, "step": 31})"}) {
+    std::optional<ParsedTime> t = LineTime(line, LineFormat{}, tctx);
+    ASSERT_TRUE(t && t->wall_us) << line;
+    EXPECT_EQ(*t->wall_us, 1714214861'784000) << line;
+    ExpectSameTime(t, SplitLine(line, LineFormat{}, tctx).time, line);
+  }
+}
+
 TEST(MessageBegin, SameAsAttributeLine) {
   for (const std::string& line : TimeLines()) {
     size_t mb = 12345;
