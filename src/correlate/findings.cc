@@ -190,17 +190,28 @@ void AddAsCollateral(const Incident& n, Incident& into) {
   into.collateral.insert(into.collateral.end(), n.collateral.begin(), n.collateral.end());
 }
 
-// Whether incident `inc` is a termination notice that came long after every
-// rank that logs progress had stopped (a hang that ran into its time limit):
-// the hang detector, asked at the notice's time, finds them all stopped.
-bool OutlivedByHang(const CorrelationState& st, const Incident& inc) {
-  if (!inc.detector.empty() || inc.time_us == kNoTime ||
-      !st.HasRole(inc.rule, RuleRole::kTermination)) {
-    return false;
+// When a notice came: its own stamp, else (no stamp, or one inherited from
+// the lines before it: an srun cancel, a launcher's kill) no earlier than
+// the job's last sign of life.
+int64_t NoticeTime(const CorrelationState& st, const Incident& inc) {
+  bool own = inc.time_us != kNoTime;
+  for (const Evidence& ev : inc.initiating) {
+    own &= ev.time_source != TimeSource::kInherited && ev.time_source != TimeSource::kNone;
   }
+  return own ? inc.time_us : std::max(inc.time_us, st.alive_end_us);
+}
+
+// Whether incident `inc` is a termination notice that came long after every
+// rank that logs progress had stopped (a hang that ran into its time limit,
+// or that the operator cancelled): the hang detector, asked at the notice's
+// time, finds them all stopped.
+bool OutlivedByHang(const CorrelationState& st, const Incident& inc) {
+  if (!inc.detector.empty() || !st.HasRole(inc.rule, RuleRole::kTermination)) return false;
+  int64_t at = NoticeTime(st, inc);
+  if (at == kNoTime) return false;
   size_t logging = 0;
   for (const auto& [rank, r] : st.scan.ranks) logging += r.last_progress_us != kNoTime;
-  auto hangs = DetectHangs(st.scan.ranks, inc.time_us, DetectOptions(), WorldRanks(st));
+  auto hangs = DetectHangs(st.scan.ranks, at, DetectOptions(), WorldRanks(st));
   return logging > 0 && hangs.size() == logging;
 }
 
@@ -237,7 +248,7 @@ void RunDetectors(CorrelationState& st) {
     }
   }
   if (!log_incidents && !TrainingCompleted(st)) {
-    auto hangs = DetectHangs(st.scan.ranks, st.diag.job_end_us, DetectOptions(), WorldRanks(st));
+    auto hangs = DetectHangs(st.scan.ranks, st.alive_end_us, DetectOptions(), WorldRanks(st));
     if (!hangs.empty()) {
       // All ranks stopped together: one job-level hang; else the first to stop.
       if (AddFinding(st, hangs.front(), hangs.size() == st.scan.ranks.size() ? 0.5 : 0.6)) {

@@ -102,6 +102,9 @@ struct CorrelationState {
   EvidenceIndex index;
 
   std::vector<bool> kernel_source;                 // per source
+  // The newest sign that the job's hosts were still up (window.cc): the end
+  // the hang detector measures silence against.
+  int64_t alive_end_us = kNoTime;
   std::vector<std::string> ignore_reason;          // per evidence; empty = kept
   std::set<uint32_t> present;                      // rules with kept evidence
   std::map<uint32_t, int64_t> first_time_of_rule;  // over kept evidence

@@ -4,6 +4,8 @@
 // already seen in another file is a replay. Gated lines go to `ignored`,
 // counted per rule and reason, in the order they were first gated.
 #include <algorithm>
+#include <set>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -16,8 +18,10 @@ namespace {
 
 // The scanner is to set SourceSummary::kernel_log (dmesg, kern.log, syslog,
 // journal exports); until it does, the file name says it. This is the only
-// place that guesses from names.
+// place that guesses from names, and only from the file's own name: the
+// folders above it (an archive called `dmesg-hang-case/`) say nothing of it.
 bool NamedLikeKernelLog(std::string_view n) {
+  if (size_t slash = n.find_last_of("/\\"); slash != std::string_view::npos) n.remove_prefix(slash + 1);
   for (std::string_view word : {"dmesg", "kern", "syslog", "messages", "journal"}) {
     if (n.find(word) != std::string_view::npos) return true;
   }
@@ -48,6 +52,39 @@ std::string StaleReason(const CorrelationState& st, const Evidence& ev,
     it->second = std::max(it->second, ev.time_us);
   }
   return "";
+}
+
+// Whether a source of host `host` speaks for the job's hosts: a source of
+// no host, or a host the job's evidence names.
+bool OfJobHost(const CorrelationState& st, const std::string& host) {
+  const std::set<std::string>& hosts = st.index.known_hosts;
+  return host.empty() || hosts.empty() || hosts.contains(host);
+}
+
+// The newest time the job was still there. The application's lines say it,
+// in any source; the kernel and system lines of its hosts (and an
+// application log's cut kernel tail) say it only when the job was ended from outside (a cancel, a
+// time limit, a launcher's kill: the job ran until then), for the hosts of a
+// job that finished go on logging. A stamp past the stale tolerance of the
+// application's end is a replayed or archived block, not the job.
+int64_t LatestSignOfLife(const CorrelationState& st) {
+  const Diagnosis& d = st.diag;
+  int64_t ref = d.job_end_us;
+  for (const auto& [rank, r] : st.scan.ranks) ref = std::max(ref, r.last_progress_us);
+  if (ref == kNoTime) return kNoTime;
+  int64_t alive = ref;
+  const bool ended_from_outside = st.index.first_termination != nullptr;
+  for (size_t i = 0; i < st.scan.sources.size(); ++i) {
+    const SourceSummary& s = st.scan.sources[i];
+    const SourceSpan& sp = st.index.sources[i];
+    if (!OfJobHost(st, s.host)) continue;
+    // Application lines count wherever they are (a journal of every host
+    // holds the workers' and the agent's).
+    int64_t t = sp.app_max;
+    if (ended_from_outside) t = std::max({t, s.last_time_us, sp.hw_max});
+    if (t != kNoTime && t > alive && t <= ref + st.opts.stale_tolerance_us) alive = t;
+  }
+  return alive;
 }
 
 }  // namespace
@@ -84,6 +121,7 @@ void FindJobWindow(CorrelationState& st) {
   }
   st.diag.job_start_us = st.opts.job_start_us != kNoTime ? st.opts.job_start_us : start;
   st.diag.job_end_us = st.opts.job_end_us != kNoTime ? st.opts.job_end_us : end;
+  st.alive_end_us = st.opts.job_end_us != kNoTime ? st.opts.job_end_us : LatestSignOfLife(st);
 }
 
 void GateEvidence(CorrelationState& st) {

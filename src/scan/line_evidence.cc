@@ -6,11 +6,13 @@
 // its head and tail.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "scan/confirm_plan.h"
 #include "scan/scan_impl.h"
+#include "timeparse/timeparse.h"
 #include "util/strings.h"
 
 namespace faultline {
@@ -291,6 +293,23 @@ void Scanner::Impl::MarkThin(const ChunkOut& out, std::vector<EvidenceRef>& refs
   }
 }
 
+namespace {
+
+// A line that states when it happened (`at`: srun's "CANCELLED AT
+// 2026-11-02T13:46:41" written after the fact, into an unstamped stream)
+// takes that time when it has no stamp of its own.
+void StatedTime(std::string_view at, const TimeContext& tctx, Evidence& ev) {
+  if (ev.time_source == TimeSource::kParsed) return;
+  std::optional<int64_t> t = ParseIso8601(at, tctx);
+  if (!t) return;
+  ev.time_us = *t;
+  ev.time_source = TimeSource::kParsed;
+  ev.year_inferred = false;
+  ev.needs_prev_time = false;
+}
+
+}  // namespace
+
 void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, size_t end, bool all_thin,
                                ChunkOut& out, const std::vector<EvidenceRef>& refs) const {
   std::string_view line = p.line;
@@ -334,6 +353,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
         std::string g = NormalizePciBusId(v);
         if (!g.empty()) ev.gpu = g;
       }
+      if (name == "at") StatedTime(v, st.tctx, ev);
       if (r.thin && !IsThinField(name)) continue;
       comm |= name == "comm_id";
       ev.fields.emplace_back(std::string(name), std::move(v));

@@ -496,6 +496,16 @@ namespace {
 // A plain-text line's time: at its start, after its launcher prefixes (which
 // end at `mb`), or after a carriage return (then, with `attr`, the
 // attribution of that segment goes first).
+// pdsh's "host: " before a bracketed wall-clock stamp ("gpu-a01-001:
+// [2025-03-20 12:51:06,453] [INFO] ..."): a tag of one word, no spaces.
+std::optional<ParsedTime> StampAfterHostTag(std::string_view rest, const TimeContext& tctx) {
+  size_t tag = rest.find(": [");
+  if (tag == 0 || tag >= 64 || rest.substr(0, tag).find(' ') != std::string_view::npos) return std::nullopt;
+  std::optional<ParsedTime> t = ParseLineTime(rest.substr(tag + 3), tctx);
+  if (!t || !t->wall_us) return std::nullopt;
+  return t;
+}
+
 std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const TimeContext& tctx,
                                         Attribution* attr) {
   std::optional<ParsedTime> time = ParseLineTime(line, tctx);
@@ -512,6 +522,18 @@ std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const 
       if (close == std::string_view::npos || close > 32) break;
       rest.remove_prefix(close + 1);
       while (!rest.empty() && (rest.front() == ' ' || rest.front() == ':')) rest.remove_prefix(1);
+    }
+  }
+  if (!time) time = StampAfterHostTag(line.substr(std::min(mb, line.size())), tctx);
+  if (!time && mb < line.size() && line[mb] == '{') {
+    // A JSON record behind a launcher tag ("[1,3]<stdout>:{\"ts\": ...}",
+    // "3: {...}" under srun -l): its time field.
+    JsonFields jf;
+    if (ParseJsonLine(line.substr(mb), tctx, jf) && jf.time_us) {
+      ParsedTime pt;
+      pt.format = TimeFormat::kIso8601;
+      pt.wall_us = jf.time_us;
+      time = pt;
     }
   }
   if (!time && line.find('\r') != std::string_view::npos) {

@@ -897,6 +897,17 @@ TEST_F(RoleRulesTest, KernelLogSourceDoesNotDefineTheJobWindow) {
   EXPECT_NE(FindIgnored(d, "hw-fault", "stale: before the job window"), nullptr);
 }
 
+// Only a file's own name says it is a kernel log: a rank log in a folder
+// named after the journal still defines the job window.
+TEST_F(CorrelateTest, FolderNamesDoNotMakeAKernelLog) {
+  Synth s(rs());
+  uint32_t app = s.Source("journal-case/node100/rank-0.log", "node100", 0, kT0, kT0 + 2 * kHour);
+  s.Add(app, "nccl-init", "init_commid", kT0 + 10 * kS, 0);
+  Diagnosis d = s.Run();
+  EXPECT_EQ(d.job_start_us, kT0);
+  EXPECT_EQ(d.job_end_us, kT0 + 2 * kHour);
+}
+
 // ---------------------------------------------------------------- peers
 
 TEST_F(CorrelateTest, PeerAddressNamesTheRemoteHost) {
@@ -1045,6 +1056,76 @@ TEST_F(CorrelateTest, HangDetectorWhenTheLogsGoOnWithoutProgress) {
   EXPECT_EQ(Id(d.incidents[0].rule), "training-silent-hang");
   EXPECT_EQ(d.incidents[0].detector, "hang");
   EXPECT_EQ(d.incidents[0].rank, 3);  // the first to stop
+}
+
+// The application logs end at the last step and the job was cancelled (an
+// unstamped notice); the kernel log of the job's host goes on for half an
+// hour: the job was still there without progress. A kernel block stamped
+// weeks later (a replayed archive) says nothing, nor does the kernel log of
+// a job that was not ended from outside (it finished; its hosts go on).
+TEST_F(CorrelateTest, KernelLogOfTheJobsHostStretchesTheHangWindow) {
+  struct Case {
+    int64_t kernel_end;
+    bool cancelled, hang;
+  };
+  for (Case c : {Case{kT0 + 90 * kMin, true, true}, Case{kT0 + 20 * kDay, true, false},
+                 Case{kT0 + 90 * kMin, false, false}}) {
+    SCOPED_TRACE(::testing::Message() << c.kernel_end << " " << c.cancelled);
+    Synth s(rs());
+    s.Job(1, kT0, kT0 + 60 * kMin);
+    for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + (r == 3 ? 59 : 60) * kMin, 1.0);
+    uint32_t k = s.Kernel(0);
+    s.scan.sources[k].first_time_us = kT0 - kHour;
+    s.scan.sources[k].last_time_us = c.kernel_end;
+    if (c.cancelled) {
+      s.Add(s.RankSource(0), "sigterm-received", "slurm-cancelled", kNoTime, -1,
+            "slurmstepd: error: *** STEP 88231.0 ON node100 CANCELLED AT 2026-10-27T07:43:20 ***");
+    }
+    Diagnosis d = s.Run();
+    EXPECT_EQ(d.job_end_us, kT0 + 60 * kMin);  // the job window itself stays the application's
+    std::vector<const Incident*> causes = Causes(d);
+    if (!c.hang) {
+      for (const Incident* i : causes) EXPECT_NE(i->detector, "hang");
+      continue;
+    }
+    ASSERT_EQ(causes.size(), 1u) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(d.incidents[0].detector, "hang");
+    EXPECT_EQ(d.incidents[0].rank, 3);
+  }
+}
+
+// The scheduler's unstamped verdict (JobState=TIMEOUT) on a job whose ranks
+// had all stopped long before its last sign of life: the hang ran into the
+// limit; the limit does not keep the hang detector off.
+TEST_F(CorrelateTest, UnstampedTimeLimitAfterTheStopIsTheHangsCollateral) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 60 * kMin);
+  for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + (r == 3 ? 59 : 60) * kMin, 1.0);
+  uint32_t k = s.Kernel(0);
+  s.scan.sources[k].last_time_us = kT0 + 90 * kMin;
+  uint32_t sched = s.Source("scontrol_show_job.txt", "");
+  s.Add(sched, "slurm-time-limit", "slurm-state-timeout", kNoTime, -1, "   JobState=TIMEOUT Reason=None");
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(d.incidents[0].detector, "hang");
+  EXPECT_EQ(d.incidents[0].rank, 3);
+  EXPECT_NE(FindCollateral(d.incidents[0], "slurm-time-limit"), nullptr);
+}
+
+// A notice with its own stamp, year-less (syslog) or not, came when it
+// says: right after the last step it is the cause, whatever the kernel
+// logged later; only an unstamped or inherited time waits for the job's
+// last sign of life.
+TEST_F(CorrelateTest, YearlessStampedNoticeRightAfterTheStopStaysTheCause) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 60 * kMin);
+  for (int64_t r = 0; r < 16; ++r) s.Progress(r, HostName(r / 8), kT0 + 60 * kMin, 1.0);
+  Evidence& n = s.Add(s.Kernel(1), "spot-instance-interruption", "aws-instance-action", kT0 + 60 * kMin + kS, -1);
+  n.time_source = TimeSource::kInferredYear;
+  s.scan.sources[s.Kernel(0)].last_time_us = kT0 + 100 * kMin;
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "spot-instance-interruption") << ::testing::PrintToString(Ids(d));
 }
 
 TEST_F(CorrelateTest, NoHangDetectionWhenLogLinesExplainTheStop) {

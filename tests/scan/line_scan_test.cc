@@ -141,6 +141,32 @@ TEST(LineTime, SameAsSplitLine) {
   }
 }
 
+// pdsh's "host: " before a bracketed stamp: an unmatched line of a
+// DeepSpeed launcher stream (the tail of the job) has its time.
+TEST(LineTime, PdshHostBeforeABracketedStamp) {
+  TimeContext tctx;
+  const std::string line =
+      "gpu-d01-002: [2025-03-20 12:51:06,453] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 25117";
+  std::optional<ParsedTime> t = LineTime(line, LineFormat{}, tctx);
+  ASSERT_TRUE(t.has_value());
+  ASSERT_TRUE(t->wall_us.has_value());
+  std::optional<ParsedTime> bare = ParseLineTime(line.substr(13), tctx);
+  ASSERT_TRUE(bare && bare->wall_us);
+  EXPECT_EQ(*t->wall_us, *bare->wall_us);
+}
+
+// A JSON record behind a launcher tag: its time field dates the line.
+TEST(LineTime, JsonRecordBehindALauncherTag) {
+  TimeContext tctx;
+  for (const std::string line : {R"([1,15]<stdout>:{"ts": 1714214861.784, "rank": 15, "step": 31})",
+                                 R"(3: {"ts": 1714214861.784, "rank": 3, "step": 31})"}) {
+    std::optional<ParsedTime> t = LineTime(line, LineFormat{}, tctx);
+    ASSERT_TRUE(t && t->wall_us) << line;
+    EXPECT_EQ(*t->wall_us, 1714214861'784000) << line;
+    ExpectSameTime(t, SplitLine(line, LineFormat{}, tctx).time, line);
+  }
+}
+
 TEST(MessageBegin, SameAsAttributeLine) {
   for (const std::string& line : TimeLines()) {
     size_t mb = 12345;
