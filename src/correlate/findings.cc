@@ -209,6 +209,14 @@ bool OutlivedByHang(const CorrelationState& st, const Incident& inc) {
   if (!inc.detector.empty() || !st.HasRole(inc.rule, RuleRole::kTermination)) return false;
   int64_t at = NoticeTime(st, inc);
   if (at == kNoTime) return false;
+  // A preemption or spot notice (an initiating line, not a deadline's) may
+  // date the kill that ends a grace period: ranks that stopped within it
+  // were being stopped (a checkpoint, a drain), not hung.
+  const bool announced = !st.HasRole(inc.rule, RuleRole::kDeadline) &&
+                         std::any_of(inc.initiating.begin(), inc.initiating.end(), [&](const Evidence& ev) {
+                           return st.rs.signal(ev.signal).role == SignalRole::Initiating;
+                         });
+  if (announced) at -= kNoticeGraceUs;
   size_t logging = 0;
   for (const auto& [rank, r] : st.scan.ranks) logging += r.last_progress_us != kNoTime;
   auto hangs = DetectHangs(st.scan.ranks, at, DetectOptions(), WorldRanks(st));
