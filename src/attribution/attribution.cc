@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -1095,12 +1096,12 @@ class MessageMemo {
   // key == s[k..] with the run's digits as '0': the bytes outside the run
   // equal, those inside of the same class.
   static bool Same(const std::string& key, std::string_view s, size_t k, size_t run, size_t run_end) {
-    if (std::memcmp(key.data(), s.data() + k, run - k) != 0) return false;
+    if (run > k && std::memcmp(key.data(), s.data() + k, run - k) != 0) return false;
     for (size_t i = run; i < run_end; ++i) {
       if (key[i - k] != (IsDigit(s[i]) ? '0' : s[i])) return false;
     }
     const size_t from = std::max(k, run_end);
-    return std::memcmp(key.data() + (from - k), s.data() + from, s.size() - from) == 0;
+    return from >= s.size() || std::memcmp(key.data() + (from - k), s.data() + from, s.size() - from) == 0;
   }
   // The bytes before the run (a launcher prefix) and a few 8-byte words
   // after it: a collision only costs a miss.
@@ -1130,8 +1131,12 @@ const MessageMarks& MemoMessage(std::string_view s, size_t begin, MessageMarks& 
     scratch = ScanMessage(s, begin);
     return scratch;
   }
-  thread_local MessageMemo memo;
-  return memo.Get(s, begin);
+  // On the heap: 37 KB of static TLS would keep a dlopen()ed library (the
+  // Python binding's) from loading ("cannot allocate memory in static TLS
+  // block").
+  thread_local std::unique_ptr<MessageMemo> memo;
+  if (!memo) memo = std::make_unique<MessageMemo>();
+  return memo->Get(s, begin);
 }
 
 }  // namespace
