@@ -224,6 +224,21 @@ bool SymptomOnly(const CorrelationState& st, const Cluster& c) {
   return !c.initiating && !IsNotice(st, c);
 }
 
+// Whether every initiating line of root cluster `c` is a connection's end
+// reporting its remote peer (an IB completion error from peer X, "remote
+// process exited", a socket closed by X): what the other end's crash looks
+// like from here. A concrete fatal line before all of them is the better lead.
+bool PeerReported(const CorrelationState& st, const Cluster& c) {
+  bool any = false;
+  for (size_t i : c.ev) {
+    const Evidence& ev = st.evs[i];
+    if (st.rs.signal(ev.signal).role != SignalRole::Initiating) continue;
+    if (!ev.Field("peer")) return false;
+    any = true;
+  }
+  return any;
+}
+
 // How long after a rank's fatal line the others' symptoms may still be its
 // doing: the slowest collective timeout (PyTorch's 30 min default for NCCL,
 // raised by some trainers) with margin.
@@ -299,11 +314,11 @@ void ChooseFallback(CorrelationState& st) {
   if (st.role_rules[static_cast<size_t>(RuleRole::kFallback)].empty()) return;
   std::vector<size_t> lines = FatalLines(st);
   AdoptExceptions(st, lines);
-  std::vector<int> weak;  // symptom-only roots a concrete fatal line may precede
+  std::vector<int> weak;  // symptom-only or peer-reported roots a fatal line may precede
   for (size_t k = 0; k < st.clusters.size(); ++k) {
     const Cluster& c = st.clusters[k];
     if (!Explains(st, c)) continue;
-    if (!SymptomOnly(st, c)) return;
+    if (!SymptomOnly(st, c) && !PeerReported(st, c)) return;
     weak.push_back(static_cast<int>(k));
   }
   // An exception, crash or fatal line (initiating role) rather than a bare

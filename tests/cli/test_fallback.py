@@ -175,3 +175,44 @@ def test_exception_ignored_at_shutdown_is_no_failure(faultline_bin, validate, tm
             "    assert self._parent_pid == os.getpid(), 'can only test a child process'\n"
             "AssertionError: can only test a child process\n")
     assert incidents(faultline_bin, validate, tmp_path, text) == []
+
+
+# A peer's crash as the other ends of its connections see it: NCCL's IB
+# completion errors naming the crashed host's address (NCCL's net_ib.cc
+# format), unstamped as NCCL prints them, and the kernel's segfault line of
+# the crashed worker (the kernel's show_signal_msg format).
+PEER_IB = ("node01:177698:177739 [2] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer "
+           "10.20.1.92<40002> with status=12 opcode=0 len=0 vendor err 129 (Recv) localGid ::ffff:10.20.0.132 "
+           "remoteGids::ffff:10.20.1.92\n")
+PEER_SEGV = ("Apr  7 06:49:39 node02 kernel: pt_main_thread[181682]: segfault at 10 ip 00007f1c2a5fe50b "
+             "sp 00007ffd5c3e1a90 error 4 in libtorch_cuda.so[7f1c2a000000+4e2c1000]\n")
+
+
+def diagnose_tree(faultline_bin, validate, root):
+    p = run(faultline_bin, "diagnose", "--json", str(root), check=False)
+    assert p.returncode == 0, p.stderr.decode()
+    doc = json.loads(p.stdout)
+    validate(doc)
+    return doc["incidents"]
+
+
+def test_peer_reported_network_errors_follow_the_peers_crash(faultline_bin, validate, tmp_path):
+    (tmp_path / "node01").mkdir()
+    (tmp_path / "node02").mkdir()
+    (tmp_path / "node01" / "rank-2.log").write_text(PEER_IB * 3)
+    (tmp_path / "node02" / "kern.log").write_text(PEER_SEGV)
+    found = diagnose_tree(faultline_bin, validate, tmp_path)
+    assert found and found[0]["reference"] == FALLBACK, [i["reference"] for i in found]
+    assert "segfault at" in texts(found[0])[0]
+    collateral = [c["rule"] for c in found[0].get("collateral", [])]
+    assert "ib-retry-exceeded" in collateral, found[0].get("collateral")
+
+
+def test_network_errors_before_a_crash_stay_the_cause(faultline_bin, validate, tmp_path):
+    # The IB errors are stamped before the crash: the crash may be their doing.
+    (tmp_path / "node01").mkdir()
+    (tmp_path / "node02").mkdir()
+    (tmp_path / "node01" / "rank-2.log").write_text(("Apr  7 06:40:00 node01 python[177698]: " + PEER_IB) * 3)
+    (tmp_path / "node02" / "kern.log").write_text(PEER_SEGV)
+    found = diagnose_tree(faultline_bin, validate, tmp_path)
+    assert found and found[0]["reference"] != FALLBACK, [i["reference"] for i in found]
