@@ -59,6 +59,12 @@ bool After(const Evidence* t, const Evidence& ev) {
 
 bool SurvivedLine(const CorrelationState& st, size_t i) {
   const Evidence& ev = st.evs[i];
+  // A server that answered requests after the error (role:served: HTTP 200
+  // lines, generation throughput) in the same log carried on.
+  if (auto s = st.index.last_served.find(ev.source);
+      s != st.index.last_served.end() && st.evs[s->second].offset > ev.offset) {
+    return true;
+  }
   auto it = st.index.last_progress.find(ev.rank);
   if (it == st.index.last_progress.end()) return false;
   const Evidence& p = st.evs[it->second];
@@ -108,7 +114,7 @@ std::string ExitMeaning(const Evidence& ev) {
 }
 
 void MarkSurvived(CorrelationState& st) {
-  if (st.index.last_progress.empty()) return;
+  if (st.index.last_progress.empty() && st.index.last_served.empty()) return;
   int64_t last_progress = kNoTime;
   for (const auto& [rank, i] : st.index.last_progress) {
     last_progress = std::max(last_progress, st.evs[i].time_us);
