@@ -59,6 +59,12 @@ bool After(const Evidence* t, const Evidence& ev) {
 
 bool SurvivedLine(const CorrelationState& st, size_t i) {
   const Evidence& ev = st.evs[i];
+  // A server that answered requests after the error (role:served: HTTP 200
+  // lines, generation throughput) in the same log carried on.
+  if (auto s = st.index.last_served.find(ev.source);
+      s != st.index.last_served.end() && st.evs[s->second].offset > ev.offset) {
+    return true;
+  }
   auto it = st.index.last_progress.find(ev.rank);
   if (it == st.index.last_progress.end()) return false;
   const Evidence& p = st.evs[it->second];
@@ -108,7 +114,7 @@ std::string ExitMeaning(const Evidence& ev) {
 }
 
 void MarkSurvived(CorrelationState& st) {
-  if (st.index.last_progress.empty()) return;
+  if (st.index.last_progress.empty() && st.index.last_served.empty()) return;
   int64_t last_progress = kNoTime;
   for (const auto& [rank, i] : st.index.last_progress) {
     last_progress = std::max(last_progress, st.evs[i].time_us);
@@ -255,18 +261,48 @@ bool AfterFatal(const CorrelationState& st, const Cluster& c, const Evidence& f)
   });
 }
 
+// The cluster of rule `rule` with a line in `source`, else -1.
+int ClusterInSource(const CorrelationState& st, uint32_t rule, uint32_t source) {
+  for (size_t k = 0; k < st.clusters.size(); ++k) {
+    const Cluster& c = st.clusters[k];
+    if (c.rule != rule) continue;
+    for (size_t i : c.ev) {
+      if (st.evs[i].source == source) return static_cast<int>(k);
+    }
+  }
+  return -1;
+}
+
 // A catalog rule's line inside an exception's traceback (a frame in
 // torch/serialization.py's load: a checkpoint that does not load) says what
 // that exception is: the exception line joins that rule's cluster as its
-// initiating evidence, and leaves `lines`.
+// initiating evidence, and leaves `lines`. A context line of a rule whose
+// failure the file shows (the _worker_loop frame of the "Original
+// Traceback" that PyTorch's DataLoader re-raises as "Caught X in DataLoader
+// worker process N") puts the exception first: the rule's own line is that
+// failure seen from outside, its original exception the initiating line.
 void AdoptExceptions(CorrelationState& st, std::vector<size_t>& lines) {
-  std::map<std::pair<uint32_t, std::string>, int> frames;  // (source, exception line) -> cluster
+  struct Frame {
+    int cluster;
+    bool original;  // the exception leads the cluster
+  };
+  std::map<std::pair<uint32_t, std::string>, Frame> frames;  // (source, exception line) ->
   for (size_t k = 0; k < st.clusters.size(); ++k) {
     for (size_t i : st.clusters[k].ev) {
       if (const std::string* tb = st.evs[i].Field("in_traceback_of")) {
-        frames.emplace(std::make_pair(st.evs[i].source, *tb), static_cast<int>(k));
+        frames.emplace(std::make_pair(st.evs[i].source, *tb), Frame{static_cast<int>(k), false});
       }
     }
+  }
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    const std::string* tb = ev.Field("in_traceback_of");
+    if (!tb || !st.ignore_reason[i].empty() || st.HasRole(ev.rule, RuleRole::kFallback) ||
+        st.rs.signal(ev.signal).role != SignalRole::Context) {
+      continue;
+    }
+    int k = ClusterInSource(st, ev.rule, ev.source);
+    if (k >= 0) frames.emplace(std::make_pair(ev.source, *tb), Frame{k, true});
   }
   if (frames.empty()) return;
   std::erase_if(lines, [&](size_t i) {
@@ -274,8 +310,8 @@ void AdoptExceptions(CorrelationState& st, std::vector<size_t>& lines) {
     if (st.rs.signal(ev.signal).role != SignalRole::Initiating) return false;
     auto it = frames.find({ev.source, StrCat(ev.line)});
     if (it == frames.end()) return false;
-    Cluster& c = st.clusters[it->second];
-    c.ev.push_back(i);
+    Cluster& c = st.clusters[it->second.cluster];
+    c.ev.insert(it->second.original ? c.ev.begin() : c.ev.end(), i);
     c.initiating = true;
     return true;
   });

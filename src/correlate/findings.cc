@@ -159,7 +159,7 @@ void AddHangStacks(CorrelationState& st, Incident& inc) {
     const Evidence& ev = st.evs[i];
     if (ev.rule != inc.rule || (inc.time_us != kNoTime && ev.time_us != kNoTime && ev.time_us < inc.time_us)) continue;
     if (inc.rank >= 0 && ev.rank == inc.rank) on_rank.push_back(i);
-    else if (ev.rank < 0 && !inc.host.empty() && ev.host == inc.host) on_host.push_back(i);
+    else if (ev.rank < 0 && ev.host == inc.host && (!inc.host.empty() || inc.rank < 0)) on_host.push_back(i);
   }
   const std::vector<size_t>& pick = on_rank.empty() ? on_host : on_rank;
   std::string dump;
@@ -238,6 +238,52 @@ void FoldNoticesIntoHang(CorrelationState& st) {
   std::erase_if(incs, [&](const Incident& n) { return OutlivedByHang(st, n); });
 }
 
+// Whether `b` was logged after `a`: within one file by position, else by time.
+bool LoggedAfter(const Evidence& a, const Evidence& b) {
+  if (a.source == b.source) return b.offset > a.offset;
+  return a.time_us != kNoTime && b.time_us != kNoTime && b.time_us > a.time_us;
+}
+
+// The first line of a stack dump of the hang rule's (py-spy's `Thread 0x...
+// (idle): "MainThread"` and frames, faulthandler's `Timeout (0:05:00)!` and
+// frames) that no progress of its rank (any rank, when it names none)
+// followed: a dump taken of a process that had stopped. nullptr when there
+// is none, or only one line of it (a quoted frame is no dump).
+const Evidence* StuckDump(const CorrelationState& st, int rule) {
+  const Evidence* first = nullptr;
+  size_t lines = 0;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (static_cast<int>(ev.rule) != rule || !st.ignore_reason[i].empty()) continue;
+    if (first && ev.source != first->source) continue;
+    for (const auto& [rank, p] : st.index.last_progress) {
+      if ((ev.rank < 0 || rank == ev.rank) && LoggedAfter(ev, st.evs[p])) return nullptr;
+    }
+    if (!first) first = &ev;
+    ++lines;
+  }
+  return lines >= 2 ? first : nullptr;
+}
+
+// A stack dump with no error line and no progress after it names a hang
+// the detector could not time (no progress lines, or too few after them):
+// the dump's stuck frame is its evidence.
+void AddDumpHang(CorrelationState& st) {
+  int rule = RuleForDetector(st.rs, "hang");
+  const Evidence* dump = rule >= 0 ? StuckDump(st, rule) : nullptr;
+  if (!dump) return;
+  Finding f;
+  f.detector = "hang";
+  f.rank = dump->rank;
+  f.host = dump->host;
+  f.time_us = dump->time_us;
+  std::string at = dump->time_us == kNoTime ? "" : StrCat(" at ", FormatTime(dump->time_us));
+  f.detail = StrCat("a stack dump (py-spy, faulthandler) was taken", at,
+                    " with no error logged and no progress after it: the process was stuck where "
+                    "the dump shows");
+  if (AddFinding(st, f, 0.4)) AddHangStacks(st, st.diag.incidents.back());
+}
+
 }  // namespace
 
 void RunDetectors(CorrelationState& st) {
@@ -263,6 +309,8 @@ void RunDetectors(CorrelationState& st) {
         AddHangStacks(st, st.diag.incidents.back());
         FoldNoticesIntoHang(st);
       }
+    } else {
+      AddDumpHang(st);
     }
   }
   for (const auto& [key, series] : st.scan.metrics) {
@@ -284,20 +332,6 @@ namespace {
 // the job reached its limit and broke nothing else.
 bool LoneDeadline(const CorrelationState& st, const Incident& i) {
   return i.detector.empty() && i.collateral.empty() && st.HasRole(i.rule, RuleRole::kDeadline);
-}
-
-// How the job met its deadline (no SIGTERM handler, no checkpoint after the
-// notice) is the story when the logs tell one: the lone notice becomes the
-// collateral of the first other incident.
-void FoldLoneDeadlines(CorrelationState& st) {
-  std::vector<Incident>& incs = st.diag.incidents;
-  auto lone = [&](const Incident& i) { return LoneDeadline(st, i); };
-  auto other = std::find_if_not(incs.begin(), incs.end(), lone);
-  if (other == incs.end()) return;
-  for (const Incident& i : incs) {
-    if (lone(i)) AddAsCollateral(i, *other);
-  }
-  std::erase_if(incs, lone);
 }
 
 }  // namespace
@@ -346,7 +380,6 @@ void AddPracticeFindings(CorrelationState& st) {
                      " min of training lost");
     AddPractice(st, f, term);
   }
-  FoldLoneDeadlines(st);
 }
 
 }  // namespace faultline::internal

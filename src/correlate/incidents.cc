@@ -379,8 +379,8 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   if (rc.survived) {
     inc.survived = true;
     dr.explanation +=
-        "Progress was logged on its rank after it: the job carried on, so this did not end the "
-        "rank. ";
+        "Progress was logged on its rank after it (steps, or requests its server answered): the "
+        "job carried on, so this did not end the rank. ";
   }
   if (!inc.collateral.empty()) {
     dr.conf = std::min(0.99, dr.conf + 0.03 * std::log10(1.0 + static_cast<double>(dr.coll_total)));

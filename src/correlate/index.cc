@@ -60,6 +60,7 @@ void BuildEvidenceIndex(CorrelationState& st) {
     SignalRole role = st.rs.signal(ev.signal).role;
     if (role == SignalRole::Progress) ix.last_progress[ev.rank] = i;
     if (role == SignalRole::Metric) ix.metrics[ev.rank].push_back(i);
+    if (st.HasRole(ev.rule, RuleRole::kServed)) ix.last_served[ev.source] = i;
     if (!ix.first_termination && st.HasRole(ev.rule, RuleRole::kTermination)) {
       ix.first_termination = &ev;
     }

@@ -28,6 +28,35 @@ int Tier(const CorrelationState& st, const Incident& i) {
   return i.inferred ? 1 : 0;
 }
 
+// Whether incident `a` began before `b`: within one file by position (a
+// line without a stamp inherits the one before it), else by time.
+bool BeganBefore(const Incident& a, const Incident& b) {
+  if (!a.initiating.empty() && !b.initiating.empty() &&
+      a.initiating.front().source == b.initiating.front().source) {
+    return a.initiating.front().offset < b.initiating.front().offset;
+  }
+  return a.time_us != kNoTime && b.time_us != kNoTime && a.time_us < b.time_us;
+}
+
+// A scheduler's deadline (role:deadline: a time limit) says who ended the
+// job; how the job met it (no SIGTERM handler, no checkpoint after the
+// notice) is an incident of its own that ranks after it. The first
+// deadline's incident goes ahead of every incident ranked before it that
+// did not begin before it; what began earlier (a hang, a crash) keeps the
+// lead.
+void PutDeadlineFirst(CorrelationState& st) {
+  std::vector<Incident>& incs = st.diag.incidents;
+  for (size_t k = 0; k < incs.size(); ++k) {
+    const Incident& d = incs[k];
+    if (!d.detector.empty() || d.survived || !st.HasRole(d.rule, RuleRole::kDeadline)) continue;
+    size_t q = k;
+    while (q > 0 && !BeganBefore(incs[q - 1], d)) --q;
+    std::rotate(incs.begin() + static_cast<ptrdiff_t>(q), incs.begin() + static_cast<ptrdiff_t>(k),
+                incs.begin() + static_cast<ptrdiff_t>(k) + 1);
+    return;
+  }
+}
+
 double Score(const Incident& i) {
   uint64_t n = 0;
   for (const Collateral& c : i.collateral) n += c.count;
@@ -51,6 +80,7 @@ void RankIncidents(CorrelationState& st) {
                        return b.time_us == kNoTime;
                      return a.time_us < b.time_us;
                    });
+  PutDeadlineFirst(st);
 }
 
 void EstimatePriors(CorrelationState& st) {

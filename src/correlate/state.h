@@ -80,6 +80,7 @@ struct EvidenceIndex {
   std::map<int64_t, std::string> host_of_rank;     // first evidence naming both
   std::map<int64_t, size_t> last_progress;         // rank -> its last progress line
   std::map<int64_t, std::vector<size_t>> metrics;  // rank -> its metric lines
+  std::map<uint32_t, size_t> last_served;          // source -> its last role:served line
   const Evidence* first_termination = nullptr;     // first line of a role:termination rule
   const Evidence* first_completion = nullptr;      // first line of a role:completion rule
   int64_t last_checkpoint_us = kNoTime;            // newest role:checkpoint-saved line

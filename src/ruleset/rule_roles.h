@@ -30,8 +30,9 @@ enum class RuleRole : uint8_t {
   kMovingStraggler,    // names the straggler detector's imbalance that moves between ranks
   kAttemptStart,       // the job starts again: a launcher's restart, a scheduler's requeue
   kDeadline,           // a termination the job knew in advance (a scheduler time limit)
+  kServed,             // a server answered a request: it carried on after an error
 };
-inline constexpr size_t kRuleRoleCount = 9;
+inline constexpr size_t kRuleRoleCount = 10;
 
 inline constexpr std::string_view kRoleTagPrefix = "role:";
 inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount] = {
@@ -44,6 +45,7 @@ inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount]
     {"role:moving-straggler", RuleRole::kMovingStraggler},
     {"role:attempt-start", RuleRole::kAttemptStart},
     {"role:deadline", RuleRole::kDeadline},
+    {"role:served", RuleRole::kServed},
 };
 
 // The role a tag declares; nullopt for an ordinary tag or an unknown role.

@@ -216,3 +216,38 @@ def test_network_errors_before_a_crash_stay_the_cause(faultline_bin, validate, t
     (tmp_path / "node02" / "kern.log").write_text(PEER_SEGV)
     found = diagnose_tree(faultline_bin, validate, tmp_path)
     assert found and found[0]["reference"] != FALLBACK, [i["reference"] for i in found]
+
+
+# PyTorch's DataLoader re-raises a worker's exception in the main process as
+# "X: Caught X in DataLoader worker process N." followed by "Original
+# Traceback (most recent call last):" and the worker's own traceback
+# (torch/_utils.py, ExceptionWrapper.reraise).
+DATALOADER = """\
+Traceback (most recent call last):
+  File "/workspace/train.py", line 88, in <module>
+    for batch in loader:
+  File "/usr/local/lib/python3.10/dist-packages/torch/utils/data/dataloader.py", line 1346, in _next_data
+    return self._process_data(data)
+  File "/usr/local/lib/python3.10/dist-packages/torch/_utils.py", line 705, in reraise
+    raise exception
+FileNotFoundError: Caught FileNotFoundError in DataLoader worker process 3.
+Original Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/torch/utils/data/_utils/worker.py", line 308, in _worker_loop
+    data = fetcher.fetch(index)
+  File "/workspace/dataset.py", line 22, in __getitem__
+    img = Image.open(self.paths[idx])
+  File "/usr/local/lib/python3.10/dist-packages/PIL/Image.py", line 3227, in open
+    fp = builtins.open(filename, "rb")
+FileNotFoundError: [Errno 2] No such file or directory: '/data/train/n01440764_10026.JPEG'
+"""
+
+
+def test_dataloader_worker_original_exception_leads(faultline_bin, validate, tmp_path):
+    """The exception of the worker's original traceback is the initiating
+    line; the "Caught ... in DataLoader worker process" wrapper is the same
+    failure seen from the main process, in the same incident."""
+    found = incidents(faultline_bin, validate, tmp_path, DATALOADER)
+    assert [i["reference"] for i in found] == ["DataLoader Failure"], [i["rule"] for i in found]
+    lead = texts(found[0])
+    assert lead[0].startswith("FileNotFoundError: [Errno 2] No such file or directory"), lead
+    assert any("Caught FileNotFoundError in DataLoader worker process 3" in t for t in lead), lead

@@ -1,7 +1,8 @@
 """A Slurm time limit is a termination notice (rules tagged role:termination
 and role:deadline, rulesets/README.md): the collective errors after it are
 its collateral; a hang that ran into it is the cause; and when the job met
-it without a SIGTERM handler, the missing handler is the story."""
+it without a SIGTERM handler, the limit still says who ended the job and the
+missing handler is an incident of its own after it."""
 import json
 
 from conftest import run
@@ -73,10 +74,12 @@ def test_hang_that_ran_into_the_time_limit_is_the_hang(faultline_bin, validate, 
     assert "the hang ran into it" in inc[0]["explanation"]
 
 
-def test_time_limit_without_a_handler_is_the_missing_handler(faultline_bin, validate, tmp_path):
+def test_time_limit_without_a_handler_is_the_primary_and_the_handler_secondary(faultline_bin, validate,
+                                                                                tmp_path):
     """Progress up to the limit and SIGTERM's default action (srun's and the
-    batch shell's 'Terminated'): the job had no handler for a limit it knew
-    of; the notice is the handler's collateral."""
+    batch shell's 'Terminated'): the limit ended the job (who ended it comes
+    first); the missing handler, how the job met a limit it knew of, is the
+    next incident with its own fix."""
     b07, _ = two_hosts(tmp_path, 40)
     (b07 / "slurm-91422.out").write_text(
         "".join(megatron_steps(1080, 1081, 40)) + NOTICE +
@@ -85,6 +88,9 @@ def test_time_limit_without_a_handler_is_the_missing_handler(faultline_bin, vali
         "/var/spool/slurmd/job91422/slurm_script: line 31: 88120 Terminated              "
         "srun python pretrain_gpt.py\n")
     inc = diagnose(faultline_bin, validate, b07)
-    assert inc[0]["rule"] == "missing-signal-handler", [(i["rule"], i["explanation"]) for i in inc]
-    assert "slurm-time-limit" in {c["rule"] for c in inc[0]["collateral"]}
-    assert "slurm-time-limit" not in [i["rule"] for i in inc]
+    rules = [i["rule"] for i in inc]
+    assert rules[0] == "slurm-time-limit", [(i["rule"], i["explanation"]) for i in inc]
+    assert "missing-signal-handler" in rules[1:], rules
+    handler = inc[rules.index("missing-signal-handler")]
+    assert "signal.signal(signal.SIGTERM" in handler["fix"]
+    assert "missing-signal-handler" not in {c["rule"] for c in inc[0]["collateral"]}

@@ -1112,6 +1112,29 @@ TEST_F(CorrelateTest, UnstampedTimeLimitAfterTheStopIsTheHangsCollateral) {
   EXPECT_NE(FindCollateral(d.incidents[0], "slurm-time-limit"), nullptr);
 }
 
+// A time limit says who ended the job: a failure logged while the job was
+// being stopped ranks after it, however sure its rule; one logged before
+// the notice keeps the lead.
+TEST_F(CorrelateTest, TimeLimitRanksBeforeWhatFailedWhileStopping) {
+  for (bool before : {false, true}) {
+    Synth s(rs());
+    s.Job(1, kT0, kT0 + 60 * kMin);
+    for (int64_t r = 0; r < 8; ++r) s.Progress(r, "node100", kT0 + 59 * kMin, 1.0);
+    uint32_t src = s.RankSource(0);
+    int64_t t_limit = kT0 + 60 * kMin;
+    int64_t t_fail = before ? t_limit - 30 * kS : t_limit + 10 * kS;
+    if (before) s.Add(src, "deepspeed-zero3-inflight-params", "still-have-inflight", t_fail, 0);
+    s.Add(src, "slurm-time-limit", "slurmstepd-time-limit", t_limit, -1,
+          "slurmstepd: error: *** STEP 88231.0 ON node100 CANCELLED AT 2026-10-27T08:00:00 DUE TO "
+          "TIME LIMIT ***");
+    if (!before) s.Add(src, "deepspeed-zero3-inflight-params", "still-have-inflight", t_fail, 0);
+    Diagnosis d = s.Run();
+    ASSERT_GE(d.incidents.size(), 2u) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(Id(d.incidents[0].rule), before ? "deepspeed-zero3-inflight-params" : "slurm-time-limit")
+        << before << ::testing::PrintToString(Ids(d));
+  }
+}
+
 // A notice with its own stamp, year-less (syslog) or not, came when it
 // says: right after the last step it is the cause, whatever the kernel
 // logged later; only an unstamped or inherited time waits for the job's

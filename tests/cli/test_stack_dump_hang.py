@@ -1,0 +1,66 @@
+"""A stack dump (py-spy dump, faulthandler's dump_traceback_later) taken of
+a process that had stopped, with no error line and no progress after it,
+names a hang even when the hang detector has no progress lines to time:
+the dump's innermost frames (where the process is stuck) are the
+evidence. A dump that progress followed was a look at a running job."""
+import json
+
+from conftest import run
+
+# py-spy dump of a trainer's main thread waiting for a batch (the format of
+# py-spy's `dump` command: thread header, then innermost frame first).
+PYSPY = """\
+Process 3121: python fairseq_cli/train.py --task translation
+Python v3.8.13 (/opt/conda/bin/python3.8)
+
+Thread 0x7FA6E7C01740 (idle): "MainThread"
+    wait (threading.py:302)
+    get (queue.py:170)
+    __next__ (fairseq/data/iterators.py:648)
+    train (fairseq_cli/train.py:274)
+"""
+# faulthandler.dump_traceback_later(timeout) firing: "Timeout (h:mm:ss)!"
+# and every thread, most recent call first.
+FAULTHANDLER = """\
+Timeout (0:30:00)!
+Thread 0x00007f2c3b5f4740 (most recent call first):
+  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2050 in all_reduce
+  File "/workspace/train.py", line 211 in train_step
+  File "/workspace/train.py", line 240 in main
+"""
+
+
+def steps(first, last):
+    return "".join(f"[2026-11-20 09:{i % 60:02d}:00] step: {i}  loss:  2.{i:04d}  memory: 44.10GiB(55.13%)  "
+                   f"tps: 3,101\n" for i in range(first, last))
+
+
+def incidents(faultline_bin, validate, tmp_path, text):
+    log = tmp_path / "train.log"
+    log.write_text(text)
+    p = run(faultline_bin, "diagnose", "--json", str(log), check=False)
+    assert p.returncode == 0, p.stderr.decode()
+    doc = json.loads(p.stdout)
+    validate(doc)
+    return doc["incidents"]
+
+
+def lines(inc):
+    return [e["text"] for e in inc["initiating"]["evidence"]]
+
+
+def test_pyspy_dump_alone_is_a_hang_with_the_stuck_frame(faultline_bin, validate, tmp_path):
+    inc = incidents(faultline_bin, validate, tmp_path, PYSPY)
+    assert inc and inc[0]["rule"] == "training-silent-hang", [i["rule"] for i in inc]
+    assert any("wait (threading.py:302)" in t for t in lines(inc[0])), lines(inc[0])
+
+
+def test_faulthandler_dump_after_the_last_step_is_a_hang(faultline_bin, validate, tmp_path):
+    inc = incidents(faultline_bin, validate, tmp_path, steps(1, 6) + FAULTHANDLER)
+    assert inc and inc[0]["rule"] == "training-silent-hang", [i["rule"] for i in inc]
+    assert any("in all_reduce" in t for t in lines(inc[0])), lines(inc[0])
+
+
+def test_dump_that_progress_followed_is_no_hang(faultline_bin, validate, tmp_path):
+    inc = incidents(faultline_bin, validate, tmp_path, steps(1, 6) + PYSPY + steps(6, 12))
+    assert "training-silent-hang" not in [i["rule"] for i in inc]
