@@ -57,3 +57,15 @@ def run(binary, *args, stdin=None, check=True):
     if check and p.returncode != 0:
         raise AssertionError(f"{args} exited {p.returncode}: {p.stderr.decode(errors='replace')}")
     return p
+
+
+def diagnose_text(binary, validate, directory, text, name="train.log"):
+    """Writes one log file into `directory`, diagnoses it with --json, checks
+    the report against the schema and returns its incidents."""
+    log = directory / name
+    log.write_text(text)
+    p = run(binary, "diagnose", "--json", str(log), check=False)
+    assert p.returncode == 0, p.stderr.decode()
+    doc = json.loads(p.stdout)
+    validate(doc)
+    return doc["incidents"]

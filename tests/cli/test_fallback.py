@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from conftest import run
+from conftest import diagnose_text, run
 
 FALLBACK = "Unrecognised fatal error"
 
@@ -33,13 +33,7 @@ WATCHDOG = ("[rank2]:[E ProcessGroupNCCL.cpp:523] [Rank 2] Watchdog caught colle
 
 
 def incidents(faultline_bin, validate, tmp_path, text):
-    log = tmp_path / "train.log"
-    log.write_text(text)
-    p = run(faultline_bin, "diagnose", "--json", str(log), check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    doc = json.loads(p.stdout)
-    validate(doc)
-    return doc["incidents"]
+    return diagnose_text(faultline_bin, validate, tmp_path, text)
 
 
 def primary(faultline_bin, validate, tmp_path, text):

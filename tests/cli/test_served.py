@@ -4,9 +4,8 @@ non-zero generation throughput from vLLM's stat logger: rules tagged
 role:served) was survived: the incident says so and ranks below an error
 that stopped the server. A run of 500s with nothing served after them is
 not survived."""
-import json
 
-from conftest import run
+from conftest import diagnose_text
 
 START = "INFO 07-15 10:00:00 api_server.py:1000] Starting vLLM API server on http://0.0.0.0:8000\n"
 ERROR_500 = 'INFO:     127.0.0.1:52180 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
@@ -31,13 +30,7 @@ def served(n):
 
 
 def incidents(faultline_bin, validate, tmp_path, text):
-    log = tmp_path / "server.log"
-    log.write_text(text)
-    p = run(faultline_bin, "diagnose", "--json", str(log), check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    doc = json.loads(p.stdout)
-    validate(doc)
-    return doc["incidents"]
+    return diagnose_text(faultline_bin, validate, tmp_path, text, name="server.log")
 
 
 def by_rule(found, rule):

@@ -3,9 +3,8 @@ a process that had stopped, with no error line and no progress after it,
 names a hang even when the hang detector has no progress lines to time:
 the dump's innermost frames (where the process is stuck) are the
 evidence. A dump that progress followed was a look at a running job."""
-import json
 
-from conftest import run
+from conftest import diagnose_text
 
 # py-spy dump of a trainer's main thread waiting for a batch (the format of
 # py-spy's `dump` command: thread header, then innermost frame first).
@@ -36,13 +35,7 @@ def steps(first, last):
 
 
 def incidents(faultline_bin, validate, tmp_path, text):
-    log = tmp_path / "train.log"
-    log.write_text(text)
-    p = run(faultline_bin, "diagnose", "--json", str(log), check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    doc = json.loads(p.stdout)
-    validate(doc)
-    return doc["incidents"]
+    return diagnose_text(faultline_bin, validate, tmp_path, text)
 
 
 def lines(inc):
