@@ -40,10 +40,10 @@ namespace {
 // `prev`). dmesg -H delta lines ("[  +0.000316]") add up from it: the line's
 // own delta `acc` and those of the delta lines in between, all within the
 // same position bound.
-TimeInForce InheritedTime(const Pending& p, int64_t acc, const TimeInForce& prev, const LineFormat& fmt,
-                          const TimeContext& tctx) {
+TimeInForce InheritedTime(const Pending& p, std::string_view p_before, int64_t acc, const TimeInForce& prev,
+                          const LineFormat& fmt, const TimeContext& tctx) {
   TimeInForce t;
-  std::string_view before = p.before;
+  std::string_view before = p_before;
   while (!before.empty()) {
     if (before.back() == '\n') before.remove_suffix(1);
     size_t nl = before.rfind('\n');
@@ -54,7 +54,7 @@ TimeInForce InheritedTime(const Pending& p, int64_t acc, const TimeInForce& prev
     if (pt && pt->wall_us) {
       t.time_us = *pt->wall_us + acc;
       t.inferred = pt->year_inferred;
-      t.at = p.offset - p.before.size() + static_cast<uint64_t>(line.data() - p.before.data());
+      t.at = p.offset - p_before.size() + static_cast<uint64_t>(line.data() - p_before.data());
       return t;
     }
     if (pt && pt->delta_s) acc += DeltaUs(*pt->delta_s);
@@ -149,13 +149,13 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
   refs.reserve(out.pending.size());
   // A record per matched signal: sized once, not grown by moving records.
   size_t records = 0;
-  for (const Pending& p : out.pending) records += p.ids.size();
+  for (const Pending& p : out.pending) records += p.ids_n;
   out.evidence.reserve(out.evidence.size() + records);
   // The time in force at the previous matched line (its own or inherited).
   TimeInForce prev;
   for (uint32_t i = 0; i < out.pending.size(); ++i) {
     Pending& p = out.pending[i];
-    std::string_view line = p.line;
+    std::string_view line = out.LineOf(p);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     LineView view = SplitLine(line, st.framing.format(), st.tctx);
     const bool own_delta = view.time && view.time->delta_s;
@@ -164,7 +164,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
       prev = {*view.time->wall_us, p.offset, view.time->year_inferred, false, 0};
     } else {
       const TimeInForce inherited =
-          InheritedTime(p, own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(), st.tctx);
+          InheritedTime(p, out.BeforeOf(p), own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(), st.tctx);
       ConfirmLine(st, p, i, line, view, own_delta, inherited, out, refs);
       prev = inherited;
       prev.needs_prev = inherited.time_us == kNoTime && inherited.needs_prev;
@@ -183,6 +183,10 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
   }
   out.pending.clear();
   out.pending.shrink_to_fit();
+  out.pending_text.clear();
+  out.pending_text.shrink_to_fit();
+  out.pending_ids.clear();
+  out.pending_ids.shrink_to_fit();
   ChunkEdgeTimes(st.framing.format(), st.tctx, out);
   out.head.clear();
   // The tail stays: the merge keeps the source's last bytes from it to
@@ -198,8 +202,9 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
       view.message.data() >= line.data() && view.message.data() + view.message.size() <= line.data() + line.size();
   const bool subject_is_line = message_in_line && view.message.size() == line.size();
   bool kept_message = false;
-  for (size_t j = 0; j < p.ids.size(); ++j) {
-    uint32_t id = p.ids[j];
+  const uint32_t* ids = out.IdsOf(p);
+  for (size_t j = 0; j < p.ids_n; ++j) {
+    uint32_t id = ids[j];
     const SignalInfo& si = rs->signal(id);
     // Hyperscan found where; RE2 confirms the match holds on this line alone
     // (for JSON sources, on the message; for a huge line, on the window
@@ -312,7 +317,7 @@ void StatedTime(std::string_view at, const TimeContext& tctx, Evidence& ev) {
 
 void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, size_t end, bool all_thin,
                                ChunkOut& out, const std::vector<EvidenceRef>& refs) const {
-  std::string_view line = p.line;
+  std::string_view line = out.LineOf(p);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   std::string text;  // cleaned once per line, whatever its number of signals
   bool have_text = false;
@@ -418,7 +423,8 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
     PhaseADerived(scratch, hits, data, len, abs_offset, jc, false, out,
                   [&](Pending& p, const DerivedRecord& jl) {
                     p.line.assign(data + jl.offset, std::min<size_t>(jl.length, kConfirmWindow));
-                    p.before.clear();
+                    p.line_owned = true;
+                    p.before_len = 0;
                     p.before_reaches_chunk_start = false;
                     p.before_reaches_prev = false;
                   });

@@ -124,6 +124,37 @@ void SortHits(std::vector<HsCtx::Hit>& hits) {
   }
 }
 
+// Where the context copied before a matched line starts: kContextBefore
+// back at most, and not before the end of the previous matched line of the
+// chunk (`prev_end`; phase B chains through it), so the copies add up to at
+// most the chunk, not 8 KiB per match of a match storm.
+struct BeforeSpan {
+  uint64_t start;
+  bool reaches_prev;
+};
+BeforeSpan BeforeStart(uint64_t ls, uint64_t prev_end, bool first) {
+  const uint64_t start = ls > kContextBefore ? ls - kContextBefore : 0;
+  if (!first && start <= prev_end) return {std::min(prev_end, ls), true};
+  return {start, false};
+}
+
+// Reserves the chunk's pending lines, their ids and the bytes their lines
+// and contexts take (so no copy out of the mapping reallocates).
+void ReservePending(const std::vector<HsCtx::Hit>& hits, ChunkOut& out) {
+  size_t lines = 0, bytes = 0;
+  uint64_t prev_end = 0;
+  for (size_t i = 0; i < hits.size(); ++i) {
+    if (i > 0 && hits[i].line_start == hits[i - 1].line_start) continue;
+    const uint64_t ls = hits[i].line_start, le = hits[i].line_end;
+    bytes += ls - BeforeStart(ls, prev_end, lines == 0).start + std::min<uint64_t>(le - ls, kConfirmWindow);
+    ++lines;
+    prev_end = le + 1;
+  }
+  out.pending.reserve(out.pending.size() + lines);
+  out.pending_ids.reserve(out.pending_ids.size() + hits.size());
+  out.pending_text.reserve(out.pending_text.size() + bytes);
+}
+
 }  // namespace
 
 void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
@@ -182,9 +213,8 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
   size_t tail_len = std::min(len, kEdgeWindow);
   CopyOut(out.tail, base + len - tail_len, tail_len);
   uint64_t counted_to = 0, lines_before = 0, prev_end = 0;
-  size_t lines = 0;
-  for (size_t i = 0; i < hits.size(); ++i) lines += i == 0 || hits[i].line_start != hits[i - 1].line_start;
-  out.pending.reserve(lines);
+  ReservePending(hits, out);
+  const size_t first_pending = out.pending.size();
   for (size_t i = 0; i < hits.size();) {
     uint64_t ls = hits[i].line_start, le = hits[i].line_end;
     Pending& p = out.pending.emplace_back();
@@ -193,7 +223,9 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
     counted_to = ls;
     p.line_rel = lines_before;
     size_t first = i;
-    for (; i < hits.size() && hits[i].line_start == ls; ++i) p.ids.push_back(hits[i].id);
+    p.ids_at = static_cast<uint32_t>(out.pending_ids.size());
+    for (; i < hits.size() && hits[i].line_start == ls; ++i) out.pending_ids.push_back(hits[i].id);
+    p.ids_n = static_cast<uint32_t>(i - first);
     size_t line_len = le - ls;
     if (line_len > kConfirmWindow) {
       // A huge line: RE2 confirms each signal on a window that ends a little
@@ -207,8 +239,18 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       }
       line_len = kConfirmWindow;
     }
-    CopyOut(p.line, base + ls, line_len);
-    if (fold_tracebacks && MayEndTraceback(p.line)) {
+    // Context for inherited times (BeforeStart), then the line.
+    const bool first_line = out.pending.size() == first_pending + 1;
+    const BeforeSpan b = BeforeStart(ls, prev_end, first_line);
+    p.before_at = out.pending_text.size();
+    p.before_len = ls - b.start;
+    out.pending_text.append(base + b.start, p.before_len);
+    p.before_reaches_chunk_start = b.start == 0 && first_line;
+    p.before_reaches_prev = b.reaches_prev;
+    p.line_at = out.pending_text.size();
+    p.line_len = line_len;
+    out.pending_text.append(base + ls, line_len);
+    if (fold_tracebacks && MayEndTraceback(out.LineOf(p))) {
       uint64_t avail = ls + readable_before;
       size_t w = static_cast<size_t>(std::min<uint64_t>(avail, kTracebackWindow));
       p.tb_candidate = true;
@@ -218,18 +260,6 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       const char* wstart = base + ls - w;  // may reach before base (readable_before)
       CopyOut(p.tb_window, wstart, w);
     }
-    // Context for inherited times: back to the previous matched line at
-    // most (PhaseB chains through it), so the copies add up to at most the
-    // chunk, not 8 KiB per match of a match storm.
-    size_t bstart = ls > kContextBefore ? ls - kContextBefore : 0;
-    bool reaches_prev = false;
-    if (out.pending.size() > 1 && bstart <= prev_end) {
-      bstart = std::min<uint64_t>(prev_end, ls);
-      reaches_prev = true;
-    }
-    CopyOut(p.before, base + bstart, ls - bstart);
-    p.before_reaches_chunk_start = bstart == 0 && out.pending.size() == 1;
-    p.before_reaches_prev = reaches_prev;
     prev_end = le + 1;
   }
   // One pass over the chunk: the newlines before the last matched line were

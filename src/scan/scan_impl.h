@@ -61,18 +61,27 @@ constexpr size_t kSmallFile = 256 << 10;
 constexpr size_t kMaxStreamLine = size_t{64} << 20;  // a longer line in a stream is split
 
 
-// A matched line copied out of the chunk.
+// A matched line copied out of the chunk. Its bytes, the context before it
+// and its signal ids live in the chunk's ChunkOut::pending_text and
+// pending_ids (ChunkOut::LineOf, BeforeOf, IdsOf): one buffer a chunk, not
+// three allocations a matched line (on a dense log malloc and free took 7%
+// of the scan's instructions, bench/README.md "fourth pass").
 struct Pending {
   uint64_t offset = 0;     // absolute offset of the line start
   uint64_t line_rel = 0;   // newlines in the chunk before this line
-  std::vector<uint32_t> ids;  // signals that matched the line
-  std::string line;        // the line (a window of it, for huge lines)
+  uint32_t ids_at = 0, ids_n = 0;  // signals that matched the line
+  // The line (a window of it, for huge lines) and up to kContextBefore
+  // bytes before it, in pending_text.
+  size_t line_at = 0, line_len = 0;
+  size_t before_at = 0, before_len = 0;
+  // Set by a derived chunk (JSON lines): the raw line, held here instead.
+  bool line_owned = false;
+  std::string line;
   // Phase B: the JSON message captures are taken from, when it is not a
   // piece of `line`.
   std::string message;
   // For a line over kConfirmWindow: per id, the window RE2 confirms on.
   std::vector<std::string> windows;
-  std::string before;      // up to kContextBefore bytes before the line
   bool before_reaches_chunk_start = false;
   // `before` starts right after the previous matched line of the chunk
   // (whose own or inherited time then carries over).
@@ -110,6 +119,15 @@ struct TracebackPending {
 
 struct ChunkOut {
   std::vector<Pending> pending;
+  std::string pending_text;             // the pending lines and their context
+  std::vector<uint32_t> pending_ids;    // their signals, line after line
+  std::string_view LineOf(const Pending& p) const {
+    return p.line_owned ? std::string_view(p.line) : std::string_view(pending_text.data() + p.line_at, p.line_len);
+  }
+  std::string_view BeforeOf(const Pending& p) const {
+    return std::string_view(pending_text.data() + p.before_at, p.before_len);
+  }
+  const uint32_t* IdsOf(const Pending& p) const { return pending_ids.data() + p.ids_at; }
   std::vector<Evidence> evidence;  // after phase B (line = line_rel for now)
   std::vector<TracebackPending> tb_pending;
   uint64_t newlines = 0;
