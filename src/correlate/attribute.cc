@@ -132,6 +132,28 @@ void RanksOfContainers(CorrelationState& st, const std::map<std::string, std::se
   }
 }
 
+// A rankless line naming its CUDA device ("GPU 3 has a total capacity of
+// ...", a pdsh stream's traceback) on a host whose world communicator puts
+// one rank on that device index is that rank's. Where each process sees
+// only its own GPU (CUDA_VISIBLE_DEVICES per task) every rank is device 0:
+// the index names none.
+void RanksOfCudaDevices(CorrelationState& st) {
+  std::map<std::pair<std::string, int64_t>, std::set<int64_t>> ranks;
+  for (const DeviceLink& l : st.scan.devices) {
+    if ((l.global || l.nranks == st.world_nranks) && l.cuda_dev >= 0 && l.rank >= 0) {
+      ranks[{NormalizeHost(l.host), l.cuda_dev}].insert(l.rank);
+    }
+  }
+  if (ranks.empty()) return;
+  for (Evidence& ev : st.evs) {
+    const std::string* dev = ev.Field("cuda_dev");
+    int64_t d;
+    if (!dev || ev.rank >= 0 || ev.host.empty() || ev.Field("bus_id") || !ParseInt64(*dev, &d)) continue;
+    auto it = ranks.find({NormalizeHost(ev.host), d});
+    if (it != ranks.end() && it->second.size() == 1) ev.rank = *it->second.begin();
+  }
+}
+
 }  // namespace
 
 void Attribute(CorrelationState& st) {
@@ -170,6 +192,7 @@ void Attribute(CorrelationState& st) {
     ev.host = a.host;
   }
   RanksOfHcas(st);
+  RanksOfCudaDevices(st);
   RanksOfContainers(st, pod_ranks);
   LocalRanksOfOneNode(st);
 }

@@ -422,6 +422,14 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   inc.time_us = first.time_us;
   inc.rank = first.rank;
   inc.host = first.host;
+  // A first line that names no rank (a pdsh stream's traceback) beside a
+  // later one of the root that does (the Xid's bus): one rank across the
+  // root's lines, on the first line's host, is the incident's.
+  if (inc.rank < 0 && rc.ranks.size() == 1) {
+    int64_t r = *rc.ranks.begin();
+    std::string h = st.HostForRank(r);
+    if (inc.host.empty() || h.empty() || NormalizeHost(h) == NormalizeHost(inc.host)) inc.rank = r;
+  }
   // A line that names no host ("Detected 1 oom-kill event(s) in step ...")
   // is on the one host the rest of its cluster names ("srun: error: node7:").
   if (inc.host.empty() && first.rank < 0 && rc.hosts.size() == 1) inc.host = *rc.hosts.begin();

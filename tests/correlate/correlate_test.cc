@@ -1124,6 +1124,47 @@ TEST_F(CorrelateTest, OomKillersContainerNamesThePodsRank) {
   }
 }
 
+// A CUDA OOM in a stream that names only its host (pdsh's "node101: ")
+// names its device: the rank the world communicator put on that device of
+// that host. Where every rank of the host is device 0 (one visible GPU per
+// process) the index names none.
+TEST_F(CorrelateTest, CudaDeviceOfARanklessLineNamesItsRank) {
+  for (bool per_task_visibility : {false, true}) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    if (per_task_visibility) {
+      for (DeviceLink& l : s.scan.devices) l.cuda_dev = 0;
+    }
+    uint32_t stream = s.Source("deepspeed-launch.log", "");
+    Evidence& e = s.Add(stream, "cuda-oom", "torch-oom", kT0 + 10 * kMin, -1);
+    e.host = HostName(1);
+    e.fields = {{"cuda_dev", per_task_visibility ? "0" : "3"}};
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(d.incidents.empty());
+    EXPECT_EQ(Id(d.incidents[0].rule), "cuda-oom");
+    EXPECT_EQ(d.incidents[0].host, HostName(1));
+    EXPECT_EQ(d.incidents[0].rank, per_task_visibility ? -1 : 11);
+  }
+}
+
+// The root's first line names only its host (a pdsh stream's CUDA error),
+// a second of its lines a rank of that host (the Xid's bus): the incident
+// is that rank's. A rank of another host does not name it.
+TEST_F(CorrelateTest, OneRankAmongTheRootsLinesNamesTheIncident) {
+  for (int xid_host : {1, 0}) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    uint32_t stream = s.Source("deepspeed-launch.log", "");
+    Evidence& e = s.Add(stream, "cuda-oom", "torch-oom", kT0 + 10 * kMin, -1);
+    e.host = HostName(1);
+    s.Add(s.RankSource(xid_host * 8 + 3), "cuda-oom", "torch-oom", kT0 + 10 * kMin + kS, xid_host * 8 + 3);
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(d.incidents.empty());
+    EXPECT_EQ(Id(d.incidents[0].rule), "cuda-oom");
+    EXPECT_EQ(d.incidents[0].rank, xid_host == 1 ? 11 : -1);
+  }
+}
+
 // Pods placed on nodes: every line of a pod is its node's, and a pod is
 // never counted as a host.
 TEST_F(CorrelateTest, PodsArePlacedOnTheirNodes) {
