@@ -144,6 +144,14 @@ class TopologyMap {
   std::optional<int64_t> RankForTask(const std::string& host, int64_t task) const;
   std::optional<std::string> BusForRank(int64_t rank) const;
 
+  // An HCA ("mlx5_3") that a rank's own NCCL line names as its device: the
+  // completion error's "hca mlx5_3" (NCCL 2.22+), the async event's
+  // "NET/IB : mlx5_3:1 Got ...". A kernel line about that HCA on that host
+  // (its port went down) is then about these ranks.
+  void AddHca(const std::string& host, std::string_view hca, int64_t rank);
+  // The ranks known to use `hca` on `host`, ascending; empty when none.
+  std::vector<int64_t> RanksForHca(const std::string& host, std::string_view hca) const;
+
   // Feeds an NCCL init line, keeping only the world
   // communicator: PyTorch creates sub-communicators (TP/PP/DP groups) whose
   // "rank" is a group rank, and their init lines may come first. Entries
@@ -176,6 +184,7 @@ class TopologyMap {
   std::map<std::pair<std::string, int64_t>, int64_t> pid_rank_;
   std::map<std::pair<std::string, int64_t>, int64_t> pid_local_;
   std::map<int64_t, std::pair<std::string, std::string>> rank_host_bus_;
+  std::map<std::pair<std::string, std::string>, std::vector<int64_t>> hca_ranks_;
 };
 
 }  // namespace faultline

@@ -7,6 +7,7 @@
 // canonical form (NormalizePciBusId), so "node017.cluster" and "node017",
 // "3b000" and "00000000:3B:00.0" meet.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -115,6 +116,19 @@ std::optional<std::string> TopologyMap::BusForRank(int64_t rank) const {
   auto it = rank_host_bus_.find(rank);
   if (it == rank_host_bus_.end() || it->second.second.empty()) return std::nullopt;
   return it->second.second;
+}
+
+void TopologyMap::AddHca(const std::string& host, std::string_view hca, int64_t rank) {
+  if (hca.empty() || rank < 0) return;
+  std::vector<int64_t>& ranks = hca_ranks_[{HostKey(host), std::string(hca)}];
+  auto at = std::lower_bound(ranks.begin(), ranks.end(), rank);
+  if (at == ranks.end() || *at != rank) ranks.insert(at, rank);
+}
+
+std::vector<int64_t> TopologyMap::RanksForHca(const std::string& host, std::string_view hca) const {
+  auto it = hca_ranks_.find({HostKey(host), std::string(hca)});
+  if (it == hca_ranks_.end()) return {};
+  return it->second;
 }
 
 void TopologyMap::RetractSmallerComms(int64_t nranks) {

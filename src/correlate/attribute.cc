@@ -3,7 +3,9 @@
 // a rank, through TopologyMap::Resolve, the one rank/host resolver.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "correlate/state.h"
 #include "util/strings.h"
@@ -74,9 +76,88 @@ void LocalRanksOfOneNode(CorrelationState& st) {
   }
 }
 
+// The HCAs ranks name as their own (an IB completion error's "hca mlx5_3",
+// an async event's "NET/IB : mlx5_3:1"): a line about that HCA on that host
+// that names no rank (a kernel line, a library's line without a prefix) is
+// about the rank using it, when one rank does.
+void RanksOfHcas(CorrelationState& st) {
+  for (const Evidence& ev : st.evs) {
+    const std::string* hca = ev.Field("hca");
+    if (hca && ev.rank >= 0 && !ev.host.empty()) st.topo.AddHca(ev.host, *hca, ev.rank);
+  }
+  for (Evidence& ev : st.evs) {
+    const std::string* hca = ev.Field("hca");
+    if (!hca || ev.rank >= 0 || ev.host.empty()) continue;
+    std::vector<int64_t> ranks = st.topo.RanksForHca(ev.host, *hca);
+    if (ranks.size() == 1) ev.rank = ranks.front();
+  }
+}
+
+// The ranks each pod's own lines name, read before the pods are put on
+// their nodes (ApplyHostAliases).
+std::map<std::string, std::set<int64_t>> RanksOfPods(const CorrelationState& st) {
+  std::set<std::string> pods;
+  for (const HostAlias& a : st.scan.host_aliases) pods.insert(NormalizeHost(a.alias));
+  std::map<std::string, std::set<int64_t>> out;
+  if (pods.empty()) return out;
+  auto add = [&](const std::string& host, int64_t rank) {
+    std::string h = NormalizeHost(host);
+    if (rank >= 0 && pods.count(h)) out[h].insert(rank);
+  };
+  for (const Evidence& ev : st.evs) add(ev.host.empty() ? st.scan.sources[ev.source].host : ev.host, ev.rank);
+  for (const auto& [rank, r] : st.scan.ranks) add(r.host, rank);
+  for (const SourceSummary& s : st.scan.sources) add(s.host, s.rank);
+  return out;
+}
+
+// The OOM killer names the container its victim ran in (task_memcg's
+// ".../cri-containerd-<id>.scope" or ".../pod<uid>/<id>"); `kubectl describe
+// pods` gives each pod's "Container ID: containerd://<id>". A rankless line
+// naming a container of a pod whose lines name one rank is that rank's.
+void RanksOfContainers(CorrelationState& st, const std::map<std::string, std::set<int64_t>>& pod_ranks) {
+  std::map<std::string, std::string> pod_of;
+  for (const Evidence& ev : st.evs) {
+    const std::string* id = ev.Field("container_id");
+    const std::string* pod = ev.Field("pod");
+    if (id && pod && !id->empty()) pod_of[*id] = NormalizeHost(*pod);
+  }
+  if (pod_of.empty()) return;
+  for (Evidence& ev : st.evs) {
+    const std::string* id = ev.Field("container_id");
+    if (!id || ev.rank >= 0 || ev.Field("pod")) continue;
+    auto pod = pod_of.find(*id);
+    if (pod == pod_of.end()) continue;
+    auto ranks = pod_ranks.find(pod->second);
+    if (ranks != pod_ranks.end() && ranks->second.size() == 1) ev.rank = *ranks->second.begin();
+  }
+}
+
+// A rankless line naming its CUDA device ("GPU 3 has a total capacity of
+// ...", a pdsh stream's traceback) on a host whose world communicator puts
+// one rank on that device index is that rank's. Where each process sees
+// only its own GPU (CUDA_VISIBLE_DEVICES per task) every rank is device 0:
+// the index names none.
+void RanksOfCudaDevices(CorrelationState& st) {
+  std::map<std::pair<std::string, int64_t>, std::set<int64_t>> ranks;
+  for (const DeviceLink& l : st.scan.devices) {
+    if ((l.global || l.nranks == st.world_nranks) && l.cuda_dev >= 0 && l.rank >= 0) {
+      ranks[{NormalizeHost(l.host), l.cuda_dev}].insert(l.rank);
+    }
+  }
+  if (ranks.empty()) return;
+  for (Evidence& ev : st.evs) {
+    const std::string* dev = ev.Field("cuda_dev");
+    int64_t d;
+    if (!dev || ev.rank >= 0 || ev.host.empty() || ev.Field("bus_id") || !ParseInt64(*dev, &d)) continue;
+    auto it = ranks.find({NormalizeHost(ev.host), d});
+    if (it != ranks.end() && it->second.size() == 1) ev.rank = *it->second.begin();
+  }
+}
+
 }  // namespace
 
 void Attribute(CorrelationState& st) {
+  const std::map<std::string, std::set<int64_t>> pod_ranks = RanksOfPods(st);
   ApplyHostAliases(st);
   const ScanResult& scan = st.scan;
   // Ranks on sub-communicator init lines are group ranks: only the largest
@@ -110,6 +191,9 @@ void Attribute(CorrelationState& st) {
     ev.rank = a.rank.value_or(-1);
     ev.host = a.host;
   }
+  RanksOfHcas(st);
+  RanksOfCudaDevices(st);
+  RanksOfContainers(st, pod_ranks);
   LocalRanksOfOneNode(st);
 }
 

@@ -204,6 +204,73 @@ void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   dr.conf *= 0.8;
 }
 
+// How far after a kernel crash or kill a launcher's line about the worker
+// it ended may come: torchrun and DeepSpeed poll their children every
+// few seconds.
+constexpr int64_t kExitReportUs = 120 * kSecond;
+
+// The signal an exit meaning names ("SIGKILL: ..." -> "SIGKILL").
+std::string_view SignalOf(const std::string& meaning) {
+  return std::string_view(meaning).substr(0, meaning.find(':'));
+}
+
+// Whether collateral line `ev`, on the root's host, says that its own rank
+// was the one the root hit: its IB connection failed (a line naming the
+// remote peer or its HCA) after a network-layer root, or its worker died of
+// the signal the root means (a kill or a crash, never the SIGTERM a
+// launcher sends the rest) soon after it.
+bool HitByRoot(const Draft& dr, const Evidence& ev) {
+  if (dr.rc.layer == RuleLayer::Network) {
+    const std::string* root_hca = dr.first.Field("hca");
+    const std::string* hca = ev.Field("hca");
+    if (root_hca && hca) return *root_hca == *hca;
+    return hca || ev.Field("peer");
+  }
+  std::string meaning = ExitMeaning(ev);
+  std::string_view sig = SignalOf(meaning);
+  if (sig.empty() || sig == "SIGTERM" || sig == "SIGABRT") return false;
+  if (std::string root = ExitMeaning(dr.first); !root.empty() && SignalOf(root) != sig) return false;
+  if (ev.time_us == kNoTime || dr.first.time_us == kNoTime) return true;
+  return ev.time_us >= dr.first.time_us - 5 * kSecond && ev.time_us <= dr.first.time_us + kExitReportUs;
+}
+
+// A root line that names its host but no rank: a kernel line about an HCA
+// whose port went down, a segfault or an OOM kill of a pid the job's logs
+// know under another pid namespace (a pod's). The rank is the one that HCA
+// serves (the topology), else the rank on that host whose own line says it
+// was hit, the earliest (an unstamped line last).
+void RankOnRootHost(const CorrelationState& st, int root, const std::vector<int>& members, Draft& dr,
+                    Incident& inc) {
+  if (inc.rank >= 0 || inc.host.empty() || !dr.rc.initiating || IsNotice(st, dr.rc)) return;
+  if (dr.peer && !dr.peer->empty()) return;  // the suspect is the peer's host
+  const std::string host = NormalizeHost(inc.host);
+  if (const std::string* hca = dr.first.Field("hca")) {
+    std::vector<int64_t> ranks = st.topo.RanksForHca(inc.host, *hca);
+    if (!ranks.empty()) {
+      inc.rank = ranks.front();
+      dr.explanation += StrCat("The HCA ", *hca, " on ", inc.host, " is the one rank",
+                               ranks.size() > 1 ? "s " : " ", StrJoin(ranks, ", "),
+                               " named as theirs. ");
+      return;
+    }
+  }
+  const Evidence* best = nullptr;
+  for (int c : members) {
+    if (c == root) continue;
+    for (size_t i : st.clusters[c].ev) {
+      const Evidence& ev = st.evs[i];
+      if (ev.rank < 0 || NormalizeHost(ev.host) != host || !HitByRoot(dr, ev)) continue;
+      bool earlier = !best || (ev.time_us != kNoTime &&
+                               (best->time_us == kNoTime || ev.time_us < best->time_us));
+      if (earlier) best = &ev;
+    }
+  }
+  if (!best) return;
+  inc.rank = best->rank;
+  dr.explanation += StrCat("Rank ", inc.rank, " on ", inc.host, " is the rank there whose own line says it was hit (",
+                           st.scan.sources[best->source].name, ":", best->line, "). ");
+}
+
 // A seen initiating line: say what explains what; a blamed peer is the suspect.
 void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
   std::string& e = dr.explanation;
@@ -355,6 +422,14 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   inc.time_us = first.time_us;
   inc.rank = first.rank;
   inc.host = first.host;
+  // A first line that names no rank (a pdsh stream's traceback) beside a
+  // later one of the root that does (the Xid's bus): one rank across the
+  // root's lines, on the first line's host, is the incident's.
+  if (inc.rank < 0 && rc.ranks.size() == 1) {
+    int64_t r = *rc.ranks.begin();
+    std::string h = st.HostForRank(r);
+    if (inc.host.empty() || h.empty() || NormalizeHost(h) == NormalizeHost(inc.host)) inc.rank = r;
+  }
   // A line that names no host ("Detected 1 oom-kill event(s) in step ...")
   // is on the one host the rest of its cluster names ("srun: error: node7:").
   if (inc.host.empty() && first.rank < 0 && rc.hosts.size() == 1) inc.host = *rc.hosts.begin();
@@ -364,6 +439,7 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   dr.window_start = dr.window_end = inc.time_us;
   if (rc.initiating) {
     ExplainSeen(st, dr, inc);
+    RankOnRootHost(st, root, members, dr, inc);
   } else {
     InferSuspect(st, dr, inc);
   }

@@ -3,6 +3,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "attribution/attribution.h"
 #include "gtest/gtest.h"
@@ -67,6 +68,23 @@ TEST(MergeAttribution, FillsOnlyUnsetFields) {
   MergeAttribution(line, AttributeFromPath("archive/node017/dmesg"));
   EXPECT_EQ(line.host, "node017");
   EXPECT_EQ(line.gpu, "0000:3b:00.0");
+}
+
+TEST(TopologyMap, HcaRanksPerHost) {
+  TopologyMap t;
+  EXPECT_TRUE(t.RanksForHca("node017", "mlx5_3").empty());
+  t.AddHca("node017.cluster", "mlx5_3", 5);
+  t.AddHca("node017", "mlx5_3", 4);
+  t.AddHca("node017", "mlx5_3", 5);  // restated: kept once
+  t.AddHca("node017", "mlx5_0", 0);
+  t.AddHca("node018", "mlx5_3", 13);
+  t.AddHca("node017", "", 1);        // no device: nothing learnt
+  t.AddHca("node017", "mlx5_1", -1);  // no rank: nothing learnt
+  EXPECT_EQ(t.RanksForHca("node017", "mlx5_3"), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(t.RanksForHca("node017.cluster", "mlx5_0"), (std::vector<int64_t>{0}));
+  EXPECT_EQ(t.RanksForHca("node018", "mlx5_3"), (std::vector<int64_t>{13}));
+  EXPECT_TRUE(t.RanksForHca("node017", "mlx5_1").empty());
+  EXPECT_TRUE(t.RanksForHca("node019", "mlx5_3").empty());
 }
 
 TEST(TopologyMap, DeviceBusPidLookups) {

@@ -1016,6 +1016,155 @@ TEST_F(CorrelateTest, EarlierHardwareFailureBeatsALaterNotice) {
   EXPECT_EQ(Id(d.incidents[0].rule), "xid-79-fallen-off-bus") << ::testing::PrintToString(Ids(d));
 }
 
+// A port goes down on node100 (the kernel names the HCA's PCI function, no
+// rank); the rank of node100 whose own IB connection then failed (an
+// unstamped per-rank line naming its remote peer) is the incident's rank,
+// not a rank of the other host that lost its peer on node100 earlier.
+TEST_F(CorrelateTest, PortDownNamesTheRankOfItsHostWhoseConnectionFailed) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& k = s.Add(s.Kernel(0), "ib-port-down", "mlx5_port_module_event", kT0 + 40 * kMin, -1);
+  k.fields = {{"hca_pci", "0000:9a:00.1"}};
+  Evidence& other = s.Add(s.RankSource(12), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin + kS, 12);
+  other.fields = {{"peer", "10.1.0.10"}};
+  Evidence& own = s.Add(s.RankSource(5), "ib-retry-exceeded", "nccl_ib_status12", kNoTime, 5);
+  own.fields = {{"peer", "10.1.0.11"}};
+  for (int64_t r = 0; r < 16; ++r) {
+    if (r != 5 && r != 12) s.Watchdog(r, kT0 + 50 * kMin + r * kS);
+  }
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "ib-port-down") << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(inc.host, HostName(0));
+  EXPECT_EQ(inc.rank, 5) << inc.explanation;
+}
+
+// The HCA a line names ties it to the ranks whose own NCCL lines name it:
+// one rank gives a rankless line its rank; an HCA two ranks share names the
+// first of them, never a rank on another HCA that failed earlier.
+TEST_F(CorrelateTest, HcaNamesTheRanksThatUseIt) {
+  for (bool shared : {false, true}) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    Evidence& k = s.Add(s.Kernel(0), "ib-port-down", "mlx5e_link_down", kT0 + 40 * kMin, -1);
+    k.fields = {{"hca", "mlx5_3"}};
+    Evidence& six = s.Add(s.RankSource(6), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin + kS, 6);
+    six.fields = {{"peer", "10.1.0.11"}, {"hca", "mlx5_6"}};
+    for (int64_t r : shared ? std::vector<int64_t>{3, 2} : std::vector<int64_t>{3}) {
+      Evidence& e = s.Add(s.RankSource(r), "ib-retry-exceeded", "nccl_ib_status12", kNoTime, r);
+      e.fields = {{"peer", "10.1.0.11"}, {"hca", "mlx5_3"}};
+    }
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(d.incidents.empty());
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(Id(inc.rule), "ib-port-down") << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(inc.rank, shared ? 2 : 3) << inc.explanation;
+    if (shared) {
+      EXPECT_NE(inc.explanation.find("mlx5_3"), std::string::npos) << inc.explanation;
+    }
+  }
+}
+
+// The OOM killer names a host-namespace pid the job's logs do not know (a
+// pod's workers have other pids); the launcher on that host reports the
+// worker it lost to SIGKILL a second later: that worker's rank is the
+// victim. A sibling's abort (-6) and a rank of another host are not.
+TEST_F(CorrelateTest, KernelKillNamesTheRankItsLauncherLostToThatSignal) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& k = s.Add(s.Kernel(1), "host-oom-kill", "killed-process", kT0 + 40 * kMin, -1);
+  k.pid = 1372750;
+  k.fields = {{"pid", "1372750"}};
+  auto failed = [&](int64_t rank, int64_t t, const char* code) {
+    Evidence& e = s.Add(s.RankSource(rank), "torch-child-failed", "agent_worker_failed", t, rank);
+    e.fields = {{"exitcode", code}, {"local_rank", StrCat(rank % 8)}};
+  };
+  failed(3, kT0 + 40 * kMin, "-9");
+  failed(9, kT0 + 40 * kMin + kS / 2, "-6");
+  failed(12, kT0 + 40 * kMin + kS, "-9");
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "host-oom-kill") << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(inc.host, HostName(1));
+  EXPECT_EQ(inc.rank, 12) << inc.explanation;
+}
+
+// The OOM killer names the victim's container in its memory cgroup, and a
+// pid no line of the pod knows; `kubectl describe pods` gives the pod that
+// container id: the pod's one rank is the victim. A container of a pod
+// whose lines name several ranks names none of them.
+TEST_F(CorrelateTest, OomKillersContainerNamesThePodsRank) {
+  const std::string cid = "27a2e7ef6d3d55b99196e7d58756ae79d2e29288909ba84360d9b06f9165c99a";
+  for (bool one_rank : {true, false}) {
+    Synth s(rs());
+    uint32_t w1 = s.Source("pods/trainer-worker-1/pytorch.log", "trainer-worker-1");
+    uint32_t w0 = s.Source("pods/trainer-worker-0/pytorch.log", "trainer-worker-0");
+    uint32_t desc = s.Source("kubectl/describe-pods.txt", "");
+    s.scan.host_aliases = {{"trainer-worker-1", "gpu-node-7"}, {"trainer-worker-0", "gpu-node-2"}};
+    s.Add(w1, "ib-retry-exceeded", "nccl_ib_status12", kT0 + 9 * kMin, 3).fields = {{"peer", "10.9.9.9"}};
+    if (!one_rank) s.Add(w1, "ib-retry-exceeded", "nccl_ib_status12", kT0 + 9 * kMin, 2).fields = {{"peer", "10.9.9.9"}};
+    s.Add(w0, "ib-retry-exceeded", "nccl_ib_status12", kT0 + 9 * kMin, 0).fields = {{"peer", "10.9.9.9"}};
+    s.Add(desc, "job-placement", "k8s-describe-container-id", kNoTime, -1).fields = {{"container_id", cid},
+                                                                                      {"pod", "trainer-worker-1"}};
+    uint32_t kern = s.Source("gpu-node-7/kern.log", "gpu-node-7");
+    Evidence& k = s.Add(kern, "host-oom-kill", "oom-kill-summary-global", kT0 + 10 * kMin, -1);
+    k.pid = 1372750;
+    k.fields = {{"pid", "1372750"}, {"container_id", cid}};
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(d.incidents.empty());
+    const Incident* oom = nullptr;
+    for (const Incident& i : d.incidents) {
+      if (Id(i.rule) == "host-oom-kill") oom = &i;
+    }
+    ASSERT_NE(oom, nullptr) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(oom->host, "gpu-node-7");
+    EXPECT_EQ(oom->rank, one_rank ? 3 : -1) << oom->explanation;
+  }
+}
+
+// A CUDA OOM in a stream that names only its host (pdsh's "node101: ")
+// names its device: the rank the world communicator put on that device of
+// that host. Where every rank of the host is device 0 (one visible GPU per
+// process) the index names none.
+TEST_F(CorrelateTest, CudaDeviceOfARanklessLineNamesItsRank) {
+  for (bool per_task_visibility : {false, true}) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    if (per_task_visibility) {
+      for (DeviceLink& l : s.scan.devices) l.cuda_dev = 0;
+    }
+    uint32_t stream = s.Source("deepspeed-launch.log", "");
+    Evidence& e = s.Add(stream, "cuda-oom", "torch-oom", kT0 + 10 * kMin, -1);
+    e.host = HostName(1);
+    e.fields = {{"cuda_dev", per_task_visibility ? "0" : "3"}};
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(d.incidents.empty());
+    EXPECT_EQ(Id(d.incidents[0].rule), "cuda-oom");
+    EXPECT_EQ(d.incidents[0].host, HostName(1));
+    EXPECT_EQ(d.incidents[0].rank, per_task_visibility ? -1 : 11);
+  }
+}
+
+// The root's first line names only its host (a pdsh stream's CUDA error),
+// a second of its lines a rank of that host (the Xid's bus): the incident
+// is that rank's. A rank of another host does not name it.
+TEST_F(CorrelateTest, OneRankAmongTheRootsLinesNamesTheIncident) {
+  for (int xid_host : {1, 0}) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    uint32_t stream = s.Source("deepspeed-launch.log", "");
+    Evidence& e = s.Add(stream, "cuda-oom", "torch-oom", kT0 + 10 * kMin, -1);
+    e.host = HostName(1);
+    s.Add(s.RankSource(xid_host * 8 + 3), "cuda-oom", "torch-oom", kT0 + 10 * kMin + kS, xid_host * 8 + 3);
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(d.incidents.empty());
+    EXPECT_EQ(Id(d.incidents[0].rule), "cuda-oom");
+    EXPECT_EQ(d.incidents[0].rank, xid_host == 1 ? 11 : -1);
+  }
+}
+
 // Pods placed on nodes: every line of a pod is its node's, and a pod is
 // never counted as a host.
 TEST_F(CorrelateTest, PodsArePlacedOnTheirNodes) {

@@ -84,3 +84,48 @@ def test_anchored_signals_match_on_any_line(faultline_bin, tmp_path):
     records = [json.loads(l) for l in p.stdout.decode().splitlines() if l.strip()]
     found = {(r["line"], r["signal"]) for r in records}
     assert {(4, "k8s-describe-name"), (6, "k8s-pod-evicted")} <= found, sorted(found)
+
+
+def _pod_archive(base, describe_ids, killed_id):
+    """Two one-rank pods on two nodes; the OOM killer on the second node
+    names its victim by a host pid no pod line knows and by the container in
+    its memory cgroup (systemd driver, containerd)."""
+    logs = base / "logs"
+    for r in (0, 1):
+        d = logs / "pods" / f"trainer-{r}"
+        d.mkdir(parents=True)
+        (d / "pytorch.log").write_text(
+            f"2025-01-13T03:37:52.438890000Z stderr F trainer-{r}:100:100 [0] NCCL INFO comm 0x55d4c8a0 "
+            f"rank {r} nranks 2 cudaDev 0 nvmlDev 0 busId 18000 commId 0xabcdef - Init COMPLETE\n"
+            f"2025-01-13T03:38:00.000000000Z stdout F [train] rank={r} step=1 loss=9.1 step_time_ms=1000.0\n")
+    k = logs / "kubectl"
+    k.mkdir()
+    (k / "get-pods-wide.txt").write_text(
+        "NAME        READY   STATUS      RESTARTS   AGE   IP           NODE         NOMINATED NODE   READINESS GATES\n"
+        "trainer-0   0/1     Error       0          47m   10.244.0.2   gpu-node-0   <none>           <none>\n"
+        "trainer-1   0/1     OOMKilled   0          47m   10.244.0.3   gpu-node-1   <none>           <none>\n")
+    (k / "describe-pods.txt").write_text("".join(
+        f"Name:             trainer-{r}\nNamespace:        default\nNode:             gpu-node-{r}/10.20.0.{r + 10}\n"
+        f"Containers:\n  pytorch:\n    Container ID:   containerd://{cid}\n    Image:          nvcr.io/nvidia/pytorch:24.05-py3\n"
+        for r, cid in enumerate(describe_ids)))
+    n = logs / "nodes" / "gpu-node-1"
+    n.mkdir(parents=True)
+    memcg = f"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod51c2.slice/cri-containerd-{killed_id}.scope"
+    (n / "dmesg-T.txt").write_text(
+        "[Mon Jan 13 03:38:30 2025] python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0\n"
+        f"[Mon Jan 13 03:38:30 2025] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=cri-containerd-{killed_id}.scope,"
+        f"mems_allowed=0-1,oom_memcg={memcg.rsplit('/', 1)[0]},task_memcg={memcg},task=python,pid=88123,uid=0\n"
+        "[Mon Jan 13 03:38:30 2025] Memory cgroup out of memory: Killed process 88123 (python) total-vm:1000kB, "
+        "anon-rss:900kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:100kB oom_score_adj:0\n")
+    return logs
+
+
+def test_oom_kill_container_names_the_pods_rank(faultline_bin, tmp_path):
+    """The memory cgroup's container id, matched with `kubectl describe
+    pods`, names the pod and so its one rank; an id no pod has names none."""
+    ids = ["1" * 64, "27a2e7ef6d3d55b99196e7d58756ae79d2e29288909ba84360d9b06f9165c99a"]
+    for name, killed, want in [("known", ids[1], 1), ("unknown", "2" * 64, None)]:
+        d = diagnose(faultline_bin, _pod_archive(tmp_path / name, ids, killed))
+        first = d["incidents"][0]["initiating"]
+        assert first["host"] == "gpu-node-1", first
+        assert first["rank"] == want, first
