@@ -1,12 +1,17 @@
 // A hand parser for the commonest extract shape: literals with decimal
 // numbers captured between them, e.g.
 //   global rank: (?P<rank>[0-9]+), TIMEOUT\(ms\): (?P<timeout_ms>[0-9]+)
+// A capture is a digit run `[0-9]+`, a run of digits and dots `[0-9.]+`, a
+// literal `(?P<metric>lm loss)`, or, last in the pattern, the rulesets'
+// number `[-+]?(?:[0-9]+\.?[0-9]*(?:[eE][-+]?[0-9]+)?|nan|...|Infinity)`;
+// a run of blanks (`[ \t]+`, ` +`) may come before a capture.
 // chosen when a signal's regexes are built (SignalInfo::BuildRegex) and used
 // instead of RE2 on every matched line. It answers exactly what
 // RE2::PartialMatch would (tests/ruleset/digit_shape_test.cc), because the
 // shape admits only patterns whose match at a start is unique: every capture
 // is followed by the end or by a literal that does not start with a digit,
-// so the greedy digit run is always taken whole.
+// so the greedy digit run is always taken whole (a number ends the pattern, a
+// blank run is followed by a capture that does not start with a blank).
 #ifndef FAULTLINE_RULESET_DIGIT_SHAPE_H_
 #define FAULTLINE_RULESET_DIGIT_SHAPE_H_
 
@@ -21,10 +26,21 @@ namespace faultline {
 // At most this many captures (ExtractFields keeps their values on the stack).
 constexpr size_t kMaxShapeCaptures = 8;
 
+enum class ShapeKind { kDigits, kDigitsDots, kLiteral, kNumber };
+
 struct DigitShape {
   // literals.size() == captures.size() + 1; literals[0] is not empty.
   std::vector<std::string> literals;
   std::vector<std::string> captures;  // capture names, in group order
+  // Per capture: its kind, its text (kLiteral), the blanks of a run before it
+  // ("" when there is none).
+  std::vector<ShapeKind> kinds;
+  std::vector<std::string> texts;
+  std::vector<std::string> blanks;
+  // The text every match starts with: literals[0] and the literal captures
+  // (without blanks) and literals that follow it; `lead` such captures.
+  std::string head;
+  size_t lead = 0;
 };
 
 // The shape of a case-sensitive extract pattern, or nullopt when the pattern

@@ -67,6 +67,50 @@ TEST(DigitShape, TakesLiteralsAndDigitsOnly) {
   EXPECT_FALSE(ParseDigitShape("ranks? (?P<rank>[0-9]+)"));
 }
 
+constexpr char kNumber[] =
+    "[-+]?(?:[0-9]+\\.?[0-9]*(?:[eE][-+]?[0-9]+)?|nan|NaN|NAN|inf|INF|Infinity)";
+
+TEST(DigitShape, TakesBlankRunsLiteralCapturesAndALastNumber) {
+  const std::string number = kNumber;
+  EXPECT_TRUE(ParseDigitShape("iteration[ \\t]+(?P<step>[0-9]+)/"));
+  EXPECT_TRUE(ParseDigitShape("iteration +(?P<step>[0-9]+)"));
+  EXPECT_TRUE(ParseDigitShape("ms\\): (?P<ms>[0-9.]+)"));
+  EXPECT_TRUE(ParseDigitShape(" (?P<metric>lm loss): (?P<value>" + number + ")"));
+  EXPECT_FALSE(ParseDigitShape(" (?P<value>" + number + ") x"));        // a number not last
+  EXPECT_FALSE(ParseDigitShape("a (?P<v>[0-9.]+).b"));                  // a dot after [0-9.]+
+  EXPECT_FALSE(ParseDigitShape("a[ \\t]+(?P<m> x)"));                 // a blank after blanks
+  EXPECT_FALSE(ParseDigitShape("a(?P<v>[0-9]+)[ \\t]*(?P<w>[0-9]+)")); // not a blank run
+  EXPECT_FALSE(ParseDigitShape("a (?P<m>l.ss)"));                       // not a literal
+}
+
+TEST(DigitShape, SameAsRe2OnNumbersAndBlankRuns) {
+  const std::vector<std::string> lines = {
+      "",
+      " iteration       10/     100 | lm loss: 3.412E+00 | grad norm: 1.2 |",
+      "iteration\t\t7/ 9 | lm loss: nan |",
+      "iteration /iteration 5/ | lm loss: -nan | lm loss: 1",
+      "iteration5/ iteration 6/",
+      " lm loss: -x lm loss: +Infinity",
+      " lm loss: 1. lm loss: 2",
+      " lm loss: 1e lm loss: 1e+ 1e-3",
+      " lm loss: 1.5e-3x",
+      " lm loss: inf lm loss: INFINITY lm loss: Inf",
+      " lm loss: -.5",
+      " lm loss: + 1 lm loss: 0x10",
+      "elapsed time per iteration (ms): 1234.5.6 | x",
+      "elapsed time per iteration (ms): .",
+      "elapsed time per iteration (ms): | elapsed time per iteration (ms): 7",
+  };
+  const std::string number = kNumber;
+  for (const std::string& p :
+       {std::string("iteration[ \\t]+(?P<step>[0-9]+)/"), std::string("iteration +(?P<step>[0-9]+)"),
+        " (?P<metric>lm loss): (?P<value>" + number + ")", "lm loss: (?P<value>" + number + ")",
+        std::string("elapsed time per iteration \\(ms\\): (?P<elapsed_ms>[0-9.]+)"),
+        std::string("iteration[ \\t]+(?P<step>[0-9]+)/ +(?P<of>[0-9]+) \\| (?P<m>lm loss)")}) {
+    EXPECT_EQ(ExpectSame(p, lines), static_cast<int>(lines.size())) << p;
+  }
+}
+
 TEST(DigitShape, SameAsRe2OnEdgeCases) {
   const std::vector<std::string> lines = {
       "",
