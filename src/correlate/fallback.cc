@@ -11,7 +11,7 @@
 // initiates and the symptoms become its collateral. A fatal line a catalog
 // rule also matched is that rule's, an exception whose traceback holds a
 // catalog rule's frame joins that rule's incident, and a fatal line after
-// training completed is teardown.
+// training completed, or at the process's exit (role:teardown), is teardown.
 #include <algorithm>
 #include <map>
 #include <utility>
@@ -169,6 +169,38 @@ bool Claimed(const LineSet& claimed, const Evidence& ev) {
          (it->second == ev.rank || it->second < 0 || ev.rank < 0);
 }
 
+// How far after a teardown line (role:teardown: the CUDA runtime already
+// unloaded) a fatal line of its rank is still that exit: C++'s stack dump
+// and "Aborted (core dumped)" follow it within a few dozen lines.
+constexpr uint64_t kTeardownReachLines = 64;
+
+// Lines of role:teardown rules, with their ranks.
+LineSet TeardownLines(const CorrelationState& st) {
+  LineSet lines;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (st.ignore_reason[i].empty() && st.HasRole(ev.rule, RuleRole::kTeardown)) {
+      lines.emplace(std::make_pair(ev.source, ev.line), ev.rank);
+    }
+  }
+  return lines;
+}
+
+// Whether fatal line `ev` is its process's exit, not a failure: a line that
+// states no message of its own goes on to a teardown line ("terminate called
+// after throwing ..." and its "what():  CUDA error: driver shutting down"),
+// or a teardown line of its rank came shortly before it (the abort that
+// follows). An exception that states its message is a failure of its own.
+bool AtTeardown(const LineSet& teardown, const Evidence& ev) {
+  if (teardown.empty()) return false;
+  if (!ev.Field("message") && Claimed(teardown, ev)) return true;
+  auto it = teardown.upper_bound({ev.source, ev.line});
+  if (it == teardown.begin()) return false;
+  --it;
+  return it->first.first == ev.source && ev.line - it->first.second <= kTeardownReachLines &&
+         (it->second == ev.rank || it->second < 0 || ev.rank < 0);
+}
+
 // A traceback's code line (`    raise ValueError(`, `    assert x`, field
 // `statement`) is the lead only when the excerpt was cut before its
 // exception: an exception line of the same rank after it, within the
@@ -192,6 +224,7 @@ bool SupersededStatement(const CorrelationState& st, size_t i) {
 // The generic fatal lines no rank carried on from, in evidence order.
 std::vector<size_t> FatalLines(const CorrelationState& st) {
   LineSet claimed = ClaimedLines(st);
+  LineSet teardown = TeardownLines(st);
   std::vector<size_t> lines;
   // A context line of a fallback rule (CPython's "Exception ignored in:")
   // says that the traceback after it was printed and dropped; the evidence
@@ -217,7 +250,7 @@ std::vector<size_t> FatalLines(const CorrelationState& st) {
         After(st.index.first_completion, ev)) {
       continue;
     }
-    if (Claimed(claimed, ev) || SupersededStatement(st, i)) continue;
+    if (Claimed(claimed, ev) || SupersededStatement(st, i) || AtTeardown(teardown, ev)) continue;
     lines.push_back(i);
   }
   return lines;

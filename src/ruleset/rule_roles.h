@@ -2,7 +2,8 @@
 // line that marks normal completion, the one that announces an external
 // termination signal, the one that says a checkpoint was saved, the generic
 // fatal line that only explains a failure no catalog rule does, the launcher
-// summary that only points at a worker's own error. A rule
+// summary that only points at a worker's own error, the line that says the
+// process is already exiting. A rule
 // declares these as "role:<name>" entries among its tags (rulesets/README.md,
 // "Roles"), so the correlator never names rule ids; the compiler rejects a
 // "role:" tag it does not know.
@@ -31,8 +32,9 @@ enum class RuleRole : uint8_t {
   kAttemptStart,       // the job starts again: a launcher's restart, a scheduler's requeue
   kDeadline,           // a termination the job knew in advance (a scheduler time limit)
   kServed,             // a server answered a request: it carried on after an error
+  kTeardown,           // the process is exiting (the CUDA runtime unloaded): no failure of its own
 };
-inline constexpr size_t kRuleRoleCount = 10;
+inline constexpr size_t kRuleRoleCount = 11;
 
 inline constexpr std::string_view kRoleTagPrefix = "role:";
 inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount] = {
@@ -46,6 +48,7 @@ inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount]
     {"role:attempt-start", RuleRole::kAttemptStart},
     {"role:deadline", RuleRole::kDeadline},
     {"role:served", RuleRole::kServed},
+    {"role:teardown", RuleRole::kTeardown},
 };
 
 // The role a tag declares; nullopt for an ordinary tag or an unknown role.

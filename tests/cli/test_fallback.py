@@ -171,6 +171,37 @@ def test_exception_ignored_at_shutdown_is_no_failure(faultline_bin, validate, tm
     assert incidents(faultline_bin, validate, tmp_path, text) == []
 
 
+# A CUDA call made after the CUDA runtime unloaded at process exit
+# (cudaErrorCudartUnloading, "driver shutting down"), as Caffe's CHECK and
+# glibc report it (FastMask issue 16), and as a C++ exception escaping a
+# destructor does (PyTorch's c10 message format).
+CAFFE_EXIT = ("Check failed: error == cudaSuccess (29 vs. 0) driver shutting down\n"
+              "*** Check failure stack trace: ***\n"
+              "Aborted (core dumped)\n")
+TERMINATE_EXIT = ("terminate called after throwing an instance of 'c10::Error'\n"
+                  "  what():  CUDA error: driver shutting down\n")
+
+
+def test_abort_after_the_cuda_runtime_unloaded_is_no_failure(faultline_bin, validate, tmp_path):
+    assert incidents(faultline_bin, validate, tmp_path, CAFFE_EXIT) == []
+
+
+def test_terminate_whose_message_is_the_runtime_unloading_is_no_failure(faultline_bin, validate, tmp_path):
+    assert incidents(faultline_bin, validate, tmp_path, TERMINATE_EXIT) == []
+
+
+def test_an_error_before_the_exit_noise_still_initiates(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, WORKER_ERROR + TERMINATE_EXIT)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == ["[rank0]: ValueError: Template 'None' not found."]
+
+
+def test_terminate_with_another_message_is_still_a_failure(faultline_bin, validate, tmp_path):
+    text = ("terminate called after throwing an instance of 'c10::Error'\n"
+            "  what():  CUDA error: an illegal memory access was encountered\n")
+    assert incidents(faultline_bin, validate, tmp_path, text) != []
+
+
 # A peer's crash as the other ends of its connections see it: NCCL's IB
 # completion errors naming the crashed host's address (NCCL's net_ib.cc
 # format), unstamped as NCCL prints them, and the kernel's segfault line of
