@@ -1040,6 +1040,29 @@ TEST_F(CorrelateTest, PortDownNamesTheRankOfItsHostWhoseConnectionFailed) {
   EXPECT_EQ(inc.rank, 5) << inc.explanation;
 }
 
+// The rank's own failed connection is an incident of its own (its line
+// blames the remote peer, and its host's kernel clock runs 90 s behind the
+// application's stamps): it still names the port-down's rank. A rank of
+// the same host whose line is an hour away is another event.
+TEST_F(CorrelateTest, PortDownNamesTheRankOfItsHostFromItsOwnIncident) {
+  for (int64_t lag : {-90 * kS, 60 * kMin}) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    Evidence& k = s.Add(s.Kernel(0), "ib-port-down", "mlx5_port_module_event", kT0 + 40 * kMin, -1);
+    k.fields = {{"hca_pci", "0000:9a:00.1"}};
+    Evidence& own = s.Add(s.RankSource(5), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin + lag, 5);
+    own.fields = {{"peer", "10.1.0.11"}};
+    Diagnosis d = s.Run();
+    const Incident* port = nullptr;
+    for (const Incident& inc : d.incidents) {
+      if (Id(inc.rule) == "ib-port-down") port = &inc;
+    }
+    ASSERT_NE(port, nullptr) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(port->host, HostName(0));
+    EXPECT_EQ(port->rank, lag < 0 ? 5 : -1) << port->explanation;
+  }
+}
+
 // The HCA a line names ties it to the ranks whose own NCCL lines name it:
 // one rank gives a rankless line its rank; an HCA two ranks share names the
 // first of them, never a rank on another HCA that failed earlier.
