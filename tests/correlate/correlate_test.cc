@@ -1114,6 +1114,33 @@ TEST_F(CorrelateTest, KernelKillNamesTheRankItsLauncherLostToThatSignal) {
   EXPECT_EQ(inc.rank, 12) << inc.explanation;
 }
 
+// Plain dmesg stamps seconds since boot only. The segfault of pid 48346 on
+// node101 is dated by its launcher's report of that pid's SIGSEGV: it then
+// comes before the unstamped NCCL errors of the ranks that lost it, and is
+// the incident.
+TEST_F(CorrelateTest, LaunchersCrashReportDatesTheKernelsBootStamps) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& seg = s.Add(s.Kernel(1), "unrecognised-fatal-error", "kernel_segfault", kNoTime, -1);
+  seg.monotonic_s = 1084294.693401;
+  seg.fields = {{"pid", "48346"}};
+  for (int64_t r = 0; r < 4; ++r) {
+    s.Add(s.RankSource(r), "ib-retry-exceeded", "nccl_ib_status12", kNoTime, r).fields = {
+        {"peer", "10.20.1.154"}};
+  }
+  const int64_t report = kT0 + 40 * kMin;
+  Evidence& e = s.Add(s.RankSource(14), "torch-child-failed", "agent_worker_failed", report, 14);
+  e.fields = {{"exitcode", "-11"}, {"local_rank", "6"}, {"pid", "48346"}};
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "unrecognised-fatal-error") << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(inc.time_us, report);
+  EXPECT_EQ(inc.host, HostName(1));
+  ASSERT_FALSE(inc.initiating.empty());
+  EXPECT_EQ(inc.initiating[0].time_source, TimeSource::kMonotonicAnchored);
+}
+
 // The OOM killer names the victim's container in its memory cgroup, and a
 // pid no line of the pod knows; `kubectl describe pods` gives the pod that
 // container id: the pod's one rank is the victim. A container of a pod
