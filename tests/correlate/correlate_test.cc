@@ -1311,6 +1311,27 @@ TEST_F(CorrelateTest, UnstampedTimeLimitAfterTheStopIsTheHangsCollateral) {
   EXPECT_NE(FindCollateral(d.incidents[0], "slurm-time-limit"), nullptr);
 }
 
+// Step lines with no time (tqdm bars in an unstamped stdout): rank 3 is a
+// step behind the rest when the scheduler's stamped time limit ends the job.
+// The limit ended a hang, and rank 3 is the one the others waited for.
+TEST_F(CorrelateTest, StampedTimeLimitAfterUntimedStepsIsTheHangsCollateral) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 60 * kMin);
+  for (int64_t r = 0; r < 8; ++r) {
+    s.Progress(r, "node100", kNoTime, 1.0);
+    s.scan.ranks[r].first_progress_us = kNoTime;
+    s.scan.ranks[r].last_step = r == 3 ? 20 : 21;
+  }
+  s.Add(s.RankSource(0), "slurm-time-limit", "slurmstepd-time-limit", kT0 + 60 * kMin, -1,
+        "slurmstepd: error: *** STEP 88231.0 ON node100 CANCELLED AT 2026-10-27T08:00:00 DUE TO "
+        "TIME LIMIT ***");
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(d.incidents[0].detector, "hang");
+  EXPECT_EQ(d.incidents[0].rank, 3);
+  EXPECT_NE(FindCollateral(d.incidents[0], "slurm-time-limit"), nullptr);
+}
+
 // A time limit says who ended the job: a failure logged while the job was
 // being stopped ranks after it, however sure its rule; one logged before
 // the notice keeps the lead.
