@@ -2,12 +2,17 @@
 // every rank logs at once) across hosts is clock skew. The host with the
 // most sync points is the reference; user offsets override the estimate.
 // Evidence, source and rank-progress times are shifted to aligned time.
+// First, a host's kernel lines stamped only in seconds since boot (plain
+// dmesg) are placed by a crash they share with a launcher: the kernel's
+// "python3[PID]: segfault" or "Killed process PID" is logged just before the
+// launcher on that host reports the worker PID dead of that signal.
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "correlate/state.h"
 #include "detect/detect.h"
+#include "util/strings.h"
 
 namespace faultline::internal {
 namespace {
@@ -51,6 +56,52 @@ std::map<std::string, double> EstimateOffsets(const std::vector<SyncPoint>& poin
   return out;
 }
 
+int64_t PidOf(const Evidence& ev) {
+  int64_t pid = ev.pid;
+  if (const std::string* p = ev.Field("pid"); pid < 0 && p && !ParseInt64(*p, &pid)) pid = -1;
+  return pid;
+}
+
+// Whether `ev` reports a worker's death by a crash or a kill (not the
+// SIGTERM a launcher sends the rest).
+bool CrashReport(const Evidence& ev) {
+  std::string m = ExitMeaning(ev);
+  return !m.empty() && !m.starts_with("SIGTERM");
+}
+
+// Host -> boot time (wall µs at monotonic 0), from an unstamped kernel line
+// naming a pid and a launcher's stamped report of that pid's crash on the
+// same host.
+std::map<std::string, int64_t> BootTimesFromCrashes(const CorrelationState& st) {
+  std::map<std::pair<std::string, int64_t>, const Evidence*> kernel;  // (host, pid)
+  for (const Evidence& ev : st.evs) {
+    if (ev.time_us != kNoTime || !ev.monotonic_s || ev.host.empty()) continue;
+    if (int64_t pid = PidOf(ev); pid > 0) kernel.emplace(std::pair(NormalizeHost(ev.host), pid), &ev);
+  }
+  std::map<std::string, int64_t> boot;
+  if (kernel.empty()) return boot;
+  for (const Evidence& ev : st.evs) {
+    if (ev.time_us == kNoTime || ev.monotonic_s || ev.host.empty() || !CrashReport(ev)) continue;
+    std::string host = NormalizeHost(ev.host);
+    auto it = kernel.find({host, PidOf(ev)});
+    if (it == kernel.end() || boot.count(host)) continue;
+    boot[host] = ev.time_us - static_cast<int64_t>(*it->second->monotonic_s * 1e6);
+  }
+  return boot;
+}
+
+void AnchorKernelByCrashes(CorrelationState& st) {
+  std::map<std::string, int64_t> boot = BootTimesFromCrashes(st);
+  if (boot.empty()) return;
+  for (Evidence& ev : st.evs) {
+    if (ev.time_us != kNoTime || !ev.monotonic_s) continue;
+    auto it = boot.find(NormalizeHost(ev.host));
+    if (it == boot.end()) continue;
+    ev.time_us = it->second + static_cast<int64_t>(*ev.monotonic_s * 1e6);
+    ev.time_source = TimeSource::kMonotonicAnchored;
+  }
+}
+
 void Shift(int64_t& t, int64_t off) {
   if (t != kNoTime) t += off;
 }
@@ -58,6 +109,7 @@ void Shift(int64_t& t, int64_t off) {
 }  // namespace
 
 void AlignClocks(CorrelationState& st) {
+  AnchorKernelByCrashes(st);
   Diagnosis& d = st.diag;
   for (const auto& [h, off] : EstimateOffsets(st.scan.sync_points)) {
     d.clock_offsets_s[h] = off;

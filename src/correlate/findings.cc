@@ -217,8 +217,12 @@ bool OutlivedByHang(const CorrelationState& st, const Incident& inc) {
                            return st.rs.signal(ev.signal).role == SignalRole::Initiating;
                          });
   if (announced) at -= kNoticeGraceUs;
-  size_t logging = 0;
-  for (const auto& [rank, r] : st.scan.ranks) logging += r.last_progress_us != kNoTime;
+  size_t logging = 0, untimed = 0;  // ranks whose step lines carry a time, and the rest
+  for (const auto& [rank, r] : st.scan.ranks) {
+    logging += r.last_progress_us != kNoTime;
+    untimed += r.last_progress_us == kNoTime && r.progress_lines > 0 && r.last_step >= 0;
+  }
+  if (logging == 0) logging = untimed;
   auto hangs = DetectHangs(st.scan.ranks, at, DetectOptions(), WorldRanks(st));
   return logging > 0 && hangs.size() == logging;
 }

@@ -234,11 +234,39 @@ bool HitByRoot(const Draft& dr, const Evidence& ev) {
   return ev.time_us >= dr.first.time_us - 5 * kSecond && ev.time_us <= dr.first.time_us + kExitReportUs;
 }
 
+// How far apart a kernel line and a rank's line of another incident may be
+// to be one event: NCCL's retries end within seconds, the rest is skew
+// between the host's kernel clock and the application's stamps.
+constexpr int64_t kSameEventUs = 5 * 60 * kSecond;
+
+// The earliest line of `clusters` on `host` (an unstamped line last) whose
+// own rank the root hit; `near`: only lines within kSameEventUs of the root.
+const Evidence* HitOnHost(const CorrelationState& st, int root, const std::vector<int>& clusters,
+                          const Draft& dr, const std::string& host, bool near) {
+  const Evidence* best = nullptr;
+  for (int c : clusters) {
+    if (c == root) continue;
+    for (size_t i : st.clusters[c].ev) {
+      const Evidence& ev = st.evs[i];
+      if (ev.rank < 0 || NormalizeHost(ev.host) != host || !HitByRoot(dr, ev)) continue;
+      if (near && ev.time_us != kNoTime && dr.first.time_us != kNoTime &&
+          std::llabs(ev.time_us - dr.first.time_us) > kSameEventUs) {
+        continue;
+      }
+      bool earlier = !best || (ev.time_us != kNoTime &&
+                               (best->time_us == kNoTime || ev.time_us < best->time_us));
+      if (earlier) best = &ev;
+    }
+  }
+  return best;
+}
+
 // A root line that names its host but no rank: a kernel line about an HCA
 // whose port went down, a segfault or an OOM kill of a pid the job's logs
 // know under another pid namespace (a pod's). The rank is the one that HCA
 // serves (the topology), else the rank on that host whose own line says it
-// was hit, the earliest (an unstamped line last).
+// was hit, the earliest (an unstamped line last): among the incident's
+// lines, else, for a network root, among the host's other network lines.
 void RankOnRootHost(const CorrelationState& st, int root, const std::vector<int>& members, Draft& dr,
                     Incident& inc) {
   if (inc.rank >= 0 || inc.host.empty() || !dr.rc.initiating || IsNotice(st, dr.rc)) return;
@@ -254,16 +282,15 @@ void RankOnRootHost(const CorrelationState& st, int root, const std::vector<int>
       return;
     }
   }
-  const Evidence* best = nullptr;
-  for (int c : members) {
-    if (c == root) continue;
-    for (size_t i : st.clusters[c].ev) {
-      const Evidence& ev = st.evs[i];
-      if (ev.rank < 0 || NormalizeHost(ev.host) != host || !HitByRoot(dr, ev)) continue;
-      bool earlier = !best || (ev.time_us != kNoTime &&
-                               (best->time_us == kNoTime || ev.time_us < best->time_us));
-      if (earlier) best = &ev;
+  const Evidence* best = HitOnHost(st, root, members, dr, host, false);
+  if (!best && dr.rc.layer == RuleLayer::Network) {
+    std::vector<int> others;
+    // The rank's own failure may be an incident of its own: its line blames
+    // the remote peer, or the host's clock put it before the kernel's.
+    for (int c = 0; c < static_cast<int>(st.clusters.size()); ++c) {
+      if (st.clusters[c].layer == RuleLayer::Network) others.push_back(c);
     }
+    best = HitOnHost(st, root, others, dr, host, true);
   }
   if (!best) return;
   inc.rank = best->rank;

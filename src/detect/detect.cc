@@ -354,6 +354,45 @@ std::vector<Finding> DetectStragglers(const std::map<int64_t, RankSummary>& rank
   return out;
 }
 
+namespace {
+
+// Progress lines with no time at all (tqdm's carriage-return bars in a
+// stdout without stamps): when the logs end, a few ranks left at a lower
+// step than all the others are the ones the others waited for. When they
+// stopped, and so whether the rest merely ended mid-step, cannot be known.
+std::vector<Finding> UntimedHangs(const std::map<int64_t, RankSummary>& ranks) {
+  std::vector<Finding> out;
+  int64_t max_step = -1;
+  for (const auto& [rank, r] : ranks) {
+    if (r.progress_lines == 0 || r.last_step < 0) continue;
+    max_step = std::max(max_step, r.last_step);
+    Finding f;
+    f.detector = "hang";
+    f.rank = rank;
+    f.host = r.host;
+    out.push_back(std::move(f));
+  }
+  std::sort(out.begin(), out.end(), [&](const Finding& a, const Finding& b) {
+    int64_t sa = ranks.at(a.rank).last_step, sb = ranks.at(b.rank).last_step;
+    return sa != sb ? sa < sb : a.rank < b.rank;
+  });
+  size_t behind = 0;
+  for (const Finding& f : out) behind += ranks.at(f.rank).last_step < max_step;
+  if (out.size() < 2 || behind == 0 || behind > std::max<size_t>(1, out.size() / 4)) return {};
+  Finding& first = out.front();
+  int64_t step = ranks.at(first.rank).last_step;
+  first.detail = StrCat(first.rank >= 0 ? StrCat("rank ", first.rank) : std::string("one process"),
+                        " stopped at step ", step, " while ", out.size() - behind, " of the ", out.size(),
+                        " ranks that log steps reached step ", max_step,
+                        ": the others waited for it (the step lines carry no time)");
+  first.missing = StrCat("The step lines carry no time stamps, so when rank ", first.rank,
+                         " stopped and how long the others waited cannot be known from these logs; "
+                         "stamped step lines or py-spy dumps of every rank would show it");
+  return out;
+}
+
+}  // namespace
+
 std::vector<Finding> DetectHangs(const std::map<int64_t, RankSummary>& ranks, int64_t end_us,
                                  const DetectOptions& opts, int64_t world_ranks) {
   std::vector<Finding> out;
@@ -368,7 +407,7 @@ std::vector<Finding> DetectHangs(const std::map<int64_t, RankSummary>& ranks, in
     latest = std::max(latest, r.last_progress_us);
     max_step = std::max(max_step, r.last_step);
   }
-  if (latest == kNoTime) return out;
+  if (latest == kNoTime) return UntimedHangs(ranks);
   double step = Median(steps);
   int64_t gap = std::max<int64_t>(opts.hang_min_gap_us,
                                   static_cast<int64_t>(step * opts.hang_step_factor * 1e6));

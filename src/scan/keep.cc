@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "evidence/distinct.h"
+#include "evidence/merge.h"
 #include "scan/scan_impl.h"
 #include "util/strings.h"
 
@@ -313,8 +314,51 @@ bool ProgressNumber(const Evidence& ev, const char* key, double* out) {
 
 }  // namespace
 
+int64_t Scanner::Impl::LocalKey(const Evidence& ev) {
+  if (ev.local_rank < 0 || ev.host.empty()) return -1;
+  auto [it, fresh] = local_keys_.try_emplace({ev.host, ev.local_rank}, 0);
+  if (fresh) it->second = -2 - static_cast<int64_t>(local_keys_.size() - 1);
+  return it->second;
+}
+
+void Scanner::Impl::ResolveLocalKeys(ScanResult& r, std::map<int64_t, Evidence>& last) const {
+  if (local_keys_.empty()) return;
+  // The world communicator's device links (a sub-group's ranks are not
+  // global), as the correlator reads them.
+  int64_t world = -1;
+  for (const DeviceLink& l : r.devices) world = std::max(world, l.nranks);
+  TopologyMap topo;
+  for (const DeviceLink& l : r.devices) {
+    if (l.global || l.nranks == world) topo.AddDevice(l.host, l.rank, l.cuda_dev, l.bus_id);
+  }
+  for (const auto& [where, key] : local_keys_) {
+    auto node = r.ranks.extract(key);
+    if (node.empty()) continue;
+    Attribution a;
+    a.host = where.first;
+    a.local_rank = where.second;
+    int64_t rank = topo.Resolve(a) && a.rank && !r.ranks.count(*a.rank) ? *a.rank : -1;
+    auto ev = last.extract(key);
+    if (rank < 0) {
+      RankSummary& into = r.ranks[-1];
+      MergeFrom(into, node.mapped());
+      into.rank = -1;
+      if (!ev.empty() && !last.count(-1)) last.emplace(-1, std::move(ev.mapped()));
+      continue;
+    }
+    node.key() = rank;
+    node.mapped().rank = rank;
+    r.ranks.insert(std::move(node));
+    if (!ev.empty()) {
+      ev.key() = rank;
+      ev.mapped().rank = rank;
+      last.insert(std::move(ev));
+    }
+  }
+}
+
 void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
-  int64_t rank = ev.rank >= 0 ? ev.rank : -1;
+  int64_t rank = ev.rank >= 0 ? ev.rank : LocalKey(ev);
   RankSummary& r = result.ranks[rank];
   r.rank = rank;
   if (r.host.empty()) r.host = ev.host;

@@ -318,7 +318,9 @@ ScanResult Scanner::Snapshot() {
   // A source still open keeps its evidence in its keeper until it ends; a
   // closed one's keeper is empty.
   for (const auto& st : m.states) st->keeper.CopyInto(r.evidence);
-  for (const auto& [rank, ev] : m.last_progress_) r.evidence.push_back(ev);
+  std::map<int64_t, Evidence> last = m.last_progress_;
+  m.ResolveLocalKeys(r, last);
+  for (const auto& [rank, ev] : last) r.evidence.push_back(ev);
   std::stable_sort(r.evidence.begin(), r.evidence.end(), [](const Evidence& a, const Evidence& b) {
     return a.source != b.source ? a.source < b.source : a.offset < b.offset;
   });
@@ -338,6 +340,7 @@ ScanResult Scanner::Finish() {
   }
   ScanResult& r = m.result;
   // Last progress line of every rank, as evidence.
+  m.ResolveLocalKeys(r, m.last_progress_);
   for (auto& [rank, ev] : m.last_progress_) r.evidence.push_back(std::move(ev));
   m.last_progress_.clear();
   // Global order: source, then offset.

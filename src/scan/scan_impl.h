@@ -351,11 +351,19 @@ struct Scanner::Impl {
   void Keep(SourceState& st, Evidence ev);
   void KeepTopology(const Evidence& ev);
   void KeepProgress(SourceState& st, Evidence ev);
+  int64_t LocalKey(const Evidence& ev);
+  // Step summaries kept under a (host, local rank) key get the rank the
+  // whole archive's NCCL init lines give that device.
+  void ResolveLocalKeys(ScanResult& r, std::map<int64_t, Evidence>& last) const;
   void KeepMetric(const Evidence& ev);
 
   void EndSource(SourceState& st) { st.keeper.TakeInto(result.evidence); }
 
   std::map<int64_t, Evidence> last_progress_;
+  // (host, local rank) -> a RankSummary key below -1, for step lines whose
+  // source names only a local rank (torchelastic's attempt_N/<local_rank>/
+  // stdout.log) and whose rank another source's NCCL init gives.
+  std::map<std::pair<std::string, int64_t>, int64_t> local_keys_;
   // Topology records kept so far, for deduplication.
   absl::flat_hash_set<std::string> device_keys_;
   absl::flat_hash_map<std::string, size_t> pid_keys_;  // -> index in result.pids

@@ -1040,6 +1040,29 @@ TEST_F(CorrelateTest, PortDownNamesTheRankOfItsHostWhoseConnectionFailed) {
   EXPECT_EQ(inc.rank, 5) << inc.explanation;
 }
 
+// The rank's own failed connection is an incident of its own (its line
+// blames the remote peer, and its host's kernel clock runs 90 s behind the
+// application's stamps): it still names the port-down's rank. A rank of
+// the same host whose line is an hour away is another event.
+TEST_F(CorrelateTest, PortDownNamesTheRankOfItsHostFromItsOwnIncident) {
+  for (int64_t lag : {-90 * kS, 60 * kMin}) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    Evidence& k = s.Add(s.Kernel(0), "ib-port-down", "mlx5_port_module_event", kT0 + 40 * kMin, -1);
+    k.fields = {{"hca_pci", "0000:9a:00.1"}};
+    Evidence& own = s.Add(s.RankSource(5), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin + lag, 5);
+    own.fields = {{"peer", "10.1.0.11"}};
+    Diagnosis d = s.Run();
+    const Incident* port = nullptr;
+    for (const Incident& inc : d.incidents) {
+      if (Id(inc.rule) == "ib-port-down") port = &inc;
+    }
+    ASSERT_NE(port, nullptr) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(port->host, HostName(0));
+    EXPECT_EQ(port->rank, lag < 0 ? 5 : -1) << port->explanation;
+  }
+}
+
 // The HCA a line names ties it to the ranks whose own NCCL lines name it:
 // one rank gives a rankless line its rank; an HCA two ranks share names the
 // first of them, never a rank on another HCA that failed earlier.
@@ -1089,6 +1112,33 @@ TEST_F(CorrelateTest, KernelKillNamesTheRankItsLauncherLostToThatSignal) {
   EXPECT_EQ(Id(inc.rule), "host-oom-kill") << ::testing::PrintToString(Ids(d));
   EXPECT_EQ(inc.host, HostName(1));
   EXPECT_EQ(inc.rank, 12) << inc.explanation;
+}
+
+// Plain dmesg stamps seconds since boot only. The segfault of pid 48346 on
+// node101 is dated by its launcher's report of that pid's SIGSEGV: it then
+// comes before the unstamped NCCL errors of the ranks that lost it, and is
+// the incident.
+TEST_F(CorrelateTest, LaunchersCrashReportDatesTheKernelsBootStamps) {
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Evidence& seg = s.Add(s.Kernel(1), "unrecognised-fatal-error", "kernel_segfault", kNoTime, -1);
+  seg.monotonic_s = 1084294.693401;
+  seg.fields = {{"pid", "48346"}};
+  for (int64_t r = 0; r < 4; ++r) {
+    s.Add(s.RankSource(r), "ib-retry-exceeded", "nccl_ib_status12", kNoTime, r).fields = {
+        {"peer", "10.20.1.154"}};
+  }
+  const int64_t report = kT0 + 40 * kMin;
+  Evidence& e = s.Add(s.RankSource(14), "torch-child-failed", "agent_worker_failed", report, 14);
+  e.fields = {{"exitcode", "-11"}, {"local_rank", "6"}, {"pid", "48346"}};
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "unrecognised-fatal-error") << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(inc.time_us, report);
+  EXPECT_EQ(inc.host, HostName(1));
+  ASSERT_FALSE(inc.initiating.empty());
+  EXPECT_EQ(inc.initiating[0].time_source, TimeSource::kMonotonicAnchored);
 }
 
 // The OOM killer names the victim's container in its memory cgroup, and a
@@ -1254,6 +1304,27 @@ TEST_F(CorrelateTest, UnstampedTimeLimitAfterTheStopIsTheHangsCollateral) {
   s.scan.sources[k].last_time_us = kT0 + 90 * kMin;
   uint32_t sched = s.Source("scontrol_show_job.txt", "");
   s.Add(sched, "slurm-time-limit", "slurm-state-timeout", kNoTime, -1, "   JobState=TIMEOUT Reason=None");
+  Diagnosis d = s.Run();
+  ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(d.incidents[0].detector, "hang");
+  EXPECT_EQ(d.incidents[0].rank, 3);
+  EXPECT_NE(FindCollateral(d.incidents[0], "slurm-time-limit"), nullptr);
+}
+
+// Step lines with no time (tqdm bars in an unstamped stdout): rank 3 is a
+// step behind the rest when the scheduler's stamped time limit ends the job.
+// The limit ended a hang, and rank 3 is the one the others waited for.
+TEST_F(CorrelateTest, StampedTimeLimitAfterUntimedStepsIsTheHangsCollateral) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 60 * kMin);
+  for (int64_t r = 0; r < 8; ++r) {
+    s.Progress(r, "node100", kNoTime, 1.0);
+    s.scan.ranks[r].first_progress_us = kNoTime;
+    s.scan.ranks[r].last_step = r == 3 ? 20 : 21;
+  }
+  s.Add(s.RankSource(0), "slurm-time-limit", "slurmstepd-time-limit", kT0 + 60 * kMin, -1,
+        "slurmstepd: error: *** STEP 88231.0 ON node100 CANCELLED AT 2026-10-27T08:00:00 DUE TO "
+        "TIME LIMIT ***");
   Diagnosis d = s.Run();
   ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
   EXPECT_EQ(d.incidents[0].detector, "hang");

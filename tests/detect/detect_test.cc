@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 
 #include "evidence/merge.h"
@@ -189,6 +190,29 @@ TEST(HangTest, OneLoggingRankOfManySaysWhatCannotBeKnown) {
   ASSERT_EQ(f.size(), 1u);
   EXPECT_THAT(f[0].missing, HasSubstr("Only rank 0 of 1024 logs step lines"));
   EXPECT_THAT(DetectHangs(ranks, kT0 + 3600 * kSec)[0].missing, IsEmpty());
+}
+
+// tqdm bars with no stamp: the rank left a step behind all the others is
+// the one they waited for, and the finding says its time cannot be known;
+// ranks spread over steps (a job cut mid-step) or all at one step name none.
+TEST(HangTest, UntimedStepLinesNameTheRankLeftBehind) {
+  auto job = [](std::function<int64_t(int64_t)> step) {
+    std::map<int64_t, RankSummary> ranks;
+    for (int64_t r = 0; r < 16; ++r) {
+      ranks[r].rank = r;
+      ranks[r].progress_lines = 20;
+      ranks[r].last_step = step(r);
+    }
+    return ranks;
+  };
+  auto f = DetectHangs(job([](int64_t r) { return r == 12 ? 35 : 36; }), kT0 + 3600 * kSec);
+  ASSERT_EQ(f.size(), 16u);
+  EXPECT_EQ(f[0].rank, 12);
+  EXPECT_EQ(f[0].time_us, kNoTime);
+  EXPECT_THAT(f[0].detail, HasSubstr("15 of the 16 ranks that log steps reached step 36"));
+  EXPECT_THAT(f[0].missing, HasSubstr("no time stamps"));
+  EXPECT_THAT(DetectHangs(job([](int64_t r) { return 36 - r % 2; }), kT0 + 3600 * kSec), IsEmpty());
+  EXPECT_THAT(DetectHangs(job([](int64_t) { return 36; }), kT0 + 3600 * kSec), IsEmpty());
 }
 
 TEST(AlignedStepsTest, SameSampleHoweverSplitAndMerged) {
