@@ -1,5 +1,7 @@
 #include "ruleset/digit_shape.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace faultline {
@@ -12,6 +14,9 @@ constexpr std::string_view kNumber =
 constexpr std::string_view kNumberWords[] = {"nan", "NaN", "NAN", "inf", "INF", "Infinity"};
 // The blank runs, as written before a capture, and their bytes.
 constexpr std::string_view kBlankRuns[][2] = {{"[ \\t]+(?P<", " \t"}, {" +(?P<", " "}};
+// The classes an item run may be of, as written, and their bytes.
+constexpr std::string_view kRunClasses[][2] = {{"[0-9]", "0123456789"}, {"[0-9.]", "0123456789."}, {"[ \\t]", " \t"}};
+constexpr std::string_view kGap = "[^\\n]*";
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -26,20 +31,26 @@ bool IsEscapable(char c) {
   return c != '\0' && std::strchr(" .[](){}*+?|^$\\-/:,=<>#&!~'\"", c) != nullptr;
 }
 
-// At p[i]: a capture, or a blank run and a capture.
+bool IsQuantifier(char c) { return c == '*' || c == '+' || c == '?'; }
+
+// At p[i]: a capture, or a blank run or an optional byte and a capture.
 bool AtCapture(std::string_view p, size_t i) {
   if (p.substr(i, 4) == "(?P<") return true;
+  if (i < p.size() && IsPlainByte(p[i]) && p.substr(i + 1, 5) == "?(?P<") return true;
   for (const auto& run : kBlankRuns) {
     if (p.substr(i, run[0].size()) == run[0]) return true;
   }
   return false;
 }
 
-// Reads a literal up to the next capture, `)` (when in_group) or the end;
-// false on anything else.
+// Reads a literal up to the next capture, `)` or `|` (when in_group), a
+// quantified byte, anything else (outside a group: what follows is read as
+// items, ReadItems) or the end; false on anything else in a group.
 bool ReadLiteral(std::string_view p, size_t* i, std::string* lit, bool in_group = false) {
-  while (*i < p.size() && !(in_group ? p[*i] == ')' : AtCapture(p, *i))) {
+  while (*i < p.size() && !(in_group ? p[*i] == ')' || p[*i] == '|' : AtCapture(p, *i))) {
     const char c = p[*i];
+    const size_t n = c == '\\' ? 2 : 1;
+    if (*i + n < p.size() && IsQuantifier(p[*i + n])) return true;
     if (c == '\\' && *i + 1 < p.size() && IsEscapable(p[*i + 1])) {
       lit->push_back(p[*i + 1]);
       *i += 2;
@@ -47,7 +58,7 @@ bool ReadLiteral(std::string_view p, size_t* i, std::string* lit, bool in_group 
       lit->push_back(c);
       ++*i;
     } else {
-      return false;
+      return !in_group;
     }
   }
   return true;
@@ -81,14 +92,24 @@ bool ReadBody(std::string_view p, size_t* i, DigitShape* shape) {
       return true;
     }
   }
-  if (!ReadLiteral(p, i, &text, /*in_group=*/true) || *i == p.size() || text.empty()) return false;
+  if (!ReadLiteral(p, i, &text, /*in_group=*/true) || *i == p.size() || p[*i] != ')' || text.empty()) {
+    return false;
+  }
   ++*i;
   return true;
+}
+
+// Reads an optional byte before a capture, if any, at *i into shape.opts.
+void ReadOpt(std::string_view p, size_t* i, DigitShape* shape) {
+  const bool opt = shape->blanks.back().empty() && p.substr(*i + 1, 5) == "?(?P<";
+  shape->opts.push_back(opt ? p[*i] : '\0');
+  if (opt) *i += 2;
 }
 
 // Reads "[blank run](?P<name>body)" at *i.
 bool ReadCapture(std::string_view p, size_t* i, DigitShape* shape) {
   ReadBlanks(p, i, shape);
+  ReadOpt(p, i, shape);
   const size_t open = *i + 4;
   const size_t close = p.find('>', open);
   if (close == std::string_view::npos || close == open) return false;
@@ -122,6 +143,20 @@ bool EndsRun(const DigitShape& shape, size_t k) {
 bool AfterBlanks(const DigitShape& shape, size_t k) {
   if (shape.blanks[k].empty() || shape.kinds[k] != ShapeKind::kLiteral) return true;
   return shape.blanks[k].find(shape.texts[k][0]) == std::string::npos;
+}
+
+// Whether capture k cannot start with its optional byte (then the byte is
+// taken whenever it is there).
+bool AfterOpt(const DigitShape& shape, size_t k) {
+  const char b = shape.opts[k];
+  if (b == '\0') return true;
+  switch (shape.kinds[k]) {
+    case ShapeKind::kDigits: return !IsDigit(b);
+    case ShapeKind::kDigitsDots: return !IsDigit(b) && b != '.';
+    case ShapeKind::kNumber: return std::strchr("+-0123456789nNiI", b) == nullptr;
+    case ShapeKind::kLiteral: return shape.texts[k][0] != b;
+  }
+  return false;
 }
 
 bool StartsWith(std::string_view s, size_t at, std::string_view lit) {
@@ -168,14 +203,16 @@ size_t CaptureEnd(const DigitShape& shape, size_t k, std::string_view s, size_t 
   return i == at ? std::string_view::npos : i;
 }
 
-// The captures and literals after the head, from `at`; false when they do
-// not all follow.
-bool MatchRest(const DigitShape& shape, std::string_view s, size_t at, std::string_view* vals) {
+// The captures and literals after the head, from *at to *at; false when
+// they do not all follow.
+bool MatchRest(const DigitShape& shape, std::string_view s, size_t* pos, std::string_view* vals) {
+  size_t& at = *pos;
   for (size_t k = shape.lead; k < shape.captures.size(); ++k) {
     const std::string& blanks = shape.blanks[k];
     const size_t run = at;
     while (!blanks.empty() && at < s.size() && blanks.find(s[at]) != std::string::npos) ++at;
     if (!blanks.empty() && at == run) return false;
+    if (shape.opts[k] != '\0' && at < s.size() && s[at] == shape.opts[k]) ++at;
     const size_t end = CaptureEnd(shape, k, s, at);
     if (end == std::string_view::npos) return false;
     vals[k] = s.substr(at, end - at);
@@ -192,7 +229,7 @@ void SetHead(DigitShape* shape) {
   shape->head = shape->literals[0];
   size_t& k = shape->lead;
   for (k = 0; k < shape->captures.size(); ++k) {
-    if (shape->kinds[k] != ShapeKind::kLiteral || !shape->blanks[k].empty()) break;
+    if (shape->kinds[k] != ShapeKind::kLiteral || !shape->blanks[k].empty() || shape->opts[k]) break;
     shape->head += shape->texts[k] + shape->literals[k + 1];
   }
 }
@@ -206,6 +243,200 @@ void HeadValues(const DigitShape& shape, std::string_view s, size_t at, std::str
   }
 }
 
+
+// Reads "(?:a|b|...)" of literals at *i.
+bool ReadAlt(std::string_view p, size_t* i, ShapeItem* item) {
+  item->kind = ShapeItem::kAlt;
+  *i += 3;
+  do {
+    if (p[*i] == '|') ++*i;
+    std::string& lit = item->texts.emplace_back();
+    if (!ReadLiteral(p, i, &lit, /*in_group=*/true) || *i == p.size() || lit.empty()) return false;
+  } while (p[*i] == '|');
+  if (p[*i] != ')') return false;
+  ++*i;
+  return *i == p.size() || !IsQuantifier(p[*i]);
+}
+
+// Reads a class or a byte and its quantifier at *i: a run or an optional byte.
+bool ReadQuantified(std::string_view p, size_t* i, ShapeItem* item) {
+  size_t n = 0;
+  for (const auto& cls : kRunClasses) {
+    if (p.substr(*i, cls[0].size()) == cls[0]) {
+      item->set = std::string(cls[1]);
+      n = cls[0].size();
+    }
+  }
+  if (n == 0 && p[*i] == '\\' && *i + 1 < p.size() && IsEscapable(p[*i + 1])) {
+    item->set = std::string(1, p[*i + 1]);
+    n = 2;
+  } else if (n == 0 && IsPlainByte(p[*i])) {
+    item->set = std::string(1, p[*i]);
+    n = 1;
+  }
+  if (n == 0 || *i + n >= p.size() || !IsQuantifier(p[*i + n])) return false;
+  const char q = p[*i + n];
+  *i += n + 1;
+  if (*i < p.size() && IsQuantifier(p[*i])) return false;  // lazy or possessive
+  if (q == '?' && item->set.size() != 1) return false;
+  item->kind = q == '?' ? ShapeItem::kOpt : ShapeItem::kRun;
+  if (q == '?') item->texts.push_back(item->set);
+  item->min = q == '+' ? 1 : 0;
+  return true;
+}
+
+// Reads the item at *i.
+bool ReadItem(std::string_view p, size_t* i, std::vector<ShapeItem>* items) {
+  const std::string_view rest = p.substr(*i);
+  const std::string_view number = kNumber.substr(0, kNumber.size() - 1);
+  ShapeItem item;
+  if (rest.substr(0, number.size()) == number) {
+    item.kind = ShapeItem::kNumber;
+    *i += number.size();
+  } else if (rest.substr(0, kGap.size()) == kGap) {
+    item.kind = ShapeItem::kGap;
+    *i += kGap.size();
+  } else if (rest.substr(0, 3) == "(?:") {
+    if (!ReadAlt(p, i, &item)) return false;
+  } else if (!ReadQuantified(p, i, &item)) {
+    std::string& lit = item.texts.emplace_back();
+    if (!ReadLiteral(p, i, &lit) || lit.empty()) return false;
+  }
+  if (item.kind == ShapeItem::kLit && !items->empty() && items->back().kind == ShapeItem::kLit) {
+    items->back().texts[0] += item.texts[0];
+  } else {
+    items->push_back(std::move(item));
+  }
+  return true;
+}
+
+// Reads items from *i to the end of the pattern.
+bool ReadItems(std::string_view p, size_t* i, std::vector<ShapeItem>* items) {
+  while (*i < p.size()) {
+    if (!ReadItem(p, i, items)) return false;
+  }
+  return true;
+}
+
+// Every end of the rulesets' number started at `at`, up to `cap` of them;
+// their count, or cap + 1 when there are more.
+size_t NumberEnds(std::string_view s, size_t at, size_t* ends, size_t cap) {
+  size_t n = 0;
+  auto add = [&](size_t e) {
+    if (n < cap) ends[n] = e;
+    ++n;
+  };
+  size_t i = at < s.size() && (s[at] == '-' || s[at] == '+') ? at + 1 : at;
+  for (std::string_view w : kNumberWords) {
+    if (StartsWith(s, i, w)) add(i + w.size());
+  }
+  if (i == s.size() || !IsDigit(s[i])) return std::min(n, cap + 1);
+  while (i < s.size() && IsDigit(s[i])) add(++i);
+  if (i < s.size() && s[i] == '.') add(++i);
+  while (i < s.size() && IsDigit(s[i])) add(++i);
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    size_t j = i + 1 < s.size() && (s[i + 1] == '-' || s[i + 1] == '+') ? i + 2 : i + 1;
+    while (j < s.size() && IsDigit(s[j])) add(++j);
+  }
+  return std::min(n, cap + 1);
+}
+
+// Where `lit` starts at or after `from`, or npos. (memmem: string_view::find
+// stops at every occurrence of the first byte, often a blank.)
+size_t FindLiteral(std::string_view s, std::string_view lit, size_t from) {
+  if (from >= s.size()) return std::string_view::npos;
+  const void* hit = memmem(s.data() + from, s.size() - from, lit.data(), lit.size());
+  return hit ? static_cast<size_t>(static_cast<const char*>(hit) - s.data()) : std::string_view::npos;
+}
+
+// Whether items[k..] match from `at`: 1 yes, 0 no, -1 when *budget (steps)
+// ran out. A backtracking search over every way each item can match.
+int Follows(const std::vector<ShapeItem>& items, size_t k, std::string_view s, size_t at, int* budget);
+
+// Tries items[k + used..] after each end of ends[0..n), in order.
+int FollowsAny(const std::vector<ShapeItem>& items, size_t k, std::string_view s, const size_t* ends, size_t n,
+               int* budget) {
+  for (size_t e = 0; e < n; ++e) {
+    const int r = Follows(items, k, s, ends[e], budget);
+    if (r != 0) return r;
+  }
+  return 0;
+}
+
+// A gap, `[^\n]*`, at items[k] from `at`.
+int FollowsGap(const std::vector<ShapeItem>& items, size_t k, std::string_view s, size_t at, int* budget) {
+  const size_t nl = std::min(s.find('\n', at), s.size());
+  if (k + 1 < items.size() && items[k + 1].kind == ShapeItem::kLit) {
+    const std::string& lit = items[k + 1].texts[0];
+    for (size_t hit = FindLiteral(s, lit, at); hit != std::string_view::npos && hit <= nl;
+         hit = FindLiteral(s, lit, hit + 1)) {
+      const int r = Follows(items, k + 2, s, hit + lit.size(), budget);
+      if (r != 0) return r;
+    }
+    return 0;
+  }
+  for (size_t e = nl + 1; e-- > at;) {
+    const int r = Follows(items, k + 1, s, e, budget);
+    if (r != 0) return r;
+  }
+  return 0;
+}
+
+int Follows(const std::vector<ShapeItem>& items, size_t k, std::string_view s, size_t at, int* budget) {
+  if (k == items.size()) return 1;
+  if (--*budget < 0) return -1;
+  const ShapeItem& item = items[k];
+  constexpr size_t kCap = 32;
+  size_t ends[kCap];
+  size_t n = 0;
+  switch (item.kind) {
+    case ShapeItem::kLit:
+    case ShapeItem::kAlt:
+      for (const std::string& t : item.texts) {
+        if (n < kCap && StartsWith(s, at, t)) ends[n++] = at + t.size();
+      }
+      break;
+    case ShapeItem::kOpt:
+      if (at < s.size() && s[at] == item.texts[0][0]) ends[n++] = at + 1;
+      ends[n++] = at;
+      break;
+    case ShapeItem::kRun: {
+      size_t end = at;
+      while (end < s.size() && item.set.find(s[end]) != std::string::npos) ++end;
+      for (size_t e = end + 1; e-- > at + item.min;) {
+        const int r = Follows(items, k + 1, s, e, budget);
+        if (r != 0) return r;
+      }
+      return 0;
+    }
+    case ShapeItem::kNumber:
+      n = NumberEnds(s, at, ends, kCap);
+      if (n > kCap) return -1;
+      break;
+    case ShapeItem::kGap: return FollowsGap(items, k, s, at, budget);
+  }
+  return FollowsAny(items, k + 1, s, ends, n, budget);
+}
+
+// The steps a search may take on `s` before RE2 is asked instead.
+int BudgetFor(std::string_view s) { return 64 + 4 * static_cast<int>(std::min<size_t>(s.size(), 1 << 20)); }
+
+bool HasGap(const std::vector<ShapeItem>& items) {
+  return std::any_of(items.begin(), items.end(), [](const ShapeItem& it) { return it.kind == ShapeItem::kGap; });
+}
+
+bool IsAscii(std::string_view s) {
+  uint64_t high = 0;
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    high |= w;
+  }
+  for (; i < s.size(); ++i) high |= static_cast<unsigned char>(s[i]);
+  return (high & 0x8080808080808080ULL) == 0;
+}
+
 }  // namespace
 
 std::optional<DigitShape> ParseDigitShape(std::string_view pattern) {
@@ -213,30 +444,60 @@ std::optional<DigitShape> ParseDigitShape(std::string_view pattern) {
   size_t i = 0;
   shape.literals.emplace_back();
   if (!ReadLiteral(pattern, &i, &shape.literals.back())) return std::nullopt;
-  while (i < pattern.size()) {
+  while (i < pattern.size() && AtCapture(pattern, i)) {
     if (!ReadCapture(pattern, &i, &shape)) return std::nullopt;
     shape.literals.emplace_back();
     if (!ReadLiteral(pattern, &i, &shape.literals.back())) return std::nullopt;
+  }
+  if (i < pattern.size() && (shape.literals.back().empty() || !ReadItems(pattern, &i, &shape.tail) ||
+                             HasGap(shape.tail))) {
+    return std::nullopt;
   }
   if (shape.captures.empty() || shape.captures.size() > kMaxShapeCaptures ||
       shape.literals[0].empty()) {
     return std::nullopt;
   }
   for (size_t k = 0; k < shape.captures.size(); ++k) {
-    if (!EndsRun(shape, k) || !AfterBlanks(shape, k)) return std::nullopt;
+    if (!EndsRun(shape, k) || !AfterBlanks(shape, k) || !AfterOpt(shape, k)) return std::nullopt;
   }
   SetHead(&shape);
   return shape;
 }
 
-bool MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals) {
+std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals) {
   const std::string& head = shape.head;
+  int budget = BudgetFor(subject);
   for (size_t at = subject.find(head); at != std::string_view::npos;
        at = subject.find(head, at + 1)) {
-    if (MatchRest(shape, subject, at + head.size(), vals)) {
+    size_t end = at + head.size();
+    if (!MatchRest(shape, subject, &end, vals)) continue;
+    const int tail = shape.tail.empty() ? 1 : Follows(shape.tail, 0, subject, end, &budget);
+    if (tail < 0) return std::nullopt;
+    if (tail == 1) {
       HeadValues(shape, subject, at, vals);
       return true;
     }
+  }
+  return false;
+}
+
+std::optional<std::vector<ShapeItem>> ParseItemShape(std::string_view pattern) {
+  std::vector<ShapeItem> items;
+  size_t i = 0;
+  if (!ReadItems(pattern, &i, &items) || items.empty() || items[0].kind != ShapeItem::kLit) {
+    return std::nullopt;
+  }
+  return items;
+}
+
+std::optional<bool> MatchItemShape(const std::vector<ShapeItem>& items, std::string_view subject) {
+  if (HasGap(items) && !IsAscii(subject)) return std::nullopt;
+  const std::string& lead = items[0].texts[0];
+  int budget = BudgetFor(subject);
+  for (size_t at = FindLiteral(subject, lead, 0); at != std::string_view::npos;
+       at = FindLiteral(subject, lead, at + 1)) {
+    const int r = Follows(items, 1, subject, at + lead.size(), &budget);
+    if (r != 0) return r > 0 ? std::optional<bool>(true) : std::nullopt;
   }
   return false;
 }

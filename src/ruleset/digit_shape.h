@@ -4,7 +4,9 @@
 // A capture is a digit run `[0-9]+`, a run of digits and dots `[0-9.]+`, a
 // literal `(?P<metric>lm loss)`, or, last in the pattern, the rulesets'
 // number `[-+]?(?:[0-9]+\.?[0-9]*(?:[eE][-+]?[0-9]+)?|nan|...|Infinity)`;
-// a run of blanks (`[ \t]+`, ` +`) may come before a capture.
+// a run of blanks (`[ \t]+`, ` +`) or an optional byte (`'?`) may come
+// before a capture, and items without captures (ShapeItem) may follow the
+// last capture's literal: `iteration +(?P<step>[0-9]+)/ *[0-9]+ \|`.
 // chosen when a signal's regexes are built (SignalInfo::BuildRegex) and used
 // instead of RE2 on every matched line. It answers exactly what
 // RE2::PartialMatch would (tests/ruleset/digit_shape_test.cc), because the
@@ -28,6 +30,18 @@ constexpr size_t kMaxShapeCaptures = 8;
 
 enum class ShapeKind { kDigits, kDigitsDots, kLiteral, kNumber };
 
+// A piece of a pattern without captures: a literal, a run of a byte class
+// (`[0-9]+`, `[ \t]*`, ` +`), an optional byte (`'?`), the rulesets' number,
+// a group of literal alternatives (`(?:grad_norm|learning_rate)`) or a gap
+// (`[^\n]*`).
+struct ShapeItem {
+  enum Kind { kLit, kRun, kOpt, kNumber, kAlt, kGap };
+  Kind kind = kLit;
+  std::vector<std::string> texts;  // kLit, kOpt: one; kAlt: each alternative
+  std::string set;                 // kRun: the class's bytes
+  size_t min = 0;                  // kRun: 0 (`*`) or 1 (`+`)
+};
+
 struct DigitShape {
   // literals.size() == captures.size() + 1; literals[0] is not empty.
   std::vector<std::string> literals;
@@ -37,6 +51,10 @@ struct DigitShape {
   std::vector<ShapeKind> kinds;
   std::vector<std::string> texts;
   std::vector<std::string> blanks;
+  std::string opts;  // per capture: its optional byte, '\0' when none
+  // Items after the last capture's literal (which is then not empty): they
+  // decide whether the match at a start holds, not what it captures.
+  std::vector<ShapeItem> tail;
   // The text every match starts with: literals[0] and the literal captures
   // (without blanks) and literals that follow it; `lead` such captures.
   std::string head;
@@ -48,8 +66,18 @@ struct DigitShape {
 std::optional<DigitShape> ParseDigitShape(std::string_view pattern);
 
 // The leftmost match of `shape` in `subject`: the digit runs of its captures,
-// in group order, in vals[0 .. captures.size()). False when there is none.
-bool MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals);
+// in group order, in vals[0 .. captures.size()). False when there is none;
+// nullopt when the search of its items gave up (then RE2 must answer).
+std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals);
+
+// A pattern without captures as items, the first a literal (a signal's
+// pattern, to confirm a line with), or nullopt when it is anything else.
+std::optional<std::vector<ShapeItem>> ParseItemShape(std::string_view pattern);
+
+// Whether RE2::PartialMatch(subject, pattern) holds, for the items of
+// `pattern`; nullopt when the hand parser cannot tell (a gap, `[^\n]`, over
+// a subject with non-ASCII bytes, which RE2 reads as UTF-8).
+std::optional<bool> MatchItemShape(const std::vector<ShapeItem>& items, std::string_view subject);
 
 }  // namespace faultline
 

@@ -543,6 +543,7 @@ bool SignalInfo::BuildRegex(std::string* error) const {
     }
     rx.extracts = std::move(extracts);
     rx.confirm = std::move(confirm);
+    if (!signal->caseless()) rx.confirm_items = ParseItemShape(signal->pattern()->string_view());
   });
   rx.built.store(true, std::memory_order_release);
   if (!rx.error.empty() && error) *error = rx.error;
@@ -551,10 +552,12 @@ bool SignalInfo::BuildRegex(std::string* error) const {
 
 namespace {
 
-bool ExtractByShape(const Extractor& x, std::string_view subject,
-                    std::vector<std::pair<std::string_view, std::string_view>>* out) {
+// Whether the shape matched, or nullopt when it cannot tell.
+std::optional<bool> ExtractByShape(const Extractor& x, std::string_view subject,
+                                   std::vector<std::pair<std::string_view, std::string_view>>* out) {
   std::string_view vals[kMaxShapeCaptures];
-  if (!MatchDigitShape(*x.shape, subject, vals)) return false;
+  const std::optional<bool> m = MatchDigitShape(*x.shape, subject, vals);
+  if (!m || !*m) return m;
   for (size_t k = 0; k < x.shape->captures.size(); ++k) {
     out->emplace_back(x.capture_names[k], vals[k]);
   }
@@ -562,6 +565,14 @@ bool ExtractByShape(const Extractor& x, std::string_view subject,
 }
 
 }  // namespace
+
+bool SignalInfo::Confirms(std::string_view subject) const {
+  const SignalRegex& rx = Regex();
+  if (rx.confirm_items) {
+    if (const std::optional<bool> m = MatchItemShape(*rx.confirm_items, subject)) return *m;
+  }
+  return RE2::PartialMatch(subject, *rx.confirm);
+}
 
 bool SignalInfo::ExtractFields(
     std::string_view subject,
@@ -577,8 +588,8 @@ bool SignalInfo::ExtractFields(
   std::vector<const RE2::Arg*> argp_heap;
   bool any = false;
   for (const Extractor& x : extracts()) {
-    if (x.shape) {
-      any = ExtractByShape(x, subject, out) || any;
+    if (const std::optional<bool> m = x.shape ? ExtractByShape(x, subject, out) : std::nullopt) {
+      any = *m || any;
       continue;
     }
     size_t n = x.capture_names.size();

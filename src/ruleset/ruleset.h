@@ -62,6 +62,9 @@ struct SignalRegex {
   // not a call_once (pthread_once and a TLS lookup in a shared library).
   std::atomic<bool> built{false};
   std::unique_ptr<RE2> confirm;  // the pattern itself, in RE2
+  // Set when the pattern is of the hand parser's items (digit_shape.h): then
+  // this, not `confirm`, tells whether a subject matches, where it can.
+  std::optional<std::vector<ShapeItem>> confirm_items;
   std::vector<Extractor> extracts;  // `extract`, then `extract_more`
   std::string error;  // why RE2 rejected the pattern or an extract; empty when built
 };
@@ -84,6 +87,9 @@ struct SignalInfo {
   // The pattern in RE2; nullptr when RE2 rejects it (only a hand-made file
   // can get there; the signal then never confirms a match).
   const RE2* confirm() const { return Regex().confirm.get(); }
+  // RE2::PartialMatch(subject, *confirm()), by the hand parser where it
+  // takes the pattern; confirm() must not be null.
+  bool Confirms(std::string_view subject) const;
   // The extractors, each run on its own over the line; empty when the signal
   // has none (or RE2 rejects one).
   const std::vector<Extractor>& extracts() const { return Regex().extracts; }

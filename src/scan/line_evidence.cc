@@ -215,7 +215,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     const RE2* confirm = si.confirm();
     if (!confirm) continue;
     const bool hs_enough = plans_[id].hs_confirms && !windowed && subject_is_line && !st.framing.format().json;
-    if (!hs_enough && !RE2::PartialMatch(subject, *confirm)) continue;
+    if (!hs_enough && !si.Confirms(subject)) continue;
     if (!windowed && !message_in_line && !kept_message) {
       p.message.assign(view.message);
       kept_message = true;

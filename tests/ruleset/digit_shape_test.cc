@@ -36,7 +36,7 @@ std::optional<std::vector<std::string>> ByRe2(const RE2& re, std::string_view s)
 
 std::optional<std::vector<std::string>> ByShape(const DigitShape& shape, std::string_view s) {
   std::string_view vals[kMaxShapeCaptures];
-  if (!MatchDigitShape(shape, s, vals)) return std::nullopt;
+  if (!MatchDigitShape(shape, s, vals).value_or(false)) return std::nullopt;
   return std::vector<std::string>(vals, vals + shape.captures.size());
 }
 
@@ -140,6 +140,110 @@ TEST(DigitShape, SameAsRe2OnEdgeCases) {
   }
 }
 
+TEST(DigitShape, TakesOptionalBytesAndItemsAfterTheLastCapture) {
+  const std::string number = kNumber;
+  EXPECT_TRUE(ParseDigitShape("iteration +(?P<step>[0-9]+)/ *[0-9]+ \\|"));
+  EXPECT_TRUE(ParseDigitShape("\\{'(?P<metric>loss)': '?(?P<value>" + number + ")"));
+  EXPECT_FALSE(ParseDigitShape("a '?(?P<v>" + number + ") b"));      // a number not last
+  EXPECT_FALSE(ParseDigitShape("a 1?(?P<v>[0-9]+)"));                  // the byte can start it
+  EXPECT_FALSE(ParseDigitShape("a (?P<v>[0-9]+)[0-9]*"));              // a run after the run
+  EXPECT_FALSE(ParseDigitShape("a (?P<v>[0-9]+)/[^\\n]*x"));         // a gap after a capture
+  EXPECT_FALSE(ParseDigitShape("a (?P<v>[0-9]+)/ *[0-9]+?"));          // lazy
+  EXPECT_FALSE(ParseDigitShape("a (?P<v>[0-9]+)/ *(?P<w>[0-9]+)"));    // not a blank run before it
+}
+
+TEST(DigitShape, SameAsRe2WithOptionalBytesAndTails) {
+  const std::vector<std::string> lines = {
+      "",
+      " iteration      100/  100000 | consumed samples: 3 |",
+      " iteration      100/100000 |",
+      " iteration 100/ x | iteration 101/ 7 |",
+      " iteration 100/ 7| iteration 102/7 |",
+      "iteration  5/  |",
+      "{'loss': 2.3456, 'grad_norm': 1.2345, 'learning_rate': 4.9e-05, 'epoch': 0.01}",
+      "{'loss': '1.832', 'grad_norm': '0.9412', 'learning_rate': '1.998e-05', 'epoch': '0.42'}",
+      "{'loss': nan, 'grad_norm': ''nan'}",
+      "{'loss': ''1 {'loss': 'x {'loss': '-inf",
+      "'grad_norm': 'x 'grad_norm': '+.5 'grad_norm': -3e+7'",
+  };
+  const std::string number = kNumber;
+  for (const std::string& p : {std::string("iteration +(?P<step>[0-9]+)/ *[0-9]+ \\|"),
+                               "\\{'(?P<metric>loss)': '?(?P<value>" + number + ")",
+                               "'(?P<metric>grad_norm)': '?(?P<value>" + number + ")"}) {
+    EXPECT_EQ(ExpectSame(p, lines), static_cast<int>(lines.size())) << p;
+  }
+}
+
+// RE2's and the items' answers on `lines`; the number of lines compared.
+int ExpectSameItems(std::string_view pattern, const std::vector<std::string>& lines) {
+  const std::optional<std::vector<ShapeItem>> items = ParseItemShape(pattern);
+  if (!items) return 0;
+  RE2 re(pattern);
+  EXPECT_TRUE(re.ok()) << pattern;
+  int n = 0;
+  for (const std::string& line : lines) {
+    const std::optional<bool> m = MatchItemShape(*items, line);
+    if (!m) continue;
+    EXPECT_EQ(*m, RE2::PartialMatch(line, re)) << pattern << "\n  on: " << line;
+    ++n;
+  }
+  return n;
+}
+
+TEST(ItemShape, TakesLiteralsRunsOptionalBytesNumbersGroupsAndGaps) {
+  const std::string number = kNumber;
+  EXPECT_TRUE(ParseItemShape("iteration[ \\t]+[0-9]+/[ \\t]*[0-9]+ \\|[^\\n]* lm loss: " + number));
+  EXPECT_TRUE(ParseItemShape("\\{'loss': '?" + number + "'?, '(?:grad_norm|learning_rate)'"));
+  EXPECT_TRUE(ParseItemShape("consumed samples: +[0-9]+ \\|"));
+  EXPECT_FALSE(ParseItemShape("[0-9]+ x"));                 // no leading literal
+  EXPECT_FALSE(ParseItemShape("a[0-9]+?"));                 // lazy
+  EXPECT_FALSE(ParseItemShape("a(?P<v>[0-9]+)"));           // a capture
+  EXPECT_FALSE(ParseItemShape("a.b"));
+  EXPECT_FALSE(ParseItemShape("a|b"));
+  EXPECT_FALSE(ParseItemShape("a(?:b|c)?"));
+  EXPECT_FALSE(ParseItemShape("a(?:b?|c)"));
+  EXPECT_FALSE(ParseItemShape("a[^\\n]+b"));
+  EXPECT_FALSE(ParseItemShape("(?i)abc"));
+  EXPECT_FALSE(ParseItemShape("a\\b"));
+}
+
+TEST(ItemShape, SameAsRe2OnEdgeCases) {
+  const std::vector<std::string> lines = {
+      "",
+      "iteration 1/2 | lm loss: 3",
+      "iteration 1/2 | lm loss: x | lm loss: -1e5",
+      "iteration 1/2 |lm loss: 3",
+      "iteration\t1/\t2 | grad norm: 3 lm loss: .5",
+      "iteration 1/2 |\n lm loss: 3",
+      "iteration 1/ | lm loss: 3 iteration 4/5 | lm loss: nan",
+      "iteration 1/2 | lm loss: 3 \xc3\xa9",
+      "lm loss: 1 iteration 1/2 |",
+      "{'loss': 2.3456, 'grad_norm': 1.2345, 'learning_rate': 4.9e-05}",
+      "{'loss': '1.832', 'learning_rate': '1.998e-05'}",
+      "{'loss': '1.832, 'grad_norm': 1}",
+      "{'loss': 1e, 'grad_norm': 2}",
+      "{'loss': 1.e5', 'grad_norm': '+inf",
+      "{'loss': '', 'grad_norm': 1}",
+      "{'loss': Infinity', 'epoch': 1}",
+      "{'loss': 2, 'grad_norm': 'x {'loss': 3, 'grad_norm': 4",
+      "consumed samples:    12 | consumed samples: 1|",
+  };
+  const std::string number = kNumber;
+  int n = 0;
+  for (const std::string& p :
+       {"iteration[ \\t]+[0-9]+/[ \\t]*[0-9]+ \\|[^\\n]* lm loss: " + number,
+        "iteration[ \\t]+[0-9]+/[ \\t]*[0-9]+ \\|[^\\n]* grad norm: " + number,
+        "\\{'loss': '?" + number + "'?, '(?:grad_norm|learning_rate)'",
+        "\\{'loss': '?" + number + "'?, 'grad_norm': '?" + number,
+        std::string("consumed samples: +[0-9]+ \\|"), std::string("iteration 1/2 \\|[^\\n]*")}) {
+    n += ExpectSameItems(p, lines);
+  }
+  // A gap over a line with non-ASCII bytes is left to RE2 (UTF-8 there).
+  EXPECT_FALSE(MatchItemShape(*ParseItemShape("a[^\\n]*b"), "a\xc3\xa9" "b"));
+  EXPECT_EQ(MatchItemShape(*ParseItemShape("a +b"), "a \xc3" "b"), std::optional<bool>(false));
+  EXPECT_GT(n, 90);
+}
+
 void AddStrings(simdjson::simdjson_result<simdjson::dom::element> e, std::vector<std::string>* out) {
   simdjson::dom::array a;
   if (e.get(a)) return;
@@ -152,6 +256,7 @@ void AddStrings(simdjson::simdjson_result<simdjson::dom::element> e, std::vector
 TEST(DigitShape, SameAsRe2OnEveryRulesetExample) {
   int signals = 0;
   int lines = 0;
+  int items = 0;
   simdjson::dom::parser parser;
   const std::filesystem::path dir = std::filesystem::path(FL_SOURCE_DIR) / "rulesets";
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
@@ -170,6 +275,8 @@ TEST(DigitShape, SameAsRe2OnEveryRulesetExample) {
       std::string_view one;
       if (!sig["extract"].get(one)) extracts.emplace_back(one);
       AddStrings(sig["extract"], &extracts);
+      std::string_view pattern;
+      if (!sig["pattern"].get(pattern)) items += ExpectSameItems(pattern, text) > 0 ? 1 : 0;
       for (const std::string& x : extracts) {
         const int n = ExpectSame(x, text);
         signals += n > 0 || ParseDigitShape(x) ? 1 : 0;
@@ -180,6 +287,8 @@ TEST(DigitShape, SameAsRe2OnEveryRulesetExample) {
   // The default ruleset has such extracts (pg_init_options among them).
   EXPECT_GT(signals, 10);
   EXPECT_GT(lines, 20);
+  // Patterns the items take (the Megatron and HF metric lines among them).
+  EXPECT_GT(items, 20);
 }
 
 }  // namespace
