@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "correlate/state.h"
@@ -168,6 +170,20 @@ bool FirstToStop(const CorrelationState& st, Suspects* out) {
   return true;
 }
 
+// The one host the lines of cluster `c` name, else "". A line that blames
+// its peer (an IB completion error from peer X) is a witness on its own
+// host, not a failure of it: when other lines name a host of their own
+// (the HCA's local work queue error), only theirs count.
+std::string OwnHost(const CorrelationState& st, const Cluster& c) {
+  std::set<std::string> own;
+  for (size_t i : c.ev) {
+    const Evidence& ev = st.evs[i];
+    if (!ev.host.empty() && !ev.Field("peer")) own.insert(ev.host);
+  }
+  if (own.size() == 1) return *own.begin();
+  return own.empty() && c.hosts.size() == 1 ? *c.hosts.begin() : std::string();
+}
+
 // Only symptoms: infer the suspect, or say that no rank stands out.
 void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   inc.inferred = true;
@@ -190,7 +206,7 @@ void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   }
   inc.rank = -1;
   // One host named by every line of the cluster is still a fact.
-  if (dr.rc.hosts.size() != 1) inc.host.clear();
+  inc.host = OwnHost(st, dr.rc);
   if (dr.rc.ranks.size() == 1) {
     inc.rank = *dr.rc.ranks.begin();
     // A line about another rank ("ranks [13] are the lagging ranks",
