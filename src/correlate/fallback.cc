@@ -137,8 +137,10 @@ namespace {
 // How many lines after a fatal line its message may go on: C++'s
 // "terminate called after throwing an instance of 'c10::DistBackendError'"
 // gives it on the next line ("  what():  [Rank 6] Watchdog caught ..."), a
-// hard-wrapped exception message on the lines after it.
-constexpr uint64_t kMessageLines = 2;
+// hard-wrapped exception message on the lines after it; NCCL's error goes
+// on over its result's name and "Last error:" to the failed call's own
+// message ("Cuda failure 802 'system not yet initialized'").
+constexpr uint64_t kMessageLines = 3;
 
 // Lines (source, line number) of failures a catalog rule matched (its
 // initiating and symptom lines, whatever its conditions decided). A generic
@@ -189,6 +191,18 @@ bool SupersededStatement(const CorrelationState& st, size_t i) {
   return false;
 }
 
+bool SameLine(const Evidence& a, const Evidence& b) {
+  return a.source == b.source && a.line == b.line;
+}
+
+// Whether evidence `a` holds every field of `b`.
+bool Holds(const Evidence& a, const Evidence& b) {
+  return std::all_of(b.fields.begin(), b.fields.end(), [&](const auto& f) {
+    const std::string* v = a.Field(f.first);
+    return v && *v == f.second;
+  });
+}
+
 // The generic fatal lines no rank carried on from, in evidence order.
 std::vector<size_t> FatalLines(const CorrelationState& st) {
   LineSet claimed = ClaimedLines(st);
@@ -218,6 +232,12 @@ std::vector<size_t> FatalLines(const CorrelationState& st) {
       continue;
     }
     if (Claimed(claimed, ev) || SupersededStatement(st, i)) continue;
+    if (!lines.empty() && SameLine(st.evs[lines.back()], ev)) {
+      // Two generic signals on one line (a Python exception that is also
+      // NCCL's bare result) are one fatal line: the one that says more.
+      if (Holds(ev, st.evs[lines.back()])) lines.back() = i;
+      if (Holds(st.evs[lines.back()], ev)) continue;
+    }
     lines.push_back(i);
   }
   return lines;

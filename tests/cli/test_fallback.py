@@ -245,3 +245,47 @@ def test_dataloader_worker_original_exception_leads(faultline_bin, validate, tmp
     lead = texts(found[0])
     assert lead[0].startswith("FileNotFoundError: [Errno 2] No such file or directory"), lead
     assert any("Caught FileNotFoundError in DataLoader worker process 3" in t for t in lead), lead
+
+
+# NCCL's generic results (ncclSystemError, ncclInternalError,
+# ncclUnhandledCudaError) name no failure: "run with NCCL_DEBUG=INFO for
+# details". Alone they are an unrecognised fatal error, not a network
+# verdict; the call that failed, when NCCL's "Last error:" names it, or a
+# network error NCCL warned about before, says what it was.
+NCCL_SYSTEM = (
+    "[rank3]:[E1102 04:10:11.123456789 ProcessGroupNCCL.cpp:1896] [PG ID 0 PG GUID 0(default_pg) Rank 3] "
+    "Process group watchdog thread terminated with exception: NCCL error: unhandled system error "
+    "(run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+    "Last error:\n")
+
+
+def test_a_bare_nccl_system_error_is_an_unrecognised_fatal_error(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, NCCL_SYSTEM)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc)[0] == NCCL_SYSTEM.splitlines()[0]
+    assert inc["initiating"]["rank"] == 3
+
+
+def test_nccl_last_error_names_the_failure(faultline_bin, validate, tmp_path):
+    text = (NCCL_SYSTEM.replace("unhandled system error", "unhandled cuda error")
+            .replace("ncclSystemError: System call (e.g. socket, malloc) or external library call "
+                     "failed or device error. ", "ncclUnhandledCudaError: Call to CUDA function failed.")
+            + "Cuda failure 802 'system not yet initialized'\n")
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "nvswitch-fabric-error"
+
+
+def test_a_network_error_before_the_nccl_result_keeps_its_verdict(faultline_bin, validate, tmp_path):
+    warn = ("gpu-a07:2211:2290 [3] transport/net_socket.cc:540 NCCL WARN NET/Socket : "
+            "Call to recv from 10.1.3.7<41235> failed : Connection reset by peer\n")
+    inc = primary(faultline_bin, validate, tmp_path, warn + NCCL_SYSTEM)
+    assert inc["rule"] == "nccl-remote-error"
+
+
+def test_an_exception_line_of_an_nccl_result_is_one_fatal_line(faultline_bin, validate, tmp_path):
+    line = ("[rank2]: RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for "
+            "details), NCCL version 2.21.5\n")
+    inc = primary(faultline_bin, validate, tmp_path, line)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == [line.rstrip("\n")]
