@@ -289,3 +289,22 @@ def test_an_exception_line_of_an_nccl_result_is_one_fatal_line(faultline_bin, va
     inc = primary(faultline_bin, validate, tmp_path, line)
     assert inc["reference"] == FALLBACK
     assert texts(inc) == [line.rstrip("\n")]
+
+
+# A rule that is a failure only beside a generic fatal line
+# (conditions.requires_rule naming the role:fallback rule) reports that
+# line's failure: vLLM's engine monitor line after the exception the engine
+# core raised. The exception leads the rule's incident.
+ENGINE_ERROR = """\
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 701, in run_engine_core
+    raise ValueError(f"Unsupported image size {size}")
+ValueError: Unsupported image size (0, 0)
+ERROR 05-02 11:20:07 [core_client.py:564] Engine core proc EngineCore_0 died unexpectedly, shutting down client.
+"""
+
+
+def test_the_required_fatal_line_leads_the_rule_that_requires_it(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, ENGINE_ERROR)
+    assert inc["rule"] == "vllm-engine-monitor-died"
+    assert texts(inc)[0] == "ValueError: Unsupported image size (0, 0)"
