@@ -184,12 +184,37 @@ std::string OwnHost(const CorrelationState& st, const Cluster& c) {
   return own.empty() && c.hosts.size() == 1 ? *c.hosts.begin() : std::string();
 }
 
+// A launcher's summary that marks which of its entries is the first
+// observed failure (torchrun's "Root Cause (first observed failure):", field
+// `first_failure`): the rank of the cluster's first line after the mark.
+bool NamedFirstFailure(const CorrelationState& st, const Draft& dr, Suspects* out) {
+  for (size_t h = 0; h < st.evs.size(); ++h) {
+    const Evidence& mark = st.evs[h];
+    if (!st.ignore_reason[h].empty() || !mark.Field("first_failure")) continue;
+    const Evidence* next = nullptr;
+    for (size_t i : dr.rc.ev) {
+      const Evidence& ev = st.evs[i];
+      if (ev.source == mark.source && ev.offset > mark.offset && ev.rank >= 0 &&
+          (!next || ev.offset < next->offset)) {
+        next = &ev;
+      }
+    }
+    if (!next) continue;
+    out->ranks = {next->rank};
+    out->basis = StrCat("the launcher's summary names rank ", next->rank,
+                        " as its first observed failure");
+    return true;
+  }
+  return false;
+}
+
 // Only symptoms: infer the suspect, or say that no rank stands out.
 void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   inc.inferred = true;
   dr.conf *= 0.55;
   Suspects s;
-  if (AbsentRanks(st, dr, &s) || LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s)) {
+  if (NamedFirstFailure(st, dr, &s) || AbsentRanks(st, dr, &s) ||
+      LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s)) {
     inc.suspects = s.ranks;
     inc.rank = inc.suspects.front();
     inc.host = st.HostForRank(inc.rank);

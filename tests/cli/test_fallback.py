@@ -308,3 +308,37 @@ def test_the_required_fatal_line_leads_the_rule_that_requires_it(faultline_bin, 
     inc = primary(faultline_bin, validate, tmp_path, ENGINE_ERROR)
     assert inc["rule"] == "vllm-engine-monitor-died"
     assert texts(inc)[0] == "ValueError: Unsupported image size (0, 0)"
+
+
+# torchrun's ChildFailedError summary lists the other failures first and the
+# one it observed first under "Root Cause (first observed failure):".
+SUMMARY = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2025-01-14_10:22:31
+  host      : gpu-node-3
+  rank      : 5 (local_rank: 1)
+  exitcode  : 1 (pid: 4402)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2025-01-14_10:22:31
+  host      : gpu-node-3
+  rank      : 4 (local_rank: 0)
+  exitcode  : 1 (pid: 4401)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_the_summary_root_cause_entry_names_the_rank(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, SUMMARY)
+    assert inc["rule"] == "torch-child-failed"
+    assert inc["initiating"]["rank"] == 4
