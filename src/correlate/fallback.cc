@@ -137,8 +137,10 @@ namespace {
 // How many lines after a fatal line its message may go on: C++'s
 // "terminate called after throwing an instance of 'c10::DistBackendError'"
 // gives it on the next line ("  what():  [Rank 6] Watchdog caught ..."), a
-// hard-wrapped exception message on the lines after it.
-constexpr uint64_t kMessageLines = 2;
+// hard-wrapped exception message on the lines after it; NCCL's error goes
+// on over its result's name and "Last error:" to the failed call's own
+// message ("Cuda failure 802 'system not yet initialized'").
+constexpr uint64_t kMessageLines = 3;
 
 // Lines (source, line number) of failures a catalog rule matched (its
 // initiating and symptom lines, whatever its conditions decided). A generic
@@ -221,6 +223,18 @@ bool SupersededStatement(const CorrelationState& st, size_t i) {
   return false;
 }
 
+bool SameLine(const Evidence& a, const Evidence& b) {
+  return a.source == b.source && a.line == b.line;
+}
+
+// Whether evidence `a` holds every field of `b`.
+bool Holds(const Evidence& a, const Evidence& b) {
+  return std::all_of(b.fields.begin(), b.fields.end(), [&](const auto& f) {
+    const std::string* v = a.Field(f.first);
+    return v && *v == f.second;
+  });
+}
+
 // The generic fatal lines no rank carried on from, in evidence order.
 std::vector<size_t> FatalLines(const CorrelationState& st) {
   LineSet claimed = ClaimedLines(st);
@@ -251,6 +265,12 @@ std::vector<size_t> FatalLines(const CorrelationState& st) {
       continue;
     }
     if (Claimed(claimed, ev) || SupersededStatement(st, i) || AtTeardown(teardown, ev)) continue;
+    if (!lines.empty() && SameLine(st.evs[lines.back()], ev)) {
+      // Two generic signals on one line (a Python exception that is also
+      // NCCL's bare result) are one fatal line: the one that says more.
+      if (Holds(ev, st.evs[lines.back()])) lines.back() = i;
+      if (Holds(st.evs[lines.back()], ev)) continue;
+    }
     lines.push_back(i);
   }
   return lines;
@@ -350,6 +370,52 @@ void AdoptExceptions(CorrelationState& st, std::vector<size_t>& lines) {
   });
 }
 
+// Whether root cluster `c`'s rule names a role:fallback rule in its
+// conditions' requires_rule: it is a failure only beside a generic fatal
+// line (vLLM's "Engine core proc ... died unexpectedly" after the error the
+// engine raised, an HDF5 diagnostic stack over the exception it ends in).
+bool RequiresFatalLine(const CorrelationState& st, const Cluster& c) {
+  const fb::Conditions* cond = st.rs.rule(c.rule)->conditions();
+  if (!cond || !cond->requires_rule() || cond->requires_rule()->size() == 0) return false;
+  int r = st.rs.FindRule(cond->requires_rule()->string_view());
+  return r >= 0 && st.HasRole(static_cast<uint32_t>(r), RuleRole::kFallback);
+}
+
+// The first generic fatal line (initiating role) in the file of evidence
+// `head`, on its rank, that says what was raised; else -1. Whether the
+// line's message goes on to a catalog rule's line does not matter here.
+int FirstFatalLineOf(const CorrelationState& st, const Evidence& head) {
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (ev.source != head.source || ev.rank != head.rank || !st.active[i] ||
+        !st.HasRole(ev.rule, RuleRole::kFallback) ||
+        st.rs.signal(ev.signal).role != SignalRole::Initiating || SupersededStatement(st, i) ||
+        After(st.index.first_termination, ev) || After(st.index.first_completion, ev)) {
+      continue;
+    }
+    return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// The fatal line such a rule requires is the failure it reports: the first
+// one in the file of the cluster's first line, on its rank, joins the
+// cluster as initiating evidence (in file order) and leaves `lines`.
+void JoinRequiredFatalLines(CorrelationState& st, std::vector<size_t>& lines) {
+  for (Cluster& c : st.clusters) {
+    if (c.parent >= 0 || c.survived || c.ev.empty() || !RequiresFatalLine(st, c)) continue;
+    int f = FirstFatalLineOf(st, st.evs[c.ev.front()]);
+    if (f < 0) continue;
+    size_t i = static_cast<size_t>(f);
+    std::erase(lines, i);
+    auto at = std::find_if(c.ev.begin(), c.ev.end(), [&](size_t j) {
+      return st.evs[j].source == st.evs[i].source && st.evs[j].offset > st.evs[i].offset;
+    });
+    c.ev.insert(at, i);
+    c.initiating = true;
+  }
+}
+
 // The fallback cluster of `lines` (the failing rank's), appended to the
 // clusters; returns its index.
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
@@ -383,6 +449,7 @@ void ChooseFallback(CorrelationState& st) {
   if (st.role_rules[static_cast<size_t>(RuleRole::kFallback)].empty()) return;
   std::vector<size_t> lines = FatalLines(st);
   AdoptExceptions(st, lines);
+  JoinRequiredFatalLines(st, lines);
   std::vector<int> weak;  // symptom-only or peer-reported roots a fatal line may precede
   for (size_t k = 0; k < st.clusters.size(); ++k) {
     const Cluster& c = st.clusters[k];

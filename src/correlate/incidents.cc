@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <set>
+#include <string>
 #include <utility>
 
 #include "correlate/state.h"
@@ -168,12 +170,51 @@ bool FirstToStop(const CorrelationState& st, Suspects* out) {
   return true;
 }
 
+// The one host the lines of cluster `c` name, else "". A line that blames
+// its peer (an IB completion error from peer X) is a witness on its own
+// host, not a failure of it: when other lines name a host of their own
+// (the HCA's local work queue error), only theirs count.
+std::string OwnHost(const CorrelationState& st, const Cluster& c) {
+  std::set<std::string> own;
+  for (size_t i : c.ev) {
+    const Evidence& ev = st.evs[i];
+    if (!ev.host.empty() && !ev.Field("peer")) own.insert(ev.host);
+  }
+  if (own.size() == 1) return *own.begin();
+  return own.empty() && c.hosts.size() == 1 ? *c.hosts.begin() : std::string();
+}
+
+// A launcher's summary that marks which of its entries is the first
+// observed failure (torchrun's "Root Cause (first observed failure):", field
+// `first_failure`): the rank of the cluster's first line after the mark.
+bool NamedFirstFailure(const CorrelationState& st, const Draft& dr, Suspects* out) {
+  for (size_t h = 0; h < st.evs.size(); ++h) {
+    const Evidence& mark = st.evs[h];
+    if (!st.ignore_reason[h].empty() || !mark.Field("first_failure")) continue;
+    const Evidence* next = nullptr;
+    for (size_t i : dr.rc.ev) {
+      const Evidence& ev = st.evs[i];
+      if (ev.source == mark.source && ev.offset > mark.offset && ev.rank >= 0 &&
+          (!next || ev.offset < next->offset)) {
+        next = &ev;
+      }
+    }
+    if (!next) continue;
+    out->ranks = {next->rank};
+    out->basis = StrCat("the launcher's summary names rank ", next->rank,
+                        " as its first observed failure");
+    return true;
+  }
+  return false;
+}
+
 // Only symptoms: infer the suspect, or say that no rank stands out.
 void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   inc.inferred = true;
   dr.conf *= 0.55;
   Suspects s;
-  if (AbsentRanks(st, dr, &s) || LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s)) {
+  if (NamedFirstFailure(st, dr, &s) || AbsentRanks(st, dr, &s) ||
+      LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s)) {
     inc.suspects = s.ranks;
     inc.rank = inc.suspects.front();
     inc.host = st.HostForRank(inc.rank);
@@ -190,7 +231,7 @@ void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   }
   inc.rank = -1;
   // One host named by every line of the cluster is still a fact.
-  if (dr.rc.hosts.size() != 1) inc.host.clear();
+  inc.host = OwnHost(st, dr.rc);
   if (dr.rc.ranks.size() == 1) {
     inc.rank = *dr.rc.ranks.begin();
     // A line about another rank ("ranks [13] are the lagging ranks",

@@ -276,3 +276,100 @@ def test_dataloader_worker_original_exception_leads(faultline_bin, validate, tmp
     lead = texts(found[0])
     assert lead[0].startswith("FileNotFoundError: [Errno 2] No such file or directory"), lead
     assert any("Caught FileNotFoundError in DataLoader worker process 3" in t for t in lead), lead
+
+
+# NCCL's generic results (ncclSystemError, ncclInternalError,
+# ncclUnhandledCudaError) name no failure: "run with NCCL_DEBUG=INFO for
+# details". Alone they are an unrecognised fatal error, not a network
+# verdict; the call that failed, when NCCL's "Last error:" names it, or a
+# network error NCCL warned about before, says what it was.
+NCCL_SYSTEM = (
+    "[rank3]:[E1102 04:10:11.123456789 ProcessGroupNCCL.cpp:1896] [PG ID 0 PG GUID 0(default_pg) Rank 3] "
+    "Process group watchdog thread terminated with exception: NCCL error: unhandled system error "
+    "(run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\n"
+    "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+    "Last error:\n")
+
+
+def test_a_bare_nccl_system_error_is_an_unrecognised_fatal_error(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, NCCL_SYSTEM)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc)[0] == NCCL_SYSTEM.splitlines()[0]
+    assert inc["initiating"]["rank"] == 3
+
+
+def test_nccl_last_error_names_the_failure(faultline_bin, validate, tmp_path):
+    text = (NCCL_SYSTEM.replace("unhandled system error", "unhandled cuda error")
+            .replace("ncclSystemError: System call (e.g. socket, malloc) or external library call "
+                     "failed or device error. ", "ncclUnhandledCudaError: Call to CUDA function failed.")
+            + "Cuda failure 802 'system not yet initialized'\n")
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "nvswitch-fabric-error"
+
+
+def test_a_network_error_before_the_nccl_result_keeps_its_verdict(faultline_bin, validate, tmp_path):
+    warn = ("gpu-a07:2211:2290 [3] transport/net_socket.cc:540 NCCL WARN NET/Socket : "
+            "Call to recv from 10.1.3.7<41235> failed : Connection reset by peer\n")
+    inc = primary(faultline_bin, validate, tmp_path, warn + NCCL_SYSTEM)
+    assert inc["rule"] == "nccl-remote-error"
+
+
+def test_an_exception_line_of_an_nccl_result_is_one_fatal_line(faultline_bin, validate, tmp_path):
+    line = ("[rank2]: RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for "
+            "details), NCCL version 2.21.5\n")
+    inc = primary(faultline_bin, validate, tmp_path, line)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == [line.rstrip("\n")]
+
+
+# A rule that is a failure only beside a generic fatal line
+# (conditions.requires_rule naming the role:fallback rule) reports that
+# line's failure: vLLM's engine monitor line after the exception the engine
+# core raised. The exception leads the rule's incident.
+ENGINE_ERROR = """\
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.12/dist-packages/vllm/v1/engine/core.py", line 701, in run_engine_core
+    raise ValueError(f"Unsupported image size {size}")
+ValueError: Unsupported image size (0, 0)
+ERROR 05-02 11:20:07 [core_client.py:564] Engine core proc EngineCore_0 died unexpectedly, shutting down client.
+"""
+
+
+def test_the_required_fatal_line_leads_the_rule_that_requires_it(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, ENGINE_ERROR)
+    assert inc["rule"] == "vllm-engine-monitor-died"
+    assert texts(inc)[0] == "ValueError: Unsupported image size (0, 0)"
+
+
+# torchrun's ChildFailedError summary lists the other failures first and the
+# one it observed first under "Root Cause (first observed failure):".
+SUMMARY = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
+============================================================
+train.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2025-01-14_10:22:31
+  host      : gpu-node-3
+  rank      : 5 (local_rank: 1)
+  exitcode  : 1 (pid: 4402)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2025-01-14_10:22:31
+  host      : gpu-node-3
+  rank      : 4 (local_rank: 0)
+  exitcode  : 1 (pid: 4401)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+
+
+def test_the_summary_root_cause_entry_names_the_rank(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path, SUMMARY)
+    assert inc["rule"] == "torch-child-failed"
+    assert inc["initiating"]["rank"] == 4

@@ -1659,11 +1659,13 @@ TEST_F(FatalRulesTest, ExitStatusAloneDoesNotOutweighASymptom) {
 
 // A generic fatal line that a catalog rule also matched ("DistBackendError:
 // ... Watchdog caught collective operation timeout"), or whose message goes
-// on to such a line (C++'s "terminate called after throwing ..." and its
-// "what():" line), is that rule's failure, not an unrecognised one.
+// on to such a line within three lines (C++'s "terminate called after
+// throwing ..." and its "what():" line; NCCL's result, its name, "Last
+// error:" and the failed call), is that rule's failure, not an unrecognised
+// one.
 TEST_F(FatalRulesTest, FatalLineACatalogRuleMatchedIsThatRulesFailure) {
   ASSERT_NE(rules_, nullptr);
-  for (uint64_t gap : {0, 1, 3}) {
+  for (uint64_t gap : {0, 1, 3, 4}) {
     SCOPED_TRACE(gap);
     Synth s(*rules_);
     s.Job(1, kT0, kT0 + kHour);
@@ -1673,7 +1675,7 @@ TEST_F(FatalRulesTest, FatalLineACatalogRuleMatchedIsThatRulesFailure) {
     symptom.line = line + gap;
     if (gap == 0) symptom.offset = offset;
     Diagnosis d = s.Run();
-    if (gap <= 2) {
+    if (gap <= 3) {
       EXPECT_THAT(Ids(d), ElementsAre("collective-timeout"));
     } else {
       EXPECT_THAT(Ids(d), ElementsAre("generic-fatal"));
