@@ -50,8 +50,12 @@ struct fl_report {
   mutable std::string jsonl;
   mutable std::once_flag html_once;  // the HTML page, built on first request too
   mutable std::string html;
-  std::vector<std::string> fields_json;  // per evidence record
-  std::vector<fl_evidence_view> views;
+  // Per evidence record, built on the first fl_report_evidence call: a
+  // diagnosis that never lists the evidence never pays for its fields' JSON
+  // (a million metric lines' worth on a large step-line archive).
+  mutable std::once_flag views_once;
+  mutable std::vector<std::string> fields_json;
+  mutable std::vector<fl_evidence_view> views;
   struct IncidentViews {
     std::vector<std::string> fields_json;
     std::vector<fl_evidence_view> views;
@@ -290,6 +294,19 @@ fl_status ReadOptions(const fl_session_options* opts, fl_session_options* o,
   return ReadRetryPolicy(*o, &copts->retry, err);
 }
 
+// The views of every evidence record (fl_report_evidence), once.
+const std::vector<fl_evidence_view>& EvidenceViews(const fl_report& r) {
+  std::call_once(r.views_once, [&r] {
+    r.fields_json.reserve(r.scan.evidence.size());
+    for (const auto& ev : r.scan.evidence) r.fields_json.push_back(FieldsJson(ev));
+    r.views.reserve(r.scan.evidence.size());
+    for (size_t i = 0; i < r.scan.evidence.size(); ++i) {
+      r.views.push_back(MakeView(*r.rs, r.scan, r.scan.evidence[i], r.fields_json[i]));
+    }
+  });
+  return r.views;
+}
+
 std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset> rs, faultline::ScanResult scan,
                                        const faultline::CorrelateOptions& copts) {
   auto r = std::make_unique<fl_report>();
@@ -298,12 +315,6 @@ std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset>
   r->diag = faultline::Correlate(*r->rs, r->scan, copts);
   r->json = faultline::ReportJson(*r->rs, r->scan, r->diag);
   r->text = faultline::ReportText(*r->rs, r->scan, r->diag);
-  r->fields_json.reserve(r->scan.evidence.size());
-  for (const auto& ev : r->scan.evidence) r->fields_json.push_back(FieldsJson(ev));
-  r->views.reserve(r->scan.evidence.size());
-  for (size_t i = 0; i < r->scan.evidence.size(); ++i) {
-    r->views.push_back(MakeView(*r->rs, r->scan, r->scan.evidence[i], r->fields_json[i]));
-  }
   r->incident_views.resize(r->diag.incidents.size());
   for (size_t i = 0; i < r->diag.incidents.size(); ++i) {
     auto& iv = r->incident_views[i];
@@ -1068,12 +1079,12 @@ FL_API fl_status fl_report_incident_evidence(const fl_report* r, size_t i, size_
   return CopyViews(r->incident_views[i].views, first, out, cap, n);
 }
 
-FL_API size_t fl_report_evidence_count(const fl_report* r) { return r ? r->views.size() : 0; }
+FL_API size_t fl_report_evidence_count(const fl_report* r) { return r ? r->scan.evidence.size() : 0; }
 
 FL_API fl_status fl_report_evidence(const fl_report* r, size_t first, fl_evidence_view* out, size_t cap,
                                     size_t* n) {
   if (!r) return FL_ERR_INVALID_ARG;
-  return CopyViews(r->views, first, out, cap, n);
+  return CopyViews(EvidenceViews(*r), first, out, cap, n);
 }
 
 // ---- Attempts

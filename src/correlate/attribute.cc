@@ -183,13 +183,16 @@ void Attribute(CorrelationState& st) {
     if (ev.rank >= 0) a.rank = ev.rank;
     if (ev.local_rank >= 0) a.local_rank = ev.local_rank;
     if (ev.pid >= 0) a.pid = ev.pid;
-    a.host = ev.host;
-    a.gpu = ev.gpu;
+    // Moved in and back: a million lines' host and GPU strings not copied.
+    a.host = std::move(ev.host);
+    a.gpu = std::move(ev.gpu);
     int64_t task;
     if (const std::string* t = ev.Field("task"); t && ParseInt64(*t, &task) && task >= 0) a.task = task;
-    if (!st.topo.Resolve(a)) continue;
-    ev.rank = a.rank.value_or(-1);
-    ev.host = a.host;
+    // Resolve changes the host only when it resolves the line.
+    const bool resolved = st.topo.Resolve(a);
+    ev.gpu = std::move(a.gpu);
+    ev.host = std::move(a.host);
+    if (resolved) ev.rank = a.rank.value_or(-1);
   }
   RanksOfHcas(st);
   RanksOfCudaDevices(st);

@@ -56,7 +56,7 @@ void BuildEvidenceIndex(CorrelationState& st) {
     if (const std::string* a = ev.Field("addr"); a && !ev.host.empty()) {
       ix.addr_host.emplace(BareAddress(*a), ev.host);
     }
-    if (!ev.host.empty()) ix.host_of_rank.emplace(ev.rank, ev.host);
+    if (!ev.host.empty()) ix.host_of_rank.try_emplace(ev.rank, ev.host);  // no node when known
     SignalRole role = st.rs.signal(ev.signal).role;
     if (role == SignalRole::Progress) ix.last_progress[ev.rank] = i;
     if (role == SignalRole::Metric) ix.metrics[ev.rank].push_back(i);

@@ -124,9 +124,26 @@ void FindJobWindow(CorrelationState& st) {
   st.alive_end_us = st.opts.job_end_us != kNoTime ? st.opts.job_end_us : LatestSignOfLife(st);
 }
 
+namespace {
+
+// A line's rule and text, pointing into the evidence (which this pass does
+// not change): the key of the replay check, without a copy of every text.
+struct RuleText {
+  uint32_t rule;
+  std::string_view text;
+  bool operator==(const RuleText&) const = default;
+};
+struct RuleTextHash {
+  size_t operator()(const RuleText& k) const {
+    return std::hash<std::string_view>()(k.text) ^ (static_cast<size_t>(k.rule) * 0x9E3779B97F4A7C15ull);
+  }
+};
+
+}  // namespace
+
 void GateEvidence(CorrelationState& st) {
   st.ignore_reason.assign(st.evs.size(), "");
-  std::unordered_map<std::string, size_t> first_copy;  // rule+text -> evidence
+  std::unordered_map<RuleText, size_t, RuleTextHash> first_copy;  // rule+text -> evidence
   std::map<uint32_t, int64_t> source_max;
   std::map<std::pair<uint32_t, std::string>, size_t> ignored;  // rule+reason -> entry
   for (size_t i = 0; i < st.evs.size(); ++i) {
@@ -135,7 +152,7 @@ void GateEvidence(CorrelationState& st) {
     std::string& reason = st.ignore_reason[i];
     reason = StaleReason(st, ev, source_max);
     if (reason.empty()) {
-      auto [it, fresh] = first_copy.emplace(StrCat(ev.rule, "\x1f", ev.text), i);
+      auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
         reason = "replayed duplicate of a line in another file";
     }

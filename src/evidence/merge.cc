@@ -71,8 +71,12 @@ void EvidenceKeeper::TakeInto(std::vector<Evidence>& out) {
   }
   tail_.clear();
   seen_.clear();
-  std::stable_sort(kept_.begin(), kept_.end(),
-                   [](const Evidence& a, const Evidence& b) { return a.offset < b.offset; });
+  // Mostly in order already (the tails and a rank's last progress lines
+  // come after): a stable sort would move every record through a buffer.
+  auto by_offset = [](const Evidence& a, const Evidence& b) { return a.offset < b.offset; };
+  if (!std::is_sorted(kept_.begin(), kept_.end(), by_offset)) {
+    std::stable_sort(kept_.begin(), kept_.end(), by_offset);
+  }
   for (Evidence& ev : kept_) out.push_back(std::move(ev));
   kept_.clear();
   kept_.shrink_to_fit();
