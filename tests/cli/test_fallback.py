@@ -276,3 +276,29 @@ def test_dataloader_worker_original_exception_leads(faultline_bin, validate, tmp
     lead = texts(found[0])
     assert lead[0].startswith("FileNotFoundError: [Errno 2] No such file or directory"), lead
     assert any("Caught FileNotFoundError in DataLoader worker process 3" in t for t in lead), lead
+
+
+# Python's returncode of a child that a signal killed is minus the signal:
+# DIGITS logs "<task> task failed with error code %d" with it, other
+# wrappers "exit code %d"; -9 is SIGKILL, most often the OOM killer.
+@pytest.mark.parametrize("line", [
+    "2017-03-01 10:12:44 [20170301-101010-5e2a] [ERROR] Train Caffe Model task failed with error code -9",
+    "Command failed with exit code -9 (exit code: -9)",
+])
+def test_a_child_killed_by_signal_9_is_a_sigkill(faultline_bin, validate, tmp_path, line):
+    text = "Iteration 0, Testing net (#0)\nTest net output #0: loss = 18.4677\n" + line + "\n"
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "process-sigkilled"
+    assert texts(inc) == [line]
+
+
+def test_another_signal_as_a_returncode_is_not_a_sigkill(faultline_bin, validate, tmp_path):
+    text = "Command failed with exit code -11 (exit code: -11)\n"
+    assert all(i["rule"] != "process-sigkilled" for i in incidents(faultline_bin, validate, tmp_path, text))
+
+
+def test_a_bare_killed_in_markdown_emphasis_is_a_sigkill(faultline_bin, validate, tmp_path):
+    # A shell's "Killed" as a forum post sets it in bold.
+    text = "iter 144: total-loss 0.5882\n\n**Killed**\n"
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "process-sigkilled"
