@@ -302,3 +302,16 @@ def test_a_bare_killed_in_markdown_emphasis_is_a_sigkill(faultline_bin, validate
     text = "iter 144: total-loss 0.5882\n\n**Killed**\n"
     inc = primary(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "process-sigkilled"
+
+
+def test_an_nccl_error_warning_is_a_fatal_line(faultline_bin, validate, tmp_path):
+    # NCCL's WARN("Error : ...") lines come right before it returns an
+    # error code (graph/rings.cc); the caller's traceback is cut before its
+    # exception.
+    text = ("node017:1234:1234 [3] graph/rings.cc:64 NCCL WARN Error : ring 0 does not contain rank 3\n"
+            "  File \"/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py\", "
+            "line 3439, in barrier\n"
+            "    work = default_pg.barrier(opts=opts)\n")
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert "NCCL WARN Error : ring 0" in texts(inc)[0]
