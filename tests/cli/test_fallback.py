@@ -345,7 +345,8 @@ def test_the_required_fatal_line_leads_the_rule_that_requires_it(faultline_bin, 
 # one it observed first under "Root Cause (first observed failure):".
 SUMMARY = """\
 torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-============================================================
+=====================================================
+
 train.py FAILED
 ------------------------------------------------------------
 Failures:
@@ -373,3 +374,41 @@ def test_the_summary_root_cause_entry_names_the_rank(faultline_bin, validate, tm
     inc = primary(faultline_bin, validate, tmp_path, SUMMARY)
     assert inc["rule"] == "torch-child-failed"
     assert inc["initiating"]["rank"] == 4
+=======
+# Python's returncode of a child that a signal killed is minus the signal:
+# DIGITS logs "<task> task failed with error code %d" with it, other
+# wrappers "exit code %d"; -9 is SIGKILL, most often the OOM killer.
+@pytest.mark.parametrize("line", [
+    "2017-03-01 10:12:44 [20170301-101010-5e2a] [ERROR] Train Caffe Model task failed with error code -9",
+    "Command failed with exit code -9 (exit code: -9)",
+])
+def test_a_child_killed_by_signal_9_is_a_sigkill(faultline_bin, validate, tmp_path, line):
+    text = "Iteration 0, Testing net (#0)\nTest net output #0: loss = 18.4677\n" + line + "\n"
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "process-sigkilled"
+    assert texts(inc) == [line]
+
+
+def test_another_signal_as_a_returncode_is_not_a_sigkill(faultline_bin, validate, tmp_path):
+    text = "Command failed with exit code -11 (exit code: -11)\n"
+    assert all(i["rule"] != "process-sigkilled" for i in incidents(faultline_bin, validate, tmp_path, text))
+
+
+def test_a_bare_killed_in_markdown_emphasis_is_a_sigkill(faultline_bin, validate, tmp_path):
+    # A shell's "Killed" as a forum post sets it in bold.
+    text = "iter 144: total-loss 0.5882\n\n**Killed**\n"
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "process-sigkilled"
+
+
+def test_an_nccl_error_warning_is_a_fatal_line(faultline_bin, validate, tmp_path):
+    # NCCL's WARN("Error : ...") lines come right before it returns an
+    # error code (graph/rings.cc); the caller's traceback is cut before its
+    # exception.
+    text = ("node017:1234:1234 [3] graph/rings.cc:64 NCCL WARN Error : ring 0 does not contain rank 3\n"
+            "  File \"/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py\", "
+            "line 3439, in barrier\n"
+            "    work = default_pg.barrier(opts=opts)\n")
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert "NCCL WARN Error : ring 0" in texts(inc)[0]
