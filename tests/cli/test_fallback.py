@@ -345,8 +345,7 @@ def test_the_required_fatal_line_leads_the_rule_that_requires_it(faultline_bin, 
 # one it observed first under "Root Cause (first observed failure):".
 SUMMARY = """\
 torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
-=====================================================
-
+============================================================
 train.py FAILED
 ------------------------------------------------------------
 Failures:
@@ -374,7 +373,8 @@ def test_the_summary_root_cause_entry_names_the_rank(faultline_bin, validate, tm
     inc = primary(faultline_bin, validate, tmp_path, SUMMARY)
     assert inc["rule"] == "torch-child-failed"
     assert inc["initiating"]["rank"] == 4
-=======
+
+
 # Python's returncode of a child that a signal killed is minus the signal:
 # DIGITS logs "<task> task failed with error code %d" with it, other
 # wrappers "exit code %d"; -9 is SIGKILL, most often the OOM killer.
