@@ -107,7 +107,9 @@ RULES = {
     "preempt": ["preemption"],
     "timelimit": ["slurm-time-limit"],
     "pod_oomkilled": ["cgroup-oom"],
-    "pod_evicted": ["preemption"],
+    # the pod is evicted with "The node was low on resource: memory.": the node ran
+    # out of host memory, so the memory rule leads, not preemption
+    "pod_evicted": ["k8s-node-memory-eviction"],
     "pod_nodeshutdown": ["preemption"],
     "worker_crash": ["cuda-illegal-address"],
     "segv": ["unrecognised-fatal-error"],
