@@ -157,7 +157,8 @@ class Synth {
     r.host = host;
     r.progress_lines = static_cast<uint64_t>(samples);
     r.last_progress_us = last;
-    r.first_progress_us = last - static_cast<int64_t>(step_s * samples * 1e6);
+    r.first_progress_us =
+        last == kNoTime ? kNoTime : last - static_cast<int64_t>(step_s * samples * 1e6);
     r.last_step = samples * 10;
     r.step_samples = static_cast<uint64_t>(samples);
     for (int i = 0; i < samples; ++i) {
@@ -1319,7 +1320,6 @@ TEST_F(CorrelateTest, StampedTimeLimitAfterUntimedStepsIsTheHangsCollateral) {
   s.Job(1, kT0, kT0 + 60 * kMin);
   for (int64_t r = 0; r < 8; ++r) {
     s.Progress(r, "node100", kNoTime, 1.0);
-    s.scan.ranks[r].first_progress_us = kNoTime;
     s.scan.ranks[r].last_step = r == 3 ? 20 : 21;
   }
   s.Add(s.RankSource(0), "slurm-time-limit", "slurmstepd-time-limit", kT0 + 60 * kMin, -1,
