@@ -93,6 +93,19 @@ bool AddFinding(CorrelationState& st, const Finding& f, double conf) {
   return true;
 }
 
+// Incident `n` and its collateral become collateral of `into`.
+void AddAsCollateral(const Incident& n, Incident& into) {
+  Collateral co;
+  co.rule = n.rule;
+  co.count = n.initiating.size();
+  if (n.rank >= 0) co.ranks.push_back(n.rank);
+  if (!n.host.empty()) co.hosts.push_back(n.host);
+  co.first_time_us = co.last_time_us = n.time_us;
+  if (!n.initiating.empty()) co.sample = n.initiating.front();
+  into.collateral.push_back(std::move(co));
+  into.collateral.insert(into.collateral.end(), n.collateral.begin(), n.collateral.end());
+}
+
 namespace {
 
 // Progress that stops before the logs say training completed is the end of
@@ -175,19 +188,6 @@ void AddHangStacks(CorrelationState& st, Incident& inc) {
                               dump, ".");
     inc.timeline = inc.initiating;
   }
-}
-
-// Incident `n` and its collateral become collateral of `into`.
-void AddAsCollateral(const Incident& n, Incident& into) {
-  Collateral co;
-  co.rule = n.rule;
-  co.count = n.initiating.size();
-  if (n.rank >= 0) co.ranks.push_back(n.rank);
-  if (!n.host.empty()) co.hosts.push_back(n.host);
-  co.first_time_us = co.last_time_us = n.time_us;
-  if (!n.initiating.empty()) co.sample = n.initiating.front();
-  into.collateral.push_back(std::move(co));
-  into.collateral.insert(into.collateral.end(), n.collateral.begin(), n.collateral.end());
 }
 
 // When a notice came: its own stamp, else (no stamp, or one inherited from

@@ -6,6 +6,9 @@
 // and length should expect.
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <utility>
 
 #include "correlate/state.h"
 #include "detect/detect.h"
@@ -63,6 +66,58 @@ double Score(const Incident& i) {
   return i.confidence + 0.05 * std::min(3.0, std::log10(1.0 + static_cast<double>(n)));
 }
 
+// The process a line came from (host and pid), when the line names its pid.
+std::optional<std::pair<std::string, std::string>> ProcessOf(const Evidence& ev) {
+  if (ev.host.empty()) return std::nullopt;
+  if (ev.pid >= 0) return std::make_pair(ev.host, std::to_string(ev.pid));
+  if (const std::string* pid = ev.Field("pid")) return std::make_pair(ev.host, *pid);
+  return std::nullopt;
+}
+
+// A catalog incident that ended a process (not survived, no detector, no fallback).
+bool Fatal(const CorrelationState& st, const Incident& i) {
+  return Tier(st, i) == 0 && !i.initiating.empty();
+}
+
+// The incident whose first line is its process's earlier fatal error, when
+// `i` began while that process was already failing (an error of an NCCL
+// abort or communicator destroy after the failure). A hardware, driver or
+// kernel event is its own fact, and an incident whose stamp is earlier than
+// the other's clearly predates it: neither is teardown. -1 when none.
+int FailingProcessBefore(const CorrelationState& st, const std::vector<Incident>& incs, size_t k) {
+  const Incident& i = incs[k];
+  if (!Fatal(st, i) || HardwareLayer(st.rs.rule(i.rule)->layer())) return -1;
+  auto proc = ProcessOf(i.initiating.front());
+  if (!proc) return -1;
+  for (size_t j = 0; j < incs.size(); ++j) {
+    const Incident& e = incs[j];
+    if (j == k || !Fatal(st, e) || ProcessOf(e.initiating.front()) != proc) continue;
+    if (i.time_us != kNoTime && e.time_us != kNoTime && i.time_us < e.time_us) continue;
+    if (BeganBefore(e, i)) return static_cast<int>(j);
+  }
+  return -1;
+}
+
+// Errors a process printed while tearing down after its first fatal error
+// become that error's collateral.
+void FoldTeardownErrors(CorrelationState& st) {
+  std::vector<Incident>& incs = st.diag.incidents;
+  std::vector<int> into(incs.size(), -1);
+  for (size_t k = 0; k < incs.size(); ++k) into[k] = FailingProcessBefore(st, incs, k);
+  for (size_t k = 0; k < incs.size(); ++k) {
+    int j = into[k];
+    while (j >= 0 && into[static_cast<size_t>(j)] >= 0) j = into[static_cast<size_t>(j)];
+    if (j < 0) continue;
+    Incident& root = incs[static_cast<size_t>(j)];
+    AddAsCollateral(incs[k], root);
+    bool spaced = root.explanation.empty() || root.explanation.back() == ' ';
+    StrAppend(&root.explanation, spaced ? "" : " ", st.rs.rule(incs[k].rule)->id()->str(),
+              " came later from the same process, while it was tearing down: collateral.");
+  }
+  size_t k = 0;
+  std::erase_if(incs, [&](const Incident&) { return into[k++] >= 0; });
+}
+
 }  // namespace
 
 bool PracticeFinding(const Incident& i) {
@@ -70,6 +125,7 @@ bool PracticeFinding(const Incident& i) {
 }
 
 void RankIncidents(CorrelationState& st) {
+  FoldTeardownErrors(st);
   std::stable_sort(st.diag.incidents.begin(), st.diag.incidents.end(),
                    [&st](const Incident& a, const Incident& b) {
                      int tier_a = Tier(st, a), tier_b = Tier(st, b);

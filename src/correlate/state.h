@@ -159,6 +159,8 @@ bool AddFinding(CorrelationState& st, const Finding& f, double conf);
 // A practice finding (no checkpoint after SIGTERM, the newest checkpoint
 // hours old): advice about the run, not a failure of it.
 bool PracticeFinding(const Incident& i);
+// Incident `n` and its collateral become collateral of `into`.
+void AddAsCollateral(const Incident& n, Incident& into);
 
 // Whether the rank of evidence `i` logged progress after it (a later
 // progress line of the same rank: later in the same file, or clearly later

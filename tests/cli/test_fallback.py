@@ -412,3 +412,19 @@ def test_an_nccl_error_warning_is_a_fatal_line(faultline_bin, validate, tmp_path
     inc = primary(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
     assert "NCCL WARN Error : ring 0" in texts(inc)[0]
+
+
+# A wrapper's "failed with exit code N" / "failed with error code N" with
+# another status than SIGKILL's: the failure is the fallback's, with the
+# signal the status means (-N as Python's returncode, 128+N as a shell's).
+@pytest.mark.parametrize("line,signal", [
+    ("Command failed with exit code -11 (exit code: -11)", "SIGSEGV"),
+    ("2017-03-01 10:12:44 [20170301-101010-5e2a] [ERROR] Train Caffe Model task failed with error code -7", "SIGBUS"),
+    ("Command failed with exit code 134", "SIGABRT"),
+    ("Command failed with exit code 1", None),
+])
+def test_a_failed_with_exit_code_report_carries_its_signal(faultline_bin, validate, tmp_path, line, signal):
+    inc = primary(faultline_bin, validate, tmp_path, "step 3 loss 2.1\n" + line + "\n")
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == [line]
+    assert inc["initiating"]["evidence"][0].get("fields", {}).get("exit_signal") == signal
