@@ -56,12 +56,6 @@ std::map<std::string, double> EstimateOffsets(const std::vector<SyncPoint>& poin
   return out;
 }
 
-int64_t PidOf(const Evidence& ev) {
-  int64_t pid = ev.pid;
-  if (const std::string* p = ev.Field("pid"); pid < 0 && p && !ParseInt64(*p, &pid)) pid = -1;
-  return pid;
-}
-
 // Whether `ev` reports a worker's death by a crash or a kill (not the
 // SIGTERM a launcher sends the rest).
 bool CrashReport(const Evidence& ev) {
@@ -107,6 +101,12 @@ void Shift(int64_t& t, int64_t off) {
 }
 
 }  // namespace
+
+int64_t PidOf(const Evidence& ev) {
+  int64_t pid = ev.pid;
+  if (const std::string* p = ev.Field("pid"); pid < 0 && p && !ParseInt64(*p, &pid)) pid = -1;
+  return pid;
+}
 
 void AlignClocks(CorrelationState& st) {
   AnchorKernelByCrashes(st);

@@ -67,11 +67,10 @@ double Score(const Incident& i) {
 }
 
 // The process a line came from (host and pid), when the line names its pid.
-std::optional<std::pair<std::string, std::string>> ProcessOf(const Evidence& ev) {
-  if (ev.host.empty()) return std::nullopt;
-  if (ev.pid >= 0) return std::make_pair(ev.host, std::to_string(ev.pid));
-  if (const std::string* pid = ev.Field("pid")) return std::make_pair(ev.host, *pid);
-  return std::nullopt;
+std::optional<std::pair<std::string, int64_t>> ProcessOf(const Evidence& ev) {
+  int64_t pid = PidOf(ev);
+  if (ev.host.empty() || pid < 0) return std::nullopt;
+  return std::make_pair(ev.host, pid);
 }
 
 // A catalog incident that ended a process (not survived, no detector, no fallback).

@@ -169,6 +169,8 @@ bool SurvivedLine(const CorrelationState& st, size_t i);
 // What an exit status or crash line says about how the process ended
 // ("SIGKILL: ..."), "" for a plain error exit or none.
 std::string ExitMeaning(const Evidence& ev);
+// The pid a line names (its prefix's, else its "pid" field), -1 when none.
+int64_t PidOf(const Evidence& ev);
 
 // Shared by incidents.cc and findings.cc: the placeholders of a rule's
 // texts ({host}, {rank}, {gpu}, {bus}, {gpu_index}, {start}, {end}), and
