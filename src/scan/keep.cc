@@ -89,10 +89,11 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   // Evidence that found no time in its chunk inherits the time the chunks
   // before it ended on (a range scan leaves it to MergeScans when none did).
   const TimeCarry carry = TimeCarry::AtEndOf(sum);
-  for (Evidence& ev : out.evidence) {
+  for (size_t i = 0; i < out.evidence.size(); ++i) {
+    Evidence& ev = out.evidence[i];
     ev.line = base_line + ev.line;
     carry.Give(ev);
-    Keep(st, std::move(ev));
+    Keep(st, std::move(ev), i < out.thin.size() && out.thin[i]);
   }
   AppendFollowing(sum, out.edge);
   sum.kernel_log = st.framing.kernel_log();
@@ -199,7 +200,7 @@ void Scanner::Impl::PrimeCarry(SourceState& st, ChunkOut& out) {
   }
 }
 
-void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
+void Scanner::Impl::Keep(SourceState& st, Evidence ev, bool thin) {
   const SignalInfo& si = rs->signal(ev.signal);
   ApplyCarry(st, ev);
   ++result.matches;
@@ -271,7 +272,11 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
   if (si.role == SignalRole::Metric) {
     KeepMetric(ev);
   }
-  st.keeper.Add(std::move(ev), result.dropped);
+  if (thin) {
+    st.keeper.Drop(ev.rule, result.dropped);
+  } else {
+    st.keeper.Add(std::move(ev), result.dropped);
+  }
 }
 
 void Scanner::Impl::KeepPlacement(SourceState& st, const Evidence& ev) {

@@ -173,6 +173,12 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
   // Pass 2: text and captures, in full for evidence the caps may keep, and
   // only what Keep reads for the rest.
   MarkThin(out, refs);
+  out.thin.clear();
+  for (size_t k = 0; k < refs.size(); ++k) {
+    if (!refs[k].thin) continue;
+    out.thin.resize(refs.size());
+    out.thin[k] = 1;
+  }
   for (size_t k = 0; k < refs.size();) {
     const uint32_t pi = refs[k].pending;
     size_t end = k;
