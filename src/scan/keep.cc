@@ -203,7 +203,7 @@ void Scanner::Impl::PrimeCarry(SourceState& st, ChunkOut& out) {
   }
 }
 
-void Scanner::Impl::Keep(SourceState& st, Evidence ev, bool thin) {
+void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
   const SignalInfo& si = rs->signal(ev.signal);
   ApplyCarry(st, ev);
   ++result.matches;

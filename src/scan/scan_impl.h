@@ -352,7 +352,8 @@ struct Scanner::Impl {
   // keep.cc. Merges one chunk's results into its source, in order.
   void Merge(SourceState& st, ChunkOut& out);
 
-  void Keep(SourceState& st, Evidence ev, bool thin = false);
+  // Takes what it keeps out of `ev` (the merge passes its chunk's records).
+  void Keep(SourceState& st, Evidence&& ev, bool thin = false);
   void KeepTopology(const Evidence& ev);
   void KeepProgress(SourceState& st, Evidence ev);
   int64_t LocalKey(const Evidence& ev);
