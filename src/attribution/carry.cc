@@ -171,6 +171,16 @@ void LineCarry::TakeRanks(uint64_t line, const Fields& fields, const Attribution
   }
 }
 
+bool LineCarry::States(const Fields& fields) {
+  for (const auto& [k, v] : fields) {
+    if (k.starts_with("block_") || k.starts_with("file_") || k == "section_pod" || k == "local_ranks" ||
+        k == "global_ranks" || k == "rank_mapping") {
+      return true;
+    }
+  }
+  return false;
+}
+
 CarryLinks LineCarry::Apply(uint64_t line, const Fields& fields, Attribution& a, std::string* pod) {
   CarryLinks out;
   TakeBlock(line, fields, a);

@@ -73,6 +73,9 @@ class LineCarry {
   // is the 1-based line number in the file. Returns the links this line
   // taught.
   CarryLinks Apply(uint64_t line, const Fields& fields, Attribution& a, std::string* pod);
+  // Whether Apply reads any of `fields` (the capture names above); when
+  // none and the carry is Blank, Apply changes nothing.
+  static bool States(const Fields& fields);
   // Nothing stated yet: Apply with no fields then changes nothing (a dense
   // log's dropped matches skip it).
   bool Blank() const {

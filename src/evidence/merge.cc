@@ -65,6 +65,11 @@ void EvidenceKeeper::Add(Evidence ev, std::map<uint32_t, uint64_t>& dropped) {
   }
 }
 
+void EvidenceKeeper::Drop(uint32_t rule, std::map<uint32_t, uint64_t>& dropped) {
+  ++seen_[rule];
+  ++dropped[rule];
+}
+
 void EvidenceKeeper::TakeInto(std::vector<Evidence>& out) {
   for (auto& [rule, tail] : tail_) {
     for (Evidence& ev : tail) kept_.push_back(std::move(ev));

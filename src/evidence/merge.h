@@ -70,6 +70,11 @@ class EvidenceKeeper {
   explicit EvidenceKeeper(EvidenceCaps caps) : caps_(caps) {}
   // Keeps ev or pushes out an older record of its rule, counted in dropped.
   void Add(Evidence ev, std::map<uint32_t, uint64_t>& dropped);
+  // Counts a record of `rule` the caps are bound to drop (at least keep_last
+  // records of its rule follow it, and keep_first came before it) without
+  // moving it through the tail: what is kept and the dropped counts are as
+  // with Add.
+  void Drop(uint32_t rule, std::map<uint32_t, uint64_t>& dropped);
   // Appends what is kept to `out`, in offset order, and starts over.
   void TakeInto(std::vector<Evidence>& out);
   // Appends a copy of what is kept so far to `out`, in offset order, and

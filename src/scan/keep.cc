@@ -89,10 +89,11 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   // Evidence that found no time in its chunk inherits the time the chunks
   // before it ended on (a range scan leaves it to MergeScans when none did).
   const TimeCarry carry = TimeCarry::AtEndOf(sum);
-  for (Evidence& ev : out.evidence) {
+  for (size_t i = 0; i < out.evidence.size(); ++i) {
+    Evidence& ev = out.evidence[i];
     ev.line = base_line + ev.line;
     carry.Give(ev);
-    Keep(st, std::move(ev));
+    Keep(st, std::move(ev), i < out.thin.size() && out.thin[i]);
   }
   AppendFollowing(sum, out.edge);
   sum.kernel_log = st.framing.kernel_log();
@@ -155,7 +156,7 @@ void ResolveProgressRank(const TopologyMap& topo, Evidence& ev) {
 // this line's unset fields; what this line states is kept for later lines
 // (attribution/carry.h). ApplyCarry also keeps the links as topology.
 CarryLinks Scanner::Impl::Carry(SourceState& st, Evidence& ev) {
-  if (ev.fields.empty() && st.carry.Blank()) return {};
+  if (st.carry.Blank() && !LineCarry::States(ev.fields)) return {};
   Attribution a;
   if (ev.rank >= 0) a.rank = ev.rank;
   if (ev.local_rank >= 0) a.local_rank = ev.local_rank;
@@ -172,6 +173,9 @@ CarryLinks Scanner::Impl::Carry(SourceState& st, Evidence& ev) {
 }
 
 void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
+  // Nothing to give nor to learn (Carry would return at once): a dense
+  // log's rank-naming matches skip the rest.
+  if (st.carry.Blank() && !LineCarry::States(ev.fields)) return;
   CarryLinks links = Carry(st, ev);
   if (links.rank && !links.host.empty()) KeepDevice({links.host, *links.rank, -1, "", -1, true});
   if (links.rank && links.pid) KeepPid({links.host, *links.pid, *links.rank, links.local_rank.value_or(-1)});
@@ -199,7 +203,7 @@ void Scanner::Impl::PrimeCarry(SourceState& st, ChunkOut& out) {
   }
 }
 
-void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
+void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
   const SignalInfo& si = rs->signal(ev.signal);
   ApplyCarry(st, ev);
   ++result.matches;
@@ -271,7 +275,11 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
   if (si.role == SignalRole::Metric) {
     KeepMetric(ev);
   }
-  st.keeper.Add(std::move(ev), result.dropped);
+  if (thin) {
+    st.keeper.Drop(ev.rule, result.dropped);
+  } else {
+    st.keeper.Add(std::move(ev), result.dropped);
+  }
 }
 
 void Scanner::Impl::KeepPlacement(SourceState& st, const Evidence& ev) {

@@ -140,6 +140,16 @@ std::string_view NewestUpdate(std::string_view subject, const RE2& confirm) {
   return subject;
 }
 
+// The line's attribution, the path's for what the line leaves unset
+// (MergeAttribution, without copying either).
+void AttributeRecord(const Attribution& line, const Attribution& path, Evidence& ev) {
+  ev.rank = line.rank ? *line.rank : path.rank.value_or(-1);
+  ev.local_rank = line.local_rank ? *line.local_rank : path.local_rank.value_or(-1);
+  ev.pid = line.pid ? *line.pid : path.pid.value_or(-1);
+  ev.host = line.host.empty() ? path.host : line.host;
+  ev.gpu = line.gpu.empty() ? path.gpu : line.gpu;
+}
+
 }  // namespace
 
 void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
@@ -173,6 +183,12 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
   // Pass 2: text and captures, in full for evidence the caps may keep, and
   // only what Keep reads for the rest.
   MarkThin(out, refs);
+  out.thin.clear();
+  for (size_t k = 0; k < refs.size(); ++k) {
+    if (!refs[k].thin) continue;
+    out.thin.resize(refs.size());
+    out.thin[k] = 1;
+  }
   for (size_t k = 0; k < refs.size();) {
     const uint32_t pi = refs[k].pending;
     size_t end = k;
@@ -231,7 +247,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
         sub_len = static_cast<uint32_t>(seg.size());
       }
     }
-    Evidence ev;
+    Evidence& ev = out.evidence.emplace_back();
     ev.source = st.index;
     ev.offset = p.offset;
     ev.line = p.line_rel;  // fixed at merge
@@ -258,15 +274,8 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
         ev.prev_delta_us = inherited.pending_delta;
       }
     }
-    // Attribution: path, then the line (captures come in pass 2).
-    Attribution a = view.attr;
-    MergeAttribution(a, st.path_attr);
-    ev.rank = a.rank.value_or(-1);
-    ev.local_rank = a.local_rank.value_or(-1);
-    ev.pid = a.pid.value_or(-1);
-    ev.host = a.host;
-    ev.gpu = a.gpu;
-    out.evidence.push_back(std::move(ev));
+    // Attribution: the line, then the path (captures come in pass 2).
+    AttributeRecord(view.attr, st.path_attr, ev);
     refs.push_back({pending_index, static_cast<uint32_t>(j), kept_message, false, sub_begin, sub_len});
   }
 }

@@ -129,6 +129,10 @@ struct ChunkOut {
   }
   const uint32_t* IdsOf(const Pending& p) const { return pending_ids.data() + p.ids_at; }
   std::vector<Evidence> evidence;  // after phase B (line = line_rel for now)
+  // Per evidence record (empty: none): the per-rule caps are bound to drop
+  // it (Scanner::Impl::MarkThin), so the merge counts it and moves it no
+  // further.
+  std::vector<uint8_t> thin;
   std::vector<TracebackPending> tb_pending;
   uint64_t newlines = 0;
   bool ends_with_newline = true;
@@ -348,7 +352,8 @@ struct Scanner::Impl {
   // keep.cc. Merges one chunk's results into its source, in order.
   void Merge(SourceState& st, ChunkOut& out);
 
-  void Keep(SourceState& st, Evidence ev);
+  // Takes what it keeps out of `ev` (the merge passes its chunk's records).
+  void Keep(SourceState& st, Evidence&& ev, bool thin = false);
   void KeepTopology(const Evidence& ev);
   void KeepProgress(SourceState& st, Evidence ev);
   int64_t LocalKey(const Evidence& ev);

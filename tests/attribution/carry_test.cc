@@ -177,6 +177,35 @@ TEST(LineCarry, RendezvousRanks) {
 
 // DeepSpeed's launcher prints the whole job's mapping on every node:
 // host -> global ranks, the i-th being local rank i.
+// The merge skips Apply for a line whose captures Apply does not read while
+// nothing is carried (scan/keep.cc): States must name every capture that
+// teaches something, and none that does not.
+TEST(LineCarry, StatesNamesWhatApplyReads) {
+  const Fields teaching[] = {{{"block_host", "node01"}},   {{"block_rank", "3"}},     {{"block_local_rank", "3"}},
+                             {{"block_pid", "1234"}},      {{"file_host", "node01"}}, {{"file_rank", "3"}},
+                             {{"file_local_rank", "3"}},   {{"file_pid", "1234"}},    {{"section_pod", "pod-0"}},
+                             {{"local_ranks", "[0, 1]"}},  {{"rank_mapping", "{'node01': [0, 1]}"}}};
+  for (const Fields& f : teaching) {
+    LineCarry c;
+    ASSERT_TRUE(c.Blank());
+    Fed fed = Feed(c, 1, f);
+    EXPECT_TRUE(!c.Blank() || fed.links.rank || !fed.links.host_ranks.empty()) << f[0].first;
+    EXPECT_TRUE(LineCarry::States(f)) << f[0].first;
+  }
+  EXPECT_TRUE(LineCarry::States({{"global_ranks", "[8, 9]"}}));
+  const Fields plain = {{"rank", "3"}, {"pid", "1234"}, {"host", "node01"}, {"seq", "7"}, {"comm_id", "0x1"}};
+  EXPECT_FALSE(LineCarry::States(plain));
+  LineCarry c;
+  Attribution a;
+  a.rank = 3;
+  Fed fed = Feed(c, 1, plain, a);
+  EXPECT_TRUE(c.Blank());
+  EXPECT_EQ(fed.a.rank, 3);
+  EXPECT_FALSE(fed.a.pid);
+  EXPECT_TRUE(fed.a.host.empty());
+  EXPECT_FALSE(fed.links.rank);
+}
+
 TEST(ParseRankMapping, DeepSpeedGlobalRankMapping) {
   auto m = ParseRankMapping("{'worker-0': [0, 1], 'worker-1': [2, 3]}");
   ASSERT_EQ(m.size(), 2u);
