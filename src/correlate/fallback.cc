@@ -424,10 +424,32 @@ void JoinRequiredFatalLines(CorrelationState& st, std::vector<size_t>& lines) {
   }
 }
 
+// The exit status of another generic signal on the line of evidence `i`
+// when that line states none (CPython's "CalledProcessError: Command '...'
+// returned non-zero exit status -11." is an exception, and its status is
+// what the command died of): its fields join the line's.
+void TakeExitStatusOfLine(CorrelationState& st, size_t i) {
+  if (!ExitMeaning(st.evs[i]).empty()) return;
+  auto take = [&](size_t j) {
+    if (!SameLine(st.evs[j], st.evs[i]) || ExitMeaning(st.evs[j]).empty()) return false;
+    for (const auto& [k, v] : st.evs[j].fields) {
+      if (!st.evs[i].Field(k)) st.evs[i].fields.emplace_back(k, v);
+    }
+    return true;
+  };
+  for (size_t j = i; j-- > 0 && SameLine(st.evs[j], st.evs[i]);) {
+    if (take(j)) return;
+  }
+  for (size_t j = i + 1; j < st.evs.size() && SameLine(st.evs[j], st.evs[i]); ++j) {
+    if (take(j)) return;
+  }
+}
+
 // The fallback cluster of `lines` (the failing rank's), appended to the
 // clusters; returns its index.
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   for (size_t i : lines) {
+    TakeExitStatusOfLine(st, i);
     Evidence& ev = st.evs[i];
     if (std::string m = ExitMeaning(ev); !m.empty() && !ev.Field("exit_signal")) {
       ev.fields.emplace_back("exit_signal", m.substr(0, m.find(':')));

@@ -500,3 +500,20 @@ Root Cause (first observed failure):
 """
     inc = primary(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] != "Graceful Shutdown Missing"
+
+
+# CPython's CalledProcessError is an exception line and its exit status at
+# once: the status says what the command died of (139: SIGSEGV).
+@pytest.mark.parametrize("line,signal", [
+    ("subprocess.CalledProcessError: Command '['/tmp/cuda_11.2.2_460.32.03_linux.run', '--silent', "
+     "'--toolkit', '--override']' returned non-zero exit status 139.", "SIGSEGV"),
+    ("subprocess.CalledProcessError: Command './runtasks -n 8 spin_between_run_calls' returned "
+     "non-zero exit status 139.", "SIGSEGV"),
+    ("subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.", None),
+])
+def test_a_called_process_errors_status_is_its_exit_signal(faultline_bin, validate, tmp_path, line, signal):
+    inc = primary(faultline_bin, validate, tmp_path, line + "\n")
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == [line]
+    assert inc["initiating"]["evidence"][0].get("fields", {}).get("exit_signal") == signal
+    assert (f"Exit status: {signal}" in inc["explanation"]) == (signal is not None)
