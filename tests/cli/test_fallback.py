@@ -438,7 +438,7 @@ def test_a_failed_with_exit_code_report_carries_its_signal(faultline_bin, valida
 # vLLM's worker monitor print them.
 SIGTERM_EXITS = [
     "[2024-06-25 10:11:12,345] torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
-    "(exitcode: -15) local_rank: 0 (pid: 5343) of binary: /root/miniconda3/bin/python",
+    "(exitcode: -15) local_rank: 0 (pid: 5343) of binary: /opt/conda/bin/python",
     "[2023-05-20 12:09:28,634] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', "
     "'main.py', '--local_rank=0'] exits with return code = -15",
     "subprocess.CalledProcessError: Command 'sleep 5' died with <Signals.SIGTERM: 15>.",
@@ -505,7 +505,7 @@ Root Cause (first observed failure):
 # CPython's CalledProcessError is an exception line and its exit status at
 # once: the status says what the command died of (139: SIGSEGV).
 @pytest.mark.parametrize("line,signal", [
-    ("subprocess.CalledProcessError: Command '['/tmp/cuda_11.2.2_460.32.03_linux.run', '--silent', "
+    ("subprocess.CalledProcessError: Command '['/opt/conda/pkgs/cudatoolkit-dev/cuda_11.2.2_460.32.03_linux.run', '--silent', "
      "'--toolkit', '--override']' returned non-zero exit status 139.", "SIGSEGV"),
     ("subprocess.CalledProcessError: Command './runtasks -n 8 spin_between_run_calls' returned "
      "non-zero exit status 139.", "SIGSEGV"),
