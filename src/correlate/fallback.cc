@@ -148,13 +148,17 @@ constexpr uint64_t kMessageLines = 3;
 // Watchdog caught collective operation timeout", torchrun's
 // "ChildFailedError:"), or whose message goes on to one of its rank, is
 // that rule's failure, which the rule already explains or summarises.
+// `stops` selects the lines of role:termination rules instead (a stop
+// request, a process reported dead of SIGTERM): a fatal line on one of
+// them is that stop, but no message runs on into the report of a stop.
 using LineSet = std::map<std::pair<uint32_t, uint64_t>, int64_t>;  // -> the line's rank
-LineSet ClaimedLines(const CorrelationState& st) {
+LineSet ClaimedLines(const CorrelationState& st, bool stops) {
   LineSet claimed;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     SignalRole role = st.rs.signal(ev.signal).role;
     if (st.ignore_reason[i].empty() && !st.HasRole(ev.rule, RuleRole::kFallback) &&
+        st.HasRole(ev.rule, RuleRole::kTermination) == stops &&
         (role == SignalRole::Initiating || role == SignalRole::Symptom)) {
       claimed.emplace(std::make_pair(ev.source, ev.line), ev.rank);
     }
@@ -237,7 +241,8 @@ bool Holds(const Evidence& a, const Evidence& b) {
 
 // The generic fatal lines no rank carried on from, in evidence order.
 std::vector<size_t> FatalLines(const CorrelationState& st) {
-  LineSet claimed = ClaimedLines(st);
+  LineSet claimed = ClaimedLines(st, false);
+  LineSet stops = ClaimedLines(st, true);
   LineSet teardown = TeardownLines(st);
   std::vector<size_t> lines;
   // A context line of a fallback rule (CPython's "Exception ignored in:")
@@ -264,7 +269,10 @@ std::vector<size_t> FatalLines(const CorrelationState& st) {
         After(st.index.first_completion, ev)) {
       continue;
     }
-    if (Claimed(claimed, ev) || SupersededStatement(st, i) || AtTeardown(teardown, ev)) continue;
+    if (Claimed(claimed, ev) || stops.contains({ev.source, ev.line}) || SupersededStatement(st, i) ||
+        AtTeardown(teardown, ev)) {
+      continue;
+    }
     if (!lines.empty() && SameLine(st.evs[lines.back()], ev)) {
       // Two generic signals on one line (a Python exception that is also
       // NCCL's bare result) are one fatal line: the one that says more.
@@ -416,10 +424,32 @@ void JoinRequiredFatalLines(CorrelationState& st, std::vector<size_t>& lines) {
   }
 }
 
+// The exit status of another generic signal on the line of evidence `i`
+// when that line states none (CPython's "CalledProcessError: Command '...'
+// returned non-zero exit status -11." is an exception, and its status is
+// what the command died of): its fields join the line's.
+void TakeExitStatusOfLine(CorrelationState& st, size_t i) {
+  if (!ExitMeaning(st.evs[i]).empty()) return;
+  auto take = [&](size_t j) {
+    if (!SameLine(st.evs[j], st.evs[i]) || ExitMeaning(st.evs[j]).empty()) return false;
+    for (const auto& [k, v] : st.evs[j].fields) {
+      if (!st.evs[i].Field(k)) st.evs[i].fields.emplace_back(k, v);
+    }
+    return true;
+  };
+  for (size_t j = i; j-- > 0 && SameLine(st.evs[j], st.evs[i]);) {
+    if (take(j)) return;
+  }
+  for (size_t j = i + 1; j < st.evs.size() && SameLine(st.evs[j], st.evs[i]); ++j) {
+    if (take(j)) return;
+  }
+}
+
 // The fallback cluster of `lines` (the failing rank's), appended to the
 // clusters; returns its index.
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   for (size_t i : lines) {
+    TakeExitStatusOfLine(st, i);
     Evidence& ev = st.evs[i];
     if (std::string m = ExitMeaning(ev); !m.empty() && !ev.Field("exit_signal")) {
       ev.fields.emplace_back("exit_signal", m.substr(0, m.find(':')));

@@ -428,3 +428,92 @@ def test_a_failed_with_exit_code_report_carries_its_signal(faultline_bin, valida
     assert inc["reference"] == FALLBACK
     assert texts(inc) == [line]
     assert inc["initiating"]["evidence"][0].get("fields", {}).get("exit_signal") == signal
+
+
+# A process reported dead of SIGTERM (a shell's 143, Python's and the
+# launchers' -15) was told to stop from outside: the termination family,
+# with who sent the signal as the missing fact, not a launcher summary or
+# no incident. Lines as torchrun (elastic/multiprocessing/api.py), DeepSpeed
+# (launcher/launch.py's sigkill_handler), CPython's CalledProcessError and
+# vLLM's worker monitor print them.
+SIGTERM_EXITS = [
+    "[2024-06-25 10:11:12,345] torch.distributed.elastic.multiprocessing.api: [ERROR] failed "
+    "(exitcode: -15) local_rank: 0 (pid: 5343) of binary: /opt/conda/bin/python",
+    "[2023-05-20 12:09:28,634] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', "
+    "'main.py', '--local_rank=0'] exits with return code = -15",
+    "subprocess.CalledProcessError: Command 'sleep 5' died with <Signals.SIGTERM: 15>.",
+    "ERROR 07-13 02:56:30 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 382811 died, exit code: -15",
+]
+
+
+@pytest.mark.parametrize("line", SIGTERM_EXITS)
+def test_a_lone_sigterm_exit_is_a_termination(faultline_bin, validate, tmp_path, line):
+    inc = primary(faultline_bin, validate, tmp_path, line + "\n")
+    assert inc["reference"] == "Graceful Shutdown Missing", inc["reference"]
+    assert inc["rule"] == "sigterm-received"
+    assert any("who sent the SIGTERM" in f for f in inc["missing_facts"]), inc["missing_facts"]
+
+
+def test_a_lone_exit_code_143_gets_an_incident(faultline_bin, validate, tmp_path):
+    # kubectl exec's report of a container process that SIGTERM ended.
+    inc = primary(faultline_bin, validate, tmp_path, "command terminated with exit code 143\n")
+    assert inc["reference"] in ("Missing Signal Handler", "Graceful Shutdown Missing")
+
+
+def test_a_worker_killed_after_an_exception_is_its_collateral(faultline_bin, validate, tmp_path):
+    # vllm-project/vllm#6145: the engine's assertion, then its worker
+    # monitor reports the workers it terminated while shutting down.
+    text = ("[rank0]: AssertionError: 32768 is not divisible by 3\n\n"
+            "ERROR 07-13 02:56:30 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 382811 "
+            "died, exit code: -15\n")
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == ["[rank0]: AssertionError: 32768 is not divisible by 3"]
+
+
+def test_torchruns_sibling_teardown_is_no_termination(faultline_bin, validate, tmp_path):
+    # torchrun's summary lists the siblings it terminated (exitcode -15)
+    # beside the root cause, a worker that exited 1.
+    text = """\
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError: 
+============================================================
+/kaggle/working/OmniVoice/omnivoice/train_distill.py FAILED
+------------------------------------------------------------
+Failures:
+[1]:
+  time      : 2026-04-07_10:16:50
+  host      : fd13d1440021
+  rank      : 0 (local_rank: 0)
+  exitcode  : -15 (pid: 2909)
+  error_file: <N/A>
+  traceback : Signal 15 (SIGTERM) received by PID 2909
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : 2026-04-07_10:16:50
+  host      : fd13d1440021
+  rank      : 1 (local_rank: 1)
+  exitcode  : 1 (pid: 2910)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+============================================================
+"""
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] != "Graceful Shutdown Missing"
+
+
+# CPython's CalledProcessError is an exception line and its exit status at
+# once: the status says what the command died of (139: SIGSEGV).
+@pytest.mark.parametrize("line,signal", [
+    ("subprocess.CalledProcessError: Command '['/opt/conda/pkgs/cudatoolkit-dev/cuda_11.2.2_460.32.03_linux.run', '--silent', "
+     "'--toolkit', '--override']' returned non-zero exit status 139.", "SIGSEGV"),
+    ("subprocess.CalledProcessError: Command './runtasks -n 8 spin_between_run_calls' returned "
+     "non-zero exit status 139.", "SIGSEGV"),
+    ("subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.", None),
+])
+def test_a_called_process_errors_status_is_its_exit_signal(faultline_bin, validate, tmp_path, line, signal):
+    inc = primary(faultline_bin, validate, tmp_path, line + "\n")
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == [line]
+    assert inc["initiating"]["evidence"][0].get("fields", {}).get("exit_signal") == signal
+    assert (f"Exit status: {signal}" in inc["explanation"]) == (signal is not None)

@@ -52,3 +52,58 @@ def test_memory_eviction_is_host_memory(faultline_bin, validate, tmp_path, messa
 def test_other_evictions_stay_preemption(faultline_bin, validate, tmp_path, status):
     inc = primary(faultline_bin, validate, tmp_path, describe(status))
     assert inc["rule"] == "preemption", inc["explanation"]
+
+
+# The DisruptionTarget condition's reason says who ended the pod
+# (k8s.io/api/core/v1: PreemptionByScheduler, EvictionByEvictionAPI,
+# DeletionByTaintManager, TerminationByKubelet). The kubelet sets
+# TerminationByKubelet both for a node-pressure eviction (eviction_manager)
+# and a graceful node shutdown: its message, not the reason, names the cause.
+def conditions(reason, message):
+    return ["Conditions:", "  Type               Status", "  DisruptionTarget   True",
+            "  Ready              False", "status:", "  conditions:",
+            '  - lastTransitionTime: "2024-05-02T10:11:12Z"',
+            f'    message: "{message}"', f"    reason: {reason}",
+            '    status: "True"', "    type: DisruptionTarget"]
+
+
+def test_termination_by_kubelet_for_memory_is_host_memory(faultline_bin, validate, tmp_path):
+    inc = primary(faultline_bin, validate, tmp_path,
+                  describe(conditions("TerminationByKubelet", MEMORY)))
+    assert inc["rule"] == "k8s-node-memory-eviction", inc["explanation"]
+
+
+@pytest.mark.parametrize("reason,message", [
+    ("TerminationByKubelet", "Pod was terminated in response to imminent node shutdown."),
+    ("PreemptionByScheduler", "Kube-scheduler: preempting to accommodate a higher priority pod"),
+    ("TerminationByKubelet", "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 9123456Ki."),
+])
+def test_other_disruption_targets_stay_preemption(faultline_bin, validate, tmp_path, reason, message):
+    inc = primary(faultline_bin, validate, tmp_path, describe(conditions(reason, message)))
+    assert inc["rule"] == "preemption", inc["explanation"]
+
+
+NODE_MEMORY_PRESSURE = (
+    "  MemoryPressure   True    Mon, 08 Aug 2026 09:58:00 +0000   Mon, 08 Aug 2026 09:50:00 +0000   "
+    "KubeletHasInsufficientMemory   kubelet has insufficient memory available")
+
+
+def test_termination_by_kubelet_on_a_node_under_memory_pressure_is_host_memory(
+        faultline_bin, validate, tmp_path):
+    # The pod's DisruptionTarget names only the kubelet; `kubectl describe
+    # node` of its node shows why.
+    text = describe(["Conditions:", "  Type               Status", "  DisruptionTarget   True",
+                     "    reason: TerminationByKubelet"]) + "Conditions:\n" + NODE_MEMORY_PRESSURE + "\n"
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "k8s-node-memory-eviction", inc["explanation"]
+
+
+def test_node_memory_pressure_condition_is_host_memory(faultline_bin, validate, tmp_path):
+    # `kubectl describe node` of the pod's node: its Conditions table.
+    text = ("Conditions:\n"
+            "  Type             Status  LastHeartbeatTime                 LastTransitionTime                Reason                       Message\n"
+            "  ----             ------  -----------------                 ------------------                ------                       -------\n"
+            "  MemoryPressure   True    Mon, 08 Aug 2026 09:58:00 +0000   Mon, 08 Aug 2026 09:50:00 +0000   KubeletHasInsufficientMemory   kubelet has insufficient memory available\n"
+            "  DiskPressure     False   Mon, 08 Aug 2026 09:58:00 +0000   Mon, 08 Aug 2026 09:00:00 +0000   KubeletHasNoDiskPressure     kubelet has no disk pressure\n")
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "k8s-node-memory-eviction", inc["explanation"]
