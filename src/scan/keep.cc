@@ -135,10 +135,10 @@ void Scanner::Impl::KeepPid(PidLink link) {
 
 namespace {
 
-// A progress line that names no rank, only its pid or local rank, takes the
-// rank this source's own NCCL init and launcher lines tied to them (the
-// correlator resolves the other lines so, but the per-rank step summaries
-// are made here).
+// A progress or metric line that names no rank, only its pid or local
+// rank, takes the rank this source's own NCCL init and launcher lines tied
+// to them (the correlator resolves the other lines so, but the per-rank
+// step summaries and metric series are made here).
 void ResolveProgressRank(const TopologyMap& topo, Evidence& ev) {
   if (ev.rank >= 0 || ev.host.empty() || (ev.pid < 0 && ev.local_rank < 0)) return;
   Attribution a;
@@ -269,6 +269,9 @@ void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
     return;
   }
   if (si.role == SignalRole::Metric) {
+    // A loss series is one process's: a journal's lines of many ranks,
+    // pooled under "rank unknown", would interleave them.
+    ResolveProgressRank(st.topo, ev);
     KeepMetric(ev);
   }
   st.keeper.Add(std::move(ev), result.dropped);
