@@ -340,13 +340,19 @@ void Scanner::Impl::ResolveLocalKeys(ScanResult& r, std::map<int64_t, Evidence>&
     Attribution a;
     a.host = where.first;
     a.local_rank = where.second;
-    int64_t rank = topo.Resolve(a) && a.rank && !r.ranks.count(*a.rank) ? *a.rank : -1;
+    int64_t rank = topo.Resolve(a) && a.rank ? *a.rank : -1;
     auto ev = last.extract(key);
-    if (rank < 0) {
-      RankSummary& into = r.ranks[-1];
+    // Unresolved, or the rank already logs steps of its own (DeepSpeed's
+    // `[Rank N] step=` beside its timer line, which names no rank): one
+    // summary, so both kinds of line count for it.
+    if (rank < 0 || r.ranks.count(rank)) {
+      RankSummary& into = r.ranks[rank];
       MergeFrom(into, node.mapped());
-      into.rank = -1;
-      if (!ev.empty() && !last.count(-1)) last.emplace(-1, std::move(ev.mapped()));
+      into.rank = rank;
+      if (!ev.empty() && !last.count(rank)) {
+        ev.mapped().rank = rank;
+        last.emplace(rank, std::move(ev.mapped()));
+      }
       continue;
     }
     node.key() = rank;
