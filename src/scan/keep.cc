@@ -202,6 +202,12 @@ void Scanner::Impl::PrimeCarry(SourceState& st, ChunkOut& out) {
 void Scanner::Impl::Keep(SourceState& st, Evidence ev) {
   const SignalInfo& si = rs->signal(ev.signal);
   ApplyCarry(st, ev);
+  // A line naming only its pid (vLLM v0's "(VllmWorkerProcess pid=N)") is
+  // on the host this file's own lines name that pid on (NCCL's
+  // "host:pid:tid"); the correlator then finds its rank.
+  if (ev.host.empty() && ev.pid >= 0) {
+    if (auto h = st.topo.HostForPid(ev.pid)) ev.host = *h;
+  }
   ++result.matches;
   ++result.signal_hits[ev.signal];
   SourceSummary& sum = result.sources[st.index];
