@@ -133,6 +133,9 @@ class TopologyMap {
   // hosts, else nullopt.
   std::optional<int64_t> RankForBusAnyHost(std::string_view bus_id) const;
   std::optional<int64_t> RankForPid(const std::string& host, int64_t pid) const;
+  // The one host AddPid linked `pid` on (as spelt there), nullopt when none
+  // or several: within one file, the host of a line naming only its pid.
+  std::optional<std::string> HostForPid(int64_t pid) const;
   std::optional<int64_t> RankForDevice(const std::string& host,
                                        int64_t cuda_dev) const;
   std::optional<std::string> HostForRank(int64_t rank) const;
@@ -183,6 +186,7 @@ class TopologyMap {
   std::map<std::pair<std::string, int64_t>, int64_t> dev_rank_;
   std::map<std::pair<std::string, int64_t>, int64_t> pid_rank_;
   std::map<std::pair<std::string, int64_t>, int64_t> pid_local_;
+  std::map<int64_t, std::optional<std::string>> pid_host_;  // nullopt: several hosts
   std::map<int64_t, std::pair<std::string, std::string>> rank_host_bus_;
   std::map<std::pair<std::string, std::string>, std::vector<int64_t>> hca_ranks_;
 };

@@ -47,6 +47,14 @@ void TopologyMap::AddPid(const std::string& host, int64_t pid, int64_t rank) {
   pid_rank_[{h, pid}] = rank;
   auto& known_host = rank_host_bus_[rank].first;
   if (known_host.empty()) known_host = h;
+  if (h.empty()) return;
+  auto [it, fresh] = pid_host_.try_emplace(pid, host);
+  if (!fresh && it->second && HostKey(*it->second) != h) it->second.reset();
+}
+
+std::optional<std::string> TopologyMap::HostForPid(int64_t pid) const {
+  auto it = pid_host_.find(pid);
+  return it == pid_host_.end() ? std::nullopt : it->second;
 }
 
 void TopologyMap::AddPidLocalRank(const std::string& host, int64_t pid, int64_t local_rank) {

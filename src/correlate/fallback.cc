@@ -166,10 +166,13 @@ LineSet ClaimedLines(const CorrelationState& st, bool stops) {
   return claimed;
 }
 
-bool Claimed(const LineSet& claimed, const Evidence& ev) {
+// whole: `ev`'s line is a report of its own (srun's `task N: ...`), never
+// the head of a message that goes on.
+bool Claimed(const LineSet& claimed, const Evidence& ev, bool whole = false) {
   auto it = claimed.lower_bound({ev.source, ev.line});
   if (it == claimed.end() || it->first.first != ev.source) return false;
   if (it->first.second == ev.line) return true;
+  if (whole) return false;
   // Another rank's line after it is not its message.
   return it->first.second <= ev.line + kMessageLines &&
          (it->second == ev.rank || it->second < 0 || ev.rank < 0);
@@ -231,6 +234,23 @@ bool SameLine(const Evidence& a, const Evidence& b) {
   return a.source == b.source && a.line == b.line;
 }
 
+// Whether evidence i's line is a launcher's report of how a task ended
+// (srun's `srun: error: node7: task 3: Segmentation fault`): one of its
+// signals names the task. The evidence is in source-then-offset order, so
+// the signals of one line are neighbours.
+bool TaskReport(const CorrelationState& st, size_t i) {
+  auto names_task = [&](size_t j) {
+    return SameLine(st.evs[i], st.evs[j]) && (st.evs[j].Field("task") || st.evs[j].Field("tasks"));
+  };
+  for (size_t j = i; j > 0 && SameLine(st.evs[i], st.evs[j - 1]); --j) {
+    if (names_task(j - 1)) return true;
+  }
+  for (size_t j = i; j < st.evs.size() && SameLine(st.evs[i], st.evs[j]); ++j) {
+    if (names_task(j)) return true;
+  }
+  return false;
+}
+
 // Whether evidence `a` holds every field of `b`.
 bool Holds(const Evidence& a, const Evidence& b) {
   return std::all_of(b.fields.begin(), b.fields.end(), [&](const auto& f) {
@@ -269,8 +289,8 @@ std::vector<size_t> FatalLines(const CorrelationState& st) {
         After(st.index.first_completion, ev)) {
       continue;
     }
-    if (Claimed(claimed, ev) || stops.contains({ev.source, ev.line}) || SupersededStatement(st, i) ||
-        AtTeardown(teardown, ev)) {
+    if (Claimed(claimed, ev, TaskReport(st, i)) || stops.contains({ev.source, ev.line}) ||
+        SupersededStatement(st, i) || AtTeardown(teardown, ev)) {
       continue;
     }
     if (!lines.empty() && SameLine(st.evs[lines.back()], ev)) {
@@ -447,6 +467,39 @@ void TakeExitStatusOfLine(CorrelationState& st, size_t i) {
 
 // The fallback cluster of `lines` (the failing rank's), appended to the
 // clusters; returns its index.
+// Two generic signals of one line are one report: srun's `task 3:
+// Segmentation fault (core dumped)` is a crash (one signal) of task 3 (the
+// other), so the rankless one takes the rank and host the other names.
+void ShareLineAttribution(CorrelationState& st, const std::vector<size_t>& lines) {
+  for (size_t k = 1; k < lines.size(); ++k) {
+    Evidence& a = st.evs[lines[k - 1]];
+    Evidence& b = st.evs[lines[k]];
+    if (!SameLine(a, b) || (a.rank < 0) == (b.rank < 0)) continue;
+    Evidence& to = a.rank < 0 ? a : b;
+    const Evidence& from = a.rank < 0 ? b : a;
+    to.rank = from.rank;
+    if (to.host.empty()) to.host = from.host;
+  }
+}
+
+// The signal a line says its process died of ("SIGSEGV"), empty if none.
+std::string ExitSignal(const Evidence& ev) {
+  std::string m = ExitMeaning(ev);
+  return m.substr(0, m.find(':'));
+}
+
+// Whether fatal line `ev` belongs to the failure whose first line is `f`:
+// the same rank's, or, when `f` names no rank (a batch output's
+// traceback), a line of its file naming no rank either, or a rank that
+// died of the same signal (srun's report of the task that crashed).
+bool SameFailure(const Evidence& f, const Evidence& ev) {
+  if (f.rank >= 0) return ev.rank == f.rank;
+  if (ev.source != f.source) return false;
+  if (ev.rank < 0) return true;
+  std::string sig = ExitSignal(f);
+  return !sig.empty() && ExitSignal(ev) == sig;
+}
+
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   for (size_t i : lines) {
     TakeExitStatusOfLine(st, i);
@@ -499,6 +552,7 @@ void ChooseFallback(CorrelationState& st) {
   // exit status adds nothing to it, only the worker's own error would. Nor
   // does an exit status outweigh a symptom a catalog rule names.
   if (!any_initiating && (summary || !weak.empty())) return;
+  ShareLineAttribution(st, lines);
   if (any_initiating) {
     std::erase_if(lines, [&](size_t i) {
       return st.rs.signal(st.evs[i].signal).role != SignalRole::Initiating;
@@ -513,11 +567,7 @@ void ChooseFallback(CorrelationState& st) {
   for (int w : weak) {
     if (!AfterFatal(st, st.clusters[w], f)) return;
   }
-  // Only the failing rank's lines (or the rankless ones of its file).
-  std::erase_if(lines, [&](size_t i) {
-    const Evidence& ev = st.evs[i];
-    return ev.rank != f.rank || (f.rank < 0 && ev.source != f.source);
-  });
+  std::erase_if(lines, [&](size_t i) { return !SameFailure(f, st.evs[i]); });
   int fc = AddFallbackCluster(st, lines);
   for (int w : weak) {
     Cluster& s = st.clusters[w];

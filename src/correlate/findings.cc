@@ -190,15 +190,21 @@ void AddHangStacks(CorrelationState& st, Incident& inc) {
   }
 }
 
-// When a notice came: its own stamp, else (no stamp, or one inherited from
-// the lines before it: an srun cancel, a launcher's kill) no earlier than
-// the job's last sign of life.
+// When a notice came: the earliest stamp of its own lines (a scheduler's
+// state row, `JobState=PREEMPTED`, is undated beside the step's dated
+// cancel), else (no stamp, or one inherited from the lines before it: an
+// srun cancel, a launcher's kill) no earlier than the job's last sign of
+// life.
 int64_t NoticeTime(const CorrelationState& st, const Incident& inc) {
-  bool own = inc.time_us != kNoTime;
+  int64_t own = kNoTime;
   for (const Evidence& ev : inc.initiating) {
-    own &= ev.time_source != TimeSource::kInherited && ev.time_source != TimeSource::kNone;
+    if (ev.time_us == kNoTime || ev.time_source == TimeSource::kInherited ||
+        ev.time_source == TimeSource::kNone) {
+      continue;
+    }
+    if (own == kNoTime || ev.time_us < own) own = ev.time_us;
   }
-  return own ? inc.time_us : std::max(inc.time_us, st.alive_end_us);
+  return own != kNoTime ? own : std::max(inc.time_us, st.alive_end_us);
 }
 
 // Whether incident `inc` is a termination notice that came long after every

@@ -396,7 +396,6 @@ std::vector<Finding> UntimedHangs(const std::map<int64_t, RankSummary>& ranks) {
 std::vector<Finding> DetectHangs(const std::map<int64_t, RankSummary>& ranks, int64_t end_us,
                                  const DetectOptions& opts, int64_t world_ranks) {
   std::vector<Finding> out;
-  if (end_us == kNoTime) return out;
   std::vector<double> steps;
   int64_t latest = kNoTime, max_step = -1;
   size_t logging = 0;
@@ -407,7 +406,10 @@ std::vector<Finding> DetectHangs(const std::map<int64_t, RankSummary>& ranks, in
     latest = std::max(latest, r.last_progress_us);
     max_step = std::max(max_step, r.last_step);
   }
+  // Step lines with no time need no end of the logs: the ranks left a step
+  // behind tell the hang.
   if (latest == kNoTime) return UntimedHangs(ranks);
+  if (end_us == kNoTime) return out;
   double step = Median(steps);
   int64_t gap = std::max<int64_t>(opts.hang_min_gap_us,
                                   static_cast<int64_t>(step * opts.hang_step_factor * 1e6));

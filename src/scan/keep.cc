@@ -136,10 +136,10 @@ void Scanner::Impl::KeepPid(PidLink link) {
 
 namespace {
 
-// A progress line that names no rank, only its pid or local rank, takes the
-// rank this source's own NCCL init and launcher lines tied to them (the
-// correlator resolves the other lines so, but the per-rank step summaries
-// are made here).
+// A progress or metric line that names no rank, only its pid or local
+// rank, takes the rank this source's own NCCL init and launcher lines tied
+// to them (the correlator resolves the other lines so, but the per-rank
+// step summaries and metric series are made here).
 void ResolveProgressRank(const TopologyMap& topo, Evidence& ev) {
   if (ev.rank >= 0 || ev.host.empty() || (ev.pid < 0 && ev.local_rank < 0)) return;
   Attribution a;
@@ -206,6 +206,12 @@ void Scanner::Impl::PrimeCarry(SourceState& st, ChunkOut& out) {
 void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
   const SignalInfo& si = rs->signal(ev.signal);
   ApplyCarry(st, ev);
+  // A line naming only its pid (vLLM v0's "(VllmWorkerProcess pid=N)") is
+  // on the host this file's own lines name that pid on (NCCL's
+  // "host:pid:tid"); the correlator then finds its rank.
+  if (ev.host.empty() && ev.pid >= 0) {
+    if (auto h = st.topo.HostForPid(ev.pid)) ev.host = *h;
+  }
   ++result.matches;
   ++result.signal_hits[ev.signal];
   SourceSummary& sum = result.sources[st.index];
@@ -273,6 +279,9 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
     return;
   }
   if (si.role == SignalRole::Metric) {
+    // A loss series is one process's: a journal's lines of many ranks,
+    // pooled under "rank unknown", would interleave them.
+    ResolveProgressRank(st.topo, ev);
     KeepMetric(ev);
   }
   if (thin) {
@@ -345,13 +354,19 @@ void Scanner::Impl::ResolveLocalKeys(ScanResult& r, std::map<int64_t, Evidence>&
     Attribution a;
     a.host = where.first;
     a.local_rank = where.second;
-    int64_t rank = topo.Resolve(a) && a.rank && !r.ranks.count(*a.rank) ? *a.rank : -1;
+    int64_t rank = topo.Resolve(a) && a.rank ? *a.rank : -1;
     auto ev = last.extract(key);
-    if (rank < 0) {
-      RankSummary& into = r.ranks[-1];
+    // Unresolved, or the rank already logs steps of its own (DeepSpeed's
+    // `[Rank N] step=` beside its timer line, which names no rank): one
+    // summary, so both kinds of line count for it.
+    if (rank < 0 || r.ranks.count(rank)) {
+      RankSummary& into = r.ranks[rank];
       MergeFrom(into, node.mapped());
-      into.rank = -1;
-      if (!ev.empty() && !last.count(-1)) last.emplace(-1, std::move(ev.mapped()));
+      into.rank = rank;
+      if (!ev.empty() && !last.count(rank)) {
+        ev.mapped().rank = rank;
+        last.emplace(rank, std::move(ev.mapped()));
+      }
       continue;
     }
     node.key() = rank;

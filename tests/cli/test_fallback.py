@@ -151,6 +151,24 @@ def test_open_mpi_signal_report_names_its_host(faultline_bin, validate, tmp_path
     assert "Exit status: SIGSEGV" in inc["explanation"]
 
 
+def test_srun_report_of_the_task_that_crashed_names_its_rank(faultline_bin, validate, tmp_path):
+    # A batch output without `srun -l`: the crash names no rank; srun's
+    # report of the task that died of the same signal does, and srun's
+    # cancel and its kill of the other tasks follow it on the next lines.
+    text = ("Fatal Python error: Segmentation fault\n\n"
+            "Thread 0x00007f1c2a000000 (most recent call first):\n"
+            '  File "/opt/train.py", line 12 in step\n'
+            "srun: error: gpu-b07: task 3: Segmentation fault (core dumped)\n"
+            "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+            "slurmstepd: error: *** STEP 123.0 ON gpu-b07 CANCELLED AT 2026-11-20T09:00:05 ***\n"
+            "srun: error: gpu-b08: tasks 4-7: Killed\n")
+    inc = primary(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert inc["initiating"]["rank"] == 3
+    assert inc["initiating"]["host"] == "gpu-b07"
+    assert "Exit status: SIGSEGV" in inc["explanation"]
+
+
 def test_error_line_a_library_prints_and_carries_on_from_is_no_failure(faultline_bin, validate, tmp_path):
     # mkl-service's warning at import (PyTorch issue 37377: "the training
     # seems to work" while it keeps printing): a tool's "Error:" line is no

@@ -213,6 +213,11 @@ TEST(HangTest, UntimedStepLinesNameTheRankLeftBehind) {
   EXPECT_THAT(f[0].missing, HasSubstr("no time stamps"));
   EXPECT_THAT(DetectHangs(job([](int64_t r) { return 36 - r % 2; }), kT0 + 3600 * kSec), IsEmpty());
   EXPECT_THAT(DetectHangs(job([](int64_t) { return 36; }), kT0 + 3600 * kSec), IsEmpty());
+  // Nor do they need the logs' end: an archive of untimed step lines and
+  // an untimed launcher abort has none.
+  auto untimed_end = DetectHangs(job([](int64_t r) { return r == 12 ? 35 : 36; }), kNoTime);
+  ASSERT_FALSE(untimed_end.empty());
+  EXPECT_EQ(untimed_end[0].rank, 12);
 }
 
 TEST(AlignedStepsTest, SameSampleHoweverSplitAndMerged) {

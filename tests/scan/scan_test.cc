@@ -569,6 +569,37 @@ TEST(ScanProgress, StepLinesNamingOnlyTheirPidCountForTheirRank) {
   EXPECT_DOUBLE_EQ(res.ranks.at(2).step_time_reservoir.front(), 2.6);
 }
 
+// Their loss lines too: a loss series is one process's, and the ranks'
+// lines pooled under "rank unknown" interleave (a host whose clock runs
+// ahead puts its first, high losses among the others' later ones: a spike).
+TEST(ScanMetrics, LossLinesNamingOnlyTheirPidCountForTheirRank) {
+  TempDir dir;
+  std::string text;
+  char buf[400];
+  for (int r = 0; r < 3; ++r) {
+    std::snprintf(buf, sizeof buf,
+                  "Nov  2 13:46:0%d node017 python3[%d]: node017:%d:%d [%d] NCCL INFO comm 0x55d4c8a0 rank %d "
+                  "nranks 3 cudaDev %d nvmlDev %d busId %d000 commId 0x5d80767af00d - Init COMPLETE\n",
+                  r, 4100 + r, 4100 + r, 4100 + r, r, r, r, r, 18 + r);
+    text += buf;
+  }
+  for (int step = 1; step <= 5; ++step) {
+    for (int r = 0; r < 3; ++r) {
+      std::snprintf(buf, sizeof buf,
+                    "Nov  2 13:47:%02d node017 python3[%d]: Epoch 0:   1%%|#    | %d/500 [00:0%d<11:00, 0.26it/s, "
+                    "v_num=0, train_loss=%d.5]\n",
+                    step * 2, 4100 + r, step, step, 10 - step);
+      text += buf;
+    }
+  }
+  WriteFile(dir / "journal.txt", text);
+  ScanResult res = ScanFiles(DefaultRules(), {dir / "journal.txt"}, BigCaps());
+  ASSERT_TRUE(res.metrics.contains("sdc-loss-spike-divergence:train_loss"));
+  std::map<int64_t, int> per_rank;
+  for (const MetricPoint& p : res.metrics.at("sdc-loss-spike-divergence:train_loss")) ++per_rank[p.rank];
+  EXPECT_EQ(per_rank, (std::map<int64_t, int>{{0, 5}, {1, 5}, {2, 5}}));
+}
+
 // The same in `journalctl -o json`: the pid is the record's _PID field.
 TEST(ScanProgress, JournalJsonStepLinesCountForTheRankOfTheirPid) {
   TempDir dir;
