@@ -14,6 +14,8 @@
 // training completed, or at the process's exit (role:teardown), is teardown.
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "correlate/state.h"
@@ -234,21 +236,25 @@ bool SameLine(const Evidence& a, const Evidence& b) {
   return a.source == b.source && a.line == b.line;
 }
 
+// The first record on the line of evidence `i` (before it, then from it
+// on) for which `pred` holds, nullopt when none. The evidence is in
+// source-then-offset order, so the signals of one line are neighbours.
+template <typename Pred>
+std::optional<size_t> FindOnLine(const CorrelationState& st, size_t i, Pred pred) {
+  for (size_t j = i; j-- > 0 && SameLine(st.evs[j], st.evs[i]);) {
+    if (pred(st.evs[j])) return j;
+  }
+  for (size_t j = i; j < st.evs.size() && SameLine(st.evs[j], st.evs[i]); ++j) {
+    if (pred(st.evs[j])) return j;
+  }
+  return std::nullopt;
+}
+
 // Whether evidence i's line is a launcher's report of how a task ended
 // (srun's `srun: error: node7: task 3: Segmentation fault`): one of its
-// signals names the task. The evidence is in source-then-offset order, so
-// the signals of one line are neighbours.
+// signals names the task.
 bool TaskReport(const CorrelationState& st, size_t i) {
-  auto names_task = [&](size_t j) {
-    return SameLine(st.evs[i], st.evs[j]) && (st.evs[j].Field("task") || st.evs[j].Field("tasks"));
-  };
-  for (size_t j = i; j > 0 && SameLine(st.evs[i], st.evs[j - 1]); --j) {
-    if (names_task(j - 1)) return true;
-  }
-  for (size_t j = i; j < st.evs.size() && SameLine(st.evs[i], st.evs[j]); ++j) {
-    if (names_task(j)) return true;
-  }
-  return false;
+  return FindOnLine(st, i, [](const Evidence& e) { return e.Field("task") || e.Field("tasks"); }).has_value();
 }
 
 // Whether evidence `a` holds every field of `b`.
@@ -450,23 +456,13 @@ void JoinRequiredFatalLines(CorrelationState& st, std::vector<size_t>& lines) {
 // what the command died of): its fields join the line's.
 void TakeExitStatusOfLine(CorrelationState& st, size_t i) {
   if (!ExitMeaning(st.evs[i]).empty()) return;
-  auto take = [&](size_t j) {
-    if (!SameLine(st.evs[j], st.evs[i]) || ExitMeaning(st.evs[j]).empty()) return false;
-    for (const auto& [k, v] : st.evs[j].fields) {
-      if (!st.evs[i].Field(k)) st.evs[i].fields.emplace_back(k, v);
-    }
-    return true;
-  };
-  for (size_t j = i; j-- > 0 && SameLine(st.evs[j], st.evs[i]);) {
-    if (take(j)) return;
-  }
-  for (size_t j = i + 1; j < st.evs.size() && SameLine(st.evs[j], st.evs[i]); ++j) {
-    if (take(j)) return;
+  auto j = FindOnLine(st, i, [](const Evidence& e) { return !ExitMeaning(e).empty(); });
+  if (!j) return;
+  for (const auto& [k, v] : st.evs[*j].fields) {
+    if (!st.evs[i].Field(k)) st.evs[i].fields.emplace_back(k, v);
   }
 }
 
-// The fallback cluster of `lines` (the failing rank's), appended to the
-// clusters; returns its index.
 // Two generic signals of one line are one report: srun's `task 3:
 // Segmentation fault (core dumped)` is a crash (one signal) of task 3 (the
 // other), so the rankless one takes the rank and host the other names.
@@ -500,12 +496,14 @@ bool SameFailure(const Evidence& f, const Evidence& ev) {
   return !sig.empty() && ExitSignal(ev) == sig;
 }
 
+// The fallback cluster of `lines` (the failing rank's), appended to the
+// clusters; returns its index.
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   for (size_t i : lines) {
     TakeExitStatusOfLine(st, i);
     Evidence& ev = st.evs[i];
-    if (std::string m = ExitMeaning(ev); !m.empty() && !ev.Field("exit_signal")) {
-      ev.fields.emplace_back("exit_signal", m.substr(0, m.find(':')));
+    if (std::string sig = ExitSignal(ev); !sig.empty() && !ev.Field("exit_signal")) {
+      ev.fields.emplace_back("exit_signal", std::move(sig));
     }
   }
   int fc = static_cast<int>(st.clusters.size());

@@ -156,7 +156,6 @@ void ResolveProgressRank(const TopologyMap& topo, Evidence& ev) {
 // this line's unset fields; what this line states is kept for later lines
 // (attribution/carry.h). ApplyCarry also keeps the links as topology.
 CarryLinks Scanner::Impl::Carry(SourceState& st, Evidence& ev) {
-  if (st.carry.Blank() && !LineCarry::States(ev.fields)) return {};
   Attribution a;
   if (ev.rank >= 0) a.rank = ev.rank;
   if (ev.local_rank >= 0) a.local_rank = ev.local_rank;
@@ -173,8 +172,8 @@ CarryLinks Scanner::Impl::Carry(SourceState& st, Evidence& ev) {
 }
 
 void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
-  // Nothing to give nor to learn (Carry would return at once): a dense
-  // log's rank-naming matches skip the rest.
+  // Nothing to give nor to learn (LineCarry::States): a dense log's
+  // rank-naming matches skip the rest.
   if (st.carry.Blank() && !LineCarry::States(ev.fields)) return;
   CarryLinks links = Carry(st, ev);
   if (links.rank && !links.host.empty()) KeepDevice({links.host, *links.rank, -1, "", -1, true});
