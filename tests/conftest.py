@@ -59,13 +59,41 @@ def run(binary, *args, stdin=None, check=True):
     return p
 
 
-def diagnose_text(binary, validate, directory, text, name="train.log"):
-    """Writes one log file into `directory`, diagnoses it with --json, checks
-    the report against the schema and returns its incidents."""
-    log = directory / name
-    log.write_text(text)
-    p = run(binary, "diagnose", "--json", str(log), check=False)
+def diagnose_path(binary, validate, path):
+    """Diagnoses a file or directory with --json, checks the report against
+    the schema and returns its incidents."""
+    p = run(binary, "diagnose", "--json", str(path), check=False)
     assert p.returncode == 0, p.stderr.decode()
     doc = json.loads(p.stdout)
     validate(doc)
     return doc["incidents"]
+
+
+def diagnose_text(binary, validate, directory, text, name="train.log"):
+    """Writes one log file into `directory` and returns diagnose_path's
+    incidents of it."""
+    log = directory / name
+    log.write_text(text)
+    return diagnose_path(binary, validate, log)
+
+
+def first_incident(binary, validate, directory, text, name="train.log"):
+    """diagnose_text's first incident; fails when there is none."""
+    found = diagnose_text(binary, validate, directory, text, name)
+    assert found, "no incident"
+    return found[0]
+
+
+def torchelastic_worker(node, host, local_rank, rank, world):
+    """A worker's folder of torchelastic's per-rank log tree under `node`
+    (`--log-dir`: torchelastic/<run>/attempt_0/<local_rank>/) whose
+    stderr.log holds the NCCL init line that ties the local rank to `rank`;
+    returns the folder, for its stdout.log."""
+    d = node / "torchelastic" / "0d679e0f" / "attempt_0" / str(local_rank)
+    d.mkdir(parents=True)
+    pid = 4101 + local_rank
+    (d / "stderr.log").write_text(
+        f"{host}:{pid}:{pid} [{local_rank}] NCCL INFO comm 0x55d4c8a0 rank {rank} nranks {world} "
+        f"cudaDev {local_rank} nvmlDev {local_rank} busId {18 + local_rank}000 commId 0x0d679e0ff00d - "
+        "Init COMPLETE\n")
+    return d

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from conftest import diagnose_text, run
+from conftest import diagnose_text, first_incident, run
 
 FALLBACK = "Unrecognised fatal error"
 
@@ -36,18 +36,12 @@ def incidents(faultline_bin, validate, tmp_path, text):
     return diagnose_text(faultline_bin, validate, tmp_path, text)
 
 
-def primary(faultline_bin, validate, tmp_path, text):
-    found = incidents(faultline_bin, validate, tmp_path, text)
-    assert found, "no incident"
-    return found[0]
-
-
 def texts(inc):
     return [e["text"] for e in inc["initiating"]["evidence"]]
 
 
 def test_traceback_cut_before_its_exception_leads_with_the_code_line(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, TRUNCATED)
+    inc = first_incident(faultline_bin, validate, tmp_path, TRUNCATED)
     assert inc["reference"] == FALLBACK
     assert texts(inc) == ["[rank0]:     assert alibi_slopes.dim() == 2"]
     assert inc["initiating"]["rank"] == 0
@@ -56,13 +50,13 @@ def test_traceback_cut_before_its_exception_leads_with_the_code_line(faultline_b
 
 
 def test_the_exception_after_the_code_line_leads(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, TRUNCATED + "[rank0]: AssertionError\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, TRUNCATED + "[rank0]: AssertionError\n")
     assert inc["reference"] == FALLBACK
     assert texts(inc) == ["[rank0]: AssertionError"]
 
 
 def test_worker_error_before_collective_timeouts_initiates(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, WORKER_ERROR + WATCHDOG)
+    inc = first_incident(faultline_bin, validate, tmp_path, WORKER_ERROR + WATCHDOG)
     assert inc["reference"] == FALLBACK
     assert texts(inc) == ["[rank0]: ValueError: Template 'None' not found."]
     assert inc["initiating"]["rank"] == 0
@@ -70,7 +64,7 @@ def test_worker_error_before_collective_timeouts_initiates(faultline_bin, valida
 
 
 def test_collective_timeout_before_a_worker_error_keeps_its_verdict(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, WATCHDOG + WORKER_ERROR)
+    inc = first_incident(faultline_bin, validate, tmp_path, WATCHDOG + WORKER_ERROR)
     assert inc["rule"] == "nccl-watchdog-timeout"
 
 
@@ -123,7 +117,7 @@ EXITS = {
 @pytest.mark.parametrize("name", sorted(EXITS))
 def test_exit_and_fatal_reports_are_failures(faultline_bin, validate, tmp_path, name):
     text, signal = EXITS[name]
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
     assert inc["missing_facts"]
     if signal:
@@ -133,7 +127,7 @@ def test_exit_and_fatal_reports_are_failures(faultline_bin, validate, tmp_path, 
 def test_a_lone_launcher_summary_is_the_summary_with_its_exit_meaning(faultline_bin, validate, tmp_path):
     # DeepSpeed's launcher reports the worker's exit as torchrun's
     # ChildFailedError does: a summary of the first local failure.
-    inc = primary(faultline_bin, validate, tmp_path, DEEPSPEED)
+    inc = first_incident(faultline_bin, validate, tmp_path, DEEPSPEED)
     assert inc["rule"] == "torch-child-failed"
     assert "Exit status: SIGKILL" in inc["explanation"]
     assert not any("rank the suspect" in f for f in inc["missing_facts"])
@@ -145,7 +139,7 @@ def test_open_mpi_signal_report_names_its_host(faultline_bin, validate, tmp_path
             "[cstone-00613:28461] Signal: Segmentation fault (11)\n"
             "[cstone-00613:28461] Signal code:  (128)\n"
             "[cstone-00613:28461] Failing at address: (nil)\n")
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
     assert inc["initiating"]["host"] == "cstone-00613"
     assert "Exit status: SIGSEGV" in inc["explanation"]
@@ -162,7 +156,7 @@ def test_srun_report_of_the_task_that_crashed_names_its_rank(faultline_bin, vali
             "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
             "slurmstepd: error: *** STEP 123.0 ON gpu-b07 CANCELLED AT 2026-11-20T09:00:05 ***\n"
             "srun: error: gpu-b08: tasks 4-7: Killed\n")
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
     assert inc["initiating"]["rank"] == 3
     assert inc["initiating"]["host"] == "gpu-b07"
@@ -209,7 +203,7 @@ def test_terminate_whose_message_is_the_runtime_unloading_is_no_failure(faultlin
 
 
 def test_an_error_before_the_exit_noise_still_initiates(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, WORKER_ERROR + TERMINATE_EXIT)
+    inc = first_incident(faultline_bin, validate, tmp_path, WORKER_ERROR + TERMINATE_EXIT)
     assert inc["reference"] == FALLBACK
     assert texts(inc) == ["[rank0]: ValueError: Template 'None' not found."]
 
@@ -310,7 +304,7 @@ NCCL_SYSTEM = (
 
 
 def test_a_bare_nccl_system_error_is_an_unrecognised_fatal_error(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, NCCL_SYSTEM)
+    inc = first_incident(faultline_bin, validate, tmp_path, NCCL_SYSTEM)
     assert inc["reference"] == FALLBACK
     assert texts(inc)[0] == NCCL_SYSTEM.splitlines()[0]
     assert inc["initiating"]["rank"] == 3
@@ -321,21 +315,21 @@ def test_nccl_last_error_names_the_failure(faultline_bin, validate, tmp_path):
             .replace("ncclSystemError: System call (e.g. socket, malloc) or external library call "
                      "failed or device error. ", "ncclUnhandledCudaError: Call to CUDA function failed.")
             + "Cuda failure 802 'system not yet initialized'\n")
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "nvswitch-fabric-error"
 
 
 def test_a_network_error_before_the_nccl_result_keeps_its_verdict(faultline_bin, validate, tmp_path):
     warn = ("gpu-a07:2211:2290 [3] transport/net_socket.cc:540 NCCL WARN NET/Socket : "
             "Call to recv from 10.1.3.7<41235> failed : Connection reset by peer\n")
-    inc = primary(faultline_bin, validate, tmp_path, warn + NCCL_SYSTEM)
+    inc = first_incident(faultline_bin, validate, tmp_path, warn + NCCL_SYSTEM)
     assert inc["rule"] == "nccl-remote-error"
 
 
 def test_an_exception_line_of_an_nccl_result_is_one_fatal_line(faultline_bin, validate, tmp_path):
     line = ("[rank2]: RuntimeError: NCCL error: unhandled cuda error (run with NCCL_DEBUG=INFO for "
             "details), NCCL version 2.21.5\n")
-    inc = primary(faultline_bin, validate, tmp_path, line)
+    inc = first_incident(faultline_bin, validate, tmp_path, line)
     assert inc["reference"] == FALLBACK
     assert texts(inc) == [line.rstrip("\n")]
 
@@ -354,7 +348,7 @@ ERROR 05-02 11:20:07 [core_client.py:564] Engine core proc EngineCore_0 died une
 
 
 def test_the_required_fatal_line_leads_the_rule_that_requires_it(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, ENGINE_ERROR)
+    inc = first_incident(faultline_bin, validate, tmp_path, ENGINE_ERROR)
     assert inc["rule"] == "vllm-engine-monitor-died"
     assert texts(inc)[0] == "ValueError: Unsupported image size (0, 0)"
 
@@ -388,7 +382,7 @@ Root Cause (first observed failure):
 
 
 def test_the_summary_root_cause_entry_names_the_rank(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, SUMMARY)
+    inc = first_incident(faultline_bin, validate, tmp_path, SUMMARY)
     assert inc["rule"] == "torch-child-failed"
     assert inc["initiating"]["rank"] == 4
 
@@ -402,7 +396,7 @@ def test_the_summary_root_cause_entry_names_the_rank(faultline_bin, validate, tm
 ])
 def test_a_child_killed_by_signal_9_is_a_sigkill(faultline_bin, validate, tmp_path, line):
     text = "Iteration 0, Testing net (#0)\nTest net output #0: loss = 18.4677\n" + line + "\n"
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "process-sigkilled"
     assert texts(inc) == [line]
 
@@ -415,7 +409,7 @@ def test_another_signal_as_a_returncode_is_not_a_sigkill(faultline_bin, validate
 def test_a_bare_killed_in_markdown_emphasis_is_a_sigkill(faultline_bin, validate, tmp_path):
     # A shell's "Killed" as a forum post sets it in bold.
     text = "iter 144: total-loss 0.5882\n\n**Killed**\n"
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "process-sigkilled"
 
 
@@ -427,7 +421,7 @@ def test_an_nccl_error_warning_is_a_fatal_line(faultline_bin, validate, tmp_path
             "  File \"/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py\", "
             "line 3439, in barrier\n"
             "    work = default_pg.barrier(opts=opts)\n")
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
     assert "NCCL WARN Error : ring 0" in texts(inc)[0]
 
@@ -442,7 +436,7 @@ def test_an_nccl_error_warning_is_a_fatal_line(faultline_bin, validate, tmp_path
     ("Command failed with exit code 1", None),
 ])
 def test_a_failed_with_exit_code_report_carries_its_signal(faultline_bin, validate, tmp_path, line, signal):
-    inc = primary(faultline_bin, validate, tmp_path, "step 3 loss 2.1\n" + line + "\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, "step 3 loss 2.1\n" + line + "\n")
     assert inc["reference"] == FALLBACK
     assert texts(inc) == [line]
     assert inc["initiating"]["evidence"][0].get("fields", {}).get("exit_signal") == signal
@@ -466,7 +460,7 @@ SIGTERM_EXITS = [
 
 @pytest.mark.parametrize("line", SIGTERM_EXITS)
 def test_a_lone_sigterm_exit_is_a_termination(faultline_bin, validate, tmp_path, line):
-    inc = primary(faultline_bin, validate, tmp_path, line + "\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, line + "\n")
     assert inc["reference"] == "Graceful Shutdown Missing", inc["reference"]
     assert inc["rule"] == "sigterm-received"
     assert any("who sent the SIGTERM" in f for f in inc["missing_facts"]), inc["missing_facts"]
@@ -474,7 +468,7 @@ def test_a_lone_sigterm_exit_is_a_termination(faultline_bin, validate, tmp_path,
 
 def test_a_lone_exit_code_143_gets_an_incident(faultline_bin, validate, tmp_path):
     # kubectl exec's report of a container process that SIGTERM ended.
-    inc = primary(faultline_bin, validate, tmp_path, "command terminated with exit code 143\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, "command terminated with exit code 143\n")
     assert inc["reference"] in ("Missing Signal Handler", "Graceful Shutdown Missing")
 
 
@@ -484,7 +478,7 @@ def test_a_worker_killed_after_an_exception_is_its_collateral(faultline_bin, val
     text = ("[rank0]: AssertionError: 32768 is not divisible by 3\n\n"
             "ERROR 07-13 02:56:30 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 382811 "
             "died, exit code: -15\n")
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
     assert texts(inc) == ["[rank0]: AssertionError: 32768 is not divisible by 3"]
 
@@ -516,7 +510,7 @@ Root Cause (first observed failure):
   traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
 ============================================================
 """
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] != "Graceful Shutdown Missing"
 
 
@@ -530,7 +524,7 @@ Root Cause (first observed failure):
     ("subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.", None),
 ])
 def test_a_called_process_errors_status_is_its_exit_signal(faultline_bin, validate, tmp_path, line, signal):
-    inc = primary(faultline_bin, validate, tmp_path, line + "\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, line + "\n")
     assert inc["reference"] == FALLBACK
     assert texts(inc) == [line]
     assert inc["initiating"]["evidence"][0].get("fields", {}).get("exit_signal") == signal

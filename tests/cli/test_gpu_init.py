@@ -6,7 +6,7 @@ not nvidia-smi's 'No devices were found' that follows, which alone reads as
 a GPU lost mid-run."""
 import pytest
 
-from conftest import diagnose_text
+from conftest import first_incident
 
 INIT = "GPU fails to initialize after a reset or reboot (RmInitAdapter failed, Xid 143, SPI/PMU Xid 122-124)"
 
@@ -25,7 +25,6 @@ BOOT_ERRORS = [
 @pytest.mark.parametrize("line", BOOT_ERRORS)
 def test_a_gsp_boot_failure_is_a_gpu_init_failure(faultline_bin, validate, tmp_path, line):
     text = "$ nvidia-smi\nNo devices were found\n" + line + "\n"
-    found = diagnose_text(faultline_bin, validate, tmp_path, text)
-    assert found, "no incident"
-    assert found[0]["reference"] == INIT, found[0]["reference"]
-    assert line in [e["text"] for e in found[0]["initiating"]["evidence"]]
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == INIT, inc["reference"]
+    assert line in [e["text"] for e in inc["initiating"]["evidence"]]

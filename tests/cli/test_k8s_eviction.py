@@ -3,11 +3,9 @@ the node ("The node was low on resource: memory.", MemoryPressure) is a host
 memory failure (OOM Killed Mid-Step), while an eviction to make room for
 another pod (priority preemption) or for a resource without a catalog entry
 of its own stays a preemption."""
-import json
-
 import pytest
 
-from conftest import run
+from conftest import first_incident
 
 MEMORY = ("The node was low on resource: memory. Threshold quantity: 100Mi, available: 91236Ki. "
           "Container pytorch was using 58811234Ki, request is 16Gi, has larger consumption of memory.")
@@ -22,20 +20,9 @@ def describe(status_lines):
                       "    Image:          nvcr.io/nvidia/pytorch:24.05-py3"]) + "\n"
 
 
-def primary(faultline_bin, validate, tmp_path, text):
-    log = tmp_path / "describe.txt"
-    log.write_text(text)
-    p = run(faultline_bin, "diagnose", "--json", str(log), check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    doc = json.loads(p.stdout)
-    validate(doc)
-    assert doc["incidents"], "no incident"
-    return doc["incidents"][0]
-
-
 @pytest.mark.parametrize("message", [MEMORY, "The node had condition: [MemoryPressure]."])
 def test_memory_eviction_is_host_memory(faultline_bin, validate, tmp_path, message):
-    inc = primary(faultline_bin, validate, tmp_path,
+    inc = first_incident(faultline_bin, validate, tmp_path,
                   describe(["Reason:           Evicted", "Message:          " + message]))
     assert inc["rule"] == "k8s-node-memory-eviction", inc["explanation"]
     assert inc["reference"] == "OOM Killed Mid-Step"
@@ -50,7 +37,7 @@ def test_memory_eviction_is_host_memory(faultline_bin, validate, tmp_path, messa
      "    reason: PreemptionByScheduler"],
 ])
 def test_other_evictions_stay_preemption(faultline_bin, validate, tmp_path, status):
-    inc = primary(faultline_bin, validate, tmp_path, describe(status))
+    inc = first_incident(faultline_bin, validate, tmp_path, describe(status))
     assert inc["rule"] == "preemption", inc["explanation"]
 
 
@@ -68,7 +55,7 @@ def conditions(reason, message):
 
 
 def test_termination_by_kubelet_for_memory_is_host_memory(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path,
+    inc = first_incident(faultline_bin, validate, tmp_path,
                   describe(conditions("TerminationByKubelet", MEMORY)))
     assert inc["rule"] == "k8s-node-memory-eviction", inc["explanation"]
 
@@ -79,7 +66,7 @@ def test_termination_by_kubelet_for_memory_is_host_memory(faultline_bin, validat
     ("TerminationByKubelet", "The node was low on resource: ephemeral-storage. Threshold quantity: 10Gi, available: 9123456Ki."),
 ])
 def test_other_disruption_targets_stay_preemption(faultline_bin, validate, tmp_path, reason, message):
-    inc = primary(faultline_bin, validate, tmp_path, describe(conditions(reason, message)))
+    inc = first_incident(faultline_bin, validate, tmp_path, describe(conditions(reason, message)))
     assert inc["rule"] == "preemption", inc["explanation"]
 
 
@@ -94,7 +81,7 @@ def test_termination_by_kubelet_on_a_node_under_memory_pressure_is_host_memory(
     # node` of its node shows why.
     text = describe(["Conditions:", "  Type               Status", "  DisruptionTarget   True",
                      "    reason: TerminationByKubelet"]) + "Conditions:\n" + NODE_MEMORY_PRESSURE + "\n"
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "k8s-node-memory-eviction", inc["explanation"]
 
 
@@ -105,5 +92,5 @@ def test_node_memory_pressure_condition_is_host_memory(faultline_bin, validate, 
             "  ----             ------  -----------------                 ------------------                ------                       -------\n"
             "  MemoryPressure   True    Mon, 08 Aug 2026 09:58:00 +0000   Mon, 08 Aug 2026 09:50:00 +0000   KubeletHasInsufficientMemory   kubelet has insufficient memory available\n"
             "  DiskPressure     False   Mon, 08 Aug 2026 09:58:00 +0000   Mon, 08 Aug 2026 09:00:00 +0000   KubeletHasNoDiskPressure     kubelet has no disk pressure\n")
-    inc = primary(faultline_bin, validate, tmp_path, text)
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "k8s-node-memory-eviction", inc["explanation"]

@@ -7,7 +7,7 @@ kinds of line are that rank's steps, so the slow rank's throughput counts
 for it, not for "rank unknown"."""
 import json
 
-from conftest import run
+from conftest import run, torchelastic_worker
 
 HOSTS = ["gpu-a01", "gpu-a02"]
 LOCAL = 4
@@ -31,12 +31,7 @@ def archive(root, slow):
     for h, host in enumerate(HOSTS):
         for lr in range(LOCAL):
             rank = h * LOCAL + lr
-            d = root / "nodes" / host / "torchelastic" / "0d679e0f" / "attempt_0" / str(lr)
-            d.mkdir(parents=True)
-            pid = 4101 + lr
-            (d / "stderr.log").write_text(
-                f"{host}:{pid}:{pid} [{lr}] NCCL INFO comm 0x55d4c8a0 rank {rank} nranks {len(HOSTS) * LOCAL} "
-                f"cudaDev {lr} nvmlDev {lr} busId {18 + lr}000 commId 0x0d679e0ff00d - Init COMPLETE\n")
+            d = torchelastic_worker(root / "nodes" / host, host, lr, rank, len(HOSTS) * LOCAL)
             (d / "stdout.log").write_text(stdout(rank, 37.9 if rank == slow else 45.6))
 
 

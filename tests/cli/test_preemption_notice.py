@@ -4,9 +4,8 @@ states when (`CANCELLED AT ... DUE TO PREEMPTION`), `scontrol show job`'s
 to come at the logs' end (a preempted host's kernel log goes on after it
 boots again), so progress that stopped with the notice is no hang that ran
 into it."""
-import json
 
-from conftest import run
+from conftest import diagnose_path
 from test_time_limit import megatron_steps
 
 CANCEL = "slurmstepd: error: *** STEP 91422.0 ON gpu-b07 CANCELLED AT 2026-11-20T09:40:00 DUE TO PREEMPTION ***\n"
@@ -26,10 +25,6 @@ def test_preemption_with_an_undated_state_row_is_the_preemption(faultline_bin, v
     (tmp_path / "gpu-b07" / "kern.log").write_text(
         "Nov 20 10:30:05 gpu-b07 kernel: [   31.402113] perf: interrupt took too long (3391 > 2500), "
         "lowering kernel.perf_event_max_sample_rate to 79750\n")
-    p = run(faultline_bin, "diagnose", "--json", str(tmp_path), check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    doc = json.loads(p.stdout)
-    validate(doc)
-    inc = doc["incidents"]
+    inc = diagnose_path(faultline_bin, validate, tmp_path)
     assert inc and inc[0]["rule"] == "preemption", [(i["rule"], i["explanation"]) for i in inc]
     assert inc[0]["initiating"]["host"] == "gpu-b07"

@@ -6,7 +6,7 @@ that device's rank. The rank left a step behind the others is the hang's;
 when its bar stopped cannot be known from the logs."""
 import json
 
-from conftest import run
+from conftest import run, torchelastic_worker
 
 HOSTS = ["gpu-a01", "gpu-a02"]
 LOCAL = 4
@@ -29,12 +29,7 @@ def archive(root, behind):
             "Signals.SIGINT death signal, shutting down workers\n")
         for lr in range(LOCAL):
             rank = h * LOCAL + lr
-            d = node / "torchelastic" / "0d679e0f" / "attempt_0" / str(lr)
-            d.mkdir(parents=True)
-            pid = 4101 + lr
-            (d / "stderr.log").write_text(
-                f"{host}:{pid}:{pid} [{lr}] NCCL INFO comm 0x55d4c8a0 rank {rank} nranks {len(HOSTS) * LOCAL} "
-                f"cudaDev {lr} nvmlDev {lr} busId {18 + lr}000 commId 0x0d679e0ff00d - Init COMPLETE\n")
+            d = torchelastic_worker(node, host, lr, rank, len(HOSTS) * LOCAL)
             (d / "stdout.log").write_text(bar(35 if rank == behind else 36))
 
 

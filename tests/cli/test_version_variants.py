@@ -7,15 +7,9 @@ nccl-tests' own check macros ("Test NCCL failure", NCCL 1.x builds' "NCCL
 failure")."""
 import pytest
 
-from conftest import diagnose_text
+from conftest import diagnose_text, first_incident
 
 FALLBACK = "Unrecognised fatal error"
-
-
-def primary(faultline_bin, validate, tmp_path, text):
-    found = diagnose_text(faultline_bin, validate, tmp_path, text)
-    assert found, "no incident"
-    return found[0]
 
 
 def texts(inc):
@@ -32,7 +26,7 @@ WORKER = "RuntimeError: NCCL communicator was aborted on rank 0.\n"
 
 
 def test_nccl_2_23_async_error_event_port_error_is_a_port_down(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, PORT_ERROR + PORT_ACTIVE + WORKER)
+    inc = first_incident(faultline_bin, validate, tmp_path, PORT_ERROR + PORT_ACTIVE + WORKER)
     assert inc["rule"] == "ib-port-down", inc["explanation"]
     assert texts(inc)[0] == PORT_ERROR.strip()
 
@@ -62,7 +56,7 @@ CommError: The API call urlfetch.Fetch() took too long to respond and was cancel
 
 
 def test_old_wandb_upload_thread_exception_is_a_tracking_failure(faultline_bin, validate, tmp_path):
-    inc = primary(faultline_bin, validate, tmp_path, WANDB_0_4)
+    inc = first_incident(faultline_bin, validate, tmp_path, WANDB_0_4)
     assert inc["rule"] == "wandb-tracking-failure", inc["explanation"]
     assert any(t.startswith("CommError: The API call") for t in texts(inc)), texts(inc)
 
@@ -81,7 +75,7 @@ NCCL_TESTS_TAIL = " .. fengyun pid 3164639: Test failure common.cu:844\n"
     "Test CUDA failure common.cu:730 'unknown error'",
 ])
 def test_nccl_tests_check_failure_is_a_fatal_line(faultline_bin, validate, tmp_path, line):
-    inc = primary(faultline_bin, validate, tmp_path, NCCL_TESTS_HEADER + line + "\n" + NCCL_TESTS_TAIL)
+    inc = first_incident(faultline_bin, validate, tmp_path, NCCL_TESTS_HEADER + line + "\n" + NCCL_TESTS_TAIL)
     assert inc["reference"] == FALLBACK
     assert texts(inc) == [line]
 
@@ -89,5 +83,5 @@ def test_nccl_tests_check_failure_is_a_fatal_line(faultline_bin, validate, tmp_p
 def test_a_catalog_rule_keeps_its_own_nccl_tests_line(faultline_bin, validate, tmp_path):
     # cudaErrorSystemNotReady: Fabric Manager not running (nccl-tests#338).
     line = "gpu: Test CUDA failure common.cu:1030 'system not yet initialized'"
-    inc = primary(faultline_bin, validate, tmp_path, NCCL_TESTS_HEADER + line + "\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, NCCL_TESTS_HEADER + line + "\n")
     assert inc["reference"] != FALLBACK, inc["explanation"]

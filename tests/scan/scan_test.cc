@@ -533,12 +533,9 @@ TEST(ScanCri, KubernetesCriLinesMatchWithTheirStamp) {
   EXPECT_EQ(r.lines, 4u);
 }
 
-// A journald export names each worker only by the pid syslog stamps its
-// lines with; the worker's NCCL init line ties that pid to its rank, so its
-// step lines count for that rank (a straggler or hang detector needs them
-// per rank), not all for "rank unknown".
-TEST(ScanProgress, StepLinesNamingOnlyTheirPidCountForTheirRank) {
-  TempDir dir;
+// A journald export's NCCL init lines of ranks 0-2 on node017, each worker
+// named only by the pid syslog stamps its lines with (4100 + rank).
+std::string JournalNcclInits() {
   std::string text;
   char buf[400];
   for (int r = 0; r < 3; ++r) {
@@ -548,6 +545,17 @@ TEST(ScanProgress, StepLinesNamingOnlyTheirPidCountForTheirRank) {
                   r, 4100 + r, 4100 + r, 4100 + r, r, r, r, r, 18 + r);
     text += buf;
   }
+  return text;
+}
+
+// A journald export names each worker only by the pid syslog stamps its
+// lines with; the worker's NCCL init line ties that pid to its rank, so its
+// step lines count for that rank (a straggler or hang detector needs them
+// per rank), not all for "rank unknown".
+TEST(ScanProgress, StepLinesNamingOnlyTheirPidCountForTheirRank) {
+  TempDir dir;
+  std::string text = JournalNcclInits();
+  char buf[400];
   for (int step = 1; step <= 5; ++step) {
     for (int r = 0; r < 3; ++r) {
       std::snprintf(buf, sizeof buf,
@@ -574,15 +582,8 @@ TEST(ScanProgress, StepLinesNamingOnlyTheirPidCountForTheirRank) {
 // ahead puts its first, high losses among the others' later ones: a spike).
 TEST(ScanMetrics, LossLinesNamingOnlyTheirPidCountForTheirRank) {
   TempDir dir;
-  std::string text;
+  std::string text = JournalNcclInits();
   char buf[400];
-  for (int r = 0; r < 3; ++r) {
-    std::snprintf(buf, sizeof buf,
-                  "Nov  2 13:46:0%d node017 python3[%d]: node017:%d:%d [%d] NCCL INFO comm 0x55d4c8a0 rank %d "
-                  "nranks 3 cudaDev %d nvmlDev %d busId %d000 commId 0x5d80767af00d - Init COMPLETE\n",
-                  r, 4100 + r, 4100 + r, 4100 + r, r, r, r, r, 18 + r);
-    text += buf;
-  }
   for (int step = 1; step <= 5; ++step) {
     for (int r = 0; r < 3; ++r) {
       std::snprintf(buf, sizeof buf,
