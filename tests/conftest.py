@@ -59,10 +59,10 @@ def run(binary, *args, stdin=None, check=True):
     return p
 
 
-def diagnose_path(binary, validate, path):
-    """Diagnoses a file or directory with --json, checks the report against
+def diagnose_path(binary, validate, *paths):
+    """Diagnoses files or directories with --json, checks the report against
     the schema and returns its incidents."""
-    p = run(binary, "diagnose", "--json", str(path), check=False)
+    p = run(binary, "diagnose", "--json", *map(str, paths), check=False)
     assert p.returncode == 0, p.stderr.decode()
     doc = json.loads(p.stdout)
     validate(doc)

@@ -5,9 +5,8 @@ sibling stderr.log's NCCL init ties to a rank; a `log_dist(...,
 ranks=[-1])` step line beside it names the rank (`[Rank N] step=`). Both
 kinds of line are that rank's steps, so the slow rank's throughput counts
 for it, not for "rank unknown"."""
-import json
 
-from conftest import run, torchelastic_worker
+from conftest import diagnose_path, torchelastic_worker
 
 HOSTS = ["gpu-a01", "gpu-a02"]
 LOCAL = 4
@@ -35,10 +34,9 @@ def archive(root, slow):
             (d / "stdout.log").write_text(stdout(rank, 37.9 if rank == slow else 45.6))
 
 
-def test_rank_naming_and_rankless_step_lines_are_one_ranks(faultline_bin, tmp_path):
+def test_rank_naming_and_rankless_step_lines_are_one_ranks(faultline_bin, validate, tmp_path):
     archive(tmp_path, slow=5)
-    doc = json.loads(run(faultline_bin, "diagnose", "--json", str(tmp_path)).stdout)
-    inc = doc["incidents"]
+    inc = diagnose_path(faultline_bin, validate, tmp_path)
     assert inc and inc[0]["rule"] == "straggler-slow-rank", [i["rule"] for i in inc]
     assert inc[0]["initiating"]["rank"] == 5
     assert inc[0]["initiating"]["host"] == "gpu-a02"

@@ -3,9 +3,8 @@ and role:deadline, rulesets/README.md): the collective errors after it are
 its collateral; a hang that ran into it is the cause; and when the job met
 it without a SIGTERM handler, the limit still says who ended the job and the
 missing handler is an incident of its own after it."""
-import json
 
-from conftest import run
+from conftest import diagnose_path
 
 LIMIT = "2026-11-20T09:40:00"
 NOTICE = f"slurmstepd: error: *** STEP 91422.0 ON gpu-b07 CANCELLED AT {LIMIT} DUE TO TIME LIMIT ***\n"
@@ -23,12 +22,9 @@ def megatron_steps(first, last, minute0=0):
 
 
 def diagnose(faultline_bin, validate, *paths):
-    p = run(faultline_bin, "diagnose", "--json", *map(str, paths), check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    doc = json.loads(p.stdout)
-    validate(doc)
-    assert doc["incidents"], "no incident"
-    return doc["incidents"]
+    incs = diagnose_path(faultline_bin, validate, *paths)
+    assert incs, "no incident"
+    return incs
 
 
 def two_hosts(tmp_path, steps_until_minute):

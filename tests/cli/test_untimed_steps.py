@@ -4,9 +4,8 @@ stderr.log): a tqdm bar's carriage-return updates name no rank, only the
 folder's local rank, and the sibling stderr.log's NCCL init line gives
 that device's rank. The rank left a step behind the others is the hang's;
 when its bar stopped cannot be known from the logs."""
-import json
 
-from conftest import run, torchelastic_worker
+from conftest import diagnose_path, torchelastic_worker
 
 HOSTS = ["gpu-a01", "gpu-a02"]
 LOCAL = 4
@@ -33,10 +32,9 @@ def archive(root, behind):
             (d / "stdout.log").write_text(bar(35 if rank == behind else 36))
 
 
-def test_untimed_bar_left_behind_names_its_rank(faultline_bin, tmp_path):
+def test_untimed_bar_left_behind_names_its_rank(faultline_bin, validate, tmp_path):
     archive(tmp_path, behind=6)
-    doc = json.loads(run(faultline_bin, "diagnose", "--json", str(tmp_path)).stdout)
-    inc = doc["incidents"]
+    inc = diagnose_path(faultline_bin, validate, tmp_path)
     assert inc and inc[0]["rule"] == "training-silent-hang", [i["rule"] for i in inc]
     assert inc[0]["initiating"]["rank"] == 6
     assert inc[0]["initiating"]["host"] == "gpu-a02"

@@ -4,9 +4,8 @@ lines (written below Python, without that prefix) name host and pid
 ("gpu-node1:241:241 [2] NCCL INFO comm ... rank 2"). A worker's line is on
 the host its file's NCCL lines name its pid on, so its error names its
 rank."""
-import json
 
-from conftest import run
+from conftest import diagnose_path
 
 LOG = """\
 INFO 02-14 08:23:10 config.py:1005] Defaulting to use mp for distributed inference
@@ -24,11 +23,7 @@ gpu-node1:241:241 [2] NCCL INFO comm 0x55d4c8a0 rank 2 nranks 3 cudaDev 2 nvmlDe
 
 def test_worker_error_names_the_rank_of_its_pid(faultline_bin, validate, tmp_path):
     (tmp_path / "vllm.log").write_text(LOG)
-    p = run(faultline_bin, "diagnose", "--json", str(tmp_path), check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    doc = json.loads(p.stdout)
-    validate(doc)
-    inc = doc["incidents"]
+    inc = diagnose_path(faultline_bin, validate, tmp_path)
     assert inc and inc[0]["rule"] == "cuda-illegal-address", [i["rule"] for i in inc]
     assert inc[0]["initiating"]["rank"] == 2
     assert inc[0]["initiating"]["host"] == "gpu-node1"
