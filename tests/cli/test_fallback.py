@@ -571,3 +571,33 @@ def test_last_error_at_the_end_of_the_log_stays_on_its_own_line(faultline_bin, v
     inc = first_incident(faultline_bin, validate, tmp_path, cut)
     assert inc["reference"] == FALLBACK
     assert "[rank7]: Last error:" in texts(inc)
+
+
+# A batch output's traceback names no rank; srun's report of the one task
+# that exited with an error status after it does (slurm's launch.c prints
+# "<node>: task <N>: Exited with exit code <S>"; ComputationalRadiationPhysics/
+# picongpu#198 quotes the range form "tasks 10-11"), so the exception is that
+# task's error.
+BATCH_TRACEBACK = """\
+Traceback (most recent call last):
+  File "/home/pku0016/hw2/align-anything/align_anything/utils/template_registry.py", line 30, in get_template_class
+    raise ValueError(f"Template '{template_name}' not found.")
+ValueError: Template 'None' not found.
+"""
+
+
+def test_a_rankless_exception_takes_the_rank_of_the_task_srun_reports(faultline_bin, validate, tmp_path):
+    text = BATCH_TRACEBACK + "srun: error: taurusi2031: task 10: Exited with exit code 1\n"
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc)[0] == "ValueError: Template 'None' not found."
+    assert (inc["initiating"]["rank"], inc["initiating"]["host"]) == (10, "taurusi2031")
+
+
+def test_a_rankless_exception_stays_rankless_when_several_tasks_failed(faultline_bin, validate, tmp_path):
+    for reports in ("srun: error: taurusi2031: tasks 10-11: Exited with exit code 1\n",
+                    "srun: error: taurusi2031: task 10: Exited with exit code 1\n"
+                    "srun: error: taurusi2032: task 11: Exited with exit code 1\n"):
+        inc = first_incident(faultline_bin, validate, tmp_path, BATCH_TRACEBACK + reports)
+        assert texts(inc)[0] == "ValueError: Template 'None' not found."
+        assert inc["initiating"]["rank"] is None, reports
