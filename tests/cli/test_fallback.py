@@ -535,6 +535,7 @@ def test_a_called_process_errors_status_is_its_exit_signal(faultline_bin, valida
 # (ncclGetLastError) on the next line: NVIDIA/nccl#1410 (a rank's
 # traceback), NVIDIA/nccl#1247 (vLLM's Ray worker prefix). The next line
 # says what failed, so it is the fallback's evidence (detail_next_line).
+# The build prefix of #1247's first line is a neutral /opt/ one.
 LAST_ERROR = """\
 [rank7]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5
 [rank7]: ncclUnhandledCudaError: Call to CUDA function failed.
@@ -542,7 +543,7 @@ LAST_ERROR = """\
 [rank7]: Cuda failure 1 'invalid argument'
 """
 RAY_LAST_ERROR = """\
-(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] torch.distributed.DistBackendError: NCCL error in: /root/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, internal error - please report this issue to the NCCL developers, NCCL version 2.18.6
+(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, internal error - please report this issue to the NCCL developers, NCCL version 2.18.6
 (RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] ncclInternalError: Internal check failed.
 (RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] Last error:
 (RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] Attribute busid of node nic not found
