@@ -478,6 +478,28 @@ void ShareLineAttribution(CorrelationState& st, const std::vector<size_t>& lines
   }
 }
 
+// A rankless fatal line (a batch output's traceback) is the error of the
+// one task srun reports exiting with an error status after it in its file
+// (`srun: error: node17: task 3: Exited with exit code 1`): it takes that
+// task's rank and host. Several such tasks leave it rankless.
+void TakeRankOfTaskReport(CorrelationState& st, size_t f) {
+  Evidence& fatal = st.evs[f];
+  if (fatal.rank >= 0) return;
+  const Evidence* only = nullptr;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (ev.source != fatal.source || ev.offset <= fatal.offset || ev.rank < 0 || !ev.Field("exitcode") ||
+        !TaskReport(st, i)) {
+      continue;
+    }
+    if (only && only->rank != ev.rank) return;
+    only = &ev;
+  }
+  if (!only) return;
+  fatal.rank = only->rank;
+  if (fatal.host.empty()) fatal.host = only->host;
+}
+
 // The signal a line says its process died of ("SIGSEGV"), empty if none.
 std::string ExitSignal(const Evidence& ev) {
   std::string m = ExitMeaning(ev);
@@ -559,6 +581,7 @@ void ChooseFallback(CorrelationState& st) {
   if (lines.empty()) return;
   std::stable_sort(lines.begin(), lines.end(),
                    [&](size_t a, size_t b) { return Before(st.evs[a], st.evs[b]); });
+  TakeRankOfTaskReport(st, lines.front());
   const Evidence& f = st.evs[lines.front()];
   // A symptom-only verdict that came first keeps the failure: the fatal
   // line after it may be its consequence. So does one long after it.

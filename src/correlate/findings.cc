@@ -258,7 +258,9 @@ bool LoggedAfter(const Evidence& a, const Evidence& b) {
 // (idle): "MainThread"` and frames, faulthandler's `Timeout (0:05:00)!` and
 // frames) that no progress of its rank (any rank, when it names none)
 // followed: a dump taken of a process that had stopped. nullptr when there
-// is none, or only one line of it (a quoted frame is no dump).
+// is none, or only one line of it (a quoted frame is no dump) that is not
+// a person's interrupt (field `interrupt`: Ctrl-C's traceback is the stack
+// the run was in).
 const Evidence* StuckDump(const CorrelationState& st, int rule) {
   const Evidence* first = nullptr;
   size_t lines = 0;
@@ -272,7 +274,7 @@ const Evidence* StuckDump(const CorrelationState& st, int rule) {
     if (!first) first = &ev;
     ++lines;
   }
-  return lines >= 2 ? first : nullptr;
+  return lines >= 2 || (first && first->Field("interrupt")) ? first : nullptr;
 }
 
 // A stack dump with no error line and no progress after it names a hang
@@ -288,9 +290,13 @@ void AddDumpHang(CorrelationState& st) {
   f.host = dump->host;
   f.time_us = dump->time_us;
   std::string at = dump->time_us == kNoTime ? "" : StrCat(" at ", FormatTime(dump->time_us));
-  f.detail = StrCat("a stack dump (py-spy, faulthandler) was taken", at,
-                    " with no error logged and no progress after it: the process was stuck where "
-                    "the dump shows");
+  f.detail = dump->Field("interrupt")
+                 ? StrCat("the run was interrupted by hand (Ctrl-C)", at,
+                          " with no error logged and no progress after it: it had stopped where "
+                          "the interrupt's traceback shows")
+                 : StrCat("a stack dump (py-spy, faulthandler) was taken", at,
+                          " with no error logged and no progress after it: the process was stuck "
+                          "where the dump shows");
   if (AddFinding(st, f, 0.4)) AddHangStacks(st, st.diag.incidents.back());
 }
 

@@ -37,6 +37,27 @@ void CollectKnownRanks(CorrelationState& st, int64_t nranks) {
   st.diag.hosts = ix.known_hosts.size();
 }
 
+// Whether progress line `ev` states the last step of what it counts: its
+// step equals its total (field `total`), a loop of more than one step.
+bool AtTotal(const Evidence& ev) {
+  const std::string* step = ev.Field("step");
+  const std::string* total = ev.Field("total");
+  int64_t s, t;
+  return step && total && ParseInt64(*step, &s) && ParseInt64(*total, &t) && t > 1 && s == t;
+}
+
+// Index::progress_done: the latest of the ranks' last progress lines when
+// each of them reached its total.
+const Evidence* ProgressDone(const CorrelationState& st) {
+  const Evidence* done = nullptr;
+  for (const auto& [rank, i] : st.index.last_progress) {
+    const Evidence& ev = st.evs[i];
+    if (!AtTotal(ev)) return nullptr;
+    if (!done || (ev.time_us != kNoTime && ev.time_us > done->time_us)) done = &ev;
+  }
+  return done;
+}
+
 }  // namespace
 
 void BuildEvidenceIndex(CorrelationState& st) {
@@ -84,6 +105,7 @@ void BuildEvidenceIndex(CorrelationState& st) {
       if (ParseInt64(*n, &v) && v > 0 && v < 10'000'000) nranks = std::max(nranks, v);
     }
   }
+  ix.progress_done = ProgressDone(st);
   CollectKnownRanks(st, nranks);
 }
 

@@ -83,6 +83,10 @@ struct EvidenceIndex {
   std::map<uint32_t, size_t> last_served;          // source -> its last role:served line
   const Evidence* first_termination = nullptr;     // first line of a role:termination rule
   const Evidence* first_completion = nullptr;      // first line of a role:completion rule
+  // The run's loop reached its end: every rank's last progress line states
+  // its step equal to the total it counts to (tqdm's `74/74`, Megatron's
+  // `iteration 1000/ 1000`); the latest of those lines, else null.
+  const Evidence* progress_done = nullptr;
   int64_t last_checkpoint_us = kNoTime;            // newest role:checkpoint-saved line
   std::set<int64_t> known_ranks;
   std::set<std::string> known_hosts;

@@ -4,6 +4,7 @@
 // already seen in another file is a replay. Gated lines go to `ignored`,
 // counted per rule and reason, in the order they were first gated.
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -139,6 +140,58 @@ struct RuleTextHash {
   }
 };
 
+// A launcher's report of an exit (a role:summary rule's line: torchrun's
+// ChildFailedError, a scheduler's job state; the fallback rule's exit
+// statuses) after every rank's progress reached its total: the run ended,
+// and what killed the process then (an abort at interpreter exit, a
+// communicator torn down without destroy_process_group) is its teardown.
+constexpr std::string_view kAfterTotal =
+    "an exit reported after every rank's progress reached its total: teardown";
+
+bool ExitReport(const CorrelationState& st, const Evidence& ev) {
+  if (st.HasRole(ev.rule, RuleRole::kSummary)) return true;
+  return st.HasRole(ev.rule, RuleRole::kFallback) && st.rs.signal(ev.signal).role == SignalRole::Symptom;
+}
+
+// Whether the line reports a kill from outside (SIGKILL: the OOM killer, a
+// scheduler; SIGTERM: a stop request): never the process's own teardown,
+// even after its loop ended (a host OOM while saving the model).
+bool KilledFromOutside(const Evidence& ev) {
+  auto is = [&](std::string_view name, std::initializer_list<std::string_view> kills) {
+    const std::string* v = ev.Field(name);
+    return v && std::find(kills.begin(), kills.end(), *v) != kills.end();
+  };
+  return is("exitcode", {"-9", "137", "-15", "143"}) || is("signal_number", {"9", "15"}) ||
+         is("signal_name", {"SIGKILL", "SIGTERM"});
+}
+
+// Whether `ev` was logged after line `t`: later in its file, else stamped
+// no earlier.
+bool LoggedAfter(const Evidence& t, const Evidence& ev) {
+  if (t.source == ev.source) return t.offset < ev.offset;
+  return t.time_us != kNoTime && ev.time_us != kNoTime && t.time_us <= ev.time_us;
+}
+
+void GateTeardownReports(CorrelationState& st) {
+  const Evidence* done = st.index.progress_done;
+  if (!done) return;
+  std::map<uint32_t, size_t> entries;  // rule -> its entry in diag.ignored
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (!st.ignore_reason[i].empty() || !ExitReport(st, ev) || KilledFromOutside(ev) ||
+        !LoggedAfter(*done, ev)) {
+      continue;
+    }
+    st.ignore_reason[i] = kAfterTotal;
+    auto [entry, fresh] = entries.emplace(ev.rule, st.diag.ignored.size());
+    if (fresh) {
+      st.diag.ignored.push_back({ev.rule, std::string(kAfterTotal), 1, ev});
+    } else {
+      ++st.diag.ignored[entry->second].count;
+    }
+  }
+}
+
 }  // namespace
 
 void GateEvidence(CorrelationState& st) {
@@ -164,6 +217,7 @@ void GateEvidence(CorrelationState& st) {
       ++st.diag.ignored[entry->second].count;
     }
   }
+  GateTeardownReports(st);
 }
 
 }  // namespace faultline::internal

@@ -81,6 +81,8 @@ struct SignalInfo {
   uint32_t rule_index = 0;
   uint32_t signal_index = 0;  // within the rule
   SignalRole role = SignalRole::Context;
+  // The evidence is the line after the matched one (Signal::detail_next_line).
+  bool detail_next_line = false;
   const fb::Rule* rule = nullptr;
   const fb::Signal* signal = nullptr;
 

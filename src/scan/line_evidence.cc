@@ -322,6 +322,16 @@ void StatedTime(std::string_view at, const TimeContext& tctx, Evidence& ev) {
   ev.needs_prev_time = false;
 }
 
+// A signal whose message goes on on the next line (detail_next_line):
+// its evidence is that line, which says what failed, with the time and
+// attribution of the line it matched.
+void TakeNextLine(std::string_view next, const Pending& p, Evidence& ev) {
+  if (!next.empty() && next.back() == '\r') next.remove_suffix(1);
+  ev.offset = p.next_offset;
+  ev.line = p.next_line_rel;
+  ev.text = CleanText(next);
+}
+
 }  // namespace
 
 void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, size_t end, bool all_thin,
@@ -374,6 +384,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     }
     // Sync points read the text of a dropped record with a comm_id.
     if (!r.thin || comm) ev.text = line_text();
+    if (si.detail_next_line && p.has_next) TakeNextLine(out.NextOf(p), p, ev);
   }
   if (p.tb_candidate && end > first && !all_thin) {
     if (p.tb_cut) {
@@ -415,6 +426,12 @@ void Scanner::Impl::PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits,
     if (idx < jc.lines.size()) {
       p.offset = abs_offset + jc.lines[idx].offset;
       p.line_rel = jc.lines[idx].line_rel;
+      // The next line is the next record.
+      p.has_next = p.has_next && idx + 1 < jc.lines.size();
+      if (p.has_next) {
+        p.next_offset = abs_offset + jc.lines[idx + 1].offset;
+        p.next_line_rel = jc.lines[idx + 1].line_rel;
+      }
       each(p, jc.lines[idx]);
     }
   }

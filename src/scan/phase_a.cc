@@ -139,11 +139,13 @@ BeforeSpan BeforeStart(uint64_t ls, uint64_t prev_end, bool first) {
 }
 
 // Reserves the chunk's pending lines, their ids and the bytes their lines
-// and contexts take (so no copy out of the mapping reallocates).
-void ReservePending(const std::vector<HsCtx::Hit>& hits, ChunkOut& out) {
+// and contexts take (so no copy out of the mapping reallocates), with room
+// for the next line of a hit whose signal takes it (detail_next_line).
+void ReservePending(const Ruleset& rs, const std::vector<HsCtx::Hit>& hits, ChunkOut& out) {
   size_t lines = 0, bytes = 0;
   uint64_t prev_end = 0;
   for (size_t i = 0; i < hits.size(); ++i) {
+    if (rs.signal(hits[i].id).detail_next_line) bytes += kMaxEvidenceText;
     if (i > 0 && hits[i].line_start == hits[i - 1].line_start) continue;
     const uint64_t ls = hits[i].line_start, le = hits[i].line_end;
     bytes += ls - BeforeStart(ls, prev_end, lines == 0).start + std::min<uint64_t>(le - ls, kConfirmWindow);
@@ -153,6 +155,27 @@ void ReservePending(const std::vector<HsCtx::Hit>& hits, ChunkOut& out) {
   out.pending.reserve(out.pending.size() + lines);
   out.pending_ids.reserve(out.pending_ids.size() + hits.size());
   out.pending_text.reserve(out.pending_text.size() + bytes);
+}
+
+// Whether one of the `n` signals `ids` takes the next line as its evidence.
+bool WantsNextLine(const Ruleset& rs, const uint32_t* ids, size_t n) {
+  return std::any_of(ids, ids + n, [&](uint32_t id) { return rs.signal(id).detail_next_line; });
+}
+
+// The line after the one ending at `le` of [base, base+len), when the chunk
+// holds one, copied into `out` for pending line `p` (room reserved).
+void CopyNextLine(const char* base, size_t len, uint64_t le, uint64_t abs_offset, ChunkOut& out,
+                  Pending& p) {
+  if (le + 1 >= len) return;
+  const uint64_t start = le + 1;
+  const void* e = std::memchr(base + start, '\n', len - start);
+  const uint64_t end = e ? static_cast<uint64_t>(static_cast<const char*>(e) - base) : len;
+  p.has_next = true;
+  p.next_at = out.pending_text.size();
+  p.next_len = std::min<uint64_t>(end - start, kMaxEvidenceText);
+  out.pending_text.append(base + start, p.next_len);
+  p.next_offset = abs_offset + start;
+  p.next_line_rel = p.line_rel + 1;
 }
 
 }  // namespace
@@ -213,7 +236,7 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
   size_t tail_len = std::min(len, kEdgeWindow);
   CopyOut(out.tail, base + len - tail_len, tail_len);
   uint64_t counted_to = 0, lines_before = 0, prev_end = 0;
-  ReservePending(hits, out);
+  ReservePending(rs, hits, out);
   const size_t first_pending = out.pending.size();
   for (size_t i = 0; i < hits.size();) {
     uint64_t ls = hits[i].line_start, le = hits[i].line_end;
@@ -260,6 +283,7 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       const char* wstart = base + ls - w;  // may reach before base (readable_before)
       CopyOut(p.tb_window, wstart, w);
     }
+    if (WantsNextLine(rs, out.IdsOf(p), p.ids_n)) CopyNextLine(base, len, le, abs_offset, out, p);
     prev_end = le + 1;
   }
   // One pass over the chunk: the newlines before the last matched line were

@@ -93,6 +93,13 @@ struct Pending {
   bool tb_cut = false;
   bool tb_at_start = false;  // the window reaches the source's first byte
   std::string tb_window;
+  // A signal of the line takes the next line as its evidence
+  // (detail_next_line): that line (up to kMaxEvidenceText bytes of it) in
+  // pending_text, where it starts and its number; none when the line is
+  // the chunk's last.
+  bool has_next = false;
+  size_t next_at = 0, next_len = 0;
+  uint64_t next_offset = 0, next_line_rel = 0;
 };
 
 static_assert(kTracebackWindow <= kEdgeWindow, "the merge completes cut windows from chunk tails");
@@ -128,6 +135,9 @@ struct ChunkOut {
     return std::string_view(pending_text.data() + p.before_at, p.before_len);
   }
   const uint32_t* IdsOf(const Pending& p) const { return pending_ids.data() + p.ids_at; }
+  std::string_view NextOf(const Pending& p) const {
+    return std::string_view(pending_text.data() + p.next_at, p.next_len);
+  }
   std::vector<Evidence> evidence;  // after phase B (line = line_rel for now)
   // Per evidence record (empty: none): the per-rule caps are bound to drop
   // it (Scanner::Impl::MarkThin), so the merge counts it and moves it no

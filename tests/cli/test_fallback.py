@@ -529,3 +529,76 @@ def test_a_called_process_errors_status_is_its_exit_signal(faultline_bin, valida
     assert texts(inc) == [line]
     assert inc["initiating"]["evidence"][0].get("fields", {}).get("exit_signal") == signal
     assert (f"Exit status: {signal}" in inc["explanation"]) == (signal is not None)
+
+
+# PyTorch's NCCL error ends with "Last error:" and NCCL's own last warning
+# (ncclGetLastError) on the next line: NVIDIA/nccl#1410 (a rank's
+# traceback), NVIDIA/nccl#1247 (vLLM's Ray worker prefix). The next line
+# says what failed, so it is the fallback's evidence (detail_next_line).
+# The build prefix of #1247's first line is a neutral /opt/ one.
+LAST_ERROR = """\
+[rank7]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5
+[rank7]: ncclUnhandledCudaError: Call to CUDA function failed.
+[rank7]: Last error:
+[rank7]: Cuda failure 1 'invalid argument'
+"""
+RAY_LAST_ERROR = """\
+(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] torch.distributed.DistBackendError: NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, internal error - please report this issue to the NCCL developers, NCCL version 2.18.6
+(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] ncclInternalError: Internal check failed.
+(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] Last error:
+(RayWorkerVllm pid=7602) ERROR 04-07 00:57:46 ray_utils.py:45] Attribute busid of node nic not found
+"""
+
+
+def test_the_line_after_last_error_is_the_fallbacks_evidence(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, LAST_ERROR)
+    assert inc["reference"] == FALLBACK
+    assert inc["initiating"]["rank"] == 7
+    detail = [e for e in inc["initiating"]["evidence"] if "Cuda failure 1" in e["text"]]
+    assert [e["line"] for e in detail] == [4], texts(inc)
+    assert not any(t.endswith("Last error:") for t in texts(inc))
+
+
+def test_the_line_after_last_error_keeps_the_prefixed_lines_time(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, RAY_LAST_ERROR)
+    assert inc["reference"] == FALLBACK
+    detail = [e for e in inc["initiating"]["evidence"] if e["text"].endswith("Attribute busid of node nic not found")]
+    assert [e["line"] for e in detail] == [4], texts(inc)
+    assert detail[0]["time"].endswith("04-07T00:57:46.000000Z")
+
+
+def test_last_error_at_the_end_of_the_log_stays_on_its_own_line(faultline_bin, validate, tmp_path):
+    cut = LAST_ERROR.rsplit("[rank7]: Cuda", 1)[0]
+    inc = first_incident(faultline_bin, validate, tmp_path, cut)
+    assert inc["reference"] == FALLBACK
+    assert "[rank7]: Last error:" in texts(inc)
+
+
+# A batch output's traceback names no rank; srun's report of the one task
+# that exited with an error status after it does (slurm's launch.c prints
+# "<node>: task <N>: Exited with exit code <S>"; ComputationalRadiationPhysics/
+# picongpu#198 quotes the range form "tasks 10-11"), so the exception is that
+# task's error.
+BATCH_TRACEBACK = """\
+Traceback (most recent call last):
+  File "/home/pku0016/hw2/align-anything/align_anything/utils/template_registry.py", line 30, in get_template_class
+    raise ValueError(f"Template '{template_name}' not found.")
+ValueError: Template 'None' not found.
+"""
+
+
+def test_a_rankless_exception_takes_the_rank_of_the_task_srun_reports(faultline_bin, validate, tmp_path):
+    text = BATCH_TRACEBACK + "srun: error: taurusi2031: task 10: Exited with exit code 1\n"
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc)[0] == "ValueError: Template 'None' not found."
+    assert (inc["initiating"]["rank"], inc["initiating"]["host"]) == (10, "taurusi2031")
+
+
+def test_a_rankless_exception_stays_rankless_when_several_tasks_failed(faultline_bin, validate, tmp_path):
+    for reports in ("srun: error: taurusi2031: tasks 10-11: Exited with exit code 1\n",
+                    "srun: error: taurusi2031: task 10: Exited with exit code 1\n"
+                    "srun: error: taurusi2032: task 11: Exited with exit code 1\n"):
+        inc = first_incident(faultline_bin, validate, tmp_path, BATCH_TRACEBACK + reports)
+        assert texts(inc)[0] == "ValueError: Template 'None' not found."
+        assert inc["initiating"]["rank"] is None, reports

@@ -94,3 +94,15 @@ def test_node_memory_pressure_condition_is_host_memory(faultline_bin, validate, 
             "  DiskPressure     False   Mon, 08 Aug 2026 09:58:00 +0000   Mon, 08 Aug 2026 09:00:00 +0000   KubeletHasNoDiskPressure     kubelet has no disk pressure\n")
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "k8s-node-memory-eviction", inc["explanation"]
+
+
+def test_deletion_by_pod_gc_is_the_node_taken_away(faultline_bin, validate, tmp_path):
+    # kube-controller-manager's pod GC (pkg/controller/podgc) marks a pod
+    # whose node no longer exists and deletes it: the node went away under
+    # the job, on the pod's node.
+    # `kubectl get pod -o json` prints the condition on one line.
+    condition = ('{"lastTransitionTime":"2024-05-02T10:11:12Z","message":"PodGC: node no longer exists",'
+                 '"reason":"DeletionByPodGC","status":"True","type":"DisruptionTarget"}')
+    inc = first_incident(faultline_bin, validate, tmp_path, describe([condition]))
+    assert inc["rule"] == "preemption", inc["explanation"]
+    assert inc["initiating"]["host"] == "gpu-node-3"

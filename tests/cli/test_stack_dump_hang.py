@@ -57,3 +57,29 @@ def test_faulthandler_dump_after_the_last_step_is_a_hang(faultline_bin, validate
 def test_dump_that_progress_followed_is_no_hang(faultline_bin, validate, tmp_path):
     inc = incidents(faultline_bin, validate, tmp_path, steps(1, 6) + PYSPY + steps(6, 12))
     assert "training-silent-hang" not in [i["rule"] for i in inc]
+
+
+# dusty-nv/jetson-inference#854: training stopped at an epoch's last batch
+# and the poster pressed Ctrl-C; the terminal's "^C" echo runs into the
+# traceback of the KeyboardInterrupt, whose frames show the wait for data.
+INTERRUPTED = """\
+^CTraceback (most recent call last):
+  File "train_ssd.py", line 346, in <module>
+    val_loss, val_regression_loss, val_classification_loss = test(val_loader, net, criterion, DEVICE)
+  File "train_ssd.py", line 150, in test
+    for _, data in enumerate(loader):
+  File "/home/hkuit155/.local/lib/python3.6/site-packages/torch/utils/data/dataloader.py", line 363, in __next__
+    data = self._next_data()
+"""
+
+
+def test_an_interrupt_by_hand_with_no_error_names_the_hang(faultline_bin, validate, tmp_path):
+    found = incidents(faultline_bin, validate, tmp_path, INTERRUPTED)
+    assert found and found[0]["rule"] == "training-silent-hang", [i["rule"] for i in found]
+    assert "interrupted by hand" in found[0]["explanation"]
+
+
+def test_an_interrupt_after_an_error_is_not_the_hang(faultline_bin, validate, tmp_path):
+    error = "RuntimeError: DataLoader worker (pid(s) 213446, 213447) exited unexpectedly\n"
+    found = incidents(faultline_bin, validate, tmp_path, error + INTERRUPTED)
+    assert found and found[0]["rule"] != "training-silent-hang", [i["rule"] for i in found]
