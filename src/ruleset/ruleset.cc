@@ -506,9 +506,9 @@ std::vector<std::string_view> ExtractsOf(const fb::Signal& sig) {
 }
 
 bool SignalInfo::BuildRegex(std::string* error) const {
-  const SignalRegex& rx = Re2();
-  if (!rx.error.empty() && error) *error = rx.error;
-  return rx.error.empty();
+  const std::string& why = !ConfirmRe2().confirm_error.empty() ? regex->confirm_error : ExtractRe2().extract_error;
+  if (!why.empty() && error) *error = why;
+  return why.empty();
 }
 
 void SignalInfo::BuildShapes() const {
@@ -526,26 +526,43 @@ void SignalInfo::BuildShapes() const {
   rx.built.store(true, std::memory_order_release);
 }
 
-void SignalInfo::BuildRe2() const {
+namespace {
+
+RE2::Options Re2Options(bool caseless) {
+  RE2::Options ro;
+  ro.set_log_errors(false);
+  ro.set_case_sensitive(!caseless);
+  // The compiler's cap holds for loaded files too.
+  ro.set_max_mem(CompileOptions().re2_max_mem);
+  return ro;
+}
+
+}  // namespace
+
+void SignalInfo::BuildConfirmRe2() const {
   SignalRegex& rx = *regex;
-  std::call_once(rx.re2_once, [&] {
-    RE2::Options ro;
-    ro.set_log_errors(false);
-    ro.set_case_sensitive(!signal->caseless());
-    // The compiler's cap holds for loaded files too.
-    ro.set_max_mem(CompileOptions().re2_max_mem);
-    auto confirm = std::make_unique<RE2>(signal->pattern()->string_view(), ro);
+  std::call_once(rx.confirm_once, [&] {
+    auto confirm = std::make_unique<RE2>(signal->pattern()->string_view(), Re2Options(signal->caseless()));
     if (!confirm->ok()) {
-      rx.error = StrCat("pattern: RE2 rejects it: ", confirm->error());
+      rx.confirm_error = StrCat("pattern: RE2 rejects it: ", confirm->error());
       return;
     }
+    rx.confirm = std::move(confirm);
+  });
+  rx.confirm_built.store(true, std::memory_order_release);
+}
+
+void SignalInfo::BuildExtractRe2() const {
+  SignalRegex& rx = *regex;
+  std::call_once(rx.extracts_once, [&] {
+    const RE2::Options ro = Re2Options(signal->caseless());
     const std::vector<std::string_view> srcs = ExtractsOf(*signal);
     for (size_t i = 0; i < srcs.size(); ++i) {
       Extractor& x = rx.extracts[i];
       x.re = std::make_unique<RE2>(srcs[i], ro);
       if (!x.re->ok()) {
-        rx.error = StrCat("extract", srcs.size() > 1 ? StrCat("[", i, "]") : "",
-                          ": RE2 rejects it: ", x.re->error());
+        rx.extract_error = StrCat("extract", srcs.size() > 1 ? StrCat("[", i, "]") : "",
+                                  ": RE2 rejects it: ", x.re->error());
         return;
       }
       if (x.shape) continue;  // its names are the shape's (read by other threads meanwhile)
@@ -556,9 +573,8 @@ void SignalInfo::BuildRe2() const {
         }
       }
     }
-    rx.confirm = std::move(confirm);
   });
-  rx.re2_built.store(true, std::memory_order_release);
+  rx.extracts_built.store(true, std::memory_order_release);
 }
 
 namespace {
@@ -579,7 +595,8 @@ std::optional<bool> ExtractByShape(const Extractor& x, std::string_view subject,
 
 bool SignalInfo::Usable() const {
   const SignalRegex& rx = *regex;
-  return !rx.re2_built.load(std::memory_order_acquire) || rx.error.empty();
+  return (!rx.confirm_built.load(std::memory_order_acquire) || rx.confirm_error.empty()) &&
+         (!rx.extracts_built.load(std::memory_order_acquire) || rx.extract_error.empty());
 }
 
 bool SignalInfo::Confirms(std::string_view subject) const {
@@ -587,7 +604,7 @@ bool SignalInfo::Confirms(std::string_view subject) const {
   if (rx.confirm_items) {
     if (const std::optional<bool> m = MatchItemShape(*rx.confirm_items, subject)) return *m;
   }
-  const RE2* re = Re2().confirm.get();
+  const RE2* re = ConfirmRe2().confirm.get();
   return re && RE2::PartialMatch(subject, *re);
 }
 
@@ -647,7 +664,7 @@ bool SignalInfo::ExtractFields(
       any = *m || any;
       continue;
     }
-    if (!Re2().error.empty()) return any;  // x.re and its names are set past this
+    if (!ExtractRe2().extract_error.empty()) return any;  // x.re and its names are set past this
     any = ExtractByRe2(x, subject, out) || any;
   }
   return any;
@@ -658,9 +675,15 @@ const SignalRegex& SignalInfo::Regex() const {
   return *regex;
 }
 
-const SignalRegex& SignalInfo::Re2() const {
+const SignalRegex& SignalInfo::ConfirmRe2() const {
   Regex();
-  if (!regex->re2_built.load(std::memory_order_acquire)) BuildRe2();
+  if (!regex->confirm_built.load(std::memory_order_acquire)) BuildConfirmRe2();
+  return *regex;
+}
+
+const SignalRegex& SignalInfo::ExtractRe2() const {
+  Regex();
+  if (!regex->extracts_built.load(std::memory_order_acquire)) BuildExtractRe2();
   return *regex;
 }
 

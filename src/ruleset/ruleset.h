@@ -52,8 +52,9 @@ const char* RecurrenceScopeName(fb::RecurrenceScope r);
 // answer most matched lines; the RE2 objects only when a line needs them
 // (no shape takes the pattern, or the shape cannot tell on that line).
 struct Extractor {
-  // Named captures; built with the signal's RE2 objects (SignalRegex::re2),
-  // null before that.
+  // Named captures; built with the signal's other extractors' RE2 objects
+  // when a line first needs one of them (SignalRegex::extracts_once), null
+  // before that.
   std::unique_ptr<RE2> re;
   // index = group number - 1; the shape's captures when `shape` is set,
   // else RE2's groups (set with `re`).
@@ -67,14 +68,19 @@ struct SignalRegex {
   // Set once `once` has run: the check on every matched line is one load,
   // not a call_once (pthread_once and a TLS lookup in a shared library).
   std::atomic<bool> built{false};
-  std::once_flag re2_once;  // `confirm` and every extractor's `re`
-  std::atomic<bool> re2_built{false};
+  std::once_flag confirm_once;  // `confirm`
+  std::atomic<bool> confirm_built{false};
+  std::once_flag extracts_once;  // every extractor's `re`
+  std::atomic<bool> extracts_built{false};
   std::unique_ptr<RE2> confirm;  // the pattern itself, in RE2
   // Set when the pattern is of the hand parser's items (digit_shape.h): then
   // this, not `confirm`, tells whether a subject matches, where it can.
   std::optional<std::vector<ShapeItem>> confirm_items;
   std::vector<Extractor> extracts;  // `extract`, then `extract_more`
-  std::string error;  // why RE2 rejected the pattern or an extract; empty when built
+  // Why RE2 rejected the pattern, or an extract; empty when it took it (or
+  // was not asked yet).
+  std::string confirm_error;
+  std::string extract_error;
 };
 
 // The Hyperscan flags a signal's pattern compiles with, wherever it is
@@ -95,7 +101,7 @@ struct SignalInfo {
   // The pattern in RE2, built now if it was not; nullptr when RE2 rejects it
   // (only a hand-made file can get there; the signal then never confirms a
   // match).
-  const RE2* confirm() const { return Re2().confirm.get(); }
+  const RE2* confirm() const { return ConfirmRe2().confirm.get(); }
   // False when RE2 is known to reject the pattern or an extract: a ruleset
   // loads only when the compiler or the load checked them (CheckRegexes),
   // so this does not build RE2 to ask.
@@ -119,9 +125,11 @@ struct SignalInfo {
 
  private:
   const SignalRegex& Regex() const;  // the shapes, built on first call
-  const SignalRegex& Re2() const;     // the shapes and the RE2 objects
+  const SignalRegex& ConfirmRe2() const;  // the shapes and `confirm`
+  const SignalRegex& ExtractRe2() const;  // the shapes and the extractors' `re`
   void BuildShapes() const;
-  void BuildRe2() const;
+  void BuildConfirmRe2() const;
+  void BuildExtractRe2() const;
 };
 
 struct HsDatabaseDeleter {

@@ -340,13 +340,16 @@ TEST(Compiler, HandParsedSignalBuildsNoRe2) {
   EXPECT_FALSE(loss->Confirms(" iteration     6502/  159576 | lm loss: none |"));
   std::vector<std::pair<std::string_view, std::string_view>> got;
   EXPECT_TRUE(loss->ExtractFields(line, &got));
-  EXPECT_FALSE(loss->regex->re2_built.load());
+  EXPECT_FALSE(loss->regex->confirm_built.load());
+  EXPECT_FALSE(loss->regex->extracts_built.load());
   EXPECT_TRUE(loss->Usable());
   using P = std::pair<std::string_view, std::string_view>;
   EXPECT_THAT(got, ::testing::ElementsAre(P{"step", "6502"}, P{"metric", "lm loss"}, P{"value", "3.876781E+00"}));
   ASSERT_NE(loss->confirm(), nullptr);
-  EXPECT_TRUE(loss->regex->re2_built.load());
+  EXPECT_TRUE(loss->regex->confirm_built.load());
   EXPECT_TRUE(RE2::PartialMatch(line, *loss->confirm()));
+  EXPECT_FALSE(loss->regex->extracts_built.load());
+  EXPECT_TRUE(loss->BuildRegex(nullptr));
   EXPECT_NE(loss->extracts()[0].re, nullptr);
 }
 

@@ -92,7 +92,8 @@ TEST(SignalCostSample, PricesTheHandParserNotRe2) {
     const SignalInfo& si = (*rs)->signal(c.signal);
     if (si.signal->id()->string_view() != "megatron-lm-loss") continue;
     EXPECT_EQ(c.lines, 200u);
-    EXPECT_FALSE(si.regex->re2_built.load());
+    EXPECT_FALSE(si.regex->confirm_built.load());
+    EXPECT_FALSE(si.regex->extracts_built.load());
     ++priced;
   }
   EXPECT_EQ(priced, 1);
