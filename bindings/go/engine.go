@@ -219,7 +219,7 @@ func (e *Engine) ruleDoc(id string, text bool) ([]byte, error) {
 
 // SignalCostsJSON measures what each signal adds to a scan on a sample of
 // paths (up to sampleBytes from their starts): its pattern alone in
-// Hyperscan, the lines it matches and RE2's confirm + extract time, as the
+// Hyperscan, the lines it matches and phase B's confirm + extract time, as the
 // JSON object fl_x_ruleset_signal_costs_json documents, costliest first. It
 // takes seconds; `faultline bench --costs` prints the same.
 func (e *Engine) SignalCostsJSON(sampleBytes uint64, paths ...string) ([]byte, error) {

@@ -184,7 +184,7 @@ constexpr Option kBenchOptions[] = {
     {"peers", 0, "DIR",
      "also time rg, grep -E (DIR/patterns.{rg,ere}.txt) and fl_hs_raw on the same inputs"},
     {"costs", 0, nullptr,
-     "add each signal's cost on a sample: Hyperscan alone, matched lines, RE2"},
+     "add each signal's cost on a sample: Hyperscan alone, matched lines, confirm + extract"},
     {"sample-mb", 0, "N", "--costs sample size in MiB, decompressed, 1 to 65536 (default 32)"},
     kHelpOption,
 };
@@ -1237,7 +1237,7 @@ void PrintSignalCosts(std::string_view s) {
       "first:\n"
       "  %10s  %9s  %12s  %-10s  %s\n",
       JsonNumber(s, 0, "sample_bytes") / 1e6, JsonNumber(s, 0, "full_s_per_gb"), "alone s/GB",
-      "lines", "RE2 us/line", "role", "signal");
+      "lines", "B us/line", "role", "signal");
   constexpr std::string_view kSig = "{\"signal\":\"";
   for (size_t p = s.find(kSig); p != std::string_view::npos; p = s.find(kSig, p + 1)) {
     size_t q = s.find('"', p + kSig.size());

@@ -507,48 +507,75 @@ std::vector<std::string_view> ExtractsOf(const fb::Signal& sig) {
 }
 
 bool SignalInfo::BuildRegex(std::string* error) const {
+  const std::string& why = !ConfirmRe2().confirm_error.empty() ? regex->confirm_error : ExtractRe2().extract_error;
+  if (!why.empty() && error) *error = why;
+  return why.empty();
+}
+
+void SignalInfo::BuildShapes() const {
   SignalRegex& rx = *regex;
-  if (rx.built.load(std::memory_order_acquire)) {
-    if (!rx.error.empty() && error) *error = rx.error;
-    return rx.error.empty();
-  }
   std::call_once(rx.once, [&] {
-    RE2::Options ro;
-    ro.set_log_errors(false);
-    ro.set_case_sensitive(!signal->caseless());
-    // The compiler's cap holds for loaded files too.
-    ro.set_max_mem(CompileOptions().re2_max_mem);
-    auto confirm = std::make_unique<RE2>(signal->pattern()->string_view(), ro);
+    for (std::string_view src : ExtractsOf(*signal)) {
+      Extractor& x = rx.extracts.emplace_back();
+      if (!signal->caseless()) x.shape = ParseDigitShape(src);
+      // ParseDigitShape takes named captures only, so its captures are RE2's
+      // groups (digit_shape_test checks it on the rulesets).
+      if (x.shape) x.capture_names = x.shape->captures;
+    }
+    if (!signal->caseless()) rx.confirm_items = ParseItemShape(signal->pattern()->string_view());
+  });
+  rx.built.store(true, std::memory_order_release);
+}
+
+namespace {
+
+RE2::Options Re2Options(bool caseless) {
+  RE2::Options ro;
+  ro.set_log_errors(false);
+  ro.set_case_sensitive(!caseless);
+  // The compiler's cap holds for loaded files too.
+  ro.set_max_mem(CompileOptions().re2_max_mem);
+  return ro;
+}
+
+}  // namespace
+
+void SignalInfo::BuildConfirmRe2() const {
+  SignalRegex& rx = *regex;
+  std::call_once(rx.confirm_once, [&] {
+    auto confirm = std::make_unique<RE2>(signal->pattern()->string_view(), Re2Options(signal->caseless()));
     if (!confirm->ok()) {
-      rx.error = StrCat("pattern: RE2 rejects it: ", confirm->error());
+      rx.confirm_error = StrCat("pattern: RE2 rejects it: ", confirm->error());
       return;
     }
-    std::vector<std::string_view> srcs = ExtractsOf(*signal);
-    std::vector<Extractor> extracts;
+    rx.confirm = std::move(confirm);
+  });
+  rx.confirm_built.store(true, std::memory_order_release);
+}
+
+void SignalInfo::BuildExtractRe2() const {
+  SignalRegex& rx = *regex;
+  std::call_once(rx.extracts_once, [&] {
+    const RE2::Options ro = Re2Options(signal->caseless());
+    const std::vector<std::string_view> srcs = ExtractsOf(*signal);
     for (size_t i = 0; i < srcs.size(); ++i) {
-      Extractor& x = extracts.emplace_back();
+      Extractor& x = rx.extracts[i];
       x.re = std::make_unique<RE2>(srcs[i], ro);
       if (!x.re->ok()) {
-        rx.error = StrCat("extract", srcs.size() > 1 ? StrCat("[", i, "]") : "",
-                          ": RE2 rejects it: ", x.re->error());
+        rx.extract_error = StrCat("extract", srcs.size() > 1 ? StrCat("[", i, "]") : "",
+                                  ": RE2 rejects it: ", x.re->error());
         return;
       }
+      if (x.shape) continue;  // its names are the shape's (read by other threads meanwhile)
       x.capture_names.resize(x.re->NumberOfCapturingGroups());
       for (const auto& [group_name, idx] : x.re->NamedCapturingGroups()) {
         if (idx >= 1 && static_cast<size_t>(idx) <= x.capture_names.size()) {
           x.capture_names[idx - 1] = group_name;
         }
       }
-      if (!signal->caseless()) x.shape = ParseDigitShape(srcs[i]);
-      if (x.shape && x.shape->captures != x.capture_names) x.shape.reset();
     }
-    rx.extracts = std::move(extracts);
-    rx.confirm = std::move(confirm);
-    if (!signal->caseless()) rx.confirm_items = ParseItemShape(signal->pattern()->string_view());
   });
-  rx.built.store(true, std::memory_order_release);
-  if (!rx.error.empty() && error) *error = rx.error;
-  return rx.error.empty();
+  rx.extracts_built.store(true, std::memory_order_release);
 }
 
 namespace {
@@ -567,17 +594,28 @@ std::optional<bool> ExtractByShape(const Extractor& x, std::string_view subject,
 
 }  // namespace
 
+bool SignalInfo::Usable() const {
+  const SignalRegex& rx = *regex;
+  return (!rx.confirm_built.load(std::memory_order_acquire) || rx.confirm_error.empty()) &&
+         (!rx.extracts_built.load(std::memory_order_acquire) || rx.extract_error.empty());
+}
+
 bool SignalInfo::Confirms(std::string_view subject) const {
   const SignalRegex& rx = Regex();
   if (rx.confirm_items) {
     if (const std::optional<bool> m = MatchItemShape(*rx.confirm_items, subject)) return *m;
   }
-  return RE2::PartialMatch(subject, *rx.confirm);
+  const RE2* re = ConfirmRe2().confirm.get();
+  return re && RE2::PartialMatch(subject, *re);
 }
 
-bool SignalInfo::ExtractFields(
-    std::string_view subject,
-    std::vector<std::pair<std::string_view, std::string_view>>* out) const {
+namespace {
+
+// RE2's captures of `x` in `subject`; whether it matched. The arrays live
+// here, not in ExtractFields: lines the hand parser serves do not construct
+// them.
+bool ExtractByRe2(const Extractor& x, std::string_view subject,
+                  std::vector<std::pair<std::string_view, std::string_view>>* out) {
   // On the stack up to kOnStack captures (every extractor of the default
   // ruleset): thread_local vectors cost a TLS lookup each in a shared library.
   constexpr size_t kOnStack = 16;
@@ -587,45 +625,66 @@ bool SignalInfo::ExtractFields(
   std::vector<re2::StringPiece> vals_heap;
   std::vector<RE2::Arg> args_heap;
   std::vector<const RE2::Arg*> argp_heap;
+  size_t n = x.capture_names.size();
+  re2::StringPiece* vals = vals_stack;
+  RE2::Arg* args = args_stack;
+  const RE2::Arg** argp = argp_stack;
+  if (n > kOnStack) {
+    vals_heap.assign(n, re2::StringPiece());
+    args_heap.resize(n);
+    argp_heap.resize(n);
+    vals = vals_heap.data();
+    args = args_heap.data();
+    argp = argp_heap.data();
+  }
+  for (size_t k = 0; k < n; ++k) {
+    vals[k] = re2::StringPiece();
+    args[k] = &vals[k];
+    argp[k] = &args[k];
+  }
+  if (!RE2::PartialMatchN(re2::StringPiece(subject.data(), subject.size()), *x.re, argp,
+                          static_cast<int>(n))) {
+    return false;
+  }
+  for (size_t k = 0; k < n; ++k) {
+    if (!x.capture_names[k].empty() && vals[k].data() != nullptr) {
+      out->emplace_back(x.capture_names[k], std::string_view(vals[k].data(), vals[k].size()));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool SignalInfo::ExtractFields(
+    std::string_view subject,
+    std::vector<std::pair<std::string_view, std::string_view>>* out) const {
   bool any = false;
   for (const Extractor& x : extracts()) {
     if (const std::optional<bool> m = x.shape ? ExtractByShape(x, subject, out) : std::nullopt) {
       any = *m || any;
       continue;
     }
-    size_t n = x.capture_names.size();
-    re2::StringPiece* vals = vals_stack;
-    RE2::Arg* args = args_stack;
-    const RE2::Arg** argp = argp_stack;
-    if (n > kOnStack) {
-      vals_heap.assign(n, re2::StringPiece());
-      args_heap.resize(n);
-      argp_heap.resize(n);
-      vals = vals_heap.data();
-      args = args_heap.data();
-      argp = argp_heap.data();
-    }
-    for (size_t k = 0; k < n; ++k) {
-      vals[k] = re2::StringPiece();
-      args[k] = &vals[k];
-      argp[k] = &args[k];
-    }
-    if (!RE2::PartialMatchN(re2::StringPiece(subject.data(), subject.size()), *x.re, argp,
-                            static_cast<int>(n))) {
-      continue;
-    }
-    any = true;
-    for (size_t k = 0; k < n; ++k) {
-      if (!x.capture_names[k].empty() && vals[k].data() != nullptr) {
-        out->emplace_back(x.capture_names[k], std::string_view(vals[k].data(), vals[k].size()));
-      }
-    }
+    if (!ExtractRe2().extract_error.empty()) return any;  // x.re and its names are set past this
+    any = ExtractByRe2(x, subject, out) || any;
   }
   return any;
 }
 
 const SignalRegex& SignalInfo::Regex() const {
-  BuildRegex(nullptr);
+  if (!regex->built.load(std::memory_order_acquire)) BuildShapes();
+  return *regex;
+}
+
+const SignalRegex& SignalInfo::ConfirmRe2() const {
+  Regex();
+  if (!regex->confirm_built.load(std::memory_order_acquire)) BuildConfirmRe2();
+  return *regex;
+}
+
+const SignalRegex& SignalInfo::ExtractRe2() const {
+  Regex();
+  if (!regex->extracts_built.load(std::memory_order_acquire)) BuildExtractRe2();
   return *regex;
 }
 

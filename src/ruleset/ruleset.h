@@ -45,28 +45,42 @@ const char* ActionDefaultName(fb::ActionDefault k);
 const char* DrainName(fb::Drain d);
 const char* RecurrenceScopeName(fb::RecurrenceScope r);
 
-// A signal's RE2 objects. Most signals never match a line of a given job,
-// so a ruleset whose patterns carry the compiler's checksum builds them on
-// first use (once, under `once`, from any thread) rather than at load:
-// building all of them was ~80% of the load time.
+// A signal's matchers. Most signals never match a line of a given job, so a
+// ruleset whose patterns carry the compiler's checksum builds them on first
+// use (from any thread) rather than at load: building all of them was ~80%
+// of the load time. First the hand parser's shapes (digit_shape.h), which
+// answer most matched lines; the RE2 objects only when a line needs them
+// (no shape takes the pattern, or the shape cannot tell on that line).
 struct Extractor {
-  std::unique_ptr<RE2> re;  // named captures
-  std::vector<std::string> capture_names;  // index = group number - 1
+  // Named captures; built with the signal's other extractors' RE2 objects
+  // when a line first needs one of them (SignalRegex::extracts_once), null
+  // before that.
+  std::unique_ptr<RE2> re;
+  // index = group number - 1; the shape's captures when `shape` is set,
+  // else RE2's groups (set with `re`).
+  std::vector<std::string> capture_names;
   // Set when the pattern is literals and captured digits (digit_shape.h):
-  // then this, not `re`, extracts.
+  // then this, not `re`, extracts where it can tell.
   std::optional<DigitShape> shape;
 };
 struct SignalRegex {
-  std::once_flag once;
+  std::once_flag once;  // the shapes and the extractors' list
   // Set once `once` has run: the check on every matched line is one load,
   // not a call_once (pthread_once and a TLS lookup in a shared library).
   std::atomic<bool> built{false};
+  std::once_flag confirm_once;  // `confirm`
+  std::atomic<bool> confirm_built{false};
+  std::once_flag extracts_once;  // every extractor's `re`
+  std::atomic<bool> extracts_built{false};
   std::unique_ptr<RE2> confirm;  // the pattern itself, in RE2
   // Set when the pattern is of the hand parser's items (digit_shape.h): then
   // this, not `confirm`, tells whether a subject matches, where it can.
   std::optional<std::vector<ShapeItem>> confirm_items;
   std::vector<Extractor> extracts;  // `extract`, then `extract_more`
-  std::string error;  // why RE2 rejected the pattern or an extract; empty when built
+  // Why RE2 rejected the pattern, or an extract; empty when it took it (or
+  // was not asked yet).
+  std::string confirm_error;
+  std::string extract_error;
 };
 
 // The Hyperscan flags a signal's pattern compiles with, wherever it is
@@ -86,28 +100,38 @@ struct SignalInfo {
   const fb::Rule* rule = nullptr;
   const fb::Signal* signal = nullptr;
 
-  // The pattern in RE2; nullptr when RE2 rejects it (only a hand-made file
-  // can get there; the signal then never confirms a match).
-  const RE2* confirm() const { return Regex().confirm.get(); }
+  // The pattern in RE2, built now if it was not; nullptr when RE2 rejects it
+  // (only a hand-made file can get there; the signal then never confirms a
+  // match).
+  const RE2* confirm() const { return ConfirmRe2().confirm.get(); }
+  // False when RE2 is known to reject the pattern or an extract: a ruleset
+  // loads only when the compiler or the load checked them (CheckRegexes),
+  // so this does not build RE2 to ask.
+  bool Usable() const;
   // RE2::PartialMatch(subject, *confirm()), by the hand parser where it
-  // takes the pattern; confirm() must not be null.
+  // takes the pattern (RE2 is then not built); false when RE2 rejects it.
   bool Confirms(std::string_view subject) const;
   // The extractors, each run on its own over the line; empty when the signal
-  // has none (or RE2 rejects one).
+  // has none. An extractor's `re` is set only once RE2 is built (BuildRegex).
   const std::vector<Extractor>& extracts() const { return Regex().extracts; }
   // Runs every extractor over `subject` and appends (group name, value) for
   // each named group that captured; the views point into the extractors'
   // names and into `subject`. Returns whether any extractor matched.
   bool ExtractFields(std::string_view subject,
                      std::vector<std::pair<std::string_view, std::string_view>>* out) const;
-  // Builds the RE2 objects now; false when RE2 rejects the pattern or the
-  // extract, with the reason in *error.
+  // Builds the shapes and the RE2 objects now; false when RE2 rejects the
+  // pattern or the extract, with the reason in *error.
   bool BuildRegex(std::string* error) const;
 
   std::unique_ptr<SignalRegex> regex = std::make_unique<SignalRegex>();
 
  private:
-  const SignalRegex& Regex() const;
+  const SignalRegex& Regex() const;  // the shapes, built on first call
+  const SignalRegex& ConfirmRe2() const;  // the shapes and `confirm`
+  const SignalRegex& ExtractRe2() const;  // the shapes and the extractors' `re`
+  void BuildShapes() const;
+  void BuildConfirmRe2() const;
+  void BuildExtractRe2() const;
 };
 
 struct HsDatabaseDeleter {

@@ -129,12 +129,12 @@ void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, ChunkOut& ou
 // tqdm redraws its bar with carriage returns, so one line of the file holds
 // every update: the newest segment the progress signal matches is where the
 // rank got to (the line as a whole matched, so one does).
-std::string_view NewestUpdate(std::string_view subject, const RE2& confirm) {
+std::string_view NewestUpdate(std::string_view subject, const SignalInfo& si) {
   size_t end = subject.size();
   for (size_t cr = subject.rfind('\r'); cr != std::string_view::npos;
        cr = cr == 0 ? std::string_view::npos : subject.rfind('\r', cr - 1)) {
     std::string_view seg = subject.substr(cr + 1, end - cr - 1);
-    if (RE2::PartialMatch(seg, confirm)) return seg;
+    if (si.Confirms(seg)) return seg;
     end = cr;
   }
   return subject;
@@ -228,8 +228,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     // cannot reach past the line (confirm_plan.h).
     const bool windowed = j < p.windows.size();
     std::string_view subject = windowed ? std::string_view(p.windows[j]) : view.message;
-    const RE2* confirm = si.confirm();
-    if (!confirm) continue;
+    if (!si.Usable()) continue;
     const bool hs_enough = plans_[id].hs_confirms && !windowed && subject_is_line && !st.framing.format().json;
     if (!hs_enough && !si.Confirms(subject)) continue;
     if (!windowed && !message_in_line && !kept_message) {
@@ -241,7 +240,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     uint32_t sub_begin = 0, sub_len = UINT32_MAX;
     if (si.role == SignalRole::Progress) {
       const std::string_view base = windowed ? std::string_view(p.windows[j]) : kept_message ? view.message : line;
-      const std::string_view seg = NewestUpdate(subject, *confirm);
+      const std::string_view seg = NewestUpdate(subject, si);
       if (seg.size() != subject.size() && seg.data() >= base.data()) {
         sub_begin = static_cast<uint32_t>(seg.data() - base.data());
         sub_len = static_cast<uint32_t>(seg.size());

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "input/input.h"
-#include "re2/re2.h"
+#include "scan/confirm_plan.h"
 #include "util/status_macros.h"
 #include "util/strings.h"
 
@@ -207,7 +207,7 @@ absl::StatusOr<std::vector<std::vector<std::pair<size_t, size_t>>>> LinesBySigna
   return lines;
 }
 
-// One signal: its pattern alone, and RE2 on its lines.
+// One signal: its pattern alone, and phase B's confirm and extracts on its lines.
 absl::StatusOr<SignalCost> MeasureSignal(const Ruleset& rs, uint32_t id, const std::string& sample, double gb,
                                          const std::vector<std::pair<size_t, size_t>>& lines) {
   const SignalInfo& si = rs.signal(id);
@@ -227,16 +227,21 @@ absl::StatusOr<SignalCost> MeasureSignal(const Ruleset& rs, uint32_t id, const s
   std::unique_ptr<hs_database_t, DbDeleter> owned(db);
   FL_ASSIGN_OR_RETURN(double alone, TimeScan(db, sample));
   c.alone_s_per_gb = alone / gb;
-  const RE2* confirm = si.confirm();
+  // What phase B does on a matched line (line_evidence.cc): the Hyperscan
+  // match stands for the pattern where it cannot reach past the line
+  // (confirm_plan.h), else the signal confirms it (the hand parser, RE2
+  // where that cannot tell); then the extracts.
+  const bool hs_confirms = !si.signal->prefilter() && internal::HsMatchConfirms(si.signal->pattern()->string_view());
+  const bool usable = si.Usable();
   double best = 1e30;
   uint64_t confirmed = 0;
   std::vector<std::pair<std::string_view, std::string_view>> captured;
-  for (int rep = 0; rep < 3 && confirm; ++rep) {
+  for (int rep = 0; rep < 3 && usable; ++rep) {
     confirmed = 0;
     double t0 = ThreadCpu();
     for (auto [a, b] : lines) {
       std::string_view line(sample.data() + a, b - a);
-      if (RE2::PartialMatch(line, *confirm)) {
+      if (hs_confirms || si.Confirms(line)) {
         ++confirmed;
         captured.clear();
         si.ExtractFields(line, &captured);
@@ -246,7 +251,7 @@ absl::StatusOr<SignalCost> MeasureSignal(const Ruleset& rs, uint32_t id, const s
   }
   c.lines = confirmed;
   c.confirm_us_per_line =
-      lines.empty() || !confirm ? 0 : best / static_cast<double>(lines.size()) * 1e6;
+      lines.empty() || !usable ? 0 : best / static_cast<double>(lines.size()) * 1e6;
   return c;
 }
 

@@ -1,8 +1,10 @@
 // What each signal adds to a scan, for `faultline bench --costs`: on a
 // sample of the input, the signal's pattern alone in Hyperscan (a literal
 // that is rare and long scans at many GB/s; a pattern without one drags the
-// whole database down), the lines it matches, and RE2's confirm + extract
-// time on those lines (phase B). CPU time of the calling thread, best of 3.
+// whole database down), the lines it matches, and what phase B spends on
+// them: the confirmation the scanner makes (none where the Hyperscan match
+// stands for the pattern; the hand parser, or RE2 where that cannot tell)
+// and the extracts. CPU time of the calling thread, best of 3.
 //
 // Thread-safety: a plain function; the ruleset is shared read-only.
 #ifndef FAULTLINE_SCAN_SIGNAL_COST_H_
@@ -19,9 +21,9 @@ namespace faultline {
 
 struct SignalCost {
   uint32_t signal = 0;             // global signal id
-  uint64_t lines = 0;              // sample lines the pattern matched (RE2 confirmed)
+  uint64_t lines = 0;              // sample lines the pattern matched (confirmed)
   double alone_s_per_gb = 0;       // Hyperscan, the pattern alone over the sample
-  double confirm_us_per_line = 0;  // RE2 confirm + extract per matched line
+  double confirm_us_per_line = 0;  // confirm + extract per matched line, as phase B does them
 };
 
 struct SignalCosts {

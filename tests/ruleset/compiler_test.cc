@@ -320,5 +320,38 @@ TEST(Compiler, DefaultRulesetCompiles) {
   EXPECT_GE((*rs)->rule_count(), 1u);
 }
 
+// A signal the hand parser confirms and extracts never builds its RE2
+// objects; they are built when asked for, and answer the same.
+TEST(Compiler, HandParsedSignalBuildsNoRe2) {
+  auto rs = Ruleset::LoadDefault();
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  const int rule = (*rs)->FindRule("sdc-loss-spike-divergence");
+  ASSERT_GE(rule, 0);
+  const SignalInfo* loss = nullptr;
+  for (uint32_t g = (*rs)->first_signal(rule); g < (*rs)->signal_count(); ++g) {
+    const SignalInfo& si = (*rs)->signal(g);
+    if (si.rule_index != static_cast<uint32_t>(rule)) break;
+    if (si.signal->id()->string_view() == "megatron-lm-loss") loss = &si;
+  }
+  ASSERT_NE(loss, nullptr);
+  const std::string line =
+      " iteration     6502/  159576 | consumed samples:       216960 | lm loss: 3.876781E+00 | grad norm: 3.2 |";
+  EXPECT_TRUE(loss->Confirms(line));
+  EXPECT_FALSE(loss->Confirms(" iteration     6502/  159576 | lm loss: none |"));
+  std::vector<std::pair<std::string_view, std::string_view>> got;
+  EXPECT_TRUE(loss->ExtractFields(line, &got));
+  EXPECT_FALSE(loss->regex->confirm_built.load());
+  EXPECT_FALSE(loss->regex->extracts_built.load());
+  EXPECT_TRUE(loss->Usable());
+  using P = std::pair<std::string_view, std::string_view>;
+  EXPECT_THAT(got, ::testing::ElementsAre(P{"step", "6502"}, P{"metric", "lm loss"}, P{"value", "3.876781E+00"}));
+  ASSERT_NE(loss->confirm(), nullptr);
+  EXPECT_TRUE(loss->regex->confirm_built.load());
+  EXPECT_TRUE(RE2::PartialMatch(line, *loss->confirm()));
+  EXPECT_FALSE(loss->regex->extracts_built.load());
+  EXPECT_TRUE(loss->BuildRegex(nullptr));
+  EXPECT_NE(loss->extracts()[0].re, nullptr);
+}
+
 }  // namespace
 }  // namespace faultline

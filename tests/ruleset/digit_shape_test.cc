@@ -46,6 +46,10 @@ int ExpectSame(std::string_view pattern, const std::vector<std::string>& lines) 
   if (!shape) return 0;
   RE2 re(pattern);
   EXPECT_TRUE(re.ok()) << pattern;
+  // SignalInfo names a shape's captures by the shape, without building RE2.
+  std::vector<std::string> names(re.NumberOfCapturingGroups());
+  for (const auto& [name, idx] : re.NamedCapturingGroups()) names[idx - 1] = name;
+  EXPECT_EQ(shape->captures, names) << pattern;
   for (const std::string& line : lines) {
     EXPECT_EQ(ByShape(*shape, line), ByRe2(re, line)) << pattern << "\n  on: " << line;
   }

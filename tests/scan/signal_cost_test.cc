@@ -73,5 +73,31 @@ TEST(SignalCostSample, TinyBudget) {
   EXPECT_EQ(costs->sample_bytes, 100u);
 }
 
+// The confirm + extract figure is what phase B does: a signal the hand
+// parser confirms and extracts is priced without RE2, which is never built.
+TEST(SignalCostSample, PricesTheHandParserNotRe2) {
+  TempDir dir;
+  std::string log;
+  for (int i = 1; i <= 200; ++i) {
+    log += " iteration " + std::to_string(i) + "/  159576 | consumed samples: 4096 | lm loss: 3.87" +
+           std::to_string(i % 10) + "E+00 | grad norm: 1.5 |\n";
+  }
+  WriteFile(dir / "m/train.log", log);
+  auto rs = Ruleset::LoadDefault();
+  ASSERT_TRUE(rs.ok()) << rs.status();
+  auto costs = MeasureSignalCosts(**rs, {dir / "m"}, kMiB);
+  ASSERT_TRUE(costs.ok()) << costs.status();
+  int priced = 0;
+  for (const SignalCost& c : costs->signals) {
+    const SignalInfo& si = (*rs)->signal(c.signal);
+    if (si.signal->id()->string_view() != "megatron-lm-loss") continue;
+    EXPECT_EQ(c.lines, 200u);
+    EXPECT_FALSE(si.regex->confirm_built.load());
+    EXPECT_FALSE(si.regex->extracts_built.load());
+    ++priced;
+  }
+  EXPECT_EQ(priced, 1);
+}
+
 }  // namespace
 }  // namespace faultline

@@ -182,7 +182,7 @@ class Ruleset:
     def signal_costs(self, paths: Union[PathLike, List[PathLike]], sample_mb: float = 32) -> Dict[str, Any]:
         """What each signal adds to a scan, on a sample of ``paths``: its
         pattern alone in Hyperscan (``alone_s_per_gb``), the sample lines it
-        matches and RE2's confirm + extract time per line, costliest first
+        matches and phase B's confirm + extract time per line, costliest first
         (see ``fl_x_ruleset_signal_costs_json``). Takes seconds."""
         items = [paths] if isinstance(paths, (str, bytes, os.PathLike)) else list(paths)
         encoded = [os.fsencode(p) for p in items]
