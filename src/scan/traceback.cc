@@ -66,9 +66,10 @@ std::string_view LevelName(std::string_view message) {
   return {};
 }
 
-// The level of the record on the line that ends at `top` in `window` (the
-// line above a traceback's header), when it is of the exception's stream and
-// below ERROR.
+// "WARNING" when the line that ends at `top` in `window` (the line above a
+// traceback's header) is a WARNING record of the exception's stream. Only
+// WARNING: an INFO record there is as often the last progress line before
+// an uncaught exception as a record with exc_info.
 std::string LoggedLevel(std::string_view window, size_t top, bool window_at_source_start,
                         const Attribution& mine, const LineFormat& fmt, const TimeContext& tctx) {
   std::string_view above = window.substr(0, top);
@@ -80,9 +81,7 @@ std::string LoggedLevel(std::string_view window, size_t top, bool window_at_sour
   if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
   LineView v = SplitLine(l, fmt, tctx);
   if (!SameStream(v.attr, mine)) return "";
-  std::string_view level = LevelName(v.message);
-  if (level == "ERROR" || level == "CRITICAL") return "";
-  return std::string(level);
+  return LevelName(v.message) == "WARNING" ? "WARNING" : "";
 }
 
 }  // namespace

@@ -89,10 +89,11 @@ TEST(Traceback, ChainedExceptionsTakeTheLastTraceback) {
 }
 
 // Python's logging prints a record's exc_info right under its message: a
-// traceback under a record below ERROR was caught and logged (xFormers'
-// import probe, as a Wan2.2 run on Windows printed it); one under an ERROR
-// record, or under an ordinary line, keeps no level.
-TEST(Traceback, RecordAboveTheHeaderGivesItsLevelBelowError) {
+// traceback under a WARNING record was caught and logged (xFormers' import
+// probe, as a Wan2.2 run on Windows printed it); one under an ERROR record,
+// an INFO step line (the last progress before an uncaught exception) or an
+// ordinary line keeps no level.
+TEST(Traceback, WarningRecordAboveTheHeaderMarksItLogged) {
   const std::string frames =
       "Traceback (most recent call last):\n"
       "  File \"C:\\Python312\\Lib\\site-packages\\xformers\\__init__.py\", line 57, in _is_triton_available\n"
@@ -107,6 +108,10 @@ TEST(Traceback, RecordAboveTheHeaderGivesItsLevelBelowError) {
   auto error = Fold("2024-05-02 10:11:12,345 - ERROR - could not load the plugin\n" + frames, kExc);
   ASSERT_TRUE(error.has_value());
   EXPECT_EQ(error->logged_level, "");
+  auto info = Fold(
+      "[rank3]:[titan] 2025-06-04 11:39:01,988 - root - INFO - step: 390  loss:  8.9482\n" + frames, kExc);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->logged_level, "");
   auto plain = Fold("Loading checkpoint shards: 100%| 3/3 [00:00<00:00, 37.14it/s]\n" + frames, kExc);
   ASSERT_TRUE(plain.has_value());
   EXPECT_EQ(plain->logged_level, "");
