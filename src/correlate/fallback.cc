@@ -291,6 +291,9 @@ std::vector<size_t> FatalLines(const CorrelationState& st) {
       ignored = nullptr;
       if (dropped) continue;
     }
+    // An exception a logger recorded as a warning, with its traceback as the
+    // record's exc_info, was caught: the program went on.
+    if (ev.Field("logged_level")) continue;
     if (!st.active[i] || SurvivedLine(st, i) || After(st.index.first_termination, ev) ||
         After(st.index.first_completion, ev)) {
       continue;

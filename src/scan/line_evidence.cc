@@ -407,6 +407,9 @@ void Scanner::Impl::AddTraceback(std::vector<Evidence>& evs, size_t first, size_
     Evidence& ev = evs[i];
     if (!ev.Field("raised_at")) ev.fields.emplace_back("raised_at", CleanText(fold->raised_at));
     if (!ev.Field("traceback")) ev.fields.emplace_back("traceback", CleanText(fold->frames));
+    if (!fold->logged_level.empty() && !ev.Field("logged_level")) {
+      ev.fields.emplace_back("logged_level", fold->logged_level);
+    }
     ev.traceback_span = static_cast<uint32_t>(fold->span);
   }
 }

@@ -41,6 +41,49 @@ bool SameStream(const Attribution& a, const Attribution& b) {
   return a.rank == b.rank && a.host == b.host;
 }
 
+bool IsWordByte(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// How far into a record's message its level name may come: after a stamp,
+// a logger name or a bracketed prefix ("2024-05-02 10:11:12,345 - WARNING -").
+constexpr size_t kLevelReach = 64;
+
+// The first of Python logging's level names that stands as a word near the
+// start of `message`; empty when none does.
+std::string_view LevelName(std::string_view message) {
+  static constexpr std::string_view kLevels[] = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
+  std::string_view head = message.substr(0, kLevelReach);
+  for (size_t i = 0; i < head.size(); ++i) {
+    if (i > 0 && IsWordByte(head[i - 1])) continue;
+    for (std::string_view name : kLevels) {
+      size_t end = i + name.size();
+      if (message.substr(i, name.size()) == name && (end == message.size() || !IsWordByte(message[end]))) {
+        return name;
+      }
+    }
+  }
+  return {};
+}
+
+// "WARNING" when the line that ends at `top` in `window` (the line above a
+// traceback's header) is a WARNING record of the exception's stream. Only
+// WARNING: an INFO record there is as often the last progress line before
+// an uncaught exception as a record with exc_info.
+std::string LoggedLevel(std::string_view window, size_t top, bool window_at_source_start,
+                        const Attribution& mine, const LineFormat& fmt, const TimeContext& tctx) {
+  std::string_view above = window.substr(0, top);
+  if (above.empty() || above.back() != '\n') return "";
+  above.remove_suffix(1);
+  size_t nl = above.rfind('\n');
+  if (nl == std::string_view::npos && !window_at_source_start) return "";  // a partial line
+  std::string_view l = nl == std::string_view::npos ? above : above.substr(nl + 1);
+  if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+  LineView v = SplitLine(l, fmt, tctx);
+  if (!SameStream(v.attr, mine)) return "";
+  return LevelName(v.message) == "WARNING" ? "WARNING" : "";
+}
+
 }  // namespace
 
 bool MayEndTraceback(std::string_view line) {
@@ -100,6 +143,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   out.span = window.size() - top;
   out.frame_count = frames.size();
   out.raised_at = frames.front();
+  if (header) out.logged_level = LoggedLevel(window, top, window_at_source_start, mine, fmt, tctx);
   size_t keep = std::min(frames.size(), kTracebackMaxFrames);
   if (!header) {
     out.frames = "... earlier frames > ";

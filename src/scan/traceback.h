@@ -41,6 +41,12 @@ struct TracebackFold {
   // Bytes from the start of the traceback's first line (its header, or the
   // outermost frame in the window) to the start of the exception line.
   size_t span = 0;
+  // "WARNING" when the log record right above the header is a warning:
+  // Python's logging prints a record's exc_info under its message, so the
+  // traceback is an exception the program caught and logged (xFormers' "A
+  // matching Triton is not available" over its import probe's
+  // ModuleNotFoundError). Empty otherwise.
+  std::string logged_level;
 };
 
 // Whether `line` may end a traceback: a cheap test on the text, so that the

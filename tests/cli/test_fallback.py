@@ -183,6 +183,29 @@ def test_exception_ignored_at_shutdown_is_no_failure(faultline_bin, validate, tm
     assert incidents(faultline_bin, validate, tmp_path, text) == []
 
 
+# xFormers' Triton probe as a Wan2.2 run printed it: logging's WARNING record
+# with the caught ModuleNotFoundError as its exc_info; the run went on. The
+# same traceback under an ERROR record, or under no record, ended the job.
+TRITON_PROBE_FRAMES = (
+    "Traceback (most recent call last):\n"
+    "  File \"C:\\Python312\\Lib\\site-packages\\xformers\\__init__.py\", line 57, in _is_triton_available\n"
+    "    import triton  # noqa\n"
+    "    ^^^^^^^^^^^^^\n"
+    "ModuleNotFoundError: No module named 'triton'\n")
+
+
+def test_traceback_logged_as_a_warning_is_no_failure(faultline_bin, validate, tmp_path):
+    text = ("[2025-08-29 12:21:03,962] WARNING: A matching Triton is not available, some optimizations "
+            "will not be enabled\n" + TRITON_PROBE_FRAMES)
+    assert incidents(faultline_bin, validate, tmp_path, text) == []
+
+
+def test_traceback_logged_as_an_error_still_fails(faultline_bin, validate, tmp_path):
+    text = "[2025-08-29 12:21:03,962] ERROR: could not start the pipeline\n" + TRITON_PROBE_FRAMES
+    inc = incidents(faultline_bin, validate, tmp_path, text)
+    assert [i["reference"] for i in inc] == [FALLBACK]
+
+
 # A CUDA call made after the CUDA runtime unloaded at process exit
 # (cudaErrorCudartUnloading, "driver shutting down"), as Caffe's CHECK and
 # glibc report it (FastMask issue 16), and as a C++ exception escaping a

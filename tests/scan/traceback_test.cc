@@ -88,6 +88,39 @@ TEST(Traceback, ChainedExceptionsTakeTheLastTraceback) {
   EXPECT_EQ(f->frames, "/workspace/handler.py:9 in recover");
 }
 
+// Python's logging prints a record's exc_info right under its message: a
+// traceback under a WARNING record was caught and logged (xFormers' import
+// probe, as a Wan2.2 run on Windows printed it); one under an ERROR record,
+// an INFO step line (the last progress before an uncaught exception) or an
+// ordinary line keeps no level.
+TEST(Traceback, WarningRecordAboveTheHeaderMarksItLogged) {
+  const std::string frames =
+      "Traceback (most recent call last):\n"
+      "  File \"C:\\Python312\\Lib\\site-packages\\xformers\\__init__.py\", line 57, in _is_triton_available\n"
+      "    import triton  # noqa\n"
+      "    ^^^^^^^^^^^^^\n";
+  constexpr std::string_view kExc = "ModuleNotFoundError: No module named 'triton'";
+  auto logged = Fold(
+      "[2025-08-29 12:21:03,962] WARNING: A matching Triton is not available, some optimizations "
+      "will not be enabled\n" + frames, kExc);
+  ASSERT_TRUE(logged.has_value());
+  EXPECT_EQ(logged->logged_level, "WARNING");
+  auto error = Fold("2024-05-02 10:11:12,345 - ERROR - could not load the plugin\n" + frames, kExc);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->logged_level, "");
+  auto info = Fold(
+      "[rank3]:[titan] 2025-06-04 11:39:01,988 - root - INFO - step: 390  loss:  8.9482\n" + frames, kExc);
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->logged_level, "");
+  auto plain = Fold("Loading checkpoint shards: 100%| 3/3 [00:00<00:00, 37.14it/s]\n" + frames, kExc);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->logged_level, "");
+  // A level name inside a word ("NOWARNING") or far into the line is no level.
+  auto word = Fold("NOWARNING: probe\n" + frames, kExc);
+  ASSERT_TRUE(word.has_value());
+  EXPECT_EQ(word->logged_level, "");
+}
+
 TEST(Traceback, WindowCutInsideTheFramesIsMarked) {
   std::string t = Traceback(3);
   // Not at the source's start: the first (partial) line is ignored, and the
