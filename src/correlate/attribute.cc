@@ -137,12 +137,12 @@ void RanksOfHcas(CorrelationState& st) {
     const std::string* hca = ev.Field("hca");
     if (hca && ev.rank >= 0 && !ev.host.empty()) st.topo.AddHca(ev.host, *hca, ev.rank);
   }
-  const bool pcis = HcasOfChannels(st);
-  for (Evidence& ev : st.evs) {
-    if (!pcis) break;
-    const std::string* pci = ev.Field("hca_pci");
-    if (!pci || ev.host.empty() || ev.Field("hca")) continue;
-    if (std::optional<std::string> hca = st.topo.HcaForPci(ev.host, *pci)) ev.fields.emplace_back("hca", *hca);
+  if (HcasOfChannels(st)) {
+    for (Evidence& ev : st.evs) {
+      const std::string* pci = ev.Field("hca_pci");
+      if (!pci || ev.host.empty() || ev.Field("hca")) continue;
+      if (std::optional<std::string> hca = st.topo.HcaForPci(ev.host, *pci)) ev.fields.emplace_back("hca", *hca);
+    }
   }
   for (Evidence& ev : st.evs) {
     const std::string* hca = ev.Field("hca");

@@ -290,7 +290,7 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
     }
   }
   KeepPlacement(st, ev);
-  KeepNics(ev);
+  if (si.role == SignalRole::Context) KeepNics(ev);
   if (const std::string* comm = ev.Field("comm_id");
       comm && ev.time_us != kNoTime && ev.text.find("Init COMPLETE") != std::string::npos) {
     if (result.sync_points.size() < kMaxTopologyRecords) {
