@@ -1298,4 +1298,24 @@ std::optional<NcclInit> ParseNcclInitLine(std::string_view line) {
   return init;
 }
 
+std::vector<std::pair<int64_t, std::string>> ParseNcclIbDevices(std::string_view list) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  if (size_t using_at = list.find("Using"); using_at != kNpos) list = list.substr(using_at + 5);
+  // Past the OOB interface: its "eth0:10.0.0.1<0>" is no device.
+  if (size_t oob = list.find(';'); oob != kNpos) list = list.substr(0, oob);
+  for (size_t q = list.find('['); q != kNpos; q = list.find('[', q)) {
+    size_t p = q + 1;
+    std::optional<int64_t> index = ParseUint(list, &p, 10);
+    q = p;
+    if (!index || p >= list.size() || list[p] != ']') continue;
+    size_t b = p + 1, e = b;
+    while (e < list.size() && (IsWordChar(list[e]) || list[e] == '-' || list[e] == '.')) ++e;
+    // A device is "name:port"; "[RO]" (relaxed ordering) is none.
+    if (e == b || e >= list.size() || list[e] != ':') continue;
+    out.emplace_back(*index, std::string(list.substr(b, e - b)));
+    q = e;
+  }
+  return out;
+}
+
 }  // namespace faultline

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace faultline {
@@ -115,6 +116,13 @@ struct NcclInit {
 // (Init START / Init COMPLETE / ncclCommInitRank). nullopt for other lines.
 std::optional<NcclInit> ParseNcclInitLine(std::string_view line);
 
+// The HCA list of NCCL's "NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/RoCE
+// [RO]; OOB eth0:10.0.0.1<0>" line, as (index, name) in line order: the
+// text after "Using" (the `ib_devs` field) or the whole line. Rail and
+// plane suffixes ("[2]mlx5_4:1:0/IB", NCCL 2.23+) are read past. The
+// index is the one a "Channel ... via NET/IB/<index>" line names.
+std::vector<std::pair<int64_t, std::string>> ParseNcclIbDevices(std::string_view list);
+
 class TopologyMap {
  public:
   // From an NCCL init line: rank, local device index and busId ("3b000").
@@ -154,6 +162,12 @@ class TopologyMap {
   void AddHca(const std::string& host, std::string_view hca, int64_t rank);
   // The ranks known to use `hca` on `host`, ascending; empty when none.
   std::vector<int64_t> RanksForHca(const std::string& host, std::string_view hca) const;
+  // The HCA at a PCI function of `host` (NCCL's "NET/IB: [3] mlx5_3:uverbs3:
+  // 1/IB ... pciPath=/sys/devices/.../0000:3b:00.0"): a kernel line names
+  // the HCA by that function ("mlx5_core 0000:3b:00.0: Port module event").
+  void AddHcaPci(const std::string& host, std::string_view pci, std::string_view hca);
+  // The HCA's name at that function, nullopt when no line tied one.
+  std::optional<std::string> HcaForPci(const std::string& host, std::string_view pci) const;
 
   // Feeds an NCCL init line, keeping only the world
   // communicator: PyTorch creates sub-communicators (TP/PP/DP groups) whose
@@ -189,6 +203,7 @@ class TopologyMap {
   std::map<int64_t, std::optional<std::string>> pid_host_;  // nullopt: several hosts
   std::map<int64_t, std::pair<std::string, std::string>> rank_host_bus_;
   std::map<std::pair<std::string, std::string>, std::vector<int64_t>> hca_ranks_;
+  std::map<std::pair<std::string, std::string>, std::string> pci_hca_;
 };
 
 }  // namespace faultline

@@ -29,6 +29,15 @@ std::string HostKey(std::string_view host) {
   return h.empty() ? std::string(host) : h;
 }
 
+// NCCL merges the ports of a card and, by default, its virtual functions
+// into one device: its pciPath ends in the function and device digits
+// zeroed. The domain and bus name the card; two HCAs on one bus (two
+// ports as two functions) leave it unnamed.
+std::string CardKey(std::string_view pci) {
+  std::string bus = NormalizePciBusId(pci);
+  return bus.empty() ? bus : bus.substr(0, 7);
+}
+
 }  // namespace
 
 void TopologyMap::AddDevice(const std::string& host, int64_t rank,
@@ -136,6 +145,19 @@ void TopologyMap::AddHca(const std::string& host, std::string_view hca, int64_t 
 std::vector<int64_t> TopologyMap::RanksForHca(const std::string& host, std::string_view hca) const {
   auto it = hca_ranks_.find({HostKey(host), std::string(hca)});
   if (it == hca_ranks_.end()) return {};
+  return it->second;
+}
+
+void TopologyMap::AddHcaPci(const std::string& host, std::string_view pci, std::string_view hca) {
+  std::string card = CardKey(pci);
+  if (card.empty() || hca.empty()) return;
+  auto [it, fresh] = pci_hca_.try_emplace({HostKey(host), card}, hca);
+  if (!fresh && it->second != hca) it->second.clear();
+}
+
+std::optional<std::string> TopologyMap::HcaForPci(const std::string& host, std::string_view pci) const {
+  auto it = pci_hca_.find({HostKey(host), CardKey(pci)});
+  if (it == pci_hca_.end() || it->second.empty()) return std::nullopt;
   return it->second;
 }
 

@@ -3,8 +3,11 @@
 // a rank, through TopologyMap::Resolve, the one rank/host resolver.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "correlate/state.h"
@@ -34,6 +37,7 @@ void ApplyHostAliases(CorrelationState& st) {
   for (auto& [rank, r] : scan.ranks) fix(r.host);
   for (DeviceLink& l : scan.devices) fix(l.host);
   for (PidLink& l : scan.pids) fix(l.host);
+  for (NicLink& l : scan.nics) fix(l.host);
   for (SyncPoint& p : scan.sync_points) fix(p.host);
   for (Evidence& ev : st.evs) {
     fix(ev.host);
@@ -76,14 +80,69 @@ void LocalRanksOfOneNode(CorrelationState& st) {
   }
 }
 
+// The HCA list each process (and host) printed ("NET/IB : Using [1]mlx5_3:1/IB
+// ..."): an index a channel line names means one HCA. An index that a
+// host's processes name differently names none of the host's own.
+struct IbDeviceLists {
+  std::map<std::tuple<std::string, int64_t, int64_t>, std::string> by_pid;
+  std::map<std::pair<std::string, int64_t>, std::string> by_host;  // "": several
+
+  void Add(const std::string& host, int64_t pid, int64_t index, const std::string& name) {
+    if (pid >= 0) by_pid[{host, pid, index}] = name;
+    auto [it, fresh] = by_host.try_emplace({host, index}, name);
+    if (!fresh && it->second != name) it->second.clear();
+  }
+  const std::string* Name(const std::string& host, int64_t pid, int64_t index) const {
+    if (auto p = by_pid.find({host, pid, index}); p != by_pid.end()) return &p->second;
+    auto h = by_host.find({host, index});
+    return h == by_host.end() || h->second.empty() ? nullptr : &h->second;
+  }
+};
+
+// The HCA each rank sends through: its "Channel 00/0 : 3[3] -> 11[3] [send]
+// via NET/IB/1" line names device 1 of its process's list. NCCL's "NET/IB:
+// [1] mlx5_3:uverbs3:1/IB ... pciPath=.../0000:3b:00.0" puts the HCA at the
+// PCI function the kernel's mlx5_core lines name. Whether any line did.
+bool HcasOfChannels(CorrelationState& st) {
+  IbDeviceLists lists;
+  bool pcis = false;
+  for (const NicLink& l : st.scan.nics) {
+    if (l.hca.empty() || l.host.empty()) continue;
+    lists.Add(NormalizeHost(l.host), l.pid, l.index, l.hca);
+    if (!l.pci.empty()) st.topo.AddHcaPci(l.host, l.pci, l.hca);
+    pcis = pcis || !l.pci.empty();
+  }
+  for (const NicLink& l : st.scan.nics) {
+    if (!l.sends || l.host.empty()) continue;
+    Attribution a;  // a process's line: its pid, else its launcher's local rank, names its rank
+    if (l.rank >= 0) a.rank = l.rank;
+    if (l.pid >= 0) a.pid = l.pid;
+    a.host = l.host;
+    st.topo.Resolve(a);
+    const int64_t rank = a.rank.value_or(-1);
+    const std::string* hca = lists.Name(NormalizeHost(l.host), l.pid, l.index);
+    if (rank >= 0 && hca) st.topo.AddHca(l.host, *hca, rank);
+  }
+  return pcis;
+}
+
 // The HCAs ranks name as their own (an IB completion error's "hca mlx5_3",
-// an async event's "NET/IB : mlx5_3:1"): a line about that HCA on that host
-// that names no rank (a kernel line, a library's line without a prefix) is
-// about the rank using it, when one rank does.
+// an async event's "NET/IB : mlx5_3:1", the device of their NET/IB
+// channels): a line about that HCA on that host that names no rank (a
+// kernel line, a library's line without a prefix) is about the rank using
+// it, when one rank does. A kernel line naming the HCA's PCI function
+// ("mlx5_core 0000:3b:00.0: Port module event") takes the HCA's name.
 void RanksOfHcas(CorrelationState& st) {
   for (const Evidence& ev : st.evs) {
     const std::string* hca = ev.Field("hca");
     if (hca && ev.rank >= 0 && !ev.host.empty()) st.topo.AddHca(ev.host, *hca, ev.rank);
+  }
+  if (HcasOfChannels(st)) {
+    for (Evidence& ev : st.evs) {
+      const std::string* pci = ev.Field("hca_pci");
+      if (!pci || ev.host.empty() || ev.Field("hca")) continue;
+      if (std::optional<std::string> hca = st.topo.HcaForPci(ev.host, *pci)) ev.fields.emplace_back("hca", *hca);
+    }
   }
   for (Evidence& ev : st.evs) {
     const std::string* hca = ev.Field("hca");
@@ -129,6 +188,32 @@ void RanksOfContainers(CorrelationState& st, const std::map<std::string, std::se
     if (pod == pod_of.end()) continue;
     auto ranks = pod_ranks.find(pod->second);
     if (ranks != pod_ranks.end() && ranks->second.size() == 1) ev.rank = *ranks->second.begin();
+  }
+}
+
+// The OOM killer's memory cgroup names its victim's pod by UID (cgroupfs
+// ".../pod<uid>/<id>", a systemd slice's "...-pod<uid, '_' for '-'>.slice");
+// the kubelet's lines name each pod with its UID (`pod="ns/name" podUID=`,
+// a PLEG event's ID). Such a line names its pod, and, when the pod's own
+// lines name one rank, takes that rank.
+void PodsOfUids(CorrelationState& st, const std::map<std::string, std::set<int64_t>>& pod_ranks) {
+  std::map<std::string, std::string> pod_of;
+  for (const Evidence& ev : st.evs) {
+    const std::string* uid = ev.Field("pod_uid");
+    const std::string* pod = ev.Field("uid_pod");
+    if (uid && pod) pod_of[*uid] = NormalizeHost(*pod);
+  }
+  if (pod_of.empty()) return;
+  for (Evidence& ev : st.evs) {
+    const std::string* uid = ev.Field("pod_uid");
+    if (!uid || ev.Field("uid_pod") || ev.Field("pod")) continue;
+    std::string key = *uid;
+    std::replace(key.begin(), key.end(), '_', '-');
+    auto pod = pod_of.find(key);
+    if (pod == pod_of.end()) continue;
+    auto ranks = pod_ranks.find(pod->second);
+    if (ev.rank < 0 && ranks != pod_ranks.end() && ranks->second.size() == 1) ev.rank = *ranks->second.begin();
+    ev.fields.emplace_back("pod", pod->second);
   }
 }
 
@@ -197,6 +282,7 @@ void Attribute(CorrelationState& st) {
   RanksOfHcas(st);
   RanksOfCudaDevices(st);
   RanksOfContainers(st, pod_ranks);
+  PodsOfUids(st, pod_ranks);
   LocalRanksOfOneNode(st);
 }
 

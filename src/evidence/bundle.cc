@@ -188,6 +188,11 @@ void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
       r.pids.push_back({Str(p->host()), p->pid(), p->rank(), p->local_rank()});
     }
   }
+  if (bd->nics()) {
+    for (const fb::BNic* n : *bd->nics()) {
+      r.nics.push_back({Str(n->host()), n->pid(), n->rank(), n->index(), Str(n->hca()), Str(n->pci()), n->sends()});
+    }
+  }
   if (bd->host_aliases()) {
     for (const fb::BHostAlias* a : *bd->host_aliases()) {
       r.host_aliases.push_back({Str(a->alias()), Str(a->host())});
@@ -485,6 +490,11 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
   for (const PidLink& p : scan.pids) {
     pids.push_back(fb::CreateBPid(b, b.CreateString(p.host), p.pid, p.rank, p.local_rank));
   }
+  std::vector<Offset<fb::BNic>> nics;
+  for (const NicLink& n : scan.nics) {
+    nics.push_back(fb::CreateBNic(b, b.CreateString(n.host), n.pid, n.rank, n.index, b.CreateString(n.hca),
+                                  b.CreateString(n.pci), n.sends));
+  }
   std::vector<Offset<fb::BHostAlias>> aliases;
   for (const HostAlias& a : scan.host_aliases) {
     aliases.push_back(fb::CreateBHostAlias(b, b.CreateString(a.alias), b.CreateString(a.host)));
@@ -520,7 +530,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
       b.CreateVector(aliases), b.CreateVector(warnings), b.CreateVector(ranks_kept), scan.distinct_ranks.truncated,
       b.CreateVector(scan.distinct_ranks.sketch), b.CreateVectorOfStrings(hosts_kept),
       scan.distinct_hosts.truncated, b.CreateVector(scan.distinct_hosts.sketch), scan.topology_truncated,
-      scan.metric_series_truncated, WriteFlightRecorder(b, scan.flight_recorder));
+      scan.metric_series_truncated, WriteFlightRecorder(b, scan.flight_recorder), b.CreateVector(nics));
   b.Finish(root, fb::BundleIdentifier());
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -587,6 +597,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
   std::map<std::string, uint32_t> source_index;
   std::set<std::tuple<std::string, int64_t, std::string, int64_t, bool>> device_seen;
   std::set<std::pair<std::string, int64_t>> pid_seen;
+  std::set<std::tuple<std::string, int64_t, int64_t, int64_t, std::string, std::string, bool>> nic_seen;
   std::set<std::string> alias_seen;
   for (ScanResult& p : parts) {
     // Sources: a new one, or the next byte range of one already seen, whose
@@ -639,6 +650,13 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
         break;
       }
       if (pid_seen.emplace(l.host, l.pid).second) out.pids.push_back(std::move(l));
+    }
+    for (NicLink& n : p.nics) {
+      if (out.nics.size() >= kMaxTopologyRecords) {
+        out.topology_truncated = true;
+        break;
+      }
+      if (nic_seen.emplace(n.host, n.pid, n.rank, n.index, n.hca, n.pci, n.sends).second) out.nics.push_back(std::move(n));
     }
     for (HostAlias& a : p.host_aliases) {
       if (alias_seen.insert(a.alias).second) out.host_aliases.push_back(std::move(a));

@@ -179,6 +179,19 @@ struct PidLink {
   int64_t rank = -1;       // -1 when only the local rank is known
   int64_t local_rank = -1;  // a launcher's worker line (torchrun, DeepSpeed)
 };
+// An HCA a process's NCCL lines name: its "NET/IB : Using [1]mlx5_3:1/IB"
+// list (index and name), "NET/IB: [1] mlx5_3:uverbs3:1/IB ... pciPath=
+// .../0000:3c:00.0" (index, name and PCI function), or its "Channel 00/0 :
+// 3[3] -> 11[3] [send] via NET/IB/1" line (the index it sends through).
+struct NicLink {
+  std::string host;
+  int64_t pid = -1;
+  int64_t rank = -1;
+  int64_t index = -1;
+  std::string hca;     // empty on a channel line
+  std::string pci;     // a pciPath line's last component
+  bool sends = false;  // a channel line
+};
 // Another name of a host: a Kubernetes pod (the hostname inside it, and the
 // folder its logs are collected under) and the node it runs on, from
 // `kubectl get pods -o wide`, `describe` and events. The correlator puts
@@ -232,6 +245,7 @@ struct DistinctHosts {
 struct ScanResult {
   std::vector<DeviceLink> devices;
   std::vector<PidLink> pids;
+  std::vector<NicLink> nics;
   std::vector<HostAlias> host_aliases;
   std::vector<SyncPoint> sync_points;
   std::map<uint32_t, RuleStats> rule_stats;  // rule index -> stats

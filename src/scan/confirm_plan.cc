@@ -133,7 +133,8 @@ bool HsMatchConfirms(std::string_view pattern) {
 bool IsThinField(std::string_view name) {
   // comm_rank and nranks name the device link of an init line whose rank
   // comes from its communicator (Keep's topology); pod and node place a
-  // pod on its node (Keep's host aliases); block_*, file_*, section_pod and
+  // pod on its node (Keep's host aliases); ib_* and net_dev name the HCAs a
+  // process lists and sends through (Keep's NicLinks); block_*, file_*, section_pod and
   // the rank lists and mapping are what a line states for the lines after it (Keep's
   // LineCarry).
   // By first letter: every capture of every dropped match asks.
@@ -141,7 +142,8 @@ bool IsThinField(std::string_view name) {
     case 's': return name == "seq" || name == "section_pod";
     case 'b': return name == "bus_id" || name.starts_with("block_");
     case 'c': return name == "cuda_dev" || name == "comm_id" || name == "comm_rank";
-    case 'n': return name == "nranks" || name == "node";
+    case 'n': return name == "nranks" || name == "node" || name == "net_dev";
+    case 'i': return name == "ib_devs" || name == "ib_dev" || name == "ib_index" || name == "ib_pci";
     case 'p': return name == "pod";
     case 'f': return name.starts_with("file_");
     case 'l': return name == "local_ranks";

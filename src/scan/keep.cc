@@ -134,6 +134,37 @@ void Scanner::Impl::KeepPid(PidLink link) {
   }
 }
 
+void Scanner::Impl::KeepNic(NicLink link) {
+  std::string key = StrCat(link.host, '\0', link.pid, '\0', link.rank, '\0', link.index, '\0', link.hca, '\0',
+                           link.pci, '\0', link.sends ? 1 : 0);
+  if (nic_keys_.contains(key)) return;
+  if (result.nics.size() >= kMaxTopologyRecords) {
+    result.topology_truncated = true;
+    return;
+  }
+  nic_keys_.insert(std::move(key));
+  result.nics.push_back(std::move(link));
+}
+
+void Scanner::Impl::KeepNics(const Evidence& ev) {
+  if (ev.fields.empty()) return;
+  if (const std::string* list = ev.Field("ib_devs")) {
+    for (auto& [index, name] : ParseNcclIbDevices(*list)) KeepNic({ev.host, ev.pid, ev.rank, index, name, "", false});
+    return;
+  }
+  int64_t index;
+  const std::string* dev = ev.Field("ib_dev");
+  const std::string* at = ev.Field("ib_index");
+  const std::string* pci = ev.Field("ib_pci");
+  if (dev && at && pci && ParseInt64(*at, &index)) {
+    KeepNic({ev.host, ev.pid, ev.rank, index, *dev, *pci, false});
+    return;
+  }
+  if (const std::string* net = ev.Field("net_dev"); net && ParseInt64(*net, &index)) {
+    KeepNic({ev.host, ev.pid, ev.rank, index, "", "", true});
+  }
+}
+
 namespace {
 
 // A progress or metric line that names no rank, only its pid or local
@@ -259,6 +290,7 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
     }
   }
   KeepPlacement(st, ev);
+  if (si.role == SignalRole::Context) KeepNics(ev);
   if (const std::string* comm = ev.Field("comm_id");
       comm && ev.time_us != kNoTime && ev.text.find("Init COMPLETE") != std::string::npos) {
     if (result.sync_points.size() < kMaxTopologyRecords) {

@@ -309,6 +309,9 @@ struct Scanner::Impl {
   void PrimeCarry(SourceState& st, ChunkOut& out);
   void KeepDevice(DeviceLink link);
   void KeepPid(PidLink link);
+  void KeepNic(NicLink link);
+  // The HCAs an NCCL line names (NicLink), before any evidence cap.
+  void KeepNics(const Evidence& ev);
   void Fail(uint32_t src, std::string msg, int code);
   // flight_recorder.cc: whether file `path` (source `src`) is a Flight
   // Recorder dump, recognised by content (compressed too); if so it is read
@@ -381,6 +384,7 @@ struct Scanner::Impl {
   std::map<std::pair<std::string, int64_t>, int64_t> local_keys_;
   // Topology records kept so far, for deduplication.
   absl::flat_hash_set<std::string> device_keys_;
+  absl::flat_hash_set<std::string> nic_keys_;
   absl::flat_hash_map<std::string, size_t> pid_keys_;  // -> index in result.pids
   // Set when a cancelled RunTasks stops merging: workers drop what they would
   // push instead of waiting for room in a queue nobody drains any more.

@@ -1,7 +1,10 @@
 // AttributeLine over real prefix formats, and the look-alikes it must refuse.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "attribution/attribution.h"
 #include "gtest/gtest.h"
@@ -369,6 +372,22 @@ TEST(ParseNcclInitLine, InitStartAndComplete) {
   EXPECT_FALSE(ParseNcclInitLine("node2:7:7 [0] NCCL INFO comm 0x7f00 rank 9 nranks 8 cudaDev 0 busId 1000").has_value());
 }
 
+
+// NCCL's net_ib "Using" line in the forms of 2.12 to 2.30 (src/transport/
+// net_ib.cc, net_ib/init.cc): " [d]name:port[:rail][:plane]/LL" per device.
+TEST(ParseNcclIbDevices, DeviceListOfEveryVersion) {
+  using Devs = std::vector<std::pair<int64_t, std::string>>;
+  EXPECT_EQ(ParseNcclIbDevices("gpu-a01:23456:23456 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB "
+                               "[1]mlx5_3:1/RoCE ; OOB eth0:10.0.0.11<0>"),
+            (Devs{{0, "mlx5_0"}, {1, "mlx5_3"}}));
+  EXPECT_EQ(ParseNcclIbDevices(" [0]mlx5_0:1:0/IB [1]mlx5_1:1::0/IB [2]mlx5_4:1:1:1/IB [RO]"),
+            (Devs{{0, "mlx5_0"}, {1, "mlx5_1"}, {2, "mlx5_4"}}));
+  // The OOB interface and the relaxed-ordering mark are no devices.
+  EXPECT_EQ(ParseNcclIbDevices("NET/IB : Using [0]bnxt_re0:1/RoCE [RO]; OOB [1]eth0:10.0.0.1<0>"),
+            (Devs{{0, "bnxt_re0"}}));
+  EXPECT_TRUE(ParseNcclIbDevices("NET/IB : No device found.").empty());
+  EXPECT_TRUE(ParseNcclIbDevices("NET/IB : Using [x]mlx5_0:1/IB []:1/IB [2]mlx5_2/IB").empty());
+}
 
 // pdsh (DeepSpeed's multi-node runner) prefixes every remote line with the
 // host; behind it the line is an ordinary one (huggingface/accelerate#1317,

@@ -87,6 +87,23 @@ TEST(TopologyMap, HcaRanksPerHost) {
   EXPECT_TRUE(t.RanksForHca("node019", "mlx5_3").empty());
 }
 
+// NCCL's pciPath names the card with its function (and, merging VFs, its
+// device) zeroed; the kernel names the function it speaks of.
+TEST(TopologyMap, HcaAtPciFunction) {
+  TopologyMap t;
+  EXPECT_FALSE(t.HcaForPci("node017", "0000:3b:00.0").has_value());
+  t.AddHcaPci("node017.cluster", "0000:3b:00.0", "mlx5_3");
+  t.AddHcaPci("node017", "0000:1a:00.0", "mlx5_0");
+  t.AddHcaPci("node017", "0000:1a:00.0", "mlx5_1");  // two ports on one card: neither
+  t.AddHcaPci("node017", "not-a-bus", "mlx5_9");
+  EXPECT_EQ(t.HcaForPci("node017", "0000:3b:00.0"), "mlx5_3");
+  EXPECT_EQ(t.HcaForPci("node017", "0000:3b:00.1"), "mlx5_3");
+  EXPECT_EQ(t.HcaForPci("node017", "0000:3b:02.3"), "mlx5_3");
+  EXPECT_FALSE(t.HcaForPci("node017", "0000:1a:00.0").has_value());
+  EXPECT_FALSE(t.HcaForPci("node018", "0000:3b:00.0").has_value());
+  EXPECT_FALSE(t.HcaForPci("node017", "0000:3c:00.0").has_value());
+}
+
 TEST(TopologyMap, DeviceBusPidLookups) {
   TopologyMap t;
   t.AddDevice("node017", 131, 3, "3b000");

@@ -1090,6 +1090,39 @@ TEST_F(CorrelateTest, HcaNamesTheRanksThatUseIt) {
   }
 }
 
+// The kernel names the HCA's PCI function only; NCCL's lines tie it to the
+// ranks sending through it: "NET/IB: [1] mlx5_3:uverbs3:1/IB ... pciPath=
+// .../0000:3c:00.0" names the HCA at that card, "NET/IB : Using [0]mlx5_0
+// ... [1]mlx5_3" its index, and each rank's "Channel ... via NET/IB/1" line
+// the index it uses. The first of its two ranks is the incident's, not a
+// rank on another HCA whose own connection failed first.
+TEST_F(CorrelateTest, PortDownOfAPciFunctionNamesTheRanksOfItsChannels) {
+  for (bool tied : {false, true}) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    Evidence& k = s.Add(s.Kernel(0), "ib-port-down", "mlx5_port_module_event", kT0 + 40 * kMin, -1);
+    k.fields = {{"hca_pci", "0000:3c:00.0"}};
+    Evidence& six = s.Add(s.RankSource(6), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin + kS, 6);
+    six.fields = {{"peer", "10.1.0.11"}};
+    const std::vector<std::string> hcas = {"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5"};
+    for (int64_t r = 0; r < 8; ++r) {
+      const int64_t pid = 4000 + r;
+      s.scan.pids.push_back({HostName(0), pid, r});
+      for (int64_t i = 0; i < 4; ++i) {
+        s.scan.nics.push_back({HostName(0), pid, -1, i, hcas[i], tied && i == 1 ? "0000:3c:00.0" : "", false});
+      }
+      // A channel line names its process only (its rank comes from the pid).
+      s.scan.nics.push_back({HostName(0), pid, -1, r / 2, "", "", true});
+    }
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(d.incidents.empty());
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(Id(inc.rule), "ib-port-down") << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(inc.rank, tied ? 2 : 6) << inc.explanation;
+    EXPECT_EQ(inc.explanation.find("mlx5_3") != std::string::npos, tied) << inc.explanation;
+  }
+}
+
 // The OOM killer names a host-namespace pid the job's logs do not know (a
 // pod's workers have other pids); the launcher on that host reports the
 // worker it lost to SIGKILL a second later: that worker's rank is the
@@ -1172,6 +1205,38 @@ TEST_F(CorrelateTest, OomKillersContainerNamesThePodsRank) {
     ASSERT_NE(oom, nullptr) << ::testing::PrintToString(Ids(d));
     EXPECT_EQ(oom->host, "gpu-node-7");
     EXPECT_EQ(oom->rank, one_rank ? 3 : -1) << oom->explanation;
+  }
+}
+
+// The OOM killer's memory cgroup names the victim's pod by UID (a systemd
+// slice spells it with '_'); the kubelet's PLEG line names that pod with
+// its UID: the pod's one rank is the victim. A pod whose lines name several
+// ranks names none of them, and a UID no kubelet line names, no pod.
+TEST_F(CorrelateTest, OomKillersPodUidNamesThePodsRank) {
+  const std::string uid = "51c2a0e4-7d3b-4c1e-9a8f-0b6e2d4c1a77";
+  for (int variant : {0, 1, 2}) {
+    Synth s(rs());
+    uint32_t w1 = s.Source("pods/trainer-worker-1/pytorch.log", "trainer-worker-1");
+    uint32_t w0 = s.Source("pods/trainer-worker-0/pytorch.log", "trainer-worker-0");
+    s.scan.host_aliases = {{"trainer-worker-1", "gpu-node-7"}, {"trainer-worker-0", "gpu-node-7"}};
+    s.Add(w1, "ib-retry-exceeded", "nccl_ib_status12", kT0 + 9 * kMin, 3).fields = {{"peer", "10.9.9.9"}};
+    if (variant == 1) s.Add(w1, "ib-retry-exceeded", "nccl_ib_status12", kT0 + 9 * kMin, 2).fields = {{"peer", "10.9.9.9"}};
+    s.Add(w0, "ib-retry-exceeded", "nccl_ib_status12", kT0 + 9 * kMin, 0).fields = {{"peer", "10.9.9.9"}};
+    uint32_t kubelet = s.Source("gpu-node-7/kubelet.log", "gpu-node-7");
+    s.Add(kubelet, "job-placement", "kubelet-pod-uid", kT0 + 10 * kMin + kS, -1).fields = {
+        {"uid_pod", "trainer-worker-1"}, {"pod_uid", variant == 2 ? "0b6e2d4c-7d3b-4c1e-9a8f-51c2a0e41a77" : uid}};
+    uint32_t kern = s.Source("gpu-node-7/kern.log", "gpu-node-7");
+    Evidence& k = s.Add(kern, "cgroup-oom", "oom-kill-summary-memcg", kT0 + 10 * kMin, -1);
+    k.pid = 1372750;
+    k.fields = {{"pid", "1372750"}, {"pod_uid", "51c2a0e4_7d3b_4c1e_9a8f_0b6e2d4c1a77"}};
+    Diagnosis d = s.Run();
+    const Incident* oom = nullptr;
+    for (const Incident& i : d.incidents) {
+      if (Id(i.rule) == "cgroup-oom") oom = &i;
+    }
+    ASSERT_NE(oom, nullptr) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(oom->host, "gpu-node-7");
+    EXPECT_EQ(oom->rank, variant == 0 ? 3 : -1) << oom->explanation;
   }
 }
 

@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "evidence/bundle.h"
@@ -680,6 +681,67 @@ TEST(ScanCaps, CountsStayExactPastTheCaps) {
       for (int k = kLines - 5; k < kLines; ++k) want.push_back(k);
       EXPECT_EQ(seqs, want) << "threads " << threads << " source " << src;
     }
+  }
+}
+
+// The HCAs NCCL's lines name are topology: read from every line, past the
+// evidence caps (a 1,024-rank srun stream holds thousands of such lines),
+// once per process and index, and kept through a bundle.
+TEST(ScanNics, NcclHcaLinesPastTheCapsAndThroughABundle) {
+  TempDir dir;
+  std::string text;
+  char buf[400];
+  for (int r = 0; r < 40; ++r) {
+    const int pid = 5000 + r;
+    for (int comm = 0; comm < 2; ++comm) {  // the world and a sub-communicator
+      std::snprintf(buf, sizeof buf,
+                    "%d: node%03d:%d:%d [%d] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB ; OOB eth0:10.0.0.%d<0>\n",
+                    r, r / 8, pid, pid, r % 8, r / 8 + 1);
+      text += buf;
+      std::snprintf(buf, sizeof buf,
+                    "%d: node%03d:%d:%d [%d] NCCL INFO NET/IB: [1] mlx5_3:uverbs3:1/IB provider=Mlx5 speed=400000 "
+                    "context=0x55d4c1a1b2c0 pciPath=/sys/devices/pci0000:30/0000:30:01.0/0000:3c:00.0 ar=1 oooRqSize=0\n",
+                    r, r / 8, pid, pid, r % 8);
+      text += buf;
+      std::snprintf(buf, sizeof buf,
+                    "%d: node%03d:%d:%d [%d] NCCL INFO Channel 00/0 : %d[%d] -> %d[%d] [send] via NET/IB/%d/GDRDMA\n",
+                    r, r / 8, pid, pid + 2, r % 8, r, r % 8, (r + 8) % 40, r % 8, (r % 8) / 4);
+      text += buf;
+    }
+  }
+  WriteFile(dir / "slurm-1.out", text);
+  auto rs = DefaultRules();
+  ScanOptions o = BigCaps();
+  o.keep_first = 4;
+  o.keep_last = 2;
+  ScanResult r = ScanFiles(rs, {dir / "slurm-1.out"}, o);
+  size_t sends = 0, pcis = 0;
+  for (const NicLink& l : r.nics) {
+    ASSERT_GE(l.rank, 0);
+    std::snprintf(buf, sizeof buf, "node%03d", static_cast<int>(l.rank / 8));
+    EXPECT_EQ(l.host, buf);
+    EXPECT_EQ(l.pid, 5000 + l.rank);
+    if (l.sends) {
+      ++sends;
+      EXPECT_EQ(l.index, (l.rank % 8) / 4);
+      EXPECT_TRUE(l.hca.empty());
+    }
+    if (!l.pci.empty()) {
+      ++pcis;
+      EXPECT_EQ(l.hca, "mlx5_3");
+      EXPECT_EQ(l.pci, "0000:3c:00.0");
+    }
+  }
+  EXPECT_EQ(sends, 40u);
+  EXPECT_EQ(pcis, 40u);
+  EXPECT_EQ(r.nics.size(), 40u * 4);  // two listed, one placed, one sent through
+  auto back = ReadBundle(*rs, SerializeBundle(*rs, r), "part");
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->nics.size(), r.nics.size());
+  for (size_t i = 0; i < r.nics.size(); ++i) {
+    const NicLink &a = r.nics[i], &b = back->nics[i];
+    EXPECT_EQ(std::tie(a.host, a.pid, a.rank, a.index, a.hca, a.pci, a.sends),
+              std::tie(b.host, b.pid, b.rank, b.index, b.hca, b.pci, b.sends));
   }
 }
 

@@ -14,6 +14,7 @@ layout and one kernel-log format, and a truth.json naming what happened.
 Standard library only; the same arguments always write the same bytes.
 """
 import datetime
+import hashlib
 import json
 import os
 import random
@@ -47,6 +48,10 @@ REFS = {
 
 GPUS_PER_HOST = 8
 PCI_BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
+# One HCA per two GPUs: local rank L sends through NET/IB/(L // 2), the
+# HCA named HCAS[L // 2] on bus HCA_BUSES[L // 2].
+HCAS = ["mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5"]
+HCA_BUSES = ["1b", "3c", "9c", "bc"]
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 
@@ -91,6 +96,19 @@ class Job:
         self.victim = r.randrange(ranks)
         self.fail_step = r.randrange(self.steps // 2, self.steps - 4)
         self.slow = r.uniform(1.15, 1.40)
+        # Draws added later come from their own stream, so that the archives
+        # written before them stay as they were.
+        r2 = random.Random(f"hca/{kind}/{layout}/{kformat}/{ranks}/{seed}")
+        # A newer NCCL than the torch wheel pins (an NGC container, a pip
+        # nvidia-nccl-cu12): 2.27 prints each HCA's pciPath at INFO.
+        if self.torch in ("2.4", "2.6") and r2.random() < 0.5:
+            self.nccl = "2.27.3"
+        if kind == "ib_down":
+            # The HCA's first rank: the one the report names among its two.
+            self.victim -= self.local(self.victim) % 2
+        # NCCL_IB_TIMEOUT=25: the HCA's ranks retry for longer than the
+        # watchdog waits, and print no completion error of their own.
+        self.quiet_ib = kind == "ib_down" and self.nccl == "2.27.3" and r2.random() < 0.5
 
     def host_of(self, rank):
         return self.hosts[rank // GPUS_PER_HOST]
@@ -215,8 +233,19 @@ def startup_lines(job, rank):
     if rank == 0:
         out.append(f"{p} NCCL INFO NCCL version {job.nccl}+cuda12.2")
     out.append(f"{p} NCCL INFO Bootstrap : Using eth0:{job.ip[job.host_of(rank)]}<0>")
-    out.append(f"{p} NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB [2]mlx5_4:1/IB [3]mlx5_5:1/IB ; OOB eth0:{job.ip[job.host_of(rank)]}<0>")
+    if job.nccl == "2.27.3":  # net_ib/init.cc's per-device line
+        for d, (name, bus) in enumerate(zip(HCAS, HCA_BUSES)):
+            out.append(f"{p} NCCL INFO NET/IB: [{d}] {name}:uverbs{name[5:]}:1/IB provider=Mlx5 speed=400000 context=0x55d4c{d}a1b2c0 "
+                       f"pciPath=/sys/devices/pci0000:{bus[0]}0/0000:{bus[0]}0:01.0/0000:{bus}:00.0 ar=1 oooRqSize=0")
+    out.append(f"{p} NCCL INFO NET/IB : Using " + " ".join(f"[{d}]{n}:1/IB" for d, n in enumerate(HCAS)) + f" ; OOB eth0:{job.ip[job.host_of(rank)]}<0>")
     out.append(f"{p} NCCL INFO comm 0x55d4c8a0 rank {rank} nranks {job.nranks} cudaDev {job.local(rank)} nvmlDev {job.local(rank)} busId {PCI_BUSES[job.local(rank)]}000 commId 0x{job.run_id}f00d - Init COMPLETE")
+    if job.nranks > GPUS_PER_HOST:  # the ring's hops between hosts
+        nxt, prv = (rank + GPUS_PER_HOST) % job.nranks, (rank - GPUS_PER_HOST) % job.nranks
+        net, l = job.local(rank) // 2, job.local(rank)
+        gdr = "/GDRDMA" if job.nccl != "2.14.3" else ""
+        for c in range(2):
+            out.append(f"{nccl_prefix(job, rank, 2)} NCCL INFO Channel {c:02d}/0 : {rank}[{l}] -> {nxt}[{l}] [send] via NET/IB/{net}{gdr}")
+            out.append(f"{nccl_prefix(job, rank, 2)} NCCL INFO Channel {c:02d}/0 : {prv}[{l}] -> {rank}[{l}] [receive] via NET/IB/{net}{gdr}")
     return out
 
 
@@ -319,16 +348,23 @@ def kernel_incident(job, t):
             lines += [(t + 0.01, f"Out of memory: Kill process {pid} (python3) score 934 or sacrifice child", "kernel", None),
                       (t + 0.01, f"Killed process {pid} (python3) total-vm:{rss + 9 * 10 ** 7}kB, anon-rss:{rss}kB, file-rss:81236kB, shmem-rss:16384kB", "kernel", None)]
         else:
-            memcg = "/kubepods.slice/kubepods-burstable.slice" if job.layout == "k8s" else f"/system.slice/slurmstepd.scope/job_{job.jobid}"
+            memcg = f"/system.slice/slurmstepd.scope/job_{job.jobid}"
+            if job.layout == "k8s":  # cgroupfs on 5.15, the systemd driver's slices on 6.8
+                uid, cid = pod_uid(job, h)
+                memcg = (f"/kubepods/burstable/pod{uid}/{cid}" if job.kernel_gen == "5.15" else
+                         f"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{uid.replace('-', '_')}.slice/cri-containerd-{cid}.scope")
+                kpid = job.agent_pid(h) - 1700  # the node's kubelet
+                lines.append((t + 1.2, f'I{glog_stamp(job.clock(h, t + 1.2))}    {kpid} kubelet.go:2439] "SyncLoop (PLEG): event for pod" '
+                                       f'pod="training/{pod_name(job, h)}" event={{"ID":"{uid}","Type":"ContainerDied","Data":"{cid}"}}', "kubelet", kpid))
             lines += [(t + 0.01, f"oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task_memcg={memcg},task=python3,pid={pid},uid=1000", "kernel", None),
                       (t + 0.01, f"Out of memory: Killed process {pid} (python3) total-vm:{rss + 9 * 10 ** 7}kB, anon-rss:{rss}kB, file-rss:81236kB, shmem-rss:16384kB, UID:1000 pgtables:{rss // 1900}kB oom_score_adj:0", "kernel", None)]
             if job.kernel_gen == "6.8":
                 lines.append((t + 0.3, f"oom_reaper: reaped process {pid} (python3), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB", "kernel", None))
         return h, lines
     if k == "ib_down":
-        dev = f"mlx5_{job.local(v)}"
-        return h, [(t, f"mlx5_core 0000:{PCI_BUSES[job.local(v)]}:00.1 {dev}: Port: 1 Link DOWN", "kernel", None),
-                   (t + 0.001, f"mlx5_core 0000:{PCI_BUSES[job.local(v)]}:00.1: mlx5_port_module_event:1160:(pid 0): Port module event: module 1, Cable unplugged", "kernel", None),
+        dev, bus = HCAS[job.local(v) // 2], HCA_BUSES[job.local(v) // 2]
+        return h, [(t, f"mlx5_core 0000:{bus}:00.0 {dev}: Port: 1 Link DOWN", "kernel", None),
+                   (t + 0.001, f"mlx5_core 0000:{bus}:00.0: mlx5_port_module_event:1160:(pid 0): Port module event: module 1, Cable unplugged", "kernel", None),
                    (t + 0.2, f"ib{job.local(v)}: lost carrier", "kernel", None)]
     if k == "nfs":
         srv = r.choice(["fs01", "nfs-home.cluster.local", "10.9.0.4", "vast-vip-2"])
@@ -407,10 +443,10 @@ def rank_timeline(job, rank):
                             '  File "/usr/lib/python3.10/threading.py", line 324 in wait',
                             "Current thread 0x00007f2c9e7f4740 (most recent call first):",
                             '  File "/workspace/model/attention.py", line 88 in forward'])
-    elif k == "ib_down" and rank == v:
+    elif k == "ib_down" and rank == v and not job.quiet_ib:
         peer = job.hosts[(job.hosts.index(h) + 1) % len(job.hosts)]
         ended = (tf + 2, remote_error_lines(job, rank, peer))
-    elif k in ("xid79", "nvlink", "ecc", "host_oom", "cuda_oom", "segfault", "ib_down") and rank != v:
+    elif k in ("xid79", "nvlink", "ecc", "host_oom", "cuda_oom", "segfault", "ib_down") and (rank != v or job.quiet_ib):
         if k in ("cuda_oom", "segfault", "host_oom") and job.rng.random() < 0.5 and h != victim_host:
             ended = (tf + 8 + job.rng.random() * 3, remote_error_lines(job, rank, victim_host))
         elif h != victim_host or k in ("xid79", "nvlink", "ecc", "ib_down"):
@@ -577,8 +613,18 @@ def cri(job, host, t, stream, text):
     return f"{iso(job.clock(host, t), 6)}000Z {'stdout' if stream == 'out' else 'stderr'} F {text}"
 
 
+def pod_name(job, h):
+    return f"pretrain-{job.run_id[:5]}-worker-{job.hosts.index(h)}"
+
+
+def pod_uid(job, h):
+    """The pod's metadata.uid and its container's id (derived, not drawn)."""
+    x = hashlib.sha256(f"{job.run_id}/{h}".encode()).hexdigest()
+    return f"{x[:8]}-{x[8:12]}-4{x[13:16]}-a{x[17:20]}-{x[20:32]}", hashlib.sha256(x.encode()).hexdigest()
+
+
 def layout_k8s(job, root, timelines, tf, kern):
-    pods = {h: f"pretrain-{job.run_id[:5]}-worker-{i}" for i, h in enumerate(job.hosts)}
+    pods = {h: pod_name(job, h) for h in job.hosts}
     k, v = job.kind, job.victim
     for h in job.hosts:
         # Inside a pod, gethostname() is the pod's name: NCCL prints that.
