@@ -104,18 +104,26 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   sum.lines = st.lines + (out.ends_with_newline || out.edge.bytes == 0 ? 0 : 1);
 }
 
+// Keeps `link` under `key` once, up to kMaxTopologyRecords links (past
+// them the topology says it was truncated).
+template <typename Link>
+void Scanner::Impl::KeepOnce(absl::flat_hash_set<std::string>& keys, std::vector<Link>& links, std::string key,
+                             Link link) {
+  if (keys.contains(key)) return;
+  if (links.size() >= kMaxTopologyRecords) {
+    result.topology_truncated = true;
+    return;
+  }
+  keys.insert(std::move(key));
+  links.push_back(std::move(link));
+}
+
 void Scanner::Impl::KeepDevice(DeviceLink link) {
   // A set, not a scan of the list: a million init lines would make the scan
   // quadratic.
   std::string key =
       StrCat(link.host, '\0', link.rank, '\0', link.bus_id, '\0', link.nranks, '\0', link.global ? 1 : 0);
-  if (device_keys_.contains(key)) return;
-  if (result.devices.size() >= kMaxTopologyRecords) {
-    result.topology_truncated = true;
-    return;
-  }
-  device_keys_.insert(std::move(key));
-  result.devices.push_back(std::move(link));
+  KeepOnce(device_keys_, result.devices, std::move(key), std::move(link));
 }
 
 void Scanner::Impl::KeepPid(PidLink link) {
@@ -137,13 +145,7 @@ void Scanner::Impl::KeepPid(PidLink link) {
 void Scanner::Impl::KeepNic(NicLink link) {
   std::string key = StrCat(link.host, '\0', link.pid, '\0', link.rank, '\0', link.index, '\0', link.hca, '\0',
                            link.pci, '\0', link.sends ? 1 : 0);
-  if (nic_keys_.contains(key)) return;
-  if (result.nics.size() >= kMaxTopologyRecords) {
-    result.topology_truncated = true;
-    return;
-  }
-  nic_keys_.insert(std::move(key));
-  result.nics.push_back(std::move(link));
+  KeepOnce(nic_keys_, result.nics, std::move(key), std::move(link));
 }
 
 void Scanner::Impl::KeepNics(const Evidence& ev) {

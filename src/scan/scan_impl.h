@@ -307,6 +307,8 @@ struct Scanner::Impl {
   // A carry_only chunk, which ends where the source's first range line
   // begins: its lines feed the LineCarry and the pending pod, nothing else.
   void PrimeCarry(SourceState& st, ChunkOut& out);
+  template <typename Link>
+  void KeepOnce(absl::flat_hash_set<std::string>& keys, std::vector<Link>& links, std::string key, Link link);
   void KeepDevice(DeviceLink link);
   void KeepPid(PidLink link);
   void KeepNic(NicLink link);
