@@ -51,13 +51,14 @@ bool Explains(const CorrelationState& st, const Cluster& c) {
 // Whether `ev` follows `t` (the job's first termination or completion line):
 // what a rank prints while it is being stopped is that stop's doing, and
 // what it prints after training completed is teardown.
-bool After(const Evidence* t, const Evidence& ev) {
-  if (!t) return false;
-  if (t->source == ev.source) return t->offset < ev.offset;
-  return t->time_us != kNoTime && ev.time_us != kNoTime && t->time_us <= ev.time_us;
-}
+bool After(const Evidence* t, const Evidence& ev) { return t && LoggedAfter(*t, ev); }
 
 }  // namespace
+
+bool LoggedAfter(const Evidence& t, const Evidence& ev) {
+  if (t.source == ev.source) return t.offset < ev.offset;
+  return t.time_us != kNoTime && ev.time_us != kNoTime && t.time_us <= ev.time_us;
+}
 
 bool SurvivedLine(const CorrelationState& st, size_t i) {
   const Evidence& ev = st.evs[i];
@@ -113,6 +114,11 @@ std::string ExitMeaning(const Evidence& ev) {
            "preemption, scancel, the launcher tearing down siblings)";
   }
   return "";
+}
+
+std::string ExitSignal(const Evidence& ev) {
+  std::string m = ExitMeaning(ev);
+  return m.substr(0, m.find(':'));
 }
 
 void MarkSurvived(CorrelationState& st) {
@@ -501,12 +507,6 @@ void TakeRankOfTaskReport(CorrelationState& st, size_t f) {
   if (!only) return;
   fatal.rank = only->rank;
   if (fatal.host.empty()) fatal.host = only->host;
-}
-
-// The signal a line says its process died of ("SIGSEGV"), empty if none.
-std::string ExitSignal(const Evidence& ev) {
-  std::string m = ExitMeaning(ev);
-  return m.substr(0, m.find(':'));
 }
 
 // Whether fatal line `ev` belongs to the failure whose first line is `f`:

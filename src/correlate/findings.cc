@@ -248,12 +248,6 @@ void FoldNoticesIntoHang(CorrelationState& st) {
   std::erase_if(incs, [&](const Incident& n) { return OutlivedByHang(st, n); });
 }
 
-// Whether `b` was logged after `a`: within one file by position, else by time.
-bool LoggedAfter(const Evidence& a, const Evidence& b) {
-  if (a.source == b.source) return b.offset > a.offset;
-  return a.time_us != kNoTime && b.time_us != kNoTime && b.time_us > a.time_us;
-}
-
 // The first line of a stack dump of the hang rule's (py-spy's `Thread 0x...
 // (idle): "MainThread"` and frames, faulthandler's `Timeout (0:05:00)!` and
 // frames) that no progress of its rank (any rank, when it names none)

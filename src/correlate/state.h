@@ -173,6 +173,11 @@ bool SurvivedLine(const CorrelationState& st, size_t i);
 // What an exit status or crash line says about how the process ended
 // ("SIGKILL: ..."), "" for a plain error exit or none.
 std::string ExitMeaning(const Evidence& ev);
+// The signal a line says its process died of ("SIGSEGV"), empty if none.
+std::string ExitSignal(const Evidence& ev);
+// Whether `ev` was logged after line `t`: later in t's file, else stamped
+// no earlier than t (two files' stamps give no finer order).
+bool LoggedAfter(const Evidence& t, const Evidence& ev);
 // The pid a line names (its prefix's, else its "pid" field), -1 when none.
 int64_t PidOf(const Evidence& ev);
 

@@ -157,19 +157,8 @@ bool ExitReport(const CorrelationState& st, const Evidence& ev) {
 // scheduler; SIGTERM: a stop request): never the process's own teardown,
 // even after its loop ended (a host OOM while saving the model).
 bool KilledFromOutside(const Evidence& ev) {
-  auto is = [&](std::string_view name, std::initializer_list<std::string_view> kills) {
-    const std::string* v = ev.Field(name);
-    return v && std::find(kills.begin(), kills.end(), *v) != kills.end();
-  };
-  return is("exitcode", {"-9", "137", "-15", "143"}) || is("signal_number", {"9", "15"}) ||
-         is("signal_name", {"SIGKILL", "SIGTERM"});
-}
-
-// Whether `ev` was logged after line `t`: later in its file, else stamped
-// no earlier.
-bool LoggedAfter(const Evidence& t, const Evidence& ev) {
-  if (t.source == ev.source) return t.offset < ev.offset;
-  return t.time_us != kNoTime && ev.time_us != kNoTime && t.time_us <= ev.time_us;
+  std::string sig = ExitSignal(ev);
+  return sig == "SIGKILL" || sig == "SIGTERM";
 }
 
 void GateTeardownReports(CorrelationState& st) {
