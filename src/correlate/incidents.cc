@@ -519,6 +519,7 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   // is on the one host the rest of its cluster names ("srun: error: node7:").
   if (inc.host.empty() && first.rank < 0 && rc.hosts.size() == 1) inc.host = *rc.hosts.begin();
   inc.gpu = first.gpu;
+  if (const std::string* hca = first.Field("hca")) inc.hca = *hca;
   AddCollateral(st, root, members, only_incident, dr, inc);
   dr.conf = dr.rule.weight();
   dr.window_start = dr.window_end = inc.time_us;
