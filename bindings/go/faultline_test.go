@@ -1192,3 +1192,18 @@ func TestDiagnoseFlightRecorderDumps(t *testing.T) {
 		t.Fatalf("primary %+v", p)
 	}
 }
+
+// The report's optional initiating.hca (the InfiniBand HCA the initiating
+// line names) reaches Initiating.HCA; absent, it is empty.
+func TestInitiatingHCA(t *testing.T) {
+	var with, without faultline.Initiating
+	if err := json.Unmarshal([]byte(`{"rank":2,"host":"node1","gpu":null,"hca":"mlx5_3","time":null,"evidence":[]}`), &with); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(`{"rank":2,"host":"node1","gpu":null,"time":null,"evidence":[]}`), &without); err != nil {
+		t.Fatal(err)
+	}
+	if with.HCA != "mlx5_3" || without.HCA != "" {
+		t.Fatalf("HCA %q / %q, want mlx5_3 / empty", with.HCA, without.HCA)
+	}
+}

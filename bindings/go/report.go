@@ -240,7 +240,8 @@ type Action struct {
 type Initiating struct {
 	Rank     Rank       `json:"rank"`
 	Host     string     `json:"host"`
-	GPU      string     `json:"gpu"` // PCI bus id or device index
+	GPU      string     `json:"gpu"`           // PCI bus id or device index
+	HCA      string     `json:"hca,omitempty"` // InfiniBand HCA (mlx5_N) the initiating line names
 	Time     time.Time  `json:"time"`
 	Inferred bool       `json:"inferred"` // no initiating line seen; suspect inferred
 	Suspects []Rank     `json:"suspects,omitempty"`

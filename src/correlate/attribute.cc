@@ -196,7 +196,8 @@ void RanksOfContainers(CorrelationState& st, const std::map<std::string, std::se
 // the kubelet's lines name each pod with its UID (`pod="ns/name" podUID=`,
 // a PLEG event's ID). Such a line names its pod, and, when the pod's own
 // lines name one rank, takes that rank.
-void PodsOfUids(CorrelationState& st, const std::map<std::string, std::set<int64_t>>& pod_ranks) {
+void PodsOfUids(CorrelationState& st) {
+  const std::map<std::string, std::set<int64_t>>& pod_ranks = st.pod_ranks;
   std::map<std::string, std::string> pod_of;
   for (const Evidence& ev : st.evs) {
     const std::string* uid = ev.Field("pod_uid");
@@ -214,6 +215,30 @@ void PodsOfUids(CorrelationState& st, const std::map<std::string, std::set<int64
     auto ranks = pod_ranks.find(pod->second);
     if (ev.rank < 0 && ranks != pod_ranks.end() && ranks->second.size() == 1) ev.rank = *ranks->second.begin();
     ev.fields.emplace_back("pod", pod->second);
+  }
+}
+
+// A rankless line of a pod's own log naming its local rank (torchrun's
+// "failed (exitcode: -9) local_rank: 1"): where several pods share a node,
+// each has a local rank 1, so it takes the one rank its pod's world
+// communicator put on that device, read before the pods are put on their
+// nodes.
+void LocalRanksOfPods(CorrelationState& st) {
+  int64_t world = -1;
+  for (const DeviceLink& l : st.scan.devices) world = std::max(world, l.nranks);
+  std::map<std::pair<std::string, int64_t>, std::set<int64_t>> ranks;
+  for (const DeviceLink& l : st.scan.devices) {
+    std::string pod = NormalizeHost(l.host);
+    if ((l.global || l.nranks == world) && l.rank >= 0 && l.cuda_dev >= 0 && st.pod_ranks.count(pod)) {
+      ranks[{pod, l.cuda_dev}].insert(l.rank);
+    }
+  }
+  if (ranks.empty()) return;
+  for (Evidence& ev : st.evs) {
+    if (ev.rank >= 0 || ev.local_rank < 0) continue;
+    const std::string& host = ev.host.empty() ? st.scan.sources[ev.source].host : ev.host;
+    auto it = ranks.find({NormalizeHost(host), ev.local_rank});
+    if (it != ranks.end() && it->second.size() == 1) ev.rank = *it->second.begin();
   }
 }
 
@@ -242,7 +267,9 @@ void RanksOfCudaDevices(CorrelationState& st) {
 }  // namespace
 
 void Attribute(CorrelationState& st) {
-  const std::map<std::string, std::set<int64_t>> pod_ranks = RanksOfPods(st);
+  st.pod_ranks = RanksOfPods(st);
+  const std::map<std::string, std::set<int64_t>>& pod_ranks = st.pod_ranks;
+  LocalRanksOfPods(st);
   ApplyHostAliases(st);
   const ScanResult& scan = st.scan;
   // Ranks on sub-communicator init lines are group ranks: only the largest
@@ -282,7 +309,7 @@ void Attribute(CorrelationState& st) {
   RanksOfHcas(st);
   RanksOfCudaDevices(st);
   RanksOfContainers(st, pod_ranks);
-  PodsOfUids(st, pod_ranks);
+  PodsOfUids(st);
   LocalRanksOfOneNode(st);
 }
 

@@ -57,6 +57,7 @@ struct Incident {
   int64_t rank = -1;
   std::string host;
   std::string gpu;
+  std::string hca;  // the InfiniBand HCA (mlx5_N) the initiating line names, when known
   int64_t time_us = kNoTime;
   bool inferred = false;
   // Every initiating line was followed by progress on its rank: the job

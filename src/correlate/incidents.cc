@@ -280,16 +280,33 @@ bool HitByRoot(const Draft& dr, const Evidence& ev) {
 // between the host's kernel clock and the application's stamps.
 constexpr int64_t kSameEventUs = 5 * 60 * kSecond;
 
+// The ranks of the pod the root names (an OOM kill's task_memcg UID, which
+// the kubelet ties to its pod): its own line's, else its cluster's first
+// such line's; null when none names a pod the archive's lines know.
+const std::set<int64_t>* RanksOfRootPod(const CorrelationState& st, int root, const Draft& dr) {
+  const std::string* pod = dr.first.Field("pod");
+  for (size_t k = 0; !pod && k < st.clusters[root].ev.size(); ++k) {
+    pod = st.evs[st.clusters[root].ev[k]].Field("pod");
+  }
+  if (!pod) return nullptr;
+  auto it = st.pod_ranks.find(NormalizeHost(*pod));
+  return it == st.pod_ranks.end() ? nullptr : &it->second;
+}
+
 // The earliest line of `clusters` on `host` (an unstamped line last) whose
 // own rank the root hit; `near`: only lines within kSameEventUs of the root.
+// Where the root names its pod, only that pod's ranks (other pods share the
+// node).
 const Evidence* HitOnHost(const CorrelationState& st, int root, const std::vector<int>& clusters,
                           const Draft& dr, const std::string& host, bool near) {
+  const std::set<int64_t>* in_pod = RanksOfRootPod(st, root, dr);
   const Evidence* best = nullptr;
   for (int c : clusters) {
     if (c == root) continue;
     for (size_t i : st.clusters[c].ev) {
       const Evidence& ev = st.evs[i];
       if (ev.rank < 0 || NormalizeHost(ev.host) != host || !HitByRoot(dr, ev)) continue;
+      if (in_pod && !in_pod->count(ev.rank)) continue;
       if (near && ev.time_us != kNoTime && dr.first.time_us != kNoTime &&
           std::llabs(ev.time_us - dr.first.time_us) > kSameEventUs) {
         continue;
@@ -502,6 +519,7 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   // is on the one host the rest of its cluster names ("srun: error: node7:").
   if (inc.host.empty() && first.rank < 0 && rc.hosts.size() == 1) inc.host = *rc.hosts.begin();
   inc.gpu = first.gpu;
+  if (const std::string* hca = first.Field("hca")) inc.hca = *hca;
   AddCollateral(st, root, members, only_incident, dr, inc);
   dr.conf = dr.rule.weight();
   dr.window_start = dr.window_end = inc.time_us;

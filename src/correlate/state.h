@@ -104,6 +104,8 @@ struct CorrelationState {
 
   TopologyMap topo;
   int64_t world_nranks = -1;  // the largest communicator: its ranks are global
+  // The ranks each pod's own lines name (attribute.cc RanksOfPods).
+  std::map<std::string, std::set<int64_t>> pod_ranks;
   EvidenceIndex index;
 
   std::vector<bool> kernel_source;                 // per source

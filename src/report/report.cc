@@ -336,6 +336,10 @@ void AppendIncidentJson(const Ruleset& rs, const ScanResult& scan, const Diagnos
   if (inc.host.empty()) out += "null"; else AppendJsonString(out, inc.host);
   out += ",\"gpu\":";
   if (inc.gpu.empty()) out += "null"; else AppendJsonString(out, inc.gpu);
+  if (!inc.hca.empty()) {
+    out += ",\"hca\":";
+    AppendJsonString(out, inc.hca);
+  }
   out += ",\"time\":";
   AppendTime(out, inc.time_us);
   out += inc.inferred ? ",\"inferred\":true" : ",\"inferred\":false";
@@ -495,6 +499,7 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
                   inc.rank >= 0 ? StrCat("rank ", inc.rank) : std::string("rank ?"),
                   inc.host.empty() ? "" : StrCat(" on ", inc.host),
                   inc.gpu.empty() ? "" : StrCat(", GPU ", inc.gpu),
+                  inc.hca.empty() ? "" : StrCat(", HCA ", inc.hca),
                   inc.time_us == kNoTime ? "" : StrCat(", at ", FormatRfc3339(inc.time_us)),
                   inc.inferred ? " (inferred)" : "", "\n");
     out += IncidentHistoryText(d, inc);

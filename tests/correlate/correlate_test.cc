@@ -1240,6 +1240,50 @@ TEST_F(CorrelateTest, OomKillersPodUidNamesThePodsRank) {
   }
 }
 
+// Two pods share a node, each its own torchrun over two GPUs: the kernel
+// kills a worker of one (its task_memcg names the pod's UID) and a second
+// later one of the other, whose agent reports first. The first kill's pod,
+// then the local rank that pod's agent reports, name the rank: on the node,
+// every pod has a local rank 0 and 1.
+TEST_F(CorrelateTest, OomKillOfOnePodAmongSeveralOnItsNode) {
+  const std::string uid[2] = {"0f1e2d3c-4b5a-4697-a8b9-c0d1e2f3a4b5", "51c2a0e4-7d3b-4c1e-9a8f-0b6e2d4c1a77"};
+  Synth s(rs());
+  uint32_t pod[2];
+  for (int p = 0; p < 2; ++p) {
+    std::string name = StrCat("trainer-worker-", p);
+    pod[p] = s.Source(StrCat("pods/", name, "/pytorch.log"), name, -1, kT0, kT0 + 20 * kMin);
+    s.scan.host_aliases.push_back({name, "gpu-node-7"});
+    for (int lr = 0; lr < 2; ++lr) {
+      s.scan.devices.push_back({name, 2 * p + lr, lr, kBus[2 * p + lr], 4});
+      s.scan.ranks[2 * p + lr].host = name;
+    }
+  }
+  uint32_t kubelet = s.Source("gpu-node-7/kubelet.log", "gpu-node-7");
+  uint32_t kern = s.Source("gpu-node-7/kern.log", "gpu-node-7");
+  for (int p : {1, 0}) {  // pod 1's worker first
+    int64_t t = kT0 + 10 * kMin + (p == 1 ? 0 : kS);
+    Evidence& k = s.Add(kern, "cgroup-oom", "oom-kill-summary-memcg", t, -1);
+    k.pid = 1372750 + p;
+    k.fields = {{"pid", StrCat(k.pid)}, {"pod_uid", uid[p]}};
+    s.Add(kubelet, "job-placement", "kubelet-pod-uid", t + 2 * kS, -1).fields = {
+        {"uid_pod", StrCat("trainer-worker-", p)}, {"pod_uid", uid[p]}};
+  }
+  for (int p : {0, 1}) {  // pod 0's agent reports first
+    Evidence& a = s.Add(pod[p], "torch-child-failed", "agent_worker_failed", kT0 + 10 * kMin + (p ? 4 : 2) * kS, -1);
+    a.local_rank = p;
+    a.pid = 64 + p;
+    a.fields = {{"exitcode", "-9"}, {"local_rank", StrCat(p)}, {"pid", StrCat(a.pid)}};
+  }
+  Diagnosis d = s.Run();
+  const Incident* oom = nullptr;
+  for (const Incident& i : d.incidents) {
+    if (Id(i.rule) == "cgroup-oom" && !oom) oom = &i;
+  }
+  ASSERT_NE(oom, nullptr) << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(oom->host, "gpu-node-7");
+  EXPECT_EQ(oom->rank, 3) << oom->explanation;
+}
+
 // A CUDA OOM in a stream that names only its host (pdsh's "node101: ")
 // names its device: the rank the world communicator put on that device of
 // that host. Where every rank of the host is device 0 (one visible GPU per

@@ -22,7 +22,7 @@ import sys
 
 KINDS = ["xid79", "ecc", "nvlink", "host_oom", "cuda_oom", "ib_down", "nfs",
          "preempt", "hang", "straggler", "segfault", "healthy"]
-LAYOUTS = ["torchrun", "srun", "k8s", "deepspeed", "mpirun", "journald"]
+LAYOUTS = ["torchrun", "srun", "k8s", "deepspeed", "mpirun", "journald", "k8s_pods"]
 KFORMATS = ["dmesg", "dmesg_t", "rfc3164", "rfc5424", "journal_iso", "journal_json"]
 
 # Acceptable catalog references per kind: titles as the catalog spells them
@@ -109,24 +109,51 @@ class Job:
         # NCCL_IB_TIMEOUT=25: the HCA's ranks retry for longer than the
         # watchdog waits, and print no completion error of their own.
         self.quiet_ib = kind == "ib_down" and self.nccl == "2.27.3" and r2.random() < 0.5
+        # k8s_pods: several pods per node, each its own torchrun of rpp
+        # workers, its own pid namespace and its GPUs seen as 0..rpp-1.
+        self.rpp, self.victim2, self.report_delay = GPUS_PER_HOST, None, {}
+        if layout == "k8s_pods":
+            r3 = random.Random(f"pods/{kind}/{kformat}/{ranks}/{seed}")
+            self.rpp = r3.choice([2, 4])
+            self.kernel_gen = r3.choice(["5.15", "6.8"])  # task_memcg names the pod
+            if kind == "host_oom" and ranks >= GPUS_PER_HOST:
+                # The node stays short of memory: the kernel kills again, a
+                # worker of another pod; whose agent reports first is chance.
+                self.victim2 = self.victim - self.local(self.victim) + (self.local(self.victim) + self.rpp) % GPUS_PER_HOST
+            self.report_delay = {g: r3.uniform(0.3, 5.0) for g in range(ranks // self.rpp + 1)}
 
     def host_of(self, rank):
         return self.hosts[rank // GPUS_PER_HOST]
 
     def pid_of(self, rank):
+        if self.layout == "k8s_pods":  # the container's own pid namespace
+            return 64 + self.lr(rank)
         return self.base_pid[self.host_of(rank)] + 7 + rank % GPUS_PER_HOST
 
     def host_pid_of(self, rank):
         """The pid the host's kernel knows the rank by: a container has its
         own pid namespace, so under Kubernetes it is not the pid the rank
         prints (NCCL, torchrun)."""
-        return self.pid_of(rank) + (1_300_000 if self.layout == "k8s" else 0)
+        base = self.base_pid[self.host_of(rank)] + 7 + rank % GPUS_PER_HOST
+        return base + (1_300_000 if self.layout in ("k8s", "k8s_pods") else 0)
 
     def agent_pid(self, host):
         return self.base_pid[host]
 
     def local(self, rank):
         return rank % GPUS_PER_HOST
+
+    def lr(self, rank):
+        """The rank's local rank under its launcher (torchrun's local_rank,
+        its CUDA device index): a pod's, else its host's."""
+        return rank % self.rpp
+
+    def group_of(self, rank):
+        """The launcher group (a torchrun agent: a host, or a pod) of rank."""
+        return rank // self.rpp
+
+    def ranks_of_group(self, g):
+        return list(range(g * self.rpp, min(self.nranks, (g + 1) * self.rpp)))
 
     def ranks_on(self, host):
         i = self.hosts.index(host)
@@ -224,7 +251,7 @@ def benign_kernel(job, host):
 
 def nccl_prefix(job, rank, tid_off=0):
     h = job.host_of(rank)
-    return f"{h}:{job.pid_of(rank)}:{job.pid_of(rank) + tid_off} [{job.local(rank)}]"
+    return f"{h}:{job.pid_of(rank)}:{job.pid_of(rank) + tid_off} [{job.lr(rank)}]"
 
 
 def startup_lines(job, rank):
@@ -238,10 +265,10 @@ def startup_lines(job, rank):
             out.append(f"{p} NCCL INFO NET/IB: [{d}] {name}:uverbs{name[5:]}:1/IB provider=Mlx5 speed=400000 context=0x55d4c{d}a1b2c0 "
                        f"pciPath=/sys/devices/pci0000:{bus[0]}0/0000:{bus[0]}0:01.0/0000:{bus}:00.0 ar=1 oooRqSize=0")
     out.append(f"{p} NCCL INFO NET/IB : Using " + " ".join(f"[{d}]{n}:1/IB" for d, n in enumerate(HCAS)) + f" ; OOB eth0:{job.ip[job.host_of(rank)]}<0>")
-    out.append(f"{p} NCCL INFO comm 0x55d4c8a0 rank {rank} nranks {job.nranks} cudaDev {job.local(rank)} nvmlDev {job.local(rank)} busId {PCI_BUSES[job.local(rank)]}000 commId 0x{job.run_id}f00d - Init COMPLETE")
+    out.append(f"{p} NCCL INFO comm 0x55d4c8a0 rank {rank} nranks {job.nranks} cudaDev {job.lr(rank)} nvmlDev {job.lr(rank)} busId {PCI_BUSES[job.local(rank)]}000 commId 0x{job.run_id}f00d - Init COMPLETE")
     if job.nranks > GPUS_PER_HOST:  # the ring's hops between hosts
         nxt, prv = (rank + GPUS_PER_HOST) % job.nranks, (rank - GPUS_PER_HOST) % job.nranks
-        net, l = job.local(rank) // 2, job.local(rank)
+        net, l = job.local(rank) // 2, job.lr(rank)
         gdr = "/GDRDMA" if job.nccl != "2.14.3" else ""
         for c in range(2):
             out.append(f"{nccl_prefix(job, rank, 2)} NCCL INFO Channel {c:02d}/0 : {rank}[{l}] -> {nxt}[{l}] [send] via NET/IB/{net}{gdr}")
@@ -310,7 +337,7 @@ def remote_error_lines(job, rank, peer_host):
 def cuda_oom_lines(job, rank):
     r = job.rng
     tried = r.choice(["1.95 GiB", "768.00 MiB", "3.12 GiB"])
-    d = job.local(rank)
+    d = job.lr(rank)
     tb = ["Traceback (most recent call last):", '  File "/workspace/train.py", line 198, in <module>',
           "    outputs = model(**batch)"]
     if job.torch == "1.13":
@@ -341,25 +368,9 @@ def kernel_incident(job, t):
         link = r.randrange(18)
         return h, [(t, f"NVRM: Xid (PCI:{bus}): 74, pid={pid}, name=python3, NVLink: fatal error detected on link {link}(0x0, 0x0, 0x10000, 0x0, 0x0, 0x0, 0x0)", "kernel", None)]
     if k == "host_oom":
-        rss = r.randrange(180, 260) * 1024 * 1024
-        lines = [(t, "python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0", "kernel", None),
-                 (t, "Mem-Info:", "kernel", None)]
-        if job.kernel_gen == "4.15":
-            lines += [(t + 0.01, f"Out of memory: Kill process {pid} (python3) score 934 or sacrifice child", "kernel", None),
-                      (t + 0.01, f"Killed process {pid} (python3) total-vm:{rss + 9 * 10 ** 7}kB, anon-rss:{rss}kB, file-rss:81236kB, shmem-rss:16384kB", "kernel", None)]
-        else:
-            memcg = f"/system.slice/slurmstepd.scope/job_{job.jobid}"
-            if job.layout == "k8s":  # cgroupfs on 5.15, the systemd driver's slices on 6.8
-                uid, cid = pod_uid(job, h)
-                memcg = (f"/kubepods/burstable/pod{uid}/{cid}" if job.kernel_gen == "5.15" else
-                         f"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{uid.replace('-', '_')}.slice/cri-containerd-{cid}.scope")
-                kpid = job.agent_pid(h) - 1700  # the node's kubelet
-                lines.append((t + 1.2, f'I{glog_stamp(job.clock(h, t + 1.2))}    {kpid} kubelet.go:2439] "SyncLoop (PLEG): event for pod" '
-                                       f'pod="training/{pod_name(job, h)}" event={{"ID":"{uid}","Type":"ContainerDied","Data":"{cid}"}}', "kubelet", kpid))
-            lines += [(t + 0.01, f"oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task_memcg={memcg},task=python3,pid={pid},uid=1000", "kernel", None),
-                      (t + 0.01, f"Out of memory: Killed process {pid} (python3) total-vm:{rss + 9 * 10 ** 7}kB, anon-rss:{rss}kB, file-rss:81236kB, shmem-rss:16384kB, UID:1000 pgtables:{rss // 1900}kB oom_score_adj:0", "kernel", None)]
-            if job.kernel_gen == "6.8":
-                lines.append((t + 0.3, f"oom_reaper: reaped process {pid} (python3), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB", "kernel", None))
+        lines = oom_kill_lines(job, v, t)
+        if job.victim2 is not None:
+            lines += oom_kill_lines(job, job.victim2, t + 0.4)
         return h, lines
     if k == "ib_down":
         dev, bus = HCAS[job.local(v) // 2], HCA_BUSES[job.local(v) // 2]
@@ -378,6 +389,32 @@ def kernel_incident(job, t):
     if k == "preempt":
         return h, preempt_notice(job, h, t)
     return None, []
+
+
+def oom_kill_lines(job, v, t):
+    """The kernel OOM killer's lines for killing rank v at t, and under
+    Kubernetes the kubelet's PLEG line for its pod."""
+    r, h, pid = job.rng, job.host_of(v), job.host_pid_of(v)
+    rss = r.randrange(180, 260) * 1024 * 1024
+    lines = [(t, "python3 invoked oom-killer: gfp_mask=0x140cca(GFP_HIGHUSER_MOVABLE|__GFP_COMP), order=0, oom_score_adj=0", "kernel", None),
+             (t, "Mem-Info:", "kernel", None)]
+    if job.kernel_gen == "4.15":
+        return lines + [(t + 0.01, f"Out of memory: Kill process {pid} (python3) score 934 or sacrifice child", "kernel", None),
+                        (t + 0.01, f"Killed process {pid} (python3) total-vm:{rss + 9 * 10 ** 7}kB, anon-rss:{rss}kB, file-rss:81236kB, shmem-rss:16384kB", "kernel", None)]
+    memcg = f"/system.slice/slurmstepd.scope/job_{job.jobid}"
+    if job.layout in ("k8s", "k8s_pods"):  # cgroupfs on 5.15, the systemd driver's slices on 6.8
+        pod = pod_of_rank(job, v)
+        uid, cid = pod_uid(job, h if job.layout == "k8s" else pod)
+        memcg = (f"/kubepods/burstable/pod{uid}/{cid}" if job.kernel_gen == "5.15" else
+                 f"/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{uid.replace('-', '_')}.slice/cri-containerd-{cid}.scope")
+        kpid = job.agent_pid(h) - 1700  # the node's kubelet
+        lines.append((t + 1.2, f'I{glog_stamp(job.clock(h, t + 1.2))}    {kpid} kubelet.go:2439] "SyncLoop (PLEG): event for pod" '
+                               f'pod="training/{pod}" event={{"ID":"{uid}","Type":"ContainerDied","Data":"{cid}"}}', "kubelet", kpid))
+    lines += [(t + 0.01, f"oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0-1,global_oom,task_memcg={memcg},task=python3,pid={pid},uid=1000", "kernel", None),
+              (t + 0.01, f"Out of memory: Killed process {pid} (python3) total-vm:{rss + 9 * 10 ** 7}kB, anon-rss:{rss}kB, file-rss:81236kB, shmem-rss:16384kB, UID:1000 pgtables:{rss // 1900}kB oom_score_adj:0", "kernel", None)]
+    if job.kernel_gen == "6.8":
+        lines.append((t + 0.3, f"oom_reaper: reaped process {pid} (python3), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB", "kernel", None))
+    return lines
 
 
 def preempt_notice(job, h, t):
@@ -414,7 +451,7 @@ def rank_timeline(job, rank):
     ended = None  # (time, [lines]) the rank prints when it ends
     victim_host = job.host_of(v)
     if k in ("xid79", "ecc", "nvlink", "host_oom", "cuda_oom", "segfault", "ib_down", "hang"):
-        last = job.fail_step + (0 if rank == v else 1)
+        last = job.fail_step + (0 if rank in (v, job.victim2) else 1)
     if k in ("nfs", "preempt"):
         last = job.fail_step + (0 if h == victim_host else 1)
     if k == "healthy" or k == "straggler":
@@ -447,9 +484,11 @@ def rank_timeline(job, rank):
         peer = job.hosts[(job.hosts.index(h) + 1) % len(job.hosts)]
         ended = (tf + 2, remote_error_lines(job, rank, peer))
     elif k in ("xid79", "nvlink", "ecc", "host_oom", "cuda_oom", "segfault", "ib_down") and (rank != v or job.quiet_ib):
+        # A worker its own launcher tore down prints nothing more.
+        torn = job.group_of(rank) in (job.group_of(v), job.group_of(job.victim2 if job.victim2 is not None else v))
         if k in ("cuda_oom", "segfault", "host_oom") and job.rng.random() < 0.5 and h != victim_host:
             ended = (tf + 8 + job.rng.random() * 3, remote_error_lines(job, rank, victim_host))
-        elif h != victim_host or k in ("xid79", "nvlink", "ecc", "ib_down"):
+        elif not torn or k in ("xid79", "nvlink", "ecc", "ib_down"):
             ended = (tf + 600 + job.rng.random() * 2, watchdog_lines(job, rank, job.clock(h, tf + 600), seq))
     elif k == "nfs" and h != victim_host:
         ended = (tf + 1800 + job.rng.random() * 2, watchdog_lines(job, rank, job.clock(h, tf + 1800), seq, 1800000))
@@ -462,12 +501,16 @@ def rank_timeline(job, rank):
 
 # ------------------------------------------------------------ launchers
 
-def agent_lines(job, host, tf):
-    """torchrun's elastic agent on one host: the worker start and its end."""
+def agent_lines(job, host, tf, group=None):
+    """torchrun's elastic agent of one launcher group (a host, or a pod on
+    it): the worker start and its end."""
     out = []
-    pid = job.agent_pid(host)
+    group = job.group_of(job.ranks_on(host)[0]) if group is None else group
+    pid = 1 if job.layout == "k8s_pods" else job.agent_pid(host)  # a pod's torchrun is its pid 1
     new = job.torch in ("2.4", "2.6")
-    local = job.ranks_on(host)
+    local = job.ranks_of_group(group)
+    mine = job.group_of(job.victim) == group
+    killed = [r for r in (job.victim, job.victim2) if r is not None and job.group_of(r) == group]
 
     def log(t, level, where, msg):
         if new:
@@ -479,13 +522,13 @@ def agent_lines(job, host, tf):
                    "Environment variable 'TORCHELASTIC_ENABLE_FILE_TIMER' not found. Do not start FileTimerServer."))
     k, v = job.kind, job.victim
     failed = None
-    if k in ("cuda_oom", "ecc", "nvlink") and job.host_of(v) == host:
+    if k in ("cuda_oom", "ecc", "nvlink") and mine:
         failed = (tf + 2, v, 1)
-    elif k == "segfault" and job.host_of(v) == host:
+    elif k == "segfault" and mine:
         failed = (tf + 0.5, v, -11)
-    elif k == "host_oom" and job.host_of(v) == host:
-        failed = (tf + 0.5, v, -9)
-    elif k in ("xid79", "ecc", "nvlink", "ib_down", "cuda_oom", "segfault", "host_oom") and job.host_of(v) != host:
+    elif k == "host_oom" and killed:
+        failed = (tf + job.report_delay.get(group, 0.5), killed[0], -9)
+    elif k in ("xid79", "ecc", "nvlink", "ib_down", "cuda_oom", "segfault", "host_oom") and not mine:
         first = local[0]
         failed = (tf + 601 + (1 if k in ("cuda_oom", "segfault", "host_oom") else 0), first, -6)
     elif k == "nfs" and job.host_of(v) != host:
@@ -503,7 +546,7 @@ def agent_lines(job, host, tf):
             if o != r:
                 out.append(log(t, "WARNING", "multiprocessing/api.py:897", f"Sending process {job.pid_of(o)} closing signal SIGTERM"))
         out.append(log(t + 0.6, "ERROR", "multiprocessing/api.py:869",
-                       f"failed (exitcode: {code}) local_rank: {job.local(r)} (pid: {job.pid_of(r)}) of binary: /usr/bin/python3"))
+                       f"failed (exitcode: {code}) local_rank: {job.lr(r)} (pid: {job.pid_of(r)}) of binary: /usr/bin/python3"))
     elif k == "hang":  # someone saw the job stuck and stopped it half an hour later
         t = hang_cancel_time(job, tf)
         out.append(log(t, "WARNING", "agent/server/api.py:704", "Received Signals.SIGINT death signal, shutting down workers"))
@@ -617,6 +660,14 @@ def pod_name(job, h):
     return f"pretrain-{job.run_id[:5]}-worker-{job.hosts.index(h)}"
 
 
+def pod_of_rank(job, rank):
+    """The pod a rank runs in: one per host (k8s), or one per launcher
+    group, several on a node (k8s_pods)."""
+    if job.layout == "k8s_pods":
+        return f"pretrain-{job.run_id[:5]}-worker-{job.group_of(rank)}"
+    return pod_name(job, job.host_of(rank))
+
+
 def pod_uid(job, h):
     """The pod's metadata.uid and its container's id (derived, not drawn)."""
     x = hashlib.sha256(f"{job.run_id}/{h}".encode()).hexdigest()
@@ -661,6 +712,40 @@ def layout_k8s(job, root, timelines, tf, kern):
         ev.append(f"3m          Normal    PreemptingNode     node/{vh}                   Spot instance interruption notice received, draining node")
     ev.append(f"47m         Normal    Scheduled          pod/{pods[job.hosts[0]]}   Successfully assigned training/{pods[job.hosts[0]]} to {job.hosts[0]}")
     write(f"{root}/kubectl/get-events.txt", ev)
+
+
+def layout_k8s_pods(job, root, timelines, tf, kern):
+    """Several pods per node (a PyTorchJob of small workers): each pod runs
+    its own torchrun over rpp GPUs, prints the pod's name as its hostname
+    and its container's pids; the node's kernel knows the workers by other
+    pids, and its cgroups by the pod's UID."""
+    groups = sorted({job.group_of(r) for r in range(job.nranks)})
+    pods = {g: pod_of_rank(job, job.ranks_of_group(g)[0]) for g in groups}
+    host = {g: job.host_of(job.ranks_of_group(g)[0]) for g in groups}
+    for g in groups:
+        h = host[g]
+        rows = [(t, s, f"[default{job.lr(r)}]:{x.replace(h + ':', pods[g] + ':')}")
+                for r in job.ranks_of_group(g) for t, x, s in timelines[r]]
+        rows += [(t, "err", x) for t, x in agent_lines(job, h, tf, g)]
+        rows.sort(key=lambda e: e[0])
+        write(f"{root}/pods/{pods[g]}/pytorch.log", [cri(job, h, t, s, x) for t, s, x in rows])
+    for h in job.hosts:
+        write_host_logs(job, f"{root}/nodes/{h}", h, kern)
+    k = job.kind
+    killed = {job.group_of(r) for r in (job.victim, job.victim2) if r is not None}
+    ended = k not in ("healthy", "straggler", "hang")
+    # containerd reads the cgroup's oom_kill count: a pod one of whose
+    # processes the kernel killed is OOMKilled, though the kill was global.
+    status = {g: "OOMKilled" if k == "host_oom" and g in killed else "Error" if ended else "Running" for g in groups}
+    rows = ["NAME                               READY   STATUS       RESTARTS   AGE   IP             NODE                NOMINATED NODE   READINESS GATES"]
+    for g in groups:
+        rows.append(f"{pods[g]:<34} {'0/1':<7} {status[g]:<12} {0:<10} {'47m':<5} {'10.244.%d.%d' % (g // 200, g % 200 + 2):<14} {host[g]:<19} <none>           <none>")
+    write(f"{root}/kubectl/get-pods-wide.txt", rows)
+    desc = []
+    for g in groups:
+        desc += [f"Name:             {pods[g]}", "Namespace:        training", "Priority:         0",
+                 f"Node:             {host[g]}/{job.ip[host[g]]}", f"Status:           {'Failed' if status[g] != 'Running' else 'Running'}", ""]
+    write(f"{root}/kubectl/describe-pods.txt", desc)
 
 
 def layout_deepspeed(job, root, timelines, tf, kern):
@@ -722,7 +807,8 @@ def layout_journald(job, root, timelines, tf, kern):
 
 
 LAYOUT_WRITERS = {"torchrun": layout_torchrun, "srun": layout_srun, "k8s": layout_k8s,
-                  "deepspeed": layout_deepspeed, "mpirun": layout_mpirun, "journald": layout_journald}
+                  "deepspeed": layout_deepspeed, "mpirun": layout_mpirun, "journald": layout_journald,
+                  "k8s_pods": layout_k8s_pods}
 
 
 def simulate(out, kind, layout, kformat, ranks, seed):

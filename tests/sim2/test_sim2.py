@@ -7,6 +7,7 @@ gains one. FAULTLINE_BIN picks the binary (tests/conftest.py).
     python3 -m pytest tests/sim2 -q
 """
 import pathlib
+import subprocess
 import sys
 
 import pytest
@@ -15,8 +16,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import sim2gen as gen  # noqa: E402
 import score  # noqa: E402
 
-# Archives right of the 72 (12 kinds x 6 layouts, seed 1, 16 ranks).
-FLOORS = {"top1": 72, "rank": 54, "host": 66, "straggler_found": 6, "hang_found": 6}
+# Archives right of the 84 (12 kinds x 7 layouts, seed 1, 16 ranks).
+FLOORS = {"top1": 84, "rank": 63, "host": 77, "straggler_found": 7, "hang_found": 7}
 
 
 @pytest.fixture(scope="module")
@@ -114,3 +115,33 @@ def test_hang_the_operator_cancelled(faultline_bin, tmp_path, layout, kformat, s
     first = report["incidents"][0]
     assert first["reference"] in t["references"], first["reference"]
     assert first["initiating"]["rank"] == t["rank"]
+
+
+@pytest.mark.parametrize("layout,kformat,seed", [("torchrun", "dmesg", 1), ("k8s", "rfc5424", 2), ("torchrun", "rfc3164", 3)])  # NCCL 2.27
+def test_port_down_names_its_hca(faultline_bin, tmp_path, layout, kformat, seed):
+    """The kernel's port-down line names the HCA's PCI function; NCCL's
+    device lines tie it to mlx5_N, which the report's initiating.hca names
+    (and the text report's initiating line)."""
+    t = gen.simulate(str(tmp_path), "ib_down", layout, kformat, 16, seed)
+    report, err = score.diagnose(faultline_bin, tmp_path / "logs")
+    assert report, err
+    first = report["incidents"][0]
+    assert first["reference"] in t["references"]
+    assert first["initiating"].get("hca") == gen.HCAS[t["rank"] % gen.GPUS_PER_HOST // 2]
+    text = subprocess.run([faultline_bin, "diagnose", str(tmp_path / "logs")], capture_output=True, text=True).stdout
+    assert f"HCA {first['initiating']['hca']}" in text
+
+
+@pytest.mark.parametrize("kformat,seed", [("rfc3164", 3), ("rfc5424", 2), ("dmesg_t", 2), ("journal_json", 2)])  # the other pod reports first
+def test_oom_kill_of_one_pod_among_several_on_its_node(faultline_bin, tmp_path, kformat, seed):
+    """Several pods per node, each its own torchrun: the kernel kills a
+    worker of one pod and then one of another pod on that node, and whose
+    agent reports first is chance. Only the first kill's task_memcg (the
+    pod's UID, which the kubelet's PLEG line names) says which pod's
+    worker, and that pod's agent which of its ranks."""
+    t = gen.simulate(str(tmp_path), "host_oom", "k8s_pods", kformat, 16, seed)
+    report, err = score.diagnose(faultline_bin, tmp_path / "logs")
+    assert report, err
+    first = report["incidents"][0]
+    assert first["reference"] in t["references"]
+    assert (first["initiating"]["rank"], first["initiating"]["host"]) == (t["rank"], t["host"])

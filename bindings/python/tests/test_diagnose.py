@@ -273,3 +273,13 @@ def test_flight_recorder_dumps(tmp_path: Path) -> None:
     assert r.primary is not None and r.primary.rank == 5
     assert [(f.kind, f.rank, f.seq) for f in r.primary.flight_recorder] == [("missing-rank", 5, 6)]
     assert faultline.diagnose(tmp_path / "d" / "job" / "logs").flight_recorder is None
+
+
+def test_initiating_hca() -> None:
+    """The report's optional initiating.hca (the InfiniBand HCA the
+    initiating line names) reaches Initiating.hca; absent, it is None."""
+    from faultline._report import Initiating
+
+    d = {"rank": 2, "host": "node1", "time": None, "evidence": []}
+    assert Initiating.from_dict(d).hca is None
+    assert Initiating.from_dict({**d, "hca": "mlx5_3"}).hca == "mlx5_3"

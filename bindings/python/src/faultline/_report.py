@@ -103,6 +103,8 @@ class Initiating:
     gpu: Optional[str] = None
     inferred: bool = False
     suspects: List[Any] = field(default_factory=list)
+    #: The InfiniBand HCA (``mlx5_N``) the initiating line names; None when unknown.
+    hca: Optional[str] = None
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Initiating":
@@ -114,6 +116,7 @@ class Initiating:
             gpu=d.get("gpu"),
             inferred=bool(d.get("inferred", False)),
             suspects=list(d.get("suspects") or []),
+            hca=d.get("hca"),
         )
 
     def __repr__(self) -> str:
