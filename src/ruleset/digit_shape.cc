@@ -158,8 +158,11 @@ bool AfterOpt(const DigitShape& shape, size_t k) {
   return false;
 }
 
+// Whether `lit` is at s[at]; the first byte is compared before memcmp is
+// called (most tries of an alternative fail there).
 bool StartsWith(std::string_view s, size_t at, std::string_view lit) {
-  return s.substr(at, lit.size()) == lit;
+  if (at > s.size() || s.size() - at < lit.size()) return false;
+  return lit.empty() || (s[at] == lit[0] && std::memcmp(s.data() + at + 1, lit.data() + 1, lit.size() - 1) == 0);
 }
 
 // The end of the rulesets' number at `at`, or npos.
@@ -537,7 +540,12 @@ int FollowsGap(const std::vector<ShapeItem>& items, size_t k, size_t at, Search*
     }
     return 0;
   }
+  // A class byte after the gap (`[^\n]*[ \t,]`): only the ends before one.
+  const ShapeItem* next = k + 1 < items.size() && items[k + 1].kind == ShapeItem::kRun && items[k + 1].min > 0
+                              ? &items[k + 1]
+                              : nullptr;
   for (size_t e = nl + 1; e-- > at;) {
+    if (next != nullptr && (e == s.size() || !next->bytes[static_cast<unsigned char>(s[e])])) continue;
     const int r = Follows(items, k + 1, e, st, up);
     if (r != 0) return r;
   }
@@ -649,6 +657,10 @@ ItemShape MakeShape(std::vector<ShapeItem> items, std::vector<std::string> names
   shape.items = std::move(items);
   shape.captures = std::move(names);
   shape.any_start = !AddFirst(shape.items, 0, &shape.first);
+  const ShapeItem& lead = shape.items[0];
+  if (lead.kind == ShapeItem::kRun && lead.min == 1 && lead.max == 1) {
+    shape.any_second = !AddFirst(shape.items, 1, &shape.second);
+  }
   shape.gap = HasGap(shape.items);
   return shape;
 }
@@ -666,10 +678,10 @@ std::optional<bool> MatchFromLeft(const ItemShape& shape, std::string_view subje
     }
     return false;
   }
-  for (size_t at = 0; at <= subject.size(); ++at) {
-    if (at > 0 && !shape.any_start && (at == subject.size() || !shape.first[static_cast<unsigned char>(subject[at])])) {
-      continue;
-    }
+  const size_t n = subject.size();
+  for (size_t at = 0; at <= n; ++at) {
+    if (at > 0 && !shape.any_start && (at == n || !shape.first[static_cast<unsigned char>(subject[at])])) continue;
+    if (!shape.any_second && (at + 1 >= n || !shape.second[static_cast<unsigned char>(subject[at + 1])])) continue;
     const int r = Follows(items, 0, at, &st, nullptr);
     if (r != 0) return r > 0 ? std::optional<bool>(true) : std::nullopt;
   }

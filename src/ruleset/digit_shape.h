@@ -59,6 +59,10 @@ struct ItemShape {
   std::vector<std::string> captures;  // capture names, in group order
   std::bitset<256> first;             // the bytes a match can start with
   bool any_start = false;             // a match may start with any byte
+  // When the first item is one byte of a class: the bytes the second item
+  // can start with (any_second false), as a second filter of the starts.
+  std::bitset<256> second;
+  bool any_second = true;
   bool gap = false;                   // a gap is among the items
 };
 
