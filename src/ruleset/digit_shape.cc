@@ -15,7 +15,6 @@ constexpr std::string_view kNumberWords[] = {"nan", "NaN", "NAN", "inf", "INF", 
 // The blank runs, as written before a capture, and their bytes.
 constexpr std::string_view kBlankRuns[][2] = {{"[ \\t]+(?P<", " \t"}, {" +(?P<", " "}};
 // The classes an item run may be of, as written, and their bytes.
-constexpr std::string_view kRunClasses[][2] = {{"[0-9]", "0123456789"}, {"[0-9.]", "0123456789."}, {"[ \\t]", " \t"}};
 constexpr std::string_view kGap = "[^\\n]*";
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
@@ -159,8 +158,11 @@ bool AfterOpt(const DigitShape& shape, size_t k) {
   return false;
 }
 
+// Whether `lit` is at s[at]; the first byte is compared before memcmp is
+// called (most tries of an alternative fail there).
 bool StartsWith(std::string_view s, size_t at, std::string_view lit) {
-  return s.substr(at, lit.size()) == lit;
+  if (at > s.size() || s.size() - at < lit.size()) return false;
+  return lit.empty() || (s[at] == lit[0] && std::memcmp(s.data() + at + 1, lit.data() + 1, lit.size() - 1) == 0);
 }
 
 // The end of the rulesets' number at `at`, or npos.
@@ -244,33 +246,73 @@ void HeadValues(const DigitShape& shape, std::string_view s, size_t at, std::str
 }
 
 
-// Reads "(?:a|b|...)" of literals at *i.
-bool ReadAlt(std::string_view p, size_t* i, ShapeItem* item) {
-  item->kind = ShapeItem::kAlt;
-  *i += 3;
-  do {
-    if (p[*i] == '|') ++*i;
-    std::string& lit = item->texts.emplace_back();
-    if (!ReadLiteral(p, i, &lit, /*in_group=*/true) || *i == p.size() || lit.empty()) return false;
-  } while (p[*i] == '|');
-  if (p[*i] != ')') return false;
-  ++*i;
-  return *i == p.size() || !IsQuantifier(p[*i]);
+// What a group's capture becomes while items are read: refused (a digit
+// shape's tail), a plain group (a pattern to confirm with), or recorded.
+enum class CaptureMode { kRefuse, kIgnore, kRecord };
+
+struct ReadContext {
+  CaptureMode mode = CaptureMode::kRefuse;
+  std::vector<std::string>* names = nullptr;  // kRecord: the captures read
+  int depth = 0;
+};
+
+bool ReadSeq(std::string_view p, size_t* i, std::vector<ShapeItem>* items, ReadContext* ctx);
+
+void SetBytes(ShapeItem* item) {
+  for (char c : item->set) item->bytes.set(static_cast<unsigned char>(c));
 }
 
-// Reads a class or a byte and its quantifier at *i: a run or an optional byte.
+// One byte of a class at *i: an escape, or a printable byte other than
+// `\`, `[` and `]`.
+bool ReadClassByte(std::string_view p, size_t* i, char* c) {
+  if (*i >= p.size()) return false;
+  if (p[*i] == '\\') {
+    if (*i + 1 >= p.size()) return false;
+    const char e = p[*i + 1];
+    *c = e == 't' ? '\t' : e == 'n' ? '\n' : e == 'r' ? '\r' : e;
+    *i += 2;
+    return e == 't' || e == 'n' || e == 'r' || e == ']' || e == '^' || IsEscapable(e);
+  }
+  *c = p[*i];
+  ++*i;
+  return *c > ' ' - 1 && *c < 127 && *c != '[' && *c != ']';
+}
+
+// Reads a class, `[a-z_,\]]`, and its quantifier at *i into a run.
+bool ReadClass(std::string_view p, size_t* i, ShapeItem* item) {
+  size_t j = *i + 1;
+  if (j >= p.size() || p[j] == '^' || p[j] == ']') return false;
+  while (j < p.size() && p[j] != ']') {
+    char lo = 0, hi = 0;
+    if (!ReadClassByte(p, &j, &lo)) return false;
+    hi = lo;
+    if (j + 1 < p.size() && p[j] == '-' && p[j + 1] != ']') {
+      ++j;
+      if (!ReadClassByte(p, &j, &hi) || hi < lo) return false;
+    }
+    for (int c = lo; c <= hi; ++c) item->set.push_back(static_cast<char>(c));
+  }
+  if (j >= p.size()) return false;
+  *i = j + 1;
+  item->kind = ShapeItem::kRun;
+  item->min = 1;
+  item->max = 1;
+  if (*i < p.size() && IsQuantifier(p[*i])) {
+    item->min = p[*i] == '+' ? 1 : 0;
+    item->max = p[*i] == '?' ? 1 : SIZE_MAX;
+    ++*i;
+  }
+  SetBytes(item);
+  return *i == p.size() || !(IsQuantifier(p[*i]) || p[*i] == '{');  // lazy, possessive, counted
+}
+
+// Reads a byte and its quantifier at *i: a run or an optional byte.
 bool ReadQuantified(std::string_view p, size_t* i, ShapeItem* item) {
   size_t n = 0;
-  for (const auto& cls : kRunClasses) {
-    if (p.substr(*i, cls[0].size()) == cls[0]) {
-      item->set = std::string(cls[1]);
-      n = cls[0].size();
-    }
-  }
-  if (n == 0 && p[*i] == '\\' && *i + 1 < p.size() && IsEscapable(p[*i + 1])) {
+  if (p[*i] == '\\' && *i + 1 < p.size() && IsEscapable(p[*i + 1])) {
     item->set = std::string(1, p[*i + 1]);
     n = 2;
-  } else if (n == 0 && IsPlainByte(p[*i])) {
+  } else if (IsPlainByte(p[*i])) {
     item->set = std::string(1, p[*i]);
     n = 1;
   }
@@ -278,15 +320,99 @@ bool ReadQuantified(std::string_view p, size_t* i, ShapeItem* item) {
   const char q = p[*i + n];
   *i += n + 1;
   if (*i < p.size() && IsQuantifier(p[*i])) return false;  // lazy or possessive
-  if (q == '?' && item->set.size() != 1) return false;
   item->kind = q == '?' ? ShapeItem::kOpt : ShapeItem::kRun;
   if (q == '?') item->texts.push_back(item->set);
   item->min = q == '+' ? 1 : 0;
+  SetBytes(item);
   return true;
 }
 
+// Reads a group's opening at *i: `(?:`, `(?P<name>` or `(`; sets its capture.
+bool ReadGroupOpen(std::string_view p, size_t* i, ShapeItem* item, ReadContext* ctx) {
+  if (p.substr(*i, 3) == "(?:") {
+    *i += 3;
+    return true;
+  }
+  const bool named = p.substr(*i, 4) == "(?P<";
+  if (!named && p.substr(*i, 2) == "(?") return false;
+  if (ctx->mode == CaptureMode::kRefuse || (!named && ctx->mode == CaptureMode::kRecord)) return false;
+  size_t close = *i + 1;
+  if (named) {
+    close = p.find('>', *i + 4);
+    if (close == std::string_view::npos || close == *i + 4) return false;
+    for (size_t k = *i + 4; k < close; ++k) {
+      const char c = p[k];
+      if (!(IsDigit(c) || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return false;
+    }
+    ++close;
+  }
+  if (ctx->mode == CaptureMode::kRecord) {
+    item->capture = static_cast<int>(ctx->names->size());
+    ctx->names->emplace_back(p.substr(*i + 4, close - 1 - (*i + 4)));
+  }
+  *i = close;
+  return true;
+}
+
+// Whether a group is a list of literal alternatives (then an kAlt).
+bool LiteralsOnly(const ShapeItem& g) {
+  if (g.capture >= 0 || g.optional) return false;
+  for (const auto& b : g.branches) {
+    if (b.size() != 1 || b[0].kind != ShapeItem::kLit) return false;
+  }
+  return true;
+}
+
+// Reads a group, its branches and a `?` after it at *i.
+bool ReadGroup(std::string_view p, size_t* i, ShapeItem* item, ReadContext* ctx) {
+  item->kind = ShapeItem::kGroup;
+  if (ctx->depth > 8 || !ReadGroupOpen(p, i, item, ctx)) return false;
+  ++ctx->depth;
+  for (;;) {
+    if (!ReadSeq(p, i, &item->branches.emplace_back(), ctx) || *i == p.size()) return false;
+    if (p[(*i)++] == ')') break;
+  }
+  --ctx->depth;
+  if (*i < p.size() && p[*i] == '?') {
+    item->optional = true;
+    ++*i;
+  }
+  if (*i < p.size() && (IsQuantifier(p[*i]) || p[*i] == '{')) return false;
+  if (LiteralsOnly(*item)) {
+    item->kind = ShapeItem::kAlt;
+    for (auto& b : item->branches) item->texts.push_back(std::move(b[0].texts[0]));
+    item->branches.clear();
+  }
+  return true;
+}
+
+// Reads one literal byte at *i.
+bool ReadLiteralByte(std::string_view p, size_t* i, ShapeItem* item) {
+  std::string& lit = item->texts.emplace_back();
+  if (p[*i] == '\\' && *i + 1 < p.size() && IsEscapable(p[*i + 1])) {
+    lit.push_back(p[*i + 1]);
+    *i += 2;
+    return true;
+  }
+  if (!IsPlainByte(p[*i])) return false;
+  lit.push_back(p[(*i)++]);
+  return true;
+}
+
+// Appends `item`, joining a literal to a literal before it; a group of one
+// branch that does not capture is its items.
+void Append(ShapeItem&& item, std::vector<ShapeItem>* items) {
+  if (item.kind == ShapeItem::kGroup && item.capture < 0 && !item.optional && item.branches.size() == 1) {
+    for (ShapeItem& it : item.branches[0]) Append(std::move(it), items);
+  } else if (item.kind == ShapeItem::kLit && !items->empty() && items->back().kind == ShapeItem::kLit) {
+    items->back().texts[0] += item.texts[0];
+  } else {
+    items->push_back(std::move(item));
+  }
+}
+
 // Reads the item at *i.
-bool ReadItem(std::string_view p, size_t* i, std::vector<ShapeItem>* items) {
+bool ReadItem(std::string_view p, size_t* i, std::vector<ShapeItem>* items, ReadContext* ctx) {
   const std::string_view rest = p.substr(*i);
   const std::string_view number = kNumber.substr(0, kNumber.size() - 1);
   ShapeItem item;
@@ -296,26 +422,32 @@ bool ReadItem(std::string_view p, size_t* i, std::vector<ShapeItem>* items) {
   } else if (rest.substr(0, kGap.size()) == kGap) {
     item.kind = ShapeItem::kGap;
     *i += kGap.size();
-  } else if (rest.substr(0, 3) == "(?:") {
-    if (!ReadAlt(p, i, &item)) return false;
+  } else if (rest[0] == '^') {
+    item.kind = ShapeItem::kBegin;
+    ++*i;
+  } else if (rest[0] == '(') {
+    if (!ReadGroup(p, i, &item, ctx)) return false;
+  } else if (rest[0] == '[') {
+    if (!ReadClass(p, i, &item)) return false;
   } else if (!ReadQuantified(p, i, &item)) {
-    std::string& lit = item.texts.emplace_back();
-    if (!ReadLiteral(p, i, &lit) || lit.empty()) return false;
+    item = ShapeItem();
+    if (!ReadLiteralByte(p, i, &item)) return false;
   }
-  if (item.kind == ShapeItem::kLit && !items->empty() && items->back().kind == ShapeItem::kLit) {
-    items->back().texts[0] += item.texts[0];
-  } else {
-    items->push_back(std::move(item));
+  Append(std::move(item), items);
+  return true;
+}
+
+// Reads items from *i up to the end, a `|` or a `)`.
+bool ReadSeq(std::string_view p, size_t* i, std::vector<ShapeItem>* items, ReadContext* ctx) {
+  while (*i < p.size() && p[*i] != '|' && p[*i] != ')') {
+    if (!ReadItem(p, i, items, ctx)) return false;
   }
   return true;
 }
 
 // Reads items from *i to the end of the pattern.
-bool ReadItems(std::string_view p, size_t* i, std::vector<ShapeItem>* items) {
-  while (*i < p.size()) {
-    if (!ReadItem(p, i, items)) return false;
-  }
-  return true;
+bool ReadItems(std::string_view p, size_t* i, std::vector<ShapeItem>* items, ReadContext* ctx) {
+  return ReadSeq(p, i, items, ctx) && *i == p.size();
 }
 
 // Every end of the rulesets' number started at `at`, up to `cap` of them;
@@ -349,43 +481,106 @@ size_t FindLiteral(std::string_view s, std::string_view lit, size_t from) {
   return hit ? static_cast<size_t>(static_cast<const char*>(hit) - s.data()) : std::string_view::npos;
 }
 
-// Whether items[k..] match from `at`: 1 yes, 0 no, -1 when *budget (steps)
-// ran out. A backtracking search over every way each item can match.
-int Follows(const std::vector<ShapeItem>& items, size_t k, std::string_view s, size_t at, int* budget);
+// A search's subject, its steps left and where its captures go (null when
+// nothing captures).
+struct Search {
+  std::string_view s;
+  int budget = 0;
+  std::string_view* vals = nullptr;
+};
 
-// Tries items[k + used..] after each end of ends[0..n), in order.
-int FollowsAny(const std::vector<ShapeItem>& items, size_t k, std::string_view s, const size_t* ends, size_t n,
-               int* budget) {
+// What follows a group's branch: the items after the group, and the capture
+// the group closes (-1 for none) with its start.
+struct Cont {
+  const std::vector<ShapeItem>* items;
+  size_t k;
+  const Cont* up;
+  int close;
+  size_t start;
+};
+
+// Whether items[k..], then `up`, match from `at`: 1 yes, 0 no, -1 when the
+// budget (steps) ran out. A backtracking search over every way each item can
+// match, in RE2's order of preference (leftmost-first) but for the gap and the
+// number (the items of an extract have neither).
+int Follows(const std::vector<ShapeItem>& items, size_t k, size_t at, Search* st, const Cont* up);
+
+// The rest after a group's branch ended at `at`: its capture, then `up`.
+int Resume(const Cont* up, size_t at, Search* st) {
+  if (up == nullptr) return 1;
+  if (up->close < 0) return Follows(*up->items, up->k, at, st, up->up);
+  std::string_view& v = st->vals[up->close];
+  const std::string_view old = v;
+  v = st->s.substr(up->start, at - up->start);
+  const int r = Follows(*up->items, up->k, at, st, up->up);
+  if (r == 0) v = old;
+  return r;
+}
+
+// Tries items[k..] after each end of ends[0..n), in order.
+int FollowsAny(const std::vector<ShapeItem>& items, size_t k, const size_t* ends, size_t n, Search* st,
+               const Cont* up) {
   for (size_t e = 0; e < n; ++e) {
-    const int r = Follows(items, k, s, ends[e], budget);
+    const int r = Follows(items, k, ends[e], st, up);
     if (r != 0) return r;
   }
   return 0;
 }
 
 // A gap, `[^\n]*`, at items[k] from `at`.
-int FollowsGap(const std::vector<ShapeItem>& items, size_t k, std::string_view s, size_t at, int* budget) {
+int FollowsGap(const std::vector<ShapeItem>& items, size_t k, size_t at, Search* st, const Cont* up) {
+  const std::string_view s = st->s;
   const size_t nl = std::min(s.find('\n', at), s.size());
   if (k + 1 < items.size() && items[k + 1].kind == ShapeItem::kLit) {
     const std::string& lit = items[k + 1].texts[0];
     for (size_t hit = FindLiteral(s, lit, at); hit != std::string_view::npos && hit <= nl;
          hit = FindLiteral(s, lit, hit + 1)) {
-      const int r = Follows(items, k + 2, s, hit + lit.size(), budget);
+      const int r = Follows(items, k + 2, hit + lit.size(), st, up);
       if (r != 0) return r;
     }
     return 0;
   }
+  // A class byte after the gap (`[^\n]*[ \t,]`): only the ends before one.
+  const ShapeItem* next = k + 1 < items.size() && items[k + 1].kind == ShapeItem::kRun && items[k + 1].min > 0
+                              ? &items[k + 1]
+                              : nullptr;
   for (size_t e = nl + 1; e-- > at;) {
-    const int r = Follows(items, k + 1, s, e, budget);
+    if (next != nullptr && (e == s.size() || !next->bytes[static_cast<unsigned char>(s[e])])) continue;
+    const int r = Follows(items, k + 1, e, st, up);
     if (r != 0) return r;
   }
   return 0;
 }
 
-int Follows(const std::vector<ShapeItem>& items, size_t k, std::string_view s, size_t at, int* budget) {
-  if (k == items.size()) return 1;
-  if (--*budget < 0) return -1;
+// A run of a class at items[k] from `at`, longest first.
+int FollowsRun(const std::vector<ShapeItem>& items, size_t k, size_t at, Search* st, const Cont* up) {
   const ShapeItem& item = items[k];
+  const std::string_view s = st->s;
+  size_t end = at;
+  while (end < s.size() && end - at < item.max && item.bytes[static_cast<unsigned char>(s[end])]) ++end;
+  for (size_t e = end + 1; e-- > at + item.min;) {
+    const int r = Follows(items, k + 1, e, st, up);
+    if (r != 0) return r;
+  }
+  return 0;
+}
+
+// A group at items[k] from `at`: each branch in order, then (`?`) none.
+int FollowsGroup(const std::vector<ShapeItem>& items, size_t k, size_t at, Search* st, const Cont* up) {
+  const ShapeItem& item = items[k];
+  const Cont next{&items, k + 1, up, item.capture, at};
+  for (const std::vector<ShapeItem>& branch : item.branches) {
+    const int r = Follows(branch, 0, at, st, &next);
+    if (r != 0) return r;
+  }
+  return item.optional ? Follows(items, k + 1, at, st, up) : 0;
+}
+
+int Follows(const std::vector<ShapeItem>& items, size_t k, size_t at, Search* st, const Cont* up) {
+  if (k == items.size()) return Resume(up, at, st);
+  if (--st->budget < 0) return -1;
+  const ShapeItem& item = items[k];
+  const std::string_view s = st->s;
   constexpr size_t kCap = 32;
   size_t ends[kCap];
   size_t n = 0;
@@ -400,29 +595,97 @@ int Follows(const std::vector<ShapeItem>& items, size_t k, std::string_view s, s
       if (at < s.size() && s[at] == item.texts[0][0]) ends[n++] = at + 1;
       ends[n++] = at;
       break;
-    case ShapeItem::kRun: {
-      size_t end = at;
-      while (end < s.size() && item.set.find(s[end]) != std::string::npos) ++end;
-      for (size_t e = end + 1; e-- > at + item.min;) {
-        const int r = Follows(items, k + 1, s, e, budget);
-        if (r != 0) return r;
-      }
-      return 0;
-    }
+    case ShapeItem::kRun: return FollowsRun(items, k, at, st, up);
     case ShapeItem::kNumber:
       n = NumberEnds(s, at, ends, kCap);
       if (n > kCap) return -1;
       break;
-    case ShapeItem::kGap: return FollowsGap(items, k, s, at, budget);
+    case ShapeItem::kGap: return FollowsGap(items, k, at, st, up);
+    case ShapeItem::kBegin: return at == 0 ? Follows(items, k + 1, at, st, up) : 0;
+    case ShapeItem::kGroup: return FollowsGroup(items, k, at, st, up);
   }
-  return FollowsAny(items, k + 1, s, ends, n, budget);
+  return FollowsAny(items, k + 1, ends, n, st, up);
 }
 
 // The steps a search may take on `s` before RE2 is asked instead.
 int BudgetFor(std::string_view s) { return 64 + 4 * static_cast<int>(std::min<size_t>(s.size(), 1 << 20)); }
 
-bool HasGap(const std::vector<ShapeItem>& items) {
-  return std::any_of(items.begin(), items.end(), [](const ShapeItem& it) { return it.kind == ShapeItem::kGap; });
+// Whether an item of `kind` is among `items` or in their groups.
+bool Has(const std::vector<ShapeItem>& items, ShapeItem::Kind kind) {
+  return std::any_of(items.begin(), items.end(), [&](const ShapeItem& it) {
+    return it.kind == kind ||
+           std::any_of(it.branches.begin(), it.branches.end(), [&](const auto& b) { return Has(b, kind); });
+  });
+}
+
+bool HasGap(const std::vector<ShapeItem>& items) { return Has(items, ShapeItem::kGap); }
+
+// Adds the bytes a match of items[k..] can start with (past the subject's
+// start) to *first; false when it may start with any byte or be empty.
+bool AddFirst(const std::vector<ShapeItem>& items, size_t k, std::bitset<256>* first) {
+  for (; k < items.size(); ++k) {
+    const ShapeItem& it = items[k];
+    switch (it.kind) {
+      case ShapeItem::kLit:
+      case ShapeItem::kAlt:
+        for (const std::string& t : it.texts) first->set(static_cast<unsigned char>(t[0]));
+        return true;
+      case ShapeItem::kOpt:
+      case ShapeItem::kRun:
+        *first |= it.bytes;
+        if (it.kind == ShapeItem::kRun && it.min > 0) return true;
+        break;
+      case ShapeItem::kNumber:
+        for (char c : std::string_view("+-0123456789nNiI")) first->set(static_cast<unsigned char>(c));
+        return true;
+      case ShapeItem::kGap: return false;
+      case ShapeItem::kBegin: return true;  // at the start only, which is always tried
+      case ShapeItem::kGroup:
+        if (it.optional) return false;
+        for (const auto& b : it.branches) {
+          if (!AddFirst(b, 0, first)) return false;
+        }
+        return true;
+    }
+  }
+  return false;
+}
+
+// The shape of `items`: its start bytes.
+ItemShape MakeShape(std::vector<ShapeItem> items, std::vector<std::string> names) {
+  ItemShape shape;
+  shape.items = std::move(items);
+  shape.captures = std::move(names);
+  shape.any_start = !AddFirst(shape.items, 0, &shape.first);
+  const ShapeItem& lead = shape.items[0];
+  if (lead.kind == ShapeItem::kRun && lead.min == 1 && lead.max == 1) {
+    shape.any_second = !AddFirst(shape.items, 1, &shape.second);
+  }
+  shape.gap = HasGap(shape.items);
+  return shape;
+}
+
+// The leftmost start at which the items match; vals as the match left them.
+std::optional<bool> MatchFromLeft(const ItemShape& shape, std::string_view subject, std::string_view* vals) {
+  Search st{subject, BudgetFor(subject), vals};
+  const std::vector<ShapeItem>& items = shape.items;
+  if (items[0].kind == ShapeItem::kLit) {
+    const std::string& lead = items[0].texts[0];
+    for (size_t at = FindLiteral(subject, lead, 0); at != std::string_view::npos;
+         at = FindLiteral(subject, lead, at + 1)) {
+      const int r = Follows(items, 1, at + lead.size(), &st, nullptr);
+      if (r != 0) return r > 0 ? std::optional<bool>(true) : std::nullopt;
+    }
+    return false;
+  }
+  const size_t n = subject.size();
+  for (size_t at = 0; at <= n; ++at) {
+    if (at > 0 && !shape.any_start && (at == n || !shape.first[static_cast<unsigned char>(subject[at])])) continue;
+    if (!shape.any_second && (at + 1 >= n || !shape.second[static_cast<unsigned char>(subject[at + 1])])) continue;
+    const int r = Follows(items, 0, at, &st, nullptr);
+    if (r != 0) return r > 0 ? std::optional<bool>(true) : std::nullopt;
+  }
+  return false;
 }
 
 bool IsAscii(std::string_view s) {
@@ -449,7 +712,8 @@ std::optional<DigitShape> ParseDigitShape(std::string_view pattern) {
     shape.literals.emplace_back();
     if (!ReadLiteral(pattern, &i, &shape.literals.back())) return std::nullopt;
   }
-  if (i < pattern.size() && (shape.literals.back().empty() || !ReadItems(pattern, &i, &shape.tail) ||
+  ReadContext tail_ctx;  // a tail's groups do not capture
+  if (i < pattern.size() && (shape.literals.back().empty() || !ReadItems(pattern, &i, &shape.tail, &tail_ctx) ||
                              HasGap(shape.tail))) {
     return std::nullopt;
   }
@@ -466,12 +730,12 @@ std::optional<DigitShape> ParseDigitShape(std::string_view pattern) {
 
 std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals) {
   const std::string& head = shape.head;
-  int budget = BudgetFor(subject);
+  Search st{subject, BudgetFor(subject), nullptr};
   for (size_t at = subject.find(head); at != std::string_view::npos;
        at = subject.find(head, at + 1)) {
     size_t end = at + head.size();
     if (!MatchRest(shape, subject, &end, vals)) continue;
-    const int tail = shape.tail.empty() ? 1 : Follows(shape.tail, 0, subject, end, &budget);
+    const int tail = shape.tail.empty() ? 1 : Follows(shape.tail, 0, end, &st, nullptr);
     if (tail < 0) return std::nullopt;
     if (tail == 1) {
       HeadValues(shape, subject, at, vals);
@@ -481,25 +745,34 @@ std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view su
   return false;
 }
 
-std::optional<std::vector<ShapeItem>> ParseItemShape(std::string_view pattern) {
+std::optional<ItemShape> ParseItemShape(std::string_view pattern) {
   std::vector<ShapeItem> items;
   size_t i = 0;
-  if (!ReadItems(pattern, &i, &items) || items.empty() || items[0].kind != ShapeItem::kLit) {
-    return std::nullopt;
-  }
-  return items;
+  ReadContext ctx{CaptureMode::kIgnore};
+  if (!ReadItems(pattern, &i, &items, &ctx) || items.empty()) return std::nullopt;
+  return MakeShape(std::move(items), {});
 }
 
-std::optional<bool> MatchItemShape(const std::vector<ShapeItem>& items, std::string_view subject) {
-  if (HasGap(items) && !IsAscii(subject)) return std::nullopt;
-  const std::string& lead = items[0].texts[0];
-  int budget = BudgetFor(subject);
-  for (size_t at = FindLiteral(subject, lead, 0); at != std::string_view::npos;
-       at = FindLiteral(subject, lead, at + 1)) {
-    const int r = Follows(items, 1, subject, at + lead.size(), &budget);
-    if (r != 0) return r > 0 ? std::optional<bool>(true) : std::nullopt;
+std::optional<bool> MatchItemShape(const ItemShape& shape, std::string_view subject) {
+  if (shape.gap && !IsAscii(subject)) return std::nullopt;
+  return MatchFromLeft(shape, subject, nullptr);
+}
+
+std::optional<ItemShape> ParseCaptureShape(std::string_view pattern) {
+  std::vector<ShapeItem> items;
+  std::vector<std::string> names;
+  size_t i = 0;
+  ReadContext ctx{CaptureMode::kRecord, &names};
+  if (!ReadItems(pattern, &i, &items, &ctx) || items.empty() || names.empty() ||
+      names.size() > kMaxShapeCaptures || Has(items, ShapeItem::kGap) || Has(items, ShapeItem::kNumber)) {
+    return std::nullopt;
   }
-  return false;
+  return MakeShape(std::move(items), std::move(names));
+}
+
+std::optional<bool> MatchCaptureShape(const ItemShape& shape, std::string_view subject, std::string_view* vals) {
+  std::fill(vals, vals + shape.captures.size(), std::string_view());
+  return MatchFromLeft(shape, subject, vals);
 }
 
 }  // namespace faultline

@@ -17,7 +17,9 @@
 #ifndef FAULTLINE_RULESET_DIGIT_SHAPE_H_
 #define FAULTLINE_RULESET_DIGIT_SHAPE_H_
 
+#include <bitset>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -30,16 +32,38 @@ constexpr size_t kMaxShapeCaptures = 8;
 
 enum class ShapeKind { kDigits, kDigitsDots, kLiteral, kNumber };
 
-// A piece of a pattern without captures: a literal, a run of a byte class
-// (`[0-9]+`, `[ \t]*`, ` +`), an optional byte (`'?`), the rulesets' number,
-// a group of literal alternatives (`(?:grad_norm|learning_rate)`) or a gap
-// (`[^\n]*`).
+// A piece of a pattern: a literal, a run of a byte class (`[0-9]+`,
+// `[ \t]*`, ` +`, `[a-z_]*`, or one byte of a class, `[ \t,\]]`, or
+// at most one, `[0-9]?`), an optional byte (`'?`), the rulesets' number, a
+// group of literal alternatives (`(?:grad_norm|learning_rate)`), a gap
+// (`[^\n]*`), the start of the subject (`^`), or a group of item sequences
+// (`(?:a=(?P<x>[0-9]+)|b)`, `(?:...)?`), which may capture.
 struct ShapeItem {
-  enum Kind { kLit, kRun, kOpt, kNumber, kAlt, kGap };
+  enum Kind { kLit, kRun, kOpt, kNumber, kAlt, kGap, kBegin, kGroup };
   Kind kind = kLit;
   std::vector<std::string> texts;  // kLit, kOpt: one; kAlt: each alternative
   std::string set;                 // kRun: the class's bytes
-  size_t min = 0;                  // kRun: 0 (`*`) or 1 (`+`)
+  std::bitset<256> bytes;          // kRun: the same, as a table
+  size_t min = 0;                  // kRun: 0 (`*`, `?`) or 1 (`+`, none)
+  size_t max = SIZE_MAX;           // kRun: 1 for a class without `*` or `+`
+  std::vector<std::vector<ShapeItem>> branches;  // kGroup: its alternatives
+  int capture = -1;                // kGroup: its capture's index, or -1
+  bool optional = false;           // kGroup: followed by `?`
+};
+
+// A pattern as items: a signal's pattern to confirm a line with, or an
+// extract whose groups capture (a shape the digit shape does not take:
+// `[ \t,](?:(?:a|b)=(?P<x>[0-9.]+)|c=(?P<y>[0-9.]+))`).
+struct ItemShape {
+  std::vector<ShapeItem> items;
+  std::vector<std::string> captures;  // capture names, in group order
+  std::bitset<256> first;             // the bytes a match can start with
+  bool any_start = false;             // a match may start with any byte
+  // When the first item is one byte of a class: the bytes the second item
+  // can start with (any_second false), as a second filter of the starts.
+  std::bitset<256> second;
+  bool any_second = true;
+  bool gap = false;                   // a gap is among the items
 };
 
 struct DigitShape {
@@ -70,14 +94,26 @@ std::optional<DigitShape> ParseDigitShape(std::string_view pattern);
 // nullopt when the search of its items gave up (then RE2 must answer).
 std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals);
 
-// A pattern without captures as items, the first a literal (a signal's
-// pattern, to confirm a line with), or nullopt when it is anything else.
-std::optional<std::vector<ShapeItem>> ParseItemShape(std::string_view pattern);
+// A pattern as items (a signal's pattern, to confirm a line with; its groups
+// do not capture), or nullopt when it is anything else.
+std::optional<ItemShape> ParseItemShape(std::string_view pattern);
 
 // Whether RE2::PartialMatch(subject, pattern) holds, for the items of
 // `pattern`; nullopt when the hand parser cannot tell (a gap, `[^\n]`, over
-// a subject with non-ASCII bytes, which RE2 reads as UTF-8).
-std::optional<bool> MatchItemShape(const std::vector<ShapeItem>& items, std::string_view subject);
+// a subject with non-ASCII bytes, which RE2 reads as UTF-8, or the search's
+// step budget ran out).
+std::optional<bool> MatchItemShape(const ItemShape& shape, std::string_view subject);
+
+// The items of a case-sensitive extract pattern with named captures, or
+// nullopt when it holds anything the items cannot tell in RE2's order (a
+// gap, a number, an unnamed capture) or no capture.
+std::optional<ItemShape> ParseCaptureShape(std::string_view pattern);
+
+// The leftmost-first match of `shape` in `subject`, as RE2::PartialMatch:
+// each capture's text in vals[0 .. captures.size()), a null view for one
+// that did not take part. False when there is none; nullopt when the search
+// gave up (then RE2 must answer).
+std::optional<bool> MatchCaptureShape(const ItemShape& shape, std::string_view subject, std::string_view* vals);
 
 }  // namespace faultline
 

@@ -521,6 +521,8 @@ void SignalInfo::BuildShapes() const {
       // ParseDigitShape takes named captures only, so its captures are RE2's
       // groups (digit_shape_test checks it on the rulesets).
       if (x.shape) x.capture_names = x.shape->captures;
+      if (!x.shape && !signal->caseless()) x.items = ParseCaptureShape(src);
+      if (x.items) x.capture_names = x.items->captures;  // named only, so RE2's too
     }
     if (!signal->caseless()) rx.confirm_items = ParseItemShape(signal->pattern()->string_view());
   });
@@ -566,7 +568,7 @@ void SignalInfo::BuildExtractRe2() const {
                                   ": RE2 rejects it: ", x.re->error());
         return;
       }
-      if (x.shape) continue;  // its names are the shape's (read by other threads meanwhile)
+      if (x.shape || x.items) continue;  // its names are the shape's (read by other threads meanwhile)
       x.capture_names.resize(x.re->NumberOfCapturingGroups());
       for (const auto& [group_name, idx] : x.re->NamedCapturingGroups()) {
         if (idx >= 1 && static_cast<size_t>(idx) <= x.capture_names.size()) {
@@ -584,10 +586,11 @@ namespace {
 std::optional<bool> ExtractByShape(const Extractor& x, std::string_view subject,
                                    std::vector<std::pair<std::string_view, std::string_view>>* out) {
   std::string_view vals[kMaxShapeCaptures];
-  const std::optional<bool> m = MatchDigitShape(*x.shape, subject, vals);
+  const std::optional<bool> m =
+      x.shape ? MatchDigitShape(*x.shape, subject, vals) : MatchCaptureShape(*x.items, subject, vals);
   if (!m || !*m) return m;
-  for (size_t k = 0; k < x.shape->captures.size(); ++k) {
-    out->emplace_back(x.capture_names[k], vals[k]);
+  for (size_t k = 0; k < x.capture_names.size(); ++k) {
+    if (vals[k].data() != nullptr) out->emplace_back(x.capture_names[k], vals[k]);  // RE2 skips those unset
   }
   return true;
 }
@@ -661,7 +664,7 @@ bool SignalInfo::ExtractFields(
     std::vector<std::pair<std::string_view, std::string_view>>* out) const {
   bool any = false;
   for (const Extractor& x : extracts()) {
-    if (const std::optional<bool> m = x.shape ? ExtractByShape(x, subject, out) : std::nullopt) {
+    if (const std::optional<bool> m = x.shape || x.items ? ExtractByShape(x, subject, out) : std::nullopt) {
       any = *m || any;
       continue;
     }

@@ -62,6 +62,9 @@ struct Extractor {
   // Set when the pattern is literals and captured digits (digit_shape.h):
   // then this, not `re`, extracts where it can tell.
   std::optional<DigitShape> shape;
+  // Else set when the pattern is of the hand parser's items with captures
+  // (digit_shape.h, ParseCaptureShape): then this extracts where it can tell.
+  std::optional<ItemShape> items;
 };
 struct SignalRegex {
   std::once_flag once;  // the shapes and the extractors' list
@@ -75,7 +78,7 @@ struct SignalRegex {
   std::unique_ptr<RE2> confirm;  // the pattern itself, in RE2
   // Set when the pattern is of the hand parser's items (digit_shape.h): then
   // this, not `confirm`, tells whether a subject matches, where it can.
-  std::optional<std::vector<ShapeItem>> confirm_items;
+  std::optional<ItemShape> confirm_items;
   std::vector<Extractor> extracts;  // `extract`, then `extract_more`
   // Why RE2 rejected the pattern, or an extract; empty when it took it (or
   // was not asked yet).

@@ -4,6 +4,7 @@
 #include "ruleset/digit_shape.h"
 
 #include <filesystem>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -180,7 +181,7 @@ TEST(DigitShape, SameAsRe2WithOptionalBytesAndTails) {
 
 // RE2's and the items' answers on `lines`; the number of lines compared.
 int ExpectSameItems(std::string_view pattern, const std::vector<std::string>& lines) {
-  const std::optional<std::vector<ShapeItem>> items = ParseItemShape(pattern);
+  const std::optional<ItemShape> items = ParseItemShape(pattern);
   if (!items) return 0;
   RE2 re(pattern);
   EXPECT_TRUE(re.ok()) << pattern;
@@ -199,13 +200,17 @@ TEST(ItemShape, TakesLiteralsRunsOptionalBytesNumbersGroupsAndGaps) {
   EXPECT_TRUE(ParseItemShape("iteration[ \\t]+[0-9]+/[ \\t]*[0-9]+ \\|[^\\n]* lm loss: " + number));
   EXPECT_TRUE(ParseItemShape("\\{'loss': '?" + number + "'?, '(?:grad_norm|learning_rate)'"));
   EXPECT_TRUE(ParseItemShape("consumed samples: +[0-9]+ \\|"));
-  EXPECT_FALSE(ParseItemShape("[0-9]+ x"));                 // no leading literal
+  EXPECT_TRUE(ParseItemShape("[0-9]+ x"));                  // no leading literal
+  EXPECT_TRUE(ParseItemShape("a(?P<v>[0-9]+)"));            // its capture is a plain group
+  EXPECT_TRUE(ParseItemShape("a(?:b|c)?"));
+  EXPECT_TRUE(ParseItemShape("a(?:b?|c)"));
+  EXPECT_TRUE(ParseItemShape("(?:^|[ \\t,\\]])rank=[a-z_]*[0-9]?"));
   EXPECT_FALSE(ParseItemShape("a[0-9]+?"));                 // lazy
-  EXPECT_FALSE(ParseItemShape("a(?P<v>[0-9]+)"));           // a capture
+  EXPECT_FALSE(ParseItemShape("a[0-9]{2}"));                // counted
+  EXPECT_FALSE(ParseItemShape("a[^0-9]"));                  // negated, but for the gap
   EXPECT_FALSE(ParseItemShape("a.b"));
   EXPECT_FALSE(ParseItemShape("a|b"));
-  EXPECT_FALSE(ParseItemShape("a(?:b|c)?"));
-  EXPECT_FALSE(ParseItemShape("a(?:b?|c)"));
+  EXPECT_FALSE(ParseItemShape("a(?:b|c)+"));
   EXPECT_FALSE(ParseItemShape("a[^\\n]+b"));
   EXPECT_FALSE(ParseItemShape("(?i)abc"));
   EXPECT_FALSE(ParseItemShape("a\\b"));
@@ -248,6 +253,132 @@ TEST(ItemShape, SameAsRe2OnEdgeCases) {
   EXPECT_GT(n, 90);
 }
 
+// RE2's captures, a null for a group that did not take part; nullopt when
+// it does not match.
+std::optional<std::vector<std::optional<std::string>>> CapturesByRe2(const RE2& re, std::string_view s) {
+  const int n = re.NumberOfCapturingGroups();
+  std::vector<re2::StringPiece> vals(n);
+  std::vector<RE2::Arg> args(n);
+  std::vector<const RE2::Arg*> argp(n);
+  for (int k = 0; k < n; ++k) {
+    args[k] = &vals[k];
+    argp[k] = &args[k];
+  }
+  if (!RE2::PartialMatchN(re2::StringPiece(s.data(), s.size()), re, argp.data(), n)) return std::nullopt;
+  std::vector<std::optional<std::string>> out;
+  for (const auto& v : vals) {
+    out.push_back(v.data() ? std::optional<std::string>(std::string(v.data(), v.size())) : std::nullopt);
+  }
+  return out;
+}
+
+// RE2's and the capture items' answers on `lines` (the names too); the number
+// of lines compared.
+int ExpectSameCaptures(std::string_view pattern, const std::vector<std::string>& lines) {
+  const std::optional<ItemShape> shape = ParseCaptureShape(pattern);
+  if (!shape) return 0;
+  RE2 re(pattern);
+  EXPECT_TRUE(re.ok()) << pattern;
+  std::vector<std::string> names(re.NumberOfCapturingGroups());
+  for (const auto& [name, idx] : re.NamedCapturingGroups()) names[idx - 1] = name;
+  EXPECT_EQ(shape->captures, names) << pattern;
+  int n = 0;
+  for (const std::string& line : lines) {
+    std::string_view vals[kMaxShapeCaptures];
+    const std::optional<bool> m = MatchCaptureShape(*shape, line, vals);
+    if (!m) continue;
+    std::optional<std::vector<std::optional<std::string>>> mine;
+    if (*m) {
+      mine.emplace();
+      for (size_t k = 0; k < shape->captures.size(); ++k) {
+        mine->push_back(vals[k].data() ? std::optional<std::string>(std::string(vals[k])) : std::nullopt);
+      }
+    }
+    EXPECT_EQ(mine, CapturesByRe2(re, line)) << pattern << "\n  on: " << line;
+    ++n;
+  }
+  return n;
+}
+
+// The patterns of key_value_step (rulesets/nccl/training-progress.json).
+const char* const kKvPattern =
+    "[ \\t,|\\]](global_step|step|iter|iteration)=[0-9]+[ \\t,][^\\n]*[ \\t,](step_time|iter_time|time_per_step|"
+    "step_ms|time_ms|elapsed|tokens_per_s|tokens_per_sec|tok_per_s|tps|samples_per_s|samples_per_sec|"
+    "throughput)[a-z_]*=[0-9]";
+const char* const kKvExtracts[] = {
+    "[ \\t,|\\]](?:global_step|step|iter|iteration)=(?P<step>[0-9]+)",
+    "[ \\t,](?:(?:step_time_ms|iter_time_ms|step_ms|time_ms|elapsed_ms)=(?P<step_time_ms>[0-9.]+)|(?:step_time|"
+    "step_time_s|iter_time|iter_time_s|time_per_step|elapsed_s)=(?P<step_time_s>[0-9.]+)|(?:tokens_per_s|"
+    "tokens_per_sec|tok_per_s|tps|samples_per_s|samples_per_sec|throughput)=(?P<throughput>[0-9.]+))",
+    "(?:^|[ \\t,\\]])rank=(?P<rank>[0-9]+)",
+};
+
+// Lines of key=value pieces in random order and spacing, some cut short.
+std::vector<std::string> RandomKvLines(int count) {
+  const char* const keys[] = {"rank", "step", "global_step", "iter", "iteration", "step_time", "step_time_ms",
+                              "step_time_s", "time_ms", "elapsed", "elapsed_s", "tokens_per_s", "tps",
+                              "throughput", "tok_per_s_x", "loss", "lr", "xstep", "myrank", "samples_per_sec"};
+  const char* const values[] = {"12", "0", "4428.4", "1.2.3", "", "x", "9e5", "007", "3s", "78927"};
+  const char* const seps[] = {" ", "\t", ",", " | ", "]", ", ", "", "="};
+  std::mt19937 rng(20261204);
+  std::vector<std::string> lines;
+  for (int i = 0; i < count; ++i) {
+    std::string line = rng() % 3 == 0 ? "[train]" : rng() % 2 ? "" : "2025-01-07 10:12:03,441 INFO ";
+    const int pieces = 1 + static_cast<int>(rng() % 7);
+    for (int k = 0; k < pieces; ++k) {
+      line += std::string(k || rng() % 2 ? seps[rng() % 8] : "") + keys[rng() % 20] + "=" + values[rng() % 10];
+    }
+    if (rng() % 5 == 0) line.resize(rng() % (line.size() + 1));
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+TEST(ItemShape, TakesKeyValueStepWithGroupsClassesAndStart) {
+  ASSERT_TRUE(ParseItemShape(kKvPattern));
+  for (const char* x : kKvExtracts) {
+    EXPECT_FALSE(ParseDigitShape(x)) << x;
+    ASSERT_TRUE(ParseCaptureShape(x)) << x;
+  }
+  EXPECT_FALSE(ParseCaptureShape("a(?P<v>[0-9]+)[^\\n]*b"));  // a gap: RE2's order is not the search's
+  EXPECT_FALSE(ParseCaptureShape("a([0-9]+)"));               // unnamed
+  EXPECT_FALSE(ParseCaptureShape("a[0-9]+"));                 // no capture
+}
+
+TEST(ItemShape, SameAsRe2OnKeyValueLines) {
+  std::vector<std::string> lines = RandomKvLines(4000);
+  for (const char* real : {"[train] rank=19 step=20 loss=8.7287 step_time_ms=4428.4 tokens_per_s=78927",
+                           "2025-01-07 10:12:03,441 INFO rank=3 step=1200 loss=2.8812 lr=2.9e-04 tokens_per_sec=41233.9",
+                           "rank=0 | iter=500 | step_time=0.412s | tps=9832 | grad_norm=0.88",
+                           "rank=7 step=3 step_time=1.5 step_time_ms=1500 throughput=9",
+                           "[rank3]: rank=3 step=3 time_ms=12 tps=1", "rank=x,rank=4 step=1 elapsed=2"}) {
+    lines.emplace_back(real);
+  }
+  EXPECT_EQ(ExpectSameItems(kKvPattern, lines), static_cast<int>(lines.size()));
+  int matched = 0;
+  for (const char* x : kKvExtracts) {
+    EXPECT_EQ(ExpectSameCaptures(x, lines), static_cast<int>(lines.size())) << x;
+    const RE2 re(x);
+    for (const std::string& line : lines) matched += RE2::PartialMatch(line, re) ? 1 : 0;
+  }
+  EXPECT_GT(matched, 3000);  // the random lines match often, not only the real ones
+}
+
+TEST(ItemShape, SameAsRe2OnOptionalGroupsAndClasses) {
+  const std::vector<std::string> lines = {"", "a", "ab", "abc", "a1", "a12b", "xa_1", "a_b2c", "a-", "ac3", "abb",
+                                          "a\xc3\xa9" "b", "zz ab1 ac", "A_1", "a9", "a 1"};
+  for (const char* p : {"a(?:b|c)?(?P<d>[0-9])", "a(?:b?|c)(?P<d>[0-9]+)?", "(?:^|[ _])(?P<w>[a-z]+)[0-9]?",
+                        "a(?P<x>b|bc)c?", "[A-Za-z_]+(?P<n>[0-9])", "a(?:(?P<p>b)|(?P<q>c)|_)[0-9]*",
+                        "a[_-]?(?P<t>[b-c]*)"}) {
+    if (ParseCaptureShape(p)) {
+      EXPECT_EQ(ExpectSameCaptures(p, lines), static_cast<int>(lines.size())) << p;
+    } else {
+      ADD_FAILURE() << "not taken: " << p;
+    }
+    EXPECT_EQ(ExpectSameItems(p, lines), static_cast<int>(lines.size())) << p;
+  }
+}
+
 void AddStrings(simdjson::simdjson_result<simdjson::dom::element> e, std::vector<std::string>* out) {
   simdjson::dom::array a;
   if (e.get(a)) return;
@@ -261,6 +392,7 @@ TEST(DigitShape, SameAsRe2OnEveryRulesetExample) {
   int signals = 0;
   int lines = 0;
   int items = 0;
+  int captured = 0;
   simdjson::dom::parser parser;
   const std::filesystem::path dir = std::filesystem::path(FL_SOURCE_DIR) / "rulesets";
   for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) {
@@ -279,12 +411,14 @@ TEST(DigitShape, SameAsRe2OnEveryRulesetExample) {
       std::string_view one;
       if (!sig["extract"].get(one)) extracts.emplace_back(one);
       AddStrings(sig["extract"], &extracts);
+      AddStrings(sig["extract_more"], &extracts);
       std::string_view pattern;
       if (!sig["pattern"].get(pattern)) items += ExpectSameItems(pattern, text) > 0 ? 1 : 0;
       for (const std::string& x : extracts) {
         const int n = ExpectSame(x, text);
         signals += n > 0 || ParseDigitShape(x) ? 1 : 0;
         lines += n;
+        captured += ParseDigitShape(x) ? 0 : ExpectSameCaptures(x, text) > 0 ? 1 : 0;
       }
     }
   }
@@ -293,6 +427,8 @@ TEST(DigitShape, SameAsRe2OnEveryRulesetExample) {
   EXPECT_GT(lines, 20);
   // Patterns the items take (the Megatron and HF metric lines among them).
   EXPECT_GT(items, 20);
+  // Extracts with groups the items take (key_value_step's among them).
+  EXPECT_GT(captured, 3);
 }
 
 }  // namespace
