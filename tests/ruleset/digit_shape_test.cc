@@ -41,16 +41,21 @@ std::optional<std::vector<std::string>> ByShape(const DigitShape& shape, std::st
   return std::vector<std::string>(vals, vals + shape.captures.size());
 }
 
+// RE2 compiles `pattern` and names its groups as the hand parser does.
+void ExpectRe2Names(const RE2& re, const std::vector<std::string>& captures, std::string_view pattern) {
+  EXPECT_TRUE(re.ok()) << pattern;
+  std::vector<std::string> names(re.NumberOfCapturingGroups());
+  for (const auto& [name, idx] : re.NamedCapturingGroups()) names[idx - 1] = name;
+  EXPECT_EQ(captures, names) << pattern;
+}
+
 // Both ways on `lines`; the number of lines compared.
 int ExpectSame(std::string_view pattern, const std::vector<std::string>& lines) {
   const std::optional<DigitShape> shape = ParseDigitShape(pattern);
   if (!shape) return 0;
   RE2 re(pattern);
-  EXPECT_TRUE(re.ok()) << pattern;
   // SignalInfo names a shape's captures by the shape, without building RE2.
-  std::vector<std::string> names(re.NumberOfCapturingGroups());
-  for (const auto& [name, idx] : re.NamedCapturingGroups()) names[idx - 1] = name;
-  EXPECT_EQ(shape->captures, names) << pattern;
+  ExpectRe2Names(re, shape->captures, pattern);
   for (const std::string& line : lines) {
     EXPECT_EQ(ByShape(*shape, line), ByRe2(re, line)) << pattern << "\n  on: " << line;
   }
@@ -278,10 +283,7 @@ int ExpectSameCaptures(std::string_view pattern, const std::vector<std::string>&
   const std::optional<ItemShape> shape = ParseCaptureShape(pattern);
   if (!shape) return 0;
   RE2 re(pattern);
-  EXPECT_TRUE(re.ok()) << pattern;
-  std::vector<std::string> names(re.NumberOfCapturingGroups());
-  for (const auto& [name, idx] : re.NamedCapturingGroups()) names[idx - 1] = name;
-  EXPECT_EQ(shape->captures, names) << pattern;
+  ExpectRe2Names(re, shape->captures, pattern);
   int n = 0;
   for (const std::string& line : lines) {
     std::string_view vals[kMaxShapeCaptures];
