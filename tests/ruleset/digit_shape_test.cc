@@ -17,8 +17,9 @@
 namespace faultline {
 namespace {
 
-// RE2's answer: the captures in group order, or nullopt when it does not match.
-std::optional<std::vector<std::string>> ByRe2(const RE2& re, std::string_view s) {
+// RE2's groups in order (a null piece for a group that did not take part),
+// or nullopt when it does not match.
+std::optional<std::vector<re2::StringPiece>> Re2Groups(const RE2& re, std::string_view s) {
   const int n = re.NumberOfCapturingGroups();
   std::vector<re2::StringPiece> vals(n);
   std::vector<RE2::Arg> args(n);
@@ -27,11 +28,16 @@ std::optional<std::vector<std::string>> ByRe2(const RE2& re, std::string_view s)
     args[k] = &vals[k];
     argp[k] = &args[k];
   }
-  if (!RE2::PartialMatchN(re2::StringPiece(s.data(), s.size()), re, argp.data(), n)) {
-    return std::nullopt;
-  }
+  if (!RE2::PartialMatchN(re2::StringPiece(s.data(), s.size()), re, argp.data(), n)) return std::nullopt;
+  return vals;
+}
+
+// RE2's answer: the captures in group order, or nullopt when it does not match.
+std::optional<std::vector<std::string>> ByRe2(const RE2& re, std::string_view s) {
+  auto vals = Re2Groups(re, s);
+  if (!vals) return std::nullopt;
   std::vector<std::string> out;
-  for (const auto& v : vals) out.emplace_back(v.data(), v.size());
+  for (const auto& v : *vals) out.emplace_back(v.data(), v.size());
   return out;
 }
 
@@ -261,17 +267,10 @@ TEST(ItemShape, SameAsRe2OnEdgeCases) {
 // RE2's captures, a null for a group that did not take part; nullopt when
 // it does not match.
 std::optional<std::vector<std::optional<std::string>>> CapturesByRe2(const RE2& re, std::string_view s) {
-  const int n = re.NumberOfCapturingGroups();
-  std::vector<re2::StringPiece> vals(n);
-  std::vector<RE2::Arg> args(n);
-  std::vector<const RE2::Arg*> argp(n);
-  for (int k = 0; k < n; ++k) {
-    args[k] = &vals[k];
-    argp[k] = &args[k];
-  }
-  if (!RE2::PartialMatchN(re2::StringPiece(s.data(), s.size()), re, argp.data(), n)) return std::nullopt;
+  auto vals = Re2Groups(re, s);
+  if (!vals) return std::nullopt;
   std::vector<std::optional<std::string>> out;
-  for (const auto& v : vals) {
+  for (const auto& v : *vals) {
     out.push_back(v.data() ? std::optional<std::string>(std::string(v.data(), v.size())) : std::nullopt);
   }
   return out;
