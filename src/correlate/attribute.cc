@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -169,25 +170,38 @@ std::map<std::string, std::set<int64_t>> RanksOfPods(const CorrelationState& st)
   return out;
 }
 
+// Key -> pod (host-normalized), from the lines naming both: a container's
+// ID and its pod (`kubectl describe pods`), a pod's UID and its name (the
+// kubelet's lines).
+std::map<std::string, std::string> PodsByKey(const CorrelationState& st, std::string_view key_field,
+                                             std::string_view pod_field) {
+  std::map<std::string, std::string> pod_of;
+  for (const Evidence& ev : st.evs) {
+    const std::string* key = ev.Field(key_field);
+    const std::string* pod = ev.Field(pod_field);
+    if (key && pod && !key->empty()) pod_of[*key] = NormalizeHost(*pod);
+  }
+  return pod_of;
+}
+
+// The one rank the lines of `pod` name, -1 when they name none or several.
+int64_t OnlyRankOfPod(const CorrelationState& st, const std::string& pod) {
+  auto ranks = st.pod_ranks.find(pod);
+  return ranks != st.pod_ranks.end() && ranks->second.size() == 1 ? *ranks->second.begin() : -1;
+}
+
 // The OOM killer names the container its victim ran in (task_memcg's
 // ".../cri-containerd-<id>.scope" or ".../pod<uid>/<id>"); `kubectl describe
 // pods` gives each pod's "Container ID: containerd://<id>". A rankless line
 // naming a container of a pod whose lines name one rank is that rank's.
-void RanksOfContainers(CorrelationState& st, const std::map<std::string, std::set<int64_t>>& pod_ranks) {
-  std::map<std::string, std::string> pod_of;
-  for (const Evidence& ev : st.evs) {
-    const std::string* id = ev.Field("container_id");
-    const std::string* pod = ev.Field("pod");
-    if (id && pod && !id->empty()) pod_of[*id] = NormalizeHost(*pod);
-  }
+void RanksOfContainers(CorrelationState& st) {
+  std::map<std::string, std::string> pod_of = PodsByKey(st, "container_id", "pod");
   if (pod_of.empty()) return;
   for (Evidence& ev : st.evs) {
     const std::string* id = ev.Field("container_id");
     if (!id || ev.rank >= 0 || ev.Field("pod")) continue;
     auto pod = pod_of.find(*id);
-    if (pod == pod_of.end()) continue;
-    auto ranks = pod_ranks.find(pod->second);
-    if (ranks != pod_ranks.end() && ranks->second.size() == 1) ev.rank = *ranks->second.begin();
+    if (pod != pod_of.end()) ev.rank = OnlyRankOfPod(st, pod->second);
   }
 }
 
@@ -197,13 +211,7 @@ void RanksOfContainers(CorrelationState& st, const std::map<std::string, std::se
 // a PLEG event's ID). Such a line names its pod, and, when the pod's own
 // lines name one rank, takes that rank.
 void PodsOfUids(CorrelationState& st) {
-  const std::map<std::string, std::set<int64_t>>& pod_ranks = st.pod_ranks;
-  std::map<std::string, std::string> pod_of;
-  for (const Evidence& ev : st.evs) {
-    const std::string* uid = ev.Field("pod_uid");
-    const std::string* pod = ev.Field("uid_pod");
-    if (uid && pod) pod_of[*uid] = NormalizeHost(*pod);
-  }
+  std::map<std::string, std::string> pod_of = PodsByKey(st, "pod_uid", "uid_pod");
   if (pod_of.empty()) return;
   for (Evidence& ev : st.evs) {
     const std::string* uid = ev.Field("pod_uid");
@@ -212,8 +220,7 @@ void PodsOfUids(CorrelationState& st) {
     std::replace(key.begin(), key.end(), '_', '-');
     auto pod = pod_of.find(key);
     if (pod == pod_of.end()) continue;
-    auto ranks = pod_ranks.find(pod->second);
-    if (ev.rank < 0 && ranks != pod_ranks.end() && ranks->second.size() == 1) ev.rank = *ranks->second.begin();
+    if (ev.rank < 0) ev.rank = OnlyRankOfPod(st, pod->second);
     ev.fields.emplace_back("pod", pod->second);
   }
 }
@@ -224,12 +231,10 @@ void PodsOfUids(CorrelationState& st) {
 // communicator put on that device, read before the pods are put on their
 // nodes.
 void LocalRanksOfPods(CorrelationState& st) {
-  int64_t world = -1;
-  for (const DeviceLink& l : st.scan.devices) world = std::max(world, l.nranks);
   std::map<std::pair<std::string, int64_t>, std::set<int64_t>> ranks;
   for (const DeviceLink& l : st.scan.devices) {
     std::string pod = NormalizeHost(l.host);
-    if ((l.global || l.nranks == world) && l.rank >= 0 && l.cuda_dev >= 0 && st.pod_ranks.count(pod)) {
+    if ((l.global || l.nranks == st.world_nranks) && l.rank >= 0 && l.cuda_dev >= 0 && st.pod_ranks.count(pod)) {
       ranks[{pod, l.cuda_dev}].insert(l.rank);
     }
   }
@@ -268,13 +273,12 @@ void RanksOfCudaDevices(CorrelationState& st) {
 
 void Attribute(CorrelationState& st) {
   st.pod_ranks = RanksOfPods(st);
-  const std::map<std::string, std::set<int64_t>>& pod_ranks = st.pod_ranks;
+  // Ranks on sub-communicator init lines are group ranks: only the largest
+  // (world) communicator's, or ranks the prefix or path gave, are global.
+  for (const DeviceLink& l : st.scan.devices) st.world_nranks = std::max(st.world_nranks, l.nranks);
   LocalRanksOfPods(st);
   ApplyHostAliases(st);
   const ScanResult& scan = st.scan;
-  // Ranks on sub-communicator init lines are group ranks: only the largest
-  // (world) communicator's, or ranks the prefix or path gave, are global.
-  for (const DeviceLink& l : scan.devices) st.world_nranks = std::max(st.world_nranks, l.nranks);
   for (const DeviceLink& l : scan.devices) {
     if (l.global || l.nranks == st.world_nranks) {
       st.topo.AddDevice(l.host, l.rank, l.cuda_dev, l.bus_id);
@@ -308,7 +312,7 @@ void Attribute(CorrelationState& st) {
   }
   RanksOfHcas(st);
   RanksOfCudaDevices(st);
-  RanksOfContainers(st, pod_ranks);
+  RanksOfContainers(st);
   PodsOfUids(st);
   LocalRanksOfOneNode(st);
 }
