@@ -161,23 +161,31 @@ bool KilledFromOutside(const Evidence& ev) {
   return sig == "SIGKILL" || sig == "SIGTERM";
 }
 
-void GateTeardownReports(CorrelationState& st) {
+// The entries of diag.ignored by rule and reason.
+using IgnoredEntries = std::map<std::pair<uint32_t, std::string>, size_t>;
+
+// Gates evidence `i` for `reason`, counted in its rule and reason's entry.
+void Ignore(CorrelationState& st, IgnoredEntries& entries, size_t i, std::string_view reason) {
+  const Evidence& ev = st.evs[i];
+  st.ignore_reason[i] = reason;
+  auto [entry, fresh] = entries.emplace(std::make_pair(ev.rule, std::string(reason)), st.diag.ignored.size());
+  if (fresh) {
+    st.diag.ignored.push_back({ev.rule, std::string(reason), 1, ev});
+  } else {
+    ++st.diag.ignored[entry->second].count;
+  }
+}
+
+void GateTeardownReports(CorrelationState& st, IgnoredEntries& entries) {
   const Evidence* done = st.index.progress_done;
   if (!done) return;
-  std::map<uint32_t, size_t> entries;  // rule -> its entry in diag.ignored
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     if (!st.ignore_reason[i].empty() || !ExitReport(st, ev) || KilledFromOutside(ev) ||
         !LoggedAfter(*done, ev)) {
       continue;
     }
-    st.ignore_reason[i] = kAfterTotal;
-    auto [entry, fresh] = entries.emplace(ev.rule, st.diag.ignored.size());
-    if (fresh) {
-      st.diag.ignored.push_back({ev.rule, std::string(kAfterTotal), 1, ev});
-    } else {
-      ++st.diag.ignored[entry->second].count;
-    }
+    Ignore(st, entries, i, kAfterTotal);
   }
 }
 
@@ -187,26 +195,19 @@ void GateEvidence(CorrelationState& st) {
   st.ignore_reason.assign(st.evs.size(), "");
   std::unordered_map<RuleText, size_t, RuleTextHash> first_copy;  // rule+text -> evidence
   std::map<uint32_t, int64_t> source_max;
-  std::map<std::pair<uint32_t, std::string>, size_t> ignored;  // rule+reason -> entry
+  IgnoredEntries ignored;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     if (!st.index.hardware[i]) continue;
     const Evidence& ev = st.evs[i];
-    std::string& reason = st.ignore_reason[i];
-    reason = StaleReason(st, ev, source_max);
+    std::string reason = StaleReason(st, ev, source_max);
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
         reason = "replayed duplicate of a line in another file";
     }
-    if (reason.empty()) continue;
-    auto [entry, fresh] = ignored.emplace(std::make_pair(ev.rule, reason), st.diag.ignored.size());
-    if (fresh) {
-      st.diag.ignored.push_back({ev.rule, reason, 1, ev});
-    } else {
-      ++st.diag.ignored[entry->second].count;
-    }
+    if (!reason.empty()) Ignore(st, ignored, i, reason);
   }
-  GateTeardownReports(st);
+  GateTeardownReports(st, ignored);
 }
 
 }  // namespace faultline::internal
