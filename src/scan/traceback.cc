@@ -2,11 +2,14 @@
 
 #include <vector>
 
+#include "attribution/lex.h"
 #include "util/bytescan.h"
 #include "util/strings.h"
 
 namespace faultline {
 namespace {
+
+using attribution_internal::IsWordChar;
 
 constexpr std::string_view kHeader = "Traceback (most recent call last):";
 // Non-frame lines allowed between two frames, or between the last frame and
@@ -41,10 +44,6 @@ bool SameStream(const Attribution& a, const Attribution& b) {
   return a.rank == b.rank && a.host == b.host;
 }
 
-bool IsWordByte(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 // How far into a record's message its level name may come: after a stamp,
 // a logger name or a bracketed prefix ("2024-05-02 10:11:12,345 - WARNING -").
 constexpr size_t kLevelReach = 64;
@@ -55,10 +54,10 @@ std::string_view LevelName(std::string_view message) {
   static constexpr std::string_view kLevels[] = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"};
   std::string_view head = message.substr(0, kLevelReach);
   for (size_t i = 0; i < head.size(); ++i) {
-    if (i > 0 && IsWordByte(head[i - 1])) continue;
+    if (i > 0 && IsWordChar(head[i - 1])) continue;
     for (std::string_view name : kLevels) {
       size_t end = i + name.size();
-      if (message.substr(i, name.size()) == name && (end == message.size() || !IsWordByte(message[end]))) {
+      if (message.substr(i, name.size()) == name && (end == message.size() || !IsWordChar(message[end]))) {
         return name;
       }
     }
