@@ -271,6 +271,14 @@ bool Holds(const Evidence& a, const Evidence& b) {
   });
 }
 
+// Whether `ev` names a warning category, not an exception
+// ("urllib3.exceptions.InsecureRequestWarning: Unverified HTTPS request"): a
+// warning is printed and the program goes on.
+bool WarningCategory(const Evidence& ev) {
+  const std::string* e = ev.Field("exception");
+  return e && e->ends_with("Warning");
+}
+
 // The generic fatal lines no rank carried on from, in evidence order.
 std::vector<size_t> FatalLines(const CorrelationState& st) {
   LineSet claimed = ClaimedLines(st, false);
@@ -299,7 +307,7 @@ std::vector<size_t> FatalLines(const CorrelationState& st) {
     }
     // An exception a logger recorded as a warning, with its traceback as the
     // record's exc_info, was caught: the program went on.
-    if (ev.Field("logged_level")) continue;
+    if (ev.Field("logged_level") || WarningCategory(ev)) continue;
     if (!st.active[i] || SurvivedLine(st, i) || After(st.index.first_termination, ev) ||
         After(st.index.first_completion, ev)) {
       continue;
@@ -433,7 +441,7 @@ int FirstFatalLineOf(const CorrelationState& st, const Evidence& head) {
     if (ev.source != head.source || ev.rank != head.rank || !st.active[i] ||
         !st.HasRole(ev.rule, RuleRole::kFallback) ||
         st.rs.signal(ev.signal).role != SignalRole::Initiating || SupersededStatement(st, i) ||
-        After(st.index.first_termination, ev) || After(st.index.first_completion, ev)) {
+        WarningCategory(ev) || After(st.index.first_termination, ev) || After(st.index.first_completion, ev)) {
       continue;
     }
     return static_cast<int>(i);

@@ -206,6 +206,29 @@ def test_traceback_logged_as_an_error_still_fails(faultline_bin, validate, tmp_p
     assert [i["reference"] for i in inc] == [FALLBACK]
 
 
+# torch.compile's recompile limit with fullgraph=True (microsoft/dion issue
+# 23): dynamo's warning, then the exception, whose class is named for no
+# suffix; torch/_dynamo/exc.py holds only exceptions. A warning category of
+# such a module (urllib3's) is printed and the program goes on.
+RECOMPILE_LIMIT = (
+    "W0110 12:27:06.332000 158 torch/_dynamo/convert_frame.py:1551] [2/8] torch._dynamo hit "
+    "config.recompile_limit (8)\n"
+    "torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True. Excessive "
+    "recompilations can degrade performance due to the compilation overhead of each recompilation.\n")
+
+
+def test_an_exception_of_an_exceptions_module_is_a_fatal_line(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, RECOMPILE_LIMIT)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == [RECOMPILE_LIMIT.splitlines()[1]]
+
+
+def test_a_warning_category_of_an_exceptions_module_is_no_failure(faultline_bin, validate, tmp_path):
+    text = ("urllib3.exceptions.InsecureRequestWarning: Unverified HTTPS request is being made to host "
+            "'localhost'. Adding certificate verification is strongly advised.\n")
+    assert incidents(faultline_bin, validate, tmp_path, text) == []
+
+
 # A CUDA call made after the CUDA runtime unloaded at process exit
 # (cudaErrorCudartUnloading, "driver shutting down"), as Caffe's CHECK and
 # glibc report it (FastMask issue 16), and as a C++ exception escaping a
