@@ -371,7 +371,8 @@ void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
   e += ". ";
   if (dr.first.time_source == TimeSource::kNone) {
     dr.conf *= 0.85;
-    e += "Its time is unknown (kernel stamp not anchored to wall time). ";
+    e += dr.first.monotonic_s ? "Its time is unknown (kernel stamp not anchored to wall time). "
+                              : "Its time is unknown (the line carries no timestamp). ";
   }
   if (IsNotice(st, dr.rc)) {
     // Who ended the job, and what it lost: the newest checkpoint line.
