@@ -290,6 +290,12 @@ TEST(CountNewlines, SameAsAByteLoop) {
       EXPECT_EQ(internal::CountNewlines(p, len), want) << len << " at " << off;
     }
   }
+  // Every tail length past the 32-byte steps (read again as the last 32).
+  for (size_t len = 0; len < 300; ++len) {
+    const char* p = text.data() + 5;
+    const uint64_t want = static_cast<uint64_t>(std::count(p, p + len, '\n'));
+    EXPECT_EQ(internal::CountNewlines(p, len), want) << len;
+  }
 }
 
 }  // namespace
