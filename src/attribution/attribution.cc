@@ -1153,13 +1153,18 @@ class MessageMemo {
   // after it: a collision only costs a miss.
   static size_t Slot(std::string_view s, size_t k, size_t run, size_t run_end, const Shape& shape) {
     uint64_t h = shape.size * 0x9E3779B97F4A7C15ull ^ shape.rel;
-    for (size_t i = k; i < run && i < k + 24; ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 0x100000001b3ull;
     const size_t from = std::max(k, run_end), n = s.size() - from;
-    auto word = [&](size_t at) {
+    auto word_at = [&](size_t pos) {
       uint64_t w = 0;
-      std::memcpy(&w, s.data() + from + at, 8);
+      std::memcpy(&w, s.data() + pos, 8);
       return w;
     };
+    auto word = [&](size_t at) { return word_at(from + at); };
+    // The prefix 8 bytes at a time, then its last few.
+    const size_t pre_end = std::min(run, k + 24);
+    size_t p = k;
+    for (; p + 8 <= pre_end; p += 8) h = (h ^ word_at(p)) * 0xff51afd7ed558ccdull;
+    for (; p < pre_end; ++p) h = (h ^ static_cast<unsigned char>(s[p])) * 0x100000001b3ull;
     if (n >= 8) {
       for (size_t at : {size_t{0}, n / 3, n / 2, n * 2 / 3, n - 8}) {
         h = (h ^ word(std::min(at, n - 8))) * 0xff51afd7ed558ccdull;
