@@ -1037,14 +1037,62 @@ size_t MessageReadStart(std::string_view s, size_t begin) {
 // a digit, a bracket or a separator (that bracket's content is read only
 // when "PG " follows it, which the header's '[' never has). So two lines whose runs have digits
 // at the same places scan alike.
+#if defined(__SSE2__)
+// -1 in each of the 16 bytes at p that is a digit.
+__m128i DigitBytes(const char* p) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('/')), _mm_cmplt_epi8(v, _mm_set1_epi8(':')));
+}
+#endif
+
+// Where the run of digits, spaces, ':' and '.' from p ends, 16 bytes at a
+// time.
+size_t ClockRunEnd(std::string_view s, size_t p) {
+#if defined(__SSE2__)
+  for (; p + 16 <= s.size(); p += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s.data() + p));
+    const __m128i other = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                       _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), _mm_cmpeq_epi8(v, _mm_set1_epi8('.'))));
+    const unsigned out = ~static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(DigitBytes(s.data() + p), other))) & 0xFFFFu;
+    if (out != 0) return p + static_cast<size_t>(__builtin_ctz(out));
+  }
+#endif
+  while (p < s.size() && (IsDigit(s[p]) || s[p] == ' ' || s[p] == ':' || s[p] == '.')) ++p;
+  return p;
+}
+
 std::pair<size_t, size_t> HeaderClockRun(std::string_view s, size_t begin) {
   size_t p = begin;
   if (p < s.size() && s[p] == '[') ++p;
   if (p >= s.size() || (s[p] != 'I' && s[p] != 'W' && s[p] != 'E' && s[p] != 'F')) return {0, 0};
   const size_t run = ++p;
   if (p >= s.size() || !IsDigit(s[p])) return {0, 0};
-  while (p < s.size() && (IsDigit(s[p]) || s[p] == ' ' || s[p] == ':' || s[p] == '.')) ++p;
-  return {run, p};
+  return {run, ClockRunEnd(s, p)};
+}
+
+// Whether key[0, n) is s[0, n) with each digit as '0': 16 bytes at a time,
+// the last 16 read again rather than byte by byte.
+bool SameWithDigitsAsZero(const char* key, const char* s, size_t n) {
+#if defined(__SSE2__)
+  if (n >= 16) {
+    auto block = [&](size_t i) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+      const __m128i d = DigitBytes(s + i);
+      const __m128i as_key = _mm_or_si128(_mm_andnot_si128(d, v), _mm_and_si128(d, _mm_set1_epi8('0')));
+      const __m128i k = _mm_loadu_si128(reinterpret_cast<const __m128i*>(key + i));
+      return _mm_movemask_epi8(_mm_cmpeq_epi8(as_key, k)) == 0xFFFF;
+    };
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+      if (!block(i)) return false;
+    }
+    return i == n || block(n - 16);
+  }
+#endif
+  for (size_t i = 0; i < n; ++i) {
+    if (key[i] != (IsDigit(s[i]) ? '0' : s[i])) return false;
+  }
+  return true;
 }
 
 std::atomic<bool> g_message_memo{true};
@@ -1097,9 +1145,7 @@ class MessageMemo {
   // equal, those inside of the same class.
   static bool Same(const std::string& key, std::string_view s, size_t k, size_t run, size_t run_end) {
     if (run > k && std::memcmp(key.data(), s.data() + k, run - k) != 0) return false;
-    for (size_t i = run; i < run_end; ++i) {
-      if (key[i - k] != (IsDigit(s[i]) ? '0' : s[i])) return false;
-    }
+    if (!SameWithDigitsAsZero(key.data() + (run - k), s.data() + run, run_end - run)) return false;
     const size_t from = std::max(k, run_end);
     return from >= s.size() || std::memcmp(key.data() + (from - k), s.data() + from, s.size() - from) == 0;
   }
@@ -1107,13 +1153,18 @@ class MessageMemo {
   // after it: a collision only costs a miss.
   static size_t Slot(std::string_view s, size_t k, size_t run, size_t run_end, const Shape& shape) {
     uint64_t h = shape.size * 0x9E3779B97F4A7C15ull ^ shape.rel;
-    for (size_t i = k; i < run && i < k + 24; ++i) h = (h ^ static_cast<unsigned char>(s[i])) * 0x100000001b3ull;
     const size_t from = std::max(k, run_end), n = s.size() - from;
-    auto word = [&](size_t at) {
+    auto word_at = [&](size_t pos) {
       uint64_t w = 0;
-      std::memcpy(&w, s.data() + from + at, 8);
+      std::memcpy(&w, s.data() + pos, 8);
       return w;
     };
+    auto word = [&](size_t at) { return word_at(from + at); };
+    // The prefix 8 bytes at a time, then its last few.
+    const size_t pre_end = std::min(run, k + 24);
+    size_t p = k;
+    for (; p + 8 <= pre_end; p += 8) h = (h ^ word_at(p)) * 0xff51afd7ed558ccdull;
+    for (; p < pre_end; ++p) h = (h ^ static_cast<unsigned char>(s[p])) * 0x100000001b3ull;
     if (n >= 8) {
       for (size_t at : {size_t{0}, n / 3, n / 2, n * 2 / 3, n - 8}) {
         h = (h ^ word(std::min(at, n - 8))) * 0xff51afd7ed558ccdull;

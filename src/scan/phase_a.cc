@@ -23,7 +23,9 @@ __attribute__((target("avx2"))) inline __m256i NewlineMask(const char* p, __m256
 // they can wrap (four compares, three adds and a subtract for 128 bytes:
 // the chunk's second pass over its bytes, after hs_scan, costs little more
 // than reading them).
-__attribute__((target("avx2"))) uint64_t CountNewlinesAvx2(const char* p, size_t n) {
+// Past the last whole 32 bytes, the final 32 are read once more and the
+// newlines already counted masked off, not counted byte by byte.
+__attribute__((target("avx2,popcnt"))) uint64_t CountNewlinesAvx2(const char* p, size_t n) {
   uint64_t count = 0;
   size_t i = 0;
   const __m256i nl = _mm256_set1_epi8('\n');
@@ -39,6 +41,10 @@ __attribute__((target("avx2"))) uint64_t CountNewlinesAvx2(const char* p, size_t
     const __m256i sums = _mm256_sad_epu8(acc, _mm256_setzero_si256());
     count += static_cast<uint64_t>(_mm256_extract_epi64(sums, 0)) + static_cast<uint64_t>(_mm256_extract_epi64(sums, 1)) +
              static_cast<uint64_t>(_mm256_extract_epi64(sums, 2)) + static_cast<uint64_t>(_mm256_extract_epi64(sums, 3));
+  }
+  if (i < n && n >= 32) {
+    const auto last = static_cast<unsigned>(_mm256_movemask_epi8(NewlineMask(p + n - 32, nl)));
+    return count + static_cast<uint64_t>(__builtin_popcount(last >> (32 - (n - i))));
   }
   for (; i < n; ++i) count += p[i] == '\n';
   return count;
@@ -88,7 +94,7 @@ int OnHsMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, 
 }  // namespace
 
 uint64_t CountNewlines(const char* p, size_t n) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
   return avx2 ? CountNewlinesAvx2(p, n) : CountNewlinesPlain(p, n);
 }
 

@@ -236,6 +236,10 @@ bool ReleaseFaultedScratch(hs_scratch_t* scratch);
 // mapping: call under GuardedRead.
 std::vector<uint64_t> ChunkCuts(std::string_view all, uint64_t begin, uint64_t end,
                                 size_t chunk_bytes, const SourceFraming& framing);
+// The chunk size for `bytes` of one source: chunks of one size, no larger
+// than chunk_bytes, as many as a multiple of the workers, so that no worker
+// is left to scan a last chunk alone.
+size_t EvenChunkBytes(uint64_t bytes, size_t chunk_bytes, unsigned workers);
 
 }  // namespace internal
 

@@ -89,8 +89,8 @@ bool MayEndTraceback(std::string_view line) {
   // One pass over the line for the words' first two bytes, not a find per word.
   static constexpr std::string_view kWords[] = {"Error", "Exception", "Interrupt", "Exit", "error:", "Failure"};
   bool found = false;
-  ForEachPairStart<false, BytePair{'E', 'r'}, BytePair{'E', 'x'}, BytePair{'I', 'n'}, BytePair{'e', 'r'},
-                   BytePair{'F', 'a'}>(line, 0, [&](size_t i) {
+  ForEachPairStartFast<false, BytePair{'E', 'r'}, BytePair{'E', 'x'}, BytePair{'I', 'n'}, BytePair{'e', 'r'},
+                       BytePair{'F', 'a'}>(line, 0, [&](size_t i) {
     for (std::string_view w : kWords) found |= line.substr(i, w.size()) == w;
     return found;
   });

@@ -60,11 +60,13 @@ struct Scanner {
     }
     return false;
   }
-  // Exactly n digits.
+  // Exactly n digits (the bounds checked once: fewer than n bytes left is
+  // what a '\0' from Peek gave).
   bool Digits(int n, int* out) {
+    if (i > s.size() || s.size() - i < static_cast<size_t>(n)) return false;
     int v = 0;
     for (int k = 0; k < n; ++k) {
-      const char c = Peek(static_cast<size_t>(k));
+      const char c = s[i + static_cast<size_t>(k)];
       if (!IsDigit(c)) return false;
       v = v * 10 + (c - '0');
     }
@@ -106,9 +108,9 @@ struct Fraction {
 bool ReadFraction(Scanner& sc, Fraction* f) {
   int64_t v = 0;
   size_t n = 0;
-  while (IsDigit(sc.Peek())) {
+  while (sc.i < sc.s.size() && IsDigit(sc.s[sc.i])) {
     if (n >= kMaxFractionDigits) return false;
-    if (n < 9) v = v * 10 + (sc.Peek() - '0');
+    if (n < 9) v = v * 10 + (sc.s[sc.i] - '0');
     ++n;
     ++sc.i;
   }

@@ -274,6 +274,25 @@ TEST(WrapDetection, MeasuringTheWidestLinesOnlyGivesTheSameWidth) {
   EXPECT_GT(wrapped, 20u);  // the comparison saw wrapped heads too
 }
 
+// A file larger than a chunk is cut into chunks of one size, as many as a
+// multiple of the workers and none larger than chunk_bytes; a smaller file
+// keeps chunk_bytes (one chunk).
+TEST(EvenChunkBytes, AMultipleOfTheWorkersNoneLarger) {
+  constexpr size_t kMiB = size_t{1} << 20;
+  EXPECT_EQ(internal::EvenChunkBytes(10 * kMiB, 16 * kMiB, 2), 16 * kMiB);
+  EXPECT_EQ(internal::EvenChunkBytes(16 * kMiB, 16 * kMiB, 2), 16 * kMiB);
+  for (uint64_t bytes : {uint64_t{77390862}, uint64_t{135905781}, uint64_t{16 * kMiB + 1}, uint64_t{100 * kMiB}}) {
+    for (unsigned workers : {1u, 2u, 3u, 8u}) {
+      const size_t c = internal::EvenChunkBytes(bytes, 16 * kMiB, workers);
+      const uint64_t chunks = (bytes + c - 1) / c;
+      EXPECT_LE(c, 16 * kMiB) << bytes << " on " << workers;
+      EXPECT_EQ(chunks % workers, 0u) << bytes << " on " << workers;
+      EXPECT_LT(chunks, (bytes + 16 * kMiB - 1) / (16 * kMiB) + workers) << bytes << " on " << workers;
+    }
+  }
+  EXPECT_EQ(internal::EvenChunkBytes(77390862, 16 * kMiB, 2), 12898477u);  // 6 chunks, not 5
+}
+
 // The per-byte newline count of every chunk against a byte loop: lengths
 // around the 32- and 128-byte blocks and the 252-block flush, newline runs longer
 // than a counter holds, offsets off alignment.
@@ -289,6 +308,12 @@ TEST(CountNewlines, SameAsAByteLoop) {
       const uint64_t want = static_cast<uint64_t>(std::count(p, p + len, '\n'));
       EXPECT_EQ(internal::CountNewlines(p, len), want) << len << " at " << off;
     }
+  }
+  // Every tail length past the 32-byte steps (read again as the last 32).
+  for (size_t len = 0; len < 300; ++len) {
+    const char* p = text.data() + 5;
+    const uint64_t want = static_cast<uint64_t>(std::count(p, p + len, '\n'));
+    EXPECT_EQ(internal::CountNewlines(p, len), want) << len;
   }
 }
 
