@@ -111,6 +111,8 @@ EXITS = {
     "glog": ("2018-09-06 17:28:38.814423: F tensorflow/stream_executor/cuda/cuda_dnn.cc:211] Check failed: "
              "status == CUDNN_STATUS_SUCCESS (7 vs. 0)Failed to set cuDNN stream.\n"
              "Aborted (core dumped)\n", "SIGABRT"),
+    # TensorFlow 1's session.run re-raise (Tencent/PocketFlow#255).
+    "tf1": ("InternalError (see above for traceback): Blas SGEMM launch failed : m=131072, n=16, k=16\n", None),
 }
 
 
