@@ -113,6 +113,17 @@ EXITS = {
              "Aborted (core dumped)\n", "SIGABRT"),
     # TensorFlow 1's session.run re-raise (Tencent/PocketFlow#255).
     "tf1": ("InternalError (see above for traceback): Blas SGEMM launch failed : m=131072, n=16, k=16\n", None),
+    # IPython's report of sys.exit(-1) (a PaddleX tutorial's output).
+    "sysexit": ("An exception has occurred, use %tb to see the full traceback.\n\n"
+                "    SystemExit: -1\n", None),
+    # Hydra's line over a job that raised (quangvnai/grit#34's excerpt, cut
+    # before the traceback).
+    "hydra": ("Epoch 0 - validation:   0%|          | 2/1563 [00:04<55:13,  2.12s/it, loss=3.78]\n"
+              "Error executing job with overrides: []\n", None),
+    # The kubelet's back-off events (kubectl describe pod).
+    "k8s": ("  Normal   Started    14m (x4 over 15m)   kubelet, minikube  Started container\n"
+            "  Warning  BackOff    33s (x70 over 15m)  kubelet, minikube  Back-off restarting failed container\n",
+            None),
 }
 
 
@@ -627,3 +638,21 @@ def test_a_rankless_exception_stays_rankless_when_several_tasks_failed(faultline
         inc = first_incident(faultline_bin, validate, tmp_path, BATCH_TRACEBACK + reports)
         assert texts(inc)[0] == "ValueError: Template 'None' not found."
         assert inc["initiating"]["rank"] is None, reports
+
+
+@pytest.mark.parametrize("line", ["SystemExit: 0\n", "(SingleAgentEnvRunner pid=2218) SystemExit: 1\n"])
+def test_a_clean_exit_or_a_ray_workers_shutdown_is_no_failure(faultline_bin, validate, tmp_path, line):
+    # SystemExit: 0 is a clean exit; Ray prints SystemExit: 1 for each worker
+    # it shuts down (raise_sys_exit_with_custom_error_message).
+    assert incidents(faultline_bin, validate, tmp_path, line) == []
+
+
+def test_the_exception_under_hydras_line_initiates(faultline_bin, validate, tmp_path):
+    text = ("Error executing job with overrides: ['main.steps=basic_cleaning', 'modeling.random_seed=42']\n"
+            "Traceback (most recent call last):\n"
+            "  File \"main.py\", line 65, in go\n"
+            "    _ = mlflow.run(\n"
+            "mlflow.exceptions.ExecutionException: Run (ID '8e8d') failed\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert any("ExecutionException" in t for t in texts(inc))
