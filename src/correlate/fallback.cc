@@ -48,9 +48,10 @@ bool Explains(const CorrelationState& st, const Cluster& c) {
          !st.HasRole(c.rule, RuleRole::kFallback);
 }
 
-// Whether `ev` follows `t` (the job's first termination or completion line):
-// what a rank prints while it is being stopped is that stop's doing, and
-// what it prints after training completed is teardown.
+// Whether `ev` follows `t` (the job's first termination, completion or
+// interrupt line): what a rank prints while it is being stopped (by the
+// scheduler, or by a person's Ctrl-C) is that stop's doing, and what it
+// prints after training completed is teardown.
 bool After(const Evidence* t, const Evidence& ev) { return t && LoggedAfter(*t, ev); }
 
 }  // namespace
@@ -301,7 +302,7 @@ std::vector<size_t> FatalLines(const CorrelationState& st) {
     // record's exc_info, was caught: the program went on.
     if (ev.Field("logged_level")) continue;
     if (!st.active[i] || SurvivedLine(st, i) || After(st.index.first_termination, ev) ||
-        After(st.index.first_completion, ev)) {
+        After(st.index.first_completion, ev) || After(st.index.first_interrupt, ev)) {
       continue;
     }
     if (Claimed(claimed, ev, TaskReport(st, i)) || stops.contains({ev.source, ev.line}) ||

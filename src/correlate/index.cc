@@ -104,6 +104,7 @@ void BuildEvidenceIndex(CorrelationState& st) {
     if (!ix.first_completion && st.HasRole(ev.rule, RuleRole::kCompletion)) {
       ix.first_completion = &ev;
     }
+    if (!ix.first_interrupt && ev.Field("interrupt")) ix.first_interrupt = &ev;
     if (ev.time_us != kNoTime && st.HasRole(ev.rule, RuleRole::kCheckpointSaved)) {
       ix.last_checkpoint_us = std::max(ix.last_checkpoint_us, ev.time_us);
     }

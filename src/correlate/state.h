@@ -83,6 +83,7 @@ struct EvidenceIndex {
   std::map<uint32_t, size_t> last_served;          // source -> its last role:served line
   const Evidence* first_termination = nullptr;     // first line of a role:termination rule
   const Evidence* first_completion = nullptr;      // first line of a role:completion rule
+  const Evidence* first_interrupt = nullptr;       // first line with field `interrupt` (Ctrl-C)
   // The run's loop reached its end: every rank's last progress line states
   // its step equal to the total it counts to (tqdm's `74/74`, Megatron's
   // `iteration 1000/ 1000`); the latest of those lines, else null.
