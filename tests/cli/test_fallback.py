@@ -124,6 +124,9 @@ EXITS = {
     "k8s": ("  Normal   Started    14m (x4 over 15m)   kubelet, minikube  Started container\n"
             "  Warning  BackOff    33s (x70 over 15m)  kubelet, minikube  Back-off restarting failed container\n",
             None),
+    # kubectl describe pod's waiting state alone (a flannel thread's excerpt).
+    "k8s_waiting": ("    State:          Waiting\n"
+                    "      Reason:       CrashLoopBackOff\n", None),
 }
 
 
