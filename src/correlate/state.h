@@ -118,6 +118,12 @@ struct CorrelationState {
   std::map<uint32_t, int64_t> first_time_of_rule;  // over kept evidence
   std::vector<bool> active;                        // per evidence: may make incidents
   std::vector<Cluster> clusters;
+  // A generic fatal line whose message goes on to a catalog rule's line
+  // (fallback.cc): (source, that line) -> the fatal line's evidence. The
+  // incident of that line shows it first: "RuntimeError: NCCL communicator
+  // was aborted ... Original reason for failure was:" over the watchdog's
+  // hard-wrapped timeout.
+  std::map<std::pair<uint32_t, uint64_t>, size_t> message_heads;
 
   Diagnosis diag;
 

@@ -659,3 +659,29 @@ def test_the_exception_under_hydras_line_initiates(faultline_bin, validate, tmp_
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
     assert any("ExecutionException" in t for t in texts(inc))
+
+
+# PyTorch's exception whose message names the watchdog's timeout, hard-wrapped
+# where a thread quoted it (hpcaitech/ColossalAI#2967's shape): the timeout's
+# rule explains the failure, and its incident shows the exception line that
+# carries the message first.
+WRAPPED = ("RuntimeError: NCCL communicator was aborted on rank 0.  Original reason for failure was: "
+           "[Rank 0] Watchdog caught collective \n"
+           "operation timeout: WorkNCCL(SeqNum=691, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1801053 "
+           "milliseconds before timing out.\n")
+
+
+def test_the_exception_that_carries_a_catalog_message_heads_its_evidence(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, WRAPPED)
+    assert inc["rule"] == "nccl-watchdog-timeout"
+    assert texts(inc) == WRAPPED.splitlines()
+
+
+def test_a_terminate_line_heads_its_watchdog_message(faultline_bin, validate, tmp_path):
+    text = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+            "  what():  [PG 0 Rank 6] Process group watchdog thread terminated with exception: [Rank 6] "
+            "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, "
+            "NumelOut=1, Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "nccl-watchdog-timeout"
+    assert texts(inc)[0] == "terminate called after throwing an instance of 'c10::DistBackendError'"
