@@ -685,3 +685,15 @@ def test_a_terminate_line_heads_its_watchdog_message(faultline_bin, validate, tm
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "nccl-watchdog-timeout"
     assert texts(inc)[0] == "terminate called after throwing an instance of 'c10::DistBackendError'"
+
+
+def test_an_exception_whose_message_ends_with_a_colon_goes_on_to_the_next_line(faultline_bin, validate, tmp_path):
+    # transformers' lazy import over the import error (a flash-attn build
+    # against another torch, as threads quote it).
+    text = ("RuntimeError: Failed to import transformers.models.llama.modeling_llama because of the following "
+            "error (look up to see its traceback):\n"
+            "/usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+            "undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == text.splitlines()
