@@ -9,7 +9,8 @@
 // stands on symptoms only (a collective timeout, a closed socket) is no
 // explanation against a concrete fatal line logged before it: that line
 // initiates and the symptoms become its collateral. A fatal line a catalog
-// rule also matched is that rule's, an exception whose traceback holds a
+// rule also matched is that rule's (and heads that rule's evidence when its
+// message goes on to the rule's line), an exception whose traceback holds a
 // catalog rule's frame joins that rule's incident, and a fatal line after
 // training completed, or at the process's exit (role:teardown), is teardown.
 #include <algorithm>
@@ -48,9 +49,10 @@ bool Explains(const CorrelationState& st, const Cluster& c) {
          !st.HasRole(c.rule, RuleRole::kFallback);
 }
 
-// Whether `ev` follows `t` (the job's first termination or completion line):
-// what a rank prints while it is being stopped is that stop's doing, and
-// what it prints after training completed is teardown.
+// Whether `ev` follows `t` (the job's first termination, completion or
+// interrupt line): what a rank prints while it is being stopped (by the
+// scheduler, or by a person's Ctrl-C) is that stop's doing, and what it
+// prints after training completed is teardown.
 bool After(const Evidence* t, const Evidence& ev) { return t && LoggedAfter(*t, ev); }
 
 }  // namespace
@@ -174,16 +176,23 @@ LineSet ClaimedLines(const CorrelationState& st, bool stops) {
   return claimed;
 }
 
-// whole: `ev`'s line is a report of its own (srun's `task N: ...`), never
-// the head of a message that goes on.
-bool Claimed(const LineSet& claimed, const Evidence& ev, bool whole = false) {
+// The claimed line `ev`'s line is, or whose message it heads; null when
+// none. whole: `ev`'s line is a report of its own (srun's `task N: ...`),
+// never the head of a message that goes on.
+const std::pair<uint32_t, uint64_t>* ClaimingLine(const LineSet& claimed, const Evidence& ev,
+                                                  bool whole = false) {
   auto it = claimed.lower_bound({ev.source, ev.line});
-  if (it == claimed.end() || it->first.first != ev.source) return false;
-  if (it->first.second == ev.line) return true;
-  if (whole) return false;
+  if (it == claimed.end() || it->first.first != ev.source) return nullptr;
+  if (it->first.second == ev.line) return &it->first;
+  if (whole) return nullptr;
   // Another rank's line after it is not its message.
-  return it->first.second <= ev.line + kMessageLines &&
-         (it->second == ev.rank || it->second < 0 || ev.rank < 0);
+  bool message = it->first.second <= ev.line + kMessageLines &&
+                 (it->second == ev.rank || it->second < 0 || ev.rank < 0);
+  return message ? &it->first : nullptr;
+}
+
+bool Claimed(const LineSet& claimed, const Evidence& ev, bool whole = false) {
+  return ClaimingLine(claimed, ev, whole) != nullptr;
 }
 
 // How far after a teardown line (role:teardown: the CUDA runtime already
@@ -279,8 +288,10 @@ bool WarningCategory(const Evidence& ev) {
   return e && e->ends_with("Warning");
 }
 
-// The generic fatal lines no rank carried on from, in evidence order.
-std::vector<size_t> FatalLines(const CorrelationState& st) {
+// The generic fatal lines no rank carried on from, in evidence order. A
+// fatal line (initiating role) whose message goes on to a catalog rule's
+// line is that line's message head (st.message_heads).
+std::vector<size_t> FatalLines(CorrelationState& st) {
   LineSet claimed = ClaimedLines(st, false);
   LineSet stops = ClaimedLines(st, true);
   LineSet teardown = TeardownLines(st);
@@ -309,11 +320,14 @@ std::vector<size_t> FatalLines(const CorrelationState& st) {
     // record's exc_info, was caught: the program went on.
     if (ev.Field("logged_level") || WarningCategory(ev)) continue;
     if (!st.active[i] || SurvivedLine(st, i) || After(st.index.first_termination, ev) ||
-        After(st.index.first_completion, ev)) {
+        After(st.index.first_completion, ev) || After(st.index.first_interrupt, ev)) {
       continue;
     }
-    if (Claimed(claimed, ev, TaskReport(st, i)) || stops.contains({ev.source, ev.line}) ||
-        SupersededStatement(st, i) || AtTeardown(teardown, ev)) {
+    if (const auto* line = ClaimingLine(claimed, ev, TaskReport(st, i))) {
+      if (line->second != ev.line && role == SignalRole::Initiating) st.message_heads.try_emplace(*line, i);
+      continue;
+    }
+    if (stops.contains({ev.source, ev.line}) || SupersededStatement(st, i) || AtTeardown(teardown, ev)) {
       continue;
     }
     if (!lines.empty() && SameLine(st.evs[lines.back()], ev)) {

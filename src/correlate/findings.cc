@@ -271,13 +271,42 @@ const Evidence* StuckDump(const CorrelationState& st, int rule) {
   return lines >= 2 || (first && first->Field("interrupt")) ? first : nullptr;
 }
 
+bool OwnStamp(const Evidence& ev) {
+  return ev.time_us != kNoTime && ev.time_source != TimeSource::kInherited &&
+         ev.time_source != TimeSource::kNone;
+}
+
+// When line `ev` was logged at the latest: its own stamp, else that of the
+// first line after it in its file with a stamp of its own; kNoTime when
+// neither (a stamp inherited from the lines before it says nothing).
+int64_t LatestTimeOf(const CorrelationState& st, const Evidence& ev) {
+  if (OwnStamp(ev)) return ev.time_us;
+  for (const Evidence& e : st.evs) {
+    if (e.source == ev.source && e.offset > ev.offset && OwnStamp(e)) return e.time_us;
+  }
+  return kNoTime;
+}
+
+// Whether a person's interrupt (Ctrl-C) stopped a run that was still making
+// progress: asked at the interrupt's time, the hang detector finds every
+// rank that logs timed steps still within the gap its step cadence allows.
+// Such a run was stopped by hand, not stuck.
+bool InterruptedWhileProgressing(const CorrelationState& st, const Evidence& dump) {
+  if (!dump.Field("interrupt")) return false;
+  int64_t at = LatestTimeOf(st, dump);
+  bool timed = std::any_of(st.scan.ranks.begin(), st.scan.ranks.end(),
+                           [](const auto& r) { return r.second.last_progress_us != kNoTime; });
+  return at != kNoTime && timed &&
+         DetectHangs(st.scan.ranks, at, DetectOptions(), WorldRanks(st)).empty();
+}
+
 // A stack dump with no error line and no progress after it names a hang
 // the detector could not time (no progress lines, or too few after them):
 // the dump's stuck frame is its evidence.
 void AddDumpHang(CorrelationState& st) {
   int rule = RuleForDetector(st.rs, "hang");
   const Evidence* dump = rule >= 0 ? StuckDump(st, rule) : nullptr;
-  if (!dump) return;
+  if (!dump || InterruptedWhileProgressing(st, *dump)) return;
   Finding f;
   f.detector = "hang";
   f.rank = dump->rank;

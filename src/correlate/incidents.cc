@@ -501,9 +501,16 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   Draft dr{rc, *st.rs.rule(rc.rule), first, first.Field("peer")};
   Incident inc;
   inc.rule = rc.rule;
-  // Initiating evidence: the root cluster's lines, earliest first (capped).
+  // Initiating evidence: the root cluster's lines, earliest first (capped),
+  // each after the generic fatal line whose message goes on to it.
+  std::set<size_t> heads;
   for (size_t k = 0; k < rc.ev.size() && inc.initiating.size() < 20; ++k) {
-    inc.initiating.push_back(st.evs[rc.ev[k]]);
+    const Evidence& ev = st.evs[rc.ev[k]];
+    auto head = st.message_heads.find({ev.source, ev.line});
+    if (head != st.message_heads.end() && heads.insert(head->second).second) {
+      inc.initiating.push_back(st.evs[head->second]);
+    }
+    inc.initiating.push_back(ev);
   }
   inc.time_us = first.time_us;
   inc.rank = first.rank;

@@ -37,13 +37,29 @@ void CollectKnownRanks(CorrelationState& st, int64_t nranks) {
   st.diag.hosts = ix.known_hosts.size();
 }
 
+// Whether progress line `ev` is in the run's last epoch, where it names an
+// epoch (field `epoch`): a bar per epoch (`Epoch 3/10: ... 74/74`,
+// Lightning's `Epoch 3: ... 74/74`) reaches its total every epoch, so only
+// the bar whose epoch equals the number of epochs it states (`epochs`) ends
+// the run; an epoch with no count of them may be any. A line that names no
+// epoch counts the whole run.
+bool InLastEpoch(const Evidence& ev) {
+  const std::string* epoch = ev.Field("epoch");
+  if (!epoch) return true;
+  const std::string* epochs = ev.Field("epochs");
+  int64_t e, n;
+  return epochs && ParseInt64(*epoch, &e) && ParseInt64(*epochs, &n) && e == n;
+}
+
 // Whether progress line `ev` states the last step of what it counts: its
-// step equals its total (field `total`), a loop of more than one step.
+// step equals its total (field `total`), a loop of more than one step, in
+// the last epoch.
 bool AtTotal(const Evidence& ev) {
   const std::string* step = ev.Field("step");
   const std::string* total = ev.Field("total");
   int64_t s, t;
-  return step && total && ParseInt64(*step, &s) && ParseInt64(*total, &t) && t > 1 && s == t;
+  return step && total && ParseInt64(*step, &s) && ParseInt64(*total, &t) && t > 1 && s == t &&
+         InLastEpoch(ev);
 }
 
 // Index::progress_done: the latest of the ranks' last progress lines when
@@ -88,6 +104,7 @@ void BuildEvidenceIndex(CorrelationState& st) {
     if (!ix.first_completion && st.HasRole(ev.rule, RuleRole::kCompletion)) {
       ix.first_completion = &ev;
     }
+    if (!ix.first_interrupt && ev.Field("interrupt")) ix.first_interrupt = &ev;
     if (ev.time_us != kNoTime && st.HasRole(ev.rule, RuleRole::kCheckpointSaved)) {
       ix.last_checkpoint_us = std::max(ix.last_checkpoint_us, ev.time_us);
     }

@@ -6,6 +6,7 @@
 // and length should expect.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
@@ -117,6 +118,50 @@ void FoldTeardownErrors(CorrelationState& st) {
   std::erase_if(incs, [&](const Incident&) { return into[k++] >= 0; });
 }
 
+// How close in time two reports of one GPU are one burst: a kernel log's
+// whole seconds.
+constexpr int64_t kBurstUs = kSecond;
+
+// Whether incident `b` is a later report of the burst incident `a` began:
+// both catalog incidents of a hardware or driver layer rule of the same
+// reference, on the same GPU, in the same file and second (or both
+// undated), `a` logged first. A GPU that reports an engine exception and
+// then the timeouts of the channel it stopped (Xid 38, then Xid 109) had
+// one failure, and the first line is where it began.
+bool LaterInBurst(const CorrelationState& st, const Incident& a, const Incident& b) {
+  if (!Fatal(st, a) || !Fatal(st, b) || a.gpu.empty() || a.gpu != b.gpu ||
+      !HardwareLayer(st.rs.rule(a.rule)->layer()) || !HardwareLayer(st.rs.rule(b.rule)->layer())) {
+    return false;
+  }
+  const Evidence& ea = a.initiating.front();
+  const Evidence& eb = b.initiating.front();
+  if (ea.source != eb.source || ea.offset >= eb.offset ||
+      st.rs.rule(a.rule)->reference()->string_view() != st.rs.rule(b.rule)->reference()->string_view()) {
+    return false;
+  }
+  if ((a.time_us == kNoTime) != (b.time_us == kNoTime)) return false;
+  return a.time_us == kNoTime || std::llabs(b.time_us - a.time_us) <= kBurstUs;
+}
+
+// The later incidents of a GPU's burst become the collateral of the one
+// whose line came first.
+void FoldDeviceBursts(CorrelationState& st) {
+  std::vector<Incident>& incs = st.diag.incidents;
+  std::vector<bool> folded(incs.size(), false);
+  for (size_t k = 0; k < incs.size(); ++k) {
+    for (size_t j = 0; j < incs.size() && !folded[k]; ++j) {
+      if (j == k || folded[j] || !LaterInBurst(st, incs[j], incs[k])) continue;
+      AddAsCollateral(incs[k], incs[j]);
+      bool spaced = incs[j].explanation.empty() || incs[j].explanation.back() == ' ';
+      StrAppend(&incs[j].explanation, spaced ? "" : " ", st.rs.rule(incs[k].rule)->id()->str(),
+                " came later in the same second from the same GPU: one burst, led by its first line.");
+      folded[k] = true;
+    }
+  }
+  size_t k = 0;
+  std::erase_if(incs, [&](const Incident&) { return folded[k++]; });
+}
+
 }  // namespace
 
 bool PracticeFinding(const Incident& i) {
@@ -125,6 +170,7 @@ bool PracticeFinding(const Incident& i) {
 
 void RankIncidents(CorrelationState& st) {
   FoldTeardownErrors(st);
+  FoldDeviceBursts(st);
   std::stable_sort(st.diag.incidents.begin(), st.diag.incidents.end(),
                    [&st](const Incident& a, const Incident& b) {
                      int tier_a = Tier(st, a), tier_b = Tier(st, b);

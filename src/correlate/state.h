@@ -83,6 +83,7 @@ struct EvidenceIndex {
   std::map<uint32_t, size_t> last_served;          // source -> its last role:served line
   const Evidence* first_termination = nullptr;     // first line of a role:termination rule
   const Evidence* first_completion = nullptr;      // first line of a role:completion rule
+  const Evidence* first_interrupt = nullptr;       // first line with field `interrupt` (Ctrl-C)
   // The run's loop reached its end: every rank's last progress line states
   // its step equal to the total it counts to (tqdm's `74/74`, Megatron's
   // `iteration 1000/ 1000`); the latest of those lines, else null.
@@ -117,6 +118,12 @@ struct CorrelationState {
   std::map<uint32_t, int64_t> first_time_of_rule;  // over kept evidence
   std::vector<bool> active;                        // per evidence: may make incidents
   std::vector<Cluster> clusters;
+  // A generic fatal line whose message goes on to a catalog rule's line
+  // (fallback.cc): (source, that line) -> the fatal line's evidence. The
+  // incident of that line shows it first: "RuntimeError: NCCL communicator
+  // was aborted ... Original reason for failure was:" over the watchdog's
+  // hard-wrapped timeout.
+  std::map<std::pair<uint32_t, uint64_t>, size_t> message_heads;
 
   Diagnosis diag;
 

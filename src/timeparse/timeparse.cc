@@ -809,6 +809,9 @@ size_t SkipLeadingSpace(std::string_view line) {
       line[2] == '\xBF') {
     i = 3;
   }
+  // A terminal's echo of Ctrl-C ("^C") runs into the next line the
+  // program prints: torchrun's stamped report of the SIGINT it received.
+  if (line.size() >= i + 2 && line[i] == '^' && line[i + 1] == 'C') i += 2;
   const size_t limit = std::min(line.size(), i + kMaxLeadingSpace + 1);
   while (i < limit && (line[i] == ' ' || line[i] == '\t')) ++i;
   return i;

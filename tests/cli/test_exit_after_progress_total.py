@@ -28,3 +28,25 @@ def test_an_abort_before_the_bar_reached_its_total_is_a_failure(faultline_bin, v
 def test_a_kill_after_the_bar_reached_its_total_is_a_failure(faultline_bin, validate, tmp_path):
     found = diagnose_text(faultline_bin, validate, tmp_path, BAR_DONE + TORCHRUN_9)
     assert found, "no incident"
+
+
+# A bar per epoch reaches its total every epoch: only the last epoch's
+# bar ends the run. The bars are as quangvnai/grit#34 (`Epoch 0 - train:`,
+# no count of epochs) and tqdm descriptions `Epoch E/N:` print them.
+EPOCH_BAR_NO_COUNT = "Epoch 0 - train: 100%|██████████| 500/500 [41:07<00:00,  4.93s/it, loss=3.45]\n"
+EPOCH_BAR_NOT_LAST = "Epoch 3/10: 100%|██████████| 500/500 [41:07<00:00,  4.93s/it, loss=3.45]\n"
+EPOCH_BAR_LAST = "Epoch 10/10: 100%|██████████| 500/500 [41:07<00:00,  4.93s/it, loss=3.45]\n"
+
+
+def test_an_abort_after_an_epoch_bar_of_unknown_epochs_is_a_failure(faultline_bin, validate, tmp_path):
+    found = diagnose_text(faultline_bin, validate, tmp_path, EPOCH_BAR_NO_COUNT + TORCHRUN_6)
+    assert found, "no incident"
+
+
+def test_an_abort_after_an_epoch_bar_before_the_last_epoch_is_a_failure(faultline_bin, validate, tmp_path):
+    found = diagnose_text(faultline_bin, validate, tmp_path, EPOCH_BAR_NOT_LAST + TORCHRUN_6)
+    assert found, "no incident"
+
+
+def test_an_abort_after_the_last_epochs_bar_reached_its_total_is_teardown(faultline_bin, validate, tmp_path):
+    assert diagnose_text(faultline_bin, validate, tmp_path, EPOCH_BAR_LAST + TORCHRUN_6) == []

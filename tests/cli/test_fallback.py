@@ -111,6 +111,22 @@ EXITS = {
     "glog": ("2018-09-06 17:28:38.814423: F tensorflow/stream_executor/cuda/cuda_dnn.cc:211] Check failed: "
              "status == CUDNN_STATUS_SUCCESS (7 vs. 0)Failed to set cuDNN stream.\n"
              "Aborted (core dumped)\n", "SIGABRT"),
+    # TensorFlow 1's session.run re-raise (Tencent/PocketFlow#255).
+    "tf1": ("InternalError (see above for traceback): Blas SGEMM launch failed : m=131072, n=16, k=16\n", None),
+    # IPython's report of sys.exit(-1) (a PaddleX tutorial's output).
+    "sysexit": ("An exception has occurred, use %tb to see the full traceback.\n\n"
+                "    SystemExit: -1\n", None),
+    # Hydra's line over a job that raised (quangvnai/grit#34's excerpt, cut
+    # before the traceback).
+    "hydra": ("Epoch 0 - validation:   0%|          | 2/1563 [00:04<55:13,  2.12s/it, loss=3.78]\n"
+              "Error executing job with overrides: []\n", None),
+    # The kubelet's back-off events (kubectl describe pod).
+    "k8s": ("  Normal   Started    14m (x4 over 15m)   kubelet, minikube  Started container\n"
+            "  Warning  BackOff    33s (x70 over 15m)  kubelet, minikube  Back-off restarting failed container\n",
+            None),
+    # kubectl describe pod's waiting state alone (a flannel thread's excerpt).
+    "k8s_waiting": ("    State:          Waiting\n"
+                    "      Reason:       CrashLoopBackOff\n", None),
 }
 
 
@@ -648,3 +664,59 @@ def test_a_rankless_exception_stays_rankless_when_several_tasks_failed(faultline
         inc = first_incident(faultline_bin, validate, tmp_path, BATCH_TRACEBACK + reports)
         assert texts(inc)[0] == "ValueError: Template 'None' not found."
         assert inc["initiating"]["rank"] is None, reports
+
+
+@pytest.mark.parametrize("line", ["SystemExit: 0\n", "(SingleAgentEnvRunner pid=2218) SystemExit: 1\n"])
+def test_a_clean_exit_or_a_ray_workers_shutdown_is_no_failure(faultline_bin, validate, tmp_path, line):
+    # SystemExit: 0 is a clean exit; Ray prints SystemExit: 1 for each worker
+    # it shuts down (raise_sys_exit_with_custom_error_message).
+    assert incidents(faultline_bin, validate, tmp_path, line) == []
+
+
+def test_the_exception_under_hydras_line_initiates(faultline_bin, validate, tmp_path):
+    text = ("Error executing job with overrides: ['main.steps=basic_cleaning', 'modeling.random_seed=42']\n"
+            "Traceback (most recent call last):\n"
+            "  File \"main.py\", line 65, in go\n"
+            "    _ = mlflow.run(\n"
+            "mlflow.exceptions.ExecutionException: Run (ID '8e8d') failed\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert any("ExecutionException" in t for t in texts(inc))
+
+
+# PyTorch's exception whose message names the watchdog's timeout, hard-wrapped
+# where a thread quoted it (hpcaitech/ColossalAI#2967's shape): the timeout's
+# rule explains the failure, and its incident shows the exception line that
+# carries the message first.
+WRAPPED = ("RuntimeError: NCCL communicator was aborted on rank 0.  Original reason for failure was: "
+           "[Rank 0] Watchdog caught collective \n"
+           "operation timeout: WorkNCCL(SeqNum=691, OpType=ALLGATHER, Timeout(ms)=1800000) ran for 1801053 "
+           "milliseconds before timing out.\n")
+
+
+def test_the_exception_that_carries_a_catalog_message_heads_its_evidence(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, WRAPPED)
+    assert inc["rule"] == "nccl-watchdog-timeout"
+    assert texts(inc) == WRAPPED.splitlines()
+
+
+def test_a_terminate_line_heads_its_watchdog_message(faultline_bin, validate, tmp_path):
+    text = ("terminate called after throwing an instance of 'c10::DistBackendError'\n"
+            "  what():  [PG 0 Rank 6] Process group watchdog thread terminated with exception: [Rank 6] "
+            "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, "
+            "NumelOut=1, Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "nccl-watchdog-timeout"
+    assert texts(inc)[0] == "terminate called after throwing an instance of 'c10::DistBackendError'"
+
+
+def test_an_exception_whose_message_ends_with_a_colon_goes_on_to_the_next_line(faultline_bin, validate, tmp_path):
+    # transformers' lazy import over the import error (a flash-attn build
+    # against another torch, as threads quote it).
+    text = ("RuntimeError: Failed to import transformers.models.llama.modeling_llama because of the following "
+            "error (look up to see its traceback):\n"
+            "/usr/local/lib/python3.10/dist-packages/flash_attn_2_cuda.cpython-310-x86_64-linux-gnu.so: "
+            "undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == text.splitlines()

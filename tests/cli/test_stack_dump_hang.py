@@ -83,3 +83,33 @@ def test_an_interrupt_after_an_error_is_not_the_hang(faultline_bin, validate, tm
     error = "RuntimeError: DataLoader worker (pid(s) 213446, 213447) exited unexpectedly\n"
     found = incidents(faultline_bin, validate, tmp_path, error + INTERRUPTED)
     assert found and found[0]["rule"] != "training-silent-hang", [i["rule"] for i in found]
+
+
+
+# torchrun stopped by Ctrl-C (a Megablocks thread's log): the agent reports
+# the SIGINT with its glog stamp, and raises SignalException for signal 2.
+# The step lines are DeepSpeed's (logging.py log_dist), a minute apart.
+SIGINT = """\
+^CW1016 06:21:18.872000 140016382740288 torch/distributed/elastic/agent/server/api.py:688] Received Signals.SIGINT death signal, shutting down workers
+Traceback (most recent call last):
+  File "/usr/local/lib/python3.10/dist-packages/torch/distributed/elastic/multiprocessing/api.py", line 63, in _terminate_process_handler
+    raise SignalException(f"Process {os.getpid()} got signal: {sigval}", sigval=sigval)
+torch.distributed.elastic.multiprocessing.api.SignalException: Process 5836 got signal: 2
+"""
+
+
+def ds_steps(minutes):
+    return "".join(f"[2024-10-16 06:{m:02d}:00,000] [INFO] [logging.py:96:log_dist] [Rank 0] step={10 * m}, "
+                   "skipped=0, lr=[0.0001], mom=[(0.9, 0.999)]\n" for m in minutes)
+
+
+def test_a_ctrl_c_of_a_run_still_making_progress_is_no_failure(faultline_bin, validate, tmp_path):
+    # Steps a minute apart right up to the interrupt: a person stopped a
+    # healthy run; the SignalException after it is that stop's doing.
+    found = incidents(faultline_bin, validate, tmp_path, ds_steps(range(10, 22)) + SIGINT)
+    assert found == [], [(i["rule"], i["explanation"]) for i in found]
+
+
+def test_a_ctrl_c_long_after_the_last_step_is_the_hang(faultline_bin, validate, tmp_path):
+    found = incidents(faultline_bin, validate, tmp_path, ds_steps(range(0, 12)) + SIGINT)
+    assert found and found[0]["rule"] == "training-silent-hang", [i["rule"] for i in found]

@@ -85,3 +85,16 @@ def test_a_catalog_rule_keeps_its_own_nccl_tests_line(faultline_bin, validate, t
     line = "gpu: Test CUDA failure common.cu:1030 'system not yet initialized'"
     inc = first_incident(faultline_bin, validate, tmp_path, NCCL_TESTS_HEADER + line + "\n")
     assert inc["reference"] != FALLBACK, inc["explanation"]
+
+
+# TensorFlow 1.x up to 1.4 (santi-pdp/segan#42, davidsandberg/facenet#610):
+# session.run re-raises the allocator's OOM as "ResourceExhaustedError (see
+# above for traceback):" and the message ends after the tensor's shape.
+@pytest.mark.parametrize("line", [
+    "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[100,4096,32]\n",
+    "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[90,17,17,32]\n",
+])
+def test_tensorflow_1_short_oom_is_an_oom(faultline_bin, validate, tmp_path, line):
+    inc = first_incident(faultline_bin, validate, tmp_path, line)
+    assert inc["rule"] == "cuda-oom", inc["explanation"]
+    assert texts(inc) == [line.strip()]

@@ -282,6 +282,20 @@ TEST(ParseLineTimeGlog, Variants) {
   EXPECT_EQ(bare->end, 14u);
 }
 
+TEST(ParseLineTimeGlog, AfterTheTerminalsCtrlCEcho) {
+  // torchrun's report of the SIGINT a person sent, as a terminal shows it
+  // (a Megablocks thread): the "^C" echo runs into the stamped line.
+  const auto t = ParseLineTime(
+      "^CW1102 13:46:41.123456 140016382740288 torch/distributed/elastic/agent/server/api.py:688] "
+      "Received Signals.SIGINT death signal, shutting down workers"sv,
+      Ctx(2026));
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->format, TimeFormat::kGlog);
+  EXPECT_EQ(t->wall_us, kT0 + 123456);
+  EXPECT_EQ(t->end, 23u);
+  EXPECT_FALSE(ParseLineTime("^C"sv, Ctx(2026)).has_value());
+}
+
 TEST(ParseLineTimeGlog, C10UnpaddedMonth) {
   // PyTorch >= 2.4's c10 prefix prints March 4th as "E304".
   const auto t = ParseLineTime("[E304 10:00:02.123456 99 ProcessGroupNCCL.cpp:616] x"sv, Ctx(2026));
