@@ -12,7 +12,8 @@ Layouts: per-rank files under per-host folders (<host>/rank-<r>.log) for
 formats every rank prints, one file per host with torchrun "[rankN]:"
 prefixes for torchtitan, and a single rank-0 file for the formats that only
 the main process prints (tqdm bars, HF Trainer dicts, Composer, Megatron's
-last-rank logger).
+last-rank logger); Accelerate's bar is on every host's local main process
+(one train.log per host, naming no rank).
 """
 import argparse
 import datetime
@@ -137,7 +138,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
     writers = {"megatron": w_megatron, "nemo": w_nemo, "deepspeed": w_deepspeed, "torchtitan": w_torchtitan,
                "kv": w_kv, "jsonl": w_jsonl, "hf": w_hf, "lightning": w_lightning, "accelerate": w_accelerate,
                "composer": w_composer, "megatron_last": w_megatron}
-    ranks = range(nranks) if fmt in PER_RANK else [nranks - 1 if fmt == "megatron_last" else 0]
+    ranks = range(nranks) if fmt in PER_RANK else main_processes(job)
     for r in ranks:
         h = job.host(r)
         clock = lambda t, h=h: t + job.skew[h]  # noqa: E731
@@ -197,6 +198,17 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
     with open(os.path.join(out, "truth.json"), "w") as f:
         json.dump(truth, f, indent=1)
     return truth
+
+
+def main_processes(job):
+    """The ranks that print a rank-0-only format: Megatron's last rank,
+    Accelerate's local main process of every host (its `tqdm` wrapper
+    disables the bar where `local_process_index != 0`), else rank 0."""
+    if job.fmt == "megatron_last":
+        return [job.nranks - 1]
+    if job.fmt == "accelerate":
+        return range(0, job.nranks, RANKS_PER_HOST)
+    return [0]
 
 
 def rank_file(job, r):

@@ -66,6 +66,11 @@ def test_archive(faultline_bin, tmp_path, fmt, scenario, ranks, skew):
         assert any("data.py" in (e.get("text") or "") for e in top["initiating"]["evidence"]), top["initiating"]
     if scenario == "hang" and fmt in gen.RANK0_ONLY:
         assert any("cannot be known" in m for m in top.get("missing_facts", [])), top.get("missing_facts")
+    if scenario == "hang" and fmt == "accelerate":
+        # Every host's local main process draws a bar naming no rank: the
+        # bars stop together, and no one host is the hang's.
+        assert not top["initiating"].get("host"), top["initiating"]
+        assert any("one process per host" in m for m in top.get("missing_facts", [])), top.get("missing_facts")
     if scenario == "straggler":
         # The figures: its median against the others', over which steps.
         assert "for the other %d ranks" % (ranks - 1) in top["explanation"]
