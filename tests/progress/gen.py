@@ -50,6 +50,7 @@ def stamp_iso(t):
 class Job:
     def __init__(self, fmt, scenario, nranks, skew, seed):
         self.rng = random.Random(seed * 7919 + nranks)
+        self.seed = seed
         self.fmt, self.scenario, self.nranks = fmt, scenario, nranks
         self.hosts = ["gpu-%03d" % (h + 1) for h in range((nranks + RANKS_PER_HOST - 1) // RANKS_PER_HOST)]
         self.skew = {h: (self.rng.uniform(-40, 40) if skew else 0.0) for h in self.hosts}
@@ -320,9 +321,12 @@ def w_accelerate(job, r, h, times, wall, clock, emit):
 
 def w_composer(job, r, h, times, wall, clock, emit):
     rel = rank_file(job, r)
+    # Its progress is counted in max_duration's unit: batches, or (odd
+    # seeds) tokens, 2**20 a batch.
+    unit, per = ("token", 1 << 20) if job.seed % 2 else ("batch", 1)
     for s in steps_of(job, r):
         t = clock(wall[s])
-        emit(rel, t, "%s: composer.trainer.trainer: INFO: [batch=%d/%d]:" % (stamp_py(t), s, job.steps))
+        emit(rel, t, "%s: composer.trainer.trainer: INFO: [%s=%d/%d]:" % (stamp_py(t), unit, s * per, job.steps * per))
         emit(rel, t, "\t Train time/batch: %d" % (s - 1))
         emit(rel, t, "\t Train loss/train/total: %.4f" % (2.9 - 0.002 * s))
         emit(rel, t, "\t Train throughput/batches_per_sec: %.4f" % (1 / times[s - 1]))
