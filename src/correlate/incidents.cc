@@ -358,7 +358,8 @@ void RankOnRootHost(const CorrelationState& st, int root, const std::vector<int>
 
 // How far the notice's clock is ahead of other hosts' at least: lines
 // there of the failures it explains (its rule's edges), whichever incident
-// they went to, stamped up to 5 min before it. 0 when none.
+// they went to, stamped before it by more than the edge allows, up to
+// 5 min. 0 when none.
 int64_t NoticeAhead(const CorrelationState& st, const Incident& inc) {
   int64_t ahead = 0;
   double min_lag, max_lag;
@@ -366,7 +367,9 @@ int64_t NoticeAhead(const CorrelationState& st, const Incident& inc) {
     const Evidence& ev = st.evs[i];
     if (ev.time_us == kNoTime || ev.time_us >= inc.time_us || inc.time_us - ev.time_us > 5 * 60 * kSecond) continue;
     if (ev.host.empty() || ev.host == inc.host || !st.ignore_reason[i].empty()) continue;
-    if (st.Edge(inc.rule, ev.rule, &min_lag, &max_lag)) ahead = std::max(ahead, inc.time_us - ev.time_us);
+    if (!st.Edge(inc.rule, ev.rule, &min_lag, &max_lag)) continue;
+    const int64_t lead = inc.time_us - ev.time_us;
+    if (static_cast<double>(lead) > -min_lag * static_cast<double>(kSecond)) ahead = std::max(ahead, lead);
   }
   return ahead;
 }
