@@ -151,7 +151,8 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
                      "(%d samples, %d tokens) in %.1f ms" % (stamp_py(t), k % 4, s * chatter + k, 8, 65536,
                                                              3.0 + (s * 7 + k) % 11))
         # Something keeps every rank's log going after a hang (a heartbeat),
-        # then the stack dump the watchdog asked faulthandler for.
+        # then a stack dump: the one the watchdog asked faulthandler for,
+        # or (even seeds) `py-spy dump` of the rank's pid.
         if scenario == "hang":
             rel = rank_file(job, r)
             for k in range(1, 5):
@@ -159,10 +160,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
                      prefix(job, r) + "%s - INFO - heartbeat: dataloader workers alive" %
                      stamp_py(clock(wall[job.hang_step] + 300 * k)))
             dump_t = clock(end - 30)
-            where = ('  File "/opt/train/data.py", line 88 in __next__' if r == job.culprit else
-                     '  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce')
-            for line in ["Timeout (0:20:00)!", "Thread 0x00007f3a9c1ff740 (most recent call first):", where,
-                         '  File "/opt/train/train.py", line 311 in train_step']:
+            for line in stack_dump(job, r):
                 emit(rel, dump_t, prefix(job, r) + line)
     # Every rank's NCCL init line (the world's size and where each rank
     # runs), in its own file, whoever prints the step lines.
@@ -210,6 +208,22 @@ def main_processes(job):
     if job.fmt == "accelerate":
         return range(0, job.nranks, RANKS_PER_HOST)
     return [0]
+
+
+def stack_dump(job, r):
+    """What rank r was doing when the dump was taken: the culprit in its
+    data loader, the others in the collective that waits for it."""
+    if job.seed % 2:
+        where = ('  File "/opt/train/data.py", line 88 in __next__' if r == job.culprit else
+                 '  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce')
+        return ["Timeout (0:20:00)!", "Thread 0x00007f3a9c1ff740 (most recent call first):", where,
+                '  File "/opt/train/train.py", line 311 in train_step']
+    where = ("    __next__ (/opt/train/data.py:88)" if r == job.culprit else
+             "    all_reduce (torch/distributed/distributed_c10d.py:2501)")
+    return ["Process %d: /usr/bin/python3 -u /opt/train/train.py" % (4100 + r % 8),
+            "Python v3.10.12 (/usr/bin/python3.10)", "",
+            'Thread 0x7F3A9C1FF740 (%s): "MainThread"' % ("active" if r == job.culprit else "idle"), where,
+            "    train_step (/opt/train/train.py:311)"]
 
 
 def rank_file(job, r):
