@@ -164,6 +164,7 @@ Diagnosis MergeAttempts(const Ruleset& rs, std::vector<Attempt> attempts, std::v
   // the frame of the others widens it.
   Diagnosis out;
   out.expectation = per_attempt.back().expectation;
+  out.limits = per_attempt.back().limits;
   for (size_t k = per_attempt.size(); k-- > 0;) {
     Diagnosis& d = per_attempt[k];
     MergeFrame(out, d);

@@ -121,6 +121,9 @@ struct Diagnosis {
   uint64_t ranks = 0;
   uint64_t hosts = 0;
   Expectation expectation;
+  // What these logs cannot tell, whatever the incidents (one process of a
+  // multi-rank job logs step lines: no straggler can be seen).
+  std::vector<std::string> limits;
   // The analysis across the job's Flight Recorder dumps (schema:
   // flight_recorder; empty without dumps), and the ranks it suspects:
   // missing at a wavefront, else members that left no dump.

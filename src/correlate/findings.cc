@@ -323,9 +323,31 @@ void AddDumpHang(CorrelationState& st) {
   if (AddFinding(st, f, 0.4)) AddHangStacks(st, st.diag.incidents.back());
 }
 
+// What the step lines cannot tell when one process of a multi-rank job
+// logs them (rank 0's tqdm bar, a Trainer's metric dicts): a straggler
+// slows every rank alike, so it cannot be seen, nor the first rank to stop.
+void NoteProgressLimits(CorrelationState& st) {
+  const RankSummary* only = nullptr;
+  for (const auto& [rank, r] : st.scan.ranks) {
+    if (r.progress_lines == 0) continue;
+    if (only) return;
+    only = &r;
+  }
+  const int64_t world = WorldRanks(st);
+  if (!only || world < 2) return;
+  std::string who = only->rank >= 0      ? StrCat("rank ", only->rank)
+                    : only->several_hosts ? std::string("one process per host (naming no rank)")
+                                          : std::string("one process");
+  st.diag.limits.push_back(StrCat("Only ", who, " of ", world,
+                                  " ranks logs step lines: whether a rank straggled, and which rank stopped first "
+                                  "if the job hung, cannot be known from these logs; per-rank step lines would show "
+                                  "it"));
+}
+
 }  // namespace
 
 void RunDetectors(CorrelationState& st) {
+  NoteProgressLimits(st);
   bool log_incidents = false;
   for (const Incident& inc : st.diag.incidents) log_incidents |= !OutlivedByHang(st, inc);
   auto stragglers = DetectStragglers(st.scan.ranks);

@@ -356,6 +356,46 @@ void RankOnRootHost(const CorrelationState& st, int root, const std::vector<int>
                            st.scan.sources[best->source].name, ":", best->line, "). ");
 }
 
+// How far the notice's clock is ahead of other hosts' at least: lines
+// there of the failures it explains (its rule's edges), whichever incident
+// they went to, stamped before it by more than the edge allows, up to
+// 5 min. 0 when none.
+int64_t NoticeAhead(const CorrelationState& st, const Incident& inc) {
+  int64_t ahead = 0;
+  double min_lag, max_lag;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (ev.time_us == kNoTime || ev.time_us >= inc.time_us || inc.time_us - ev.time_us > 5 * 60 * kSecond) continue;
+    if (ev.host.empty() || ev.host == inc.host || !st.ignore_reason[i].empty()) continue;
+    if (!st.Edge(inc.rule, ev.rule, &min_lag, &max_lag)) continue;
+    const int64_t lead = inc.time_us - ev.time_us;
+    if (static_cast<double>(lead) > -min_lag * static_cast<double>(kSecond)) ahead = std::max(ahead, lead);
+  }
+  return ahead;
+}
+
+// Whether a checkpoint came after the notice that ended the job. A
+// checkpoint on another host stamped shortly before the notice (within how
+// far the notice's clock is shown ahead, plus a cloud's two-minute warning)
+// may have come after it: those clocks are not aligned.
+std::string CheckpointAfterNotice(const CorrelationState& st, const Incident& inc) {
+  const int64_t ckpt = st.index.last_checkpoint_us;
+  if (ckpt == kNoTime) return "No checkpoint line was found in the logs, before or after the notice. ";
+  if (inc.time_us != kNoTime && ckpt >= inc.time_us) {
+    return StrCat("A checkpoint was saved after the notice, at ", FormatTime(ckpt), ". ");
+  }
+  const int64_t ahead = inc.time_us == kNoTime ? 0 : NoticeAhead(st, inc);
+  if (ahead > 0 && st.index.last_checkpoint_host != inc.host && inc.time_us - ckpt <= ahead + 2 * 60 * kSecond) {
+    return StrCat("A checkpoint was saved at ", FormatTime(ckpt),
+                  st.index.last_checkpoint_host.empty() ? "" : StrCat(" on ", st.index.last_checkpoint_host), ", ",
+                  (inc.time_us - ckpt) / kSecond, " s before the notice by the hosts' clocks; the notice's "
+                  "consequences on other hosts are stamped up to ", ahead / kSecond,
+                  " s before it, so those clocks are not aligned and whether the checkpoint came after the notice "
+                  "cannot be known from these logs. ");
+  }
+  return StrCat("No checkpoint was saved after the notice; the newest is from ", FormatTime(ckpt), ". ");
+}
+
 // A seen initiating line: say what explains what; a blamed peer is the suspect.
 void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
   std::string& e = dr.explanation;
@@ -376,18 +416,10 @@ void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
   }
   if (IsNotice(st, dr.rc)) {
     // Who ended the job, and what it lost: the newest checkpoint line.
-    int64_t ckpt = st.index.last_checkpoint_us;
     e += StrCat("The job was ended from outside (", dr.rule.title()->str(), ", ",
                 inc.host.empty() ? "host unknown" : StrCat("on ", inc.host),
                 "): the failures that follow it are its doing. ");
-    if (ckpt != kNoTime && inc.time_us != kNoTime && ckpt >= inc.time_us) {
-      e += StrCat("A checkpoint was saved after the notice, at ", FormatTime(ckpt), ". ");
-    } else if (ckpt != kNoTime) {
-      e += StrCat("No checkpoint was saved after the notice; the newest is from ",
-                  FormatTime(ckpt), ". ");
-    } else {
-      e += "No checkpoint line was found in the logs, before or after the notice. ";
-    }
+    e += CheckpointAfterNotice(st, inc);
   }
   if (const std::string* server = dr.first.Field("server"); server && !server->empty()) {
     // A service outside the job (NFS server, rendezvous store): the host

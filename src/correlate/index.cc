@@ -105,8 +105,10 @@ void BuildEvidenceIndex(CorrelationState& st) {
       ix.first_completion = &ev;
     }
     if (!ix.first_interrupt && ev.Field("interrupt")) ix.first_interrupt = &ev;
-    if (ev.time_us != kNoTime && st.HasRole(ev.rule, RuleRole::kCheckpointSaved)) {
-      ix.last_checkpoint_us = std::max(ix.last_checkpoint_us, ev.time_us);
+    if (ev.time_us != kNoTime && st.HasRole(ev.rule, RuleRole::kCheckpointSaved) &&
+        (ix.last_checkpoint_us == kNoTime || ev.time_us >= ix.last_checkpoint_us)) {
+      ix.last_checkpoint_us = ev.time_us;
+      ix.last_checkpoint_host = ev.host;
     }
     if (ev.rank >= 0) ix.known_ranks.insert(ev.rank);
     if (!ev.host.empty()) ix.known_hosts.insert(ev.host);

@@ -89,6 +89,7 @@ struct EvidenceIndex {
   // `iteration 1000/ 1000`); the latest of those lines, else null.
   const Evidence* progress_done = nullptr;
   int64_t last_checkpoint_us = kNoTime;            // newest role:checkpoint-saved line
+  std::string last_checkpoint_host;                // and the host that logged it
   std::set<int64_t> known_ranks;
   std::set<std::string> known_hosts;
 };

@@ -141,6 +141,10 @@ int64_t PausePeriod(const std::vector<int64_t>& steps, const std::vector<bool>& 
 
 namespace {
 
+// The host a summary's findings name: none for the rankless lines of
+// several hosts (RankSummary::several_hosts).
+std::string HostOf(const RankSummary& r) { return r.several_hosts ? std::string() : r.host; }
+
 // The straggler analysis over step times (rate false) or the rates the
 // lines print (higher is faster).
 std::vector<Finding> Stragglers(const std::map<int64_t, RankSummary>& ranks, const DetectOptions& opts,
@@ -219,7 +223,7 @@ std::vector<Finding> Stragglers(const std::map<int64_t, RankSummary>& ranks, con
       f.detector = "straggler";
       f.pattern = "slow_device";
       f.rank = c->rank;
-      f.host = r.host;
+      f.host = HostOf(r);
       f.time_us = r.first_progress_us;
       f.score = (x - med) / scale;
       double slower = rate ? peer / c->median - 1 : c->median / peer - 1;
@@ -293,7 +297,7 @@ std::vector<Finding> Stragglers(const std::map<int64_t, RankSummary>& ranks, con
     f.detector = "straggler";
     f.pattern = "periodic";
     f.rank = worst->rank;
-    f.host = ranks.at(worst->rank).host;
+    f.host = HostOf(ranks.at(worst->rank));
     f.time_us = ranks.at(worst->rank).last_progress_us;
     f.score = static_cast<double>(pausing) / static_cast<double>(costs.size());
     int64_t period = 0;
@@ -369,7 +373,7 @@ std::vector<Finding> UntimedHangs(const std::map<int64_t, RankSummary>& ranks) {
     Finding f;
     f.detector = "hang";
     f.rank = rank;
-    f.host = r.host;
+    f.host = HostOf(r);
     out.push_back(std::move(f));
   }
   std::sort(out.begin(), out.end(), [&](const Finding& a, const Finding& b) {
@@ -420,7 +424,7 @@ std::vector<Finding> DetectHangs(const std::map<int64_t, RankSummary>& ranks, in
     Finding f;
     f.detector = "hang";
     f.rank = rank;
-    f.host = r.host;
+    f.host = HostOf(r);
     f.time_us = r.last_progress_us;
     f.score = static_cast<double>(end_us - r.last_progress_us) / 1e6;
     f.detail = StrCat(rank >= 0 ? StrCat("rank ", rank) : std::string("the job"),
@@ -452,7 +456,8 @@ std::vector<Finding> DetectHangs(const std::map<int64_t, RankSummary>& ranks, in
     }
   }
   if (logging == 1 && world_ranks > 1) {
-    first.missing = StrCat("Only ", first.rank >= 0 ? StrCat("rank ", first.rank) : std::string("one process"),
+    const char* who = fr.several_hosts ? "one process per host (naming no rank)" : "one process";
+    first.missing = StrCat("Only ", first.rank >= 0 ? StrCat("rank ", first.rank) : std::string(who),
                            " of ", world_ranks,
                            " logs step lines, so which rank stopped first and whether a straggler slowed the job "
                            "before it cannot be known from these logs; per-rank step lines or py-spy dumps of every "

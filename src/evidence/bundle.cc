@@ -109,6 +109,7 @@ void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
       RankSummary rk;
       rk.rank = k->rank();
       rk.host = Str(k->host());
+      rk.several_hosts = k->several_hosts();
       rk.progress_lines = k->progress_lines();
       rk.first_progress_us = k->first_progress_us();
       rk.last_progress_us = k->last_progress_us();
@@ -457,7 +458,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
                                     r.step_time_sumsq, b.CreateVector(r.step_time_reservoir),
                                     b.CreateVector(r.step_time_keys), r.throughput_samples,
                                     b.CreateVector(r.throughput_reservoir), b.CreateVector(r.throughput_keys),
-                                    b.CreateVector(aligned_steps), b.CreateVector(aligned_costs)));
+                                    b.CreateVector(aligned_steps), b.CreateVector(aligned_costs),
+                                    r.several_hosts));
   }
   std::vector<Offset<fb::BSeries>> metrics;
   for (const auto& [key, series] : scan.metrics) {

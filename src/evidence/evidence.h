@@ -114,6 +114,10 @@ struct SourceSummary {
 struct RankSummary {
   int64_t rank = -1;
   std::string host;
+  // A summary of lines that name no rank, from more than one host: one
+  // process per host (Accelerate's local main process), pooled; it names
+  // no host of its own.
+  bool several_hosts = false;
   uint64_t progress_lines = 0;
   // The earliest and latest progress times, whatever the order in which
   // sources were read.

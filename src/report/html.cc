@@ -636,7 +636,9 @@ void Page::Header() {
     o += Esc(StrCat(" \xC2\xB7 job window ", TimeText(d_.job_start_us), " .. ",
                     d_.job_end_us == kNoTime ? std::string("?") : FormatRfc3339(d_.job_end_us)));
   }
-  o += "</p></header>\n";
+  o += "</p>";
+  for (const std::string& l : d_.limits) o += StrCat("<p class=\"small\" id=\"limit\">Cannot be known: ", Esc(l), "</p>");
+  o += "</header>\n";
 }
 
 void Page::EvidenceTable(const std::vector<Evidence>& evs) {

@@ -399,6 +399,16 @@ void AppendIgnoredJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   }
 }
 
+void AppendLimitsJson(const Diagnosis& d, std::string& out) {
+  if (d.limits.empty()) return;
+  out += ",\"limits\":[";
+  for (size_t i = 0; i < d.limits.size(); ++i) {
+    if (i) out += ',';
+    AppendJsonString(out, d.limits[i]);
+  }
+  out += ']';
+}
+
 void AppendExpectationJson(const Diagnosis& d, std::string& out) {
   if (d.expectation.gpus > 0) {
     out += ",\"expectation\":{\"gpus\":";
@@ -441,6 +451,7 @@ std::string ReportJson(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   out += ']';
   AppendAttemptsJson(rs, d, out);
   AppendExpectationJson(d, out);
+  AppendLimitsJson(d, out);
   AppendFlightRecorderJson(scan, d, out);
   out += "}\n";
   return out;
@@ -485,6 +496,7 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
     if (c.metric_series_truncated) parts.push_back(StrCat("metrics: the first ", kMaxMetricSeries, " series"));
     out += StrCat("capped: ", StrJoin(parts, "; "), "\n");
   }
+  for (const std::string& l : d.limits) out += StrCat("cannot be known: ", l, "\n");
   if (d.incidents.empty()) {
     out += "\nNo incident: nothing in the catalog applies to these logs.\n";
   }

@@ -418,6 +418,7 @@ void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   RankSummary& r = result.ranks[rank];
   r.rank = rank;
   if (r.host.empty()) r.host = ev.host;
+  else if (rank < 0 && !ev.host.empty() && ev.host != r.host) r.several_hosts = true;
   ++r.progress_lines;
   int64_t step = -1;
   if (const std::string* s = ev.Field("step")) (void)ParseInt64(*s, &step);

@@ -84,3 +84,21 @@ def test_html_without_incident_or_times(faultline_bin, tmp_path):
     html = page.read_text(encoding="utf-8")
     assert 'id="incident-none"' in html and 'id="incident-1"' not in html
     assert "No line carries a time" in html
+
+
+def test_html_says_what_cannot_be_known(faultline_bin, tmp_path):
+    """Rank 0's tqdm bar is a 2-rank job's only step lines: the page says a
+    straggler cannot be seen, as the text and JSON reports do."""
+    job = tmp_path / "job"
+    job.mkdir()
+    bars = "".join("\r%3d%%|#   | %d/50 [00:%02d<00:30,  1.00it/s]" % (2 * s, s, s) for s in range(1, 11))
+    (job / "train.log").write_text(bars + "\n")
+    for r in range(2):
+        (job / ("nccl-%d.log" % r)).write_text(
+            "gpu-001:4100:4100 [%d] NCCL INFO comm 0x55d0c0a1b2c0 rank %d nranks 2 cudaDev %d nvmlDev %d "
+            "busId 18000 commId 0x5a1e2b3c4d5e6f70 - Init COMPLETE\n" % (r, r, r, r))
+    page = tmp_path / "r.html"
+    p = run(faultline_bin, "diagnose", "--html", page, job)
+    assert p.returncode == 0, p.stderr
+    html = page.read_text(encoding="utf-8")
+    assert 'id="limit">Cannot be known: Only one process of 2 ranks logs step lines' in html, html[:2000]

@@ -12,7 +12,8 @@ Layouts: per-rank files under per-host folders (<host>/rank-<r>.log) for
 formats every rank prints, one file per host with torchrun "[rankN]:"
 prefixes for torchtitan, and a single rank-0 file for the formats that only
 the main process prints (tqdm bars, HF Trainer dicts, Composer, Megatron's
-last-rank logger).
+last-rank logger); Accelerate's bar is on every host's local main process
+(one train.log per host, naming no rank).
 """
 import argparse
 import datetime
@@ -49,6 +50,7 @@ def stamp_iso(t):
 class Job:
     def __init__(self, fmt, scenario, nranks, skew, seed):
         self.rng = random.Random(seed * 7919 + nranks)
+        self.seed = seed
         self.fmt, self.scenario, self.nranks = fmt, scenario, nranks
         self.hosts = ["gpu-%03d" % (h + 1) for h in range((nranks + RANKS_PER_HOST - 1) // RANKS_PER_HOST)]
         self.skew = {h: (self.rng.uniform(-40, 40) if skew else 0.0) for h in self.hosts}
@@ -137,7 +139,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
     writers = {"megatron": w_megatron, "nemo": w_nemo, "deepspeed": w_deepspeed, "torchtitan": w_torchtitan,
                "kv": w_kv, "jsonl": w_jsonl, "hf": w_hf, "lightning": w_lightning, "accelerate": w_accelerate,
                "composer": w_composer, "megatron_last": w_megatron}
-    ranks = range(nranks) if fmt in PER_RANK else [nranks - 1 if fmt == "megatron_last" else 0]
+    ranks = range(nranks) if fmt in PER_RANK else main_processes(job)
     for r in ranks:
         h = job.host(r)
         clock = lambda t, h=h: t + job.skew[h]  # noqa: E731
@@ -149,7 +151,8 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
                      "(%d samples, %d tokens) in %.1f ms" % (stamp_py(t), k % 4, s * chatter + k, 8, 65536,
                                                              3.0 + (s * 7 + k) % 11))
         # Something keeps every rank's log going after a hang (a heartbeat),
-        # then the stack dump the watchdog asked faulthandler for.
+        # then a stack dump: the one the watchdog asked faulthandler for,
+        # or (even seeds) `py-spy dump` of the rank's pid.
         if scenario == "hang":
             rel = rank_file(job, r)
             for k in range(1, 5):
@@ -157,10 +160,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
                      prefix(job, r) + "%s - INFO - heartbeat: dataloader workers alive" %
                      stamp_py(clock(wall[job.hang_step] + 300 * k)))
             dump_t = clock(end - 30)
-            where = ('  File "/opt/train/data.py", line 88 in __next__' if r == job.culprit else
-                     '  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce')
-            for line in ["Timeout (0:20:00)!", "Thread 0x00007f3a9c1ff740 (most recent call first):", where,
-                         '  File "/opt/train/train.py", line 311 in train_step']:
+            for line in stack_dump(job, r):
                 emit(rel, dump_t, prefix(job, r) + line)
     # Every rank's NCCL init line (the world's size and where each rank
     # runs), in its own file, whoever prints the step lines.
@@ -197,6 +197,33 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
     with open(os.path.join(out, "truth.json"), "w") as f:
         json.dump(truth, f, indent=1)
     return truth
+
+
+def main_processes(job):
+    """The ranks that print a rank-0-only format: Megatron's last rank,
+    Accelerate's local main process of every host (its `tqdm` wrapper
+    disables the bar where `local_process_index != 0`), else rank 0."""
+    if job.fmt == "megatron_last":
+        return [job.nranks - 1]
+    if job.fmt == "accelerate":
+        return range(0, job.nranks, RANKS_PER_HOST)
+    return [0]
+
+
+def stack_dump(job, r):
+    """What rank r was doing when the dump was taken: the culprit in its
+    data loader, the others in the collective that waits for it."""
+    if job.seed % 2:
+        where = ('  File "/opt/train/data.py", line 88 in __next__' if r == job.culprit else
+                 '  File "/usr/lib/python3/dist-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce')
+        return ["Timeout (0:20:00)!", "Thread 0x00007f3a9c1ff740 (most recent call first):", where,
+                '  File "/opt/train/train.py", line 311 in train_step']
+    where = ("    __next__ (/opt/train/data.py:88)" if r == job.culprit else
+             "    all_reduce (torch/distributed/distributed_c10d.py:2501)")
+    return ["Process %d: /usr/bin/python3 -u /opt/train/train.py" % (4100 + r % 8),
+            "Python v3.10.12 (/usr/bin/python3.10)", "",
+            'Thread 0x7F3A9C1FF740 (%s): "MainThread"' % ("active" if r == job.culprit else "idle"), where,
+            "    train_step (/opt/train/train.py:311)"]
 
 
 def rank_file(job, r):
@@ -308,9 +335,12 @@ def w_accelerate(job, r, h, times, wall, clock, emit):
 
 def w_composer(job, r, h, times, wall, clock, emit):
     rel = rank_file(job, r)
+    # Its progress is counted in max_duration's unit: batches, or (odd
+    # seeds) tokens, 2**20 a batch.
+    unit, per = ("token", 1 << 20) if job.seed % 2 else ("batch", 1)
     for s in steps_of(job, r):
         t = clock(wall[s])
-        emit(rel, t, "%s: composer.trainer.trainer: INFO: [batch=%d/%d]:" % (stamp_py(t), s, job.steps))
+        emit(rel, t, "%s: composer.trainer.trainer: INFO: [%s=%d/%d]:" % (stamp_py(t), unit, s * per, job.steps * per))
         emit(rel, t, "\t Train time/batch: %d" % (s - 1))
         emit(rel, t, "\t Train loss/train/total: %.4f" % (2.9 - 0.002 * s))
         emit(rel, t, "\t Train throughput/batches_per_sec: %.4f" % (1 / times[s - 1]))

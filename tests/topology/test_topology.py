@@ -19,12 +19,12 @@ import pytest
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import gen_archive  # noqa: E402
 
-# Every layout and kind at 16 and 256 ranks, with and without clock skew;
-# 1,024 ranks once per layout and kind, with skew.
+# Every layout and kind at 16, 256 and 1,024 ranks, with and without clock
+# skew.
 CASES = [(layout, kind, ranks, skew)
          for layout in gen_archive.LAYOUTS
          for kind in gen_archive.LAYOUT_KINDS[layout]
-         for ranks, skew in [(16, 0), (16, 1), (256, 0), (256, 1), (1024, 1)]]
+         for ranks, skew in [(16, 0), (16, 1), (256, 0), (256, 1), (1024, 0), (1024, 1)]]
 
 
 def diagnose(binary, directory):
@@ -58,13 +58,21 @@ def test_archive(faultline_bin, root, layout, kind, ranks, skew):
     stray = gen_archive.named_hosts(report, set()) - set(truth["hosts"])
     assert not stray, "hosts outside the archive: %s" % sorted(stray)
     assert report["input"]["hosts"] == len(truth["hosts"])
-    if "checkpoint_after_notice" in want and not skew:
+    if "checkpoint_after_notice" in want:
         # Who ended the job, and whether a checkpoint was taken after the
-        # notice. (With the generator's skew, a notice host 75-90 s ahead of
-        # the host logging the checkpoint, the order is not settled yet.)
-        said = "A checkpoint was saved after the notice" in primary["explanation"]
-        assert said == want["checkpoint_after_notice"], primary["explanation"]
-        assert "The job was ended from outside" in primary["explanation"]
+        # notice. With the generator's skew (the notice's host 75-90 s ahead
+        # of the host logging the checkpoint) the report may say the order
+        # cannot be known, never the wrong one.
+        e = primary["explanation"]
+        after = "A checkpoint was saved after the notice" in e
+        before = "No checkpoint was saved after the notice" in e
+        unknown = "whether the checkpoint came after the notice cannot be known" in e
+        assert after + before + unknown == 1, e
+        if skew:
+            assert unknown or after == want["checkpoint_after_notice"], e
+        else:
+            assert after == want["checkpoint_after_notice"], e
+        assert "The job was ended from outside" in e
 
 
 def test_nodelist_compression():
