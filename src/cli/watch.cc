@@ -187,6 +187,11 @@ struct Printed {
   size_t initiating;
   size_t collateral;  // clusters
   size_t collateral_ranks;
+  // What a consumer acts on: the initiating rank and host, learned as
+  // lines arrive, and the action they decide ("" when none).
+  int64_t rank;
+  std::string host;
+  std::string action;
 };
 
 struct Job {
@@ -657,6 +662,15 @@ void AppendActionJson(std::string& out, const fl_action_view& a) {
   out += '}';
 }
 
+// What an action decides, for telling when it changed: its kind and what it
+// excludes (its reason's wording may grow with the evidence).
+std::string ActionKey(const fl_action_view& a) {
+  std::string key = a.kind;
+  for (size_t k = 0; k < a.exclude_host_count; ++k) key.append(" host:").append(a.exclude_hosts[k]);
+  for (size_t k = 0; k < a.exclude_gpu_count; ++k) key.append(" gpu:").append(a.exclude_gpus[k]);
+  return key;
+}
+
 // "restart without node017 (GPU 0000:3b:00.0)", as the text report says it.
 std::string ActionText(const fl_action_view& a) {
   if (std::string_view(a.kind) != "restart_excluding") return a.kind;
@@ -715,18 +729,26 @@ void Watcher::Correlate(Job& j, bool final) {
     fl_action_view action{};
     action.size = sizeof action;
     const bool has_action = fl_report_incident_action(r, i, &action) == FL_OK;
+    const std::string host = v.host ? v.host : "";
+    const std::string act = has_action ? ActionKey(action) : "";
     const char* event = nullptr;
     std::vector<const char*> why;
     auto it = j.incidents.find(id);
     if (it == j.incidents.end()) {
       event = "formed";
-      it = j.incidents.emplace(id, Printed{v.confidence, got, v.collateral, ranks}).first;
+      it = j.incidents.emplace(id, Printed{v.confidence, got, v.collateral, ranks, v.rank, host, act}).first;
     } else {
       Printed& p = it->second;
       if (v.confidence > p.confidence + 1e-9) why.push_back("confidence");
       if (got > p.initiating) why.push_back("initiating");
       if (v.collateral > p.collateral || ranks > p.collateral_ranks) why.push_back("collateral");
+      if (v.rank != p.rank) why.push_back("rank");
+      if (host != p.host) why.push_back("host");
+      if (act != p.action) why.push_back("action");
       if (!why.empty()) event = "changed";
+      p.rank = v.rank;
+      p.host = host;
+      p.action = act;
       p.confidence = std::max(p.confidence, v.confidence);
       p.initiating = std::max(p.initiating, got);
       p.collateral = std::max(p.collateral, v.collateral);

@@ -217,14 +217,16 @@ def test_stdin(faultline_bin):
             f.write(p.read_bytes())
             f.flush()
         want = diagnose(faultline_bin, EXAMPLE)["incidents"][0]
-        line = w.wait_for("out", lambda l: json.loads(l).get("rule") == want["rule"], "the incident")
+        # The pipe holds 64 KiB: a tick may form the incident before the
+        # lines naming its rank arrive (rank -1); the watch says when they
+        # have (a `changed` event naming "rank").
+        rank = want["initiating"]["rank"]
+        line = w.wait_for("out", lambda l: json.loads(l).get("rule") == want["rule"] and json.loads(l).get("rank") == rank,
+                          "the incident with its rank")
     rc, out, err = w.finish()
     assert rc == 0, err
     ev = json.loads(line)
-    assert ev["event"] == "formed" and ev["initiating"][0]["source"] == "-"
-    # The pipe holds 64 KiB: the incident may form on a tick before the
-    # lines that name its rank arrive; the final report has read them all.
-    assert ev["rank"] in (want["initiating"]["rank"], -1)
+    assert ev["event"] in ("formed", "changed") and ev["initiating"][0]["source"] == "-"
     final = events(out)[-1]
     assert final["event"] == "report" and final["incident_ids"][0] == ev["id"]
     got = final["report"]["incidents"][0]
@@ -495,3 +497,34 @@ def test_dumps_stay_across_the_session_switch(faultline_bin, tmp_path, watchdog_
     assert final["watch"]["sessions"] >= 3  # the first session was dropped
     fr = final["report"]["flight_recorder"]
     assert [d["source"] for d in fr["dumps"]] == [str(job / "nccl_trace_rank_3")]
+
+
+def test_a_rank_learned_later_is_a_change(faultline_bin):
+    """The kernel's Xid line alone forms the incident on its host with no
+    rank; the rank's own lines name it later. The event that carries the
+    rank says so (`changes` holds "rank"), whatever else grew with it, so a
+    consumer acting on the rank knows to act again."""
+    r, wfd = os.pipe()
+    w = Watch(faultline_bin, "--json", "--interval", "100ms", "--poll", "50ms", "-", stdin=r)
+    os.close(r)
+    kern = EXAMPLE / "node017" / "kern.log"
+    want = diagnose(faultline_bin, EXAMPLE)["incidents"][0]
+    with os.fdopen(wfd, "wb") as f:
+        f.write(kern.read_bytes())
+        f.flush()
+        first = json.loads(w.wait_for("out", lambda l: json.loads(l).get("rule") == want["rule"], "the incident"))
+        assert first["event"] == "formed" and first["rank"] == -1
+        for p in sorted(EXAMPLE.rglob("*.log")):
+            if p != kern:
+                f.write(p.read_bytes())
+                f.flush()
+    rc, out, err = w.finish()
+    assert rc == 0, err
+    mine = [e for e in events(out) if e.get("id") == first["id"] and e["event"] != "report"]
+    assert mine[-1]["rank"] == want["initiating"]["rank"]
+    for before, after in zip(mine, mine[1:]):
+        assert after["event"] == "changed"
+        if after["rank"] != before["rank"]:
+            assert "rank" in after["changes"], after["changes"]
+        if after["host"] != before["host"]:
+            assert "host" in after["changes"], after["changes"]
