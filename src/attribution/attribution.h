@@ -168,6 +168,12 @@ class TopologyMap {
   void AddHcaPci(const std::string& host, std::string_view pci, std::string_view hca);
   // The HCA's name at that function, nullopt when no line tied one.
   std::optional<std::string> HcaForPci(const std::string& host, std::string_view pci) const;
+  // The HCA whose port is the netdev `netdev` of `host` (ibdev2netdev's
+  // "mlx5_0 port 1 ==> ibp26s0 (Down)"): a kernel or networkd line names
+  // the port by it ("ibp26s0: Lost carrier"). Two HCAs named for one
+  // netdev name none.
+  void AddHcaNetdev(const std::string& host, std::string_view netdev, std::string_view hca);
+  std::optional<std::string> HcaForNetdev(const std::string& host, std::string_view netdev) const;
 
   // Feeds an NCCL init line, keeping only the world
   // communicator: PyTorch creates sub-communicators (TP/PP/DP groups) whose
@@ -204,6 +210,7 @@ class TopologyMap {
   std::map<int64_t, std::pair<std::string, std::string>> rank_host_bus_;
   std::map<std::pair<std::string, std::string>, std::vector<int64_t>> hca_ranks_;
   std::map<std::pair<std::string, std::string>, std::string> pci_hca_;
+  std::map<std::pair<std::string, std::string>, std::string> netdev_hca_;
 };
 
 }  // namespace faultline

@@ -161,6 +161,18 @@ std::optional<std::string> TopologyMap::HcaForPci(const std::string& host, std::
   return it->second;
 }
 
+void TopologyMap::AddHcaNetdev(const std::string& host, std::string_view netdev, std::string_view hca) {
+  if (netdev.empty() || hca.empty()) return;
+  auto [it, fresh] = netdev_hca_.try_emplace({HostKey(host), std::string(netdev)}, hca);
+  if (!fresh && it->second != hca) it->second.clear();
+}
+
+std::optional<std::string> TopologyMap::HcaForNetdev(const std::string& host, std::string_view netdev) const {
+  auto it = netdev_hca_.find({HostKey(host), std::string(netdev)});
+  if (it == netdev_hca_.end() || it->second.empty()) return std::nullopt;
+  return it->second;
+}
+
 void TopologyMap::RetractSmallerComms(int64_t nranks) {
   std::vector<NcclInit> kept;
   for (NcclInit& init : world_inits_) {

@@ -103,15 +103,18 @@ struct IbDeviceLists {
 // The HCA each rank sends through: its "Channel 00/0 : 3[3] -> 11[3] [send]
 // via NET/IB/1" line names device 1 of its process's list. NCCL's "NET/IB:
 // [1] mlx5_3:uverbs3:1/IB ... pciPath=.../0000:3b:00.0" puts the HCA at the
-// PCI function the kernel's mlx5_core lines name. Whether any line did.
+// PCI function the kernel's mlx5_core lines name; ibdev2netdev's "mlx5_3
+// port 1 ==> ibp59s0 (Down)" at the netdev a carrier line names. Whether
+// any line did.
 bool HcasOfChannels(CorrelationState& st) {
   IbDeviceLists lists;
-  bool pcis = false;
+  bool ports = false;
   for (const NicLink& l : st.scan.nics) {
     if (l.hca.empty() || l.host.empty()) continue;
-    lists.Add(NormalizeHost(l.host), l.pid, l.index, l.hca);
+    if (l.index >= 0) lists.Add(NormalizeHost(l.host), l.pid, l.index, l.hca);
     if (!l.pci.empty()) st.topo.AddHcaPci(l.host, l.pci, l.hca);
-    pcis = pcis || !l.pci.empty();
+    if (!l.netdev.empty()) st.topo.AddHcaNetdev(l.host, l.netdev, l.hca);
+    ports = ports || !l.pci.empty() || !l.netdev.empty();
   }
   for (const NicLink& l : st.scan.nics) {
     if (!l.sends || l.host.empty()) continue;
@@ -124,7 +127,16 @@ bool HcasOfChannels(CorrelationState& st) {
     const std::string* hca = lists.Name(NormalizeHost(l.host), l.pid, l.index);
     if (rank >= 0 && hca) st.topo.AddHca(l.host, *hca, rank);
   }
-  return pcis;
+  return ports;
+}
+
+// The HCA a line names by its PCI function ("mlx5_core 0000:3b:00.0: ...")
+// or by its port's netdev ("ibp59s0: Lost carrier").
+std::optional<std::string> HcaOfPort(const TopologyMap& topo, const Evidence& ev) {
+  std::optional<std::string> hca;
+  if (const std::string* pci = ev.Field("hca_pci")) hca = topo.HcaForPci(ev.host, *pci);
+  if (const std::string* netdev = ev.Field("netdev"); netdev && !hca) hca = topo.HcaForNetdev(ev.host, *netdev);
+  return hca;
 }
 
 // The HCAs ranks name as their own (an IB completion error's "hca mlx5_3",
@@ -132,7 +144,8 @@ bool HcasOfChannels(CorrelationState& st) {
 // channels): a line about that HCA on that host that names no rank (a
 // kernel line, a library's line without a prefix) is about the rank using
 // it, when one rank does. A kernel line naming the HCA's PCI function
-// ("mlx5_core 0000:3b:00.0: Port module event") takes the HCA's name.
+// ("mlx5_core 0000:3b:00.0: Port module event") or its port's netdev
+// ("ibp59s0: Lost carrier") takes the HCA's name.
 void RanksOfHcas(CorrelationState& st) {
   for (const Evidence& ev : st.evs) {
     const std::string* hca = ev.Field("hca");
@@ -140,9 +153,8 @@ void RanksOfHcas(CorrelationState& st) {
   }
   if (HcasOfChannels(st)) {
     for (Evidence& ev : st.evs) {
-      const std::string* pci = ev.Field("hca_pci");
-      if (!pci || ev.host.empty() || ev.Field("hca")) continue;
-      if (std::optional<std::string> hca = st.topo.HcaForPci(ev.host, *pci)) ev.fields.emplace_back("hca", *hca);
+      if (ev.host.empty() || ev.Field("hca")) continue;
+      if (std::optional<std::string> hca = HcaOfPort(st.topo, ev)) ev.fields.emplace_back("hca", *hca);
     }
   }
   for (Evidence& ev : st.evs) {

@@ -191,7 +191,8 @@ void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
   }
   if (bd->nics()) {
     for (const fb::BNic* n : *bd->nics()) {
-      r.nics.push_back({Str(n->host()), n->pid(), n->rank(), n->index(), Str(n->hca()), Str(n->pci()), n->sends()});
+      r.nics.push_back({Str(n->host()), n->pid(), n->rank(), n->index(), Str(n->hca()), Str(n->pci()), n->sends(),
+                        Str(n->netdev())});
     }
   }
   if (bd->host_aliases()) {
@@ -495,7 +496,7 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
   std::vector<Offset<fb::BNic>> nics;
   for (const NicLink& n : scan.nics) {
     nics.push_back(fb::CreateBNic(b, b.CreateString(n.host), n.pid, n.rank, n.index, b.CreateString(n.hca),
-                                  b.CreateString(n.pci), n.sends));
+                                  b.CreateString(n.pci), n.sends, b.CreateString(n.netdev)));
   }
   std::vector<Offset<fb::BHostAlias>> aliases;
   for (const HostAlias& a : scan.host_aliases) {
@@ -599,7 +600,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
   std::map<std::string, uint32_t> source_index;
   std::set<std::tuple<std::string, int64_t, std::string, int64_t, bool>> device_seen;
   std::set<std::pair<std::string, int64_t>> pid_seen;
-  std::set<std::tuple<std::string, int64_t, int64_t, int64_t, std::string, std::string, bool>> nic_seen;
+  std::set<std::tuple<std::string, int64_t, int64_t, int64_t, std::string, std::string, bool, std::string>> nic_seen;
   std::set<std::string> alias_seen;
   for (ScanResult& p : parts) {
     // Sources: a new one, or the next byte range of one already seen, whose
@@ -658,7 +659,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
         out.topology_truncated = true;
         break;
       }
-      if (nic_seen.emplace(n.host, n.pid, n.rank, n.index, n.hca, n.pci, n.sends).second) out.nics.push_back(std::move(n));
+      if (nic_seen.emplace(n.host, n.pid, n.rank, n.index, n.hca, n.pci, n.sends, n.netdev).second) out.nics.push_back(std::move(n));
     }
     for (HostAlias& a : p.host_aliases) {
       if (alias_seen.insert(a.alias).second) out.host_aliases.push_back(std::move(a));

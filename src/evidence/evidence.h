@@ -195,6 +195,7 @@ struct NicLink {
   std::string hca;     // empty on a channel line
   std::string pci;     // a pciPath line's last component
   bool sends = false;  // a channel line
+  std::string netdev;  // the HCA port's netdev (ibdev2netdev, rdma link)
 };
 // Another name of a host: a Kubernetes pod (the hostname inside it, and the
 // folder its logs are collected under) and the node it runs on, from

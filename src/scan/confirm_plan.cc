@@ -143,7 +143,8 @@ bool IsThinField(std::string_view name) {
     case 'b': return name == "bus_id" || name.starts_with("block_");
     case 'c': return name == "cuda_dev" || name == "comm_id" || name == "comm_rank";
     case 'n': return name == "nranks" || name == "node" || name == "net_dev";
-    case 'i': return name == "ib_devs" || name == "ib_dev" || name == "ib_index" || name == "ib_pci";
+    case 'i': return name == "ib_devs" || name == "ib_dev" || name == "ib_index" || name == "ib_pci" ||
+                     name == "ib_netdev";
     case 'p': return name == "pod";
     case 'f': return name.starts_with("file_");
     case 'l': return name == "local_ranks";

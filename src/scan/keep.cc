@@ -144,7 +144,7 @@ void Scanner::Impl::KeepPid(PidLink link) {
 
 void Scanner::Impl::KeepNic(NicLink link) {
   std::string key = StrCat(link.host, '\0', link.pid, '\0', link.rank, '\0', link.index, '\0', link.hca, '\0',
-                           link.pci, '\0', link.sends ? 1 : 0);
+                           link.pci, '\0', link.sends ? 1 : 0, '\0', link.netdev);
   KeepOnce(nic_keys_, result.nics, std::move(key), std::move(link));
 }
 
@@ -156,8 +156,14 @@ void Scanner::Impl::KeepNics(const Evidence& ev) {
   }
   int64_t index;
   const std::string* dev = ev.Field("ib_dev");
-  const std::string* at = ev.Field("ib_index");
   const std::string* pci = ev.Field("ib_pci");
+  // ibdev2netdev's "mlx5_0 port 1 ==> ibp26s0 (Down)", rdma's "link
+  // mlx5_0/1 ... netdev ibp26s0": the host's netdev of that HCA.
+  if (const std::string* netdev = ev.Field("ib_netdev"); dev && netdev) {
+    KeepNic({ev.host, -1, -1, -1, *dev, pci ? *pci : "", false, *netdev});
+    return;
+  }
+  const std::string* at = ev.Field("ib_index");
   if (dev && at && pci && ParseInt64(*at, &index)) {
     KeepNic({ev.host, ev.pid, ev.rank, index, *dev, *pci, false});
     return;

@@ -1123,6 +1123,36 @@ TEST_F(CorrelateTest, PortDownOfAPciFunctionNamesTheRanksOfItsChannels) {
   }
 }
 
+// networkd names only the port's netdev ("ibp26s0: Lost carrier");
+// ibdev2netdev's "mlx5_3 port 1 ==> ibp26s0 (Down)" on that host ties it to
+// the HCA, and NCCL's lists and channels the HCA to its ranks. Another
+// host's map of the same netdev name ties nothing here.
+TEST_F(CorrelateTest, LostCarrierOfANetdevNamesTheRanksOfItsHca) {
+  for (bool mapped : {false, true}) {
+    Synth s(rs());
+    s.Job(2, kT0, kT0 + 2 * kHour);
+    Evidence& k = s.Add(s.Kernel(0), "ib-port-down", "networkd_lost_carrier", kT0 + 40 * kMin, -1);
+    k.fields = {{"netdev", "ibp26s0"}};
+    Evidence& six = s.Add(s.RankSource(6), "ib-retry-exceeded", "nccl_ib_status12", kT0 + 40 * kMin + kS, 6);
+    six.fields = {{"peer", "10.1.0.11"}};
+    const std::vector<std::string> hcas = {"mlx5_0", "mlx5_3", "mlx5_4", "mlx5_5"};
+    s.scan.nics.push_back({HostName(1), -1, -1, -1, "mlx5_0", "", false, "ibp26s0"});
+    if (mapped) s.scan.nics.push_back({HostName(0), -1, -1, -1, "mlx5_3", "", false, "ibp26s0"});
+    for (int64_t r = 0; r < 8; ++r) {
+      const int64_t pid = 4000 + r;
+      s.scan.pids.push_back({HostName(0), pid, r});
+      for (int64_t i = 0; i < 4; ++i) s.scan.nics.push_back({HostName(0), pid, -1, i, hcas[i], "", false});
+      s.scan.nics.push_back({HostName(0), pid, -1, r / 2, "", "", true});
+    }
+    Diagnosis d = s.Run();
+    ASSERT_FALSE(d.incidents.empty());
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(Id(inc.rule), "ib-port-down") << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(inc.rank, mapped ? 2 : 6) << inc.explanation;
+    EXPECT_EQ(inc.hca, mapped ? "mlx5_3" : "") << inc.explanation;
+  }
+}
+
 // The OOM killer names a host-namespace pid the job's logs do not know (a
 // pod's workers have other pids); the launcher on that host reports the
 // worker it lost to SIGKILL a second later: that worker's rank is the
