@@ -236,20 +236,34 @@ def test_subcommunicator_init_lines_keep_global_ranks(faultline_bin, tmp_path):
 SIZES = [pytest.param(2, id="16"), pytest.param(32, id="256"), pytest.param(128, id="1024")]
 
 
-@pytest.mark.parametrize("form", ["never_joined", "joined_not_finished", pytest.param("mismatch", marks=pytest.mark.xfail(
-    strict=True, reason="collective_mismatch extracts no rank: the desync incident names none"))])
-@pytest.mark.parametrize("hosts", SIZES)
-def test_desync_report_names_the_rank(faultline_bin, tmp_path, hosts, form):
-    """A silent hang whose c10d desync report (or, for a mismatch, every
-    rank's fingerprint error) names the one rank out of step: the report's
-    first incident names it, and a collective-desync-stuck incident exists."""
-    truth = simulate.simulate(str(tmp_path), "silent", 1, hosts=hosts, desync=form)
+def desync_job(faultline_bin, directory, hosts, form, skew=True):
+    truth = simulate.simulate(str(directory), "silent", 1, hosts=hosts, desync=form, skew=skew)
+    assert any(truth["clock_skew_s"].values()) == skew
+    return truth, diagnose(faultline_bin, directory)
+
+
+def assert_names_the_rank(truth, rep):
     init = truth["initiating"]
-    rep = diagnose(faultline_bin, tmp_path)
     assert any(i["rule"] == "collective-desync-stuck" for i in rep["incidents"]), [i["rule"] for i in rep["incidents"]]
     primary = rep["incidents"][0]
     got = (primary["rule"], primary["initiating"].get("rank"), primary["initiating"].get("host"))
     assert got[0] in init["rules"] and got[1:] == (init["rank"], init["host"]), (got, init)
+
+
+@pytest.mark.parametrize("skew", [True, False], ids=["skew", "no_skew"])
+@pytest.mark.parametrize("form", ["never_joined", "joined_not_finished"])
+@pytest.mark.parametrize("hosts", SIZES)
+def test_desync_report_names_the_rank(faultline_bin, tmp_path, hosts, form, skew):
+    """A silent hang whose c10d desync report names the one rank out of
+    step: the report's first incident names it, and a collective-desync-stuck
+    incident exists."""
+    assert_names_the_rank(*desync_job(faultline_bin, tmp_path, hosts, form, skew))
+
+
+@pytest.mark.xfail(strict=True, reason="collective_mismatch extracts no rank: the desync incident names none")
+@pytest.mark.parametrize("hosts", SIZES)
+def test_collective_mismatch_names_the_rank(faultline_bin, tmp_path, hosts):
+    assert_names_the_rank(*desync_job(faultline_bin, tmp_path, hosts, "mismatch"))
 
 
 @pytest.mark.parametrize("hosts", SIZES)
