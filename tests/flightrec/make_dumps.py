@@ -83,8 +83,9 @@ class Job:
 
 
 def entry(version, rid, pg_name, pg_desc, pg_id, seq, p2p_seq, op, state, in_sizes, out_sizes,
-          dtype, p2p=False, t=0):
-    """One ring-buffer entry, keys in the writer's insertion order."""
+          dtype, p2p=False, t=0, t0=T0):
+    """One ring-buffer entry, keys in the writer's insertion order; times
+    are t0 + t ns."""
     # c10::toString(ScalarType) from 2.4; caffe2::TypeMeta::name() before.
     if version >= (2, 4):
         dt = {"float": "Float", "bfloat16": "BFloat16"}[dtype]
@@ -108,7 +109,7 @@ def entry(version, rid, pg_name, pg_desc, pg_id, seq, p2p_seq, op, state, in_siz
     e["p2p_seq_id"] = p2p_seq
     e["op_id"] = rid + 1
     e["profiling_name"] = "nccl:" + op
-    e["time_created_ns"] = T0 + t
+    e["time_created_ns"] = t0 + t
     if completed:
         e["duration_ms"] = 0.75
     e["input_sizes"] = [list(s) for s in in_sizes]
@@ -116,8 +117,8 @@ def entry(version, rid, pg_name, pg_desc, pg_id, seq, p2p_seq, op, state, in_siz
     e["output_sizes"] = [list(s) for s in out_sizes]
     e["output_dtypes"] = [dt] * len(out_sizes)
     e["state"] = state
-    e["time_discovered_started_ns"] = T0 + t + 1000 if started else None
-    e["time_discovered_completed_ns"] = T0 + t + 2000 if completed else None
+    e["time_discovered_started_ns"] = t0 + t + 1000 if started else None
+    e["time_discovered_completed_ns"] = t0 + t + 2000 if completed else None
     e["retired"] = completed
     if version >= (2, 3):
         e["timeout_ms"] = 600000
@@ -165,8 +166,9 @@ def to_json(d):
     return json.dumps(j, sort_keys=True, separators=(",", ":")).encode()
 
 
-def steps_for(job, rank, version, steps, missing, hang_started, size_odd, op_odd):
-    """World all_reduce + TP all_gather per step; the last step hangs."""
+def steps_for(job, rank, version, steps, missing, hang_started, size_odd, op_odd, seq0=1, t0=T0):
+    """World all_reduce + TP all_gather per step; the last step hangs.
+    Step k's collectives are #seq0 + k - 1 of their groups, at t0 + k s."""
     entries = []
     status = {}
     rid = 0
@@ -181,16 +183,17 @@ def steps_for(job, rank, version, steps, missing, hang_started, size_odd, op_odd
         op = "all_gather" if (rank, step) == op_odd else "all_reduce"
         out_sizes = [[size * job.world]] if op == "all_gather" else [[size]]
         state = ("started" if hang_started else "scheduled") if hang else "completed"
-        entries.append(entry(version, rid, "0", "default_pg", job.pg_ids["0"], step, 0, op,
-                             state, [[size]], out_sizes, "float", t=step * 10**9))
-        last["0"] = (step, state)
+        seq = seq0 + step - 1
+        entries.append(entry(version, rid, "0", "default_pg", job.pg_ids["0"], seq, 0, op,
+                             state, [[size]], out_sizes, "float", t=step * 10**9, t0=t0))
+        last["0"] = (seq, state)
         rid += 1
         if hang:
             break
-        entries.append(entry(version, rid, tp, "tp", job.pg_ids[tp], step, 0, "all_gather",
+        entries.append(entry(version, rid, tp, "tp", job.pg_ids[tp], seq, 0, "all_gather",
                              "completed", [[512]], [[512 * tp_size]], "bfloat16",
-                             t=step * 10**9 + 5000))
-        last[tp] = (step, "completed")
+                             t=step * 10**9 + 5000, t0=t0))
+        last[tp] = (seq, "completed")
         rid += 1
     for name, (seq, state) in last.items():
         done = seq if state == "completed" else seq - 1
@@ -200,6 +203,15 @@ def steps_for(job, rank, version, steps, missing, hang_started, size_odd, op_odd
             "last_completed_collective": done,
         }
     return entries, status
+
+
+def hang_dump(job, rank, missing, seq, t_ns, fmt="pickle"):
+    """Rank `rank`'s 2.10 dump of a job whose world all_reduce #seq, at
+    t_ns, the rank `missing` never entered (the others started it): for
+    generators of whole job archives (tests/sim)."""
+    entries, status = steps_for(job, rank, (2, 10), 6, missing=missing, hang_started=True,
+                                size_odd=None, op_odd=None, seq0=seq - 5, t0=t_ns - 6 * 10**9)
+    return encode(dump_dict((2, 10), job, rank, entries, status), fmt, 2)
 
 
 def write(path, data):

@@ -3,7 +3,9 @@
 job leaves behind, with one injected fault, its collateral and the ordering
 traps real incidents have, plus a ground-truth file.
 
-    simulate.py OUT_DIR --kind xid79 --seed 7 [--hosts 4]
+    simulate.py OUT_DIR --kind xid79 --seed 7 [--hosts 4] [--no-skew]
+    simulate.py OUT_DIR --kind silent --hosts 128 --desync joined_not_finished
+    simulate.py OUT_DIR --kind silent --hosts 32 --flight-recorder
     simulate.py --list-kinds
 
 Layout written (H hosts x 8 ranks):
@@ -12,6 +14,8 @@ Layout written (H hosts x 8 ranks):
     OUT_DIR/nodeNNN/kern.log       syslog-headed kernel log, monotonic stamps
     OUT_DIR/nodeNNN/torchrun.log   the elastic agent of that host
     OUT_DIR/nodeNNN/syslog         on some hosts: the kernel lines again (duplicates)
+    OUT_DIR/nodeNNN/flight_recorder/nccl_trace_rank_R   with --flight-recorder:
+                                   rank R's Flight Recorder dump (tests/flightrec/make_dumps.py)
     OUT_DIR/truth.json             what happened:
         kind, seed, hosts, ranks, clock_skew_s {host: s}, torch_format,
         nccl_timestamps (NCCL lines carry whole-second stamps), timeout_ms,
@@ -49,11 +53,18 @@ import os
 import random
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "flightrec"))
+import make_dumps  # noqa: E402  (the Flight Recorder dump writer of tests/flightrec)
+
 GPUS_PER_HOST = 8
 # DGX H100 GPU PCI buses (NCCL busId "18000" == PCI 0000:18:00.0).
 BUSES = ["18", "2a", "3a", "5d", "9a", "ab", "ba", "db"]
 
 KINDS = ["xid79", "ecc", "host_oom", "cuda_oom", "ib_error", "silent", "straggler", "benign"]
+
+# c10d desync reports a silent hang may carry (collective-desync-stuck's
+# desync_never_joined, desync_joined_not_finished, collective_mismatch).
+DESYNC_FORMS = ["never_joined", "joined_not_finished", "mismatch"]
 
 # Rules a kind needs in the ruleset; missing -> skip the kind.
 REQUIRED_RULES = {
@@ -124,7 +135,7 @@ def iso(t):
 class Job:
     """Topology, clocks and the shared timeline of one simulated job."""
 
-    def __init__(self, rng, hosts):
+    def __init__(self, rng, hosts, skew=True):
         self.rng = rng
         self.H = hosts
         self.N = hosts * GPUS_PER_HOST
@@ -133,6 +144,8 @@ class Job:
         net = rng.randrange(1, 250)
         self.ip = {h: "10.%d.%d.%d" % (net, i // 200, 10 + i % 200) for i, h in enumerate(self.hosts)}
         self.skew = {h: round(rng.uniform(-90, 90), 3) for h in self.hosts}
+        if not skew:  # drawn all the same, so that the rest of the job stays as it was
+            self.skew = {h: 0.0 for h in self.hosts}
         # Jobs start between February and November so "weeks earlier" stays
         # in the same year for most, and crosses New Year for a few.
         start = dt.datetime(2026, rng.randrange(1, 12), rng.randrange(1, 28), rng.randrange(0, 24),
@@ -192,15 +205,18 @@ class Log:
 
 
 class Scenario:
-    def __init__(self, kind, seed, hosts=None, subcomms=False):
+    def __init__(self, kind, seed, hosts=None, subcomms=False, desync=None, flight_recorder=False, skew=True):
         self.kind = kind
         self.subcomms = subcomms
+        self.desync = desync  # silent: a c10d desync report of this form (DESYNC_FORMS)
+        self.flight_recorder = flight_recorder  # silent: every rank's Flight Recorder dump
+        self.dumps = {}  # relpath -> bytes
         self.seed = seed
         self.rng = random.Random("faultline-sim:%s:%d" % (kind, seed))
         rng = self.rng
         if hosts is None:
             hosts = rng.choice([2, 2, 3, 4, 4, 5, 6, 8, 8, 12, 16])
-        self.job = Job(rng, hosts)
+        self.job = Job(rng, hosts, skew)
         self.logs = {}  # relpath -> Log
         self.truth = {"kind": kind, "seed": seed, "hosts": self.job.hosts, "ranks": self.job.N,
                       "clock_skew_s": self.job.skew, "torch_format": self.job.torch_fmt,
@@ -457,6 +473,53 @@ class Scenario:
                       "[Rank %d] Work WorkNCCL(SeqNum=%d, OpType=ALLREDUCE, NumelIn=%d, NumelOut=%d, Timeout(ms)=%d) "
                       "timed out in blocking wait." % (r, seq, numel, numel, T), pid=False)
         self.exited[r] = t + rng.uniform(1, 5)
+
+    def desync_report(self, victim, t, seq):
+        """TORCH_NCCL_DESYNC_DEBUG=1: rank 0 (1 if the victim is 0) names the
+        lagging rank, as never joining any collective, or, with desync
+        "joined_not_finished", as having joined #seq and not finished it."""
+        reporter = 0 if victim != 0 else 1
+        self.glog(reporter, t, "E", "ProcessGroupNCCL.cpp:1180",
+                  "[Rank %d] Observed flight recorder dump signal from another rank via TCPStore." % reporter)
+        if self.desync == "joined_not_finished":
+            self.rk(reporter, t + 1e-4, "\t - To our best knowledge, the lagging/dead/mismatched ranks that caused "
+                    "the desync are:")
+            self.rk(reporter, t + 2e-4, "\t   - [%d] joined but didn't finish collective #%d (count from 1)"
+                    % (victim, seq))
+        else:
+            self.rk(reporter, t + 1e-4, "\t - To our best knowledge, ranks [%d] are the lagging ranks that caused "
+                    "this timeout. They never joined any collectives" % victim)
+
+    def mismatch(self, victim, t, seq, numel, exitcodes):
+        """TORCH_DISTRIBUTED_DEBUG=DETAIL: the victim calls all_gather where
+        the others call all_reduce #seq; ProcessGroupWrapper's fingerprint
+        check raises on every rank, naming the first rank that differs."""
+        j, rng = self.job, self.rng
+        fp = {"ALLREDUCE": "CollectiveFingerPrint(SequenceNumber=%d, OpType=ALLREDUCE, TensorShape=[%d], "
+                           "TensorDtypes=Float, TensorDeviceTypes=TensorOptions(dtype=float (default), device=cuda, "
+                           "layout=Strided (default), requires_grad=false (default), pinned_memory=false (default), "
+                           "memory_format=(nullopt)))" % (seq, numel),
+              "ALLGATHER": "CollectiveFingerPrint(SequenceNumber=%d, OpType=ALLGATHER)" % seq}
+        first_other = 0 if victim != 0 else 1
+        for r in range(j.N):
+            te = t + rng.uniform(0.01, 0.5)
+            mine, other = ("ALLGATHER", first_other) if r == victim else ("ALLREDUCE", victim)
+            self.rk(r, te, " RuntimeError: Detected mismatch between collectives on ranks. Rank %d is running "
+                    "collective: %s, but Rank %d is running collective: %s." % (
+                        r, fp[mine], other, fp["ALLREDUCE" if mine == "ALLGATHER" else "ALLGATHER"]))
+            self.exited[r] = te + rng.uniform(0.5, 2)
+            exitcodes[r] = 1
+
+    def fr_dumps(self, victim, t, seq):
+        """Every rank's Flight Recorder dump (TORCH_NCCL_DUMP_ON_TIMEOUT):
+        the victim never entered world all_reduce #seq, which the others
+        started at t (each dump stamped by its host's clock)."""
+        j = self.job
+        fr = make_dumps.Job(j.N, GPUS_PER_HOST, j.N // GPUS_PER_HOST)
+        for r in range(j.N):
+            h = j.host_of(r)
+            data = make_dumps.hang_dump(fr, r, victim, seq, int(round(j.clock(h, t), 3) * 10**9))
+            self.dumps["%s/flight_recorder/nccl_trace_rank_%d" % (h, r)] = data
 
     def remote_error(self, r, t):
         j = self.job
@@ -729,17 +792,15 @@ class Scenario:
                 # No initiating line anywhere: the victim just stops.
                 init = {"rules": ["nccl-watchdog-timeout", "collective-desync-stuck", "training-silent-hang"],
                         "rank": victim, "host": vh, "inferred": True}
-                watchdogs(others, t_block)
-                if rng.random() < 0.3:
-                    # TORCH_NCCL_DESYNC_DEBUG=1: rank 0 names the lagging rank
-                    # (a line printed by rank 0 about another rank).
-                    t0r = t_block + T + rng.uniform(2.6, 4)
-                    reporter = 0 if victim != 0 else 1
-                    self.glog(reporter, t0r, "E", "ProcessGroupNCCL.cpp:1180",
-                              "[Rank %d] Observed flight recorder dump signal from another rank via TCPStore." %
-                              reporter)
-                    self.rk(reporter, t0r + 1e-4, "\t - To our best knowledge, ranks [%d] are the lagging ranks that "
-                            "caused this timeout. They never joined any collectives" % victim)
+                if self.desync == "mismatch":
+                    init["rules"] = ["collective-desync-stuck"]
+                    self.mismatch(victim, t_block, seq, numel, exitcodes)
+                else:
+                    watchdogs(others, t_block)
+                if rng.random() < 0.3 and not self.desync or self.desync in ("never_joined", "joined_not_finished"):
+                    self.desync_report(victim, t_block + T + rng.uniform(2.6, 4), seq)
+                if self.flight_recorder:
+                    self.fr_dumps(victim, t_block, seq)
             if kind in ("ecc", "cuda_oom", "host_oom"):
                 # The victim's host agent tears its group down at once;
                 # remote ranks either see the peer vanish or time out.
@@ -839,15 +900,21 @@ class Scenario:
             # year of year-less stamps from it.
             t_last = max(t for t, _, _ in log.lines) if log.lines else self.job.t0
             os.utime(path, (t_last + 5, t_last + 5))
+        for rel, data in sorted(self.dumps.items()):
+            os.makedirs(os.path.dirname(os.path.join(out, rel)), exist_ok=True)
+            with open(os.path.join(out, rel), "wb") as f:
+                f.write(data)
         with open(os.path.join(out, "truth.json"), "w") as f:
             json.dump(self.truth, f, indent=1, sort_keys=True)
             f.write("\n")
         return self.truth
 
 
-def simulate(out, kind, seed, hosts=None, subcomms=False):
-    """Writes one scenario into `out`; returns its truth dict."""
-    s = Scenario(kind, seed, hosts, subcomms)
+def simulate(out, kind, seed, hosts=None, subcomms=False, desync=None, flight_recorder=False, skew=True):
+    """Writes one scenario into `out`; returns its truth dict. For kind
+    silent: desync (one of DESYNC_FORMS) adds that c10d desync report,
+    flight_recorder every rank's dump; skew=False sets every clock right."""
+    s = Scenario(kind, seed, hosts, subcomms, desync, flight_recorder, skew)
     s.build()
     return s.write(out)
 
@@ -857,7 +924,10 @@ def main(argv=None):
     ap.add_argument("out", nargs="?")
     ap.add_argument("--kind", choices=KINDS, default="xid79")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--hosts", type=int, choices=range(2, 17), metavar="2..16")
+    ap.add_argument("--hosts", type=int, choices=range(2, 129), metavar="2..128")
+    ap.add_argument("--desync", choices=DESYNC_FORMS, help="silent: the c10d desync report of this form")
+    ap.add_argument("--flight-recorder", action="store_true", help="silent: every rank's Flight Recorder dump")
+    ap.add_argument("--no-skew", action="store_true", help="every host's clock right")
     ap.add_argument("--subcomms", action="store_true",
                     help="also write the data-parallel sub-communicators' NCCL init lines")
     ap.add_argument("--list-kinds", action="store_true")
@@ -868,7 +938,7 @@ def main(argv=None):
         return 0
     if not a.out:
         ap.error("OUT_DIR is required")
-    truth = simulate(a.out, a.kind, a.seed, a.hosts, a.subcomms)
+    truth = simulate(a.out, a.kind, a.seed, a.hosts, a.subcomms, a.desync, a.flight_recorder, not a.no_skew)
     json.dump(truth["initiating"], sys.stdout)
     print()
     return 0

@@ -231,6 +231,71 @@ def test_subcommunicator_init_lines_keep_global_ranks(faultline_bin, tmp_path):
     assert not wrong, f"(seed, want, got): {wrong}"
 
 
+# Sizes of the c10d desync and Flight Recorder jobs, in hosts of 8 ranks (a
+# 1,024-rank job: about 4 s to write, 2 s to diagnose).
+SIZES = [pytest.param(2, id="16"), pytest.param(32, id="256"), pytest.param(128, id="1024")]
+
+
+def desync_job(faultline_bin, directory, hosts, form, skew=True):
+    truth = simulate.simulate(str(directory), "silent", 1, hosts=hosts, desync=form, skew=skew)
+    assert any(truth["clock_skew_s"].values()) == skew
+    return truth, diagnose(faultline_bin, directory)
+
+
+def assert_names_the_rank(truth, rep):
+    init = truth["initiating"]
+    assert any(i["rule"] == "collective-desync-stuck" for i in rep["incidents"]), [i["rule"] for i in rep["incidents"]]
+    primary = rep["incidents"][0]
+    got = (primary["rule"], primary["initiating"].get("rank"), primary["initiating"].get("host"))
+    assert got[0] in init["rules"] and got[1:] == (init["rank"], init["host"]), (got, init)
+
+
+@pytest.mark.parametrize("skew", [True, False], ids=["skew", "no_skew"])
+@pytest.mark.parametrize("form", ["never_joined", "joined_not_finished"])
+@pytest.mark.parametrize("hosts", SIZES)
+def test_desync_report_names_the_rank(faultline_bin, tmp_path, hosts, form, skew):
+    """A silent hang whose c10d desync report names the one rank out of
+    step: the report's first incident names it, and a collective-desync-stuck
+    incident exists."""
+    assert_names_the_rank(*desync_job(faultline_bin, tmp_path, hosts, form, skew))
+
+
+@pytest.mark.xfail(strict=True, reason="collective_mismatch extracts no rank: the desync incident names none")
+@pytest.mark.parametrize("hosts", SIZES)
+def test_collective_mismatch_names_the_rank(faultline_bin, tmp_path, hosts):
+    assert_names_the_rank(*desync_job(faultline_bin, tmp_path, hosts, "mismatch"))
+
+
+@pytest.mark.parametrize("hosts", SIZES)
+def test_collective_mismatch_is_a_desync(faultline_bin, tmp_path, hosts):
+    """Every rank's ProcessGroupWrapper fingerprint error (one rank ran
+    all_gather where the others ran all_reduce): the first incident is the
+    desync, not the ranks' exits."""
+    truth = simulate.simulate(str(tmp_path), "silent", 1, hosts=hosts, desync="mismatch")
+    rep = diagnose(faultline_bin, tmp_path)
+    assert rep["incidents"][0]["rule"] in truth["initiating"]["rules"], [i["rule"] for i in rep["incidents"]]
+
+
+@pytest.mark.parametrize("skew", [True, False], ids=["skew", "no_skew"])
+@pytest.mark.parametrize("hosts", SIZES)
+def test_flight_recorder_dumps_name_the_rank(faultline_bin, tmp_path, hosts, skew):
+    """Every rank's Flight Recorder dump beside the logs of a silent hang:
+    one rank never entered the world all_reduce the others started; the
+    dumps' suspect is that rank and the first incident names it, with the
+    dumps' missing-rank finding."""
+    truth = simulate.simulate(str(tmp_path), "silent", 3, hosts=hosts, flight_recorder=True, skew=skew)
+    assert any(truth["clock_skew_s"].values()) == skew
+    victim = truth["initiating"]["rank"]
+    rep = diagnose(faultline_bin, tmp_path)
+    fr = rep["flight_recorder"]
+    assert len(fr["dumps"]) == truth["ranks"]
+    assert fr["suspects"] == [victim]
+    primary = rep["incidents"][0]
+    assert primary["rule"] in truth["initiating"]["rules"]
+    assert primary["initiating"]["rank"] == victim and primary["initiating"]["host"] == truth["initiating"]["host"]
+    assert [(f["kind"], f["rank"]) for f in primary["flight_recorder"]] == [("missing-rank", victim)]
+
+
 if __name__ == "__main__":
     binary = os.environ.get("FAULTLINE_BIN", str(pathlib.Path(__file__).resolve().parents[2] / "build" / "src" /
                                                  "cli" / "faultline"))

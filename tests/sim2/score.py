@@ -7,6 +7,7 @@ host the archive does not hold.
 
     python3 tests/sim2/score.py --bin build/src/cli/faultline               # full matrix, 3 seeds
     python3 tests/sim2/score.py --bin build/src/cli/faultline --ranks 16 --seeds 1 -v
+    python3 tests/sim2/score.py --bin build/src/cli/faultline --no-skew     # every host's clock right
 
 The matrix: every kind x layout at 16 and 256 ranks, and at 1,024 ranks
 every kind in two layouts; the kernel-log format turns with kind, layout
@@ -96,11 +97,11 @@ def score(truth, report, error=None):
     return m
 
 
-def run(binary, todo, root, workers=2, rules=None):
+def run(binary, todo, root, workers=2, rules=None, skew=True):
     def one(c):
         kind, layout, kf, n, seed = c
         d = pathlib.Path(root) / f"{kind}-{layout}-{kf}-{n}-s{seed}"
-        truth = gen.simulate(str(d), kind, layout, kf, n, seed)
+        truth = gen.simulate(str(d), kind, layout, kf, n, seed, skew)
         report, err = diagnose(binary, d / "logs", rules)
         return score(truth, report, err)
 
@@ -150,6 +151,7 @@ def main():
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--kinds", default="")
     ap.add_argument("--layouts", default="")
+    ap.add_argument("--no-skew", action="store_true", help="every host's clock right (skew 0)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("-v", "--verbose", action="store_true", help="list every miss")
     ap.add_argument("--keep", help="write the archives here (default: a temporary directory)")
@@ -157,7 +159,7 @@ def main():
     todo = cases([int(x) for x in a.ranks.split(",")], [int(x) for x in a.seeds.split(",")],
                  [k for k in a.kinds.split(",") if k], [x for x in a.layouts.split(",") if x])
     with tempfile.TemporaryDirectory() as tmp:
-        marks = run(a.bin, todo, a.keep or tmp, a.jobs, a.rules)
+        marks = run(a.bin, todo, a.keep or tmp, a.jobs, a.rules, not a.no_skew)
     for by in ("kind", "layout", "kformat", "ranks"):
         print(table(marks, by), end="\n\n")
     t = totals(marks)

@@ -9,7 +9,7 @@ not from faultline's own rules. Each archive is one job: ranks on hosts of 8
 GPUs, each host with its own clock skew, one incident kind, one launcher
 layout and one kernel-log format, and a truth.json naming what happened.
 
-    python3 tests/sim2/sim2gen.py OUT_DIR KIND LAYOUT KFORMAT RANKS SEED
+    python3 tests/sim2/sim2gen.py OUT_DIR KIND LAYOUT KFORMAT RANKS SEED [--no-skew]
 
 Standard library only; the same arguments always write the same bytes.
 """
@@ -61,7 +61,7 @@ DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
 class Job:
     """Hosts, ranks, pids, clocks and the incident's place and time."""
 
-    def __init__(self, kind, layout, kformat, ranks, seed):
+    def __init__(self, kind, layout, kformat, ranks, seed, skew=True):
         self.kind, self.layout, self.kformat, self.nranks, self.seed = kind, layout, kformat, ranks, seed
         self.rng = random.Random(f"{kind}/{layout}/{kformat}/{ranks}/{seed}")
         r = self.rng
@@ -80,6 +80,8 @@ class Job:
             self.hosts.append(f"spare{len(self.hosts):04d}")
         self.ip = {h: f"10.{20 + i // 250}.{i % 250}.{r.randrange(2, 250)}" for i, h in enumerate(self.hosts)}
         self.skew = {h: r.uniform(-75.0, 75.0) for h in self.hosts}
+        if not skew:  # drawn all the same: the other draws stay as they were
+            self.skew = {h: 0.0 for h in self.hosts}
         self.boot = {h: r.uniform(3600.0, 86400.0 * 20) for h in self.hosts}  # uptime at job start
         self.t0 = 1.70e9 + r.randrange(0, 5 * 10 ** 7)
         self.base_pid = {h: r.randrange(3000, 400000) for h in self.hosts}
@@ -811,10 +813,11 @@ LAYOUT_WRITERS = {"torchrun": layout_torchrun, "srun": layout_srun, "k8s": layou
                   "k8s_pods": layout_k8s_pods}
 
 
-def simulate(out, kind, layout, kformat, ranks, seed):
+def simulate(out, kind, layout, kformat, ranks, seed, skew=True):
     """Writes one archive under out/logs and its truth to out/truth.json
-    (outside the archive); returns the truth."""
-    job = Job(kind, layout, kformat, ranks, seed)
+    (outside the archive); returns the truth. skew=False: every host's
+    clock is right (skew 0), the archive otherwise the same."""
+    job = Job(kind, layout, kformat, ranks, seed, skew)
     timelines, tf = {}, None
     for r in range(ranks):
         timelines[r], tf = rank_timeline(job, r)
@@ -839,7 +842,8 @@ def simulate(out, kind, layout, kformat, ranks, seed):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 7:
+    args = [a for a in sys.argv[1:] if a != "--no-skew"]
+    if len(args) != 6:
         sys.exit(__doc__)
-    o, k, lay, kf, n, s = sys.argv[1:]
-    print(json.dumps(simulate(o, k, lay, kf, int(n), int(s)), sort_keys=True))
+    o, k, lay, kf, n, s = args
+    print(json.dumps(simulate(o, k, lay, kf, int(n), int(s), "--no-skew" not in sys.argv), sort_keys=True))

@@ -16,15 +16,18 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import sim2gen as gen  # noqa: E402
 import score  # noqa: E402
 
-# Archives right of the 84 (12 kinds x 7 layouts, seed 1, 16 ranks).
+# Archives right of the 84 (12 kinds x 7 layouts, seed 1, 16 ranks), with
+# and without clock skew.
 FLOORS = {"top1": 84, "rank": 63, "host": 77, "straggler_found": 7, "hang_found": 7}
 
 
-@pytest.fixture(scope="module")
-def marks(faultline_bin, tmp_path_factory):
+@pytest.fixture(scope="module", params=["skew", "no_skew"])
+def marks(request, faultline_bin, tmp_path_factory):
+    """The slice with every host's clock skewed, then with none (skew 0)."""
     todo = score.cases(ranks=(16,), seeds=(1,))
     assert len(todo) == len(gen.KINDS) * len(gen.LAYOUTS)
-    return score.run(faultline_bin, todo, tmp_path_factory.mktemp("sim2"), workers=2)
+    skew = request.param == "skew"
+    return score.run(faultline_bin, todo, tmp_path_factory.mktemp("sim2"), workers=2, skew=skew)
 
 
 def _misses(marks, key):
@@ -56,6 +59,20 @@ def test_deterministic(tmp_path):
     assert files
     for f in files:
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+
+
+def test_no_skew_changes_only_the_clocks(tmp_path):
+    """--no-skew: every host's skew is 0 and the job is the same one (hosts,
+    victim, formats); the generator stays deterministic."""
+    a = gen.simulate(str(tmp_path / "a"), "hang", "srun", "rfc3164", 16, 2)
+    b = gen.simulate(str(tmp_path / "b"), "hang", "srun", "rfc3164", 16, 2, skew=False)
+    c = gen.simulate(str(tmp_path / "c"), "hang", "srun", "rfc3164", 16, 2, skew=False)
+    assert any(a["skew_s"].values()) and not any(b["skew_s"].values())
+    assert {k: v for k, v in a.items() if k != "skew_s"} == {k: v for k, v in b.items() if k != "skew_s"}
+    files = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert files
+    for f in files:
+        assert (tmp_path / "b" / f).read_bytes() == (tmp_path / "c" / f).read_bytes(), f
 
 
 def test_truth_outside_archive(tmp_path):
