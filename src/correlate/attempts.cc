@@ -395,7 +395,8 @@ void FillSteps(const Ruleset& rs, const ScanResult& scan, Diagnosis& d) {
   std::vector<Point> points;
   for (const Evidence& ev : scan.evidence) {
     int64_t step = -1;
-    const std::string* s = ev.Field("step");
+    const std::string* s = ev.Field("run_step");  // (epoch, batch) as one step
+    if (!s) s = ev.Field("step");
     if (rs.signal(ev.signal).role == SignalRole::Progress && s && ParseInt64(*s, &step))
       points.push_back({ev.rank, ev.time_us, step});
   }

@@ -368,6 +368,30 @@ bool ProgressNumber(const Evidence& ev, const char* key, double* out) {
   return ParseDouble(digits, out) && std::isfinite(*out);
 }
 
+// The step of a line that counts batches within an epoch (field `epoch`:
+// Composer's `[epoch=2][batch=37/100]:`, Lightning's `Epoch 3/9 ... 74/100`):
+// the batch restarts every epoch, so the step is the pair (epoch, batch) as
+// one ordered number: epoch x total + batch when the line states the epoch's
+// total, else the batch past the step its epoch started from, which grows by
+// the previous epoch's last batch seen as each epoch begins (an epoch below
+// the previous line's starts another run, from 0). Lines without an epoch
+// keep their step.
+int64_t EpochStep(const Evidence& ev, int64_t batch, EpochCount& prev) {
+  const std::string* e = ev.Field("epoch");
+  int64_t epoch, total;
+  if (batch < 0 || !e || !ParseInt64(*e, &epoch) || epoch < 0) return batch;
+  if (epoch > prev.epoch && prev.epoch >= 0) {
+    prev.base += std::max<int64_t>(prev.batch, 0) * (epoch - prev.epoch);
+  } else if (epoch < prev.epoch || prev.epoch < 0) {
+    prev.base = 0;
+  }
+  prev.epoch = epoch;
+  prev.batch = batch;
+  const std::string* t = ev.Field("total");
+  if (t && ParseInt64(*t, &total) && total > 0 && epoch < (int64_t{1} << 62) / total) return epoch * total + batch;
+  return prev.base + batch;
+}
+
 }  // namespace
 
 int64_t Scanner::Impl::LocalKey(const Evidence& ev) {
@@ -428,6 +452,11 @@ void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   ++r.progress_lines;
   int64_t step = -1;
   if (const std::string* s = ev.Field("step")) (void)ParseInt64(*s, &step);
+  auto [prev, fresh] = st.rank_last_progress.try_emplace(rank);
+  if (int64_t run = EpochStep(ev, step, prev->second.epochs); run != step) {
+    step = run;
+    ev.fields.emplace_back("run_step", std::to_string(step));
+  }
   if (step >= 0) r.last_step = std::max(r.last_step, step);
   // The step time the line states, in seconds: a duration, else a rate in
   // iterations per second (tqdm).
@@ -442,7 +471,6 @@ void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   // same step (DeepSpeed prints its step and its timer line for one step)
   // is no new step, and the interval since a line some steps back is
   // spread over those steps (Megatron logs every log_interval steps).
-  auto [prev, fresh] = st.rank_last_progress.try_emplace(rank);
   const bool same_step = !fresh && step >= 0 && prev->second.step == step;
   const int64_t prev_step = fresh ? -1 : prev->second.step;
   if (ev.time_us != kNoTime) {

@@ -243,6 +243,15 @@ size_t EvenChunkBytes(uint64_t bytes, size_t chunk_bytes, unsigned workers);
 
 }  // namespace internal
 
+// A rank's last progress line that counts batches within an epoch: its
+// epoch, its batch and the step its epoch started from (scan/keep.cc
+// EpochStep).
+struct EpochCount {
+  int64_t epoch = -1;
+  int64_t batch = -1;
+  int64_t base = 0;
+};
+
 struct Scanner::Impl {
   using ChunkOut = internal::ChunkOut;
   using Hit = internal::HsCtx::Hit;
@@ -262,10 +271,12 @@ struct Scanner::Impl {
     bool last_ended_newline = true;
     explicit SourceState(EvidenceCaps caps) : keeper(caps) {}
     EvidenceKeeper keeper;
-    // Per rank, the time and step of its previous progress line here.
+    // Per rank, the time and step of its previous progress line here, and
+    // for lines that count batches within an epoch, its epoch count.
     struct LastProgress {
       int64_t time_us = kNoTime;
       int64_t step = -1;
+      EpochCount epochs;
     };
     std::map<int64_t, LastProgress> rank_last_progress;
     // `kubectl describe pod` prints "Name:" lines before "Node:": the pod

@@ -11,9 +11,12 @@ the upstream sources); every archive has a truth.json.
 Layouts: per-rank files under per-host folders (<host>/rank-<r>.log) for
 formats every rank prints, one file per host with torchrun "[rankN]:"
 prefixes for torchtitan, and a single rank-0 file for the formats that only
-the main process prints (tqdm bars, HF Trainer dicts, Composer, Megatron's
-last-rank logger); Accelerate's bar is on every host's local main process
-(one train.log per host, naming no rank).
+the main process prints (tqdm bars, Lightning's RichProgressBar, HF Trainer
+dicts, Composer, Megatron's last-rank logger); Accelerate's bar is on every
+host's local main process (one train.log per host, naming no rank).
+Composer's console logger under an epoch max_duration (`composer_epoch`)
+prints `[epoch=E][batch=B/N]:` on every rank with no time stamp: the batch
+restarts every epoch.
 """
 import argparse
 import datetime
@@ -27,8 +30,11 @@ T0 = datetime.datetime(2026, 3, 1, 9, 0, 0, tzinfo=datetime.timezone.utc).timest
 
 # Formats whose lines every rank prints (per-rank comparisons possible), and
 # those only one process prints.
-PER_RANK = ["megatron", "nemo", "deepspeed", "torchtitan", "kv", "jsonl"]
-RANK0_ONLY = ["hf", "lightning", "accelerate", "composer", "megatron_last"]
+PER_RANK = ["megatron", "nemo", "deepspeed", "torchtitan", "kv", "jsonl", "composer_epoch"]
+RANK0_ONLY = ["hf", "lightning", "lightning_rich", "accelerate", "composer", "megatron_last"]
+# Per-rank formats whose step lines carry no time (nor a step time): which
+# rank is slow cannot be known from them, only which one stopped first.
+UNTIMED = ["composer_epoch"]
 FORMATS = PER_RANK + RANK0_ONLY
 SCENARIOS = ["healthy", "straggler", "periodic", "moving", "hang"]
 
@@ -61,6 +67,9 @@ class Job:
         self.slow = self.rng.uniform(1.15, 1.4)
         self.period = self.rng.choice([10, 12, 15, 20])
         self.hang_step = self.steps - self.rng.randint(5, 15)
+        # Batches per epoch for the epoch-counting formats (several epochs
+        # per run, so the batch restarts within it).
+        self.epoch_len = 12 + 5 * (seed % 4)
 
     def host(self, r):
         return self.hosts[r // RANKS_PER_HOST]
@@ -100,8 +109,8 @@ class Job:
         elif self.scenario == "hang":
             t["primary_rule"] = "training-silent-hang"
             t["initiating_rank"] = self.culprit if per_rank else None
-        elif not per_rank:
-            t["primary_rule"] = None  # one rank's lines cannot show a straggler
+        elif not per_rank or self.fmt in UNTIMED:
+            t["primary_rule"] = None  # one rank's lines, or untimed ones, cannot show a straggler
         elif self.scenario == "straggler":
             t["primary_rule"] = "straggler-slow-rank"
             t["initiating_rank"] = self.culprit
@@ -113,11 +122,14 @@ class Job:
         return t
 
 
-def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, chatter=0):
+def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, chatter=0, epoch_len=None):
     """steps: override the run's length; chatter: ordinary log lines per
     step on every rank (data-loader and NCCL chatter that matches nothing),
-    to size an archive for bench/ (bench/README.md)."""
+    to size an archive for bench/ (bench/README.md); epoch_len: batches per
+    epoch of the epoch-counting formats."""
     job = Job(fmt, scenario, nranks, skew, seed)
+    if epoch_len:
+        job.epoch_len = epoch_len
     if steps:
         job.steps = steps
         job.hang_step = steps - job.rng.randint(5, 15)
@@ -138,7 +150,8 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
 
     writers = {"megatron": w_megatron, "nemo": w_nemo, "deepspeed": w_deepspeed, "torchtitan": w_torchtitan,
                "kv": w_kv, "jsonl": w_jsonl, "hf": w_hf, "lightning": w_lightning, "accelerate": w_accelerate,
-               "composer": w_composer, "megatron_last": w_megatron}
+               "composer": w_composer, "megatron_last": w_megatron, "lightning_rich": w_lightning_rich,
+               "composer_epoch": w_composer_epoch}
     ranks = range(nranks) if fmt in PER_RANK else main_processes(job)
     for r in ranks:
         h = job.host(r)
@@ -167,7 +180,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
     for r in range(nranks):
         h = job.host(r)
         t = job.skew[h] + T0 + 20 + 0.001 * r
-        rel = "%s/rank-%d.log" % (h, r) if fmt not in ("hf", "lightning", "accelerate", "torchtitan") else \
+        rel = "%s/rank-%d.log" % (h, r) if fmt not in ("hf", "lightning", "lightning_rich", "accelerate", "torchtitan") else \
             "%s/nccl-%d.log" % (h, r)
         emit(rel, t, "%s:%d:%d [%d] NCCL INFO comm 0x55d0c0a1b2c0 rank %d nranks %d cudaDev %d nvmlDev %d busId "
              "%x000 commId 0x5a1e2b3c4d5e6f70 - Init COMPLETE" % (h, 4100 + r % 8, 4100 + r % 8, r % 8, r, nranks,
@@ -186,7 +199,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
         path = os.path.join(out, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", newline="\n") as f:
-            if fmt in ("hf", "lightning", "accelerate") and rel.endswith("train.log"):
+            if fmt in ("hf", "lightning", "lightning_rich", "accelerate") and rel.endswith("train.log"):
                 # tqdm redraws with carriage returns and no newline; what
                 # else is printed lands after the bar, on its line.
                 f.write("".join(t if t.startswith("\r") or t.endswith("\n") else t + "\n" for _, t in lines))
@@ -229,7 +242,7 @@ def stack_dump(job, r):
 def rank_file(job, r):
     if job.fmt == "torchtitan":
         return "%s/train.log" % job.host(r)
-    if job.fmt in ("hf", "lightning", "accelerate"):
+    if job.fmt in ("hf", "lightning", "lightning_rich", "accelerate"):
         return "%s/train.log" % job.host(r)
     return "%s/rank-%d.log" % (job.host(r), r)
 
@@ -344,6 +357,42 @@ def w_composer(job, r, h, times, wall, clock, emit):
         emit(rel, t, "\t Train time/batch: %d" % (s - 1))
         emit(rel, t, "\t Train loss/train/total: %.4f" % (2.9 - 0.002 * s))
         emit(rel, t, "\t Train throughput/batches_per_sec: %.4f" % (1 / times[s - 1]))
+
+
+def hms(x):  # Rich's elapsed and remaining columns: 0:01:05
+    return "%d:%02d:%02d" % (int(x) // 3600, int(x) // 60 % 60, int(x) % 60)
+
+
+def w_lightning_rich(job, r, h, times, wall, clock, emit):
+    """Lightning's RichProgressBar on rank 0: `Epoch E/M` (M is max_epochs -
+    1), the bar, batch/total of the epoch, elapsed \u2022 remaining, the rate,
+    then the metrics; redrawn in place, each epoch's bar left on its line."""
+    rel = rank_file(job, r)
+    n, epochs = job.epoch_len, (job.steps + job.epoch_len - 1) // job.epoch_len
+    emit(rel, clock(T0 + 30), "%s - INFO - `Trainer.fit` starting\n" % stamp_py(clock(T0 + 30)))
+    for s in steps_of(job, r):
+        e, b = (s - 1) // n, (s - 1) % n + 1
+        total = n  # the train dataloader's length (a max_steps run stops within its last epoch)
+        start = wall[e * n]
+        rate = 1.0 / times[s - 1]
+        bar = "\u2501" * int(30 * b / total) + ("\u2578" if b < total else "")
+        text = "Epoch %d/%d %-31s %d/%d %s \u2022 %s %.2fit/s v_num: 0 train_loss: %.3f" % (
+            e, epochs - 1, bar, b, total, hms(wall[s] - start), hms((total - b) / rate), rate, 2.3 - 0.001 * s)
+        emit(rel, clock(wall[s]), "\r" + text + ("\n" if b == total else ""))
+
+
+def w_composer_epoch(job, r, h, times, wall, clock, emit):
+    """Composer's console logger under an epoch max_duration, on every rank
+    and with no stamp: `[epoch=E][batch=B/N]:` (E from 1, B from 1 to N), or
+    `[epoch=E][batch=B]:` when the dataloader has no length (odd seeds)."""
+    rel = rank_file(job, r)
+    n = job.epoch_len
+    for s in steps_of(job, r):
+        e, b = (s - 1) // n + 1, (s - 1) % n + 1
+        total = "/%d" % n if job.seed % 2 == 0 else ""
+        emit(rel, clock(wall[s]), "[epoch=%d][batch=%d%s]:" % (e, b, total))
+        emit(rel, clock(wall[s]), "\t Train time/batch: %d" % (s - 1))
+        emit(rel, clock(wall[s]), "\t Train loss/train/total: %.4f" % (2.9 - 0.002 * s))
 
 
 def main():

@@ -105,3 +105,32 @@ def test_tqdm_carriage_returns_give_the_newest_update(faultline_bin, tmp_path):
     want = "(last step %d)" % gen.Job("lightning", "hang", 16, False, 2).last_step(0)
     assert want in top["explanation"], top["explanation"]
     assert truth["primary_rule"] == "training-silent-hang"
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_composer_epoch_batch_restarts_are_one_run(faultline_bin, tmp_path, seed):
+    """Composer's `[epoch=E][batch=B/N]:` (even seeds) and `[epoch=E][batch=B]:`
+    (odd: no total) on every rank, unstamped: the first rank to stop stopped
+    on the last batch of an epoch, the others on the next epoch's first.
+    Read as the batch alone, it would be the furthest rank and the others'
+    lines a resumed run; the step is the pair (epoch, batch). When it
+    stopped cannot be known without stamps: the report says so."""
+    job = gen.Job("composer_epoch", "hang", 16, False, seed)
+    truth = gen.write_archive(str(tmp_path), "composer_epoch", "hang", 16, False, seed, epoch_len=job.hang_step - 1)
+    report = diagnose(faultline_bin, tmp_path)
+    top = check(report, truth, tmp_path)
+    assert "carry no time" in top["explanation"], top["explanation"]
+    assert any("cannot be known" in m or "no time stamps" in m for m in top.get("missing_facts", [])), top
+    assert len(report.get("attempts") or []) <= 1, report.get("attempts")
+
+
+def test_rich_bar_step_counts_the_epochs_before(faultline_bin, tmp_path):
+    """Lightning's RichProgressBar restarts its batch count every epoch
+    (`Epoch 2/4 ... 7/20`): the hang's last step is the run's, epochs before
+    included."""
+    job = gen.Job("lightning_rich", "hang", 16, False, 2)
+    assert job.hang_step > 2 * job.epoch_len
+    gen.write_archive(str(tmp_path), "lightning_rich", "hang", 16, False, 2)
+    top = diagnose(faultline_bin, tmp_path)["incidents"][0]
+    assert top["rule"] == "training-silent-hang"
+    assert "(last step %d)" % job.last_step(0) in top["explanation"], top["explanation"]
