@@ -38,6 +38,22 @@ std::string CardKey(std::string_view pci) {
   return bus.empty() ? bus : bus.substr(0, 7);
 }
 
+// A host's port keyed by its PCI card or its netdev names one HCA; a key
+// two HCAs claim names neither (kept as "", so a third claim cannot revive
+// it).
+using PortHcas = std::map<std::pair<std::string, std::string>, std::string>;
+
+void KeepUniqueHca(PortHcas& map, std::pair<std::string, std::string> key, std::string_view hca) {
+  auto [it, fresh] = map.try_emplace(std::move(key), hca);
+  if (!fresh && it->second != hca) it->second.clear();
+}
+
+std::optional<std::string> UniqueHca(const PortHcas& map, const std::pair<std::string, std::string>& key) {
+  auto it = map.find(key);
+  if (it == map.end() || it->second.empty()) return std::nullopt;
+  return it->second;
+}
+
 }  // namespace
 
 void TopologyMap::AddDevice(const std::string& host, int64_t rank,
@@ -151,26 +167,20 @@ std::vector<int64_t> TopologyMap::RanksForHca(const std::string& host, std::stri
 void TopologyMap::AddHcaPci(const std::string& host, std::string_view pci, std::string_view hca) {
   std::string card = CardKey(pci);
   if (card.empty() || hca.empty()) return;
-  auto [it, fresh] = pci_hca_.try_emplace({HostKey(host), card}, hca);
-  if (!fresh && it->second != hca) it->second.clear();
+  KeepUniqueHca(pci_hca_, {HostKey(host), std::move(card)}, hca);
 }
 
 std::optional<std::string> TopologyMap::HcaForPci(const std::string& host, std::string_view pci) const {
-  auto it = pci_hca_.find({HostKey(host), CardKey(pci)});
-  if (it == pci_hca_.end() || it->second.empty()) return std::nullopt;
-  return it->second;
+  return UniqueHca(pci_hca_, {HostKey(host), CardKey(pci)});
 }
 
 void TopologyMap::AddHcaNetdev(const std::string& host, std::string_view netdev, std::string_view hca) {
   if (netdev.empty() || hca.empty()) return;
-  auto [it, fresh] = netdev_hca_.try_emplace({HostKey(host), std::string(netdev)}, hca);
-  if (!fresh && it->second != hca) it->second.clear();
+  KeepUniqueHca(netdev_hca_, {HostKey(host), std::string(netdev)}, hca);
 }
 
 std::optional<std::string> TopologyMap::HcaForNetdev(const std::string& host, std::string_view netdev) const {
-  auto it = netdev_hca_.find({HostKey(host), std::string(netdev)});
-  if (it == netdev_hca_.end() || it->second.empty()) return std::nullopt;
-  return it->second;
+  return UniqueHca(netdev_hca_, {HostKey(host), std::string(netdev)});
 }
 
 void TopologyMap::RetractSmallerComms(int64_t nranks) {
