@@ -335,10 +335,7 @@ void NoteProgressLimits(CorrelationState& st) {
   }
   const int64_t world = WorldRanks(st);
   if (!only || world < 2) return;
-  std::string who = only->rank >= 0      ? StrCat("rank ", only->rank)
-                    : only->several_hosts ? std::string("one process per host (naming no rank)")
-                                          : std::string("one process");
-  st.diag.limits.push_back(StrCat("Only ", who, " of ", world,
+  st.diag.limits.push_back(StrCat("Only ", StepLogger(*only), " of ", world,
                                   " ranks logs step lines: whether a rank straggled, and which rank stopped first "
                                   "if the job hung, cannot be known from these logs; per-rank step lines would show "
                                   "it"));

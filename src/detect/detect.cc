@@ -115,6 +115,11 @@ std::string StepRange(const RankSummary& r) {
 
 }  // namespace
 
+std::string StepLogger(const RankSummary& r) {
+  if (r.rank >= 0) return StrCat("rank ", r.rank);
+  return r.several_hosts ? "one process per host (naming no rank)" : "one process";
+}
+
 int64_t PausePeriod(const std::vector<int64_t>& steps, const std::vector<bool>& paused) {
   int64_t first = -1, g = 0;
   size_t n = 0;
@@ -456,9 +461,7 @@ std::vector<Finding> DetectHangs(const std::map<int64_t, RankSummary>& ranks, in
     }
   }
   if (logging == 1 && world_ranks > 1) {
-    const char* who = fr.several_hosts ? "one process per host (naming no rank)" : "one process";
-    first.missing = StrCat("Only ", first.rank >= 0 ? StrCat("rank ", first.rank) : std::string(who),
-                           " of ", world_ranks,
+    first.missing = StrCat("Only ", StepLogger(fr), " of ", world_ranks,
                            " logs step lines, so which rank stopped first and whether a straggler slowed the job "
                            "before it cannot be known from these logs; per-rank step lines or py-spy dumps of every "
                            "rank would show it");

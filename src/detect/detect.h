@@ -76,6 +76,11 @@ std::vector<Finding> DetectStragglers(const std::map<int64_t, RankSummary>& rank
 std::vector<Finding> DetectHangs(const std::map<int64_t, RankSummary>& ranks, int64_t end_us,
                                  const DetectOptions& opts = {}, int64_t world_ranks = 0);
 
+// Who logs the step lines a summary holds, when one summary holds a job's
+// all: "rank N", else "one process per host (naming no rank)" for the
+// rankless lines of several hosts, else "one process".
+std::string StepLogger(const RankSummary& r);
+
 // The period P (>= 2) of a rank's pauses when every paused step has the
 // same remainder modulo P and most sampled steps of that remainder paused;
 // 0 when no such period. steps: the rank's sampled steps, ascending;
