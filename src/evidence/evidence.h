@@ -118,6 +118,15 @@ struct RankSummary {
   // process per host (Accelerate's local main process), pooled; it names
   // no host of its own.
   bool several_hosts = false;
+  // Takes `h` as the summary's host when it has none; a rankless summary
+  // seeing another host holds several.
+  void AddHost(const std::string& h) {
+    if (host.empty()) {
+      host = h;
+    } else if (rank < 0 && !h.empty() && h != host) {
+      several_hosts = true;
+    }
+  }
   uint64_t progress_lines = 0;
   // The earliest and latest progress times, whatever the order in which
   // sources were read.

@@ -256,9 +256,8 @@ std::vector<std::pair<int64_t, double>> AlignedBySteps(const RankSummary& r) {
 }
 
 void MergeFrom(RankSummary& into, const RankSummary& from) {
-  into.several_hosts |= from.several_hosts || (into.rank < 0 && !into.host.empty() && !from.host.empty() &&
-                                               into.host != from.host);
-  if (into.host.empty()) into.host = from.host;
+  into.several_hosts |= from.several_hosts;
+  into.AddHost(from.host);
   into.progress_lines += from.progress_lines;
   if (into.first_progress_us == kNoTime ||
       (from.first_progress_us != kNoTime && from.first_progress_us < into.first_progress_us)) {

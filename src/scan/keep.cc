@@ -447,8 +447,7 @@ void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   int64_t rank = ev.rank >= 0 ? ev.rank : LocalKey(ev);
   RankSummary& r = result.ranks[rank];
   r.rank = rank;
-  if (r.host.empty()) r.host = ev.host;
-  else if (rank < 0 && !ev.host.empty() && ev.host != r.host) r.several_hosts = true;
+  r.AddHost(ev.host);
   ++r.progress_lines;
   int64_t step = -1;
   if (const std::string* s = ev.Field("step")) (void)ParseInt64(*s, &step);
