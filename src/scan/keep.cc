@@ -170,6 +170,14 @@ void Scanner::Impl::KeepNic(NicLink link) {
 void Scanner::Impl::KeepNics(const Evidence& ev) {
   if (ev.fields.empty()) return;
   if (const std::string* list = ev.Field("ib_devs")) {
+    // NCCL lists a process's HCAs for every communicator it makes: a list
+    // this process gave before adds nothing (its keys are kept, or were
+    // turned away at the bound, which is said already), so it is not parsed
+    // and keyed again.
+    if (nic_lists_.size() < kMaxTopologyRecords &&
+        !nic_lists_.insert(StrCat(ev.host, '\0', ev.pid, '\0', ev.rank, '\0', *list)).second) {
+      return;
+    }
     for (auto& [index, name] : ParseNcclIbDevices(*list)) KeepNic({ev.host, ev.pid, ev.rank, index, name, "", false});
     return;
   }

@@ -48,6 +48,12 @@ std::string SourceFraming::CompleteTracebackWindow(std::string_view cut_window, 
 }
 
 void SourceFraming::AfterChunk(std::string_view tail) {
+  // Only the bytes that can stay: a small file's whole text (its tail) was
+  // copied here and then mostly erased, on the merging thread.
+  if (tail.size() >= kTracebackWindow) {
+    recent_.assign(tail.substr(tail.size() - kTracebackWindow));
+    return;
+  }
   recent_.append(tail);
   if (recent_.size() > kTracebackWindow) recent_.erase(0, recent_.size() - kTracebackWindow);
 }
