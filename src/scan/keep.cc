@@ -95,7 +95,7 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
     AddTraceback(out.evidence, tp.first_evidence, tp.evidence_count,
                  FoldTraceback(window, at_start, tp.line, st.framing.format(), st.tctx));
   }
-  st.framing.AfterChunk(out.tail);
+  st.framing.AfterChunk(std::move(out.tail));
   if (!out.error.empty()) {
     const std::string& cause = out.error_cause.empty() ? out.error : out.error_cause;
     if (std::find(st.failed_causes.begin(), st.failed_causes.end(), cause) == st.failed_causes.end()) {
@@ -170,14 +170,6 @@ void Scanner::Impl::KeepNic(NicLink link) {
 void Scanner::Impl::KeepNics(const Evidence& ev) {
   if (ev.fields.empty()) return;
   if (const std::string* list = ev.Field("ib_devs")) {
-    // NCCL lists a process's HCAs for every communicator it makes: a list
-    // this process gave before adds nothing (its keys are kept, or were
-    // turned away at the bound, which is said already), so it is not parsed
-    // and keyed again.
-    if (nic_lists_.size() < kMaxTopologyRecords &&
-        !nic_lists_.insert(StrCat(ev.host, '\0', ev.pid, '\0', ev.rank, '\0', *list)).second) {
-      return;
-    }
     for (auto& [index, name] : ParseNcclIbDevices(*list)) KeepNic({ev.host, ev.pid, ev.rank, index, name, "", false});
     return;
   }

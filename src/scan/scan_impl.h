@@ -428,7 +428,6 @@ struct Scanner::Impl {
   // Topology records kept so far, for deduplication.
   absl::flat_hash_set<std::string> device_keys_;
   absl::flat_hash_set<std::string> nic_keys_;
-  absl::flat_hash_set<std::string> nic_lists_;  // (host, pid, rank, ib_devs) given to KeepNics
   absl::flat_hash_map<std::string, size_t> pid_keys_;  // -> index in result.pids
   // Set when a cancelled RunTasks stops merging: workers drop what they would
   // push instead of waiting for room in a queue nobody drains any more.
