@@ -11,7 +11,8 @@ total CPU comes exact from wait4.
   bench/stage_cpu.py -- build/src/cli/faultline bench --threads 2 sparse.log.gz
   bench/stage_cpu.py --json -- ...
 
-Prints wall s, total CPU s, and per thread (busiest first): name, CPU s,
+Prints wall s, total CPU s, and per thread (busiest first): name ("(main)":
+the thread that started the command; `main` in --json), CPU s,
 run-queue wait s. "critical s" is the busiest thread's CPU: what the wall
 time tends to on an idle machine when the other threads keep up.
 """
@@ -36,7 +37,7 @@ def sample(pid, threads):
                 name = f.read().strip()
         except OSError:
             continue  # the thread ended between listdir and open
-        threads[tid] = (name, int(run_ns) / 1e9, int(wait_ns) / 1e9)
+        threads[tid] = (name, int(run_ns) / 1e9, int(wait_ns) / 1e9, tid == str(pid))
 
 
 def measure(cmd, interval):
@@ -53,7 +54,7 @@ def measure(cmd, interval):
     per = sorted(threads.values(), key=lambda t: -t[1])
     return {"wall_s": wall, "cpu_s": usage.ru_utime + usage.ru_stime,
             "returncode": os.waitstatus_to_exitcode(status),
-            "threads": [{"name": n, "cpu_s": c, "runq_wait_s": w} for n, c, w in per if c > 0.005]}
+            "threads": [{"name": n, "cpu_s": c, "runq_wait_s": w, "main": m} for n, c, w, m in per if c > 0.005]}
 
 
 def main():
@@ -75,7 +76,8 @@ def main():
         print(f"wall {r['wall_s']:.3f} s, CPU {r['cpu_s']:.3f} s ({r['thread_cpu_s']:.3f} s sampled), "
               f"critical {r['critical_s']:.3f} s, exit {r['returncode']}")
         for t in r["threads"]:
-            print(f"  {t['name']:<16} cpu {t['cpu_s']:.3f} s  run-queue wait {t['runq_wait_s']:.3f} s")
+            main = " (main)" if t["main"] else ""
+            print(f"  {t['name'] + main:<16} cpu {t['cpu_s']:.3f} s  run-queue wait {t['runq_wait_s']:.3f} s")
     return 0 if r["returncode"] == 0 else 1
 
 

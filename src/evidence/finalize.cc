@@ -84,8 +84,37 @@ void AnchorMonotonic(ScanResult& r) {
   }
 }
 
-// Of `us` shifted by -3..+3 years, the one nearest `ref`.
-int64_t NearestYear(int64_t us, int64_t ref) {
+// Year-less stamps (syslog, glog): the year that puts them nearest the job's
+// dated evidence, which handles a December-to-January run.
+void PlaceYears(ScanResult& r) {
+  std::vector<int64_t> dated;
+  for (const Evidence& ev : r.evidence) {
+    if (ev.time_us != kNoTime && ev.time_source == TimeSource::kParsed) dated.push_back(ev.time_us);
+  }
+  for (const SourceSummary& s : r.sources) {
+    if (s.dated_us != kNoTime) dated.push_back(s.dated_us);
+  }
+  if (dated.empty()) return;
+  std::nth_element(dated.begin(), dated.begin() + dated.size() / 2, dated.end());
+  const int64_t ref = dated[dated.size() / 2];
+  for (Evidence& ev : r.evidence) {
+    if ((ev.time_source == TimeSource::kInferredYear || ev.year_inferred) && ev.time_us != kNoTime) {
+      ev.time_us = internal::NearestYear(ev.time_us, ref);
+    }
+  }
+  for (SourceSummary& s : r.sources) {
+    if (s.first_time_us != kNoTime && s.first_time_inferred) {
+      s.first_time_us = internal::NearestYear(s.first_time_us, ref);
+    }
+    if (s.last_time_us != kNoTime && s.last_time_inferred) s.last_time_us = internal::NearestYear(s.last_time_us, ref);
+  }
+}
+
+}  // namespace
+
+namespace internal {
+
+int64_t NearestYearByTimegm(int64_t us, int64_t ref) {
   // The broken-down time once (it was taken again for every shift: half
   // the cost of a many-file archive's year placement).
   const time_t t = static_cast<time_t>(us / 1000000);
@@ -105,31 +134,54 @@ int64_t NearestYear(int64_t us, int64_t ref) {
   return best;
 }
 
-// Year-less stamps (syslog, glog): the year that puts them nearest the job's
-// dated evidence, which handles a December-to-January run.
-void PlaceYears(ScanResult& r) {
-  std::vector<int64_t> dated;
-  for (const Evidence& ev : r.evidence) {
-    if (ev.time_us != kNoTime && ev.time_source == TimeSource::kParsed) dated.push_back(ev.time_us);
-  }
-  for (const SourceSummary& s : r.sources) {
-    if (s.dated_us != kNoTime) dated.push_back(s.dated_us);
-  }
-  if (dated.empty()) return;
-  std::nth_element(dated.begin(), dated.begin() + dated.size() / 2, dated.end());
-  const int64_t ref = dated[dated.size() / 2];
-  for (Evidence& ev : r.evidence) {
-    if ((ev.time_source == TimeSource::kInferredYear || ev.year_inferred) && ev.time_us != kNoTime) {
-      ev.time_us = NearestYear(ev.time_us, ref);
-    }
-  }
-  for (SourceSummary& s : r.sources) {
-    if (s.first_time_us != kNoTime && s.first_time_inferred) s.first_time_us = NearestYear(s.first_time_us, ref);
-    if (s.last_time_us != kNoTime && s.last_time_inferred) s.last_time_us = NearestYear(s.last_time_us, ref);
-  }
+namespace {
+
+// Days since 1970-01-01 of a proleptic Gregorian date, and back (H. Hinnant's
+// civil-day algorithms). Linear in the day of the month, so 29 February of a
+// common year is 1 March, as timegm normalises it.
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+void CivilFromDays(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = yoe + era * 400 + (m <= 2);
 }
 
 }  // namespace
+
+int64_t NearestYear(int64_t us, int64_t ref) {
+  // timegm and gmtime_r took ~5 k instructions a call, 90% of a many-file
+  // archive's FinalizeTimes, serial after the scan (bench/README.md
+  // "eleventh pass").
+  constexpr int64_t kYear10000 = 253402300800;  // seconds at 10000-01-01
+  const int64_t secs = us / 1000000;
+  if (us < 0 || secs >= kYear10000) return NearestYearByTimegm(us, ref);
+  const int64_t frac = us % 1000000;
+  const int64_t days = secs / 86400, sod = secs % 86400;
+  int64_t y, m, d;
+  CivilFromDays(days, y, m, d);
+  int64_t best = us;
+  for (int k = -3; k <= 3; ++k) {
+    const int64_t cand = (DaysFromCivil(y + k, m, d) * 86400 + sod) * 1000000 + frac;
+    if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
+  }
+  return best;
+}
+
+}  // namespace internal
 
 void FinalizeTimes(ScanResult& r) {
   AnchorMonotonic(r);

@@ -15,6 +15,15 @@ namespace faultline {
 
 void FinalizeTimes(ScanResult& r);
 
+namespace internal {
+// Of `us` shifted by -3..+3 years (the same month, day and time of day; a
+// 29 February in a common year is 1 March, as timegm makes it), the one
+// nearest `ref`. By civil-day arithmetic; NearestYearByTimegm is the
+// reference, taken outside years 1970..9999.
+int64_t NearestYear(int64_t us, int64_t ref);
+int64_t NearestYearByTimegm(int64_t us, int64_t ref);
+}  // namespace internal
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_EVIDENCE_FINALIZE_H_

@@ -21,15 +21,19 @@ namespace faultline {
 using internal::TracebackPending;
 
 
-uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime, size_t below_root) {
+uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime, size_t below_root, bool defer_path) {
   SourceSummary s;
   s.name = name;
   s.failed = false;
   auto st = std::make_unique<SourceState>(EvidenceCaps{opts.keep_first, opts.keep_last});
   st->index = static_cast<uint32_t>(result.sources.size());
-  st->path_attr = AttributeFromPath(name, below_root);
-  s.rank = st->path_attr.rank.value_or(-1);
-  s.host = st->path_attr.host;
+  st->below_root = below_root;
+  st->path_pending = st->summary_pending = defer_path;
+  if (!defer_path) {
+    st->path_attr = AttributeFromPath(name, below_root);
+    s.rank = st->path_attr.rank.value_or(-1);
+    s.host = st->path_attr.host;
+  }
   st->tctx = tctx;
   if (mtime > 0) {
     time_t t = static_cast<time_t>(mtime);
@@ -45,6 +49,21 @@ uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime, size_t
   result.sources.push_back(std::move(s));
   states.push_back(std::move(st));
   return states.back()->index;
+}
+
+void Scanner::Impl::AttributePath(SourceState& st, std::string_view path) {
+  if (!st.path_pending) return;
+  st.path_attr = AttributeFromPath(path, st.below_root);
+  st.path_pending = false;
+}
+
+void Scanner::Impl::SummarizePath(SourceState& st) {
+  if (!st.summary_pending) return;
+  SourceSummary& s = result.sources[st.index];
+  AttributePath(st, s.name);
+  s.rank = st.path_attr.rank.value_or(-1);
+  s.host = st.path_attr.host;
+  st.summary_pending = false;
 }
 
 void Scanner::Impl::Fail(uint32_t src, std::string msg, int code) {
@@ -76,7 +95,7 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
     AddTraceback(out.evidence, tp.first_evidence, tp.evidence_count,
                  FoldTraceback(window, at_start, tp.line, st.framing.format(), st.tctx));
   }
-  st.framing.AfterChunk(out.tail);
+  st.framing.AfterChunk(std::move(out.tail));
   if (!out.error.empty()) {
     const std::string& cause = out.error_cause.empty() ? out.error : out.error_cause;
     if (std::find(st.failed_causes.begin(), st.failed_causes.end(), cause) == st.failed_causes.end()) {
@@ -241,9 +260,10 @@ void Scanner::Impl::PrimeCarry(SourceState& st, ChunkOut& out) {
   }
 }
 
-void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
-  const SignalInfo& si = rs->signal(ev.signal);
-  ApplyCarry(st, ev);
+// What every record adds, whatever the caps do with it: the host of its
+// pid, the match counts, the monotonic anchor, the per-rule counts and
+// times, the pid link. Returns whether its rank is kept (evidence/distinct.h).
+bool Scanner::Impl::CountMatch(SourceState& st, Evidence& ev, std::optional<int64_t> seq) {
   // A line naming only its pid (vLLM v0's "(VllmWorkerProcess pid=N)") is
   // on the host this file's own lines name that pid on (NCCL's
   // "host:pid:tid"); the correlator then finds its rank.
@@ -261,10 +281,44 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
   // (evidence/distinct.h): memory stays bounded whatever the logs name.
   const bool rank_kept = ev.rank < 0 || Admit(result.distinct_ranks, ev.rank);
   const bool host_kept = ev.host.empty() || Admit(result.distinct_hosts, ev.host);
+  CountInRuleStats(result.rule_stats[ev.rule], ev, seq, rank_kept, host_kept);
+  return rank_kept;
+}
+
+void Scanner::Impl::KeepPidOf(SourceState& st, const Evidence& ev) {
+  // A pid with its rank but no host (an srun -l environment dump) takes the
+  // rank's host in the correlator.
+  if (ev.pid >= 0 && (ev.rank >= 0 || ev.local_rank >= 0) && (!ev.host.empty() || ev.rank >= 0)) {
+    KeepPid({ev.host, ev.pid, ev.rank, ev.local_rank});
+    if (ev.rank >= 0) {
+      st.topo.AddPid(ev.host, ev.pid, ev.rank);
+    } else {
+      st.topo.AddPidLocalRank(ev.host, ev.pid, ev.local_rank);
+    }
+  }
+}
+
+void Scanner::Impl::KeepCounted(SourceState& st, Evidence& ev) {
+  (void)CountMatch(st, ev, std::nullopt);
+  KeepPidOf(st, ev);
+  st.keeper.Drop(ev.rule, result.dropped);
+}
+
+void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
+  const SignalInfo& si = rs->signal(ev.signal);
+  // A record the caps drop with no field (phase B keeps only the fields
+  // Keep reads, so none of them) and nothing carried to it: the counts and
+  // links below and nothing else -- not the look-ups of fields it lacks.
+  if (thin && opts.counted_keep && ev.fields.empty() && st.carry.Blank() && si.role != SignalRole::Progress &&
+      si.role != SignalRole::Metric) {
+    KeepCounted(st, ev);
+    return;
+  }
+  ApplyCarry(st, ev);
   int64_t n;
   std::optional<int64_t> seq;
   if (const std::string* f = ev.Field("seq"); f && ParseInt64(*f, &n)) seq = n;
-  CountInRuleStats(result.rule_stats[ev.rule], ev, seq, rank_kept, host_kept);
+  const bool rank_kept = CountMatch(st, ev, seq);
   // Topology and clock sync, from every line before any cap. An init line
   // names the rank inside its communicator (comm_rank); the [rankK]: prefix
   // or the path gives the global rank when present.
@@ -287,16 +341,7 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
       if (ev.pid >= 0) st.topo.AddPid(ev.host, ev.pid, rank);
     }
   }
-  // A pid with its rank but no host (an srun -l environment dump) takes the
-  // rank's host in the correlator.
-  if (ev.pid >= 0 && (ev.rank >= 0 || ev.local_rank >= 0) && (!ev.host.empty() || ev.rank >= 0)) {
-    KeepPid({ev.host, ev.pid, ev.rank, ev.local_rank});
-    if (ev.rank >= 0) {
-      st.topo.AddPid(ev.host, ev.pid, ev.rank);
-    } else {
-      st.topo.AddPidLocalRank(ev.host, ev.pid, ev.local_rank);
-    }
-  }
+  KeepPidOf(st, ev);
   KeepPlacement(st, ev);
   if (si.role == SignalRole::Context) KeepNics(ev);
   if (const std::string* comm = ev.Field("comm_id");

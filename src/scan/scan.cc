@@ -86,13 +86,14 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
     for (const std::string& f : *files) {
       struct stat stt {};
       bool is_reg = f != "-" && ::stat(f.c_str(), &stt) == 0 && S_ISREG(stt.st_mode);
-      uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0, PathBelowRoot(path, f));
       bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
       const uint64_t cap = m.opts.limits.max_source_bytes;
       const bool over_cap = cap > 0 && static_cast<uint64_t>(stt.st_size) > cap;
       const uint64_t size = static_cast<uint64_t>(stt.st_size);
-      if (is_reg && !compressed && !over_cap && m.opts.batch_files > 1 && size <= internal::kSmallFile &&
-          size <= m.opts.chunk_bytes) {
+      const bool batched = is_reg && !compressed && !over_cap && m.opts.batch_files > 1 &&
+                           size <= internal::kSmallFile && size <= m.opts.chunk_bytes;
+      uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0, PathBelowRoot(path, f), batched);
+      if (batched) {
         // The worker looks for a Flight Recorder dump (Impl::TakeDeferredDump).
         total += size;
         m.AddToBatch(tasks, src, f, size);

@@ -32,6 +32,10 @@ struct ScanOptions {
   // another, up to 1 MiB in all; 1: each file is a task of its own. The
   // results are the same either way (tests/scan/batch_test.cc).
   size_t batch_files = 64;
+  // A record the per-rule caps drop that has no field goes Keep's short way
+  // (counts, pid link); false: every record goes the whole way. The results
+  // are the same (tests/scan/dense_match_test.cc).
+  bool counted_keep = true;
   // Evidence kept per rule: the first `keep_first` and the last `keep_last`
   // records; counts stay exact past the cap.
   size_t keep_first = EvidenceCaps{}.keep_first;

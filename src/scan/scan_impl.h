@@ -265,6 +265,12 @@ struct Scanner::Impl {
   struct SourceState {
     uint32_t index = 0;
     Attribution path_attr;
+    // A batched file's path is attributed by the worker that scans it
+    // (AttributePath), not while the merging thread walks the input: on a
+    // many-file archive that was a good part of the walk's serial time.
+    size_t below_root = 0;
+    bool path_pending = false;     // path_attr is still to be made
+    bool summary_pending = false;  // the summary's rank and host too (merging thread)
     SourceFraming framing;
     TimeContext tctx;
     uint64_t lines = 0;
@@ -312,7 +318,22 @@ struct Scanner::Impl {
   // keep.cc: sources, and what the merge keeps of each chunk.
   // `below_root`: where the part of `name` under the input root begins
   // (PathBelowRoot); the path attribution reads nothing above it.
-  uint32_t NewSource(const std::string& name, int64_t mtime, size_t below_root = 0);
+  // `defer_path`: the path is attributed later (AttributePath), by the
+  // worker of the batch the file goes into.
+  uint32_t NewSource(const std::string& name, int64_t mtime, size_t below_root = 0, bool defer_path = false);
+  // The path attribution NewSource deferred (a no-op once made): the
+  // worker of a batched file makes it before scanning the file (`path` is
+  // the source's name).
+  static void AttributePath(SourceState& st, std::string_view path);
+  // ... and the merging thread puts it into the source's summary before the
+  // file's outputs (or dump) are merged, making it first if no worker did
+  // (a cancelled scan).
+  void SummarizePath(SourceState& st);
+  // Every source's, once the workers are joined (the files of tasks a
+  // cancelled scan never merged).
+  void SummarizePaths() {
+    for (auto& st : states) SummarizePath(*st);
+  }
   // A line placing a pod on a node (fields `pod` and `node`, or a `pod`
   // line then a `node` line of the same source) into result.host_aliases.
   void KeepPlacement(SourceState& st, const Evidence& ev);
@@ -384,6 +405,11 @@ struct Scanner::Impl {
 
   // Takes what it keeps out of `ev` (the merge passes its chunk's records).
   void Keep(SourceState& st, Evidence&& ev, bool thin = false);
+  // Keep's parts: what every record counts (true: its rank is kept), its
+  // pid link, and all a dropped record without fields adds.
+  bool CountMatch(SourceState& st, Evidence& ev, std::optional<int64_t> seq);
+  void KeepPidOf(SourceState& st, const Evidence& ev);
+  void KeepCounted(SourceState& st, Evidence& ev);
   void KeepTopology(const Evidence& ev);
   void KeepProgress(SourceState& st, Evidence ev);
   int64_t LocalKey(const Evidence& ev);

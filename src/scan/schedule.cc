@@ -62,6 +62,7 @@ void Scanner::Impl::RunBatch(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& 
     // The dump test planning used to make (a log is scanned, as it was
     // then); a file that may be a dump is tested again by the merge.
     t.batch[k].maybe_dump = !HeadRulesOutDump(t.batch[k].path);
+    AttributePath(*states[t.batch[k].source], t.batch[k].path);
     Task one;
     one.source = t.batch[k].source;
     one.path = t.batch[k].path;
@@ -266,7 +267,10 @@ bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_byt
   size_t started = 0, ended = 0;
   std::vector<bool> dump(t.batch.size());
   auto start_items = [&](size_t upto) {
-    for (; started < upto; ++started) dump[started] = TakeDeferredDump(t.batch[started], total_bytes);
+    for (; started < upto; ++started) {
+      SummarizePath(*states[t.batch[started].source]);
+      dump[started] = TakeDeferredDump(t.batch[started], total_bytes);
+    }
   };
   auto end_items = [&](size_t upto) {
     start_items(upto);
@@ -366,6 +370,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
     if (!MergeTask(t, done_bytes, total_bytes, cancelled, scratch_fail)) {
       wake([&] { stop = true; });
       for (auto& th : workers) th.join();
+      SummarizePaths();
       return absl::ResourceExhaustedError("cannot allocate Hyperscan scratch");
     }
     t.shared.reset();  // a task that never ran (cancelled) still holds its mapping
@@ -395,6 +400,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
   wake([&] { stop = true; });
   for (auto& th : workers) th.join();
   abandon_ = false;
+  SummarizePaths();
   if (cancelled) return absl::CancelledError("scan cancelled");
   return absl::OkStatus();
 }

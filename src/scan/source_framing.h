@@ -58,8 +58,9 @@ class SourceFraming {
   // bytes before the chunk; *at_start: the window reaches the source's
   // first byte.
   std::string CompleteTracebackWindow(std::string_view cut_window, bool* at_start) const;
-  // Remembers the source's last bytes after a chunk merged (its tail).
-  void AfterChunk(std::string_view tail);
+  // Remembers the source's last bytes after a chunk merged (its tail,
+  // which it may take).
+  void AfterChunk(std::string&& tail);
 
  private:
   LineFormat format_;

@@ -7,7 +7,10 @@
 #include <sys/stat.h>
 #include <utime.h>
 
+#include <random>
+
 #include "evidence/bundle.h"
+#include "evidence/finalize.h"
 #include "scan_test_util.h"
 
 namespace faultline {
@@ -60,6 +63,33 @@ TEST(YearInference, InheritedTimesMoveWithTheirStamp) {
     parts.push_back(std::move(*back));
   }
   check(MergeScans(*rs, std::move(parts)), "merged bundles");
+}
+
+// The year shift by civil-day arithmetic gives what timegm gives: on
+// 29 February (1 March in a common year), on the days around each new year,
+// and on random times from 1970 to 9999 against references up to four years
+// away either side.
+TEST(YearInference, NearestYearIsTimegms) {
+  std::mt19937_64 rng(20);
+  std::vector<int64_t> times;
+  for (int y = 1970; y <= 2110; ++y) {
+    for (const char* md : {"-02-28T23:59:59.999999Z", "-02-29T00:00:00.000001Z", "-02-29T12:00:00Z",
+                           "-03-01T00:00:00Z", "-12-31T23:59:59.5Z", "-01-01T00:00:00Z"}) {
+      TimeContext tc;
+      if (auto t = ParseIso8601(std::to_string(y) + md, tc)) times.push_back(*t);
+    }
+  }
+  std::uniform_int_distribution<int64_t> any(0, int64_t{253402300799} * 1000000);
+  for (int i = 0; i < 20000; ++i) times.push_back(any(rng));
+  std::uniform_int_distribution<int64_t> away(-int64_t{4} * 366 * 86400 * 1000000,
+                                              int64_t{4} * 366 * 86400 * 1000000);
+  ASSERT_GT(times.size(), 20000u + 141 * 4);  // the dates parsed
+  for (int64_t us : times) {
+    for (int k = 0; k < 4; ++k) {
+      const int64_t ref = us + away(rng);
+      ASSERT_EQ(internal::NearestYear(us, ref), internal::NearestYearByTimegm(us, ref)) << us << " " << ref;
+    }
+  }
 }
 
 }  // namespace
