@@ -385,6 +385,44 @@ TEST_F(CorrelateTest, LineAboutAnotherRankNamesThatRanksHost) {
   EXPECT_EQ(d.incidents[0].host, "node101");
 }
 
+// Every rank's fingerprint check raises: each rank in step names rank
+// `odd`, which names rank `odd_names`.
+void Mismatch(Synth& s, int64_t ranks, int64_t odd, int64_t odd_names) {
+  for (int64_t r = 0; r < ranks; ++r) {
+    Evidence& ev = s.Add(s.RankSource(r), "collective-desync-stuck", "collective_mismatch",
+                         kT0 + 60 * kMin + r * 1000, r);
+    ev.fields = {{"named_rank", StrCat(r == odd ? odd_names : odd)}};
+  }
+}
+
+TEST_F(CorrelateTest, RankMostLinesNameIsTheSuspect) {
+  // Rank 11 (node101) ran another collective: the other 15 ranks' lines
+  // name it, its own names rank 0. The lines' own ranks stay their loggers.
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Mismatch(s, 16, 11, 0);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "collective-desync-stuck");
+  EXPECT_TRUE(inc.inferred);
+  EXPECT_THAT(inc.suspects, ElementsAre(11));
+  EXPECT_EQ(inc.rank, 11);
+  EXPECT_EQ(inc.host, "node101");
+  EXPECT_NE(inc.explanation.find("15 lines of collective-desync-stuck name rank 11"), std::string::npos)
+      << inc.explanation;
+}
+
+TEST_F(CorrelateTest, TwoRanksNamingEachOtherNameNoSuspect) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 2 * kHour);
+  Mismatch(s, 2, 1, 0);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "collective-desync-stuck");
+  EXPECT_THAT(d.incidents[0].suspects, IsEmpty());
+}
+
 TEST_F(CorrelateTest, LocalRankOnAOneNodeArchiveIsTheGlobalRank) {
   // torchrun's "failed (exitcode: -9) local_rank: 3" in a single-node log
   // that names no global rank: group 0, so rank 3.

@@ -260,9 +260,11 @@ def test_desync_report_names_the_rank(faultline_bin, tmp_path, hosts, form, skew
     assert_names_the_rank(*desync_job(faultline_bin, tmp_path, hosts, form, skew))
 
 
-@pytest.mark.xfail(strict=True, reason="collective_mismatch extracts no rank: the desync incident names none")
 @pytest.mark.parametrize("hosts", SIZES)
 def test_collective_mismatch_names_the_rank(faultline_bin, tmp_path, hosts):
+    """Every rank's fingerprint error names the rank it differs from: the
+    ranks in step name the odd one out, which names one of them; the first
+    incident names the rank most lines name, and its host."""
     assert_names_the_rank(*desync_job(faultline_bin, tmp_path, hosts, "mismatch"))
 
 
