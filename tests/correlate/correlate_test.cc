@@ -1280,6 +1280,27 @@ TEST_F(CorrelateTest, OomKillersContainerNamesThePodsRank) {
 // slice spells it with '_'); the kubelet's PLEG line names that pod with
 // its UID: the pod's one rank is the victim. A pod whose lines name several
 // ranks names none of them, and a UID no kubelet line names, no pod.
+TEST_F(CorrelateTest, UndatedKillOnItsNodeBeatsAnUndatedPodStatus) {
+  // A kernel log of seconds since boot that nothing anchors, and a
+  // `kubectl get pods` table: neither is dated. The kernel's kill, placed
+  // on its node, explains the launcher's report; the pod status table,
+  // which names no host, does not take it for its own.
+  Synth s(rs());
+  uint32_t pods = s.Source("kubectl/get-pods-wide.txt", "");
+  s.Add(pods, "cgroup-oom", "k8s-oomkilled", kNoTime, -1);
+  s.Add(pods, "cgroup-oom", "k8s-oomkilled", kNoTime, -1);
+  uint32_t kern = s.Source("nodes/gpu-node-7/dmesg.txt", "gpu-node-7");
+  Evidence& k = s.Add(kern, "host-oom-kill", "killed-process", kNoTime, -1);
+  k.fields = {{"pid", "1356108"}};
+  uint32_t w = s.Source("pods/trainer-worker-3/pytorch.log", "gpu-node-7", 15);
+  s.Add(w, "torch-child-failed", "child_failed_error", kNoTime, 15);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "host-oom-kill") << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(d.incidents[0].host, "gpu-node-7");
+  ASSERT_NE(FindCollateral(d.incidents[0], "torch-child-failed"), nullptr);
+}
+
 TEST_F(CorrelateTest, OomKillersPodUidNamesThePodsRank) {
   const std::string uid = "51c2a0e4-7d3b-4c1e-9a8f-0b6e2d4c1a77";
   for (int variant : {0, 1, 2}) {
