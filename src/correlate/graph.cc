@@ -86,7 +86,10 @@ bool NoticeExplains(const CorrelationState& st, const Cluster& a, const Cluster&
   return true;
 }
 
-// Initiating lines first, then earlier, then the lower layer.
+// Initiating lines first, then earlier, then the lower layer. Of two
+// initiating causes of one layer that no line dates, the one placed on a
+// host (a kernel's kill on its node) over one that names none (a pod
+// status table): the order of the rules in the ruleset settles nothing.
 bool BetterCause(const Cluster& a, const Cluster& b) {
   if (a.initiating != b.initiating) return a.initiating;
   if (a.first != b.first) {
@@ -95,6 +98,7 @@ bool BetterCause(const Cluster& a, const Cluster& b) {
     if (std::llabs(a.first - b.first) > 60 * kSecond) return a.first < b.first;
   }
   if (a.layer != b.layer) return a.layer < b.layer;
+  if (a.initiating && a.first == kNoTime && a.hosts.empty() != b.hosts.empty()) return b.hosts.empty();
   return a.first < b.first;
 }
 

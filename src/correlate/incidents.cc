@@ -1,8 +1,8 @@
 // Incident building pass: one incident per root of the causal graph. The
 // root cluster's lines are the initiating evidence, the clusters it explains
 // its collateral (merged per rule). A root made only of symptoms gets an
-// inferred suspect: the rank absent from an all-rank report, the rank at the
-// lowest collective SeqNum, or the first rank to stop progressing. A line
+// inferred suspect: the rank most of its lines name, the rank absent from
+// an all-rank report, the rank at the lowest collective SeqNum, or the first rank to stop progressing. A line
 // that blames a remote peer makes the peer the suspect. The rule's fix,
 // verify and missing facts are filled in for the incident's place and time.
 #include <algorithm>
@@ -125,6 +125,35 @@ bool AbsentRanks(const CorrelationState& st, const Draft& dr, Suspects* out) {
   return true;
 }
 
+// The rank the cluster's lines name (field `named_rank`: the rank a
+// fingerprint check compares its own collective with) more often than any
+// other: every rank in step names the one out of step, which names one of
+// them. A tie (two ranks naming each other) settles nothing.
+bool MostNamedRank(const CorrelationState& st, const Draft& dr, Suspects* out) {
+  std::map<int64_t, size_t> named;
+  for (size_t i : dr.rc.ev) {
+    const std::string* s = st.evs[i].Field("named_rank");
+    int64_t r;
+    if (s && ParseInt64(*s, &r) && r >= 0) ++named[r];
+  }
+  int64_t best = -1;
+  size_t best_n = 0, runner_up = 0;
+  for (auto& [r, n] : named) {
+    if (n > best_n) {
+      runner_up = best_n;
+      best_n = n;
+      best = r;
+    } else {
+      runner_up = std::max(runner_up, n);
+    }
+  }
+  if (best < 0 || best_n == runner_up) return false;
+  out->ranks = {best};
+  out->basis = StrCat(best_n, best_n > 1 ? " lines of " : " line of ", dr.rule.id()->str(),
+                      best_n > 1 ? " name" : " names", " rank ", best, " as out of step");
+  return true;
+}
+
 // The ranks that stopped at a lower collective SeqNum than most.
 bool LowestSeqNum(const CorrelationState& st, uint32_t rule, Suspects* out) {
   auto stats = st.scan.rule_stats.find(rule);
@@ -213,7 +242,7 @@ void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   inc.inferred = true;
   dr.conf *= 0.55;
   Suspects s;
-  if (NamedFirstFailure(st, dr, &s) || AbsentRanks(st, dr, &s) ||
+  if (NamedFirstFailure(st, dr, &s) || MostNamedRank(st, dr, &s) || AbsentRanks(st, dr, &s) ||
       LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s)) {
     inc.suspects = s.ranks;
     inc.rank = inc.suspects.front();

@@ -385,6 +385,44 @@ TEST_F(CorrelateTest, LineAboutAnotherRankNamesThatRanksHost) {
   EXPECT_EQ(d.incidents[0].host, "node101");
 }
 
+// Every rank's fingerprint check raises: each rank in step names rank
+// `odd`, which names rank `odd_names`.
+void Mismatch(Synth& s, int64_t ranks, int64_t odd, int64_t odd_names) {
+  for (int64_t r = 0; r < ranks; ++r) {
+    Evidence& ev = s.Add(s.RankSource(r), "collective-desync-stuck", "collective_mismatch",
+                         kT0 + 60 * kMin + r * 1000, r);
+    ev.fields = {{"named_rank", StrCat(r == odd ? odd_names : odd)}};
+  }
+}
+
+TEST_F(CorrelateTest, RankMostLinesNameIsTheSuspect) {
+  // Rank 11 (node101) ran another collective: the other 15 ranks' lines
+  // name it, its own names rank 0. The lines' own ranks stay their loggers.
+  Synth s(rs());
+  s.Job(2, kT0, kT0 + 2 * kHour);
+  Mismatch(s, 16, 11, 0);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  const Incident& inc = d.incidents[0];
+  EXPECT_EQ(Id(inc.rule), "collective-desync-stuck");
+  EXPECT_TRUE(inc.inferred);
+  EXPECT_THAT(inc.suspects, ElementsAre(11));
+  EXPECT_EQ(inc.rank, 11);
+  EXPECT_EQ(inc.host, "node101");
+  EXPECT_NE(inc.explanation.find("15 lines of collective-desync-stuck name rank 11"), std::string::npos)
+      << inc.explanation;
+}
+
+TEST_F(CorrelateTest, TwoRanksNamingEachOtherNameNoSuspect) {
+  Synth s(rs());
+  s.Job(1, kT0, kT0 + 2 * kHour);
+  Mismatch(s, 2, 1, 0);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "collective-desync-stuck");
+  EXPECT_THAT(d.incidents[0].suspects, IsEmpty());
+}
+
 TEST_F(CorrelateTest, LocalRankOnAOneNodeArchiveIsTheGlobalRank) {
   // torchrun's "failed (exitcode: -9) local_rank: 3" in a single-node log
   // that names no global rank: group 0, so rank 3.
@@ -1242,6 +1280,27 @@ TEST_F(CorrelateTest, OomKillersContainerNamesThePodsRank) {
 // slice spells it with '_'); the kubelet's PLEG line names that pod with
 // its UID: the pod's one rank is the victim. A pod whose lines name several
 // ranks names none of them, and a UID no kubelet line names, no pod.
+TEST_F(CorrelateTest, UndatedKillOnItsNodeBeatsAnUndatedPodStatus) {
+  // A kernel log of seconds since boot that nothing anchors, and a
+  // `kubectl get pods` table: neither is dated. The kernel's kill, placed
+  // on its node, explains the launcher's report; the pod status table,
+  // which names no host, does not take it for its own.
+  Synth s(rs());
+  uint32_t pods = s.Source("kubectl/get-pods-wide.txt", "");
+  s.Add(pods, "cgroup-oom", "k8s-oomkilled", kNoTime, -1);
+  s.Add(pods, "cgroup-oom", "k8s-oomkilled", kNoTime, -1);
+  uint32_t kern = s.Source("nodes/gpu-node-7/dmesg.txt", "gpu-node-7");
+  Evidence& k = s.Add(kern, "host-oom-kill", "killed-process", kNoTime, -1);
+  k.fields = {{"pid", "1356108"}};
+  uint32_t w = s.Source("pods/trainer-worker-3/pytorch.log", "gpu-node-7", 15);
+  s.Add(w, "torch-child-failed", "child_failed_error", kNoTime, 15);
+  Diagnosis d = s.Run();
+  ASSERT_FALSE(d.incidents.empty());
+  EXPECT_EQ(Id(d.incidents[0].rule), "host-oom-kill") << ::testing::PrintToString(Ids(d));
+  EXPECT_EQ(d.incidents[0].host, "gpu-node-7");
+  ASSERT_NE(FindCollateral(d.incidents[0], "torch-child-failed"), nullptr);
+}
+
 TEST_F(CorrelateTest, OomKillersPodUidNamesThePodsRank) {
   const std::string uid = "51c2a0e4-7d3b-4c1e-9a8f-0b6e2d4c1a77";
   for (int variant : {0, 1, 2}) {

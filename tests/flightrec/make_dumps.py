@@ -205,12 +205,13 @@ def steps_for(job, rank, version, steps, missing, hang_started, size_odd, op_odd
     return entries, status
 
 
-def hang_dump(job, rank, missing, seq, t_ns, fmt="pickle"):
+def hang_dump(job, rank, missing, seq, t_ns, fmt="pickle", op_odd=None):
     """Rank `rank`'s 2.10 dump of a job whose world all_reduce #seq, at
-    t_ns, the rank `missing` never entered (the others started it): for
-    generators of whole job archives (tests/sim)."""
-    entries, status = steps_for(job, rank, (2, 10), 6, missing=missing, hang_started=True,
-                                size_odd=None, op_odd=None, seq0=seq - 5, t0=t_ns - 6 * 10**9)
+    t_ns, the rank `missing` never entered (the others started it), or
+    the rank `op_odd` started as an all_gather: for generators of whole
+    job archives (tests/sim)."""
+    entries, status = steps_for(job, rank, (2, 10), 6, missing=missing, hang_started=True, size_odd=None,
+                                op_odd=None if op_odd is None else (op_odd, 6), seq0=seq - 5, t0=t_ns - 6 * 10**9)
     return encode(dump_dict((2, 10), job, rank, entries, status), fmt, 2)
 
 

@@ -209,7 +209,9 @@ class Scenario:
         self.kind = kind
         self.subcomms = subcomms
         self.desync = desync  # silent: a c10d desync report of this form (DESYNC_FORMS)
-        self.flight_recorder = flight_recorder  # silent: every rank's Flight Recorder dump
+        # silent: every rank's Flight Recorder dump; "mismatch": the victim
+        # ran another collective where the others hang, rather than none
+        self.flight_recorder = flight_recorder
         self.dumps = {}  # relpath -> bytes
         self.seed = seed
         self.rng = random.Random("faultline-sim:%s:%d" % (kind, seed))
@@ -513,12 +515,16 @@ class Scenario:
     def fr_dumps(self, victim, t, seq):
         """Every rank's Flight Recorder dump (TORCH_NCCL_DUMP_ON_TIMEOUT):
         the victim never entered world all_reduce #seq, which the others
-        started at t (each dump stamped by its host's clock)."""
+        started at t, or, with flight_recorder "mismatch", started
+        all_gather #seq in its place (each dump stamped by its host's
+        clock)."""
         j = self.job
         fr = make_dumps.Job(j.N, GPUS_PER_HOST, j.N // GPUS_PER_HOST)
+        odd = self.flight_recorder == "mismatch"
         for r in range(j.N):
             h = j.host_of(r)
-            data = make_dumps.hang_dump(fr, r, victim, seq, int(round(j.clock(h, t), 3) * 10**9))
+            data = make_dumps.hang_dump(fr, r, None if odd else victim, seq, int(round(j.clock(h, t), 3) * 10**9),
+                                        op_odd=victim if odd else None)
             self.dumps["%s/flight_recorder/nccl_trace_rank_%d" % (h, r)] = data
 
     def remote_error(self, r, t):
@@ -795,6 +801,11 @@ class Scenario:
                 if self.desync == "mismatch":
                     init["rules"] = ["collective-desync-stuck"]
                     self.mismatch(victim, t_block, seq, numel, exitcodes)
+                elif self.flight_recorder == "mismatch":
+                    # The victim's all_gather waits like the others'
+                    # all_reduce: every rank times out.
+                    init["rules"] = ["flight-recorder-collective-mismatch", "nccl-watchdog-timeout"]
+                    watchdogs(range(j.N), t_block)
                 else:
                     watchdogs(others, t_block)
                 if rng.random() < 0.3 and not self.desync or self.desync in ("never_joined", "joined_not_finished"):
@@ -913,7 +924,9 @@ class Scenario:
 def simulate(out, kind, seed, hosts=None, subcomms=False, desync=None, flight_recorder=False, skew=True):
     """Writes one scenario into `out`; returns its truth dict. For kind
     silent: desync (one of DESYNC_FORMS) adds that c10d desync report,
-    flight_recorder every rank's dump; skew=False sets every clock right."""
+    flight_recorder every rank's dump (True: the victim never entered the
+    hung collective; "mismatch": it ran another); skew=False sets every
+    clock right."""
     s = Scenario(kind, seed, hosts, subcomms, desync, flight_recorder, skew)
     s.build()
     return s.write(out)
@@ -926,7 +939,9 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--hosts", type=int, choices=range(2, 129), metavar="2..128")
     ap.add_argument("--desync", choices=DESYNC_FORMS, help="silent: the c10d desync report of this form")
-    ap.add_argument("--flight-recorder", action="store_true", help="silent: every rank's Flight Recorder dump")
+    ap.add_argument("--flight-recorder", nargs="?", const=True, default=False, choices=[True, "mismatch"],
+                    help="silent: every rank's Flight Recorder dump (mismatch: the victim ran all_gather where the "
+                    "others hang in all_reduce, rather than no collective)")
     ap.add_argument("--no-skew", action="store_true", help="every host's clock right")
     ap.add_argument("--subcomms", action="store_true",
                     help="also write the data-parallel sub-communicators' NCCL init lines")

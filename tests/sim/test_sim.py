@@ -260,9 +260,11 @@ def test_desync_report_names_the_rank(faultline_bin, tmp_path, hosts, form, skew
     assert_names_the_rank(*desync_job(faultline_bin, tmp_path, hosts, form, skew))
 
 
-@pytest.mark.xfail(strict=True, reason="collective_mismatch extracts no rank: the desync incident names none")
 @pytest.mark.parametrize("hosts", SIZES)
 def test_collective_mismatch_names_the_rank(faultline_bin, tmp_path, hosts):
+    """Every rank's fingerprint error names the rank it differs from: the
+    ranks in step name the odd one out, which names one of them; the first
+    incident names the rank most lines name, and its host."""
     assert_names_the_rank(*desync_job(faultline_bin, tmp_path, hosts, "mismatch"))
 
 
@@ -294,6 +296,24 @@ def test_flight_recorder_dumps_name_the_rank(faultline_bin, tmp_path, hosts, ske
     assert primary["rule"] in truth["initiating"]["rules"]
     assert primary["initiating"]["rank"] == victim and primary["initiating"]["host"] == truth["initiating"]["host"]
     assert [(f["kind"], f["rank"]) for f in primary["flight_recorder"]] == [("missing-rank", victim)]
+
+
+@pytest.mark.parametrize("skew", [True, False], ids=["skew", "no_skew"])
+@pytest.mark.parametrize("hosts", SIZES)
+def test_flight_recorder_mismatch_names_the_rank(faultline_bin, tmp_path, hosts, skew):
+    """Every rank's Flight Recorder dump of a hang in which one rank started
+    all_gather where the others started all_reduce, and every rank's
+    watchdog timed out: the first incident is the dumps' mismatch, on that
+    rank and its host."""
+    truth = simulate.simulate(str(tmp_path), "silent", 3, hosts=hosts, flight_recorder="mismatch", skew=skew)
+    victim = truth["initiating"]["rank"]
+    rep = diagnose(faultline_bin, tmp_path)
+    world = [g for g in rep["flight_recorder"]["groups"] if g["mismatches"]]
+    assert [m["ranks"] for g in world for m in g["mismatches"]] == [[{"rank": victim, "got": "all_gather"}]]
+    primary = rep["incidents"][0]
+    got = (primary["rule"], primary["initiating"].get("rank"), primary["initiating"].get("host"))
+    assert got == ("flight-recorder-collective-mismatch", victim, truth["initiating"]["host"]), got
+    assert [(f["kind"], f["rank"]) for f in primary["flight_recorder"]] == [("mismatch", victim)]
 
 
 if __name__ == "__main__":
