@@ -134,3 +134,22 @@ def test_rich_bar_step_counts_the_epochs_before(faultline_bin, tmp_path):
     top = diagnose(faultline_bin, tmp_path)["incidents"][0]
     assert top["rule"] == "training-silent-hang"
     assert "(last step %d)" % job.last_step(0) in top["explanation"], top["explanation"]
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_rich_bar_in_a_file_gives_the_last_finished_epoch(faultline_bin, tmp_path, seed):
+    """RichProgressBar(leave=True) with stdout a file prints one bar per
+    finished epoch, when the next one starts: a process that hangs inside
+    an epoch leaves the bar of the epoch before, so the hang's last step is
+    that epoch's end (the epochs before counted in), not the batch it
+    stopped at, which cannot be known."""
+    job = gen.Job("lightning_rich_file", "hang", 16, False, seed)
+    n = job.epoch_len
+    assert job.last_step(0) % n and job.last_step(0) > 2 * n
+    gen.write_archive(str(tmp_path), "lightning_rich_file", "hang", 16, False, seed)
+    bars = [ln for ln in (tmp_path / job.hosts[0] / "train.log").read_text().splitlines() if ln.startswith("Epoch ")]
+    assert len(bars) == job.last_step(0) // n, bars
+    top = diagnose(faultline_bin, tmp_path)["incidents"][0]
+    assert top["rule"] == "training-silent-hang"
+    assert "(last step %d)" % (job.last_step(0) // n * n) in top["explanation"], top["explanation"]
+    assert any("cannot be known" in m for m in top.get("missing_facts", [])), top.get("missing_facts")
