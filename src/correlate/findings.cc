@@ -323,6 +323,37 @@ void AddDumpHang(CorrelationState& st) {
   if (AddFinding(st, f, 0.4)) AddHangStacks(st, st.diag.incidents.back());
 }
 
+// The latest time line `ev`, with no stamp of its own, can have been
+// logged: the earliest time after the one it inherited of a later line of
+// its file (own, or inherited from a stamped line after `ev`); kNoTime when
+// there is none.
+int64_t LatestTimeOfUnstamped(const CorrelationState& st, const Evidence& ev) {
+  int64_t latest = kNoTime;
+  for (const Evidence& e : st.evs) {
+    if (e.source != ev.source || e.offset <= ev.offset || e.time_us == kNoTime || e.time_us <= ev.time_us) continue;
+    if (latest == kNoTime || e.time_us < latest) latest = e.time_us;
+  }
+  return latest;
+}
+
+// A last step line with no stamp of its own (a progress bar in a file with
+// no stamps: Rich's final render of an epoch, tqdm's redraws) carries the
+// time of the stamped line before it, so the silence counted from it is the
+// longest it can be; the first stamped line after it in its file bounds it
+// from below.
+void BoundUnstampedStop(const CorrelationState& st, Finding& f) {
+  auto p = st.index.last_progress.find(f.rank);
+  if (p == st.index.last_progress.end() || f.time_us == kNoTime || OwnStamp(st.evs[p->second])) return;
+  const int64_t latest = LatestTimeOfUnstamped(st, st.evs[p->second]);
+  const int64_t most = static_cast<int64_t>(f.score);
+  StrAppend(&f.detail, "; that step line has no time of its own, so the ", most,
+            " s count from the stamped line before it: it stopped ",
+            latest != kNoTime && latest < st.alive_end_us
+                ? StrCat("between ", (st.alive_end_us - latest) / kSecond, " and ", most, " s")
+                : StrCat("at most ", most, " s"),
+            " before the logs end");
+}
+
 // What the step lines cannot tell when one process of a multi-rank job
 // logs them (rank 0's tqdm bar, a Trainer's metric dicts): a straggler
 // slows every rank alike, so it cannot be seen, nor the first rank to stop.
@@ -362,6 +393,7 @@ void RunDetectors(CorrelationState& st) {
   if (!log_incidents && !TrainingCompleted(st)) {
     auto hangs = DetectHangs(st.scan.ranks, st.alive_end_us, DetectOptions(), WorldRanks(st));
     if (!hangs.empty()) {
+      BoundUnstampedStop(st, hangs.front());
       // All ranks stopped together: one job-level hang; else the first to stop.
       if (AddFinding(st, hangs.front(), hangs.size() == st.scan.ranks.size() ? 0.5 : 0.6)) {
         AddHangStacks(st, st.diag.incidents.back());

@@ -16,7 +16,8 @@ dicts, Composer, Megatron's last-rank logger); Accelerate's bar is on every
 host's local main process (one train.log per host, naming no rank).
 Composer's console logger under an epoch max_duration (`composer_epoch`)
 prints `[epoch=E][batch=B/N]:` on every rank with no time stamp: the batch
-restarts every epoch.
+restarts every epoch. `lightning_rich_file` is Lightning's RichProgressBar
+(`leave=True`) with stdout a file: one bar per finished epoch, no redraws.
 """
 import argparse
 import datetime
@@ -31,11 +32,13 @@ T0 = datetime.datetime(2026, 3, 1, 9, 0, 0, tzinfo=datetime.timezone.utc).timest
 # Formats whose lines every rank prints (per-rank comparisons possible), and
 # those only one process prints.
 PER_RANK = ["megatron", "nemo", "deepspeed", "torchtitan", "kv", "jsonl", "composer_epoch"]
-RANK0_ONLY = ["hf", "lightning", "lightning_rich", "accelerate", "composer", "megatron_last"]
+RANK0_ONLY = ["hf", "lightning", "lightning_rich", "accelerate", "composer", "megatron_last", "lightning_rich_file"]
 # Per-rank formats whose step lines carry no time (nor a step time): which
 # rank is slow cannot be known from them, only which one stopped first.
 UNTIMED = ["composer_epoch"]
 FORMATS = PER_RANK + RANK0_ONLY
+# Formats a launcher's train.log on the main process holds (bars, dicts).
+BAR_FORMATS = ["hf", "lightning", "lightning_rich", "lightning_rich_file", "accelerate"]
 SCENARIOS = ["healthy", "straggler", "periodic", "moving", "hang"]
 
 
@@ -151,7 +154,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
     writers = {"megatron": w_megatron, "nemo": w_nemo, "deepspeed": w_deepspeed, "torchtitan": w_torchtitan,
                "kv": w_kv, "jsonl": w_jsonl, "hf": w_hf, "lightning": w_lightning, "accelerate": w_accelerate,
                "composer": w_composer, "megatron_last": w_megatron, "lightning_rich": w_lightning_rich,
-               "composer_epoch": w_composer_epoch}
+               "composer_epoch": w_composer_epoch, "lightning_rich_file": w_lightning_rich_file}
     ranks = range(nranks) if fmt in PER_RANK else main_processes(job)
     for r in ranks:
         h = job.host(r)
@@ -180,7 +183,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
     for r in range(nranks):
         h = job.host(r)
         t = job.skew[h] + T0 + 20 + 0.001 * r
-        rel = "%s/rank-%d.log" % (h, r) if fmt not in ("hf", "lightning", "lightning_rich", "accelerate", "torchtitan") else \
+        rel = "%s/rank-%d.log" % (h, r) if fmt not in BAR_FORMATS + ["torchtitan"] else \
             "%s/nccl-%d.log" % (h, r)
         emit(rel, t, "%s:%d:%d [%d] NCCL INFO comm 0x55d0c0a1b2c0 rank %d nranks %d cudaDev %d nvmlDev %d busId "
              "%x000 commId 0x5a1e2b3c4d5e6f70 - Init COMPLETE" % (h, 4100 + r % 8, 4100 + r % 8, r % 8, r, nranks,
@@ -199,7 +202,7 @@ def write_archive(out, fmt, scenario, nranks, skew=False, seed=1, steps=None, ch
         path = os.path.join(out, rel)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", newline="\n") as f:
-            if fmt in ("hf", "lightning", "lightning_rich", "accelerate") and rel.endswith("train.log"):
+            if fmt in BAR_FORMATS and rel.endswith("train.log"):
                 # tqdm redraws with carriage returns and no newline; what
                 # else is printed lands after the bar, on its line.
                 f.write("".join(t if t.startswith("\r") or t.endswith("\n") else t + "\n" for _, t in lines))
@@ -242,7 +245,7 @@ def stack_dump(job, r):
 def rank_file(job, r):
     if job.fmt == "torchtitan":
         return "%s/train.log" % job.host(r)
-    if job.fmt in ("hf", "lightning", "lightning_rich", "accelerate"):
+    if job.fmt in BAR_FORMATS:
         return "%s/train.log" % job.host(r)
     return "%s/rank-%d.log" % (job.host(r), r)
 
@@ -379,6 +382,30 @@ def w_lightning_rich(job, r, h, times, wall, clock, emit):
         text = "Epoch %d/%d %-31s %d/%d %s \u2022 %s %.2fit/s v_num: 0 train_loss: %.3f" % (
             e, epochs - 1, bar, b, total, hms(wall[s] - start), hms((total - b) / rate), rate, 2.3 - 0.001 * s)
         emit(rel, clock(wall[s]), "\r" + text + ("\n" if b == total else ""))
+
+
+def rich_bar(e, epochs, b, total, elapsed, rate, loss):
+    bar = "\u2501" * int(30 * b / total) + ("\u2578" if b < total else "")
+    return "Epoch %d/%d %-31s %d/%d %s \u2022 %s %.2fit/s v_num: 0 train_loss: %.3f" % (
+        e, epochs - 1, bar, b, total, hms(elapsed), hms((total - b) / rate), rate, loss)
+
+
+def w_lightning_rich_file(job, r, h, times, wall, clock, emit):
+    """RichProgressBar(leave=True) with stdout a file: Rich's Live draws
+    nothing while it runs when the console is not a terminal and prints its
+    final render once, when stopped; Lightning stops it at each epoch's
+    start (leave) and at the end of fit. So each finished epoch's last bar,
+    and the last epoch's at a clean end: a process that hangs leaves the
+    bar of the last epoch it finished, not the batch it stopped at."""
+    rel = rank_file(job, r)
+    n, epochs = job.epoch_len, (job.steps + job.epoch_len - 1) // job.epoch_len
+    emit(rel, clock(T0 + 30), "%s - INFO - `Trainer.fit` starting\n" % stamp_py(clock(T0 + 30)))
+    last = job.last_step(r)
+    ends = [s for s in range(n, last + 1, n)] + ([last] if job.scenario != "hang" and last % n else [])
+    for s in ends:
+        e, b = (s - 1) // n, (s - 1) % n + 1
+        rate = b / (wall[s] - wall[e * n])
+        emit(rel, clock(wall[s]), rich_bar(e, epochs, b, n, wall[s] - wall[e * n], rate, 2.3 - 0.001 * s) + "\n")
 
 
 def w_composer_epoch(job, r, h, times, wall, clock, emit):

@@ -10,6 +10,7 @@ skew; FL_PROGRESS_LARGE=1 adds 1,024 ranks (minutes).
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
@@ -134,3 +135,40 @@ def test_rich_bar_step_counts_the_epochs_before(faultline_bin, tmp_path):
     top = diagnose(faultline_bin, tmp_path)["incidents"][0]
     assert top["rule"] == "training-silent-hang"
     assert "(last step %d)" % job.last_step(0) in top["explanation"], top["explanation"]
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_rich_bar_in_a_file_gives_the_last_finished_epoch(faultline_bin, tmp_path, seed):
+    """RichProgressBar(leave=True) with stdout a file prints one bar per
+    finished epoch, when the next one starts: a process that hangs inside
+    an epoch leaves the bar of the epoch before, so the hang's last step is
+    that epoch's end (the epochs before counted in), not the batch it
+    stopped at, which cannot be known."""
+    job = gen.Job("lightning_rich_file", "hang", 16, False, seed)
+    n = job.epoch_len
+    assert job.last_step(0) % n and job.last_step(0) > 2 * n
+    gen.write_archive(str(tmp_path), "lightning_rich_file", "hang", 16, False, seed)
+    bars = [ln for ln in (tmp_path / job.hosts[0] / "train.log").read_text().splitlines() if ln.startswith("Epoch ")]
+    assert len(bars) == job.last_step(0) // n, bars
+    top = diagnose(faultline_bin, tmp_path)["incidents"][0]
+    assert top["rule"] == "training-silent-hang"
+    assert "(last step %d)" % (job.last_step(0) // n * n) in top["explanation"], top["explanation"]
+    assert any("cannot be known" in m for m in top.get("missing_facts", [])), top.get("missing_facts")
+
+
+def test_unstamped_last_step_bounds_the_silence(faultline_bin, tmp_path):
+    """The bars carry no stamp: the last one has the time of the stamped
+    line before it (`Trainer.fit` starting), so the silence counted from it
+    is only its longest; a later line of the file with a later time bounds
+    it from below. The true silence lies between the two figures given."""
+    job = gen.Job("lightning_rich_file", "hang", 16, False, 2)
+    times = job.step_times()
+    wall = [gen.T0 + 60.0]
+    for s in range(job.steps):
+        wall.append(wall[-1] + max(times[r][s] for r in range(16)) * 1.02)
+    gen.write_archive(str(tmp_path), "lightning_rich_file", "hang", 16, False, 2)
+    top = diagnose(faultline_bin, tmp_path)["incidents"][0]
+    m = re.search(r"no time of its own, .* it stopped between (\d+) and (\d+) s before the logs end", top["explanation"])
+    assert m, top["explanation"]
+    true_silence = wall[job.hang_step] + 1500.0 - wall[job.last_step(0) // job.epoch_len * job.epoch_len]
+    assert int(m.group(1)) <= true_silence <= int(m.group(2)) + 1, (true_silence, top["explanation"])
