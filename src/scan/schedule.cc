@@ -219,7 +219,8 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
     }
     return out;
   }
-  if (GuardedRead(all.data(), all.size(), [&] { PhaseA(*rs, scratch, base, len, begin, out, hits, begin); })) {
+  if (GuardedRead(all.data(), all.size(), [&] { PhaseA(*rs, scratch, base, len, begin, out, hits, begin, true, all.size() - end);
+      })) {
     PhaseB(st, out);
   } else {
     FreshScratch(scratch);
