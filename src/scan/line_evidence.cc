@@ -479,6 +479,13 @@ void Scanner::Impl::PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits,
 
 void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<Hit>& hits,
                                   const char* data, size_t len, uint64_t abs_offset, ChunkOut& out) const {
+  // Traceback windows of derived records come from the derived text, which
+  // starts at this chunk's start.
+  auto fix_tb_window = [&](Pending& p, const DerivedRecord&) {
+    if (!p.tb_candidate) return;
+    p.tb_at_start = p.tb_at_start && abs_offset == 0;
+    p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
+  };
   if (st.framing.format().json) {
     // JSON lines: scan the messages, not the raw JSON; confirm on the raw
     // line (SplitLine takes the message from it again).
@@ -493,15 +500,14 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
                   });
   } else if (st.framing.HasRuns(std::string_view(data, len))) {
     // CRI partial lines, hard-wrapped lines: match on the joined records.
-    // Traceback windows come from the joined text, which starts at this
-    // chunk's start.
     DerivedChunk jc = JoinPartials(st.framing.format(), std::string_view(data, len));
-    PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out,
-                  [&](Pending& p, const DerivedRecord&) {
-                    if (!p.tb_candidate) return;
-                    p.tb_at_start = p.tb_at_start && abs_offset == 0;
-                    p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
-                  });
+    StripEscapes(jc);
+    PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out, fix_tb_window);
+  } else if (HasEscapes(std::string_view(data, len))) {
+    // Coloured lines (Ray's, rich's, loguru's): matched, and their times
+    // read, without the escapes; the evidence text is the line without them.
+    DerivedChunk jc = StripEscapes(std::string_view(data, len));
+    PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out, fix_tb_window);
   } else {
     PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
   }

@@ -159,7 +159,7 @@ bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scrat
   const std::string_view data(buf.data(), have);
   st.framing.Detect(data.substr(0, 4096));
   ChunkOut out;
-  if (st.framing.format().json || st.framing.HasRuns(data)) {
+  if (st.framing.Derives(data)) {
     ProcessBuffer(st, scratch, hits, data.data(), data.size(), 0, out);
   } else {
     PhaseA(*rs, scratch, data.data(), data.size(), 0, out, hits);
@@ -204,8 +204,8 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
     out.error_cause = "truncated";
   };
   bool derived = st.framing.format().json;
-  if (!derived && st.framing.format().joins() &&
-      !GuardedRead(all.data(), all.size(), [&] { derived = st.framing.HasRuns(std::string_view(base, len)); })) {
+  if (!derived &&
+      !GuardedRead(all.data(), all.size(), [&] { derived = st.framing.Derives(std::string_view(base, len)); })) {
     derived = false;  // the scan below meets the same fault and reports it
   }
   if (derived) {
@@ -237,7 +237,7 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
   // (ProcessBuffer); only a plain file is scanned in place.
   bool derived = st.framing.format().json;
   bool ok = GuardedRead(all.data(), all.size(), [&] {
-    if (!derived) derived = st.framing.HasRuns(all);
+    if (!derived) derived = st.framing.Derives(all);
     if (!derived) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
   });
   if (!ok) {

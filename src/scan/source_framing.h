@@ -41,8 +41,9 @@ class SourceFraming {
   // Whether the chunk holds a run of physical lines that make one record
   // (then it is matched on JoinPartials' records).
   bool HasRuns(std::string_view chunk) const { return format_.joins() && HasPartial(format_, chunk); }
-  // Whether the chunk is matched on derived records rather than as it is.
-  bool Derives(std::string_view chunk) const { return format_.json || HasRuns(chunk); }
+  // Whether the chunk is matched on derived records rather than as it is:
+  // JSON messages, joined runs, lines without their terminal escapes.
+  bool Derives(std::string_view chunk) const { return format_.json || HasRuns(chunk) || HasEscapes(chunk); }
 
   // A cut of buffered stream bytes at `cut` (a line start), moved back so
   // that a run waits for the line ending it, and a traceback's header for

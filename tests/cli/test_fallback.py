@@ -415,6 +415,13 @@ def test_the_required_fatal_line_leads_the_rule_that_requires_it(faultline_bin, 
     assert texts(inc)[0] == "ValueError: Unsupported image size (0, 0)"
 
 
+def test_an_exception_after_a_ctrl_c_does_not_lead_the_rule_that_requires_one(faultline_bin, validate, tmp_path):
+    # What a process prints while a person's Ctrl-C stops it is that stop's
+    # doing, for the rule that requires a fatal line as for the fallback.
+    inc = first_incident(faultline_bin, validate, tmp_path, "KeyboardInterrupt\n" + ENGINE_ERROR)
+    assert "ValueError: Unsupported image size (0, 0)" not in texts(inc)
+
+
 # torchrun's ChildFailedError summary lists the other failures first and the
 # one it observed first under "Root Cause (first observed failure):".
 SUMMARY = """\
