@@ -168,9 +168,31 @@ size_t EscapeLength(std::string_view s) {
   return 1;
 }
 
+// The reset codes that show a line's colour codes lost their ESC (a log
+// pasted into an issue thread or a web page: "[36m(RayTrainWorker
+// pid=3462)[0m"). Only such a line loses its bare SGR codes.
+constexpr std::string_view kBareResets[] = {"[0m", "[0;0m"};
+// The longest bare SGR code taken ("[1;38;5;208m" and the like).
+constexpr size_t kMaxBareSgr = 16;
+
+bool HasBareReset(std::string_view s) {
+  return std::any_of(std::begin(kBareResets), std::end(kBareResets),
+                     [&](std::string_view r) { return s.find(r) != std::string_view::npos; });
+}
+
+// The length of a bare SGR code at the start of `s` (`[`, digits and
+// semicolons, `m`); 0 when none is there.
+size_t BareSgrLength(std::string_view s) {
+  if (s.empty() || s[0] != '[') return 0;
+  size_t i = 1;
+  while (i < s.size() && i < kMaxBareSgr && ((s[i] >= '0' && s[i] <= '9') || s[i] == ';')) ++i;
+  return i > 1 && i < s.size() && s[i] == 'm' ? i + 1 : 0;
+}
+
 // The bytes of `line` from `i`, an escape's start, to its end; 0 when none
-// starts there.
-size_t EscapeAt(std::string_view line, size_t i) {
+// starts there. `bare`: the line's SGR codes lost their ESC.
+size_t EscapeAt(std::string_view line, size_t i, bool bare) {
+  if (bare && line[i] == '[') return BareSgrLength(line.substr(i));
   if (line[i] == kEsc) return 1 + EscapeLength(line.substr(i + 1));
   if (line.substr(i, kSyslogEsc.size()) == kSyslogEsc && i + kSyslogEsc.size() < line.size() &&
       line[i + kSyslogEsc.size()] == '[') {
@@ -182,14 +204,16 @@ size_t EscapeAt(std::string_view line, size_t i) {
 }  // namespace
 
 bool HasEscapes(std::string_view s) {
-  return std::memchr(s.data(), kEsc, s.size()) != nullptr || s.find("#033[") != std::string_view::npos;
+  return std::memchr(s.data(), kEsc, s.size()) != nullptr || s.find("#033[") != std::string_view::npos ||
+         HasBareReset(s);
 }
 
 std::string WithoutEscapes(std::string_view line) {
   std::string out;
   out.reserve(line.size());
+  const bool bare = HasBareReset(line);
   for (size_t i = 0; i < line.size();) {
-    size_t n = EscapeAt(line, i);
+    size_t n = EscapeAt(line, i, bare);
     if (n == 0) out.push_back(line[i++]);
     i += n;
   }

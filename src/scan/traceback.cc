@@ -84,7 +84,7 @@ std::string LoggedLevel(std::string_view window, size_t top, bool window_at_sour
 }
 
 // The prefix a stream puts before each line of its traceback ("[rank3]: ",
-// a journal's stamp and process) taken off `message`: the header's own
+// a journal's stamp and process) taken off `message`: the first frame's
 // prefix, or one as long that ends the same way (a stamp whose seconds
 // changed).
 std::string_view Unprefixed(std::string_view message, std::string_view prefix) {
@@ -160,9 +160,12 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
                                                const LineFormat& fmt, const TimeContext& tctx) {
   if (fmt.json) return std::nullopt;
   LineView h = SplitLine(header, fmt, tctx);
-  size_t at_header = h.message.find(kHeader);
-  if (at_header == std::string_view::npos) return std::nullopt;
-  const std::string prefix(h.message.substr(0, at_header));
+  if (h.message.find(kHeader) == std::string_view::npos) return std::nullopt;
+  // The prefix the traceback's lines share ("[rank3]: ", a journal's stamp,
+  // none under a logger's record) is its first frame's: the header's line
+  // may hold more (an unfinished tqdm bar's last redraw before it).
+  const Attribution& mine = h.attr;
+  std::string prefix;
   size_t frames = 0;
   int gap = 0;
   for (size_t at = 0, index = 0; at < after.size(); ++index) {
@@ -171,16 +174,18 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     std::string_view l = after.substr(at, nl - at);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
     LineView v = SplitLine(l, fmt, tctx);
-    if (SameStream(v.attr, h.attr)) {
+    const bool frame = ParseFrame(v.message).has_value();
+    if (SameStream(v.attr, mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
-      if (ParseFrame(v.message)) {
+      if (frame) {
+        if (frames == 0) prefix = std::string(v.message.substr(0, v.message.find("File \"") - 2));
         ++frames;
         gap = 0;
       } else if (frames == 0 || (FrameBody(s) && ++gap > kMaxGap)) {
         return std::nullopt;
       } else if (!FrameBody(s)) {
         std::optional<ExceptionLine> e = ReadException(s);
-        if (!e || Chained(after, nl + 1, h.attr, fmt, tctx)) return std::nullopt;
+        if (!e || Chained(after, nl + 1, mine, fmt, tctx)) return std::nullopt;
         e->index = index;
         e->begin = at;
         e->end = at + l.size();

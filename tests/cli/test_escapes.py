@@ -1,30 +1,36 @@
 """Terminal escape sequences in logs: loggers that colour their output (Ray's
 worker prefixes, rich, loguru, colorlog) write SGR codes into redirected
 files, rsyslog escapes ESC as `#033`, and a container runtime's JSON keeps it
-as `\\u001b`. A line is matched, and its time read, without them, and its
-evidence text is the line without them (scan/line_format.h, HasEscapes)."""
+as `\\u001b`; a log pasted into a web page loses ESC and keeps `[36m`
+(taken off a line that holds a bare reset code `[0m`). A line is matched,
+and its time read, without them, and its evidence text is the line without
+them (scan/line_format.h, HasEscapes)."""
 import json
 
-from conftest import diagnose_text, first_incident
+import pytest
+
+from conftest import first_incident
 
 FALLBACK = "Unrecognised fatal error"
-
 ESC = "\x1b"
-# Ray's coloured worker prefix as an AWS Neuron tutorial quotes it (a
-# punkt_tab download that fails its CRC check on every worker).
-RAY = ESC + "[36m(RayTrainWorker pid=3483, ip=100.64.83.225)" + ESC + "[0m "
 
 
 def evidence(inc):
     return inc["initiating"]["evidence"][0]
 
 
-def test_a_coloured_exception_line_is_a_fatal_line(faultline_bin, validate, tmp_path):
-    text = (RAY + "[nltk_data] Error with downloaded zip file\n" +
-            RAY + "Traceback (most recent call last):\n" +
-            RAY + '  File "/usr/lib/python3.10/zipfile.py", line 1121, in _update_crc\n' +
-            RAY + "    raise BadZipFile(\"Bad CRC-32 for file %r\" % self.name)\n" +
-            RAY + ESC + "[31mzipfile.BadZipFile: Bad CRC-32 for file 'punkt_tab/czech/ortho_context.tab'" + ESC + "[0m\n")
+# Ray's coloured worker prefix as an AWS Neuron tutorial quotes it (a
+# punkt_tab download that fails its CRC check on every worker): with ESC,
+# with rsyslog's #033, and with ESC lost on the way to a web page.
+@pytest.mark.parametrize("esc", [ESC, "#033", ""])
+def test_a_coloured_exception_line_is_a_fatal_line(faultline_bin, validate, tmp_path, esc):
+    ray = esc + "[36m(RayTrainWorker pid=3483, ip=100.64.83.225)" + esc + "[0m "
+    text = (ray + "[nltk_data] Error with downloaded zip file\n" +
+            ray + "Traceback (most recent call last):\n" +
+            ray + '  File "/usr/lib/python3.10/zipfile.py", line 1121, in _update_crc\n' +
+            ray + "    raise BadZipFile(\"Bad CRC-32 for file %r\" % self.name)\n" +
+            ray + esc + "[31mzipfile.BadZipFile: Bad CRC-32 for file 'punkt_tab/czech/ortho_context.tab'" + esc
+            + "[0m\n")
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
     ev = evidence(inc)

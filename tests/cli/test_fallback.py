@@ -767,6 +767,17 @@ def test_an_exception_class_without_a_suffix_is_a_fatal_line(faultline_bin, vali
     assert "raised_at" in ev["fields"], ev["fields"]
 
 
+def test_a_header_after_a_progress_bar_takes_its_frames_rank(faultline_bin, validate, tmp_path):
+    # As the issue shows it: tqdm's last redraw had no newline, so rank 1's
+    # header ends the bar's line.
+    bar = ("Training progress:   0%|          | 70/60000 [00:10<2:02:41,  8.14it/s, Loss=2.6933233]"
+           "[rank1]: Traceback (most recent call last):\n")
+    text = bar + QUEUE_EMPTY.split("\n", 1)[1]
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert texts(inc) == ["[rank1]: _queue.Empty"]
+    assert inc["initiating"]["rank"] == 1
+
+
 def test_an_exception_the_header_and_its_own_signal_read_is_one_line(faultline_bin, validate, tmp_path):
     inc = incidents(faultline_bin, validate, tmp_path, TRITON_PROBE_FRAMES)
     assert [i["reference"] for i in inc] == [FALLBACK]
