@@ -288,6 +288,35 @@ bool WarningCategory(const Evidence& ev) {
   return e && e->ends_with("Warning");
 }
 
+// Whether `ev`'s exception ends the program without a failure: a person's
+// Ctrl-C (KeyboardInterrupt), and, read off a traceback's header, a
+// SystemExit or GeneratorExit, whose status the system_exit signal reads
+// from the exception line itself (SystemExit: 0 or None is a clean exit).
+bool CleanEnd(const CorrelationState& st, const Evidence& ev) {
+  const std::string* e = ev.Field("exception");
+  if (!e) return false;
+  if (*e == "KeyboardInterrupt") return true;
+  return st.rs.signal(ev.signal).detail_exception_line && (*e == "SystemExit" || *e == "GeneratorExit");
+}
+
+// Whether generic evidence `i` may be a fatal line: kept, its rule's
+// conditions met, an exception neither caught and logged as a warning, nor a
+// warning category, nor a clean end, and logged before the job's first
+// termination, completion or interrupt.
+bool MayBeFatal(const CorrelationState& st, size_t i) {
+  const Evidence& ev = st.evs[i];
+  return st.HasRole(ev.rule, RuleRole::kFallback) && st.ignore_reason[i].empty() && st.active[i] &&
+         !ev.Field("logged_level") && !WarningCategory(ev) && !CleanEnd(st, ev) &&
+         !After(st.index.first_termination, ev) && !After(st.index.first_completion, ev) &&
+         !After(st.index.first_interrupt, ev);
+}
+
+// Whether evidence `a` and `b` are one line's, `b` on a traceback's header:
+// that is the exception line another generic signal already read.
+bool ReadByHeader(const CorrelationState& st, const Evidence& a, const Evidence& b) {
+  return SameLine(a, b) && st.rs.signal(b.signal).detail_exception_line;
+}
+
 // The generic fatal lines no rank carried on from, in evidence order. A
 // fatal line (initiating role) whose message goes on to a catalog rule's
 // line is that line's message head (st.message_heads).
@@ -300,6 +329,7 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
   // says that the traceback after it was printed and dropped; the evidence
   // is in source-then-offset order, so it comes right before its exception.
   const Evidence* ignored = nullptr;
+  const Evidence* dropped_line = nullptr;  // of the exception it dropped
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     if (!st.HasRole(ev.rule, RuleRole::kFallback) || !st.ignore_reason[i].empty()) continue;
@@ -308,21 +338,23 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
       ignored = &ev;
       continue;
     }
+    // Every signal of the dropped exception's line is dropped with it.
+    if (dropped_line && SameLine(*dropped_line, ev)) continue;
     if (ignored && role == SignalRole::Initiating) {
       bool dropped = ignored->source == ev.source && ignored->rank == ev.rank &&
                      ev.offset - ignored->offset <= kTracebackWindowBytes;
       // The traceback's code lines come before the exception that ends it.
       if (dropped && ev.Field("statement")) continue;
       ignored = nullptr;
-      if (dropped) continue;
+      if (dropped) {
+        dropped_line = &ev;
+        continue;
+      }
     }
     // An exception a logger recorded as a warning, with its traceback as the
-    // record's exc_info, was caught: the program went on.
-    if (ev.Field("logged_level") || WarningCategory(ev)) continue;
-    if (!st.active[i] || SurvivedLine(st, i) || After(st.index.first_termination, ev) ||
-        After(st.index.first_completion, ev) || After(st.index.first_interrupt, ev)) {
-      continue;
-    }
+    // record's exc_info, was caught: the program went on (MayBeFatal), and
+    // so did a rank that made progress after it.
+    if (!MayBeFatal(st, i) || SurvivedLine(st, i)) continue;
     if (const auto* line = ClaimingLine(claimed, ev, TaskReport(st, i))) {
       if (line->second != ev.line && role == SignalRole::Initiating) st.message_heads.try_emplace(*line, i);
       continue;
@@ -332,9 +364,11 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
     }
     if (!lines.empty() && SameLine(st.evs[lines.back()], ev)) {
       // Two generic signals on one line (a Python exception that is also
-      // NCCL's bare result) are one fatal line: the one that says more.
-      if (Holds(ev, st.evs[lines.back()])) lines.back() = i;
-      if (Holds(st.evs[lines.back()], ev)) continue;
+      // NCCL's bare result) are one fatal line: the one that says more, and
+      // rather the line's own signal than its traceback's header.
+      const Evidence& last = st.evs[lines.back()];
+      if (ReadByHeader(st, ev, last) || (!ReadByHeader(st, last, ev) && Holds(ev, last))) lines.back() = i;
+      if (ReadByHeader(st, st.evs[lines.back()], ev) || Holds(st.evs[lines.back()], ev)) continue;
     }
     lines.push_back(i);
   }
@@ -452,10 +486,8 @@ bool RequiresFatalLine(const CorrelationState& st, const Cluster& c) {
 int FirstFatalLineOf(const CorrelationState& st, const Evidence& head) {
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
-    if (ev.source != head.source || ev.rank != head.rank || !st.active[i] ||
-        !st.HasRole(ev.rule, RuleRole::kFallback) ||
-        st.rs.signal(ev.signal).role != SignalRole::Initiating || SupersededStatement(st, i) ||
-        WarningCategory(ev) || After(st.index.first_termination, ev) || After(st.index.first_completion, ev)) {
+    if (ev.source != head.source || ev.rank != head.rank || !MayBeFatal(st, i) ||
+        st.rs.signal(ev.signal).role != SignalRole::Initiating || SupersededStatement(st, i)) {
       continue;
     }
     return static_cast<int>(i);

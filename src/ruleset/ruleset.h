@@ -100,6 +100,9 @@ struct SignalInfo {
   SignalRole role = SignalRole::Context;
   // The evidence is the line after the matched one (Signal::detail_next_line).
   bool detail_next_line = false;
+  // The evidence is the exception line that ends the traceback whose header
+  // the signal matched (Signal::detail_exception_line).
+  bool detail_exception_line = false;
   const fb::Rule* rule = nullptr;
   const fb::Signal* signal = nullptr;
 

@@ -231,6 +231,10 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     if (!si.Usable()) continue;
     const bool hs_enough = plans_[id].hs_confirms && !windowed && subject_is_line && !st.framing.format().json;
     if (!hs_enough && !si.Confirms(subject)) continue;
+    if (si.detail_exception_line) {
+      if (!p.exception) p.exception = FindExceptionLine(line, p.after, st.framing.format(), st.tctx);
+      if (!p.exception || p.exception->index >= p.after_lines.size()) continue;
+    }
     if (!windowed && !message_in_line && !kept_message) {
       p.message.assign(view.message);
       kept_message = true;
@@ -331,6 +335,28 @@ void TakeNextLine(std::string_view next, const Pending& p, Evidence& ev) {
   ev.text = CleanText(next);
 }
 
+// A signal that matched a traceback's header (detail_exception_line): its
+// evidence is the exception line that ends the traceback, with that line's
+// class and message and the traceback folded into it as for a signal of
+// that line itself.
+void TakeExceptionLine(const LineFormat& fmt, const TimeContext& tctx, std::string_view header, const Pending& p,
+                       Evidence& ev) {
+  const ExceptionLine& e = *p.exception;
+  std::string_view line = std::string_view(p.after).substr(e.begin, e.end - e.begin);
+  ev.offset = p.after_lines[e.index].first;
+  ev.line = p.after_lines[e.index].second;
+  ev.text = CleanText(line);
+  ev.fields.emplace_back("exception", CleanText(e.exception));
+  if (!e.message.empty()) ev.fields.emplace_back("message", CleanText(e.message));
+  std::string window = StrCat("\n", p.above, header, "\n", std::string_view(p.after).substr(0, e.begin));
+  if (auto fold = FoldTraceback(window, false, line, fmt, tctx)) {
+    ev.fields.emplace_back("raised_at", CleanText(fold->raised_at));
+    ev.fields.emplace_back("traceback", CleanText(fold->frames));
+    if (!fold->logged_level.empty()) ev.fields.emplace_back("logged_level", fold->logged_level);
+    ev.traceback_span = static_cast<uint32_t>(fold->span);
+  }
+}
+
 }  // namespace
 
 void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, size_t end, bool all_thin,
@@ -384,6 +410,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     // Sync points read the text of a dropped record with a comm_id.
     if (!r.thin || comm) ev.text = line_text();
     if (si.detail_next_line && p.has_next) TakeNextLine(out.NextOf(p), p, ev);
+    if (si.detail_exception_line && p.exception) TakeExceptionLine(st.framing.format(), st.tctx, line, p, ev);
   }
   if (p.tb_candidate && end > first && !all_thin) {
     if (p.tb_cut) {
@@ -434,6 +461,14 @@ void Scanner::Impl::PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits,
         p.next_offset = abs_offset + jc.lines[idx + 1].offset;
         p.next_line_rel = jc.lines[idx + 1].line_rel;
       }
+      // So are the lines after a traceback's header.
+      for (size_t j = 0; j < p.after_lines.size(); ++j) {
+        if (idx + 1 + j >= jc.lines.size()) {
+          p.after_lines.resize(j);
+          break;
+        }
+        p.after_lines[j] = {abs_offset + jc.lines[idx + 1 + j].offset, jc.lines[idx + 1 + j].line_rel};
+      }
       each(p, jc.lines[idx]);
     }
   }
@@ -444,6 +479,13 @@ void Scanner::Impl::PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits,
 
 void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<Hit>& hits,
                                   const char* data, size_t len, uint64_t abs_offset, ChunkOut& out) const {
+  // Traceback windows of derived records come from the derived text, which
+  // starts at this chunk's start.
+  auto fix_tb_window = [&](Pending& p, const DerivedRecord&) {
+    if (!p.tb_candidate) return;
+    p.tb_at_start = p.tb_at_start && abs_offset == 0;
+    p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
+  };
   if (st.framing.format().json) {
     // JSON lines: scan the messages, not the raw JSON; confirm on the raw
     // line (SplitLine takes the message from it again).
@@ -458,15 +500,14 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
                   });
   } else if (st.framing.HasRuns(std::string_view(data, len))) {
     // CRI partial lines, hard-wrapped lines: match on the joined records.
-    // Traceback windows come from the joined text, which starts at this
-    // chunk's start.
     DerivedChunk jc = JoinPartials(st.framing.format(), std::string_view(data, len));
-    PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out,
-                  [&](Pending& p, const DerivedRecord&) {
-                    if (!p.tb_candidate) return;
-                    p.tb_at_start = p.tb_at_start && abs_offset == 0;
-                    p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
-                  });
+    StripEscapes(jc);
+    PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out, fix_tb_window);
+  } else if (HasEscapes(std::string_view(data, len))) {
+    // Coloured lines (Ray's, rich's, loguru's): matched, and their times
+    // read, without the escapes; the evidence text is the line without them.
+    DerivedChunk jc = StripEscapes(std::string_view(data, len));
+    PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out, fix_tb_window);
   } else {
     PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
   }

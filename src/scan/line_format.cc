@@ -140,9 +140,106 @@ void Flatten(std::string& msg) {
   for (char& c : msg) {
     if (c == '\n' || c == '\r') c = ' ';
   }
+  if (HasEscapes(msg)) msg = WithoutEscapes(msg);
+}
+
+constexpr char kEsc = '\x1b';
+// rsyslog's escape of a control character (its "#033" for ESC).
+constexpr std::string_view kSyslogEsc = "#033";
+
+// The length of the escape sequence after its ESC (which `s` starts
+// after): a CSI sequence (`[`, parameter bytes, intermediate bytes, a final
+// byte: SGR colours `[31m`, cursor moves `[2K`), an OSC one (`]` up to BEL
+// or ST: rich's and terminals' hyperlinks) or a two-byte one.
+size_t EscapeLength(std::string_view s) {
+  if (s.empty()) return 0;
+  if (s[0] == '[') {
+    size_t i = 1;
+    while (i < s.size() && s[i] >= 0x20 && s[i] <= 0x3f) ++i;
+    return i < s.size() && s[i] >= 0x40 && s[i] <= 0x7e ? i + 1 : i;
+  }
+  if (s[0] == ']') {
+    for (size_t i = 1; i < s.size(); ++i) {
+      if (s[i] == '\a') return i + 1;
+      if (s[i] == kEsc && i + 1 < s.size() && s[i + 1] == '\\') return i + 2;
+    }
+    return s.size();
+  }
+  return 1;
+}
+
+// The reset codes that show a line's colour codes lost their ESC (a log
+// pasted into an issue thread or a web page: "[36m(RayTrainWorker
+// pid=3462)[0m"). Only such a line loses its bare SGR codes.
+constexpr std::string_view kBareResets[] = {"[0m", "[0;0m"};
+// The longest bare SGR code taken ("[1;38;5;208m" and the like).
+constexpr size_t kMaxBareSgr = 16;
+
+bool HasBareReset(std::string_view s) {
+  return std::any_of(std::begin(kBareResets), std::end(kBareResets),
+                     [&](std::string_view r) { return s.find(r) != std::string_view::npos; });
+}
+
+// The length of a bare SGR code at the start of `s` (`[`, digits and
+// semicolons, `m`); 0 when none is there.
+size_t BareSgrLength(std::string_view s) {
+  if (s.empty() || s[0] != '[') return 0;
+  size_t i = 1;
+  while (i < s.size() && i < kMaxBareSgr && ((s[i] >= '0' && s[i] <= '9') || s[i] == ';')) ++i;
+  return i > 1 && i < s.size() && s[i] == 'm' ? i + 1 : 0;
+}
+
+// The bytes of `line` from `i`, an escape's start, to its end; 0 when none
+// starts there. `bare`: the line's SGR codes lost their ESC.
+size_t EscapeAt(std::string_view line, size_t i, bool bare) {
+  if (bare && line[i] == '[') return BareSgrLength(line.substr(i));
+  if (line[i] == kEsc) return 1 + EscapeLength(line.substr(i + 1));
+  if (line.substr(i, kSyslogEsc.size()) == kSyslogEsc && i + kSyslogEsc.size() < line.size() &&
+      line[i + kSyslogEsc.size()] == '[') {
+    return kSyslogEsc.size() + EscapeLength(line.substr(i + kSyslogEsc.size()));
+  }
+  return 0;
 }
 
 }  // namespace
+
+bool HasEscapes(std::string_view s) {
+  return std::memchr(s.data(), kEsc, s.size()) != nullptr || s.find("#033[") != std::string_view::npos ||
+         HasBareReset(s);
+}
+
+std::string WithoutEscapes(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  const bool bare = HasBareReset(line);
+  for (size_t i = 0; i < line.size();) {
+    size_t n = EscapeAt(line, i, bare);
+    if (n == 0) out.push_back(line[i++]);
+    i += n;
+  }
+  return out;
+}
+
+DerivedChunk StripEscapes(std::string_view chunk) {
+  DerivedChunk out;
+  out.messages.reserve(chunk.size());
+  uint64_t line_no = 0;
+  for (size_t pos = 0; pos < chunk.size(); ++line_no) {
+    size_t nl = chunk.find('\n', pos);
+    size_t end = nl == std::string_view::npos ? chunk.size() : nl;
+    std::string_view line = chunk.substr(pos, end - pos);
+    out.messages += HasEscapes(line) ? WithoutEscapes(line) : std::string(line);
+    out.messages.push_back('\n');
+    out.lines.push_back({pos, end - pos, line_no});
+    pos = end + 1;
+  }
+  return out;
+}
+
+void StripEscapes(DerivedChunk& jc) {
+  if (!HasEscapes(jc.messages)) return;
+  jc.messages = StripEscapes(jc.messages).messages;
+}
 
 namespace {
 // A blank line, or an aligned "Key:   value" field ("Status:           Running",
@@ -593,6 +690,10 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
       return v;
     }
   }
+  if (HasEscapes(line)) {
+    v.storage = WithoutEscapes(line);
+    line = v.storage;
+  }
   v.message = line;
   size_t mb = 0;
   std::string_view pdsh_host;
@@ -605,7 +706,7 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
 }
 
 std::optional<ParsedTime> LineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
-  if (fmt.json && LooksJson(line)) return SplitLine(line, fmt, tctx).time;
+  if ((fmt.json && LooksJson(line)) || HasEscapes(line)) return SplitLine(line, fmt, tctx).time;
   return PlainLineTime(line, MessageBegin(line), tctx, nullptr);
 }
 

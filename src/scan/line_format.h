@@ -82,6 +82,21 @@ struct DerivedChunk {
   std::string messages;
   std::vector<DerivedRecord> lines;
 };
+// Terminal escape sequences in a line: ESC's CSI (SGR colours
+// `\x1b[31m`, cursor and erase codes), OSC (hyperlinks) and two-byte ones,
+// and rsyslog's escaped form of ESC (`#033[31m`); on a line that holds a
+// bare reset code (`[0m`: a log pasted where ESC was lost) its bare SGR
+// codes (`[36m`). Loggers that colour their output (Ray, rich, loguru,
+// colorlog) write them into redirected logs. A
+// line holding one is matched, and its time read, without them; a JSON
+// message's `\u001b` is decoded first. HasEscapes is a memchr and a find.
+bool HasEscapes(std::string_view s);
+std::string WithoutEscapes(std::string_view line);
+// A chunk's lines without their escapes, one record per line.
+DerivedChunk StripEscapes(std::string_view chunk);
+// The same for derived records (JSON messages, joined runs), in place.
+void StripEscapes(DerivedChunk& jc);
+
 // The messages of a chunk of JSON lines. A line that is not JSON is kept
 // whole as its own message, so nothing is lost.
 DerivedChunk ExtractJsonMessages(std::string_view chunk);

@@ -184,11 +184,42 @@ void CopyNextLine(const char* base, size_t len, uint64_t le, uint64_t abs_offset
   p.next_line_rel = p.line_rel + 1;
 }
 
+// Whether one of the `n` signals `ids` takes the exception line after a
+// traceback's header as its evidence.
+bool WantsExceptionLine(const Ruleset& rs, const uint32_t* ids, size_t n) {
+  return std::any_of(ids, ids + n, [&](uint32_t id) { return rs.signal(id).detail_exception_line; });
+}
+
+// For pending line `p` (the header, [ls, le) of [base, base+len)): the line
+// above it and the lines after it, up to kTracebackWindow bytes of whole
+// lines in the chunk and the `readable_after` bytes after it, with where
+// each starts. A stream's cut waits for a traceback to end (StreamCut).
+void CopyTracebackAround(const char* base, size_t len, size_t readable_after, uint64_t ls, uint64_t le,
+                         uint64_t abs_offset, Pending& p) {
+  len += readable_after;
+  if (ls > 0) {
+    const void* nl = ls >= 2 ? memrchr(base, '\n', ls - 1) : nullptr;
+    const uint64_t a = nl ? static_cast<uint64_t>(static_cast<const char*>(nl) - base) + 1 : 0;
+    p.above.assign(base + a, ls - a);
+  }
+  if (le + 1 >= len) return;
+  const uint64_t start = le + 1;
+  p.after.assign(base + start, std::min<uint64_t>(len - start, kTracebackWindow));
+  // The source's or chunk's last line is whole (chunks end at a line's end).
+  if (start + p.after.size() == len && p.after.back() != '\n') p.after.push_back('\n');
+  for (size_t at = 0, j = 1; at < p.after.size(); ++j) {
+    p.after_lines.emplace_back(abs_offset + start + at, p.line_rel + j);
+    size_t nl = p.after.find('\n', at);
+    if (nl == std::string::npos) break;
+    at = nl + 1;
+  }
+}
+
 }  // namespace
 
 void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
             uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits,
-            size_t readable_before, bool fold_tracebacks) {
+            size_t readable_before, bool fold_tracebacks, size_t readable_after) {
   thread_local std::vector<uint32_t> seen;
   hits.clear();
   HsCtx ctx;
@@ -290,6 +321,9 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       CopyOut(p.tb_window, wstart, w);
     }
     if (WantsNextLine(rs, out.IdsOf(p), p.ids_n)) CopyNextLine(base, len, le, abs_offset, out, p);
+    if (WantsExceptionLine(rs, out.IdsOf(p), p.ids_n)) {
+      CopyTracebackAround(base, len, readable_after, ls, le, abs_offset, p);
+    }
     prev_end = le + 1;
   }
   // One pass over the chunk: the newlines before the last matched line were

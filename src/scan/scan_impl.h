@@ -100,6 +100,14 @@ struct Pending {
   bool has_next = false;
   size_t next_at = 0, next_len = 0;
   uint64_t next_offset = 0, next_line_rel = 0;
+  // A signal of the line matched a traceback's header
+  // (detail_exception_line): the line above the header, up to
+  // kTracebackWindow bytes of the lines after it (those the chunk holds)
+  // with the offset and number of each, and, from phase B, the exception
+  // line found in them.
+  std::string above, after;
+  std::vector<std::pair<uint64_t, uint64_t>> after_lines;  // (offset, line_rel)
+  std::optional<ExceptionLine> exception;
 };
 
 static_assert(kTracebackWindow <= kEdgeWindow, "the merge completes cut windows from chunk tails");
@@ -221,10 +229,11 @@ uint64_t CountNewlines(const char* p, size_t n);
 //
 // `readable_before`: bytes before `base` that belong to the same source and
 // may be read (a chunk of a mapped file); traceback windows reach into them.
-// `fold_tracebacks` is false for JSON messages.
+// `fold_tracebacks` is false for JSON messages. `readable_after`: the same
+// after `base + len`; the lines after a traceback's header reach into them.
 void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
             uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits,
-            size_t readable_before = 0, bool fold_tracebacks = true);
+            size_t readable_before = 0, bool fold_tracebacks = true, size_t readable_after = 0);
 // After a SIGBUS unwound out of PhaseA, clears the scratch's in-use mark so
 // it can be scanned with and freed again (false: a layout we do not know).
 bool ReleaseFaultedScratch(hs_scratch_t* scratch);

@@ -160,7 +160,7 @@ bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scrat
   const std::string_view data(buf.data(), have);
   st.framing.Detect(data.substr(0, 4096));
   ChunkOut out;
-  if (st.framing.format().json || st.framing.HasRuns(data)) {
+  if (st.framing.Derives(data)) {
     ProcessBuffer(st, scratch, hits, data.data(), data.size(), 0, out);
   } else {
     PhaseA(*rs, scratch, data.data(), data.size(), 0, out, hits);
@@ -205,8 +205,8 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
     out.error_cause = "truncated";
   };
   bool derived = st.framing.format().json;
-  if (!derived && st.framing.format().joins() &&
-      !GuardedRead(all.data(), all.size(), [&] { derived = st.framing.HasRuns(std::string_view(base, len)); })) {
+  if (!derived &&
+      !GuardedRead(all.data(), all.size(), [&] { derived = st.framing.Derives(std::string_view(base, len)); })) {
     derived = false;  // the scan below meets the same fault and reports it
   }
   if (derived) {
@@ -220,7 +220,8 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
     }
     return out;
   }
-  if (GuardedRead(all.data(), all.size(), [&] { PhaseA(*rs, scratch, base, len, begin, out, hits, begin); })) {
+  if (GuardedRead(all.data(), all.size(), [&] { PhaseA(*rs, scratch, base, len, begin, out, hits, begin, true, all.size() - end);
+      })) {
     PhaseB(st, out);
   } else {
     FreshScratch(scratch);
@@ -237,7 +238,7 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
   // (ProcessBuffer); only a plain file is scanned in place.
   bool derived = st.framing.format().json;
   bool ok = GuardedRead(all.data(), all.size(), [&] {
-    if (!derived) derived = st.framing.HasRuns(all);
+    if (!derived) derived = st.framing.Derives(all);
     if (!derived) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
   });
   if (!ok) {

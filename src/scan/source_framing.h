@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "scan/line_format.h"
+#include "scan/traceback.h"
 
 namespace faultline {
 
@@ -40,13 +41,16 @@ class SourceFraming {
   // Whether the chunk holds a run of physical lines that make one record
   // (then it is matched on JoinPartials' records).
   bool HasRuns(std::string_view chunk) const { return format_.joins() && HasPartial(format_, chunk); }
-  // Whether the chunk is matched on derived records rather than as it is.
-  bool Derives(std::string_view chunk) const { return format_.json || HasRuns(chunk); }
+  // Whether the chunk is matched on derived records rather than as it is:
+  // JSON messages, joined runs, lines without their terminal escapes.
+  bool Derives(std::string_view chunk) const { return format_.json || HasRuns(chunk) || HasEscapes(chunk); }
 
   // A cut of buffered stream bytes at `cut` (a line start), moved back so
-  // that a run waits for the line ending it; 0 when nothing can be cut yet.
+  // that a run waits for the line ending it, and a traceback's header for
+  // the lines after it (CutBeforeTraceback); 0 when nothing can be cut yet.
   size_t StreamCut(std::string_view buffered, size_t cut) const {
-    return format_.joins() ? CutBack(format_, buffered, cut) : cut;
+    if (format_.joins()) cut = CutBack(format_, buffered, cut);
+    return format_.json ? cut : CutBeforeTraceback(buffered, cut);
   }
   // A chunk boundary or a range's end (a line start in `all`), moved
   // forward past a run: the run belongs to the piece holding its first line.

@@ -83,7 +83,128 @@ std::string LoggedLevel(std::string_view window, size_t top, bool window_at_sour
   return LevelName(v.message) == "WARNING" ? "WARNING" : "";
 }
 
+// The prefix a stream puts before each line of its traceback ("[rank3]: ",
+// a journal's stamp and process) taken off `message`: the first frame's
+// prefix, or one as long that ends the same way (a stamp whose seconds
+// changed).
+std::string_view Unprefixed(std::string_view message, std::string_view prefix) {
+  if (message.starts_with(prefix)) return message.substr(prefix.size());
+  if (prefix.empty() || message.size() < prefix.size() || message[prefix.size() - 1] != prefix.back()) {
+    return message;
+  }
+  return message.substr(prefix.size());
+}
+
+// Whether `s` continues a frame: its code line, Python 3.11's caret line,
+// "  [Previous line repeated 996 more times]" -- all indented.
+bool FrameBody(std::string_view s) { return !s.empty() && (s[0] == ' ' || s[0] == '\t'); }
+
+// `s` read as an exception line, `module.Class: message` or a bare class;
+// nullopt when it is none (a log record, a blank line).
+std::optional<ExceptionLine> ReadException(std::string_view s) {
+  size_t i = 0;
+  for (;;) {  // dotted identifiers
+    if (i == s.size() || !IsWordChar(s[i]) || (s[i] >= '0' && s[i] <= '9')) return std::nullopt;
+    while (i < s.size() && IsWordChar(s[i])) ++i;
+    if (i == s.size() || s[i] != '.') break;
+    ++i;
+  }
+  // Ray's "ray.exceptions.RayTaskError(KeyError)".
+  if (i < s.size() && s[i] == '(') {
+    size_t close = s.find(')', i);
+    if (close == std::string_view::npos) return std::nullopt;
+    i = close + 1;
+  }
+  ExceptionLine out;
+  out.exception = std::string(s.substr(0, i));
+  std::string_view rest = s.substr(i);
+  if (!rest.empty() && rest[0] != ':') return std::nullopt;
+  if (!rest.empty()) rest.remove_prefix(1);
+  while (!rest.empty() && rest[0] == ' ') rest.remove_prefix(1);
+  out.message = std::string(rest.substr(0, 200));
+  return out;
+}
+
+// How many lines after an exception line CPython's chain sentence may come:
+// the rest of a multi-line message, the blank line before the sentence.
+constexpr int kChainReach = 8;
+
+// Whether the exception line ending at `at` in `after` is followed, within
+// kChainReach lines of its stream, by the sentence that chains it to the next
+// traceback ("During handling of the above exception, another exception
+// occurred:", "The above exception was the direct cause of the following
+// exception:"): then that next traceback's exception is the one the program
+// ended on, and its header's evidence.
+bool Chained(std::string_view after, size_t at, const Attribution& mine, const LineFormat& fmt,
+             const TimeContext& tctx) {
+  for (int n = 0; n < kChainReach && at < after.size();) {
+    size_t nl = after.find('\n', at);
+    if (nl == std::string_view::npos) return false;
+    std::string_view l = after.substr(at, nl - at);
+    at = nl + 1;
+    LineView v = SplitLine(l, fmt, tctx);
+    if (!SameStream(v.attr, mine)) continue;
+    if (v.message.find(kHeader) != std::string_view::npos || ParseFrame(v.message)) return false;
+    if (v.message.find("During handling of the above exception") != std::string_view::npos ||
+        v.message.find("The above exception was the direct cause") != std::string_view::npos) {
+      return true;
+    }
+    ++n;
+  }
+  return false;
+}
+
 }  // namespace
+
+std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
+                                               const LineFormat& fmt, const TimeContext& tctx) {
+  if (fmt.json) return std::nullopt;
+  LineView h = SplitLine(header, fmt, tctx);
+  if (h.message.find(kHeader) == std::string_view::npos) return std::nullopt;
+  // The prefix the traceback's lines share ("[rank3]: ", a journal's stamp,
+  // none under a logger's record) is its first frame's: the header's line
+  // may hold more (an unfinished tqdm bar's last redraw before it).
+  const Attribution& mine = h.attr;
+  std::string prefix;
+  size_t frames = 0;
+  int gap = 0;
+  for (size_t at = 0, index = 0; at < after.size(); ++index) {
+    size_t nl = after.find('\n', at);
+    if (nl == std::string_view::npos) return std::nullopt;  // a partial line
+    std::string_view l = after.substr(at, nl - at);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    LineView v = SplitLine(l, fmt, tctx);
+    const bool frame = ParseFrame(v.message).has_value();
+    if (SameStream(v.attr, mine)) {
+      std::string_view s = Unprefixed(v.message, prefix);
+      if (frame) {
+        if (frames == 0) prefix = std::string(v.message.substr(0, v.message.find("File \"") - 2));
+        ++frames;
+        gap = 0;
+      } else if (frames == 0 || (FrameBody(s) && ++gap > kMaxGap)) {
+        return std::nullopt;
+      } else if (!FrameBody(s)) {
+        std::optional<ExceptionLine> e = ReadException(s);
+        if (!e || Chained(after, nl + 1, mine, fmt, tctx)) return std::nullopt;
+        e->index = index;
+        e->begin = at;
+        e->end = at + l.size();
+        return e;
+      }
+    }
+    at = nl + 1;
+  }
+  return std::nullopt;
+}
+
+size_t CutBeforeTraceback(std::string_view buffered, size_t cut) {
+  const size_t from = cut > kTracebackWindow ? cut - kTracebackWindow : 0;
+  size_t h = buffered.substr(from, cut - from).rfind(kHeader);
+  if (h == std::string_view::npos) return cut;
+  h += from;
+  size_t nl = h == 0 ? std::string_view::npos : buffered.rfind('\n', h - 1);
+  return nl == std::string_view::npos ? 0 : nl + 1;
+}
 
 bool MayEndTraceback(std::string_view line) {
   // One pass over the line for the words' first two bytes, not a find per word.

@@ -49,6 +49,34 @@ struct TracebackFold {
   std::string logged_level;
 };
 
+// The exception line that ends a traceback: which line after the header it
+// is (0: the first), where it starts and ends in the bytes after the header,
+// and its class and message ("_queue.Empty", "" for `_queue.Empty`).
+struct ExceptionLine {
+  size_t index = 0;
+  size_t begin = 0, end = 0;
+  std::string exception, message;
+};
+
+// The exception line of the traceback whose header line is `header`, in
+// `after` (the lines after the header; a partial last line is not read):
+// the first line of the header's stream after one frame at least, its code
+// lines, caret lines and "[Previous line repeated ...]". Lines of other
+// ranks and hosts in between are skipped. nullopt when the frames end in
+// something that is no exception line (a cut excerpt, another log record),
+// when the lines run out first, and when the exception is chained to a
+// traceback after it ("During handling of the above exception ..."): that
+// one's header reads the exception the program ended on.
+std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
+                                               const LineFormat& fmt, const TimeContext& tctx);
+
+// A stream's cut at `cut` (a line start of `buffered`) moved back to the
+// start of the line of the last traceback header in the kTracebackWindow
+// bytes before it: the header's evidence is the exception line after its
+// frames (FindExceptionLine), which the chunk holding the header must hold,
+// for any flushing. 0 when the header is on the first line.
+size_t CutBeforeTraceback(std::string_view buffered, size_t cut);
+
 // Whether `line` may end a traceback: a cheap test on the text, so that the
 // scanner copies a window only for such lines.
 bool MayEndTraceback(std::string_view line);

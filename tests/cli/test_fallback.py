@@ -415,6 +415,13 @@ def test_the_required_fatal_line_leads_the_rule_that_requires_it(faultline_bin, 
     assert texts(inc)[0] == "ValueError: Unsupported image size (0, 0)"
 
 
+def test_an_exception_after_a_ctrl_c_does_not_lead_the_rule_that_requires_one(faultline_bin, validate, tmp_path):
+    # What a process prints while a person's Ctrl-C stops it is that stop's
+    # doing, for the rule that requires a fatal line as for the fallback.
+    inc = first_incident(faultline_bin, validate, tmp_path, "KeyboardInterrupt\n" + ENGINE_ERROR)
+    assert "ValueError: Unsupported image size (0, 0)" not in texts(inc)
+
+
 # torchrun's ChildFailedError summary lists the other failures first and the
 # one it observed first under "Root Cause (first observed failure):".
 SUMMARY = """\
@@ -720,3 +727,102 @@ def test_an_exception_whose_message_ends_with_a_colon_goes_on_to_the_next_line(f
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
     assert texts(inc) == text.splitlines()
+
+
+# An exception whose class is named for no Error/Exception suffix is read off
+# its traceback's header (the python_traceback signal): the exception line
+# after the frames is the fatal line. Momentum-GS issue 24: a view loader's
+# queue timing out on rank 1 of a distributed 3DGS training.
+QUEUE_EMPTY = """\
+[rank1]: Traceback (most recent call last):
+[rank1]:   File "train.py", line 224, in training
+[rank1]:     viewpoint_cam = train_view_loader.get_view()
+[rank1]:   File "/home/dhw/anaconda3/envs/momentum-gs/lib/python3.8/queue.py", line 178, in get
+[rank1]:     raise Empty
+[rank1]: _queue.Empty
+"""
+# ylogx/aesthetics issue 2: a process pool's worker died under tqdm.
+BROKEN_POOL = """\
+Traceback (most recent call last):
+  File "C:\\Users\\dangz\\Anaconda3\\lib\\concurrent\\futures\\_base.py", line 405, in result
+    return self.__get_result()
+  File "C:\\Users\\dangz\\Anaconda3\\lib\\concurrent\\futures\\_base.py", line 357, in __get_result
+    raise self._exception
+concurrent.futures.process.BrokenProcessPool: A process in the process pool was terminated abruptly while the future was running or pending.
+"""
+
+
+@pytest.mark.parametrize("text,line,exception", [
+    (QUEUE_EMPTY, "[rank1]: _queue.Empty", "_queue.Empty"),
+    (BROKEN_POOL, BROKEN_POOL.splitlines()[-1], "concurrent.futures.process.BrokenProcessPool"),
+])
+def test_an_exception_class_without_a_suffix_is_a_fatal_line(faultline_bin, validate, tmp_path, text, line,
+                                                             exception):
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc) == [line]
+    ev = inc["initiating"]["evidence"][0]
+    assert ev["line"] == len(text.splitlines())
+    assert ev["fields"]["exception"] == exception
+    assert "raised_at" in ev["fields"], ev["fields"]
+
+
+def test_a_header_after_a_progress_bar_takes_its_frames_rank(faultline_bin, validate, tmp_path):
+    # As the issue shows it: tqdm's last redraw had no newline, so rank 1's
+    # header ends the bar's line.
+    bar = ("Training progress:   0%|          | 70/60000 [00:10<2:02:41,  8.14it/s, Loss=2.6933233]"
+           "[rank1]: Traceback (most recent call last):\n")
+    text = bar + QUEUE_EMPTY.split("\n", 1)[1]
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert texts(inc) == ["[rank1]: _queue.Empty"]
+    assert inc["initiating"]["rank"] == 1
+
+
+def test_an_exception_the_header_and_its_own_signal_read_is_one_line(faultline_bin, validate, tmp_path):
+    inc = incidents(faultline_bin, validate, tmp_path, TRITON_PROBE_FRAMES)
+    assert [i["reference"] for i in inc] == [FALLBACK]
+    assert texts(inc[0]) == ["ModuleNotFoundError: No module named 'triton'"]
+
+
+# PaddleOCR issue 10557: the queue's timeout was handled, and the exception
+# raised while handling it is the one the thread ended on.
+CHAINED = """\
+Traceback (most recent call last):
+  File "/opt/conda/envs/py38/lib/python3.8/multiprocessing/queues.py", line 108, in get
+    raise Empty
+_queue.Empty
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/opt/conda/envs/py38/lib/python3.8/site-packages/paddle/fluid/dataloader/dataloader_iter.py", line 631, in _get_data
+    raise RuntimeError("DataLoader {} workers exit unexpectedly, " \\
+RuntimeError: DataLoader 1 workers exit unexpectedly, pids: 4706
+"""
+
+
+def test_a_chained_traceback_ends_on_its_last_exception(faultline_bin, validate, tmp_path):
+    inc = incidents(faultline_bin, validate, tmp_path, CHAINED.replace("RuntimeError", "__main__.Boom"))
+    assert [i["reference"] for i in inc] == [FALLBACK]
+    assert texts(inc[0]) == ["__main__.Boom: DataLoader 1 workers exit unexpectedly, pids: 4706"]
+
+
+@pytest.mark.parametrize("end", ["[rank1]: KeyboardInterrupt", "[rank1]: SystemExit: 0", "[rank1]: SystemExit",
+                                 "[rank1]: SystemExit: None"])
+def test_a_traceback_ending_in_an_interrupt_or_a_clean_exit_is_no_failure(faultline_bin, validate, tmp_path, end):
+    text = QUEUE_EMPTY.replace("[rank1]: _queue.Empty", end)
+    assert incidents(faultline_bin, validate, tmp_path, text) == []
+
+
+@pytest.mark.parametrize("before", [
+    "[rank1]: [2025-08-29 12:21:03,962] WARNING: the view loader timed out, retrying\n",
+    "[rank1]: Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f4972feac10>\n",
+])
+def test_a_suffixless_exception_caught_or_ignored_is_no_failure(faultline_bin, validate, tmp_path, before):
+    assert incidents(faultline_bin, validate, tmp_path, before + QUEUE_EMPTY) == []
+
+
+def test_a_traceback_cut_before_its_exception_line_reads_no_other_line(faultline_bin, validate, tmp_path):
+    # The frames end in a log record: no exception line to read.
+    text = QUEUE_EMPTY.replace("[rank1]: _queue.Empty", "[rank1]: 2025-08-29 12:21:03 INFO retrying")
+    assert incidents(faultline_bin, validate, tmp_path, text) == []

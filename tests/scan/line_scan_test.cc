@@ -102,6 +102,26 @@ TEST(PlainAscii, TabEscapeAndHighBytesAreNot) {
   }
 }
 
+// Escape sequences go, whatever their form; text that only looks like one
+// part stays.
+TEST(WithoutEscapes, CsiOscAndSyslogForms) {
+  EXPECT_EQ(WithoutEscapes("\x1b[31mKeyError: 'x'\x1b[0m"), "KeyError: 'x'");
+  EXPECT_EQ(WithoutEscapes("\x1b[1;36m(VllmWorker pid=1)\x1b[0;0m \x1b[2KERROR"), "(VllmWorker pid=1) ERROR");
+  EXPECT_EQ(WithoutEscapes("#033[31;1mFATAL: x#033[0;m"), "FATAL: x");
+  EXPECT_EQ(WithoutEscapes("\x1b]8;;file:///w/a.py\x1b\\a.py\x1b]8;;\x1b\\:12"), "a.py:12");
+  EXPECT_EQ(WithoutEscapes("[36m(RayTrainWorker pid=3462)[0m [rank0] took [3 min]"),
+            "(RayTrainWorker pid=3462) [rank0] took [3 min]");
+  EXPECT_EQ(WithoutEscapes("issue #033 [x] and [31m"), "issue #033 [x] and [31m");  // no reset
+  EXPECT_FALSE(HasEscapes("issue #033 [x] and [31m"));
+  EXPECT_TRUE(HasEscapes("a\x1b[0m"));
+  EXPECT_TRUE(HasEscapes("#033[0m"));
+  DerivedChunk d = StripEscapes(std::string_view("a\x1b[1mb\nc\n"));
+  EXPECT_EQ(d.messages, "ab\nc\n");
+  ASSERT_EQ(d.lines.size(), 2u);
+  EXPECT_EQ(d.lines[1].offset, 7u);
+  EXPECT_EQ(d.lines[1].line_rel, 1u);
+}
+
 TEST(DisplayWidth, AsciiFastPathAndTheRest) {
   EXPECT_EQ(DisplayWidth(std::string(57, 'a')), 57u);
   EXPECT_EQ(DisplayWidth(std::string(57, 'a') + "\r"), 57u);

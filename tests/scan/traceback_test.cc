@@ -132,10 +132,64 @@ TEST(Traceback, WindowCutInsideTheFramesIsMarked) {
   EXPECT_THAT(f->frames, ::testing::StartsWith("... earlier frames > /workspace/train.py:180"));
 }
 
+std::optional<ExceptionLine> After(std::string_view header, std::string_view after) {
+  return FindExceptionLine(header, after, LineFormat{}, TimeContext{});
+}
+
+// The header's evidence is the exception line after the frames, code and
+// caret lines, whatever its class is called; another rank's lines in between
+// are skipped.
+TEST(Traceback, ExceptionLineAfterTheFramesWhateverItsClass) {
+  std::string t = Traceback(3);
+  std::string frames = t.substr(t.find('\n') + 1);
+  std::string header = t.substr(0, t.find('\n'));
+  auto e = After(header, frames + "[rank5]: step 12 done\n[rank3]: _queue.Empty\n[rank3]: after\n");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->index, 8u);
+  EXPECT_EQ(e->exception, "_queue.Empty");
+  EXPECT_EQ(e->message, "");
+  const std::string pool = frames + "[rank3]: concurrent.futures.process.BrokenProcessPool: A process in the pool died\n";
+  e = After(header, pool);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exception, "concurrent.futures.process.BrokenProcessPool");
+  EXPECT_EQ(e->message, "A process in the pool died");
+  EXPECT_EQ(pool.substr(e->begin, e->end - e->begin), pool.substr(frames.size(), pool.size() - frames.size() - 1));
+}
+
+// No exception line: frames that end in a log record (a cut excerpt), in
+// the window's end, or an exception chained to the traceback after it
+// (that one's header reads the exception the program ended on).
+TEST(Traceback, NoExceptionLineForACutOrChainedTraceback) {
+  std::string t = Traceback(3);
+  std::string frames = t.substr(t.find('\n') + 1);
+  std::string header = t.substr(0, t.find('\n'));
+  EXPECT_FALSE(After(header, frames + "[rank3]: 2026-11-02 13:46:10 INFO retrying\n").has_value());
+  EXPECT_FALSE(After(header, frames).has_value());
+  EXPECT_FALSE(After(header, frames + "[rank3]: _queue.Empty").has_value());  // a partial line
+  EXPECT_FALSE(After(header, "[rank3]: _queue.Empty\n").has_value());       // no frame
+  std::string chained = frames + "[rank3]: _queue.Empty\n[rank3]: \n[rank3]: During handling of the above "
+                        "exception, another exception occurred:\n[rank3]: \n" + t + "[rank3]: RuntimeError: x\n";
+  EXPECT_FALSE(After(header, chained).has_value());
+}
+
+// A stream's cut waits for a traceback whose header is in its last window.
+TEST(Traceback, StreamCutMovesBeforeARecentHeader) {
+  std::string noise = "step 1 done\n";
+  std::string t = Traceback(3);
+  std::string buf = noise + t;
+  EXPECT_EQ(CutBeforeTraceback(buf, buf.size()), noise.size());
+  EXPECT_EQ(CutBeforeTraceback(t, t.size()), 0u);
+  EXPECT_EQ(CutBeforeTraceback(noise, noise.size()), noise.size());
+  std::string far = t + std::string(kTracebackWindow, 'x') + "\n";
+  EXPECT_EQ(CutBeforeTraceback(far, far.size()), far.size());
+}
+
 // A job log with a traceback deep enough to straddle small chunks; the OOM
 // evidence must carry the same folded frames for a file in one chunk, a
-// file cut in 4 KiB chunks, a .gz, and a stream fed in random pieces.
-TEST(Traceback, SameFoldForEveryChunkingAndSource) {
+// file cut in 4 KiB chunks, a .gz, and a stream fed in random pieces. So
+// must an exception whose class no exception signal reads (_queue.Empty):
+// the traceback header's evidence, the exception line after the frames.
+void ExpectSameFoldForEveryChunking(std::string_view exception) {
   scantest::TempDir dir;
   std::string log;
   for (int i = 0; i < 300; ++i) {
@@ -143,7 +197,7 @@ TEST(Traceback, SameFoldForEveryChunkingAndSource) {
            std::to_string(i) + " loss 2.31 throughput 412.0 samples/s\n";
   }
   log += Traceback(3);
-  log += std::string(kOom) + "\n";
+  log += std::string(exception) + "\n";
   for (int i = 0; i < 40; ++i) log += "[rank3]: shutting down worker " + std::to_string(i) + "\n";
   scantest::WriteFile(dir / "node017/rank-3.log", log);
   scantest::WriteFile(dir / "gz/node017/rank-3.log.gz", scantest::Gzip(log));
@@ -173,6 +227,11 @@ TEST(Traceback, SameFoldForEveryChunkingAndSource) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].fields, want[i].fields) << i;
   }
+}
+
+TEST(Traceback, SameFoldForEveryChunkingAndSource) {
+  ExpectSameFoldForEveryChunking(kOom);
+  ExpectSameFoldForEveryChunking("[rank3]: _queue.Empty");
 }
 
 // Evidence on a traceback's own lines (here the frame in TensorBoard's
