@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "timeparse/timeparse.h"
+
 namespace faultline {
 
 namespace {
@@ -134,34 +136,6 @@ int64_t NearestYearByTimegm(int64_t us, int64_t ref) {
   return best;
 }
 
-namespace {
-
-// Days since 1970-01-01 of a proleptic Gregorian date, and back (H. Hinnant's
-// civil-day algorithms). Linear in the day of the month, so 29 February of a
-// common year is 1 March, as timegm normalises it.
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-void CivilFromDays(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp < 10 ? mp + 3 : mp - 9;
-  y = yoe + era * 400 + (m <= 2);
-}
-
-}  // namespace
-
 int64_t NearestYear(int64_t us, int64_t ref) {
   // timegm and gmtime_r took ~5 k instructions a call, 90% of a many-file
   // archive's FinalizeTimes, serial after the scan (bench/README.md
@@ -171,11 +145,10 @@ int64_t NearestYear(int64_t us, int64_t ref) {
   if (us < 0 || secs >= kYear10000) return NearestYearByTimegm(us, ref);
   const int64_t frac = us % 1000000;
   const int64_t days = secs / 86400, sod = secs % 86400;
-  int64_t y, m, d;
-  CivilFromDays(days, y, m, d);
+  const CivilDate c = CivilFromDays(days);
   int64_t best = us;
   for (int k = -3; k <= 3; ++k) {
-    const int64_t cand = (DaysFromCivil(y + k, m, d) * 86400 + sod) * 1000000 + frac;
+    const int64_t cand = (DaysFromCivil(c.year + k, c.month, c.day) * 86400 + sod) * 1000000 + frac;
     if (std::llabs(cand - ref) < std::llabs(best - ref)) best = cand;
   }
   return best;

@@ -27,6 +27,17 @@ enum class TimeSource : uint8_t {
 };
 const char* TimeSourceName(TimeSource s);
 
+// Proleptic Gregorian calendar arithmetic (Howard Hinnant's civil-day
+// algorithms). DaysFromCivil gives days since 1970-01-01; days past a month's
+// end roll over (29 February of a common year is 1 March, as timegm makes it).
+struct CivilDate {
+  int64_t year;
+  int month;
+  int day;
+};
+int64_t DaysFromCivil(int64_t y, int m, int d);
+CivilDate CivilFromDays(int64_t days);
+
 enum class TimeFormat : uint8_t {
   kUnknown = 0,
   kIso8601,        // 2026-11-02T13:46:41.123Z, 2026-11-02 13:46:41+00:00
