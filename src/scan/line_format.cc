@@ -204,8 +204,18 @@ size_t EscapeAt(std::string_view line, size_t i, bool bare) {
 }  // namespace
 
 bool HasEscapes(std::string_view s) {
-  return std::memchr(s.data(), kEsc, s.size()) != nullptr || s.find("#033[") != std::string_view::npos ||
-         HasBareReset(s);
+  if (std::memchr(s.data(), kEsc, s.size()) != nullptr) return true;
+  // rsyslog's "#033[" and the bare resets "[0m", "[0;0m" all start with a
+  // '#' or '[' before a '0': one pass over the pairs (a chunk-wide find of
+  // each word was 16% of a sparse log's scan), each start checked in place.
+  bool found = false;
+  ForEachPairStartFast<false, BytePair{'#', '0'}, BytePair{'[', '0'}>(s, 0, [&](size_t i) {
+    const std::string_view rest = s.substr(i);
+    found = rest.starts_with("#033[") || std::any_of(std::begin(kBareResets), std::end(kBareResets),
+                                                      [&](std::string_view r) { return rest.starts_with(r); });
+    return found;
+  });
+  return found;
 }
 
 std::string WithoutEscapes(std::string_view line) {

@@ -89,7 +89,8 @@ struct DerivedChunk {
 // codes (`[36m`). Loggers that colour their output (Ray, rich, loguru,
 // colorlog) write them into redirected logs. A
 // line holding one is matched, and its time read, without them; a JSON
-// message's `\u001b` is decoded first. HasEscapes is a memchr and a find.
+// message's `\u001b` is decoded first. HasEscapes is a memchr and one
+// pass over byte pairs.
 bool HasEscapes(std::string_view s);
 std::string WithoutEscapes(std::string_view line);
 // A chunk's lines without their escapes, one record per line.

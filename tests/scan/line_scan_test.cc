@@ -122,6 +122,27 @@ TEST(WithoutEscapes, CsiOscAndSyslogForms) {
   EXPECT_EQ(d.lines[1].line_rel, 1u);
 }
 
+// HasEscapes finds every form at every offset of a long text, across the
+// 16- and 32-byte steps of its pair scan and at the text's end, and takes
+// no near miss ("#034[", "[0x", "[1m" with no reset) for one.
+TEST(HasEscapes, EveryFormAtEveryOffset) {
+  const std::string filler(80, 'x');
+  const std::vector<std::string> forms = {"\x1b", "#033[", "[0m", "[0;0m"};
+  const std::vector<std::string> misses = {"#034[", "#03", "[0x", "[1m", "[0;1m", "#0", "[0"};
+  for (size_t at = 0; at <= filler.size(); ++at) {
+    for (const std::string& f : forms) {
+      std::string s = filler;
+      s.insert(at, f);
+      EXPECT_TRUE(HasEscapes(s)) << f << " at " << at;
+    }
+    for (const std::string& m : misses) {
+      std::string s = filler;
+      s.insert(at, m);
+      EXPECT_FALSE(HasEscapes(s)) << m << " at " << at;
+    }
+  }
+}
+
 TEST(DisplayWidth, AsciiFastPathAndTheRest) {
   EXPECT_EQ(DisplayWidth(std::string(57, 'a')), 57u);
   EXPECT_EQ(DisplayWidth(std::string(57, 'a') + "\r"), 57u);
