@@ -204,6 +204,7 @@ size_t EscapeAt(std::string_view line, size_t i, bool bare) {
 }  // namespace
 
 bool HasEscapes(std::string_view s) {
+  if (s.empty()) return false;  // an empty mapping's data() may be null, which memchr must not get
   if (std::memchr(s.data(), kEsc, s.size()) != nullptr) return true;
   // rsyslog's "#033[" and the bare resets "[0m", "[0;0m" all start with a
   // '#' or '[' before a '0': one pass over the pairs (a chunk-wide find of

@@ -129,6 +129,7 @@ TEST(HasEscapes, EveryFormAtEveryOffset) {
   const std::string filler(80, 'x');
   const std::vector<std::string> forms = {"\x1b", "#033[", "[0m", "[0;0m"};
   const std::vector<std::string> misses = {"#034[", "#03", "[0x", "[1m", "[0;1m", "#0", "[0"};
+  EXPECT_FALSE(HasEscapes(std::string_view()));  // null data: no memchr (UBSan)
   for (size_t at = 0; at <= filler.size(); ++at) {
     for (const std::string& f : forms) {
       std::string s = filler;
