@@ -12,6 +12,11 @@
   killer." and ends the unit "Failed with result 'oom-kill'." when the
   kernel OOM killer took a process of a service (a model server run as a
   unit): a host OOM kill.
+- The CUDA driver API names its "driver shutting down" error (4)
+  CUDA_ERROR_DEINITIALIZED, and TensorFlow's and XLA's driver wrappers print
+  the enum's name: a CUDA call made while the process exits, teardown like
+  the runtime's cudaErrorCudartUnloading, and the abort it sets off is no
+  failure of a run that finished its steps.
 """
 from conftest import diagnose_text, first_incident
 
@@ -92,3 +97,18 @@ def test_onnxruntime_arena_request_of_an_overflowed_size_is_not_an_oom(faultline
     # overflowed upstream (SafeInt, a negative shape), memory did not run out.
     found = diagnose_text(faultline_bin, validate, tmp_path, ORT_ARENA_OVERFLOWED_SIZE)
     assert not [i for i in found if i["rule"] == "cuda-oom"]
+
+
+TF_EXIT_DEINITIALIZED = """\
+2019-06-02 11:40:12.118804: step 4980, loss = 0.41 (1211.0 examples/sec; 0.106 sec/batch)
+2019-06-02 11:40:13.203377: step 4990, loss = 0.44 (1180.6 examples/sec; 0.108 sec/batch)
+E tensorflow/stream_executor/cuda/cuda_event.cc:49] Error polling for event status: failed to query event: CUDA_ERROR_DEINITIALIZED
+F tensorflow/core/common_runtime/gpu/gpu_event_mgr.cc:208] Unexpected Event status: 1
+Aborted (core dumped)
+"""
+
+
+def test_driver_deinitialized_at_exit_is_teardown(faultline_bin, validate, tmp_path):
+    found = diagnose_text(faultline_bin, validate, tmp_path, TF_EXIT_DEINITIALIZED)
+    assert not [i for i in found if not i["reference"].startswith("Benign")], \
+        [(i["rule"], i["explanation"]) for i in found]
