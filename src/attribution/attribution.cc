@@ -283,24 +283,51 @@ size_t ParseSrunLabel(std::string_view s, size_t p, Found* f) {
   return q;
 }
 
-// torchrun: "[rank3]:" (global rank) and "[default3]:" (role "default",
-// local rank).
+// The role a torchrun agent was given with `--role $(hostname -s):`, the
+// multi-node recipe's way to tell nodes apart: TailLog's header is
+// "[{role}{local_rank}]:", so a role that is a host name and a colon gives
+// "[gpu187:1]:". Shaped like pdsh's host names (lower case, with a digit,
+// '-' or '.'; not a log level), so "[INFO:0]:" or "[W:1]:" stay messages.
+// Returns where the colon after the host is, or kNpos.
+size_t TorchrunRoleHostEnd(std::string_view s, size_t q) {
+  const size_t end = HostTokenEnd(s, q);
+  if (end == q || end >= s.size() || s[end] != ':') return kNpos;
+  std::string_view h = s.substr(q, end - q);
+  if (!LooksLikeHostToken(h) || IsLevelWord(h)) return kNpos;
+  bool shaped = false;
+  for (char c : h) {
+    if (IsUpper(c)) return kNpos;
+    shaped |= IsDigit(c) || c == '-' || c == '.';
+  }
+  return shaped ? end : kNpos;
+}
+
+// torchrun: "[rank3]:" (global rank), "[default3]:" (role "default",
+// local rank) and "[gpu187:3]:" (role "gpu187:", the host, local rank).
 size_t ParseTorchrunPrefix(std::string_view s, size_t p, Found* f) {
   if (s[p] != '[') return kNpos;
   size_t q = p + 1;
   bool global;
+  std::string_view role_host;
   if (At(s, q, "rank")) {
     global = true;
     q += 4;
   } else if (At(s, q, "default")) {
     global = false;
     q += 7;
+  } else if (size_t end = TorchrunRoleHostEnd(s, q); end != kNpos) {
+    global = false;
+    role_host = s.substr(q, end - q);
+    q = end + 1;
   } else {
     return kNpos;
   }
   std::optional<int64_t> v = ParseUint(s, &q, 7);
   if (!v || !At(s, q, "]:")) return kNpos;
   SetIfUnset(global ? f->launcher_rank : f->launcher_local, v);
+  // The agent's host, as pdsh's prefix is: a host the line itself prints
+  // (an NCCL prefix) still wins.
+  if (!role_host.empty() && f->pdsh_host.empty()) f->pdsh_host = NormalizeHost(role_host);
   f->torchrun = true;
   return q + 2;
 }

@@ -73,6 +73,30 @@ TEST(AttributeLine, TorchrunDefaultRoleIsLocalRank) {
   EXPECT_TRUE(l.message.starts_with("RuntimeError"));
 }
 
+// `torchrun --role $(hostname -s): --tee 3` (the multi-node recipe of
+// ml-engineering and many Slurm scripts): TailLog's "[{role}{local_rank}]:"
+// header carries the host.
+TEST(AttributeLine, TorchrunHostRoleIsHostAndLocalRank) {
+  Line l = Attr("[gpu187:1]:torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.00 GiB");
+  EXPECT_EQ(l.a.host, "gpu187");
+  EXPECT_EQ(l.a.local_rank, 1);
+  EXPECT_FALSE(l.a.rank.has_value());
+  EXPECT_TRUE(l.message.starts_with("torch.cuda.OutOfMemoryError")) << l.message;
+  // Host names are kept short, as every other prefix's are.
+  l = Attr("[node-03.cluster:12]:    main()");
+  EXPECT_EQ(l.a.host, "node-03");
+  EXPECT_EQ(l.a.local_rank, 12);
+  // A host the line prints itself (NCCL's prefix) wins over the role.
+  l = Attr("[gpu187:0]:gpu188:4015:4099 [0] NCCL INFO Bootstrap : Using ib0:10.0.0.7<0>");
+  EXPECT_EQ(l.a.host, "gpu188");
+  for (const char* not_role : {"[INFO:0]: x", "[W:1]: x", "[12:34]: x", "[Trainer:3]: x",
+                               "[worker:2]: x", "[gpu187:x]: y", "[gpu187:1] y"}) {
+    Line n = Attr(not_role);
+    EXPECT_TRUE(n.a.host.empty()) << not_role;
+    EXPECT_FALSE(n.a.local_rank.has_value()) << not_role;
+  }
+}
+
 TEST(AttributeLine, CollectorTimestampBeforeLauncherPrefix) {
   Line l = Attr("2026-11-02T13:46:41.123Z [rank3]: torch.distributed.DistBackendError: NCCL error");
   EXPECT_EQ(l.a.rank, 3);

@@ -40,6 +40,8 @@ def test_labels_are_well_formed(case_dir, catalog):
         assert rule in rule_ref, f"unknown rule {rule!r}"
         assert rule_ref[rule] in label["expected"], f"{rule} names a reference not expected"
     assert not set(label["expected"]) & set(label["traps"])
+    # The engine reports a rank as a number: a quoted "3" never scores.
+    assert label["rank"] is None or type(label["rank"]) is int, "rank is a number or null"
     log = (case_dir / "log.txt").read_text(errors="replace")
     if label["initiating"] is not None:
         assert any(label["initiating"] in line for line in log.splitlines()), \
