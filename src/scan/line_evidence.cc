@@ -152,7 +152,7 @@ void AttributeRecord(const Attribution& line, const Attribution& path, Evidence&
 
 }  // namespace
 
-void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
+void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_lines) const {
   // Pass 1: each line's time in force and attribution, its signals
   // confirmed; the evidence made without its text and captures.
   std::vector<EvidenceRef> refs;
@@ -167,7 +167,8 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
     Pending& p = out.pending[i];
     std::string_view line = out.LineOf(p);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    LineView view = SplitLine(line, st.framing.format(), st.tctx);
+    LineView view = clean_lines ? SplitCleanLine(line, st.framing.format(), st.tctx)
+                                : SplitLine(line, st.framing.format(), st.tctx);
     const bool own_delta = view.time && view.time->delta_s;
     if (view.time && view.time->wall_us) {
       ConfirmLine(st, p, i, line, view, own_delta, TimeInForce(), out, refs);
@@ -486,6 +487,7 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
     p.tb_at_start = p.tb_at_start && abs_offset == 0;
     p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
   };
+  bool clean_lines = false;
   if (st.framing.format().json) {
     // JSON lines: scan the messages, not the raw JSON; confirm on the raw
     // line (SplitLine takes the message from it again).
@@ -510,8 +512,9 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
     PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out, fix_tb_window);
   } else {
     PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
+    clean_lines = true;
   }
-  PhaseB(st, out);
+  PhaseB(st, out, clean_lines);
 }
 
 }  // namespace faultline
