@@ -234,7 +234,9 @@ bool HasEscapesFrom(std::string_view s, size_t begin) {
 // the n bytes at p: "#033[", "[0m" or "[0;0m", compared in place (a
 // generated log's NCCL lines hold "[0]": one candidate a line).
 inline bool EscapeWordAfterPair(const char* p, size_t j, size_t n) {
-  if (p[j] == '[') return j + 2 < n && (p[j + 2] == 'm' || (p[j + 2] == ';' && j + 4 < n && p[j + 3] == '0' && p[j + 4] == 'm'));
+  if (p[j] == '[') {
+    return j + 2 < n && (p[j + 2] == 'm' || (p[j + 2] == ';' && j + 4 < n && p[j + 3] == '0' && p[j + 4] == 'm'));
+  }
   return j + 4 < n && p[j + 2] == '3' && p[j + 3] == '3' && p[j + 4] == '[';
 }
 

@@ -149,7 +149,8 @@ TEST(HasEscapes, EveryFormAtEveryOffset) {
 // that end at every alignment past the last whole 128 bytes, two forms
 // across a block's edge, and random texts of the forms' bytes.
 TEST(HasEscapes, OnePassSameAsPlainAtEveryOffsetAndAlignment) {
-  const std::vector<std::string> pieces = {"\x1b", "#033[", "[0m", "[0;0m", "#034[", "#03", "[0x", "[1m", "[0;1m", "#0", "[0"};
+  const std::vector<std::string> pieces = {"\x1b", "#033[", "[0m", "[0;0m", "#034[", "#03",
+                                           "[0x",  "[1m",   "[0;1m", "#0", "[0"};
   for (size_t len : {129u, 200u, 256u, 257u, 300u}) {
     const std::string filler(len, 'x');
     ASSERT_FALSE(HasEscapes(filler));
