@@ -802,6 +802,11 @@ std::optional<ParsedTime> LineTime(std::string_view line, const LineFormat& fmt,
   return PlainLineTime(line, MessageBegin(line), tctx, nullptr);
 }
 
+std::optional<ParsedTime> CleanLineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
+  if (fmt.json && LooksJson(line)) return SplitLine(line, fmt, tctx).time;
+  return PlainLineTime(line, MessageBegin(line), tctx, nullptr);
+}
+
 DerivedChunk ExtractJsonMessages(std::string_view chunk) {
   DerivedChunk jc;
   TimeContext tctx;

@@ -72,6 +72,8 @@ LineView SplitCleanLine(std::string_view line, const LineFormat& fmt, const Time
 // rank markers and kernel markers in the message): for the lines read only
 // for their time (a chunk's first and last, inherited times).
 std::optional<ParsedTime> LineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx);
+// LineTime of a line known to hold no terminal escape (as SplitCleanLine).
+std::optional<ParsedTime> CleanLineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx);
 
 // A chunk seen as the records that are matched rather than its physical
 // lines: the messages of JSON lines, or CRI partial and hard-wrapped runs

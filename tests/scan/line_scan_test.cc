@@ -274,6 +274,7 @@ TEST(SplitCleanLine, SameAsSplitLineWithoutEscapes) {
     EXPECT_EQ(got.attr.host, want.attr.host) << line;
     EXPECT_EQ(got.attr.pid, want.attr.pid) << line;
     EXPECT_EQ(got.attr.gpu, want.attr.gpu) << line;
+    ExpectSameTime(CleanLineTime(line, LineFormat{}, tctx), LineTime(line, LineFormat{}, tctx), line);
   }
 }
 
