@@ -41,7 +41,7 @@ namespace {
 // own delta `acc` and those of the delta lines in between, all within the
 // same position bound.
 TimeInForce InheritedTime(const Pending& p, std::string_view p_before, int64_t acc, const TimeInForce& prev,
-                          const LineFormat& fmt, const TimeContext& tctx) {
+                          const LineFormat& fmt, const TimeContext& tctx, bool clean_lines) {
   TimeInForce t;
   std::string_view before = p_before;
   while (!before.empty()) {
@@ -50,7 +50,7 @@ TimeInForce InheritedTime(const Pending& p, std::string_view p_before, int64_t a
     std::string_view line = nl == std::string_view::npos ? before : before.substr(nl + 1);
     bool partial = nl == std::string_view::npos && !p.before_reaches_chunk_start && !p.before_reaches_prev;
     if (partial) break;
-    const std::optional<ParsedTime> pt = LineTime(line, fmt, tctx);
+    const std::optional<ParsedTime> pt = clean_lines ? CleanLineTime(line, fmt, tctx) : LineTime(line, fmt, tctx);
     if (pt && pt->wall_us) {
       t.time_us = *pt->wall_us + acc;
       t.inferred = pt->year_inferred;
@@ -81,13 +81,14 @@ TimeInForce InheritedTime(const Pending& p, std::string_view p_before, int64_t a
 // The chunk's first and last wall times, from its head and tail (the last
 // carried forward by the dmesg -H deltas after it), the first stamp with its
 // own year, and a monotonic anchor from the last line carrying both clocks.
-void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, ChunkOut& out) {
+void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, bool clean_lines, ChunkOut& out) {
+  auto line_time = [&](std::string_view l) { return clean_lines ? CleanLineTime(l, fmt, tctx) : LineTime(l, fmt, tctx); };
   auto first_time = [&](std::string_view text) -> int64_t {
     size_t pos = 0;
     for (int k = 0; k < 64 && pos < text.size(); ++k) {
       size_t nl = text.find('\n', pos);
       std::string_view l = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
-      const std::optional<ParsedTime> t = LineTime(l, fmt, tctx);
+      const std::optional<ParsedTime> t = line_time(l);
       if (t && t->wall_us) {
         if (!t->year_inferred) out.edge.dated_us = *t->wall_us;
         out.edge.first_time_inferred = t->year_inferred;
@@ -107,7 +108,7 @@ void ChunkEdgeTimes(const LineFormat& fmt, const TimeContext& tctx, ChunkOut& ou
     size_t nl = tail.rfind('\n');
     if (nl == std::string_view::npos && out.tail.size() >= kEdgeWindow) break;  // partial
     std::string_view l = nl == std::string_view::npos ? tail : tail.substr(nl + 1);
-    const std::optional<ParsedTime> t = LineTime(l, fmt, tctx);
+    const std::optional<ParsedTime> t = line_time(l);
     if (t && t->delta_s) tail_acc += DeltaUs(*t->delta_s);
     if (t && t->wall_us) {
       out.edge.last_time_us = *t->wall_us + tail_acc;
@@ -152,7 +153,7 @@ void AttributeRecord(const Attribution& line, const Attribution& path, Evidence&
 
 }  // namespace
 
-void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
+void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_lines) const {
   // Pass 1: each line's time in force and attribution, its signals
   // confirmed; the evidence made without its text and captures.
   std::vector<EvidenceRef> refs;
@@ -167,14 +168,16 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
     Pending& p = out.pending[i];
     std::string_view line = out.LineOf(p);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    LineView view = SplitLine(line, st.framing.format(), st.tctx);
+    LineView view = clean_lines ? SplitCleanLine(line, st.framing.format(), st.tctx)
+                                : SplitLine(line, st.framing.format(), st.tctx);
     const bool own_delta = view.time && view.time->delta_s;
     if (view.time && view.time->wall_us) {
       ConfirmLine(st, p, i, line, view, own_delta, TimeInForce(), out, refs);
       prev = {*view.time->wall_us, p.offset, view.time->year_inferred, false, 0};
     } else {
       const TimeInForce inherited =
-          InheritedTime(p, out.BeforeOf(p), own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(), st.tctx);
+          InheritedTime(p, out.BeforeOf(p), own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(),
+                        st.tctx, clean_lines);
       ConfirmLine(st, p, i, line, view, own_delta, inherited, out, refs);
       prev = inherited;
       prev.needs_prev = inherited.time_us == kNoTime && inherited.needs_prev;
@@ -203,7 +206,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out) const {
   out.pending_text.shrink_to_fit();
   out.pending_ids.clear();
   out.pending_ids.shrink_to_fit();
-  ChunkEdgeTimes(st.framing.format(), st.tctx, out);
+  ChunkEdgeTimes(st.framing.format(), st.tctx, clean_lines, out);
   out.head.clear();
   // The tail stays: the merge keeps the source's last bytes from it to
   // complete traceback windows cut at the next chunk's start.
@@ -486,6 +489,7 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
     p.tb_at_start = p.tb_at_start && abs_offset == 0;
     p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
   };
+  bool clean_lines = false;
   if (st.framing.format().json) {
     // JSON lines: scan the messages, not the raw JSON; confirm on the raw
     // line (SplitLine takes the message from it again).
@@ -510,8 +514,9 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
     PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out, fix_tb_window);
   } else {
     PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
+    clean_lines = true;
   }
-  PhaseB(st, out);
+  PhaseB(st, out, clean_lines);
 }
 
 }  // namespace faultline

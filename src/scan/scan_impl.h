@@ -375,7 +375,9 @@ struct Scanner::Impl {
 
   // line_evidence.cc. Phase B: evidence from pending lines. Runs on worker threads; reads only
   // immutable state (ruleset, the source's format and time context).
-  void PhaseB(const SourceState& st, ChunkOut& out) const;
+  // `clean_lines`: the chunk was scanned as it is, HasEscapes having found
+  // no terminal escape in it, so its matched lines are not looked at again.
+  void PhaseB(const SourceState& st, ChunkOut& out, bool clean_lines) const;
   // Pass 1: RE2 confirmation of a pending line's signals (or the Hyperscan
   // match, where it suffices), their evidence with time and attribution.
   void ConfirmLine(const SourceState& st, internal::Pending& p, uint32_t pending_index, std::string_view line,

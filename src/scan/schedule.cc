@@ -164,7 +164,7 @@ bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scrat
     ProcessBuffer(st, scratch, hits, data.data(), data.size(), 0, out);
   } else {
     PhaseA(*rs, scratch, data.data(), data.size(), 0, out, hits);
-    PhaseB(st, out);
+    PhaseB(st, out, true);
   }
   Push(t, std::move(out));
   return true;
@@ -222,7 +222,7 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
   }
   if (GuardedRead(all.data(), all.size(), [&] { PhaseA(*rs, scratch, base, len, begin, out, hits, begin, true, all.size() - end);
       })) {
-    PhaseB(st, out);
+    PhaseB(st, out, true);
   } else {
     FreshScratch(scratch);
     lost();
@@ -255,7 +255,7 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
       out.error = StrCat(path, ": the file shrank while it was being read");
     }
   } else {
-    PhaseB(st, out);
+    PhaseB(st, out, true);
   }
   return out;
 }

@@ -144,6 +144,52 @@ TEST(HasEscapes, EveryFormAtEveryOffset) {
   }
 }
 
+// The one-pass chunk test (128 bytes at a time) answers as the plain
+// memchr and pair pass: every form and near miss at every offset of texts
+// that end at every alignment past the last whole 128 bytes, two forms
+// across a block's edge, and random texts of the forms' bytes.
+TEST(HasEscapes, OnePassSameAsPlainAtEveryOffsetAndAlignment) {
+  const std::vector<std::string> pieces = {"\x1b", "#033[", "[0m", "[0;0m", "#034[", "#03",
+                                           "[0x",  "[1m",   "[0;1m", "#0", "[0"};
+  for (size_t len : {129u, 200u, 256u, 257u, 300u}) {
+    const std::string filler(len, 'x');
+    ASSERT_FALSE(HasEscapes(filler));
+    for (size_t at = 0; at <= filler.size(); ++at) {
+      for (const std::string& f : pieces) {
+        std::string s = filler;
+        s.insert(at, f);
+        ASSERT_EQ(HasEscapes(s), HasEscapesPlain(s)) << f << " at " << at << " of " << s.size();
+        // A near miss before a form, so a block's first candidate is not the answer.
+        std::string t = filler;
+        t.insert(at, "[0x");
+        t.insert(std::min(t.size(), at + 60), f);
+        ASSERT_EQ(HasEscapes(t), HasEscapesPlain(t)) << f << " after a miss at " << at << " of " << t.size();
+      }
+    }
+  }
+  std::mt19937 rng(13);
+  static constexpr std::string_view kBytes = "x[#0;m3\n";
+  int found = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string s;
+    const size_t len = 129 + rng() % 400;
+    for (size_t i = 0; i < len; ++i) s.push_back(rng() % 4 == 0 ? kBytes[rng() % kBytes.size()] : 'x');
+    if (rng() % 2 == 0) s.insert(rng() % (s.size() + 1), pieces[rng() % pieces.size()]);
+    found += HasEscapesPlain(s);
+    ASSERT_EQ(HasEscapes(s), HasEscapesPlain(s)) << s;
+  }
+  EXPECT_GT(found, 2000);  // both answers are common
+  EXPECT_LT(found, 18000);
+  // A text that must be read to its end: the last byte is ESC, or a
+  // rsyslog escape ends the text, after many blocks of candidates.
+  std::string many;
+  for (int i = 0; i < 100; ++i) many += "[0x#0 [0;1m ";
+  EXPECT_FALSE(HasEscapes(many));
+  EXPECT_TRUE(HasEscapes(many + "\x1b"));
+  EXPECT_TRUE(HasEscapes(many + "#033["));
+  EXPECT_FALSE(HasEscapes(many + "#033"));
+}
+
 TEST(DisplayWidth, AsciiFastPathAndTheRest) {
   EXPECT_EQ(DisplayWidth(std::string(57, 'a')), 57u);
   EXPECT_EQ(DisplayWidth(std::string(57, 'a') + "\r"), 57u);
@@ -212,6 +258,23 @@ TEST(LineTime, SameAsSplitLine) {
         std::string(R"({"message":"[rank2]:[E1102 13:46:41.123456 41000 a.cpp:1] boom"})"),
         std::string("not json at all 2026-11-02 13:46:41")}) {
     ExpectSameTime(LineTime(line, json, tctx), SplitLine(line, json, tctx).time, line);
+  }
+}
+
+// A line of a chunk found clean is split as SplitLine splits it.
+TEST(SplitCleanLine, SameAsSplitLineWithoutEscapes) {
+  TimeContext tctx;
+  tctx.default_year = 2026;
+  for (const std::string& line : TimeLines()) {
+    ASSERT_FALSE(HasEscapes(line)) << line;
+    const LineView want = SplitLine(line, LineFormat{}, tctx), got = SplitCleanLine(line, LineFormat{}, tctx);
+    ExpectSameTime(got.time, want.time, line);
+    EXPECT_EQ(got.message, want.message) << line;
+    EXPECT_EQ(got.attr.rank, want.attr.rank) << line;
+    EXPECT_EQ(got.attr.host, want.attr.host) << line;
+    EXPECT_EQ(got.attr.pid, want.attr.pid) << line;
+    EXPECT_EQ(got.attr.gpu, want.attr.gpu) << line;
+    ExpectSameTime(CleanLineTime(line, LineFormat{}, tctx), LineTime(line, LineFormat{}, tctx), line);
   }
 }
 
