@@ -13,7 +13,10 @@
 // message goes on to the rule's line), an exception whose traceback holds a
 // catalog rule's frame joins that rule's incident, and a fatal line after
 // training completed, or at the process's exit (role:teardown), is teardown.
+// Of one failure's lines, the one that states the message leads the one
+// that only names the exception's type (C++'s what() under its terminate).
 #include <algorithm>
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -355,7 +358,8 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
     // record's exc_info, was caught: the program went on (MayBeFatal), and
     // so did a rank that made progress after it.
     if (!MayBeFatal(st, i) || SurvivedLine(st, i)) continue;
-    if (const auto* line = ClaimingLine(claimed, ev, TaskReport(st, i))) {
+    // A symptom (an exit report) is a whole report, never the head of a message.
+    if (const auto* line = ClaimingLine(claimed, ev, TaskReport(st, i) || role != SignalRole::Initiating)) {
       if (line->second != ev.line && role == SignalRole::Initiating) st.message_heads.try_emplace(*line, i);
       continue;
     }
@@ -575,6 +579,28 @@ bool SameFailure(const Evidence& f, const Evidence& ev) {
   return !sig.empty() && ExitSignal(ev) == sig;
 }
 
+// C++'s terminate report names the exception's type ("terminate called
+// after throwing an instance of 'std::bad_alloc'") and gives its message on
+// the next line ("  what():  std::bad_alloc"): when the failure's first line
+// names an exception but states no message, and a line of its file within
+// its message's reach states one and names no exception of its own, that
+// line leads: it says what failed. `lines` is in logging order, of one
+// failure.
+void MessageFirst(const CorrelationState& st, std::vector<size_t>& lines) {
+  if (lines.size() < 2) return;
+  const Evidence& head = st.evs[lines.front()];
+  if (!head.Field("exception") || head.Field("message")) return;
+  for (size_t k = 1; k < lines.size(); ++k) {
+    const Evidence& ev = st.evs[lines[k]];
+    if (ev.source != head.source || ev.line > head.line + kMessageLines) return;
+    if (ev.line > head.line && ev.Field("message") && !ev.Field("exception")) {
+      std::rotate(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(k),
+                  lines.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+      return;
+    }
+  }
+}
+
 // The fallback cluster of `lines` (the failing rank's), appended to the
 // clusters; returns its index.
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
@@ -646,6 +672,7 @@ void ChooseFallback(CorrelationState& st) {
     if (!AfterFatal(st, st.clusters[w], f)) return;
   }
   std::erase_if(lines, [&](size_t i) { return !SameFailure(f, st.evs[i]); });
+  MessageFirst(st, lines);
   int fc = AddFallbackCluster(st, lines);
   for (int w : weak) {
     Cluster& s = st.clusters[w];

@@ -12,6 +12,12 @@ namespace {
 using attribution_internal::IsWordChar;
 
 constexpr std::string_view kHeader = "Traceback (most recent call last):";
+// IPython's header has no colon: it names the exception's class before it
+// ("StopIteration                             Traceback (most recent call last)").
+constexpr std::string_view kHeaderStem = "Traceback (most recent call last)";
+// Lines after an IPython header its exception line may come in: its frames
+// show several code lines of context each.
+constexpr size_t kIPythonReach = 512;
 // Non-frame lines allowed between two frames, or between the last frame and
 // the exception line: the code line, Python 3.11's caret line, a note.
 constexpr int kMaxGap = 3;
@@ -154,13 +160,63 @@ bool Chained(std::string_view after, size_t at, const Attribution& mine, const L
   return false;
 }
 
+// The class an IPython traceback's header names ("StopIteration" of
+// "StopIteration      Traceback (most recent call last)"), nullopt for
+// CPython's header (its colon) and anything before the stem that is no class
+// name (a progress bar's last redraw).
+std::optional<std::string> IPythonClass(std::string_view message) {
+  size_t at = message.find(kHeaderStem);
+  if (at == std::string_view::npos || at == 0) return std::nullopt;
+  std::string_view tail = message.substr(at + kHeaderStem.size());
+  if (!tail.empty() && tail[0] == ':') return std::nullopt;
+  std::string_view cls = message.substr(0, at);
+  while (!cls.empty() && cls.back() == ' ') cls.remove_suffix(1);
+  if (cls.size() == at) return std::nullopt;  // the class and the stem are apart
+  std::optional<ExceptionLine> e = ReadException(cls);
+  if (!e || e->exception.size() != cls.size()) return std::nullopt;
+  return e->exception;
+}
+
+// IPython's frames are its own ("<ipython-input-13-6f755a42859a> in f(x)",
+// "File ~/lib/x.py:444, in f(self)", numbered code lines with "---->"
+// arrows): its exception line is the first line of the header's stream that
+// starts with the class the header names, then a colon or nothing.
+std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::string_view after,
+                                                  const Attribution& mine, const LineFormat& fmt,
+                                                  const TimeContext& tctx) {
+  for (size_t at = 0, index = 0; at < after.size() && index < kIPythonReach; ++index) {
+    size_t nl = after.find('\n', at);
+    if (nl == std::string_view::npos) return std::nullopt;  // a partial line
+    std::string_view l = after.substr(at, nl - at);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    LineView v = SplitLine(l, fmt, tctx);
+    if (SameStream(v.attr, mine)) {
+      std::string_view s = v.message;
+      if (s.find(kHeaderStem) != std::string_view::npos) return std::nullopt;  // another traceback
+      if (s.starts_with(cls) && (s.size() == cls.size() || s[cls.size()] == ':')) {
+        std::optional<ExceptionLine> e = ReadException(s);
+        if (!e || e->exception != cls || Chained(after, nl + 1, mine, fmt, tctx)) return std::nullopt;
+        e->index = index;
+        e->begin = at;
+        e->end = at + l.size();
+        return e;
+      }
+    }
+    at = nl + 1;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
                                                const LineFormat& fmt, const TimeContext& tctx) {
   if (fmt.json) return std::nullopt;
   LineView h = SplitLine(header, fmt, tctx);
-  if (h.message.find(kHeader) == std::string_view::npos) return std::nullopt;
+  if (h.message.find(kHeader) == std::string_view::npos) {
+    std::optional<std::string> cls = IPythonClass(h.message);
+    return cls ? FindIPythonException(*cls, after, h.attr, fmt, tctx) : std::nullopt;
+  }
   // The prefix the traceback's lines share ("[rank3]: ", a journal's stamp,
   // none under a logger's record) is its first frame's: the header's line
   // may hold more (an unfinished tqdm bar's last redraw before it).
@@ -199,7 +255,7 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
 
 size_t CutBeforeTraceback(std::string_view buffered, size_t cut) {
   const size_t from = cut > kTracebackWindow ? cut - kTracebackWindow : 0;
-  size_t h = buffered.substr(from, cut - from).rfind(kHeader);
+  size_t h = buffered.substr(from, cut - from).rfind(kHeaderStem);
   if (h == std::string_view::npos) return cut;
   h += from;
   size_t nl = h == 0 ? std::string_view::npos : buffered.rfind('\n', h - 1);

@@ -826,3 +826,39 @@ def test_a_traceback_cut_before_its_exception_line_reads_no_other_line(faultline
     # The frames end in a log record: no exception line to read.
     text = QUEUE_EMPTY.replace("[rank1]: _queue.Empty", "[rank1]: 2025-08-29 12:21:03 INFO retrying")
     assert incidents(faultline_bin, validate, tmp_path, text) == []
+
+
+# libstdc++'s verbose terminate handler names the exception's type, then its
+# message on the next line (a thread's report of a JSON type mismatch, as
+# posted): the what() line says what failed and leads the incident.
+TERMINATE_WHAT = """\
+sweetjams.club
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  "type mismatch! call is<type>() before get<type>()" && is<object>()
+Aborted
+"""
+
+
+def test_what_line_leads_the_terminate_line_it_goes_on_from(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, TERMINATE_WHAT)
+    assert inc["reference"] == FALLBACK
+    assert texts(inc)[:2] == [
+        '  what():  "type mismatch! call is<type>() before get<type>()" && is<object>()',
+        "terminate called after throwing an instance of 'std::runtime_error'",
+    ]
+
+
+# slurmstepd cancels a step when one of its tasks failed, and srun reports the
+# other tasks terminated on the next line: the cancel notice is a report of
+# its own, not the head of a message that goes on to srun's line.
+STEP_TASK_FAILURE = """\
+[2026-04-29T23:36:37.809] error: *** STEP 52222788.0 ON nid002888 CANCELLED AT 2026-04-29T23:36:37 DUE TO TASK FAILURE ***
+srun: error: nid002888: tasks 0-57,59-63: Terminated
+srun: Force Terminated StepId=52222788.0
+"""
+
+
+def test_exit_report_is_no_message_head(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, STEP_TASK_FAILURE)
+    assert inc["reference"] == FALLBACK
+    assert "DUE TO TASK FAILURE" in texts(inc)[0]

@@ -172,6 +172,31 @@ TEST(Traceback, NoExceptionLineForACutOrChainedTraceback) {
   EXPECT_FALSE(After(header, chained).has_value());
 }
 
+// IPython's header names the exception's class and has no colon; its
+// frames are its own (numbered code lines, "---->" arrows): the exception
+// line is the first that starts with that class (a StopIteration with an
+// empty message, as a notebook prints it). CPython's header never takes
+// this path, nor does a progress bar's redraw before a header.
+TEST(Traceback, IPythonHeaderNamesTheExceptionLine) {
+  const std::string header = "StopIteration                             Traceback (most recent call last)";
+  const std::string frames =
+      "<ipython-input-13-6f755a42859a> in batch_step(self)\n"
+      "    274 \n"
+      "--> 276         t_cur = self.t_epoch + next(self.batch_increment)\n"
+      "    277         for param_group, (lr, weight_decay) in zip(self.optimizer.param_groups,\n"
+      "\n";
+  auto e = After(header, frames + "StopIteration: \n");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exception, "StopIteration");
+  EXPECT_EQ(e->index, 5u);
+  EXPECT_FALSE(After(header, frames).has_value());  // cut before its exception line
+  EXPECT_FALSE(After(header, frames + "StopIteration: \n\nDuring handling of the above exception, another "
+                             "exception occurred:\n").has_value());
+  EXPECT_FALSE(After("Training progress:   0%|  | 70/60000 Traceback (most recent call last)",
+                     frames + "StopIteration: \n").has_value());
+  EXPECT_FALSE(After("Traceback (most recent call last):", frames + "StopIteration: \n").has_value());
+}
+
 // A stream's cut waits for a traceback whose header is in its last window.
 TEST(Traceback, StreamCutMovesBeforeARecentHeader) {
   std::string noise = "step 1 done\n";
