@@ -601,6 +601,21 @@ void MessageFirst(const CorrelationState& st, std::vector<size_t>& lines) {
   }
 }
 
+// Whether every line of root cluster `c` is a launcher's report of a task
+// (srun's "task 3: Killed") logged in the file of, and after, its report of
+// another task's error exit (`lines` holds "task 5: Exited with exit code
+// 1"): srun ends the rest of a step once one task fails, so those kills
+// are its doing, and the task that failed first is the lead, not them.
+bool KilledAfterTaskExit(const CorrelationState& st, const Cluster& c, const std::vector<size_t>& lines) {
+  return !c.ev.empty() && std::all_of(c.ev.begin(), c.ev.end(), [&](size_t i) {
+    const Evidence& ev = st.evs[i];
+    return TaskReport(st, i) && std::any_of(lines.begin(), lines.end(), [&](size_t j) {
+             const Evidence& x = st.evs[j];
+             return x.source == ev.source && x.offset < ev.offset && x.Field("exitcode") && TaskReport(st, j);
+           });
+  });
+}
+
 // The fallback cluster of `lines` (the failing rank's), appended to the
 // clusters; returns its index.
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
@@ -654,7 +669,12 @@ void ChooseFallback(CorrelationState& st) {
   // A launcher's summary already says that a worker exited, and how: an
   // exit status adds nothing to it, only the worker's own error would. Nor
   // does an exit status outweigh a symptom a catalog rule names.
-  if (!any_initiating && (summary || !weak.empty())) return;
+  // Kills a launcher reports after it reported a task's error exit are the
+  // launcher ending the rest of the job: they do not outweigh that exit.
+  bool weak_after_exit = std::all_of(weak.begin(), weak.end(), [&](int w) {
+    return KilledAfterTaskExit(st, st.clusters[w], lines);
+  });
+  if (!any_initiating && (summary || !weak_after_exit)) return;
   ShareLineAttribution(st, lines);
   if (any_initiating) {
     std::erase_if(lines, [&](size_t i) {

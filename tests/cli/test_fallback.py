@@ -862,3 +862,31 @@ def test_exit_report_is_no_message_head(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, STEP_TASK_FAILURE)
     assert inc["reference"] == FALLBACK
     assert "DUE TO TASK FAILURE" in texts(inc)[0]
+
+
+# srun ends the rest of a step once one task fails: the kills it reports
+# after a task's error exit are its doing, and that task leads. A kill it
+# reports first stays the lead, and the exit after it is no explanation.
+SRUN_EXIT_THEN_KILLS = """\
+srun: error: gpu-a07: task 2: Exited with exit code 1
+srun: launch/slurm: _step_signal: Terminating StepId=918273.0
+srun: error: gpu-a07: tasks 0-1,3: Killed
+srun: error: gpu-a08: tasks 4-7: Killed
+"""
+SRUN_KILL_THEN_EXIT = """\
+srun: error: gpu-a07: task 2: Killed
+srun: error: gpu-a07: task 5: Exited with exit code 1
+"""
+
+
+def test_srun_kills_after_a_task_exit_are_its_collateral(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, SRUN_EXIT_THEN_KILLS)
+    assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
+    assert inc["initiating"]["rank"] == 2
+    assert "task 2: Exited with exit code 1" in inc["initiating"]["evidence"][0]["text"]
+    assert any(c["rule"] == "process-sigkilled" for c in inc["collateral"])
+
+
+def test_srun_kill_before_any_task_exit_stays_the_lead(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, SRUN_KILL_THEN_EXIT)
+    assert inc["rule"] == "process-sigkilled", inc["explanation"]
