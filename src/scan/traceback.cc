@@ -160,6 +160,37 @@ bool Chained(std::string_view after, size_t at, const Attribution& mine, const L
   return false;
 }
 
+// One line of the text after a traceback's header: its bytes without the
+// line end, where it starts, and where the next line starts.
+struct AfterLine {
+  std::string_view text;
+  size_t begin;
+  size_t next;
+};
+
+// The whole line of `after` that starts at `at`, nullopt when it has no
+// line end yet (a partial line).
+std::optional<AfterLine> LineOf(std::string_view after, size_t at) {
+  size_t nl = after.find('\n', at);
+  if (nl == std::string_view::npos) return std::nullopt;
+  std::string_view l = after.substr(at, nl - at);
+  if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+  return AfterLine{l, at, nl + 1};
+}
+
+// Exception line `e`, read from line `l` (the `index`th after the header),
+// placed there; nullopt when there is none or another traceback chained to
+// it follows (its exception is the one that ended the process).
+std::optional<ExceptionLine> Placed(std::optional<ExceptionLine> e, std::string_view after,
+                                    const AfterLine& l, size_t index, const Attribution& mine,
+                                    const LineFormat& fmt, const TimeContext& tctx) {
+  if (!e || Chained(after, l.next, mine, fmt, tctx)) return std::nullopt;
+  e->index = index;
+  e->begin = l.begin;
+  e->end = l.begin + l.text.size();
+  return e;
+}
+
 // The class an IPython traceback's header names ("StopIteration" of
 // "StopIteration      Traceback (most recent call last)"), nullopt for
 // CPython's header (its colon) and anything before the stem that is no class
@@ -185,24 +216,19 @@ std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::s
                                                   const Attribution& mine, const LineFormat& fmt,
                                                   const TimeContext& tctx) {
   for (size_t at = 0, index = 0; at < after.size() && index < kIPythonReach; ++index) {
-    size_t nl = after.find('\n', at);
-    if (nl == std::string_view::npos) return std::nullopt;  // a partial line
-    std::string_view l = after.substr(at, nl - at);
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    LineView v = SplitLine(l, fmt, tctx);
+    std::optional<AfterLine> l = LineOf(after, at);
+    if (!l) return std::nullopt;  // a partial line
+    LineView v = SplitLine(l->text, fmt, tctx);
     if (SameStream(v.attr, mine)) {
       std::string_view s = v.message;
       if (s.find(kHeaderStem) != std::string_view::npos) return std::nullopt;  // another traceback
       if (s.starts_with(cls) && (s.size() == cls.size() || s[cls.size()] == ':')) {
         std::optional<ExceptionLine> e = ReadException(s);
-        if (!e || e->exception != cls || Chained(after, nl + 1, mine, fmt, tctx)) return std::nullopt;
-        e->index = index;
-        e->begin = at;
-        e->end = at + l.size();
-        return e;
+        if (e && e->exception != cls) return std::nullopt;
+        return Placed(std::move(e), after, *l, index, mine, fmt, tctx);
       }
     }
-    at = nl + 1;
+    at = l->next;
   }
   return std::nullopt;
 }
@@ -225,11 +251,9 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   size_t frames = 0;
   int gap = 0;
   for (size_t at = 0, index = 0; at < after.size(); ++index) {
-    size_t nl = after.find('\n', at);
-    if (nl == std::string_view::npos) return std::nullopt;  // a partial line
-    std::string_view l = after.substr(at, nl - at);
-    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    LineView v = SplitLine(l, fmt, tctx);
+    std::optional<AfterLine> l = LineOf(after, at);
+    if (!l) return std::nullopt;  // a partial line
+    LineView v = SplitLine(l->text, fmt, tctx);
     const bool frame = ParseFrame(v.message).has_value();
     if (SameStream(v.attr, mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
@@ -240,15 +264,10 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
       } else if (frames == 0 || (FrameBody(s) && ++gap > kMaxGap)) {
         return std::nullopt;
       } else if (!FrameBody(s)) {
-        std::optional<ExceptionLine> e = ReadException(s);
-        if (!e || Chained(after, nl + 1, mine, fmt, tctx)) return std::nullopt;
-        e->index = index;
-        e->begin = at;
-        e->end = at + l.size();
-        return e;
+        return Placed(ReadException(s), after, *l, index, mine, fmt, tctx);
       }
     }
-    at = nl + 1;
+    at = l->next;
   }
   return std::nullopt;
 }
