@@ -601,18 +601,27 @@ void MessageFirst(const CorrelationState& st, std::vector<size_t>& lines) {
   }
 }
 
-// Whether every line of root cluster `c` is a launcher's report of a task
-// (srun's "task 3: Killed") logged in the file of, and after, its report of
-// another task's error exit (`lines` holds "task 5: Exited with exit code
-// 1"): srun ends the rest of a step once one task fails, so those kills
-// are its doing, and the task that failed first is the lead, not them.
-bool KilledAfterTaskExit(const CorrelationState& st, const Cluster& c, const std::vector<size_t>& lines) {
-  return !c.ev.empty() && std::all_of(c.ev.begin(), c.ev.end(), [&](size_t i) {
-    const Evidence& ev = st.evs[i];
-    return TaskReport(st, i) && std::any_of(lines.begin(), lines.end(), [&](size_t j) {
-             const Evidence& x = st.evs[j];
-             return x.source == ev.source && x.offset < ev.offset && x.Field("exitcode") && TaskReport(st, j);
-           });
+// Whether every line of every root cluster of `weak` is a launcher's report
+// of a task (srun's "task 3: Killed") logged in the file of, and after, its
+// report of another task's error exit (`lines` holds "task 5: Exited with
+// exit code 1"): srun ends the rest of a step once one task fails, so those
+// kills are its doing, and the task that failed first is the lead, not them.
+bool KilledAfterTaskExit(const CorrelationState& st, const std::vector<int>& weak, const std::vector<size_t>& lines) {
+  std::map<uint32_t, uint64_t> first_exit;  // source -> offset of its first task exit report
+  for (size_t j : lines) {
+    const Evidence& x = st.evs[j];
+    if (!x.Field("exitcode") || !TaskReport(st, j)) continue;
+    auto [it, fresh] = first_exit.try_emplace(x.source, x.offset);
+    if (!fresh) it->second = std::min(it->second, x.offset);
+  }
+  if (first_exit.empty()) return false;
+  return std::all_of(weak.begin(), weak.end(), [&](int w) {
+    const Cluster& c = st.clusters[w];
+    return !c.ev.empty() && std::all_of(c.ev.begin(), c.ev.end(), [&](size_t i) {
+      const Evidence& ev = st.evs[i];
+      auto it = first_exit.find(ev.source);
+      return it != first_exit.end() && it->second < ev.offset && TaskReport(st, i);
+    });
   });
 }
 
@@ -671,10 +680,7 @@ void ChooseFallback(CorrelationState& st) {
   // does an exit status outweigh a symptom a catalog rule names.
   // Kills a launcher reports after it reported a task's error exit are the
   // launcher ending the rest of the job: they do not outweigh that exit.
-  bool weak_after_exit = std::all_of(weak.begin(), weak.end(), [&](int w) {
-    return KilledAfterTaskExit(st, st.clusters[w], lines);
-  });
-  if (!any_initiating && (summary || !weak_after_exit)) return;
+  if (!any_initiating && (summary || (!weak.empty() && !KilledAfterTaskExit(st, weak, lines)))) return;
   ShareLineAttribution(st, lines);
   if (any_initiating) {
     std::erase_if(lines, [&](size_t i) {
