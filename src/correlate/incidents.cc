@@ -2,9 +2,10 @@
 // root cluster's lines are the initiating evidence, the clusters it explains
 // its collateral (merged per rule). A root made only of symptoms gets an
 // inferred suspect: the rank most of its lines name, the rank absent from
-// an all-rank report, the rank at the lowest collective SeqNum, or the first rank to stop progressing. A line
-// that blames a remote peer makes the peer the suspect. The rule's fix,
-// verify and missing facts are filled in for the incident's place and time.
+// an all-rank report, the rank at the lowest collective SeqNum, or the
+// first rank to stop progressing. A line that blames a remote peer makes
+// the peer the suspect. The rule's fix, verify and missing facts are
+// filled in for the incident's place and time.
 #include <algorithm>
 #include <cctype>
 #include <cmath>

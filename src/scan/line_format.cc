@@ -205,15 +205,15 @@ size_t EscapeAt(std::string_view line, size_t i, bool bare) {
   return 0;
 }
 
-}  // namespace
-
-namespace {
-
-// Whether one of rsyslog's "#033[" or a bare reset starts at s[i].
-bool EscapeWordAt(std::string_view s, size_t i) {
-  const std::string_view rest = s.substr(i);
-  return rest.starts_with("#033[") || std::any_of(std::begin(kBareResets), std::end(kBareResets),
-                                                  [&](std::string_view r) { return rest.starts_with(r); });
+// Whether one of the words starts at p[j], a '#' or '[' before a '0' in
+// the n bytes at p: rsyslog's "#033[" or a bare reset ("[0m", "[0;0m",
+// kBareResets), compared in place (a generated log's NCCL lines hold
+// "[0]": one candidate a line).
+inline bool EscapeWordAfterPair(const char* p, size_t j, size_t n) {
+  if (p[j] == '[') {
+    return j + 2 < n && (p[j + 2] == 'm' || (p[j + 2] == ';' && j + 4 < n && p[j + 3] == '0' && p[j + 4] == 'm'));
+  }
+  return j + 4 < n && p[j + 2] == '3' && p[j + 3] == '3' && p[j + 4] == '[';
 }
 
 // HasEscapes of s's bytes from `begin` (a word may start at begin).
@@ -225,21 +225,11 @@ bool HasEscapesFrom(std::string_view s, size_t begin) {
   // each word was 16% of a sparse log's scan), each start checked in place.
   bool found = false;
   ForEachPairStartFast<false, BytePair{'#', '0'}, BytePair{'[', '0'}>(
-      s, begin, [&](size_t i) { return found = EscapeWordAt(s, i); });
+      s, begin, [&](size_t i) { return found = EscapeWordAfterPair(s.data(), i, s.size()); });
   return found;
 }
 
 #if defined(__x86_64__)
-// Whether one of the words starts at p[j], a '#' or '[' before a '0' in
-// the n bytes at p: "#033[", "[0m" or "[0;0m", compared in place (a
-// generated log's NCCL lines hold "[0]": one candidate a line).
-inline bool EscapeWordAfterPair(const char* p, size_t j, size_t n) {
-  if (p[j] == '[') {
-    return j + 2 < n && (p[j + 2] == 'm' || (p[j + 2] == ';' && j + 4 < n && p[j + 3] == '0' && p[j + 4] == 'm'));
-  }
-  return j + 4 < n && p[j + 2] == '3' && p[j + 3] == '3' && p[j + 4] == '[';
-}
-
 // -1 in each byte k of the 32 at p where p[k] is ESC, or a '#' or '['
 // before a '0' (reads p[0..32]).
 __attribute__((target("avx2"), always_inline)) inline __m256i EscapeCandidates32(const char* p) {
@@ -736,10 +726,6 @@ std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const 
   }
   return time;
 }
-
-}  // namespace
-
-namespace {
 
 LineView Split(std::string_view line, const LineFormat& fmt, const TimeContext& tctx, bool may_have_escapes) {
   LineView v;
