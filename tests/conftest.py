@@ -77,6 +77,11 @@ def diagnose_text(binary, validate, directory, text, name="train.log"):
     return diagnose_path(binary, validate, log)
 
 
+def initiating_texts(inc):
+    """The texts of an incident's initiating evidence lines."""
+    return [e["text"] for e in inc["initiating"]["evidence"]]
+
+
 def first_incident(binary, validate, directory, text, name="train.log"):
     """diagnose_text's first incident; fails when there is none."""
     found = diagnose_text(binary, validate, directory, text, name)

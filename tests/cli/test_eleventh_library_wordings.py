@@ -16,11 +16,7 @@
   InvalidArgument, ...) and Triton's ONNX Runtime backend as "onnx runtime
   error CODE: message": both are fatal lines of the program that got them.
 """
-from conftest import first_incident
-
-
-def texts(inc):
-    return [e["text"] for e in inc["initiating"]["evidence"]]
+from conftest import first_incident, initiating_texts
 
 
 GGML_ALLOC = """\
@@ -41,7 +37,7 @@ current device: 0
 def test_ggml_cuda_malloc_failure_is_gpu_memory(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, GGML_ALLOC)
     assert inc["rule"] == "cuda-oom", inc["explanation"]
-    assert "cudaMalloc failed: out of memory" in texts(inc)[0]
+    assert "cudaMalloc failed: out of memory" in initiating_texts(inc)[0]
 
 
 def test_ggml_first_cuda_check_out_of_memory_is_gpu_memory(faultline_bin, validate, tmp_path):
@@ -71,7 +67,7 @@ def test_mpirun_rank_signal_with_a_blank_node_is_a_failure(faultline_bin, valida
     for text in (MPI_BLANK_NODE, MPI_NAMED_NODE):
         inc = first_incident(faultline_bin, validate, tmp_path, text)
         assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
-        assert texts(inc)[0] == text.strip()
+        assert initiating_texts(inc)[0] == text.strip()
 
 
 ORT_PYTHON = """\
@@ -89,4 +85,4 @@ def test_onnxruntime_error_status_is_a_fatal_line(faultline_bin, validate, tmp_p
     for text, line in ((ORT_PYTHON, "[ONNXRuntimeError] : 1 : FAIL"), (ORT_TRITON, "onnx runtime error 6")):
         inc = first_incident(faultline_bin, validate, tmp_path, text)
         assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
-        assert line in texts(inc)[0]
+        assert line in initiating_texts(inc)[0]

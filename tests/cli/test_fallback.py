@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from conftest import diagnose_text, first_incident, run
+from conftest import diagnose_text, first_incident, initiating_texts, run
 
 FALLBACK = "Unrecognised fatal error"
 
@@ -36,14 +36,10 @@ def incidents(faultline_bin, validate, tmp_path, text):
     return diagnose_text(faultline_bin, validate, tmp_path, text)
 
 
-def texts(inc):
-    return [e["text"] for e in inc["initiating"]["evidence"]]
-
-
 def test_traceback_cut_before_its_exception_leads_with_the_code_line(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, TRUNCATED)
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == ["[rank0]:     assert alibi_slopes.dim() == 2"]
+    assert initiating_texts(inc) == ["[rank0]:     assert alibi_slopes.dim() == 2"]
     assert inc["initiating"]["rank"] == 0
     assert any("the rest of the traceback after 'assert alibi_slopes.dim() == 2'" in f
                for f in inc["missing_facts"]), inc["missing_facts"]
@@ -52,13 +48,13 @@ def test_traceback_cut_before_its_exception_leads_with_the_code_line(faultline_b
 def test_the_exception_after_the_code_line_leads(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, TRUNCATED + "[rank0]: AssertionError\n")
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == ["[rank0]: AssertionError"]
+    assert initiating_texts(inc) == ["[rank0]: AssertionError"]
 
 
 def test_worker_error_before_collective_timeouts_initiates(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, WORKER_ERROR + WATCHDOG)
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == ["[rank0]: ValueError: Template 'None' not found."]
+    assert initiating_texts(inc) == ["[rank0]: ValueError: Template 'None' not found."]
     assert inc["initiating"]["rank"] == 0
     assert [c["rule"] for c in inc["collateral"]] == ["nccl-watchdog-timeout"]
 
@@ -236,7 +232,7 @@ RECOMPILE_LIMIT = (
 def test_an_exception_of_an_exceptions_module_is_a_fatal_line(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, RECOMPILE_LIMIT)
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == [RECOMPILE_LIMIT.splitlines()[1]]
+    assert initiating_texts(inc) == [RECOMPILE_LIMIT.splitlines()[1]]
 
 
 def test_a_warning_category_of_an_exceptions_module_is_no_failure(faultline_bin, validate, tmp_path):
@@ -267,7 +263,7 @@ def test_terminate_whose_message_is_the_runtime_unloading_is_no_failure(faultlin
 def test_an_error_before_the_exit_noise_still_initiates(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, WORKER_ERROR + TERMINATE_EXIT)
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == ["[rank0]: ValueError: Template 'None' not found."]
+    assert initiating_texts(inc) == ["[rank0]: ValueError: Template 'None' not found."]
 
 
 def test_terminate_with_another_message_is_still_a_failure(faultline_bin, validate, tmp_path):
@@ -302,7 +298,7 @@ def test_peer_reported_network_errors_follow_the_peers_crash(faultline_bin, vali
     (tmp_path / "node02" / "kern.log").write_text(PEER_SEGV)
     found = diagnose_tree(faultline_bin, validate, tmp_path)
     assert found and found[0]["reference"] == FALLBACK, [i["reference"] for i in found]
-    assert "segfault at" in texts(found[0])[0]
+    assert "segfault at" in initiating_texts(found[0])[0]
     collateral = [c["rule"] for c in found[0].get("collateral", [])]
     assert "ib-retry-exceeded" in collateral, found[0].get("collateral")
 
@@ -347,7 +343,7 @@ def test_dataloader_worker_original_exception_leads(faultline_bin, validate, tmp
     failure seen from the main process, in the same incident."""
     found = incidents(faultline_bin, validate, tmp_path, DATALOADER)
     assert [i["reference"] for i in found] == ["DataLoader Failure"], [i["rule"] for i in found]
-    lead = texts(found[0])
+    lead = initiating_texts(found[0])
     assert lead[0].startswith("FileNotFoundError: [Errno 2] No such file or directory"), lead
     assert any("Caught FileNotFoundError in DataLoader worker process 3" in t for t in lead), lead
 
@@ -368,7 +364,7 @@ NCCL_SYSTEM = (
 def test_a_bare_nccl_system_error_is_an_unrecognised_fatal_error(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, NCCL_SYSTEM)
     assert inc["reference"] == FALLBACK
-    assert texts(inc)[0] == NCCL_SYSTEM.splitlines()[0]
+    assert initiating_texts(inc)[0] == NCCL_SYSTEM.splitlines()[0]
     assert inc["initiating"]["rank"] == 3
 
 
@@ -393,7 +389,7 @@ def test_an_exception_line_of_an_nccl_result_is_one_fatal_line(faultline_bin, va
             "details), NCCL version 2.21.5\n")
     inc = first_incident(faultline_bin, validate, tmp_path, line)
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == [line.rstrip("\n")]
+    assert initiating_texts(inc) == [line.rstrip("\n")]
 
 
 # A rule that is a failure only beside a generic fatal line
@@ -412,14 +408,14 @@ ERROR 05-02 11:20:07 [core_client.py:564] Engine core proc EngineCore_0 died une
 def test_the_required_fatal_line_leads_the_rule_that_requires_it(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, ENGINE_ERROR)
     assert inc["rule"] == "vllm-engine-monitor-died"
-    assert texts(inc)[0] == "ValueError: Unsupported image size (0, 0)"
+    assert initiating_texts(inc)[0] == "ValueError: Unsupported image size (0, 0)"
 
 
 def test_an_exception_after_a_ctrl_c_does_not_lead_the_rule_that_requires_one(faultline_bin, validate, tmp_path):
     # What a process prints while a person's Ctrl-C stops it is that stop's
     # doing, for the rule that requires a fatal line as for the fallback.
     inc = first_incident(faultline_bin, validate, tmp_path, "KeyboardInterrupt\n" + ENGINE_ERROR)
-    assert "ValueError: Unsupported image size (0, 0)" not in texts(inc)
+    assert "ValueError: Unsupported image size (0, 0)" not in initiating_texts(inc)
 
 
 # torchrun's ChildFailedError summary lists the other failures first and the
@@ -467,7 +463,7 @@ def test_a_child_killed_by_signal_9_is_a_sigkill(faultline_bin, validate, tmp_pa
     text = "Iteration 0, Testing net (#0)\nTest net output #0: loss = 18.4677\n" + line + "\n"
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "process-sigkilled"
-    assert texts(inc) == [line]
+    assert initiating_texts(inc) == [line]
 
 
 def test_another_signal_as_a_returncode_is_not_a_sigkill(faultline_bin, validate, tmp_path):
@@ -492,7 +488,7 @@ def test_an_nccl_error_warning_is_a_fatal_line(faultline_bin, validate, tmp_path
             "    work = default_pg.barrier(opts=opts)\n")
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
-    assert "NCCL WARN Error : ring 0" in texts(inc)[0]
+    assert "NCCL WARN Error : ring 0" in initiating_texts(inc)[0]
 
 
 # A wrapper's "failed with exit code N" / "failed with error code N" with
@@ -507,7 +503,7 @@ def test_an_nccl_error_warning_is_a_fatal_line(faultline_bin, validate, tmp_path
 def test_a_failed_with_exit_code_report_carries_its_signal(faultline_bin, validate, tmp_path, line, signal):
     inc = first_incident(faultline_bin, validate, tmp_path, "step 3 loss 2.1\n" + line + "\n")
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == [line]
+    assert initiating_texts(inc) == [line]
     assert inc["initiating"]["evidence"][0].get("fields", {}).get("exit_signal") == signal
 
 
@@ -549,7 +545,7 @@ def test_a_worker_killed_after_an_exception_is_its_collateral(faultline_bin, val
             "died, exit code: -15\n")
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == ["[rank0]: AssertionError: 32768 is not divisible by 3"]
+    assert initiating_texts(inc) == ["[rank0]: AssertionError: 32768 is not divisible by 3"]
 
 
 def test_torchruns_sibling_teardown_is_no_termination(faultline_bin, validate, tmp_path):
@@ -595,7 +591,7 @@ Root Cause (first observed failure):
 def test_a_called_process_errors_status_is_its_exit_signal(faultline_bin, validate, tmp_path, line, signal):
     inc = first_incident(faultline_bin, validate, tmp_path, line + "\n")
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == [line]
+    assert initiating_texts(inc) == [line]
     assert inc["initiating"]["evidence"][0].get("fields", {}).get("exit_signal") == signal
     assert (f"Exit status: {signal}" in inc["explanation"]) == (signal is not None)
 
@@ -624,15 +620,15 @@ def test_the_line_after_last_error_is_the_fallbacks_evidence(faultline_bin, vali
     assert inc["reference"] == FALLBACK
     assert inc["initiating"]["rank"] == 7
     detail = [e for e in inc["initiating"]["evidence"] if "Cuda failure 1" in e["text"]]
-    assert [e["line"] for e in detail] == [4], texts(inc)
-    assert not any(t.endswith("Last error:") for t in texts(inc))
+    assert [e["line"] for e in detail] == [4], initiating_texts(inc)
+    assert not any(t.endswith("Last error:") for t in initiating_texts(inc))
 
 
 def test_the_line_after_last_error_keeps_the_prefixed_lines_time(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, RAY_LAST_ERROR)
     assert inc["reference"] == FALLBACK
     detail = [e for e in inc["initiating"]["evidence"] if e["text"].endswith("Attribute busid of node nic not found")]
-    assert [e["line"] for e in detail] == [4], texts(inc)
+    assert [e["line"] for e in detail] == [4], initiating_texts(inc)
     assert detail[0]["time"].endswith("04-07T00:57:46.000000Z")
 
 
@@ -640,7 +636,7 @@ def test_last_error_at_the_end_of_the_log_stays_on_its_own_line(faultline_bin, v
     cut = LAST_ERROR.rsplit("[rank7]: Cuda", 1)[0]
     inc = first_incident(faultline_bin, validate, tmp_path, cut)
     assert inc["reference"] == FALLBACK
-    assert "[rank7]: Last error:" in texts(inc)
+    assert "[rank7]: Last error:" in initiating_texts(inc)
 
 
 # A batch output's traceback names no rank; srun's report of the one task
@@ -660,7 +656,7 @@ def test_a_rankless_exception_takes_the_rank_of_the_task_srun_reports(faultline_
     text = BATCH_TRACEBACK + "srun: error: taurusi2031: task 10: Exited with exit code 1\n"
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
-    assert texts(inc)[0] == "ValueError: Template 'None' not found."
+    assert initiating_texts(inc)[0] == "ValueError: Template 'None' not found."
     assert (inc["initiating"]["rank"], inc["initiating"]["host"]) == (10, "taurusi2031")
 
 
@@ -669,7 +665,7 @@ def test_a_rankless_exception_stays_rankless_when_several_tasks_failed(faultline
                     "srun: error: taurusi2031: task 10: Exited with exit code 1\n"
                     "srun: error: taurusi2032: task 11: Exited with exit code 1\n"):
         inc = first_incident(faultline_bin, validate, tmp_path, BATCH_TRACEBACK + reports)
-        assert texts(inc)[0] == "ValueError: Template 'None' not found."
+        assert initiating_texts(inc)[0] == "ValueError: Template 'None' not found."
         assert inc["initiating"]["rank"] is None, reports
 
 
@@ -688,7 +684,7 @@ def test_the_exception_under_hydras_line_initiates(faultline_bin, validate, tmp_
             "mlflow.exceptions.ExecutionException: Run (ID '8e8d') failed\n")
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
-    assert any("ExecutionException" in t for t in texts(inc))
+    assert any("ExecutionException" in t for t in initiating_texts(inc))
 
 
 # PyTorch's exception whose message names the watchdog's timeout, hard-wrapped
@@ -704,7 +700,7 @@ WRAPPED = ("RuntimeError: NCCL communicator was aborted on rank 0.  Original rea
 def test_the_exception_that_carries_a_catalog_message_heads_its_evidence(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, WRAPPED)
     assert inc["rule"] == "nccl-watchdog-timeout"
-    assert texts(inc) == WRAPPED.splitlines()
+    assert initiating_texts(inc) == WRAPPED.splitlines()
 
 
 def test_a_terminate_line_heads_its_watchdog_message(faultline_bin, validate, tmp_path):
@@ -714,7 +710,7 @@ def test_a_terminate_line_heads_its_watchdog_message(faultline_bin, validate, tm
             "NumelOut=1, Timeout(ms)=600000) ran for 600010 milliseconds before timing out.\n")
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == "nccl-watchdog-timeout"
-    assert texts(inc)[0] == "terminate called after throwing an instance of 'c10::DistBackendError'"
+    assert initiating_texts(inc)[0] == "terminate called after throwing an instance of 'c10::DistBackendError'"
 
 
 def test_an_exception_whose_message_ends_with_a_colon_goes_on_to_the_next_line(faultline_bin, validate, tmp_path):
@@ -726,7 +722,7 @@ def test_an_exception_whose_message_ends_with_a_colon_goes_on_to_the_next_line(f
             "undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == text.splitlines()
+    assert initiating_texts(inc) == text.splitlines()
 
 
 # An exception whose class is named for no Error/Exception suffix is read off
@@ -760,7 +756,7 @@ def test_an_exception_class_without_a_suffix_is_a_fatal_line(faultline_bin, vali
                                                              exception):
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == [line]
+    assert initiating_texts(inc) == [line]
     ev = inc["initiating"]["evidence"][0]
     assert ev["line"] == len(text.splitlines())
     assert ev["fields"]["exception"] == exception
@@ -774,14 +770,14 @@ def test_a_header_after_a_progress_bar_takes_its_frames_rank(faultline_bin, vali
            "[rank1]: Traceback (most recent call last):\n")
     text = bar + QUEUE_EMPTY.split("\n", 1)[1]
     inc = first_incident(faultline_bin, validate, tmp_path, text)
-    assert texts(inc) == ["[rank1]: _queue.Empty"]
+    assert initiating_texts(inc) == ["[rank1]: _queue.Empty"]
     assert inc["initiating"]["rank"] == 1
 
 
 def test_an_exception_the_header_and_its_own_signal_read_is_one_line(faultline_bin, validate, tmp_path):
     inc = incidents(faultline_bin, validate, tmp_path, TRITON_PROBE_FRAMES)
     assert [i["reference"] for i in inc] == [FALLBACK]
-    assert texts(inc[0]) == ["ModuleNotFoundError: No module named 'triton'"]
+    assert initiating_texts(inc[0]) == ["ModuleNotFoundError: No module named 'triton'"]
 
 
 # PaddleOCR issue 10557: the queue's timeout was handled, and the exception
@@ -804,7 +800,7 @@ RuntimeError: DataLoader 1 workers exit unexpectedly, pids: 4706
 def test_a_chained_traceback_ends_on_its_last_exception(faultline_bin, validate, tmp_path):
     inc = incidents(faultline_bin, validate, tmp_path, CHAINED.replace("RuntimeError", "__main__.Boom"))
     assert [i["reference"] for i in inc] == [FALLBACK]
-    assert texts(inc[0]) == ["__main__.Boom: DataLoader 1 workers exit unexpectedly, pids: 4706"]
+    assert initiating_texts(inc[0]) == ["__main__.Boom: DataLoader 1 workers exit unexpectedly, pids: 4706"]
 
 
 @pytest.mark.parametrize("end", ["[rank1]: KeyboardInterrupt", "[rank1]: SystemExit: 0", "[rank1]: SystemExit",
@@ -842,7 +838,7 @@ Aborted
 def test_what_line_leads_the_terminate_line_it_goes_on_from(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, TERMINATE_WHAT)
     assert inc["reference"] == FALLBACK
-    assert texts(inc)[:2] == [
+    assert initiating_texts(inc)[:2] == [
         '  what():  "type mismatch! call is<type>() before get<type>()" && is<object>()',
         "terminate called after throwing an instance of 'std::runtime_error'",
     ]
@@ -861,7 +857,7 @@ srun: Force Terminated StepId=52222788.0
 def test_exit_report_is_no_message_head(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, STEP_TASK_FAILURE)
     assert inc["reference"] == FALLBACK
-    assert "DUE TO TASK FAILURE" in texts(inc)[0]
+    assert "DUE TO TASK FAILURE" in initiating_texts(inc)[0]
 
 
 # srun ends the rest of a step once one task fails: the kills it reports

@@ -18,11 +18,7 @@
   the runtime's cudaErrorCudartUnloading, and the abort it sets off is no
   failure of a run that finished its steps.
 """
-from conftest import diagnose_text, first_incident
-
-
-def texts(inc):
-    return [e["text"] for e in inc["initiating"]["evidence"]]
+from conftest import diagnose_text, first_incident, initiating_texts
 
 
 TRT_CUDA_RUNTIME_OOM = """\
@@ -57,7 +53,7 @@ May 03 11:24:02 gpu01 systemd[1]: llama.service: Failed with result 'exit-code'.
 def test_tensorrt_cuda_runtime_out_of_memory_is_a_cuda_oom(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, TRT_CUDA_RUNTIME_OOM)
     assert inc["rule"] == "cuda-oom", inc["explanation"]
-    assert "Cuda Runtime (out of memory)" in texts(inc)[0]
+    assert "Cuda Runtime (out of memory)" in initiating_texts(inc)[0]
 
 
 def test_tensorrt_cuda_runtime_other_error_is_not_an_oom(faultline_bin, validate, tmp_path):
@@ -68,7 +64,7 @@ def test_tensorrt_cuda_runtime_other_error_is_not_an_oom(faultline_bin, validate
 def test_onnxruntime_arena_allocation_failure_is_a_cuda_oom(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, ORT_ARENA_OOM)
     assert inc["rule"] == "cuda-oom", inc["explanation"]
-    assert "Failed to allocate memory for requested buffer" in texts(inc)[0]
+    assert "Failed to allocate memory for requested buffer" in initiating_texts(inc)[0]
 
 
 def test_onnxruntime_arena_extension_is_not_a_failure(faultline_bin, validate, tmp_path):
@@ -79,7 +75,7 @@ def test_onnxruntime_arena_extension_is_not_a_failure(faultline_bin, validate, t
 def test_systemd_unit_oom_kill_is_a_host_oom_kill(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, SYSTEMD_OOM)
     assert inc["rule"] == "host-oom-kill", inc["explanation"]
-    assert "OOM killer" in texts(inc)[0]
+    assert "OOM killer" in initiating_texts(inc)[0]
 
 
 def test_systemd_unit_exit_code_is_not_an_oom_kill(faultline_bin, validate, tmp_path):

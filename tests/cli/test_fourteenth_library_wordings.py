@@ -18,11 +18,7 @@ fourteenth batch's work misses):
   not reachable via ssh" when its passwordless-ssh check fails: a fatal line
   about that host.
 """
-from conftest import diagnose_text, first_incident
-
-
-def texts(inc):
-    return [e["text"] for e in inc["initiating"]["evidence"]]
+from conftest import diagnose_text, first_incident, initiating_texts
 
 
 TORCHRUN_HOST_ROLE = """\
@@ -74,19 +70,19 @@ def test_torchrun_host_role_prefix_gives_host_and_local_rank(faultline_bin, vali
     inc = first_incident(faultline_bin, validate, tmp_path, TORCHRUN_HOST_ROLE)
     assert inc["rule"] == "cuda-oom", inc["explanation"]
     assert inc["initiating"]["host"] == "gpu187", inc["initiating"]
-    assert "OutOfMemoryError" in texts(inc)[0]
+    assert "OutOfMemoryError" in initiating_texts(inc)[0]
 
 
 def test_c10d_host_not_found_is_a_rendezvous_failure(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, C10D_HOST_NOT_FOUND)
     assert inc["rule"] == "rendezvous-connection-error", inc["explanation"]
-    assert "host not found: Name or service not known" in texts(inc)[0]
+    assert "host not found: Name or service not known" in initiating_texts(inc)[0]
 
 
 def test_agent_hangup_is_a_fatal_line(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, AGENT_HANGUP)
     assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
-    assert "Received 1 death signal" in texts(inc)[0]
+    assert "Received 1 death signal" in initiating_texts(inc)[0]
 
 
 def test_agent_sigterm_and_sigint_are_not_the_fallback(faultline_bin, validate, tmp_path):
@@ -99,5 +95,5 @@ def test_agent_sigterm_and_sigint_are_not_the_fallback(faultline_bin, validate, 
 def test_deepspeed_unreachable_host_is_named(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, DEEPSPEED_SSH)
     assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
-    assert "was not reachable via ssh" in texts(inc)[0]
+    assert "was not reachable via ssh" in initiating_texts(inc)[0]
     assert inc["initiating"]["host"] == "gpu-v100-0011", inc["initiating"]

@@ -16,11 +16,7 @@
 - Horovod's stall inspector warning is read by its opening words, so a
   copy that a terminal wrapped mid-word still counts as a stall.
 """
-from conftest import diagnose_text, first_incident
-
-
-def texts(inc):
-    return [e["text"] for e in inc["initiating"]["evidence"]]
+from conftest import diagnose_text, first_incident, initiating_texts
 
 
 MXNET_OOM = """\
@@ -80,7 +76,7 @@ def test_mxnet_cudamalloc_out_of_memory_is_a_cuda_oom(faultline_bin, validate, t
     for text in (MXNET_OOM, MXNET_RETRY_OOM):
         inc = first_incident(faultline_bin, validate, tmp_path, text)
         assert inc["rule"] == "cuda-oom", inc["explanation"]
-        assert "out of memory" in texts(inc)[0]
+        assert "out of memory" in initiating_texts(inc)[0]
 
 
 def test_mxnet_cudamalloc_other_error_is_not_an_oom(faultline_bin, validate, tmp_path):
@@ -91,7 +87,7 @@ def test_mxnet_cudamalloc_other_error_is_not_an_oom(faultline_bin, validate, tmp
 def test_trtllm_executor_creation_for_insufficient_memory_is_a_cuda_oom(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, TRTLLM_EXECUTOR)
     assert inc["rule"] == "cuda-oom", inc["explanation"]
-    assert "insufficient GPU memory" in texts(inc)[0]
+    assert "insufficient GPU memory" in initiating_texts(inc)[0]
 
 
 def test_ollama_runner_exit_is_a_fatal_line(faultline_bin, validate, tmp_path):
@@ -99,7 +95,7 @@ def test_ollama_runner_exit_is_a_fatal_line(faultline_bin, validate, tmp_path):
                        (OLLAMA_EXIT, "exit status 0xc0000409")):
         inc = first_incident(faultline_bin, validate, tmp_path, text)
         assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
-        assert line in texts(inc)[0]
+        assert line in initiating_texts(inc)[0]
 
 
 def test_ollama_runner_start_is_not_a_failure(faultline_bin, validate, tmp_path):
@@ -110,7 +106,7 @@ def test_ollama_runner_start_is_not_a_failure(faultline_bin, validate, tmp_path)
 def test_coordination_heartbeat_timeout_is_a_fatal_line(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, XLA_HEARTBEAT)
     assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
-    assert "heartbeat timeout" in texts(inc)[0]
+    assert "heartbeat timeout" in initiating_texts(inc)[0]
 
 
 def test_wrapped_horovod_stall_warning_is_a_stall(faultline_bin, validate, tmp_path):

@@ -8,11 +8,7 @@
   the bar's line, right after tqdm's "[elapsed<remaining, rate]": the
   process was killed by SIGKILL, most often by the OOM killer.
 """
-from conftest import diagnose_text, first_incident
-
-
-def texts(inc):
-    return [e["text"] for e in inc["initiating"]["evidence"]]
+from conftest import diagnose_text, first_incident, initiating_texts
 
 
 BAR_KILLED = """\
@@ -31,7 +27,7 @@ def test_kill_notice_after_a_progress_bar_is_a_sigkill(faultline_bin, validate, 
     for text in (BAR_KILLED, BAR_KILLED_POSTFIX):
         inc = first_incident(faultline_bin, validate, tmp_path, text)
         assert inc["rule"] == "process-sigkilled", inc["explanation"]
-        assert texts(inc)[0] == text.rstrip("\n")
+        assert initiating_texts(inc)[0] == text.rstrip("\n")
 
 
 def test_a_finished_bar_and_a_counter_named_killed_are_not_a_kill(faultline_bin, validate, tmp_path):

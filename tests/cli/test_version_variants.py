@@ -7,13 +7,9 @@ nccl-tests' own check macros ("Test NCCL failure", NCCL 1.x builds' "NCCL
 failure")."""
 import pytest
 
-from conftest import diagnose_text, first_incident
+from conftest import diagnose_text, first_incident, initiating_texts
 
 FALLBACK = "Unrecognised fatal error"
-
-
-def texts(inc):
-    return [e["text"] for e in inc["initiating"]["evidence"]]
 
 
 # NCCL 2.23-2.27 (transport/net_ib.cc, ncclIbAsyncThreadMain): non-fatal
@@ -28,7 +24,7 @@ WORKER = "RuntimeError: NCCL communicator was aborted on rank 0.\n"
 def test_nccl_2_23_async_error_event_port_error_is_a_port_down(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, PORT_ERROR + PORT_ACTIVE + WORKER)
     assert inc["rule"] == "ib-port-down", inc["explanation"]
-    assert texts(inc)[0] == PORT_ERROR.strip()
+    assert initiating_texts(inc)[0] == PORT_ERROR.strip()
 
 
 def test_nccl_2_23_port_active_alone_is_no_port_down(faultline_bin, validate, tmp_path):
@@ -58,7 +54,7 @@ CommError: The API call urlfetch.Fetch() took too long to respond and was cancel
 def test_old_wandb_upload_thread_exception_is_a_tracking_failure(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, WANDB_0_4)
     assert inc["rule"] == "wandb-tracking-failure", inc["explanation"]
-    assert any(t.startswith("CommError: The API call") for t in texts(inc)), texts(inc)
+    assert any(t.startswith("CommError: The API call") for t in initiating_texts(inc)), initiating_texts(inc)
 
 
 # nccl-tests' NCCLCHECK / CUDACHECK (src/common.h): the test prints the
@@ -77,7 +73,7 @@ NCCL_TESTS_TAIL = " .. fengyun pid 3164639: Test failure common.cu:844\n"
 def test_nccl_tests_check_failure_is_a_fatal_line(faultline_bin, validate, tmp_path, line):
     inc = first_incident(faultline_bin, validate, tmp_path, NCCL_TESTS_HEADER + line + "\n" + NCCL_TESTS_TAIL)
     assert inc["reference"] == FALLBACK
-    assert texts(inc) == [line]
+    assert initiating_texts(inc) == [line]
 
 
 def test_a_catalog_rule_keeps_its_own_nccl_tests_line(faultline_bin, validate, tmp_path):
@@ -97,4 +93,4 @@ def test_a_catalog_rule_keeps_its_own_nccl_tests_line(faultline_bin, validate, t
 def test_tensorflow_1_short_oom_is_an_oom(faultline_bin, validate, tmp_path, line):
     inc = first_incident(faultline_bin, validate, tmp_path, line)
     assert inc["rule"] == "cuda-oom", inc["explanation"]
-    assert texts(inc) == [line.strip()]
+    assert initiating_texts(inc) == [line.strip()]

@@ -6,11 +6,7 @@ segmentation fault encountered in DataLoader workers.", "DataLoader process
 by insufficient shared storage space"), and a PyTorch NCCL watchdog
 timeout can reach a log as its c10 backtrace alone, whose raising frame is
 WorkNCCL::checkTimeout (ProcessGroupNCCL.cpp, torch 2.1 and later)."""
-from conftest import diagnose_text, first_incident
-
-
-def texts(inc):
-    return [e["text"] for e in inc["initiating"]["evidence"]]
+from conftest import diagnose_text, first_incident, initiating_texts
 
 
 PADDLE_SEGV = "ERROR: Unexpected segmentation fault encountered in DataLoader workers.\n"
@@ -26,7 +22,7 @@ SystemError: (Fatal) DataLoader process (pid 4411) exited is killed by signal: B
 def test_paddle_worker_segfault_is_a_dataloader_failure(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, PADDLE_SEGV)
     assert inc["rule"] == "dataloader-worker-killed", inc["explanation"]
-    assert texts(inc)[0] == PADDLE_SEGV.strip()
+    assert initiating_texts(inc)[0] == PADDLE_SEGV.strip()
 
 
 def test_paddle_worker_killed_by_signal_is_a_dataloader_failure(faultline_bin, validate, tmp_path):
@@ -58,7 +54,7 @@ frame #1: <unknown function> + 0xe5aa84 (0x1554e9aa1a84 in /opt/torch/lib/libtor
 def test_watchdog_backtrace_alone_is_a_collective_timeout(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, TIMEOUT_FRAMES)
     assert inc["rule"] == "nccl-watchdog-timeout", inc["explanation"]
-    assert any("WorkNCCL::checkTimeout(" in t for t in texts(inc))
+    assert any("WorkNCCL::checkTimeout(" in t for t in initiating_texts(inc))
 
 
 def test_watchdog_rethrow_without_check_timeout_is_no_timeout(faultline_bin, validate, tmp_path):
