@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "scan/scan_impl.h"
+#include "util/bytescan.h"
 
 namespace faultline::internal {
 namespace {
@@ -74,8 +75,8 @@ int OnHsMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, 
     // New line: find its bounds.
     uint64_t start = last;
     if (start > 0 && c->base[start - 1] != '\n') {
-      const void* p = memrchr(c->base, '\n', start);
-      start = p ? static_cast<uint64_t>(static_cast<const char*>(p) - c->base) + 1 : 0;
+      const char* p = LastNewline(c->base, start);
+      start = p ? static_cast<uint64_t>(p - c->base) + 1 : 0;
     }
     const void* e = std::memchr(c->base + last, '\n', c->len - last);
     uint64_t end = e ? static_cast<uint64_t>(static_cast<const char*>(e) - c->base) : c->len;
@@ -198,8 +199,8 @@ void CopyTracebackAround(const char* base, size_t len, size_t readable_after, ui
                          uint64_t abs_offset, Pending& p) {
   len += readable_after;
   if (ls > 0) {
-    const void* nl = ls >= 2 ? memrchr(base, '\n', ls - 1) : nullptr;
-    const uint64_t a = nl ? static_cast<uint64_t>(static_cast<const char*>(nl) - base) + 1 : 0;
+    const char* nl = ls >= 2 ? LastNewline(base, ls - 1) : nullptr;
+    const uint64_t a = nl ? static_cast<uint64_t>(nl - base) + 1 : 0;
     p.above.assign(base + a, ls - a);
   }
   if (le + 1 >= len) return;
@@ -245,8 +246,8 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
     bool cut_tail = done + n < len && base[done + n - 1] != '\n';
     uint64_t true_start = 0, true_end = len;
     if (cut_head) {
-      const void* p = memrchr(base, '\n', done);
-      true_start = p ? static_cast<uint64_t>(static_cast<const char*>(p) - base) + 1 : 0;
+      const char* p = LastNewline(base, done);
+      true_start = p ? static_cast<uint64_t>(p - base) + 1 : 0;
     }
     if (cut_tail) {
       const void* e = std::memchr(base + done + n, '\n', len - done - n);

@@ -12,6 +12,7 @@
 
 #include "input/input.h"
 #include "scan/confirm_plan.h"
+#include "util/bytescan.h"
 #include "util/status_macros.h"
 #include "util/strings.h"
 
@@ -43,8 +44,8 @@ int OnMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, vo
   auto* c = static_cast<LineHits*>(vctx);
   if (id >= c->lines->size() || to == 0) return 0;
   size_t last = std::min<size_t>(to, c->len) - 1;
-  const void* p = memrchr(c->base, '\n', last);
-  size_t start = p ? static_cast<size_t>(static_cast<const char*>(p) - c->base) + 1 : 0;
+  const char* p = LastNewline(c->base, last);
+  size_t start = p ? static_cast<size_t>(p - c->base) + 1 : 0;
   const void* e = std::memchr(c->base + last, '\n', c->len - last);
   size_t end = e ? static_cast<size_t>(static_cast<const char*>(e) - c->base) : c->len;
   auto& v = (*c->lines)[id];

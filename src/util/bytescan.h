@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #if defined(__SSE2__)
@@ -127,6 +128,20 @@ inline bool PlainAscii(std::string_view s) {
     if (c >= 0x80 || c == '\t' || c == 0x1b) return false;
   }
   return true;
+}
+
+// The last '\n' in [base, base+n), or nullptr: memrchr over windows of 4 KiB
+// from the end. A line start is near; one memrchr over the whole prefix is
+// as fast unsanitized, but the sanitizers' memrchr checks all n bytes it is
+// given, so a search from each match of a large chunk was quadratic there.
+inline const char* LastNewline(const char* base, size_t n) {
+  constexpr size_t kWindow = 4096;
+  while (n > 0) {
+    const size_t w = n < kWindow ? n : kWindow;
+    n -= w;
+    if (const void* p = memrchr(base + n, '\n', w)) return static_cast<const char*>(p);
+  }
+  return nullptr;
 }
 
 }  // namespace faultline

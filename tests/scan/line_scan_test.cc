@@ -5,6 +5,7 @@
 // kernel markers and the display width against hand-checked values.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -407,6 +408,23 @@ TEST(AttributeLine, MessageMemoGivesWhatScanningGives) {
   EXPECT_GT(ranked, lines.size() / 4);
   EXPECT_GT(pids, lines.size() / 8);
   EXPECT_GT(gpus, lines.size() / 8);
+}
+
+// The windowed search finds memrchr's newline: none, in the first, last and
+// middle window, on a window's edge, and in a prefix shorter than a window.
+TEST(LastNewline, SameAsOneMemrchr) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 400; ++round) {
+    std::string s(rng() % 20000, 'x');
+    const int newlines = static_cast<int>(rng() % 4);
+    for (int k = 0; k < newlines && !s.empty(); ++k) s[rng() % s.size()] = '\n';
+    if (round % 7 == 0 && s.size() > 4096) s[s.size() - 4096] = '\n';
+    for (size_t n : {s.size(), s.size() / 2, size_t{4096}, size_t{4097}, size_t{1}, size_t{0}}) {
+      if (n > s.size()) continue;
+      const void* want = n ? memrchr(s.data(), '\n', n) : nullptr;
+      EXPECT_EQ(static_cast<const void*>(LastNewline(s.data(), n)), want) << round << " " << n;
+    }
+  }
 }
 
 }  // namespace
