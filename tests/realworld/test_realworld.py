@@ -92,6 +92,30 @@ def test_batch_scores_only_its_own_cases(tmp_path, faultline_bin):
     assert result["all"]["cases"] == 1  # b-2: no batch label
 
 
+# Held cases are scored as totals: nothing eval.py prints or returns says
+# which references a held case expected or got, or which held case missed.
+def test_held_cases_are_totals_only(tmp_path, faultline_bin, capsys):
+    assert corpus_eval.held_back("x-1") and not corpus_eval.held_back("x-0")
+    for name, ref in (("x-0", "Work Reference Of Nobody"), ("x-1", "Held Reference Of Nobody")):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "log.txt").write_text("step 10 loss 2.1\n")
+        (d / "case.json").write_text(json.dumps(
+            {"id": name, "failed": True, "expected": [ref], "initiating": "step 10"}))
+    for split in ("all", "held"):
+        result = corpus_eval.main(["--bin", faultline_bin, "--cases", str(tmp_path),
+                                   "--split", split, "--misses", "--json", "-"])
+        out = capsys.readouterr()
+        assert result["held"]["top1"]["n"] == 1
+        assert "Held Reference" not in out.out + out.err
+        assert "x-1" not in out.out + out.err
+        assert "held case(s) missed" in out.err
+    result = corpus_eval.main(["--bin", faultline_bin, "--cases", str(tmp_path), "--split", "work",
+                               "--misses"])
+    assert "Work Reference" in capsys.readouterr().out
+    assert "per_reference" in result["work"] and "per_reference" in result["all"]
+
+
 def test_grep_baseline_names_only_catalog_references(catalog):
     import grep_baseline
     refs, _ = catalog
