@@ -331,6 +331,7 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
   // A context line of a fallback rule (CPython's "Exception ignored in:")
   // says that the traceback after it was printed and dropped; the evidence
   // is in source-then-offset order, so it comes right before its exception.
+  // Python 2's one-line report is the dropped exception itself.
   const Evidence* ignored = nullptr;
   const Evidence* dropped_line = nullptr;  // of the exception it dropped
   for (size_t i = 0; i < st.evs.size(); ++i) {
@@ -338,6 +339,14 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
     if (!st.HasRole(ev.rule, RuleRole::kFallback) || !st.ignore_reason[i].empty()) continue;
     SignalRole role = st.rs.signal(ev.signal).role;
     if (role == SignalRole::Context) {
+      // Python 2 reports the exception it dropped on that line itself
+      // ("Exception TypeError: ... in <bound method X.__del__ ...> ignored",
+      // field `unraisable`): the line's other signals read that exception.
+      if (ev.Field("unraisable")) {
+        while (!lines.empty() && SameLine(st.evs[lines.back()], ev)) lines.pop_back();
+        dropped_line = &ev;
+        continue;
+      }
       ignored = &ev;
       continue;
     }
@@ -660,12 +669,35 @@ void ChooseFallback(CorrelationState& st) {
   std::vector<size_t> lines = FatalLines(st);
   AdoptExceptions(st, lines);
   JoinRequiredFatalLines(st, lines);
+  // A traceback cut in its frames (field `cut`: the source ends there) says
+  // that the program raised, not what: it leads only a job that shows
+  // nothing else, no other fatal line (not even one that was survived or
+  // came at teardown: the cut traceback is then the launcher's or the
+  // exit's), catalog verdict or launcher summary.
+  // One printed as a person interrupted the run (Ctrl-C's "^CTraceback")
+  // shows where it was stopped, not a failure.
+  std::vector<size_t> cut;
+  const Evidence* interrupt = st.index.first_interrupt;
+  std::erase_if(lines, [&](size_t i) {
+    const Evidence& ev = st.evs[i];
+    if (!ev.Field("cut")) return false;
+    if (!interrupt || !(SameLine(*interrupt, ev) || LoggedAfter(*interrupt, ev))) cut.push_back(i);
+    return true;
+  });
   std::vector<int> weak;  // symptom-only or peer-reported roots a fatal line may precede
   for (size_t k = 0; k < st.clusters.size(); ++k) {
     const Cluster& c = st.clusters[k];
     if (!Explains(st, c)) continue;
     if (!SymptomOnly(st, c) && !PeerReported(st, c)) return;
     weak.push_back(static_cast<int>(k));
+  }
+  if (lines.empty() && !cut.empty() && weak.empty() &&
+      std::none_of(st.clusters.begin(), st.clusters.end(), [](const Cluster& c) { return c.parent < 0; }) &&
+      std::none_of(st.evs.begin(), st.evs.end(), [&](const Evidence& ev) {
+        return st.HasRole(ev.rule, RuleRole::kFallback) && !ev.Field("cut") &&
+               st.rs.signal(ev.signal).role != SignalRole::Context;
+      })) {
+    lines = std::move(cut);
   }
   // An exception, crash or fatal line (initiating role) rather than a bare
   // exit status.

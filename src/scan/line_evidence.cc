@@ -235,8 +235,16 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     const bool hs_enough = plans_[id].hs_confirms && !windowed && subject_is_line && !st.framing.format().json;
     if (!hs_enough && !si.Confirms(subject)) continue;
     if (si.detail_exception_line) {
-      if (!p.exception) p.exception = FindExceptionLine(line, p.after, st.framing.format(), st.tctx);
-      if (!p.exception || p.exception->index >= p.after_lines.size()) continue;
+      if (!p.exception) {
+        bool in_frames = false;
+        p.exception = FindExceptionLine(line, p.after, st.framing.format(), st.tctx, &in_frames);
+        // The source ends in the frames of the program's own traceback (no
+        // thread's or child process's): the process died printing it, or the
+        // excerpt stops there. The header is the evidence, field `cut`.
+        p.ends_in_frames = !p.exception && in_frames && p.after.size() < kTracebackWindow &&
+                           !UnderChildHeader(line, p.above, st.framing.format(), st.tctx);
+      }
+      if ((!p.exception || p.exception->index >= p.after_lines.size()) && !p.ends_in_frames) continue;
     }
     if (!windowed && !message_in_line && !kept_message) {
       p.message.assign(view.message);
@@ -414,6 +422,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     if (!r.thin || comm) ev.text = line_text();
     if (si.detail_next_line && p.has_next) TakeNextLine(out.NextOf(p), p, ev);
     if (si.detail_exception_line && p.exception) TakeExceptionLine(st.framing.format(), st.tctx, line, p, ev);
+    else if (si.detail_exception_line && p.ends_in_frames) ev.fields.emplace_back("cut", "in its frames");
   }
   if (p.tb_candidate && end > first && !all_thin) {
     if (p.tb_cut) {

@@ -108,6 +108,9 @@ struct Pending {
   std::string above, after;
   std::vector<std::pair<uint64_t, uint64_t>> after_lines;  // (offset, line_rel)
   std::optional<ExceptionLine> exception;
+  // No exception line: the source ends inside the traceback's frames (fewer
+  // than kTracebackWindow bytes after the header, all frames of its stream).
+  bool ends_in_frames = false;
 };
 
 static_assert(kTracebackWindow <= kEdgeWindow, "the merge completes cut windows from chunk tails");

@@ -15,6 +15,12 @@ constexpr std::string_view kHeader = "Traceback (most recent call last):";
 // IPython's header has no colon: it names the exception's class before it
 // ("StopIteration                             Traceback (most recent call last)").
 constexpr std::string_view kHeaderStem = "Traceback (most recent call last)";
+// threading.excepthook's line above the traceback of an exception that ended
+// a thread ("Exception in thread Thread-1:").
+constexpr std::string_view kThreadHeader = "Exception in thread ";
+// multiprocessing's line above the traceback of an exception that ended a
+// child process ("Process Process-1:7:", "Process SpawnProcess-3:").
+constexpr std::string_view kProcessHeader = "Process ";
 // Lines after an IPython header its exception line may come in: its frames
 // show several code lines of context each.
 constexpr size_t kIPythonReach = 512;
@@ -236,7 +242,9 @@ std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::s
 }  // namespace
 
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
-                                               const LineFormat& fmt, const TimeContext& tctx) {
+                                               const LineFormat& fmt, const TimeContext& tctx,
+                                               bool* ends_in_frames) {
+  if (ends_in_frames) *ends_in_frames = false;
   if (fmt.json) return std::nullopt;
   LineView h = SplitLine(header, fmt, tctx);
   if (h.message.find(kHeader) == std::string_view::npos) {
@@ -250,6 +258,7 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   std::string prefix;
   size_t frames = 0;
   int gap = 0;
+  bool finalizer = false;  // the outermost frame is a __del__
   for (size_t at = 0, index = 0; at < after.size(); ++index) {
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
@@ -258,7 +267,10 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     if (SameStream(v.attr, mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
       if (frame) {
-        if (frames == 0) prefix = std::string(v.message.substr(0, v.message.find("File \"") - 2));
+        if (frames == 0) {
+          prefix = std::string(v.message.substr(0, v.message.find("File \"") - 2));
+          finalizer = ParseFrame(v.message)->ends_with(" in __del__");
+        }
         ++frames;
         gap = 0;
       } else if (frames == 0 || (FrameBody(s) && ++gap > kMaxGap)) {
@@ -269,7 +281,34 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     }
     at = l->next;
   }
+  // A traceback from a finalizer is one CPython printed and dropped (an
+  // exception in __del__ cannot propagate).
+  if (ends_in_frames) *ends_in_frames = frames > 0 && !finalizer;
   return std::nullopt;
+}
+
+namespace {
+
+bool ChildHeader(std::string_view m) {
+  while (!m.empty() && (m.back() == ' ' || m.back() == '\r')) m.remove_suffix(1);
+  if (m.starts_with(kThreadHeader)) return true;
+  // multiprocessing's "Process Process-1:7:" (the name holds no space).
+  if (!m.starts_with(kProcessHeader) || m.size() <= kProcessHeader.size() + 1 || m.back() != ':') return false;
+  return m.substr(kProcessHeader.size()).find(' ') == std::string_view::npos;
+}
+
+}  // namespace
+
+bool UnderChildHeader(std::string_view header, std::string_view above, const LineFormat& fmt,
+                      const TimeContext& tctx) {
+  if (!above.empty() && above.back() == '\n') above.remove_suffix(1);
+  if (above.empty()) return false;
+  if (ChildHeader(SplitLine(above, fmt, tctx).message)) return true;
+  // A prefix the format does not split off (a container runtime's stamp) is
+  // as wide on the line above as before the header's "Traceback".
+  size_t width = header.find(kHeaderStem);
+  return width != std::string_view::npos && width > 0 && width < above.size() &&
+         ChildHeader(above.substr(width));
 }
 
 size_t CutBeforeTraceback(std::string_view buffered, size_t cut) {

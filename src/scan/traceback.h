@@ -67,8 +67,22 @@ struct ExceptionLine {
 // when the lines run out first, and when the exception is chained to a
 // traceback after it ("During handling of the above exception ..."): that
 // one's header reads the exception the program ended on.
+// `ends_in_frames`, when given, is set when `after` runs out while the
+// traceback's frames go on (one frame at least, nothing else of its stream
+// after them): an excerpt or a log cut before the exception line. Not for a
+// traceback whose outermost frame is a `__del__`: CPython printed that
+// exception and dropped it.
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
-                                               const LineFormat& fmt, const TimeContext& tctx);
+                                               const LineFormat& fmt, const TimeContext& tctx,
+                                               bool* ends_in_frames = nullptr);
+
+// Whether the line above a traceback's header says whose exception it is
+// when that is not the program's: threading's "Exception in thread
+// <name>:", multiprocessing's "Process <name>:". The exception ended that
+// thread or child; whether the job went on is the parent's to say. `header`
+// is the header's line.
+bool UnderChildHeader(std::string_view header, std::string_view above, const LineFormat& fmt,
+                      const TimeContext& tctx);
 
 // A stream's cut at `cut` (a line start of `buffered`) moved back to the
 // start of the line of the last traceback header in the kTracebackWindow

@@ -886,3 +886,72 @@ def test_srun_kills_after_a_task_exit_are_its_collateral(faultline_bin, validate
 def test_srun_kill_before_any_task_exit_stays_the_lead(faultline_bin, validate, tmp_path):
     inc = first_incident(faultline_bin, validate, tmp_path, SRUN_KILL_THEN_EXIT)
     assert inc["rule"] == "process-sigkilled", inc["explanation"]
+
+
+# A traceback cut in its frames at the end of the log (PaddleSeg, as its
+# thread posted it): the program raised and the source stops there.
+CUT_FRAMES = """\
+Traceback (most recent call last):
+  File "train.py", line 230, in <module>
+    main(args)
+  File "/opt/PaddleSeg/paddleseg/core/train.py", line 207, in train
+    loss_list = loss_computation(
+  File "/opt/PaddleSeg/paddleseg/core/train.py", line 48, in loss_computation
+    mixed_loss_list = loss_i(logits, labels)
+"""
+
+
+def test_traceback_cut_in_its_frames_at_the_end_leads(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, CUT_FRAMES)
+    assert inc["reference"] == FALLBACK
+    assert initiating_texts(inc) == ["Traceback (most recent call last):"]
+    assert inc["initiating"]["evidence"][0]["fields"]["cut"] == "in its frames"
+
+
+@pytest.mark.parametrize("above", ["Exception in thread Thread-1:", "Process Process-2:",
+                                   "2024-06-07T11:43:12.483401697Z Process SpawnProcess-3:"])
+def test_a_cut_traceback_of_a_thread_or_child_is_not_the_jobs(faultline_bin, validate, tmp_path, above):
+    # threading's and multiprocessing's lines above the traceback of an
+    # exception that ended that thread or child process (DeepLabCut's input
+    # thread at max_iter, a WebUI's training child after it finished).
+    text = CUT_FRAMES
+    if above.startswith("2024"):
+        text = "".join("2024-06-07T11:43:12.485653172Z " + l + "\n" for l in CUT_FRAMES.splitlines())
+    assert diagnose_text(faultline_bin, validate, tmp_path, above + "\n" + text) == []
+
+
+def test_a_cut_traceback_from_a_finalizer_is_dropped(faultline_bin, validate, tmp_path):
+    # vLLM's engine destructor at interpreter exit: an exception in __del__
+    # is printed and dropped, never raised.
+    text = ('Traceback (most recent call last):\n'
+            '  File "/opt/vllm/vllm/engine/llm_engine.py", line 520, in __del__\n'
+            '  File "/opt/vllm/vllm/executor/uniproc_executor.py", line 71, in shutdown\n')
+    assert diagnose_text(faultline_bin, validate, tmp_path, text) == []
+
+
+def test_a_cut_traceback_after_a_launcher_exit_report_does_not_lead(faultline_bin, validate, tmp_path):
+    # accelerate's launcher raising after torchrun reported the worker's
+    # exit: the report leads, the launcher's cut traceback adds nothing.
+    text = ("[2024-11-26 02:04:31,514] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -11) "
+            "local_rank: 1 (pid: 750662) of binary: /opt/anaconda3/envs/hallo/bin/python\n"
+            'Traceback (most recent call last):\n'
+            '  File "/opt/anaconda3/envs/hallo/bin/accelerate", line 8, in <module>\n'
+            '    sys.exit(main())\n')
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert "failed (exitcode: -11)" in initiating_texts(inc)[0]
+
+
+# Python 2's report of an exception raised in __del__ at exit
+# (PyErr_WriteUnraisable), on one line (pico-python's demo).
+PY2_UNRAISABLE = ("Exception TypeError: \"'NoneType' object is not callable\" in <bound method PS6000.__del__ of "
+                  "<ps6000.PS6000 object at 0x07279E90>> ignored\n")
+
+
+def test_python2_unraisable_exception_is_dropped(faultline_bin, validate, tmp_path):
+    assert diagnose_text(faultline_bin, validate, tmp_path, PY2_UNRAISABLE) == []
+
+
+def test_an_exception_after_a_python2_unraisable_one_still_leads(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, PY2_UNRAISABLE + "ValueError: bad shape (3, 4)\n")
+    assert inc["reference"] == FALLBACK
+    assert initiating_texts(inc) == ["ValueError: bad shape (3, 4)"]

@@ -172,6 +172,52 @@ TEST(Traceback, NoExceptionLineForACutOrChainedTraceback) {
   EXPECT_FALSE(After(header, chained).has_value());
 }
 
+// The lines running out inside the frames (an excerpt or a log cut before
+// the exception line) is told apart from frames that end in something else;
+// a traceback whose outermost frame is a __del__ was printed and dropped.
+TEST(Traceback, FramesRunningOutAreTold) {
+  std::string t = Traceback(3);
+  std::string frames = t.substr(t.find('\n') + 1);
+  std::string header = t.substr(0, t.find('\n'));
+  bool in_frames = false;
+  EXPECT_FALSE(FindExceptionLine(header, frames, LineFormat{}, TimeContext{}, &in_frames).has_value());
+  EXPECT_TRUE(in_frames);
+  EXPECT_FALSE(FindExceptionLine(header, frames + "[rank3]: 2026-11-02 13:46:10 INFO retrying\n", LineFormat{},
+                                 TimeContext{}, &in_frames).has_value());
+  EXPECT_FALSE(in_frames);
+  EXPECT_TRUE(FindExceptionLine(header, frames + "[rank3]: _queue.Empty\n", LineFormat{}, TimeContext{}, &in_frames)
+                  .has_value());
+  EXPECT_FALSE(in_frames);
+  EXPECT_FALSE(FindExceptionLine(header, "", LineFormat{}, TimeContext{}, &in_frames).has_value());
+  EXPECT_FALSE(in_frames);  // no frame
+  const std::string finalizer =
+      "  File \"/opt/vllm/engine/llm_engine.py\", line 520, in __del__\n"
+      "  File \"/opt/vllm/executor/uniproc_executor.py\", line 71, in shutdown\n";
+  EXPECT_FALSE(FindExceptionLine("Traceback (most recent call last):", finalizer, LineFormat{}, TimeContext{},
+                                 &in_frames).has_value());
+  EXPECT_FALSE(in_frames);
+}
+
+// threading's and multiprocessing's lines above the traceback of an
+// exception that ended a thread or a child process, also behind a prefix the
+// format does not split off but the header's line has as well.
+TEST(Traceback, ChildHeaders) {
+  constexpr std::string_view kHeader = "Traceback (most recent call last):";
+  auto under = [&](std::string_view header, std::string_view above) {
+    return UnderChildHeader(header, above, LineFormat{}, TimeContext{});
+  };
+  EXPECT_TRUE(under(kHeader, "Exception in thread Thread-1:\n"));
+  EXPECT_TRUE(under(kHeader, "Exception in thread Thread-1 (load_and_enqueue):\n"));
+  EXPECT_TRUE(under(kHeader, "Process Process-1:7:\n"));
+  EXPECT_TRUE(under(kHeader, "Process SpawnProcess-3:"));
+  EXPECT_TRUE(under("2024-06-07T11:43:12.485653172Z Traceback (most recent call last):",
+                    "2024-06-07T11:43:12.483401697Z Process Process-2:\n"));
+  EXPECT_FALSE(under(kHeader, "Process finished with exit code 1\n"));
+  EXPECT_FALSE(under(kHeader, "Processing batch 12:\n"));
+  EXPECT_FALSE(under(kHeader, "Exception in worker process 3\n"));
+  EXPECT_FALSE(under(kHeader, ""));
+}
+
 // IPython's header names the exception's class and has no colon; its
 // frames are its own (numbered code lines, "---->" arrows): the exception
 // line is the first that starts with that class (a StopIteration with an
