@@ -8,7 +8,9 @@ real-world corpus, one file per excerpt (paths of posters' machines replaced
 by a neutral /opt prefix); index.json gives each its thread, whether the job
 failed, and, where the excerpt shows it, a text the initiating evidence of
 the first incident must hold, and, for an ending no mechanism reads yet,
-`gap`: why (the test expects it to fail until one does). Python tracebacks of every class name,
+`gap`: why (the test expects it to fail until one does), and, where a
+catalog reference clearly applies, `reference`: the title the first
+incident must name. Python tracebacks of every class name,
 C++ terminate reports, glog/abseil fatal logs, Rust and Go panics, Java
 exceptions, crash signals in the words of shells, faulthandler and
 gdb, MPI aborts, launcher summaries (torchrun, mpirun, srun, the DeepSpeed launcher),
@@ -47,6 +49,9 @@ def verdict(report, case):
         return None if primary is None or benign else f"incident on a negative: {primary['reference']}"
     if primary is None or benign:
         return "no incident"
+    want_reference = case.get("reference")
+    if want_reference and primary.get("reference") != want_reference:
+        return f"reference {primary.get('reference')!r}, not {want_reference!r}"
     want = case.get("initiating")
     if want:
         texts = [e.get("text", "") for e in (primary.get("initiating") or {}).get("evidence", [])]
@@ -80,16 +85,20 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", default=os.environ.get("FAULTLINE_BIN", "build/src/cli/faultline"))
     ap.add_argument("--rules", help="a rule source directory or compiled file (default: the embedded ruleset)")
+    ap.add_argument("--prefix", default="", help="only the excerpts whose name starts so (ops- for the ops audit)")
     args = ap.parse_args()
-    failed = [n for n in sorted(INDEX) if INDEX[n]["failed"]]
-    negative = [n for n in sorted(INDEX) if not INDEX[n]["failed"]]
-    problems = {n: verdict(report_of(args.bin, n, args.rules), INDEX[n]) for n in sorted(INDEX)}
+    names = [n for n in sorted(INDEX) if n.startswith(args.prefix)]
+    failed = [n for n in names if INDEX[n]["failed"]]
+    negative = [n for n in names if not INDEX[n]["failed"]]
+    problems = {n: verdict(report_of(args.bin, n, args.rules), INDEX[n]) for n in names}
     none = [n for n in failed if problems[n] == "no incident"]
-    line = [n for n in failed if problems[n] and problems[n] != "no incident"]
+    line = [n for n in failed if problems[n] and problems[n].startswith("initiating")]
+    reference = [n for n in failed if problems[n] and problems[n].startswith("reference")]
     fired = [n for n in negative if problems[n]]
-    print(f"failed endings: {len(failed)}, no incident: {len(none)}, wrong initiating line: {len(line)}")
+    print(f"failed endings: {len(failed)}, no incident: {len(none)}, wrong initiating line: {len(line)}, "
+          f"wrong catalog reference: {len(reference)} of {sum(1 for n in failed if INDEX[n].get('reference'))} labelled")
     print(f"negative endings: {len(negative)}, with an incident: {len(fired)}")
-    for n in none + line + fired:
+    for n in none + reference + line + fired:
         print(f"  {n}: {problems[n]}")
     return 0
 
