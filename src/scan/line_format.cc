@@ -727,7 +727,8 @@ std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const 
   return time;
 }
 
-LineView Split(std::string_view line, const LineFormat& fmt, const TimeContext& tctx, bool may_have_escapes) {
+LineView Split(std::string_view line, const LineFormat& fmt, const TimeContext& tctx, bool may_have_escapes,
+               bool read_time = true) {
   LineView v;
   if (fmt.json && LooksJson(line)) {
     JsonFields jf;
@@ -769,7 +770,9 @@ LineView Split(std::string_view line, const LineFormat& fmt, const TimeContext& 
   v.attr = AttributeLine(line.substr(pd), &mb);
   mb += pd;
   if (pd != 0 && v.attr.host.empty()) v.attr.host = NormalizeHost(pdsh_host);
-  v.time = PlainLineTime(line, mb, tctx, &v.attr);
+  // Without the time the attribution is the same, but where a carriage
+  // return may bring the record's own prefix (PlainLineTime's tqdm bars).
+  if (read_time || line.find('\r') != std::string_view::npos) v.time = PlainLineTime(line, mb, tctx, &v.attr);
   return v;
 }
 
@@ -781,6 +784,10 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
 
 LineView SplitCleanLine(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
   return Split(line, fmt, tctx, false);
+}
+
+LineView SplitLineUntimed(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
+  return Split(line, fmt, tctx, true, false);
 }
 
 std::optional<ParsedTime> LineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {

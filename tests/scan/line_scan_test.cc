@@ -279,6 +279,32 @@ TEST(SplitCleanLine, SameAsSplitLineWithoutEscapes) {
   }
 }
 
+// A line read for its stream and message only (a traceback's fold) has
+// SplitLine's message and attribution: coloured lines, pdsh prefixes, and a
+// tqdm bar whose record after a carriage return names another rank.
+TEST(SplitLineUntimed, SameMessageAndAttributionAsSplitLine) {
+  TimeContext tctx;
+  tctx.default_year = 2026;
+  std::vector<std::string> lines = TimeLines();
+  lines.push_back("[rank1]: 50%|#####     | 5/10 [00:01<00:01]\r2026-11-02 13:46:41,123 [rank3]: boom");
+  lines.push_back("\x1b[36m(RayWorker pid=4242, ip=10.0.0.7)\x1b[0m [rank5]: Traceback (most recent call last):");
+  lines.push_back("[rank2]:   File \"/opt/app/train.py\", line 12, in <module>");
+  LineFormat pdsh;
+  pdsh.pdsh = true;
+  for (const LineFormat& fmt : {LineFormat{}, pdsh}) {
+    for (const std::string& line : lines) {
+      const LineView want = SplitLine(line, fmt, tctx), got = SplitLineUntimed(line, fmt, tctx);
+      EXPECT_EQ(got.message, want.message) << line;
+      EXPECT_EQ(got.attr.rank, want.attr.rank) << line;
+      EXPECT_EQ(got.attr.host, want.attr.host) << line;
+      EXPECT_EQ(got.attr.pid, want.attr.pid) << line;
+      EXPECT_EQ(got.attr.gpu, want.attr.gpu) << line;
+    }
+  }
+  const LineView tqdm = SplitLineUntimed(lines[lines.size() - 3], LineFormat{}, tctx);
+  EXPECT_EQ(tqdm.attr.rank, std::optional<int64_t>(3));
+}
+
 // pdsh's "host: " before a bracketed stamp: an unmatched line of a
 // DeepSpeed launcher stream (the tail of the job) has its time.
 TEST(LineTime, PdshHostBeforeABracketedStamp) {
