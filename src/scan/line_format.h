@@ -106,6 +106,11 @@ struct DerivedChunk {
 // every chunk); HasEscapesPlain is a memchr and a pass over byte pairs, the
 // reference the tests compare it with.
 bool HasEscapes(std::string_view s);
+// Where the first escape word at or after `from` starts (ESC, rsyslog's
+// "#033[", a bare reset), npos when none does. No word spans a newline, so
+// a line of s holds one (HasEscapes of the line) exactly when the first at
+// or after the line's start lies before its end.
+size_t NextEscapeWord(std::string_view s, size_t from);
 bool HasEscapesPlain(std::string_view s);
 std::string WithoutEscapes(std::string_view line);
 // A chunk's lines without their escapes, one record per line.
