@@ -524,6 +524,7 @@ void SignalInfo::BuildShapes() const {
       if (x.shape) x.capture_names = x.shape->captures;
       if (!x.shape && !signal->caseless()) x.items = ParseCaptureShape(src);
       if (x.items) x.capture_names = x.items->captures;  // named only, so RE2's too
+      if (!x.shape && !x.items) x.tail = ParseTailRun(src);
     }
     if (!signal->caseless()) rx.confirm_items = ParseItemShape(signal->pattern()->string_view());
   });
@@ -556,8 +557,28 @@ void SignalInfo::BuildConfirmRe2() const {
   rx.confirm_built.store(true, std::memory_order_release);
 }
 
+void SignalInfo::BuildTailRe2() const {
+  SignalRegex& rx = *regex;
+  std::call_once(rx.tails_once, [&] {
+    const RE2::Options ro = Re2Options(signal->caseless());
+    for (Extractor& x : rx.extracts) {
+      if (!x.tail) continue;
+      auto re = std::make_unique<RE2>(x.tail->head, ro);
+      // The head has the extract's groups; were it rejected, `re` answers.
+      if (!re->ok()) continue;
+      x.capture_names.resize(re->NumberOfCapturingGroups());
+      for (const auto& [group_name, idx] : re->NamedCapturingGroups()) {
+        if (idx >= 1 && static_cast<size_t>(idx) <= x.capture_names.size()) x.capture_names[idx - 1] = group_name;
+      }
+      x.tail_re = std::move(re);
+    }
+  });
+  rx.tails_built.store(true, std::memory_order_release);
+}
+
 void SignalInfo::BuildExtractRe2() const {
   SignalRegex& rx = *regex;
+  TailRe2();  // a head's names are set there, and read meanwhile
   std::call_once(rx.extracts_once, [&] {
     const RE2::Options ro = Re2Options(signal->caseless());
     const std::vector<std::string_view> srcs = ExtractsOf(*signal);
@@ -569,7 +590,7 @@ void SignalInfo::BuildExtractRe2() const {
                                   ": RE2 rejects it: ", x.re->error());
         return;
       }
-      if (x.shape || x.items) continue;  // its names are the shape's (read by other threads meanwhile)
+      if (x.shape || x.items || x.tail_re) continue;  // its names are the shape's or the head's (read meanwhile)
       x.capture_names.resize(x.re->NumberOfCapturingGroups());
       for (const auto& [group_name, idx] : x.re->NamedCapturingGroups()) {
         if (idx >= 1 && static_cast<size_t>(idx) <= x.capture_names.size()) {
@@ -615,11 +636,12 @@ bool SignalInfo::Confirms(std::string_view subject) const {
 
 namespace {
 
-// RE2's captures of `x` in `subject`; whether it matched. The arrays live
-// here, not in ExtractFields: lines the hand parser serves do not construct
-// them.
-bool ExtractByRe2(const Extractor& x, std::string_view subject,
-                  std::vector<std::pair<std::string_view, std::string_view>>* out) {
+// RE2's captures of `re` (x's extract, or with `tail` its head) in
+// `subject`; whether it matched, or nullopt when the head cannot tell (a
+// non-ASCII byte in the run's reach). The arrays live here, not in
+// ExtractFields: lines the hand parser serves do not construct them.
+std::optional<bool> ExtractByRe2(const Extractor& x, const RE2& re, const TailRun* tail, std::string_view subject,
+                                 std::vector<std::pair<std::string_view, std::string_view>>* out) {
   // On the stack up to kOnStack captures (every extractor of the default
   // ruleset): thread_local vectors cost a TLS lookup each in a shared library.
   constexpr size_t kOnStack = 16;
@@ -646,9 +668,19 @@ bool ExtractByRe2(const Extractor& x, std::string_view subject,
     args[k] = &vals[k];
     argp[k] = &args[k];
   }
-  if (!RE2::PartialMatchN(re2::StringPiece(subject.data(), subject.size()), *x.re, argp,
-                          static_cast<int>(n))) {
+  if (!RE2::PartialMatchN(re2::StringPiece(subject.data(), subject.size()), re, argp, static_cast<int>(n))) {
     return false;
+  }
+  if (tail != nullptr && !tail->groups.empty()) {
+    // The run's greedy rest: up to `more` bytes past the match, to a newline.
+    const re2::StringPiece& g = vals[tail->groups[0]];
+    if (g.data() == nullptr) return std::nullopt;
+    const size_t end = static_cast<size_t>(g.data() + g.size() - subject.data());
+    size_t add = 0;
+    for (; add < tail->more && end + add < subject.size() && subject[end + add] != '\n'; ++add) {
+      if (static_cast<unsigned char>(subject[end + add]) >= 0x80) return std::nullopt;
+    }
+    for (int k : tail->groups) vals[k] = re2::StringPiece(vals[k].data(), vals[k].size() + add);
   }
   for (size_t k = 0; k < n; ++k) {
     if (!x.capture_names[k].empty() && vals[k].data() != nullptr) {
@@ -660,6 +692,85 @@ bool ExtractByRe2(const Extractor& x, std::string_view subject,
 
 }  // namespace
 
+std::optional<TailRun> ParseTailRun(std::string_view p) {
+  size_t closes = 0;
+  while (closes < p.size() && p[p.size() - 1 - closes] == ')') ++closes;
+  const std::string_view body = p.substr(0, p.size() - closes);
+  // `[^\n]{m,n}` ends the body.
+  constexpr std::string_view kRun = "[^\\n]";
+  const size_t brace = body.rfind('{');
+  if (body.empty() || body.back() != '}' || brace == std::string_view::npos || brace < kRun.size() ||
+      body.substr(brace - kRun.size(), kRun.size()) != kRun) {
+    return std::nullopt;
+  }
+  size_t m = 0, n = 0, i = brace + 1;
+  auto number = [&](size_t* v) {
+    const size_t from = i;
+    while (i < body.size() && body[i] >= '0' && body[i] <= '9' && i - from < 4) {
+      *v = *v * 10 + static_cast<size_t>(body[i++] - '0');
+    }
+    return i > from;
+  };
+  if (!number(&m) || i >= body.size() || body[i++] != ',' || !number(&n) || i + 1 != body.size() || n <= m) {
+    return std::nullopt;
+  }
+  const size_t run = brace - kRun.size();
+  // Walk the pattern before the run token by token: the run must start a
+  // token outside a class, and no alternation may share a level with it
+  // (another branch could end its groups elsewhere).
+  struct Level {
+    int capture;  // group number - 1, or -1
+    bool alternation;
+  };
+  std::vector<Level> stack{{-1, false}};
+  int captures = 0;
+  size_t at = 0;
+  while (at < run) {
+    const char c = p[at];
+    if (c == '\\') {
+      at += 2;
+    } else if (c == '[') {
+      size_t j = at + 1;
+      if (j < run && p[j] == '^') ++j;
+      if (j < run && p[j] == ']') ++j;
+      while (j < run && p[j] != ']') j += p[j] == '\\' ? 2 : 1;
+      if (j >= run) return std::nullopt;
+      at = j + 1;
+    } else if (c == '(') {
+      if (at + 1 < run && p[at + 1] == '?') {
+        if (at + 2 < run && p[at + 2] == ':') {
+          stack.push_back({-1, false});
+        } else if (at + 3 < run && p[at + 2] == 'P' && p[at + 3] == '<') {
+          stack.push_back({captures++, false});
+        } else {
+          return std::nullopt;  // flags, or a form not read here
+        }
+      } else {
+        stack.push_back({captures++, false});
+      }
+      ++at;
+    } else if (c == ')') {
+      if (stack.size() < 2) return std::nullopt;
+      stack.pop_back();
+      ++at;
+    } else {
+      if (c == '|') stack.back().alternation = true;
+      ++at;
+    }
+  }
+  if (at != run || stack.size() != closes + 1) return std::nullopt;
+  TailRun t;
+  for (const Level& l : stack) {
+    if (l.alternation) return std::nullopt;
+    if (l.capture >= 0) t.groups.push_back(l.capture);
+  }
+  t.head = std::string(p.substr(0, run));
+  if (m > 0) t.head += StrCat(kRun, "{", m, "}");
+  t.head.append(closes, ')');
+  t.more = n - m;
+  return t;
+}
+
 bool SignalInfo::ExtractFields(
     std::string_view subject,
     std::vector<std::pair<std::string_view, std::string_view>>* out) const {
@@ -669,8 +780,16 @@ bool SignalInfo::ExtractFields(
       any = *m || any;
       continue;
     }
+    if (x.tail) {
+      TailRe2();
+      const std::optional<bool> m = x.tail_re ? ExtractByRe2(x, *x.tail_re, &*x.tail, subject, out) : std::nullopt;
+      if (m) {
+        any = *m || any;
+        continue;
+      }
+    }
     if (!ExtractRe2().extract_error.empty()) return any;  // x.re and its names are set past this
-    any = ExtractByRe2(x, subject, out) || any;
+    any = ExtractByRe2(x, *x.re, nullptr, subject, out).value_or(false) || any;
   }
   return any;
 }
@@ -683,6 +802,12 @@ const SignalRegex& SignalInfo::Regex() const {
 const SignalRegex& SignalInfo::ConfirmRe2() const {
   Regex();
   if (!regex->confirm_built.load(std::memory_order_acquire)) BuildConfirmRe2();
+  return *regex;
+}
+
+const SignalRegex& SignalInfo::TailRe2() const {
+  Regex();
+  if (!regex->tails_built.load(std::memory_order_acquire)) BuildTailRe2();
   return *regex;
 }
 

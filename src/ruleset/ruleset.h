@@ -51,6 +51,24 @@ const char* RecurrenceScopeName(fb::RecurrenceScope r);
 // of the load time. First the hand parser's shapes (digit_shape.h), which
 // answer most matched lines; the RE2 objects only when a line needs them
 // (no shape takes the pattern, or the shape cannot tell on that line).
+// An extract that ends in a bounded run of `[^\n]` (`[^\n]{m,n}`, then only
+// groups closing: a message captured to at most n characters). RE2 builds
+// and first runs such a run at a cost that grows with n (for n = 200: ~5 M
+// instructions to build, ~15 M for the DFA's first line). `head` is the
+// extract with the run cut to `{m}`: a start and a path through the rest
+// satisfy it exactly when they satisfy the extract (the run takes at least
+// m characters either way), so its match and captures are the extract's
+// but for the run's greedy rest, which is taken by hand: up to n - m more
+// bytes, none a newline, over ASCII (past a non-ASCII byte RE2 answers, as
+// it counts characters there). `groups`: the captures (index = group number
+// - 1) that hold the run, which all end where the match ends.
+struct TailRun {
+  std::string head;
+  size_t more = 0;
+  std::vector<int> groups;
+};
+std::optional<TailRun> ParseTailRun(std::string_view pattern);
+
 struct Extractor {
   // Named captures; built with the signal's other extractors' RE2 objects
   // when a line first needs one of them (SignalRegex::extracts_once), null
@@ -65,6 +83,11 @@ struct Extractor {
   // Else set when the pattern is of the hand parser's items with captures
   // (digit_shape.h, ParseCaptureShape): then this extracts where it can tell.
   std::optional<ItemShape> items;
+  // Else set when the extract ends in a bounded run (TailRun): `tail_re` is
+  // its head in RE2, built with the signal's other heads when a line first
+  // needs one (SignalRegex::tails_once); `re` then only past a non-ASCII byte.
+  std::optional<TailRun> tail;
+  std::unique_ptr<RE2> tail_re;
 };
 struct SignalRegex {
   std::once_flag once;  // the shapes and the extractors' list
@@ -75,6 +98,8 @@ struct SignalRegex {
   std::atomic<bool> confirm_built{false};
   std::once_flag extracts_once;  // every extractor's `re`
   std::atomic<bool> extracts_built{false};
+  std::once_flag tails_once;  // every extractor's `tail_re`
+  std::atomic<bool> tails_built{false};
   std::unique_ptr<RE2> confirm;  // the pattern itself, in RE2
   // Set when the pattern is of the hand parser's items (digit_shape.h): then
   // this, not `confirm`, tells whether a subject matches, where it can.
@@ -135,9 +160,11 @@ struct SignalInfo {
   const SignalRegex& Regex() const;  // the shapes, built on first call
   const SignalRegex& ConfirmRe2() const;  // the shapes and `confirm`
   const SignalRegex& ExtractRe2() const;  // the shapes and the extractors' `re`
+  const SignalRegex& TailRe2() const;  // the shapes and the extractors' `tail_re`
   void BuildShapes() const;
   void BuildConfirmRe2() const;
   void BuildExtractRe2() const;
+  void BuildTailRe2() const;
 };
 
 struct HsDatabaseDeleter {

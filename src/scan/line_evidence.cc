@@ -490,7 +490,10 @@ void Scanner::Impl::PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits,
 }
 
 void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<Hit>& hits,
-                                  const char* data, size_t len, uint64_t abs_offset, ChunkOut& out) const {
+                                  const char* data, size_t len, uint64_t abs_offset, ChunkOut& out,
+                                  SourceFraming::Derivation how) const {
+  using Derivation = SourceFraming::Derivation;
+  if (how == Derivation::kUnknown) how = st.framing.HowDerived(std::string_view(data, len));
   // Traceback windows of derived records come from the derived text, which
   // starts at this chunk's start.
   auto fix_tb_window = [&](Pending& p, const DerivedRecord&) {
@@ -499,7 +502,7 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
     p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
   };
   bool clean_lines = false;
-  if (st.framing.format().json) {
+  if (how == Derivation::kJson) {
     // JSON lines: scan the messages, not the raw JSON; confirm on the raw
     // line (SplitLine takes the message from it again).
     DerivedChunk jc = ExtractJsonMessages(std::string_view(data, len));
@@ -511,12 +514,12 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
                     p.before_reaches_chunk_start = false;
                     p.before_reaches_prev = false;
                   });
-  } else if (st.framing.HasRuns(std::string_view(data, len))) {
+  } else if (how == Derivation::kRuns) {
     // CRI partial lines, hard-wrapped lines: match on the joined records.
     DerivedChunk jc = JoinPartials(st.framing.format(), std::string_view(data, len));
     StripEscapes(jc);
     PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out, fix_tb_window);
-  } else if (HasEscapes(std::string_view(data, len))) {
+  } else if (how == Derivation::kEscapes) {
     // Coloured lines (Ray's, rich's, loguru's): matched, and their times
     // read, without the escapes; the evidence text is the line without them.
     DerivedChunk jc = StripEscapes(std::string_view(data, len));

@@ -270,6 +270,20 @@ __attribute__((target("avx2"))) bool HasEscapesAvx2(std::string_view s) {
 
 bool HasEscapesPlain(std::string_view s) { return HasEscapesFrom(s, 0); }
 
+size_t NextEscapeWord(std::string_view s, size_t from) {
+  if (from >= s.size()) return std::string_view::npos;
+  const void* esc = std::memchr(s.data() + from, kEsc, s.size() - from);
+  const size_t end = esc == nullptr ? s.size() : static_cast<size_t>(static_cast<const char*>(esc) - s.data());
+  // A pair before the first ESC; one at end - 1 would need s[end], the ESC.
+  size_t found = end;
+  ForEachPairStartFast<false, BytePair{'#', '0'}, BytePair{'[', '0'}>(s.substr(0, end), from, [&](size_t i) {
+    if (!EscapeWordAfterPair(s.data(), i, s.size())) return false;
+    found = i;
+    return true;
+  });
+  return found == s.size() ? std::string_view::npos : found;
+}
+
 bool HasEscapes(std::string_view s) {
 #if defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2");
@@ -278,15 +292,23 @@ bool HasEscapes(std::string_view s) {
   return HasEscapesFrom(s, 0);
 }
 
-std::string WithoutEscapes(std::string_view line) {
-  std::string out;
-  out.reserve(line.size());
+namespace {
+
+void AppendWithoutEscapes(std::string_view line, std::string& out) {
   const bool bare = HasBareReset(line);
   for (size_t i = 0; i < line.size();) {
     size_t n = EscapeAt(line, i, bare);
     if (n == 0) out.push_back(line[i++]);
     i += n;
   }
+}
+
+}  // namespace
+
+std::string WithoutEscapes(std::string_view line) {
+  std::string out;
+  out.reserve(line.size());
+  AppendWithoutEscapes(line, out);
   return out;
 }
 
@@ -294,11 +316,20 @@ DerivedChunk StripEscapes(std::string_view chunk) {
   DerivedChunk out;
   out.messages.reserve(chunk.size());
   uint64_t line_no = 0;
+  // A line holds an escape word (HasEscapes of the line) exactly when the
+  // chunk's next word at or after its start lies before its end: no word
+  // spans a newline. The lines before the next word are copied as they are.
+  size_t next = NextEscapeWord(chunk, 0);
   for (size_t pos = 0; pos < chunk.size(); ++line_no) {
     size_t nl = chunk.find('\n', pos);
     size_t end = nl == std::string_view::npos ? chunk.size() : nl;
     std::string_view line = chunk.substr(pos, end - pos);
-    out.messages += HasEscapes(line) ? WithoutEscapes(line) : std::string(line);
+    if (next < end) {
+      AppendWithoutEscapes(line, out.messages);
+      next = NextEscapeWord(chunk, end);
+    } else {
+      out.messages.append(line);
+    }
     out.messages.push_back('\n');
     out.lines.push_back({pos, end - pos, line_no});
     pos = end + 1;
@@ -727,7 +758,8 @@ std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const 
   return time;
 }
 
-LineView Split(std::string_view line, const LineFormat& fmt, const TimeContext& tctx, bool may_have_escapes) {
+LineView Split(std::string_view line, const LineFormat& fmt, const TimeContext& tctx, bool may_have_escapes,
+               bool read_time = true) {
   LineView v;
   if (fmt.json && LooksJson(line)) {
     JsonFields jf;
@@ -769,7 +801,9 @@ LineView Split(std::string_view line, const LineFormat& fmt, const TimeContext& 
   v.attr = AttributeLine(line.substr(pd), &mb);
   mb += pd;
   if (pd != 0 && v.attr.host.empty()) v.attr.host = NormalizeHost(pdsh_host);
-  v.time = PlainLineTime(line, mb, tctx, &v.attr);
+  // Without the time the attribution is the same, but where a carriage
+  // return may bring the record's own prefix (PlainLineTime's tqdm bars).
+  if (read_time || line.find('\r') != std::string_view::npos) v.time = PlainLineTime(line, mb, tctx, &v.attr);
   return v;
 }
 
@@ -781,6 +815,10 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
 
 LineView SplitCleanLine(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
   return Split(line, fmt, tctx, false);
+}
+
+LineView SplitLineUntimed(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
+  return Split(line, fmt, tctx, true, false);
 }
 
 std::optional<ParsedTime> LineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {

@@ -68,6 +68,12 @@ LineView SplitLine(std::string_view line, const LineFormat& fmt, const TimeConte
 // HasEscapes found none in): the same view, without looking for them again
 // (~300 instructions a matched line of a dense log).
 LineView SplitCleanLine(std::string_view line, const LineFormat& fmt, const TimeContext& tctx);
+// SplitLine's message and attribution without reading the time (`time`
+// may be unset): for lines read only for their stream and message (the
+// lines a traceback's fold walks back over, ~45% of SplitLine's cost). A
+// line with a carriage return still has its time read, which may bring
+// its record's own prefix.
+LineView SplitLineUntimed(std::string_view line, const LineFormat& fmt, const TimeContext& tctx);
 // SplitLine(line, fmt, tctx).time without the rest of the attribution (the
 // rank markers and kernel markers in the message): for the lines read only
 // for their time (a chunk's first and last, inherited times).
@@ -100,6 +106,11 @@ struct DerivedChunk {
 // every chunk); HasEscapesPlain is a memchr and a pass over byte pairs, the
 // reference the tests compare it with.
 bool HasEscapes(std::string_view s);
+// Where the first escape word at or after `from` starts (ESC, rsyslog's
+// "#033[", a bare reset), npos when none does. No word spans a newline, so
+// a line of s holds one (HasEscapes of the line) exactly when the first at
+// or after the line's start lies before its end.
+size_t NextEscapeWord(std::string_view s, size_t from);
 bool HasEscapesPlain(std::string_view s);
 std::string WithoutEscapes(std::string_view line);
 // A chunk's lines without their escapes, one record per line.

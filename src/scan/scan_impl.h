@@ -411,8 +411,11 @@ struct Scanner::Impl {
                      size_t len, uint64_t abs_offset, const DerivedChunk& jc, bool fold_tracebacks,
                      ChunkOut& out, Each&& each) const;
 
+  // `how`: SourceFraming::HowDerived of these bytes when the caller asked
+  // it already (kUnknown: asked here).
   void ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::vector<Hit>& hits,
-                     const char* data, size_t len, uint64_t abs_offset, ChunkOut& out) const;
+                     const char* data, size_t len, uint64_t abs_offset, ChunkOut& out,
+                     SourceFraming::Derivation how = SourceFraming::Derivation::kUnknown) const;
 
   // keep.cc. Merges one chunk's results into its source, in order.
   void Merge(SourceState& st, ChunkOut& out);

@@ -160,8 +160,8 @@ bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scrat
   const std::string_view data(buf.data(), have);
   st.framing.Detect(data.substr(0, 4096));
   ChunkOut out;
-  if (st.framing.Derives(data)) {
-    ProcessBuffer(st, scratch, hits, data.data(), data.size(), 0, out);
+  if (const SourceFraming::Derivation how = st.framing.HowDerived(data); how != SourceFraming::Derivation::kAsIs) {
+    ProcessBuffer(st, scratch, hits, data.data(), data.size(), 0, out, how);
   } else {
     PhaseA(*rs, scratch, data.data(), data.size(), 0, out, hits);
     PhaseB(st, out, true);
@@ -204,17 +204,18 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
     out.error_code = -3;
     out.error_cause = "truncated";
   };
-  bool derived = st.framing.format().json;
-  if (!derived &&
-      !GuardedRead(all.data(), all.size(), [&] { derived = st.framing.Derives(std::string_view(base, len)); })) {
-    derived = false;  // the scan below meets the same fault and reports it
+  using Derivation = SourceFraming::Derivation;
+  Derivation how = st.framing.format().json ? Derivation::kJson : Derivation::kAsIs;
+  if (how == Derivation::kAsIs &&
+      !GuardedRead(all.data(), all.size(), [&] { how = st.framing.HowDerived(std::string_view(base, len)); })) {
+    how = Derivation::kAsIs;  // the scan below meets the same fault and reports it
   }
-  if (derived) {
+  if (how != Derivation::kAsIs) {
     // JSON lines match on their messages (escaped quotes, \uXXXX), as a
     // whole-file task does, not on the raw records.
     std::string copy;
     if (GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, base, len); })) {
-      ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), begin, out);
+      ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), begin, out, how);
     } else {
       lost();
     }
@@ -236,11 +237,13 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
   ChunkOut out;
   // JSON messages and joined CRI records are scanned from a copy
   // (ProcessBuffer); only a plain file is scanned in place.
-  bool derived = st.framing.format().json;
+  using Derivation = SourceFraming::Derivation;
+  Derivation how = st.framing.format().json ? Derivation::kJson : Derivation::kAsIs;
   bool ok = GuardedRead(all.data(), all.size(), [&] {
-    if (!derived) derived = st.framing.Derives(all);
-    if (!derived) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
+    if (how == Derivation::kAsIs) how = st.framing.HowDerived(all);
+    if (how == Derivation::kAsIs) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
   });
+  const bool derived = how != Derivation::kAsIs;
   if (!ok) {
     FreshScratch(scratch);
     out = ChunkOut();
@@ -250,7 +253,7 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
     std::string copy;
     bool ok2 = GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, all.data(), all.size()); });
     if (ok2) {
-      ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), 0, out);
+      ProcessBuffer(st, scratch, hits, copy.data(), copy.size(), 0, out, how);
     } else {
       out.error = StrCat(path, ": the file shrank while it was being read");
     }

@@ -41,9 +41,17 @@ class SourceFraming {
   // Whether the chunk holds a run of physical lines that make one record
   // (then it is matched on JoinPartials' records).
   bool HasRuns(std::string_view chunk) const { return format_.joins() && HasPartial(format_, chunk); }
-  // Whether the chunk is matched on derived records rather than as it is:
-  // JSON messages, joined runs, lines without their terminal escapes.
-  bool Derives(std::string_view chunk) const { return format_.json || HasRuns(chunk) || HasEscapes(chunk); }
+  // How the chunk is matched: on derived records -- JSON messages, joined
+  // runs, lines without their terminal escapes, the first that applies --
+  // or as it is. The answer goes with the chunk to ProcessBuffer, which
+  // would otherwise look for runs and escapes again.
+  enum class Derivation : uint8_t { kUnknown, kAsIs, kJson, kRuns, kEscapes };
+  Derivation HowDerived(std::string_view chunk) const {
+    if (format_.json) return Derivation::kJson;
+    if (HasRuns(chunk)) return Derivation::kRuns;
+    return HasEscapes(chunk) ? Derivation::kEscapes : Derivation::kAsIs;
+  }
+  bool Derives(std::string_view chunk) const { return HowDerived(chunk) != Derivation::kAsIs; }
 
   // A cut of buffered stream bytes at `cut` (a line start), moved back so
   // that a run waits for the line ending it, and a traceback's header for

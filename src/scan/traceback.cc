@@ -262,7 +262,7 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   for (size_t at = 0, index = 0; at < after.size(); ++index) {
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
-    LineView v = SplitLine(l->text, fmt, tctx);
+    LineView v = SplitLineUntimed(l->text, fmt, tctx);
     const bool frame = ParseFrame(v.message).has_value();
     if (SameStream(v.attr, mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
@@ -349,7 +349,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
     if (first && !window_at_source_start) break;  // a partial line
     std::string_view l = first ? rest : rest.substr(nl + 1);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    LineView v = SplitLine(l, fmt, tctx);
+    LineView v = SplitLineUntimed(l, fmt, tctx);
     if (SameStream(v.attr, mine)) {
       if (v.message.find(kHeader) != std::string_view::npos) {
         end = End::kHeader;

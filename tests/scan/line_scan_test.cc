@@ -191,6 +191,50 @@ TEST(HasEscapes, OnePassSameAsPlainAtEveryOffsetAndAlignment) {
   EXPECT_FALSE(HasEscapes(many + "#033"));
 }
 
+// StripEscapes tests only the lines holding an escape word (NextEscapeWord
+// over the chunk): its records are the per-line reference's -- each line
+// without its escapes when HasEscapes finds any, else as it is -- on
+// random multi-line texts of the forms, near misses and bare codes, and a
+// line's bare SGR codes stay unless that line holds a bare reset.
+TEST(StripEscapes, SameAsTestingEveryLine) {
+  const std::vector<std::string> pieces = {"\x1b[31m", "#033[0m", "[0m", "[0;0m", "[36m", "#034[", "#03",
+                                           "[0x",       "[1m",     "[0]", "#0",    "[0",   "\x1b", "\r"};
+  std::mt19937 rng(29);
+  int stripped = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string s;
+    const size_t lines = 1 + rng() % 12;
+    for (size_t l = 0; l < lines; ++l) {
+      const size_t len = rng() % 300;
+      std::string line;
+      for (size_t i = 0; i < len; ++i) line.push_back(rng() % 6 == 0 ? "x[#0;m3 "[rng() % 8] : 'x');
+      for (int k = rng() % 3; k > 0 && rng() % 3 == 0; --k) line.insert(rng() % (line.size() + 1), pieces[rng() % pieces.size()]);
+      s += line;
+      if (l + 1 < lines || rng() % 2 == 0) s.push_back('\n');
+    }
+    std::string want;
+    for (size_t pos = 0; pos < s.size();) {
+      size_t nl = s.find('\n', pos);
+      size_t end = nl == std::string::npos ? s.size() : nl;
+      std::string_view line(s.data() + pos, end - pos);
+      stripped += HasEscapes(line);
+      want += HasEscapes(line) ? WithoutEscapes(line) : std::string(line);
+      want.push_back('\n');
+      pos = end + 1;
+    }
+    ASSERT_EQ(StripEscapes(s).messages, want) << s;
+    for (size_t from = 0; from <= s.size(); from += 1 + rng() % 40) {
+      size_t first = std::string_view::npos;
+      for (size_t i = from; i < s.size() && first == std::string_view::npos; ++i) {
+        const std::string_view at(s.data() + i, s.size() - i);
+        if (at.starts_with('\x1b') || at.starts_with("#033[") || at.starts_with("[0m") || at.starts_with("[0;0m")) first = i;
+      }
+      ASSERT_EQ(NextEscapeWord(s, from), first) << "from " << from << " in " << s;
+    }
+  }
+  EXPECT_GT(stripped, 5000);
+}
+
 TEST(DisplayWidth, AsciiFastPathAndTheRest) {
   EXPECT_EQ(DisplayWidth(std::string(57, 'a')), 57u);
   EXPECT_EQ(DisplayWidth(std::string(57, 'a') + "\r"), 57u);
@@ -277,6 +321,32 @@ TEST(SplitCleanLine, SameAsSplitLineWithoutEscapes) {
     EXPECT_EQ(got.attr.gpu, want.attr.gpu) << line;
     ExpectSameTime(CleanLineTime(line, LineFormat{}, tctx), LineTime(line, LineFormat{}, tctx), line);
   }
+}
+
+// A line read for its stream and message only (a traceback's fold) has
+// SplitLine's message and attribution: coloured lines, pdsh prefixes, and a
+// tqdm bar whose record after a carriage return names another rank.
+TEST(SplitLineUntimed, SameMessageAndAttributionAsSplitLine) {
+  TimeContext tctx;
+  tctx.default_year = 2026;
+  std::vector<std::string> lines = TimeLines();
+  lines.push_back("[rank1]: 50%|#####     | 5/10 [00:01<00:01]\r2026-11-02 13:46:41,123 [rank3]: boom");
+  lines.push_back("\x1b[36m(RayWorker pid=4242, ip=10.0.0.7)\x1b[0m [rank5]: Traceback (most recent call last):");
+  lines.push_back("[rank2]:   File \"/opt/app/train.py\", line 12, in <module>");
+  LineFormat pdsh;
+  pdsh.pdsh = true;
+  for (const LineFormat& fmt : {LineFormat{}, pdsh}) {
+    for (const std::string& line : lines) {
+      const LineView want = SplitLine(line, fmt, tctx), got = SplitLineUntimed(line, fmt, tctx);
+      EXPECT_EQ(got.message, want.message) << line;
+      EXPECT_EQ(got.attr.rank, want.attr.rank) << line;
+      EXPECT_EQ(got.attr.host, want.attr.host) << line;
+      EXPECT_EQ(got.attr.pid, want.attr.pid) << line;
+      EXPECT_EQ(got.attr.gpu, want.attr.gpu) << line;
+    }
+  }
+  const LineView tqdm = SplitLineUntimed(lines[lines.size() - 3], LineFormat{}, tctx);
+  EXPECT_EQ(tqdm.attr.rank, std::optional<int64_t>(3));
 }
 
 // pdsh's "host: " before a bracketed stamp: an unmatched line of a
