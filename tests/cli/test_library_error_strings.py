@@ -15,6 +15,10 @@ from the message text of every maintained library version that prints it):
   bytes (allocated so far: N,NNN bytes)".
 - cudaErrorCallRequiresNewerDriver's description, "API call is not supported
   in the installed CUDA driver", is the runtime asking for a newer driver.
+- NCCL >= 2.27 words a socket connect that fails outright "<func>: connect
+  to <addr> failed : <strerror>" (lower case, where older releases wrote
+  "Connect to"); NCCL 2.4 to 2.11 printed an IB completion error without
+  the peer ("NET/IB : Got completion with error 5, opcode 1, ...").
 """
 from conftest import first_incident, initiating_texts
 
@@ -72,6 +76,24 @@ RuntimeError: CUDA error: API call is not supported in the installed CUDA driver
 Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.
 """
 
+NCCL_CONNECT_LOWERCASE = """\
+gpu-c04:9102:9102 [2] NCCL INFO Bootstrap : Using eth0:10.20.0.13<0>
+gpu-c04:9102:9102 [2] NCCL INFO NCCL version 2.27.3+cuda12.9
+gpu-c04:9102:9160 [2] misc/socket.cc:596 NCCL WARN socketStartConnect: connect to 10.20.0.14<39271> failed : Network is unreachable
+gpu-c04:9102:9160 [2] NCCL INFO misc/socket.cc:732 -> 2
+gpu-c04:9102:9160 [2] NCCL INFO bootstrap.cc:390 -> 2
+[rank2]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3353, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.27.3
+"""
+
+NCCL_IB_COMPLETION_NO_PEER = """\
+dgx1:8765:8765 [2] NCCL INFO NCCL version 2.7.8+cuda11.0
+dgx1:8765:8812 [2] transport/net_ib.cc:809 NCCL WARN NET/IB : Got completion with error 5, opcode 1, len 32753, vendor err 249
+dgx1:8765:8812 [2] NCCL INFO include/net.h:28 -> 2
+dgx1:8765:8812 [2] NCCL INFO transport/net.cc:357 -> 2
+dgx1:8765:8812 [2] NCCL INFO proxy.cc:198 -> 2 [Proxy Thread]
+RuntimeError: NCCL communicator was aborted.
+"""
+
 
 def _check(faultline_bin, validate, tmp_path, text, rule, needle):
     inc = first_incident(faultline_bin, validate, tmp_path, text)
@@ -106,3 +128,13 @@ def test_cupy_pool_oom_under_chainer_is_cuda_oom(faultline_bin, validate, tmp_pa
 def test_call_requires_newer_driver_is_driver_too_old(faultline_bin, validate, tmp_path):
     _check(faultline_bin, validate, tmp_path, DRIVER_TOO_OLD_FOR_CALL, "cuda-driver-mismatch",
            "API call is not supported in the installed CUDA driver")
+
+
+def test_nccl_lowercase_connect_failure_is_network(faultline_bin, validate, tmp_path):
+    _check(faultline_bin, validate, tmp_path, NCCL_CONNECT_LOWERCASE, "nccl-socket-error",
+           "connect to 10.20.0.14<39271> failed : Network is unreachable")
+
+
+def test_nccl_ib_completion_error_without_peer_is_network(faultline_bin, validate, tmp_path):
+    _check(faultline_bin, validate, tmp_path, NCCL_IB_COMPLETION_NO_PEER, "nccl-remote-error",
+           "Got completion with error 5")
