@@ -19,6 +19,10 @@ from the message text of every maintained library version that prints it):
   to <addr> failed : <strerror>" (lower case, where older releases wrote
   "Connect to"); NCCL 2.4 to 2.11 printed an IB completion error without
   the peer ("NET/IB : Got completion with error 5, opcode 1, ...").
+- Before torchelastic, Python launchers reported a worker's SIGKILL in
+  Python's words: torch.distributed.launch's CalledProcessError ("died with
+  <Signals.SIGKILL: 9>.") and torch.multiprocessing.spawn's "process N
+  terminated with signal SIGKILL".
 """
 from conftest import first_incident, initiating_texts
 
@@ -94,6 +98,26 @@ dgx1:8765:8812 [2] NCCL INFO proxy.cc:198 -> 2 [Proxy Thread]
 RuntimeError: NCCL communicator was aborted.
 """
 
+LAUNCH_CALLED_PROCESS_SIGKILL = """\
+Epoch: [3][ 400/1251]  Time  0.412 ( 0.420)  Loss 4.1132e+00 (4.2015e+00)
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.7/runpy.py", line 193, in _run_module_as_main
+    "__main__", mod_spec)
+  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/launch.py", line 259, in main
+    cmd=cmd)
+subprocess.CalledProcessError: Command '['/opt/conda/bin/python3', '-u', 'train_imagenet.py', '--local_rank=7']' died with <Signals.SIGKILL: 9>.
+"""
+
+SPAWN_SIGKILL = """\
+| distributed init rank 0
+Traceback (most recent call last):
+  File "main-multigpu.py", line 422, in <module>
+    join=True)
+  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 146, in join
+    signal_name=name
+torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL
+"""
+
 
 def _check(faultline_bin, validate, tmp_path, text, rule, needle):
     inc = first_incident(faultline_bin, validate, tmp_path, text)
@@ -138,3 +162,13 @@ def test_nccl_lowercase_connect_failure_is_network(faultline_bin, validate, tmp_
 def test_nccl_ib_completion_error_without_peer_is_network(faultline_bin, validate, tmp_path):
     _check(faultline_bin, validate, tmp_path, NCCL_IB_COMPLETION_NO_PEER, "nccl-remote-error",
            "Got completion with error 5")
+
+
+def test_launch_called_process_error_sigkill_is_kill(faultline_bin, validate, tmp_path):
+    _check(faultline_bin, validate, tmp_path, LAUNCH_CALLED_PROCESS_SIGKILL, "process-sigkilled",
+           "died with <Signals.SIGKILL: 9>")
+
+
+def test_spawn_sigkill_is_kill(faultline_bin, validate, tmp_path):
+    _check(faultline_bin, validate, tmp_path, SPAWN_SIGKILL, "process-sigkilled",
+           "terminated with signal SIGKILL")
