@@ -23,6 +23,9 @@ from the message text of every maintained library version that prints it):
   Python's words: torch.distributed.launch's CalledProcessError ("died with
   <Signals.SIGKILL: 9>.") and torch.multiprocessing.spawn's "process N
   terminated with signal SIGKILL".
+- cuDNN's own allocation failure, CUDNN_STATUS_ALLOC_FAILED, as TensorFlow's
+  cuda_dnn.cc logs it ("Could not create cudnn handle: ") when its
+  preallocation left cuDNN no device memory.
 """
 from conftest import first_incident, initiating_texts
 
@@ -118,6 +121,13 @@ Traceback (most recent call last):
 torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL
 """
 
+TF_CUDNN_HANDLE_ALLOC_FAILED = """\
+2019-07-09 10:56:45.328872: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1433] Found device 0 with properties: 
+2019-07-09 10:57:02.114281: E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED
+2019-07-09 10:57:02.114511: E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED
+tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. This is probably because cuDNN failed to initialize, so try looking to see if a warning log message was printed above.
+"""
+
 
 def _check(faultline_bin, validate, tmp_path, text, rule, needle):
     inc = first_incident(faultline_bin, validate, tmp_path, text)
@@ -172,3 +182,8 @@ def test_launch_called_process_error_sigkill_is_kill(faultline_bin, validate, tm
 def test_spawn_sigkill_is_kill(faultline_bin, validate, tmp_path):
     _check(faultline_bin, validate, tmp_path, SPAWN_SIGKILL, "process-sigkilled",
            "terminated with signal SIGKILL")
+
+
+def test_cudnn_handle_alloc_failed_is_cuda_oom(faultline_bin, validate, tmp_path):
+    _check(faultline_bin, validate, tmp_path, TF_CUDNN_HANDLE_ALLOC_FAILED, "cuda-oom",
+           "CUDNN_STATUS_ALLOC_FAILED")
