@@ -19,10 +19,6 @@ from the message text of every maintained library version that prints it):
   to <addr> failed : <strerror>" (lower case, where older releases wrote
   "Connect to"); NCCL 2.4 to 2.11 printed an IB completion error without
   the peer ("NET/IB : Got completion with error 5, opcode 1, ...").
-- Before torchelastic, Python launchers reported a worker's SIGKILL in
-  Python's words: torch.distributed.launch's CalledProcessError ("died with
-  <Signals.SIGKILL: 9>.") and torch.multiprocessing.spawn's "process N
-  terminated with signal SIGKILL".
 - cuDNN's own allocation failure, CUDNN_STATUS_ALLOC_FAILED, as TensorFlow's
   cuda_dnn.cc logs it ("Could not create cudnn handle: ") when its
   preallocation left cuDNN no device memory.
@@ -101,26 +97,6 @@ dgx1:8765:8812 [2] NCCL INFO proxy.cc:198 -> 2 [Proxy Thread]
 RuntimeError: NCCL communicator was aborted.
 """
 
-LAUNCH_CALLED_PROCESS_SIGKILL = """\
-Epoch: [3][ 400/1251]  Time  0.412 ( 0.420)  Loss 4.1132e+00 (4.2015e+00)
-Traceback (most recent call last):
-  File "/opt/conda/lib/python3.7/runpy.py", line 193, in _run_module_as_main
-    "__main__", mod_spec)
-  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/launch.py", line 259, in main
-    cmd=cmd)
-subprocess.CalledProcessError: Command '['/opt/conda/bin/python3', '-u', 'train_imagenet.py', '--local_rank=7']' died with <Signals.SIGKILL: 9>.
-"""
-
-SPAWN_SIGKILL = """\
-| distributed init rank 0
-Traceback (most recent call last):
-  File "main-multigpu.py", line 422, in <module>
-    join=True)
-  File "/opt/conda/lib/python3.7/site-packages/torch/multiprocessing/spawn.py", line 146, in join
-    signal_name=name
-torch.multiprocessing.spawn.ProcessExitedException: process 0 terminated with signal SIGKILL
-"""
-
 TF_CUDNN_HANDLE_ALLOC_FAILED = """\
 2019-07-09 10:56:45.328872: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1433] Found device 0 with properties: 
 2019-07-09 10:57:02.114281: E tensorflow/stream_executor/cuda/cuda_dnn.cc:334] Could not create cudnn handle: CUDNN_STATUS_ALLOC_FAILED
@@ -173,15 +149,6 @@ def test_nccl_ib_completion_error_without_peer_is_network(faultline_bin, validat
     _check(faultline_bin, validate, tmp_path, NCCL_IB_COMPLETION_NO_PEER, "nccl-remote-error",
            "Got completion with error 5")
 
-
-def test_launch_called_process_error_sigkill_is_kill(faultline_bin, validate, tmp_path):
-    _check(faultline_bin, validate, tmp_path, LAUNCH_CALLED_PROCESS_SIGKILL, "process-sigkilled",
-           "died with <Signals.SIGKILL: 9>")
-
-
-def test_spawn_sigkill_is_kill(faultline_bin, validate, tmp_path):
-    _check(faultline_bin, validate, tmp_path, SPAWN_SIGKILL, "process-sigkilled",
-           "terminated with signal SIGKILL")
 
 
 def test_cudnn_handle_alloc_failed_is_cuda_oom(faultline_bin, validate, tmp_path):
