@@ -235,6 +235,60 @@ TEST(StripEscapes, SameAsTestingEveryLine) {
   EXPECT_GT(stripped, 5000);
 }
 
+// WithoutEscapes copies the bytes between escape starts in one append:
+// the same text as a byte-by-byte walk of the escape forms (ESC CSI, OSC
+// and two-byte sequences, rsyslog's "#033[", bare SGR codes in a line
+// holding a bare reset), on random lines of the forms and near misses.
+std::string StripByteByByte(std::string_view s) {
+  const bool bare = s.find("[0m") != std::string_view::npos || s.find("[0;0m") != std::string_view::npos;
+  auto after_esc = [](std::string_view t) -> size_t {  // EscapeLength's grammar
+    if (t.empty()) return 0;
+    if (t[0] == '[') {
+      size_t i = 1;
+      while (i < t.size() && t[i] >= 0x20 && t[i] <= 0x3f) ++i;
+      return i < t.size() && t[i] >= 0x40 && t[i] <= 0x7e ? i + 1 : i;
+    }
+    if (t[0] == ']') {
+      for (size_t i = 1; i < t.size(); ++i) {
+        if (t[i] == '\a') return i + 1;
+        if (t[i] == '\x1b' && i + 1 < t.size() && t[i + 1] == '\\') return i + 2;
+      }
+      return t.size();
+    }
+    return 1;
+  };
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    const std::string_view at = s.substr(i);
+    size_t n = 0;
+    if (bare && at[0] == '[') {
+      size_t k = 1;
+      while (k < at.size() && k < 16 && ((at[k] >= '0' && at[k] <= '9') || at[k] == ';')) ++k;
+      n = k > 1 && k < at.size() && at[k] == 'm' ? k + 1 : 0;
+    } else if (at[0] == '\x1b') {
+      n = 1 + after_esc(at.substr(1));
+    } else if (at.starts_with("#033[")) {
+      n = 4 + after_esc(at.substr(4));
+    }
+    if (n == 0) out.push_back(s[i++]);
+    i += n;
+  }
+  return out;
+}
+
+TEST(WithoutEscapes, SameAsAByteByByteWalk) {
+  const std::vector<std::string> pieces = {"\x1b[31m", "#033[0m", "[0m", "[0;0m", "[1;38;5;208m", "\x1b]8;;f\x1b\\",
+                                           "\x1b]0;t\a", "\x1b(", "#033", "#03", "[0x", "[0]", "\x1b", "\x1b[", "]"};
+  std::mt19937 rng(31);
+  for (int round = 0; round < 20000; ++round) {
+    std::string line;
+    const size_t len = rng() % 120;
+    for (size_t i = 0; i < len; ++i) line.push_back(rng() % 5 == 0 ? "x[#0;m3 \x1b"[rng() % 9] : 'x');
+    for (int k = rng() % 4; k > 0; --k) line.insert(rng() % (line.size() + 1), pieces[rng() % pieces.size()]);
+    ASSERT_EQ(WithoutEscapes(line), StripByteByByte(line)) << line;
+  }
+}
+
 TEST(DisplayWidth, AsciiFastPathAndTheRest) {
   EXPECT_EQ(DisplayWidth(std::string(57, 'a')), 57u);
   EXPECT_EQ(DisplayWidth(std::string(57, 'a') + "\r"), 57u);
