@@ -13,24 +13,12 @@
 #include <simdjson.h>
 
 #include "re2/re2.h"
+#include "re2_groups.h"
 
 namespace faultline {
 namespace {
 
-// RE2's groups in order (a null piece for a group that did not take part),
-// or nullopt when it does not match.
-std::optional<std::vector<re2::StringPiece>> Re2Groups(const RE2& re, std::string_view s) {
-  const int n = re.NumberOfCapturingGroups();
-  std::vector<re2::StringPiece> vals(n);
-  std::vector<RE2::Arg> args(n);
-  std::vector<const RE2::Arg*> argp(n);
-  for (int k = 0; k < n; ++k) {
-    args[k] = &vals[k];
-    argp[k] = &args[k];
-  }
-  if (!RE2::PartialMatchN(re2::StringPiece(s.data(), s.size()), re, argp.data(), n)) return std::nullopt;
-  return vals;
-}
+using testing::Re2Groups;
 
 // RE2's answer: the captures in group order, or nullopt when it does not match.
 std::optional<std::vector<std::string>> ByRe2(const RE2& re, std::string_view s) {

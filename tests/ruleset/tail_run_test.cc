@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "re2/re2.h"
+#include "re2_groups.h"
 #include "ruleset/ruleset.h"
 
 namespace faultline {
@@ -21,15 +22,10 @@ using Fields = std::vector<std::pair<std::string, std::string>>;
 // The whole extract in RE2: its named groups that captured, in group order
 // (what ExtractFields appends), or nullopt when it does not match.
 std::optional<Fields> ByRe2(const RE2& re, std::string_view s) {
-  const int n = re.NumberOfCapturingGroups();
-  std::vector<re2::StringPiece> vals(n);
-  std::vector<RE2::Arg> args(n);
-  std::vector<const RE2::Arg*> argp(n);
-  for (int k = 0; k < n; ++k) {
-    args[k] = &vals[k];
-    argp[k] = &args[k];
-  }
-  if (!RE2::PartialMatchN(re2::StringPiece(s.data(), s.size()), re, argp.data(), n)) return std::nullopt;
+  const auto groups = testing::Re2Groups(re, s);
+  if (!groups) return std::nullopt;
+  const std::vector<re2::StringPiece>& vals = *groups;
+  const int n = static_cast<int>(vals.size());
   std::vector<std::string> names(n);
   for (const auto& [name, idx] : re.NamedCapturingGroups()) names[idx - 1] = name;
   Fields out;
