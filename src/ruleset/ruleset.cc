@@ -542,6 +542,16 @@ RE2::Options Re2Options(bool caseless) {
   return ro;
 }
 
+// `re`'s group names by group number - 1 (empty for an unnamed group): the
+// names ExtractFields gives the captures of an extract, or of its head.
+std::vector<std::string> CaptureNames(const RE2& re) {
+  std::vector<std::string> names(re.NumberOfCapturingGroups());
+  for (const auto& [group_name, idx] : re.NamedCapturingGroups()) {
+    if (idx >= 1 && static_cast<size_t>(idx) <= names.size()) names[idx - 1] = group_name;
+  }
+  return names;
+}
+
 }  // namespace
 
 void SignalInfo::BuildConfirmRe2() const {
@@ -566,10 +576,7 @@ void SignalInfo::BuildTailRe2() const {
       auto re = std::make_unique<RE2>(x.tail->head, ro);
       // The head has the extract's groups; were it rejected, `re` answers.
       if (!re->ok()) continue;
-      x.capture_names.resize(re->NumberOfCapturingGroups());
-      for (const auto& [group_name, idx] : re->NamedCapturingGroups()) {
-        if (idx >= 1 && static_cast<size_t>(idx) <= x.capture_names.size()) x.capture_names[idx - 1] = group_name;
-      }
+      x.capture_names = CaptureNames(*re);
       x.tail_re = std::move(re);
     }
   });
@@ -591,12 +598,7 @@ void SignalInfo::BuildExtractRe2() const {
         return;
       }
       if (x.shape || x.items || x.tail_re) continue;  // its names are the shape's or the head's (read meanwhile)
-      x.capture_names.resize(x.re->NumberOfCapturingGroups());
-      for (const auto& [group_name, idx] : x.re->NamedCapturingGroups()) {
-        if (idx >= 1 && static_cast<size_t>(idx) <= x.capture_names.size()) {
-          x.capture_names[idx - 1] = group_name;
-        }
-      }
+      x.capture_names = CaptureNames(*x.re);
     }
   });
   rx.extracts_built.store(true, std::memory_order_release);

@@ -51,7 +51,6 @@ class SourceFraming {
     if (HasRuns(chunk)) return Derivation::kRuns;
     return HasEscapes(chunk) ? Derivation::kEscapes : Derivation::kAsIs;
   }
-  bool Derives(std::string_view chunk) const { return HowDerived(chunk) != Derivation::kAsIs; }
 
   // A cut of buffered stream bytes at `cut` (a line start), moved back so
   // that a run waits for the line ending it, and a traceback's header for

@@ -263,13 +263,13 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
     LineView v = SplitLineUntimed(l->text, fmt, tctx);
-    const bool frame = ParseFrame(v.message).has_value();
+    const std::optional<std::string> frame = ParseFrame(v.message);
     if (SameStream(v.attr, mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
       if (frame) {
         if (frames == 0) {
           prefix = std::string(v.message.substr(0, v.message.find("File \"") - 2));
-          finalizer = ParseFrame(v.message)->ends_with(" in __del__");
+          finalizer = frame->ends_with(" in __del__");
         }
         ++frames;
         gap = 0;
