@@ -214,14 +214,31 @@ std::optional<std::string> IPythonClass(std::string_view message) {
   return e->exception;
 }
 
+// Whether `s` is the line ultratb marks as the one a frame was executing:
+// its number after an arrow of dashes ("----> 1 df.show()", "--> 336     print(x)").
+bool IPythonArrowLine(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && s[i] == '-') ++i;
+  if (i == 0 || i == s.size() || s[i] != '>') return false;
+  ++i;
+  size_t spaces = i;
+  while (i < s.size() && s[i] == ' ') ++i;
+  return i > spaces && i < s.size() && s[i] >= '0' && s[i] <= '9';
+}
+
 // IPython's frames are its own ("<ipython-input-13-6f755a42859a> in f(x)",
 // "File ~/lib/x.py:444, in f(self)", numbered code lines with "---->"
 // arrows): its exception line is the first line of the header's stream that
 // starts with the class the header names, then a colon or nothing.
+// `ends_in_frames` is set when the text runs out in the frames (an arrow
+// line seen, no exception line, no other header): the header has named the
+// class the program raised, the source stops before its message.
 std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::string_view after,
                                                   const Attribution& mine, const LineFormat& fmt,
-                                                  const TimeContext& tctx) {
-  for (size_t at = 0, index = 0; at < after.size() && index < kIPythonReach; ++index) {
+                                                  const TimeContext& tctx, bool* ends_in_frames) {
+  bool arrow = false;
+  size_t at = 0;
+  for (size_t index = 0; at < after.size() && index < kIPythonReach; ++index) {
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
     LineView v = SplitLine(l->text, fmt, tctx);
@@ -233,10 +250,35 @@ std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::s
         if (e && e->exception != cls) return std::nullopt;
         return Placed(std::move(e), after, *l, index, mine, fmt, tctx);
       }
+      arrow |= IPythonArrowLine(s);
     }
     at = l->next;
   }
+  if (ends_in_frames) *ends_in_frames = arrow && at >= after.size();
   return std::nullopt;
+}
+
+// Whether the header's line goes on with a frame of its traceback
+// (`Traceback (most recent call last): File "x.py", line 3, in f ...`).
+bool Flattened(std::string_view message) {
+  size_t at = message.find(kHeader);
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = message.substr(at + kHeader.size());
+  while (!rest.empty() && rest[0] == ' ') rest.remove_prefix(1);
+  return rest.starts_with("File \"") && rest.find("\", line ") != std::string_view::npos;
+}
+
+// Whether a whole line of `mine`'s stream that is not blank follows in `after`.
+bool MoreOfStream(std::string_view after, const Attribution& mine, const LineFormat& fmt,
+                  const TimeContext& tctx) {
+  for (size_t at = 0; at < after.size();) {
+    std::optional<AfterLine> l = LineOf(after, at);
+    if (!l) return true;  // a partial line: the source goes on
+    LineView v = SplitLine(l->text, fmt, tctx);
+    if (SameStream(v.attr, mine) && v.message.find_first_not_of(" \t") != std::string_view::npos) return true;
+    at = l->next;
+  }
+  return false;
 }
 
 }  // namespace
@@ -249,12 +291,21 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   LineView h = SplitLine(header, fmt, tctx);
   if (h.message.find(kHeader) == std::string_view::npos) {
     std::optional<std::string> cls = IPythonClass(h.message);
-    return cls ? FindIPythonException(*cls, after, h.attr, fmt, tctx) : std::nullopt;
+    return cls ? FindIPythonException(*cls, after, h.attr, fmt, tctx, ends_in_frames) : std::nullopt;
+  }
+  const Attribution& mine = h.attr;
+  // A traceback joined onto its header's line as posted ("Traceback (most
+  // recent call last): File "train.py", line 178, in <module> train() ..."):
+  // its frames and exception are that line, nothing after it is. With no
+  // more line of its stream the source ends in it: the header is the
+  // evidence, as for one cut in its frames.
+  if (Flattened(h.message)) {
+    if (ends_in_frames) *ends_in_frames = !MoreOfStream(after, mine, fmt, tctx);
+    return std::nullopt;
   }
   // The prefix the traceback's lines share ("[rank3]: ", a journal's stamp,
   // none under a logger's record) is its first frame's: the header's line
   // may hold more (an unfinished tqdm bar's last redraw before it).
-  const Attribution& mine = h.attr;
   std::string prefix;
   size_t frames = 0;
   int gap = 0;
