@@ -243,6 +243,47 @@ TEST(Traceback, IPythonHeaderNamesTheExceptionLine) {
   EXPECT_FALSE(After("Traceback (most recent call last):", frames + "StopIteration: \n").has_value());
 }
 
+// IPython's traceback whose text runs out in its frames (an arrow line
+// seen, no exception line) is told as one cut in its frames; not one whose
+// text goes on past them, nor a header with no frame marked after it.
+TEST(Traceback, IPythonFramesRunningOutAreTold) {
+  const std::string header = "OutOfMemoryError                          Traceback (most recent call last)";
+  const std::string frames =
+      "Cell In[23], line 1\n"
+      "----> 1 mod.train(\n"
+      "      2     max_epochs=30000,\n";
+  bool in_frames = false;
+  EXPECT_FALSE(FindExceptionLine(header, frames, LineFormat{}, TimeContext{}, &in_frames).has_value());
+  EXPECT_TRUE(in_frames);
+  EXPECT_TRUE(FindExceptionLine(header, frames + "OutOfMemoryError: CUDA out of memory.\n", LineFormat{},
+                                TimeContext{}, &in_frames).has_value());
+  EXPECT_FALSE(in_frames);
+  EXPECT_FALSE(FindExceptionLine(header, "Cell In[23], line 1\n      2     max_epochs=30000,\n", LineFormat{},
+                                 TimeContext{}, &in_frames).has_value());
+  EXPECT_FALSE(in_frames);  // no arrow line
+  EXPECT_FALSE(FindExceptionLine(header, frames + "partial", LineFormat{}, TimeContext{}, &in_frames).has_value());
+  EXPECT_FALSE(in_frames);  // a partial line: the text goes on
+}
+
+// A traceback joined onto its header's line: the source ends in it when no
+// more line of its stream follows.
+TEST(Traceback, FlattenedTracebackEndingTheSourceIsTold) {
+  const std::string header =
+      "Traceback (most recent call last): File \"train.py\", line 178, in <module> train() File \"train.py\", "
+      "line 134, in train images, targets = next(batch_iterator)";
+  bool in_frames = false;
+  EXPECT_FALSE(FindExceptionLine(header, "", LineFormat{}, TimeContext{}, &in_frames).has_value());
+  EXPECT_TRUE(in_frames);
+  EXPECT_FALSE(FindExceptionLine(header, "\n\n", LineFormat{}, TimeContext{}, &in_frames).has_value());
+  EXPECT_TRUE(in_frames);
+  EXPECT_FALSE(FindExceptionLine(header, "epoch 3 step 200 loss 1.41\n", LineFormat{}, TimeContext{}, &in_frames)
+                   .has_value());
+  EXPECT_FALSE(in_frames);
+  EXPECT_FALSE(FindExceptionLine("Traceback (most recent call last): see below", "", LineFormat{}, TimeContext{},
+                                 &in_frames).has_value());
+  EXPECT_FALSE(in_frames);  // no frame on the line
+}
+
 // A stream's cut waits for a traceback whose header is in its last window.
 TEST(Traceback, StreamCutMovesBeforeARecentHeader) {
   std::string noise = "step 1 done\n";
