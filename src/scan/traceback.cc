@@ -226,17 +226,31 @@ bool IPythonArrowLine(std::string_view s) {
   return i > spaces && i < s.size() && s[i] >= '0' && s[i] <= '9';
 }
 
+// Whether `s` is one of the numbered code lines ultratb shows around a
+// frame's line ("      2     max_epochs=30000,", "    274 "), or the
+// "(...)" of lines it left out.
+bool IPythonCodeLine(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && s[i] == ' ') ++i;
+  if (s.substr(i).starts_with("(...)")) return true;
+  size_t digits = i;
+  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  return i > digits && (i == s.size() || s[i] == ' ');
+}
+
 // IPython's frames are its own ("<ipython-input-13-6f755a42859a> in f(x)",
 // "File ~/lib/x.py:444, in f(self)", numbered code lines with "---->"
 // arrows): its exception line is the first line of the header's stream that
 // starts with the class the header names, then a colon or nothing.
 // `ends_in_frames` is set when the text runs out in the frames (an arrow
-// line seen, no exception line, no other header): the header has named the
-// class the program raised, the source stops before its message.
+// line seen, no exception line, no other header, the last line of its
+// stream an arrow or code line): the header has named the class the
+// program raised, the source stops before its message.
 std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::string_view after,
                                                   const Attribution& mine, const LineFormat& fmt,
                                                   const TimeContext& tctx, bool* ends_in_frames) {
   bool arrow = false;
+  bool last_in_frame = false;  // the last line of the stream that is not blank
   size_t at = 0;
   for (size_t index = 0; at < after.size() && index < kIPythonReach; ++index) {
     std::optional<AfterLine> l = LineOf(after, at);
@@ -250,11 +264,13 @@ std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::s
         if (e && e->exception != cls) return std::nullopt;
         return Placed(std::move(e), after, *l, index, mine, fmt, tctx);
       }
-      arrow |= IPythonArrowLine(s);
+      const bool arrow_line = IPythonArrowLine(s);
+      arrow |= arrow_line;
+      if (s.find_first_not_of(' ') != std::string_view::npos) last_in_frame = arrow_line || IPythonCodeLine(s);
     }
     at = l->next;
   }
-  if (ends_in_frames) *ends_in_frames = arrow && at >= after.size();
+  if (ends_in_frames) *ends_in_frames = arrow && last_in_frame && at >= after.size();
   return std::nullopt;
 }
 

@@ -263,6 +263,12 @@ TEST(Traceback, IPythonFramesRunningOutAreTold) {
   EXPECT_FALSE(in_frames);  // no arrow line
   EXPECT_FALSE(FindExceptionLine(header, frames + "partial", LineFormat{}, TimeContext{}, &in_frames).has_value());
   EXPECT_FALSE(in_frames);  // a partial line: the text goes on
+  EXPECT_FALSE(FindExceptionLine(header, frames + "\nepoch 3 step 200 loss 1.41\n", LineFormat{}, TimeContext{},
+                                 &in_frames).has_value());
+  EXPECT_FALSE(in_frames);  // the text goes on past the frames
+  EXPECT_FALSE(FindExceptionLine(header, frames + "   (...)\n     12 mod.plot_history(1000)\n\n", LineFormat{},
+                                 TimeContext{}, &in_frames).has_value());
+  EXPECT_TRUE(in_frames);
 }
 
 // A traceback joined onto its header's line: the source ends in it when no
