@@ -73,6 +73,18 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
       s != st.index.last_served.end() && st.evs[s->second].offset > ev.offset) {
     return true;
   }
+  // The program said it handled an error and went on (role:carried-on:
+  // fairseq's "Skipping batch" after a caught OOM), on this line or after
+  // it, and its log shows no failure after that: a failure right after a
+  // handler's "skipping" (without progress between, which counts below)
+  // says the handler did not carry on (it raised the error again, or the
+  // job died of it: torch's spawn reporting the worker's death).
+  if (auto c = st.index.last_carried_on.find(ev.source); c != st.index.last_carried_on.end()) {
+    const uint64_t on = st.evs[c->second].offset;
+    auto f = st.index.last_failure.find(ev.source);
+    const bool failed_after = f != st.index.last_failure.end() && f->second > on;
+    if (on >= ev.offset && !failed_after) return true;
+  }
   auto it = st.index.last_progress.find(ev.rank);
   if (it == st.index.last_progress.end()) return false;
   const Evidence& p = st.evs[it->second];
@@ -127,7 +139,9 @@ std::string ExitSignal(const Evidence& ev) {
 }
 
 void MarkSurvived(CorrelationState& st) {
-  if (st.index.last_progress.empty() && st.index.last_served.empty()) return;
+  if (st.index.last_progress.empty() && st.index.last_served.empty() && st.index.last_carried_on.empty()) {
+    return;
+  }
   int64_t last_progress = kNoTime;
   for (const auto& [rank, i] : st.index.last_progress) {
     last_progress = std::max(last_progress, st.evs[i].time_us);

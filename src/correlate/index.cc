@@ -98,6 +98,11 @@ void BuildEvidenceIndex(CorrelationState& st) {
     if (role == SignalRole::Progress) ix.last_progress[ev.rank] = i;
     if (role == SignalRole::Metric) ix.metrics[ev.rank].push_back(i);
     if (st.HasRole(ev.rule, RuleRole::kServed)) ix.last_served[ev.source] = i;
+    if (st.HasRole(ev.rule, RuleRole::kCarriedOn)) ix.last_carried_on[ev.source] = i;
+    if (role == SignalRole::Initiating || st.HasRole(ev.rule, RuleRole::kFallback)) {
+      uint64_t& f = ix.last_failure.try_emplace(ev.source, ev.offset).first->second;
+      f = std::max(f, ev.offset);
+    }
     if (!ix.first_termination && st.HasRole(ev.rule, RuleRole::kTermination)) {
       ix.first_termination = &ev;
     }

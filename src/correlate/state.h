@@ -81,6 +81,10 @@ struct EvidenceIndex {
   std::map<int64_t, size_t> last_progress;         // rank -> its last progress line
   std::map<int64_t, std::vector<size_t>> metrics;  // rank -> its metric lines
   std::map<uint32_t, size_t> last_served;          // source -> its last role:served line
+  std::map<uint32_t, size_t> last_carried_on;      // source -> its last role:carried-on line
+  // source -> the offset of its last failure line (an initiating-role line,
+  // or a role:fallback rule's generic fatal line)
+  std::map<uint32_t, uint64_t> last_failure;
   const Evidence* first_termination = nullptr;     // first line of a role:termination rule
   const Evidence* first_completion = nullptr;      // first line of a role:completion rule
   const Evidence* first_interrupt = nullptr;       // first line with field `interrupt` (Ctrl-C)

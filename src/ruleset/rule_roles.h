@@ -33,8 +33,9 @@ enum class RuleRole : uint8_t {
   kDeadline,           // a termination the job knew in advance (a scheduler time limit)
   kServed,             // a server answered a request: it carried on after an error
   kTeardown,           // the process is exiting (the CUDA runtime unloaded): no failure of its own
+  kCarriedOn,          // the program says it handled an error and went on ("Skipping batch")
 };
-inline constexpr size_t kRuleRoleCount = 11;
+inline constexpr size_t kRuleRoleCount = 12;
 
 inline constexpr std::string_view kRoleTagPrefix = "role:";
 inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount] = {
@@ -49,6 +50,7 @@ inline constexpr std::pair<std::string_view, RuleRole> kRoleTags[kRuleRoleCount]
     {"role:deadline", RuleRole::kDeadline},
     {"role:served", RuleRole::kServed},
     {"role:teardown", RuleRole::kTeardown},
+    {"role:carried-on", RuleRole::kCarriedOn},
 };
 
 // The role a tag declares; nullopt for an ordinary tag or an unknown role.
