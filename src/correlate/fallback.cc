@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -212,6 +213,22 @@ bool Claimed(const LineSet& claimed, const Evidence& ev, bool whole = false) {
   return ClaimingLine(claimed, ev, whole) != nullptr;
 }
 
+// Lines only role:summary rules matched (torchrun's "failed (exitcode: 1)
+// local_rank: 0 ..."). A launcher's summary is a report of its own, written
+// by another process after the worker exited: a worker's fatal line just
+// above it ("train.py: error: unrecognized arguments: ...") is not the head
+// of its message but the failure it summarises.
+std::set<std::pair<uint32_t, uint64_t>> SummaryOnlyLines(const CorrelationState& st) {
+  std::set<std::pair<uint32_t, uint64_t>> summary, other;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (!st.ignore_reason[i].empty() || st.HasRole(ev.rule, RuleRole::kFallback)) continue;
+    (st.HasRole(ev.rule, RuleRole::kSummary) ? summary : other).emplace(ev.source, ev.line);
+  }
+  std::erase_if(summary, [&](const auto& line) { return other.contains(line); });
+  return summary;
+}
+
 // How far after a teardown line (role:teardown: the CUDA runtime already
 // unloaded) a fatal line of its rank is still that exit: C++'s stack dump
 // and "Aborted (core dumped)" follow it within a few dozen lines.
@@ -341,6 +358,7 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
   LineSet claimed = ClaimedLines(st, false);
   LineSet stops = ClaimedLines(st, true);
   LineSet teardown = TeardownLines(st);
+  std::set<std::pair<uint32_t, uint64_t>> summaries = SummaryOnlyLines(st);
   std::vector<size_t> lines;
   // A context line of a fallback rule (CPython's "Exception ignored in:")
   // says that the traceback after it was printed and dropped; the evidence
@@ -382,7 +400,8 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
     // so did a rank that made progress after it.
     if (!MayBeFatal(st, i) || SurvivedLine(st, i)) continue;
     // A symptom (an exit report) is a whole report, never the head of a message.
-    if (const auto* line = ClaimingLine(claimed, ev, TaskReport(st, i) || role != SignalRole::Initiating)) {
+    const auto* line = ClaimingLine(claimed, ev, TaskReport(st, i) || role != SignalRole::Initiating);
+    if (line && (line->second == ev.line || !summaries.contains(*line))) {
       if (line->second != ev.line && role == SignalRole::Initiating) st.message_heads.try_emplace(*line, i);
       continue;
     }
