@@ -927,7 +927,7 @@ absl::StatusOr<size_t> CheckRuleLinks(const std::vector<RuleSrc>& rules,
 // design (NCCL init, process-group options, on most lines of a dense log),
 // where Hyperscan's own match spares RE2. Kept whole, a plain pattern is
 // searched as Hyperscan chooses, which is not always by its rarest literal;
-// 49 of them cost the database a fifth of its time on the sparse bench log
+// 49 of them cost the database a sixth of its time on the sparse bench log
 // (bench/README.md, "2026-12-05: the database alone"). Of the options, the
 // fewest sample lines, then the literal fewest other signals could take
 // (`shared`: the 25 Xid signals all hold "NVRM: Xid (", each its own
