@@ -247,7 +247,7 @@ int main(int argc, char** argv) {
     std::fprintf(f, "id\tsignal\trole\tcaseless\tpattern\n");
     for (size_t i = 0; i < sigs.size(); ++i) {
       std::fprintf(f, "%zu\t%s\t%s\t%d\t%s\n", i, sigs[i].name.c_str(), sigs[i].role.c_str(),
-                   sigs[i].flags ? 1 : 0, sigs[i].pattern.c_str());
+                   (sigs[i].flags & HS_FLAG_CASELESS) ? 1 : 0, sigs[i].pattern.c_str());
     }
     std::fclose(f);
     std::fprintf(stderr, "wrote %zu patterns to %s\n", sigs.size(), dump.c_str());
@@ -258,7 +258,10 @@ int main(int argc, char** argv) {
     // per signal, as the database holds it (prefilters included).
     FILE* f = std::fopen(dump_db.c_str(), "w");
     if (!f) return 2;
-    for (const Sig& s : sigs) std::fprintf(f, "%s\t%s\n", s.flags ? "i" : "-", s.hs_expr.c_str());
+    // Every signal is multiline (SignalHsFlags); "i" marks the caseless ones.
+    for (const Sig& s : sigs) {
+      std::fprintf(f, "%s\t%s\n", (s.flags & HS_FLAG_CASELESS) ? "im" : "m", s.hs_expr.c_str());
+    }
     std::fclose(f);
     std::fprintf(stderr, "wrote %zu expressions to %s\n", sigs.size(), dump_db.c_str());
     return 0;

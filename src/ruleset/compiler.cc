@@ -920,16 +920,21 @@ absl::StatusOr<size_t> CheckRuleLinks(const std::vector<RuleSrc>& rules,
 // estimate's literal options, when RE2 will confirm the line anyway -- the
 // pattern is beyond what Hyperscan's match confirms, or the signal is not
 // context (failures are rare lines; progress and metric lines run RE2 for
-// their fields and newest update). A plain context pattern stays whole:
-// context signals read ordinary lines by design (NCCL init, process-group
-// options, on most lines of a dense log), where Hyperscan's own match
-// spares RE2. Of the options, the fewest sample lines, then the literal
-// fewest other signals could take (`shared`: the 25 Xid signals all hold
-// "NVRM: Xid (", each its own "): 79,"), then the longest.
+// their fields and newest update), or its literal is in no line of the
+// reference sample (a context line that is rare: a job's last lines, a
+// checkpoint saved, a scheduler's placement). A plain context pattern whose
+// literal the sample holds stays whole: such signals read ordinary lines by
+// design (NCCL init, process-group options, on most lines of a dense log),
+// where Hyperscan's own match spares RE2. Kept whole, a plain pattern is
+// searched as Hyperscan chooses, which is not always by its rarest literal;
+// 49 of them cost the database a sixth of its time on the sparse bench log
+// (bench/README.md, "2026-12-05: the database alone"). Of the options, the
+// fewest sample lines, then the literal fewest other signals could take
+// (`shared`: the 25 Xid signals all hold "NVRM: Xid (", each its own
+// "): 79,"), then the longest.
 std::string PrefilterFor(const SignalSrc& s, const CostEstimate& est,
                          const std::map<std::string, size_t>& shared) {
   if (est.options.empty()) return "";
-  if (!est.re2_confirms && s.role == fb::Role::Context) return "";
   const CostEstimate::Option* best = nullptr;
   auto key = [&](const CostEstimate::Option& o) {
     return std::make_tuple(o.sample_lines, shared.at(o.literals), -static_cast<long>(o.length));
@@ -937,6 +942,7 @@ std::string PrefilterFor(const SignalSrc& s, const CostEstimate& est,
   for (const CostEstimate::Option& o : est.options) {
     if (!best || key(o) < key(*best)) best = &o;
   }
+  if (!est.re2_confirms && s.role == fb::Role::Context && best->sample_lines > 0) return "";
   return best->literals;
 }
 

@@ -314,6 +314,38 @@ TEST(Compiler, PrefilterPrefersALiteralOfItsOwn) {
   EXPECT_EQ(prefilters["xid-31-app-fault"], "(?:\\x29\\x3a 31\\x2c)");
 }
 
+// A plain context pattern stays whole where its literal is on ordinary
+// lines (the reference sample holds it: such signals read many lines of a
+// log by design, and Hyperscan's own match spares RE2 on each), and is
+// searched by its literal where the sample never holds it (a rare line:
+// Hyperscan does not always search a whole pattern by its rarest literal).
+TEST(Compiler, ContextPatternPrefilteredOnlyWhereItsLiteralIsRare) {
+  std::string dir = MakeRuleTree("prefilter-context");
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, R"J("counter_examples": ["node017:1:1 [3] NCCL INFO comm 0x1 rank 3"]})J",
+                    R"J("counter_examples": ["node017:1:1 [3] NCCL INFO comm 0x1 rank 3"]},
+    {"id": "proxy", "pattern": "NCCL INFO Connected to proxy localRank [0-9]+", "role": "context",
+     "examples": ["node000:41097:41308 [1] NCCL INFO Connected to proxy localRank 0 -> connection 0x7f2d5c000000"],
+     "counter_examples": ["node000:41097:41308 [1] NCCL INFO Connected to proxy service"]},
+    {"id": "pg_options", "pattern": "ProcessGroupNCCL initialization options: size: [0-9]+", "role": "context",
+     "examples": ["[I311 09:27:52.118 ProcessGroupNCCL.cpp:913] [PG ID 0 PG GUID 0(default_pg) Rank 13] ProcessGroupNCCL initialization options: size: 32, global rank: 13"],
+     "counter_examples": ["ProcessGroupNCCL environments: NCCL version: 2.21.5"]})J"));
+  CompileOptions o;
+  o.cost_budget = 1e9;  // the ordinary literal is over the budget; this test is not about it
+  auto r = CompileRuleSource(dir, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto rs = Ruleset::LoadBuiltIn(r->buffer, "test");
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  std::map<std::string, std::string> prefilters;
+  for (uint32_t g = 0; g < (*rs)->signal_count(); ++g) {
+    const SignalInfo& si = (*rs)->signal(g);
+    prefilters[si.signal->id()->str()] = si.signal->prefilter() ? si.signal->prefilter()->str() : "";
+  }
+  ASSERT_EQ(prefilters.count("proxy"), 1u);
+  EXPECT_EQ(prefilters["proxy"], "");
+  EXPECT_THAT(prefilters["pg_options"], HasSubstr("initialization options"));
+}
+
 TEST(Compiler, DefaultRulesetCompiles) {
   auto rs = Ruleset::LoadDefault();
   ASSERT_TRUE(rs.ok()) << rs.status().message();
