@@ -103,6 +103,8 @@ Diagnosis CorrelateAttempts(const Ruleset& rs, ScanResult& scan, const Correlate
 }  // namespace internal
 
 Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts) {
+  // First: which NCCL warnings were fatal is read off the lines around them.
+  internal::KeepReturnChainHeads(rs, scan);
   Diagnosis d = internal::CorrelateAttempts(rs, scan, opts);
   // Last: the action reads the ranked incidents and the attempts.
   DecideActions(rs, opts.retry, d);

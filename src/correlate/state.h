@@ -195,6 +195,12 @@ bool LoggedAfter(const Evidence& t, const Evidence& ev);
 // The pid a line names (its prefix's, else its "pid" field), -1 when none.
 int64_t PidOf(const Evidence& ev);
 
+// return_chain.cc, before the passes: a role:fallback line with the field
+// `warning` (NCCL's WARN) stays in the scan's evidence only when a return
+// chain of its `thread` (lines with the field `returned`) follows it; the
+// chain's lines go.
+void KeepReturnChainHeads(const Ruleset& rs, ScanResult& scan);
+
 // Shared by incidents.cc and findings.cc: the placeholders of a rule's
 // texts ({host}, {rank}, {gpu}, {bus}, {gpu_index}, {start}, {end}), and
 // the rule's fix and verify filled in. `devices` gives the CUDA index of

@@ -2139,5 +2139,54 @@ TEST_F(CorrelateTest, MismatchNamesTheOddRankAndRanksBelowWhatStoppedTheJob) {
   EXPECT_FALSE(e.incidents[0].survived);
 }
 
+// NCCL's WARN is a fatal line only when its thread's return chain follows
+// it in its file, within reach: a chain in another file, or far below,
+// belongs to some other failure.
+TEST_F(CorrelateTest, NcclWarningNeedsItsReturnChainBelowIt) {
+  constexpr std::string_view kFallback = "unrecognised-fatal-error";
+  auto warn = [&](Synth& s, uint32_t src, std::string thread) -> Evidence& {
+    Evidence& ev = s.Add(src, kFallback, "nccl_warning_returned", kNoTime, 0,
+                         StrCat(thread, " [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3"));
+    ev.fields = {{"thread", std::move(thread)}, {"warning", "socketFinalizeAccept: wrong type 4 != 3"}};
+    return ev;
+  };
+  auto link = [&](Synth& s, uint32_t src, std::string thread) -> Evidence& {
+    Evidence& ev = s.Add(src, kFallback, "nccl_return_chain", kNoTime, 0,
+                         StrCat(thread, " [0] NCCL INFO misc/socket.cc:561 -> 3"));
+    ev.fields = {{"thread", std::move(thread)}, {"returned", "3"}};
+    return ev;
+  };
+  {
+    Synth s(rs());
+    uint32_t a = s.Source("node100/rank-0.log", "node100", 0);
+    warn(s, a, "node100:16899:16961");
+    link(s, a, "node100:16899:16961");
+    Diagnosis d = s.Run();
+    ASSERT_EQ(Causes(d).size(), 1u) << ::testing::PrintToString(Ids(d));
+    EXPECT_EQ(Id(Causes(d)[0]->rule), kFallback);
+    ASSERT_EQ(Causes(d)[0]->initiating.size(), 1u);
+    EXPECT_NE(Causes(d)[0]->initiating[0].text.find("NCCL WARN socketFinalizeAccept"), std::string::npos);
+    // The links leave the evidence with the warnings no chain followed.
+    EXPECT_EQ(s.scan.evidence.size(), 1u);
+  }
+  {
+    Synth s(rs());
+    uint32_t a = s.Source("node100/rank-0.log", "node100", 0);
+    uint32_t b = s.Source("node100/rank-0.err", "node100", 0);
+    warn(s, a, "node100:16899:16961");
+    link(s, b, "node100:16899:16961");
+    EXPECT_TRUE(Causes(s.Run()).empty());
+  }
+  {
+    Synth s(rs());
+    uint32_t a = s.Source("node100/rank-0.log", "node100", 0);
+    warn(s, a, "node100:16899:16961");
+    Evidence& far = link(s, a, "node100:16899:16961");
+    far.line += 100;
+    far.offset += 100 * 200;
+    EXPECT_TRUE(Causes(s.Run()).empty());
+  }
+}
+
 }  // namespace
 }  // namespace faultline

@@ -1,0 +1,96 @@
+"""NCCL reports a failed call as a WARN line naming what failed and then,
+from the same thread (the `host:pid:tid [dev]` prefix), one INFO line per
+frame the error returns through: NCCLCHECK logs `<file>:<line> -> <result>`
+only for a result other than ncclSuccess and ncclInProgress, and from 2.19
+some links name their thread (` [Proxy Thread]`, ` [Progress Thread]`,
+` [Async thread]`). A WARN that starts such a chain is the failure's line
+when no catalog rule knows it (issue #18: a failed job with no incident);
+a WARN alone (an IB port event, a sysfs path NCCL could not resolve) was
+survived, and a chain of another thread says nothing about it."""
+from conftest import diagnose_text, first_incident, initiating_texts
+
+# NCCL 2.18's socketFinalizeAccept (src/misc/socket.cc) on a connection of
+# the wrong type, returned up through the socket transport.
+WRONG_TYPE = """\
+user:16899:16949 [0] NCCL INFO Channel 01/0 : 9[1] -> 0[0] [receive] via NET/Socket/0
+user:16905:16951 [6] NCCL INFO Channel 01/0 : 6[6] -> 7[7] via P2P/IPC/read
+user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3
+user:16899:16961 [0] NCCL INFO misc/socket.cc:561 -> 3
+user:16899:16961 [0] NCCL INFO misc/socket.cc:586 -> 3
+user:16899:16961 [0] NCCL INFO transport/net_socket.cc:378 -> 3
+"""
+
+# The proxy's progress thread (tid 41288) fails a receive (the socket
+# transport's size check returns ncclInternalError) while the other threads
+# of the process, and another process, go on logging; between the WARN and
+# its chain, the main thread logs a survived warning of its own.
+INTERLEAVED = """\
+node017:41003:41288 [3] transport/net_socket.cc:399 NCCL WARN NET/Socket : peer 10.0.0.18<51159> message truncated : receiving 1048576 bytes instead of 65536
+node017:41003:41003 [3] NCCL INFO Channel 02/0 : 3[3] -> 4[0] [send] via NET/IB/1
+node017:41004:41004 [4] NCCL INFO Channel 02/0 : 4[4] -> 5[5] via P2P/IPC/read
+node017:41003:41003 [3] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../../0000:01:00.0
+node017:41004:41004 [4] NCCL INFO Connected all rings
+node017:41003:41288 [3] NCCL INFO transport/net_socket.cc:437 -> 3
+node017:41003:41288 [3] NCCL INFO transport/net.cc:1057 -> 3
+node017:41003:41288 [3] NCCL INFO proxy.cc:819 -> 3 [Progress Thread]
+"""
+
+# Warnings NCCL goes on after: no chain follows them.
+SURVIVED = """\
+node017:41003:41290 [3] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port active
+node017:41003:41003 [3] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../../0000:01:00.0
+node017:41003:41003 [3] NCCL INFO Connected all rings
+node017:41003:41003 [3] NCCL INFO comm 0x55d3c0 rank 3 nranks 8 cudaDev 3 busId 41000 - Init COMPLETE
+"""
+
+# A chain of another thread (a failure whose WARN this excerpt does not hold).
+OTHER_THREAD_CHAIN = """\
+node017:41003:41290 [3] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : port active
+node017:41003:41288 [3] NCCL INFO proxy.cc:819 -> 6 [Progress Thread]
+"""
+
+# "-> 0" is no chain: NCCLCHECK logs failed calls only.
+ZERO_RESULT = """\
+node017:41003:41003 [3] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../../0000:01:00.0
+node017:41003:41003 [3] NCCL INFO init.cc:1234 -> 0
+"""
+
+# A WARN a catalog rule knows (an IB completion with error 12: the retry
+# count exceeded) keeps its rule.
+IB_RETRY = """\
+gpu5:35917:35994 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[0] [send] via NET/IB/0
+gpu5:35917:35994 [0] transport/net_ib.cu:788 NCCL WARN NET/IB : Got completion with error 12, opcode 1, len 0, vendor err 129
+gpu5:35917:35994 [0] NCCL INFO transport/net_ib.cu:801 -> 2
+gpu5:35917:35994 [0] NCCL INFO transport/net.cu:480 -> 2
+"""
+
+
+def test_warning_that_starts_a_return_chain_is_the_fatal_line(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, WRONG_TYPE)
+    assert inc["rule"] == "unrecognised-fatal-error"
+    assert initiating_texts(inc) == [
+        "user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3"]
+
+
+def test_chain_belongs_to_the_warning_of_its_thread(faultline_bin, validate, tmp_path):
+    # The nearest WARN above the chain is the main thread's survived one;
+    # the chain is the progress thread's.
+    inc = first_incident(faultline_bin, validate, tmp_path, INTERLEAVED)
+    assert inc["rule"] == "unrecognised-fatal-error"
+    texts = initiating_texts(inc)
+    assert len(texts) == 1 and "message truncated : receiving 1048576 bytes" in texts[0], texts
+
+
+def test_warning_without_its_chain_was_survived(faultline_bin, validate, tmp_path):
+    for text in (SURVIVED, OTHER_THREAD_CHAIN, ZERO_RESULT):
+        assert diagnose_text(faultline_bin, validate, tmp_path, text) == [], text
+    # The same survived lines before a chained warning leave it the lead.
+    inc = first_incident(faultline_bin, validate, tmp_path, SURVIVED + ZERO_RESULT + WRONG_TYPE)
+    assert initiating_texts(inc) == [
+        "user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3"]
+
+
+def test_catalog_rule_of_the_warning_keeps_it(faultline_bin, validate, tmp_path):
+    found = diagnose_text(faultline_bin, validate, tmp_path, IB_RETRY)
+    assert [i["rule"] for i in found] == ["ib-retry-exceeded"]
+    assert "Got completion with error 12" in initiating_texts(found[0])[0]
