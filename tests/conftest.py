@@ -89,6 +89,24 @@ def first_incident(binary, validate, directory, text, name="train.log"):
     return found[0]
 
 
+def leading_incident(binary, validate, directory, text, rule=None, reference=None, line=None, any_line=None,
+                     name="train.log"):
+    """first_incident, checked: it is of `rule` (or names `reference`), its
+    first initiating line holds `line`, one of its initiating lines holds
+    `any_line`; returns it for further checks."""
+    inc = first_incident(binary, validate, directory, text, name)
+    if rule is not None:
+        assert inc["rule"] == rule, inc["explanation"]
+    if reference is not None:
+        assert inc["reference"] == reference, inc["explanation"]
+    texts = initiating_texts(inc)
+    if line is not None:
+        assert texts and line in texts[0], texts
+    if any_line is not None:
+        assert any(any_line in t for t in texts), texts
+    return inc
+
+
 def torchelastic_worker(node, host, local_rank, rank, world):
     """A worker's folder of torchelastic's per-rank log tree under `node`
     (`--log-dir`: torchelastic/<run>/attempt_0/<local_rank>/) whose

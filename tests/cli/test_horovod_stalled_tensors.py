@@ -9,7 +9,7 @@ step. The warning's opening words ("One or more tensors were submitted
 from the excerpt: the tensor lines alone say the job is stalled in a
 collective. Other lines naming a Horovod tensor are not a stall.
 """
-from conftest import diagnose_text, first_incident, initiating_texts
+from conftest import diagnose_text, first_incident, initiating_texts, leading_incident
 
 MISSING = """\
 [1,0]<stderr>:[2019-04-13 13:54:31.858119: I horovod/common/operations.cc:500] step 120 loss 0.31
@@ -37,9 +37,8 @@ def test_missing_ranks_lines_are_a_stall_naming_the_rank(faultline_bin, validate
 
 
 def test_ready_ranks_lines_are_a_stall(faultline_bin, validate, tmp_path):
-    inc = first_incident(faultline_bin, validate, tmp_path, READY)
-    assert inc["reference"] == "Training Stuck No Progress", inc["explanation"]
-    assert "Stalled ops: HorovodBroadcast_resnet_conv1_weights_0" in initiating_texts(inc)[0]
+    leading_incident(faultline_bin, validate, tmp_path, READY,
+                     reference="Training Stuck No Progress", line="Stalled ops: HorovodBroadcast_resnet_conv1_weights_0")
 
 
 def test_a_tensor_name_alone_is_no_stall(faultline_bin, validate, tmp_path):

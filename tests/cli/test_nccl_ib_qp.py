@@ -11,7 +11,7 @@ names no peer's path and stays the fallback's fatal line.
 """
 import pytest
 
-from conftest import diagnose_text, first_incident, initiating_texts
+from conftest import diagnose_text, leading_incident
 
 PATH_FAILURES = {
     "legacy": "gpu-a03:5771:5790 [0] misc/ibvwrap.cc:160 NCCL WARN Call to ibv_modify_qp failed with error "
@@ -28,9 +28,8 @@ LOCAL_FAILURE = ("gpu-a03:5771:5790 [0] misc/ibvwrap.cc:187 NCCL WARN Call to ib
 
 @pytest.mark.parametrize("name", sorted(PATH_FAILURES))
 def test_qp_peer_unreachable_is_a_network_partition(faultline_bin, validate, tmp_path, name):
-    inc = first_incident(faultline_bin, validate, tmp_path, PATH_FAILURES[name])
-    assert inc["reference"] == "Network Partition", inc["explanation"]
-    assert "Call to ibv_modify_qp failed" in initiating_texts(inc)[0]
+    leading_incident(faultline_bin, validate, tmp_path, PATH_FAILURES[name],
+                     reference="Network Partition", line="Call to ibv_modify_qp failed")
 
 
 def test_qp_local_device_error_is_not_a_network_partition(faultline_bin, validate, tmp_path):

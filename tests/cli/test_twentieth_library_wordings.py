@@ -16,7 +16,7 @@
   UNAVAILABLE status) or "error: creating server: Not found - unable to load
   shared library: ..." (the server exits): a fatal line, not nothing.
 """
-from conftest import diagnose_text, first_incident, initiating_texts
+from conftest import diagnose_text, first_incident, initiating_texts, leading_incident
 
 TGI_WARMUP = """\
 2023-08-28T12:11:04.958211Z ERROR text_generation_launcher: Method Warmup encountered an error.
@@ -65,9 +65,8 @@ TRITON_READY = """\
 
 def test_tgi_warmup_not_enough_memory_is_a_cuda_oom(faultline_bin, validate, tmp_path):
     for text in (TGI_WARMUP, TGI_ROUTER):
-        inc = first_incident(faultline_bin, validate, tmp_path, text)
-        assert inc["reference"] == "CUDA Out of Memory on One Rank", inc["explanation"]
-        assert any("Not enough memory to handle" in t for t in initiating_texts(inc))
+        leading_incident(faultline_bin, validate, tmp_path, text,
+                         reference="CUDA Out of Memory on One Rank", any_line="Not enough memory to handle")
 
 
 def test_serve_replica_exception_starts_the_failure(faultline_bin, validate, tmp_path):

@@ -15,7 +15,7 @@ show them:
   the start of a line with no exception type before it. It is a fatal
   line; a catalog rule that knows the error string still reads it first.
 """
-from conftest import diagnose_text, first_incident, initiating_texts
+from conftest import first_incident, initiating_texts, leading_incident
 
 
 BNB_SETUP = """\
@@ -45,9 +45,8 @@ COMFY_DIALOG_NO_KERNEL = COMFY_DIALOG.replace(
 
 
 def test_message_below_a_bare_exception_line_is_the_evidence(faultline_bin, validate, tmp_path):
-    inc = first_incident(faultline_bin, validate, tmp_path, BNB_SETUP)
-    assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
-    assert any("CUDA Setup failed despite GPU being available" in t for t in initiating_texts(inc))
+    leading_incident(faultline_bin, validate, tmp_path, BNB_SETUP,
+                     rule="unrecognised-fatal-error", any_line="CUDA Setup failed despite GPU being available")
 
 
 def test_cuda_check_message_without_its_exception_is_fatal(faultline_bin, validate, tmp_path):

@@ -16,7 +16,7 @@ as large-scale pretraining stacks show them:
   worker's fatal line right above it is the failure it summarises, not
   the head of its message.
 """
-from conftest import first_incident, initiating_texts
+from conftest import first_incident, initiating_texts, leading_incident
 
 
 TORCHRUN_FAILED = ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: {code}) "
@@ -48,9 +48,8 @@ def test_argparse_refusal_is_a_fatal_line(faultline_bin, validate, tmp_path):
 
 
 def test_argparse_refusal_leads_the_launchers_summary(faultline_bin, validate, tmp_path):
-    inc = first_incident(faultline_bin, validate, tmp_path, ARGPARSE_UNDER_LAUNCH)
-    assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
-    assert any("unrecognized arguments: --local-rank=0" in t for t in initiating_texts(inc))
+    inc = leading_incident(faultline_bin, validate, tmp_path, ARGPARSE_UNDER_LAUNCH,
+                           rule="unrecognised-fatal-error", any_line="unrecognized arguments: --local-rank=0")
     assert "torch-child-failed" in [c["rule"] for c in inc["collateral"]]
 
 

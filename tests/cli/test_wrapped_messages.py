@@ -8,7 +8,7 @@ the fixed words; the work's fields are on the next line. The whole message
 on one line is read as before (its fields extracted), and the words quoted
 mid-sentence are not a wrapped message.
 """
-from conftest import diagnose_text, first_incident, initiating_texts
+from conftest import diagnose_text, leading_incident
 
 
 WRAPPED_AFTER_COLON = """\
@@ -30,15 +30,13 @@ step 10 loss 2.31
 
 
 def test_watchdog_wrapped_after_the_colon_is_the_watchdog(faultline_bin, validate, tmp_path):
-    inc = first_incident(faultline_bin, validate, tmp_path, WRAPPED_AFTER_COLON)
-    assert inc["rule"] == "nccl-watchdog-timeout", inc["explanation"]
-    assert "Watchdog caught collective operation timeout:" in initiating_texts(inc)[0]
+    leading_incident(faultline_bin, validate, tmp_path, WRAPPED_AFTER_COLON,
+                     rule="nccl-watchdog-timeout", line="Watchdog caught collective operation timeout:")
 
 
 def test_watchdog_wrapped_inside_the_work_is_the_watchdog(faultline_bin, validate, tmp_path):
-    inc = first_incident(faultline_bin, validate, tmp_path, WRAPPED_INSIDE_WORK)
-    assert inc["rule"] == "nccl-watchdog-timeout", inc["explanation"]
-    assert "OpType=ALLREDUCE," in initiating_texts(inc)[0]
+    leading_incident(faultline_bin, validate, tmp_path, WRAPPED_INSIDE_WORK,
+                     rule="nccl-watchdog-timeout", line="OpType=ALLREDUCE,")
 
 
 def test_watchdog_words_quoted_mid_line_are_no_incident(faultline_bin, validate, tmp_path):

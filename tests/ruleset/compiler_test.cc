@@ -291,6 +291,23 @@ TEST(Compiler, CostBudgetOption) {
   EXPECT_TRUE(CompileRuleSource(dir, o).ok());
 }
 
+// Compiles the rule tree `dir` and loads it; `prefilters` gets each
+// signal's prefilter ("" for none), keyed by its rule's id when `by_rule`
+// (the last prefiltered signal of a rule), else by the signal's id.
+void CompiledPrefilters(const std::string& dir, const CompileOptions& o, bool by_rule,
+                        std::map<std::string, std::string>* prefilters) {
+  auto r = CompileRuleSource(dir, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  auto rs = Ruleset::LoadBuiltIn(r->buffer, "test");
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  for (uint32_t g = 0; g < (*rs)->signal_count(); ++g) {
+    const SignalInfo& si = (*rs)->signal(g);
+    const std::string p = si.signal->prefilter() ? si.signal->prefilter()->str() : "";
+    if (by_rule && p.empty()) continue;
+    (*prefilters)[by_rule ? si.rule->id()->str() : si.signal->id()->str()] = p;
+  }
+}
+
 // A signal's prefilter is the literal that is its own: the Xid signals all
 // hold "NVRM: Xid (PCI:", each its own "): 79," -- the shared one would
 // make every Xid line a candidate of every Xid signal.
@@ -301,15 +318,8 @@ TEST(Compiler, PrefilterPrefersALiteralOfItsOwn) {
   xid31 = Replace(xid31, "): 31, pid=1234", "): 13, pid=1234");
   xid31 = Replace(xid31, "): 79, pid='<unknown>'", "): 31, pid='<unknown>'");
   WriteFile(dir + "/gpu/xid-31.json", xid31);
-  auto r = CompileRuleSource(dir);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  auto rs = Ruleset::LoadBuiltIn(r->buffer, "test");
-  ASSERT_TRUE(rs.ok()) << rs.status().message();
   std::map<std::string, std::string> prefilters;
-  for (uint32_t g = 0; g < (*rs)->signal_count(); ++g) {
-    const SignalInfo& si = (*rs)->signal(g);
-    if (si.signal->prefilter()) prefilters[si.rule->id()->str()] = si.signal->prefilter()->str();
-  }
+  ASSERT_NO_FATAL_FAILURE(CompiledPrefilters(dir, CompileOptions{}, true, &prefilters));
   EXPECT_EQ(prefilters["xid-79-fallen-off-bus"], "(?:\\x29\\x3a 79\\x2c)");
   EXPECT_EQ(prefilters["xid-31-app-fault"], "(?:\\x29\\x3a 31\\x2c)");
 }
@@ -332,15 +342,8 @@ TEST(Compiler, ContextPatternPrefilteredOnlyWhereItsLiteralIsRare) {
      "counter_examples": ["ProcessGroupNCCL environments: NCCL version: 2.21.5"]})J"));
   CompileOptions o;
   o.cost_budget = 1e9;  // the ordinary literal is over the budget; this test is not about it
-  auto r = CompileRuleSource(dir, o);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  auto rs = Ruleset::LoadBuiltIn(r->buffer, "test");
-  ASSERT_TRUE(rs.ok()) << rs.status().message();
   std::map<std::string, std::string> prefilters;
-  for (uint32_t g = 0; g < (*rs)->signal_count(); ++g) {
-    const SignalInfo& si = (*rs)->signal(g);
-    prefilters[si.signal->id()->str()] = si.signal->prefilter() ? si.signal->prefilter()->str() : "";
-  }
+  ASSERT_NO_FATAL_FAILURE(CompiledPrefilters(dir, o, false, &prefilters));
   ASSERT_EQ(prefilters.count("proxy"), 1u);
   EXPECT_EQ(prefilters["proxy"], "");
   EXPECT_THAT(prefilters["pg_options"], HasSubstr("initialization options"));
