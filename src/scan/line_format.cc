@@ -830,13 +830,29 @@ LineView SplitLineUntimed(std::string_view line, const LineFormat& fmt, const Ti
   return Split(line, fmt, tctx, true, false);
 }
 
+namespace {
+
+// Whether PlainLineTime may find a time in a line: every stamp it reads is
+// read by ParseLineTime from a suffix of the line (its start, after the
+// prefixes, a '[', a pdsh "host: [", a '\r'), but for a JSON record's time
+// field behind a launcher tag, which needs a '{'. An NCCL INFO line with no
+// stamp, walked back over for an inherited time, then costs no
+// MessageBegin and no recogniser chain.
+bool MayHoldPlainLineTime(std::string_view line) {
+  return line.find('{') != std::string_view::npos || MayHoldLineTime(line);
+}
+
+}  // namespace
+
 std::optional<ParsedTime> LineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
   if ((fmt.json && LooksJson(line)) || HasEscapes(line)) return SplitLine(line, fmt, tctx).time;
+  if (!MayHoldPlainLineTime(line)) return std::nullopt;
   return PlainLineTime(line, MessageBegin(line), tctx, nullptr);
 }
 
 std::optional<ParsedTime> CleanLineTime(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
   if (fmt.json && LooksJson(line)) return SplitLine(line, fmt, tctx).time;
+  if (!MayHoldPlainLineTime(line)) return std::nullopt;
   return PlainLineTime(line, MessageBegin(line), tctx, nullptr);
 }
 

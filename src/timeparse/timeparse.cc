@@ -878,6 +878,33 @@ std::optional<ParsedTime> ParseLineTimeAnyYear(std::string_view line,
   return out;
 }
 
+bool MayHoldLineTime(std::string_view line) {
+  const size_t n = line.size();
+  auto digit_at = [&](size_t i) { return i < n && IsDigit(line[i]); };
+  // ReadClock's "dd:dd:dd" and ReadShortCtime's "dd:dd]".
+  for (size_t c = line.find(':'); c != std::string_view::npos; c = line.find(':', c + 1)) {
+    if (c >= 2 && digit_at(c - 2) && digit_at(c - 1) && digit_at(c + 1) && digit_at(c + 2) && c + 3 < n &&
+        (line[c + 3] == ':' || line[c + 3] == ']')) {
+      return true;
+    }
+  }
+  // ReadBracketNumber's and ReadDelta's "digits.digits".
+  for (size_t d = line.find('.'); d != std::string_view::npos; d = line.find('.', d + 1)) {
+    if (d >= 1 && digit_at(d - 1) && digit_at(d + 1)) return true;
+  }
+  // ReadEpoch's integer part: a run of nine digits or more covers a
+  // position that is a multiple of nine.
+  for (size_t i = 0; i < n; i += 9) {
+    if (!IsDigit(line[i])) continue;
+    size_t b = i;
+    while (b > 0 && IsDigit(line[b - 1])) --b;
+    size_t e = i + 1;
+    while (e < n && IsDigit(line[e])) ++e;
+    if (e - b >= 9) return true;
+  }
+  return false;
+}
+
 std::optional<double> FindMonotonic(std::string_view line) {
   const size_t limit = std::min<size_t>(line.size(), 128);
   for (size_t i = 0; i < limit; ++i) {

@@ -97,6 +97,18 @@ struct ParsedTime {
 std::optional<ParsedTime> ParseLineTime(std::string_view line,
                                         const TimeContext& ctx);
 
+// Whether `line` may hold a time ParseLineTime accepts at any of its
+// positions: false only when ParseLineTime(line.substr(k)) is nullopt for
+// every k, so a caller that tries several starts (after a prefix, a '[', a
+// '\r') may skip them all. Every accepted stamp holds a clock, two digits,
+// ':' and two digits followed by ':' or ']' (ISO, Python logging, glog,
+// c10, syslog, ctime, vLLM, Fabric Manager: "hh:mm:ss"; dmesg -H
+// "[Nov 2 13:46]"), a fraction "<digit>.<digit>" (kernel "[secs.frac]",
+// "[epoch.frac]", dmesg -H deltas "[  +0.000316]"), or a run of nine
+// digits (a bare epoch: 946684800, the year 2000, has nine). One find of
+// ':' and one of '.', and every ninth byte for the digit runs: ~2 k
+// instructions of ParseLineTime's starts saved on a line of text with none.
+bool MayHoldLineTime(std::string_view line);
 // Finds a kernel monotonic stamp "[ secs.usecs]" anywhere in the first 128
 // bytes of `line` (e.g. after a syslog header).
 std::optional<double> FindMonotonic(std::string_view line);

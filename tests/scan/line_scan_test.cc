@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "attribution/attribution.h"
 #include "scan/line_format.h"
 #include "scan/traceback.h"
+#include "timeparse/timeparse.h"
 #include "util/bytescan.h"
 
 namespace faultline {
@@ -427,6 +430,55 @@ TEST(LineTime, JsonRecordBehindALauncherTag) {
     EXPECT_EQ(*t->wall_us, 1714214861'784000) << line;
     ExpectSameTime(t, SplitLine(line, LineFormat{}, tctx).time, line);
   }
+}
+
+// The lines of every log the repository holds (fixtures, incidents, the
+// real-world cases, the endings samples), as physical lines with their
+// carriage returns.
+std::vector<std::string> SampleLines() {
+  std::vector<std::string> files;
+  for (const char* root : {"/tests/fixtures", "/examples/incidents", "/tests/realworld/cases", "/tests/cli/endings"}) {
+    const std::filesystem::path dir = std::string(FL_SOURCE_DIR) + root;
+    if (!std::filesystem::exists(dir)) continue;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+      if (e.is_regular_file() && e.file_size() < (8u << 20)) files.push_back(e.path().string());
+    }
+  }
+  std::vector<std::string> lines;
+  for (const std::string& f : files) {
+    std::ifstream in(f, std::ios::binary);
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  return lines;
+}
+
+// LineTime and CleanLineTime turn a line away before MessageBegin and the
+// recognisers when it cannot hold a stamp (MayHoldLineTime, no '{'): over
+// every sample line, plain and under pdsh, they give what SplitLine (which
+// reads every start) gives, and no start of a line turned away parses.
+TEST(LineTime, QuickRejectSameAsTheWholeChainOnEverySampleLine) {
+  TimeContext tctx;
+  tctx.default_year = 2026;
+  const std::vector<std::string> lines = SampleLines();
+  ASSERT_GT(lines.size(), 20000u);
+  LineFormat pdsh;
+  pdsh.pdsh = true;
+  size_t turned_away = 0;
+  for (const std::string& line : lines) {
+    for (const LineFormat& fmt : {LineFormat{}, pdsh}) {
+      ExpectSameTime(LineTime(line, fmt, tctx), SplitLine(line, fmt, tctx).time, line);
+      if (!HasEscapes(line)) {
+        ExpectSameTime(CleanLineTime(line, fmt, tctx), SplitCleanLine(line, fmt, tctx).time, line);
+      }
+    }
+    if (MayHoldLineTime(line)) continue;
+    ++turned_away;
+    for (size_t k = 0; k <= line.size(); ++k) {
+      ASSERT_FALSE(ParseLineTime(std::string_view(line).substr(k), tctx).has_value()) << line << " at " << k;
+    }
+  }
+  EXPECT_GT(turned_away, 1000u);
 }
 
 TEST(MessageBegin, SameAsAttributeLine) {

@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -853,6 +855,84 @@ TEST(ParseLineTime, BracketedFormsAndTheBytesTurnedAway) {
   }
   EXPECT_FALSE(ParseLineTime("[rank3]:[E1102 13:46:41.123456 1234 pg.cpp:12] msg", Ctx()).has_value());
   EXPECT_FALSE(ParseLineTime("[default0]:[2026-11-02 13:46:41,123] msg", Ctx()).has_value());
+}
+
+// MayHoldLineTime is a necessary condition: it holds on one line of every
+// form ParseLineTime accepts (each of its three patterns is the only one
+// some form has: dmesg -H's "[Nov 2 13:46]", the kernel's "[secs.frac]",
+// a bare epoch), and on a line where it fails no position starts a time.
+TEST(MayHoldLineTime, EveryFormHoldsOne) {
+  const std::string_view forms[] = {
+      "2026-11-02T13:46:41.123456Z msg",          // RFC 3339
+      "2026-11-02 13:46:41,123 - INFO - msg",     // Python logging
+      "2026/11/02 13:46:41 msg",                  // Go log
+      "I1102 13:46:41.123456 1234 pg.cpp:12] msg",  // glog
+      "E20261102 13:46:41.123456 1234 x.cc:1] msg",
+      "E304 10:00:02.123456 1234 x.cc:1] msg",
+      "Nov  2 13:46:41 node017 kernel: [1000001.682554] NVRM: Xid",  // syslog
+      "Nov  2 2026 13:46:41 msg",
+      "<13>Nov  2 13:46:41 host app: msg",
+      "<34>1 2026-11-02T13:46:41Z host app - - - msg",
+      "Mon 2026-11-02 13:46:41 UTC host app: msg",  // journalctl short-full
+      "Mon Nov  2 13:46:41 UTC 2026 msg",           // date
+      "INFO 11-02 13:46:41 [api_server.py:123] msg",  // vLLM
+      "ERROR 2026-11-02 13:46:41,123 msg",
+      "[2026-11-02 13:46:41,123] [INFO] msg",       // DeepSpeed
+      "[E1102 13:46:41.123456 1234 pg.cpp:12] msg",  // c10
+      "[Mon Nov  2 13:46:41 2026] msg",              // dmesg -T
+      "[Nov 2 13:46] msg",                           // dmesg -H, minute only
+      "[Nov12 13:46] msg",
+      "[Nov 02 2026 06:21:41] msg",                  // Fabric Manager
+      "[  123.456789] msg",                           // kernel monotonic
+      "[1793713601.5] msg",                          // bracketed epoch
+      "[  +0.000316] msg",                           // dmesg -H delta
+      "[-1.5] msg",
+      "1762091201 msg",                              // bare epochs
+      "1762091201123: msg",
+      "  1762091201.5|msg",
+  };
+  for (std::string_view f : forms) {
+    ASSERT_TRUE(ParseLineTime(f, Ctx()).has_value()) << f;
+    EXPECT_TRUE(MayHoldLineTime(f)) << f;
+    const std::string behind = "[rank3]:node07:4242:4250 [3] " + std::string(f);
+    EXPECT_TRUE(MayHoldLineTime(behind)) << behind;
+  }
+  // What the archive's unstamped lines look like: no clock, fraction or
+  // nine-digit run among their digits and colons.
+  for (std::string_view no : {
+           "[rank607]:node075:42654:42865 [7] NCCL INFO Channel 11/32 : 607[db000] -> 608[18000] via P2P/IPC",
+           "[rank607]:node075:42654:42865 [7] NCCL INFO AllReduce: opCount fdc0b sendbuff 0x7fe67a3f5c count "
+           "1048576 datatype 7 op 0 root 0 comm 0x55d3a026a9f4 [nranks=1024] stream 0x55d3b007",
+           "12:34 done", "12:345:67", "1.", ".5", "17620912 x", "",
+       }) {
+    EXPECT_FALSE(MayHoldLineTime(no)) << no;
+  }
+}
+
+TEST(MayHoldLineTime, NoPositionParsesWhereItFails) {
+  // Fragments of every form and near misses, glued at random.
+  const std::vector<std::string> parts = {
+      "2026-11-02", "2026/11/02", "T", " ", "  ", "13:46", ":41", ":4", "1:46", "]", "[", ".5", ",123", "5.",
+      "+", "-", "Nov", "Mon", "I1102", "E304", "INFO", "<13>", "1762091201", "17620912", "176209120", "0",
+      "12", ":", ".", "Z", "UTC", "kernel:", "\r", "\t", "x", "rank3", "\xEF\xBB\xBF", "^C"};
+  std::mt19937 rng(20261205);
+  int rejected = 0;
+  int held = 0;
+  for (int round = 0; round < 200000; ++round) {
+    std::string line;
+    const int n = 1 + static_cast<int>(rng() % 8);
+    for (int k = 0; k < n; ++k) line += parts[rng() % parts.size()];
+    if (MayHoldLineTime(line)) {
+      ++held;
+      continue;
+    }
+    ++rejected;
+    for (size_t k = 0; k <= line.size(); ++k) {
+      ASSERT_FALSE(ParseLineTime(std::string_view(line).substr(k), Ctx()).has_value()) << line << " at " << k;
+    }
+  }
+  EXPECT_GT(rejected, 10000);
+  EXPECT_GT(held, 10000);
 }
 
 }  // namespace
