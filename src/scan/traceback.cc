@@ -9,6 +9,7 @@
 namespace faultline {
 namespace {
 
+using attribution_internal::IsDigit;
 using attribution_internal::IsWordChar;
 
 constexpr std::string_view kHeader = "Traceback (most recent call last):";
@@ -40,7 +41,7 @@ std::optional<std::string> ParseFrame(std::string_view s) {
   std::string_view file = s.substr(name_start, q - name_start);
   size_t num_start = q + 8;
   size_t num_end = num_start;
-  while (num_end < s.size() && s[num_end] >= '0' && s[num_end] <= '9') ++num_end;
+  while (num_end < s.size() && IsDigit(s[num_end])) ++num_end;
   if (num_end == num_start) return std::nullopt;
   std::string out = StrCat(file, ":", s.substr(num_start, num_end - num_start));
   std::string_view rest = s.substr(num_end);
@@ -116,7 +117,7 @@ bool FrameBody(std::string_view s) { return !s.empty() && (s[0] == ' ' || s[0] =
 std::optional<ExceptionLine> ReadException(std::string_view s) {
   size_t i = 0;
   for (;;) {  // dotted identifiers
-    if (i == s.size() || !IsWordChar(s[i]) || (s[i] >= '0' && s[i] <= '9')) return std::nullopt;
+    if (i == s.size() || !IsWordChar(s[i]) || IsDigit(s[i])) return std::nullopt;
     while (i < s.size() && IsWordChar(s[i])) ++i;
     if (i == s.size() || s[i] != '.') break;
     ++i;
@@ -223,7 +224,7 @@ bool IPythonArrowLine(std::string_view s) {
   ++i;
   size_t spaces = i;
   while (i < s.size() && s[i] == ' ') ++i;
-  return i > spaces && i < s.size() && s[i] >= '0' && s[i] <= '9';
+  return i > spaces && i < s.size() && IsDigit(s[i]);
 }
 
 // Whether `s` is one of the numbered code lines ultratb shows around a
@@ -234,7 +235,7 @@ bool IPythonCodeLine(std::string_view s) {
   while (i < s.size() && s[i] == ' ') ++i;
   if (s.substr(i).starts_with("(...)")) return true;
   size_t digits = i;
-  while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+  while (i < s.size() && IsDigit(s[i])) ++i;
   return i > digits && (i == s.size() || s[i] == ' ');
 }
 

@@ -6,6 +6,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+#include <utility>
+
 #include "evidence/bundle.h"
 #include "scan_test_util.h"
 
@@ -136,6 +140,14 @@ std::optional<ExceptionLine> After(std::string_view header, std::string_view aft
   return FindExceptionLine(header, after, LineFormat{}, TimeContext{});
 }
 
+// FindExceptionLine's answer for `after` under `header`: whether it found
+// the exception line, and whether it told the text running out in frames.
+std::pair<bool, bool> Told(std::string_view header, std::string_view after) {
+  bool in_frames = false;
+  bool found = FindExceptionLine(header, after, LineFormat{}, TimeContext{}, &in_frames).has_value();
+  return {found, in_frames};
+}
+
 // The header's evidence is the exception line after the frames, code and
 // caret lines, whatever its class is called; another rank's lines in between
 // are skipped.
@@ -179,23 +191,14 @@ TEST(Traceback, FramesRunningOutAreTold) {
   std::string t = Traceback(3);
   std::string frames = t.substr(t.find('\n') + 1);
   std::string header = t.substr(0, t.find('\n'));
-  bool in_frames = false;
-  EXPECT_FALSE(FindExceptionLine(header, frames, LineFormat{}, TimeContext{}, &in_frames).has_value());
-  EXPECT_TRUE(in_frames);
-  EXPECT_FALSE(FindExceptionLine(header, frames + "[rank3]: 2026-11-02 13:46:10 INFO retrying\n", LineFormat{},
-                                 TimeContext{}, &in_frames).has_value());
-  EXPECT_FALSE(in_frames);
-  EXPECT_TRUE(FindExceptionLine(header, frames + "[rank3]: _queue.Empty\n", LineFormat{}, TimeContext{}, &in_frames)
-                  .has_value());
-  EXPECT_FALSE(in_frames);
-  EXPECT_FALSE(FindExceptionLine(header, "", LineFormat{}, TimeContext{}, &in_frames).has_value());
-  EXPECT_FALSE(in_frames);  // no frame
+  EXPECT_EQ(Told(header, frames), std::pair(false, true));
+  EXPECT_EQ(Told(header, frames + "[rank3]: 2026-11-02 13:46:10 INFO retrying\n"), std::pair(false, false));
+  EXPECT_EQ(Told(header, frames + "[rank3]: _queue.Empty\n"), std::pair(true, false));
+  EXPECT_EQ(Told(header, ""), std::pair(false, false));  // no frame
   const std::string finalizer =
       "  File \"/opt/vllm/engine/llm_engine.py\", line 520, in __del__\n"
       "  File \"/opt/vllm/executor/uniproc_executor.py\", line 71, in shutdown\n";
-  EXPECT_FALSE(FindExceptionLine("Traceback (most recent call last):", finalizer, LineFormat{}, TimeContext{},
-                                 &in_frames).has_value());
-  EXPECT_FALSE(in_frames);
+  EXPECT_EQ(Told("Traceback (most recent call last):", finalizer), std::pair(false, false));
 }
 
 // threading's and multiprocessing's lines above the traceback of an
@@ -252,23 +255,14 @@ TEST(Traceback, IPythonFramesRunningOutAreTold) {
       "Cell In[23], line 1\n"
       "----> 1 mod.train(\n"
       "      2     max_epochs=30000,\n";
-  bool in_frames = false;
-  EXPECT_FALSE(FindExceptionLine(header, frames, LineFormat{}, TimeContext{}, &in_frames).has_value());
-  EXPECT_TRUE(in_frames);
-  EXPECT_TRUE(FindExceptionLine(header, frames + "OutOfMemoryError: CUDA out of memory.\n", LineFormat{},
-                                TimeContext{}, &in_frames).has_value());
-  EXPECT_FALSE(in_frames);
-  EXPECT_FALSE(FindExceptionLine(header, "Cell In[23], line 1\n      2     max_epochs=30000,\n", LineFormat{},
-                                 TimeContext{}, &in_frames).has_value());
-  EXPECT_FALSE(in_frames);  // no arrow line
-  EXPECT_FALSE(FindExceptionLine(header, frames + "partial", LineFormat{}, TimeContext{}, &in_frames).has_value());
-  EXPECT_FALSE(in_frames);  // a partial line: the text goes on
-  EXPECT_FALSE(FindExceptionLine(header, frames + "\nepoch 3 step 200 loss 1.41\n", LineFormat{}, TimeContext{},
-                                 &in_frames).has_value());
-  EXPECT_FALSE(in_frames);  // the text goes on past the frames
-  EXPECT_FALSE(FindExceptionLine(header, frames + "   (...)\n     12 mod.plot_history(1000)\n\n", LineFormat{},
-                                 TimeContext{}, &in_frames).has_value());
-  EXPECT_TRUE(in_frames);
+  EXPECT_EQ(Told(header, frames), std::pair(false, true));
+  EXPECT_EQ(Told(header, frames + "OutOfMemoryError: CUDA out of memory.\n"), std::pair(true, false));
+  // No arrow line.
+  EXPECT_EQ(Told(header, "Cell In[23], line 1\n      2     max_epochs=30000,\n"), std::pair(false, false));
+  EXPECT_EQ(Told(header, frames + "partial"), std::pair(false, false));  // a partial line: the text goes on
+  // The text goes on past the frames.
+  EXPECT_EQ(Told(header, frames + "\nepoch 3 step 200 loss 1.41\n"), std::pair(false, false));
+  EXPECT_EQ(Told(header, frames + "   (...)\n     12 mod.plot_history(1000)\n\n"), std::pair(false, true));
 }
 
 // A traceback joined onto its header's line: the source ends in it when no
@@ -277,17 +271,11 @@ TEST(Traceback, FlattenedTracebackEndingTheSourceIsTold) {
   const std::string header =
       "Traceback (most recent call last): File \"train.py\", line 178, in <module> train() File \"train.py\", "
       "line 134, in train images, targets = next(batch_iterator)";
-  bool in_frames = false;
-  EXPECT_FALSE(FindExceptionLine(header, "", LineFormat{}, TimeContext{}, &in_frames).has_value());
-  EXPECT_TRUE(in_frames);
-  EXPECT_FALSE(FindExceptionLine(header, "\n\n", LineFormat{}, TimeContext{}, &in_frames).has_value());
-  EXPECT_TRUE(in_frames);
-  EXPECT_FALSE(FindExceptionLine(header, "epoch 3 step 200 loss 1.41\n", LineFormat{}, TimeContext{}, &in_frames)
-                   .has_value());
-  EXPECT_FALSE(in_frames);
-  EXPECT_FALSE(FindExceptionLine("Traceback (most recent call last): see below", "", LineFormat{}, TimeContext{},
-                                 &in_frames).has_value());
-  EXPECT_FALSE(in_frames);  // no frame on the line
+  EXPECT_EQ(Told(header, ""), std::pair(false, true));
+  EXPECT_EQ(Told(header, "\n\n"), std::pair(false, true));
+  EXPECT_EQ(Told(header, "epoch 3 step 200 loss 1.41\n"), std::pair(false, false));
+  // No frame on the line.
+  EXPECT_EQ(Told("Traceback (most recent call last): see below", ""), std::pair(false, false));
 }
 
 // A stream's cut waits for a traceback whose header is in its last window.
