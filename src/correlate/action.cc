@@ -80,6 +80,25 @@ Action FromRule(const fb::Rule& rule, const Incident& inc) {
   return a;
 }
 
+// Stage 1b: an error its rank carried on from (Incident::survived) is not
+// why the job ended, so its rule's restart or stop does not apply: what
+// ended the job is the missing fact. A drain stands: a GPU that faulted
+// once is drained at the next restart whether or not the job survived it.
+// A numeric detector's call (a straggler, a slowdown) is about a job that
+// runs on by nature: its action is the rule's.
+// Returns whether it decided (no later stage applies to such an incident).
+bool ApplySurvived(const fb::Rule& rule, const Incident& inc, Action& a) {
+  if (!inc.survived || !inc.detector.empty() || a.kind == ActionKind::kRestartExcluding) return false;
+  std::string_view id = RuleIdOf(rule);
+  a = Action{ActionKind::kUnknown, {}, {},
+             StrCat(id, " ", Where(inc), " was followed by progress on its rank: the job carried on from it, "
+                                          "so its rule's ", ActionKindName(a.kind), " does not apply."),
+             "survived",
+             "what ended the job, if it ended: the last lines of the rank that stopped, or the scheduler's "
+             "record of the job's end (state and exit code)"};
+  return true;
+}
+
 std::string AttemptLabels(const Diagnosis& d, const std::vector<uint32_t>& idx) {
   std::vector<std::string> labels;
   for (uint32_t i : idx) {
@@ -199,6 +218,7 @@ const char* ActionKindName(ActionKind k) {
 Action DecideAction(const Ruleset& rs, const Diagnosis& d, const Incident& inc, const RetryPolicy& policy) {
   const fb::Rule& rule = *rs.rule(inc.rule);
   Action a = FromRule(rule, inc);
+  if (ApplySurvived(rule, inc, a)) return a;
   ApplyRecurrence(rule, d, inc, a);
   ApplyRetryPolicy(rule, d, inc, policy, a);
   return a;

@@ -1,7 +1,9 @@
 // The decide stage: what a platform should do about each incident. It
 // starts from the action the incident's rule declares (rule source:
 // `action`, rulesets/README.md), applies it to the incident's facts (the
-// host or GPU a restart_excluding drains), lets a recurrence across the
+// host or GPU a restart_excluding drains; an incident its rank carried on
+// from, Incident::survived, keeps only a drain and is otherwise unknown:
+// it is not what ended the job), lets a recurrence across the
 // job's attempts change it (Incident::recurrence: the same step again stops
 // an OOM, the same host again drains a network fault), then applies the
 // user's retry policy, which turns a restart into a stop once a root cause

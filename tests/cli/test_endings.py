@@ -45,8 +45,11 @@ def verdict(report, case):
     incidents = report.get("incidents") or []
     primary = incidents[0] if incidents else None
     benign = primary is not None and primary.get("reference", "").startswith("Benign")
+    # An incident the report marks survived (its rank went on after it) says
+    # the job carried on: right for a negative, no answer for a failure.
+    survived = primary is not None and (primary.get("initiating") or {}).get("survived", False)
     if not case["failed"]:
-        return None if primary is None or benign else f"incident on a negative: {primary['reference']}"
+        return None if primary is None or benign or survived else f"incident on a negative: {primary['reference']}"
     if primary is None or benign:
         return "no incident"
     want_reference = case.get("reference")

@@ -112,6 +112,33 @@ TEST(Action, FallbackIsUnknownWithItsMissingFact) {
   EXPECT_EQ(a.set_by, "unrecognised-fatal-error");
 }
 
+// A rank that logged progress after the error carried on from it: the
+// rule's restart or stop is not for it, and what ended the job is missing.
+// A drain stands: the GPU faulted whether or not the job survived it.
+TEST(Action, SurvivedIsUnknownButKeepsADrain) {
+  Incident oom = Make("cuda-oom");
+  oom.survived = true;
+  Action a = Decide(oom, Attempts(1, "cuda-oom", "node017"));
+  EXPECT_EQ(a.kind, ActionKind::kUnknown);
+  EXPECT_EQ(a.set_by, "survived");
+  EXPECT_THAT(a.reason, HasSubstr("cuda-oom on node017 (rank 3) was followed by progress"));
+  EXPECT_THAT(a.reason, HasSubstr("rule's restart does not apply"));
+  EXPECT_THAT(a.missing_fact, HasSubstr("what ended the job"));
+  Incident bug = Make("cuda-device-assert");
+  bug.survived = true;
+  EXPECT_EQ(Decide(bug).kind, ActionKind::kUnknown);
+  Incident xid = Make("xid-79-fallen-off-bus", "node017", "0000:3b:00.0");
+  xid.survived = true;
+  a = Decide(xid);
+  EXPECT_EQ(a.kind, ActionKind::kRestartExcluding);
+  EXPECT_THAT(a.exclude_gpus, ElementsAre("0000:3b:00.0"));
+  // A detector's straggler runs on by nature: the rule's action stands.
+  Incident slow = Make("python-gc-straggler");
+  slow.survived = true;
+  slow.detector = "periodic-straggler";
+  EXPECT_EQ(Decide(slow).kind, ActionKind::kRestart);
+}
+
 TEST(Action, OomAtTheSameStepAgainStops) {
   Diagnosis d = Attempts(1, "cuda-oom", "node017");
   Incident inc = Make("cuda-oom");

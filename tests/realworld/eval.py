@@ -24,7 +24,8 @@ Figures (each over the cases where the label exists):
   top1             primary incident names an expected reference (or an accepted
                    rule); a failed job labelled with no catalog reference wants
                    the fallback reference FALLBACK_REFERENCE; a negative wants no
-                   incident or a benign one
+                   incident, a benign one, or one the report marks survived
+                   (progress on its rank after it: the job carried on)
   initiating_line  the primary's initiating evidence holds the labelled line
   rank, host       the primary's initiating rank/host equal the label
   no_incident      failed jobs for which the report has no incident at all
@@ -97,7 +98,8 @@ def score_case(case, report):
             out["top1"] = got_ref == FALLBACK_REFERENCE
         out["no_incident"] = primary is None
     else:
-        out["top1"] = primary is None or is_benign(primary) or got_ref in expected
+        out["top1"] = (primary is None or is_benign(primary) or got_ref in expected or
+                       (primary.get("initiating") or {}).get("survived", False))
         out["hardware_on_negative"] = primary is not None and primary.get("layer") == "hardware"
     initiating = primary["initiating"] if primary else {}
     if case.get("initiating"):

@@ -116,6 +116,24 @@ def test_held_cases_are_totals_only(tmp_path, faultline_bin, capsys):
     assert "per_reference" in result["work"] and "per_reference" in result["all"]
 
 
+# A negative is right with no incident, a benign one, or one the report marks
+# survived (the job carried on); a failure's survived primary is scored by
+# its reference like any other, and no negative's hardware verdict is let go.
+def test_survived_primary_is_right_only_for_a_negative():
+    def report(survived, layer="framework"):
+        initiating = {"evidence": [], "rank": None, "host": None}
+        if survived:
+            initiating["survived"] = True
+        return {"incidents": [{"reference": "CUDA Out of Memory on One Rank", "rule": "cuda-oom",
+                               "layer": layer, "initiating": initiating}]}
+    negative = {"failed": False, "expected": [], "initiating": None}
+    assert corpus_eval.score_case(negative, report(True))["top1"]
+    assert not corpus_eval.score_case(negative, report(False))["top1"]
+    assert corpus_eval.score_case(negative, report(True, "hardware"))["hardware_on_negative"]
+    failed = {"failed": True, "expected": ["Unrecognised fatal error"], "initiating": None}
+    assert not corpus_eval.score_case(failed, report(True))["top1"]
+
+
 def test_grep_baseline_names_only_catalog_references(catalog):
     import grep_baseline
     refs, _ = catalog

@@ -256,7 +256,7 @@ class Action:
     ``"restart"``, ``"restart_excluding"`` (without ``exclude_hosts`` and
     ``exclude_gpus``), ``"stop"`` or ``"unknown"`` (see ``missing_fact``);
     ``reason`` says why with the facts, ``set_by`` who made the call (the
-    rule id, ``"recurrence"`` or ``"retry-policy"``)."""
+    rule id, ``"survived"``, ``"recurrence"`` or ``"retry-policy"``)."""
 
     kind: str
     exclude_hosts: List[str] = field(default_factory=list)
