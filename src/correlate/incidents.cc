@@ -588,6 +588,11 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   // A line that names no host ("Detected 1 oom-kill event(s) in step ...")
   // is on the one host the rest of its cluster names ("srun: error: node7:").
   if (inc.host.empty() && first.rank < 0 && rc.hosts.size() == 1) inc.host = *rc.hosts.begin();
+  // A line that names its rank but no host (mpirun --tag-output's
+  // "[1,1]<stderr>:" stream, a torchrun "[rank3]:" line) is on the host
+  // the log gives that rank elsewhere (mpirun's "process rank 1 with PID 0
+  // on node h exited on signal 6", a NCCL init line, a node's log).
+  if (inc.host.empty() && inc.rank >= 0) inc.host = st.HostForRank(inc.rank);
   inc.gpu = first.gpu;
   if (const std::string* hca = first.Field("hca")) inc.hca = *hca;
   AddCollateral(st, root, members, only_incident, dr, inc);
