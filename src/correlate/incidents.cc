@@ -200,6 +200,33 @@ bool FirstToStop(const CorrelationState& st, Suspects* out) {
   return true;
 }
 
+// The rank that reported the cluster's failure first, a minute or more
+// before any other rank did: a collective timeout, which every rank in the
+// collective reports once its own timeout runs out, came first on the rank
+// that entered the collective first, the one the others left waiting (a
+// rank 2 that timed out at 05:06 in an ALLGATHER, the others' watchdogs
+// found stuck 8 minutes later). Ranks that report within the minute are
+// the same event, and settle nothing.
+bool FirstToReport(const CorrelationState& st, const Draft& dr, Suspects* out) {
+  std::map<int64_t, int64_t> first;  // rank -> its earliest line of the cluster
+  for (size_t i : dr.rc.ev) {
+    const Evidence& ev = st.evs[i];
+    if (ev.rank < 0 || ev.time_us == kNoTime) continue;
+    auto [it, fresh] = first.try_emplace(ev.rank, ev.time_us);
+    if (!fresh) it->second = std::min(it->second, ev.time_us);
+  }
+  if (first.size() < 2) return false;
+  std::vector<std::pair<int64_t, int64_t>> order;  // (time, rank)
+  for (auto& [r, t] : first) order.emplace_back(t, r);
+  std::sort(order.begin(), order.end());
+  const int64_t lead = order[1].first - order[0].first;
+  if (lead < 60 * kSecond) return false;
+  out->ranks = {order[0].second};
+  out->basis = StrCat("rank ", order[0].second, " reported ", dr.rule.id()->str(), " first, at ",
+                      FormatTime(order[0].first), ", ", lead / kSecond, " s before any other rank");
+  return true;
+}
+
 // The one host the lines of cluster `c` name, else "". A line that blames
 // its peer (an IB completion error from peer X) is a witness on its own
 // host, not a failure of it: when other lines name a host of their own
@@ -244,7 +271,7 @@ void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   dr.conf *= 0.55;
   Suspects s;
   if (NamedFirstFailure(st, dr, &s) || MostNamedRank(st, dr, &s) || AbsentRanks(st, dr, &s) ||
-      LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s)) {
+      LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s) || FirstToReport(st, dr, &s)) {
     inc.suspects = s.ranks;
     inc.rank = inc.suspects.front();
     inc.host = st.HostForRank(inc.rank);

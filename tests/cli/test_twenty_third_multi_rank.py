@@ -17,6 +17,15 @@ it, from the work part of the twenty-third real-log batch:
   operation Close ...' is a rank closing its connection as its
   communicator is destroyed. Neither is a failure: a run whose processes
   passed their work and print them at exit has no incident.
+- A collective timeout is reported by every rank in the collective once
+  its own timeout runs out (ProcessGroupNCCL's watchdog): a rank that
+  reports it a minute or more before any other entered the collective
+  first and was left waiting, and is the one named; ranks that report it
+  within the minute are one event and name none.
+- Horovod's stall inspector (stall_inspector.cc) lists under 'Stalled
+  ranks:' one line per rank that has not submitted the tensors the others
+  did, '<rank>[!]: [<tensor>, ...]': that rank is out of step, whichever
+  rank's stream prints the report.
 """
 from conftest import diagnose_text, first_incident, initiating_texts
 
@@ -98,3 +107,38 @@ def test_a_proxy_operation_that_sets_up_a_connection_still_fails(faultline_bin, 
     inc = first_incident(faultline_bin, validate, tmp_path, PASSED + text)
     assert inc["rule"] == "unrecognised-fatal-error", inc["explanation"]
     assert any("Failed to execute operation Connect" in t for t in initiating_texts(inc))
+
+
+def watchdog(rank, stamp, seq=4411):
+    return (f"[rank{rank}]:[E311 {stamp}.204417093 ProcessGroupNCCL.cpp:632] [Rank {rank}] Watchdog caught "
+            f"collective operation timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=8388608, "
+            f"NumelOut=8388608, Timeout(ms)=600000) ran for 600081 milliseconds before timing out.\n")
+
+
+def test_the_rank_that_timed_out_minutes_before_the_others_is_named(faultline_bin, validate, tmp_path):
+    text = (watchdog(2, "04:31:07") + watchdog(0, "04:38:52") + watchdog(1, "04:38:52") +
+            watchdog(3, "04:38:53"))
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "nccl-watchdog-timeout", inc["explanation"]
+    assert inc["initiating"]["rank"] == 2, inc["explanation"]
+
+
+def test_ranks_that_time_out_together_name_no_rank(faultline_bin, validate, tmp_path):
+    text = (watchdog(2, "04:38:51") + watchdog(0, "04:38:52") + watchdog(1, "04:38:52") +
+            watchdog(3, "04:38:53"))
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "nccl-watchdog-timeout", inc["explanation"]
+    assert inc["initiating"].get("rank") is None, inc["explanation"]
+
+
+HOROVOD_STALL = """\
+[1,0]<stderr>:[2021-06-02 10:12:44.118207: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.
+[1,0]<stderr>:Stalled ranks:
+[1,0]<stderr>:3: [HorovodAllreduce_gradients_conv1_BiasAdd_grad_BiasAddGrad_0, HorovodAllreduce_gradients_dense_MatMul_grad_MatMul_1_0]
+"""
+
+
+def test_horovods_stalled_ranks_list_names_the_rank_out_of_step(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, HOROVOD_STALL)
+    assert inc["rule"] == "collective-desync-stuck", inc["explanation"]
+    assert inc["initiating"]["rank"] == 3, inc["explanation"]
