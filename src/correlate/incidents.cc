@@ -155,6 +155,40 @@ bool MostNamedRank(const CorrelationState& st, const Draft& dr, Suspects* out) {
   return true;
 }
 
+// The ranks a collective's report leaves out of the ranks it names as
+// ready (field `ready_ranks`: Horovod up to 0.13's "[ready ranks: 5, 6,
+// 3, 1, 4, 0]"): ranks are numbered from 0, so a rank below the highest
+// one known that no line counts ready never submitted the tensor. A few
+// of them at most; a rank above every known one cannot be told.
+bool UnreadyRanks(const CorrelationState& st, const Draft& dr, Suspects* out) {
+  std::set<int64_t> ready;
+  for (size_t i : dr.rc.ev) {
+    const std::string* s = st.evs[i].Field("ready_ranks");
+    if (!s) continue;
+    int64_t r = -1;
+    for (char c : *s + ",") {
+      if (c >= '0' && c <= '9') {
+        r = (r < 0 ? 0 : r * 10) + (c - '0');
+      } else if (r >= 0) {
+        ready.insert(r);
+        r = -1;
+      }
+    }
+  }
+  if (ready.size() < 2) return false;
+  int64_t top = *ready.rbegin();
+  if (!st.index.known_ranks.empty()) top = std::max(top, *st.index.known_ranks.rbegin());
+  std::vector<int64_t> unready;
+  for (int64_t r = 0; r <= top; ++r) {
+    if (!ready.contains(r)) unready.push_back(r);
+  }
+  if (unready.empty() || unready.size() > std::max<size_t>(1, static_cast<size_t>(top + 1) / 4)) return false;
+  out->basis = StrCat("every rank up to ", top, " but ", StrJoin(unready, ", "), " is named ready by ",
+                      dr.rule.id()->str());
+  out->ranks = std::move(unready);
+  return true;
+}
+
 // The ranks that stopped at a lower collective SeqNum than most.
 bool LowestSeqNum(const CorrelationState& st, uint32_t rule, Suspects* out) {
   auto stats = st.scan.rule_stats.find(rule);
@@ -270,7 +304,8 @@ void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   inc.inferred = true;
   dr.conf *= 0.55;
   Suspects s;
-  if (NamedFirstFailure(st, dr, &s) || MostNamedRank(st, dr, &s) || AbsentRanks(st, dr, &s) ||
+  if (NamedFirstFailure(st, dr, &s) || MostNamedRank(st, dr, &s) || UnreadyRanks(st, dr, &s) ||
+      AbsentRanks(st, dr, &s) ||
       LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s) || FirstToReport(st, dr, &s)) {
     inc.suspects = s.ranks;
     inc.rank = inc.suspects.front();

@@ -25,7 +25,10 @@ it, from the work part of the twenty-third real-log batch:
 - Horovod's stall inspector (stall_inspector.cc) lists under 'Stalled
   ranks:' one line per rank that has not submitted the tensors the others
   did, '<rank>[!]: [<tensor>, ...]': that rank is out of step, whichever
-  rank's stream prints the report.
+  rank's stream prints the report. Horovod up to 0.13 named the ranks
+  that did submit a stalled tensor ('[ready ranks: 4, 0, 5, 1, 3]'):
+  ranks are numbered from 0, so one below the highest known that no line
+  counts ready never submitted it.
 """
 from conftest import diagnose_text, first_incident, initiating_texts
 
@@ -142,3 +145,15 @@ def test_horovods_stalled_ranks_list_names_the_rank_out_of_step(faultline_bin, v
     inc = first_incident(faultline_bin, validate, tmp_path, HOROVOD_STALL)
     assert inc["rule"] == "collective-desync-stuck", inc["explanation"]
     assert inc["initiating"]["rank"] == 3, inc["explanation"]
+
+
+HOROVOD_READY = """\
+[1,0]<stderr>:[2018-09-28 11:31:02.411872: W horovod/common/operations.cc:588] One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.
+[1,0]<stderr>:Stalled ops: HorovodBroadcast_resnet_conv1_weights_0 [ready ranks: 4, 0, 5, 1, 3], HorovodBroadcast_resnet_conv1_biases_0 [ready ranks: 4, 0, 5, 1, 3]
+"""
+
+
+def test_horovods_ready_ranks_leave_out_the_rank_that_never_submitted(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, HOROVOD_READY)
+    assert inc["rule"] == "collective-desync-stuck", inc["explanation"]
+    assert inc["initiating"]["rank"] == 2, inc["explanation"]
