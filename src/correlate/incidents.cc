@@ -155,6 +155,40 @@ bool MostNamedRank(const CorrelationState& st, const Draft& dr, Suspects* out) {
   return true;
 }
 
+// The ranks a collective's report leaves out of the ranks it names as
+// ready (field `ready_ranks`: Horovod up to 0.13's "[ready ranks: 5, 6,
+// 3, 1, 4, 0]"): ranks are numbered from 0, so a rank below the highest
+// one known that no line counts ready never submitted the tensor. A few
+// of them at most; a rank above every known one cannot be told.
+bool UnreadyRanks(const CorrelationState& st, const Draft& dr, Suspects* out) {
+  std::set<int64_t> ready;
+  for (size_t i : dr.rc.ev) {
+    const std::string* s = st.evs[i].Field("ready_ranks");
+    if (!s) continue;
+    int64_t r = -1;
+    for (char c : *s + ",") {
+      if (c >= '0' && c <= '9') {
+        r = (r < 0 ? 0 : r * 10) + (c - '0');
+      } else if (r >= 0) {
+        ready.insert(r);
+        r = -1;
+      }
+    }
+  }
+  if (ready.size() < 2) return false;
+  int64_t top = *ready.rbegin();
+  if (!st.index.known_ranks.empty()) top = std::max(top, *st.index.known_ranks.rbegin());
+  std::vector<int64_t> unready;
+  for (int64_t r = 0; r <= top; ++r) {
+    if (!ready.contains(r)) unready.push_back(r);
+  }
+  if (unready.empty() || unready.size() > std::max<size_t>(1, static_cast<size_t>(top + 1) / 4)) return false;
+  out->basis = StrCat("every rank up to ", top, " but ", StrJoin(unready, ", "), " is named ready by ",
+                      dr.rule.id()->str());
+  out->ranks = std::move(unready);
+  return true;
+}
+
 // The ranks that stopped at a lower collective SeqNum than most.
 bool LowestSeqNum(const CorrelationState& st, uint32_t rule, Suspects* out) {
   auto stats = st.scan.rule_stats.find(rule);
@@ -197,6 +231,33 @@ bool FirstToStop(const CorrelationState& st, Suspects* out) {
   out->basis = StrCat("rank ", lasts.front().second, " stopped making progress first, at ",
                       FormatTime(lasts.front().first), ", ", static_cast<int64_t>(lead / 1e6),
                       " s before the median rank");
+  return true;
+}
+
+// The rank that reported the cluster's failure first, a minute or more
+// before any other rank did: a collective timeout, which every rank in the
+// collective reports once its own timeout runs out, came first on the rank
+// that entered the collective first, the one the others left waiting (a
+// rank 2 that timed out at 05:06 in an ALLGATHER, the others' watchdogs
+// found stuck 8 minutes later). Ranks that report within the minute are
+// the same event, and settle nothing.
+bool FirstToReport(const CorrelationState& st, const Draft& dr, Suspects* out) {
+  std::map<int64_t, int64_t> first;  // rank -> its earliest line of the cluster
+  for (size_t i : dr.rc.ev) {
+    const Evidence& ev = st.evs[i];
+    if (ev.rank < 0 || ev.time_us == kNoTime) continue;
+    auto [it, fresh] = first.try_emplace(ev.rank, ev.time_us);
+    if (!fresh) it->second = std::min(it->second, ev.time_us);
+  }
+  if (first.size() < 2) return false;
+  std::vector<std::pair<int64_t, int64_t>> order;  // (time, rank)
+  for (auto& [r, t] : first) order.emplace_back(t, r);
+  std::sort(order.begin(), order.end());
+  const int64_t lead = order[1].first - order[0].first;
+  if (lead < 60 * kSecond) return false;
+  out->ranks = {order[0].second};
+  out->basis = StrCat("rank ", order[0].second, " reported ", dr.rule.id()->str(), " first, at ",
+                      FormatTime(order[0].first), ", ", lead / kSecond, " s before any other rank");
   return true;
 }
 
@@ -243,8 +304,9 @@ void InferSuspect(const CorrelationState& st, Draft& dr, Incident& inc) {
   inc.inferred = true;
   dr.conf *= 0.55;
   Suspects s;
-  if (NamedFirstFailure(st, dr, &s) || MostNamedRank(st, dr, &s) || AbsentRanks(st, dr, &s) ||
-      LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s)) {
+  if (NamedFirstFailure(st, dr, &s) || MostNamedRank(st, dr, &s) || UnreadyRanks(st, dr, &s) ||
+      AbsentRanks(st, dr, &s) ||
+      LowestSeqNum(st, dr.rc.rule, &s) || FirstToStop(st, &s) || FirstToReport(st, dr, &s)) {
     inc.suspects = s.ranks;
     inc.rank = inc.suspects.front();
     inc.host = st.HostForRank(inc.rank);
@@ -588,6 +650,11 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   // A line that names no host ("Detected 1 oom-kill event(s) in step ...")
   // is on the one host the rest of its cluster names ("srun: error: node7:").
   if (inc.host.empty() && first.rank < 0 && rc.hosts.size() == 1) inc.host = *rc.hosts.begin();
+  // A line that names its rank but no host (mpirun --tag-output's
+  // "[1,1]<stderr>:" stream, a torchrun "[rank3]:" line) is on the host
+  // the log gives that rank elsewhere (mpirun's "process rank 1 with PID 0
+  // on node h exited on signal 6", a NCCL init line, a node's log).
+  if (inc.host.empty() && inc.rank >= 0) inc.host = st.HostForRank(inc.rank);
   inc.gpu = first.gpu;
   if (const std::string* hca = first.Field("hca")) inc.hca = *hca;
   AddCollateral(st, root, members, only_incident, dr, inc);

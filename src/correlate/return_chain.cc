@@ -8,9 +8,14 @@
 // kChainReach lines (other threads' lines interleave), before the thread's
 // next warning. The other warnings, and the links themselves, which say
 // nothing the warning does not, leave the evidence before anything reads it.
+// A warning on a line that says its code goes on from it (a line with the
+// field `carried_on`: the proxy service thread's "Accept failed", logged
+// after the failed accept's own links) is never a head: it leaves, and its
+// links find no warning open.
 #include <algorithm>
 #include <cstddef>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,11 +38,16 @@ void KeepReturnChainHeads(const Ruleset& rs, ScanResult& scan) {
   std::vector<size_t> marked;  // warnings and links, in file order below
   for (size_t i = 0; i < evs.size(); ++i) {
     const Evidence& ev = evs[i];
-    if (ev.rule < fallback.size() && fallback[ev.rule] && (ev.Field("warning") || ev.Field("returned"))) {
+    if (ev.rule < fallback.size() && fallback[ev.rule] &&
+        (ev.Field("warning") || ev.Field("returned") || ev.Field("carried_on"))) {
       marked.push_back(i);
     }
   }
   if (marked.empty()) return;
+  std::set<std::pair<uint32_t, uint64_t>> carried_on;  // (file, line)
+  for (size_t i : marked) {
+    if (evs[i].Field("carried_on")) carried_on.emplace(evs[i].source, evs[i].line);
+  }
   std::stable_sort(marked.begin(), marked.end(), [&](size_t a, size_t b) {
     return std::pair(evs[a].source, evs[a].line) < std::pair(evs[b].source, evs[b].line);
   });
@@ -48,6 +58,10 @@ void KeepReturnChainHeads(const Ruleset& rs, ScanResult& scan) {
     const std::string* thread = ev.Field("thread");
     std::pair<uint32_t, std::string> key(ev.source, thread ? *thread : std::string());
     drop[i] = true;
+    if (carried_on.contains({ev.source, ev.line})) {
+      open.erase(key);
+      continue;
+    }
     if (!ev.Field("returned")) {
       open[key] = i;
       continue;
