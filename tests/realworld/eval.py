@@ -27,7 +27,9 @@ Figures (each over the cases where the label exists):
                    incident, a benign one, or one the report marks survived
                    (progress on its rank after it: the job carried on)
   initiating_line  the primary's initiating evidence holds the labelled line
-  rank, host       the primary's initiating rank/host equal the label
+  rank, host       the primary's initiating rank/host equal the label (a host
+                   by its short name: the engine reports node017 for
+                   node017.cluster.example.com)
   no_incident      failed jobs for which the report has no incident at all
   hardware_on_negative  negatives whose primary incident is on the hardware layer
   traps            primary names a reference the case rules out
@@ -77,6 +79,18 @@ def diagnose(binary, case):
     return json.loads(p.stdout)
 
 
+def short_host(host):
+    """A host as the engine names it: a fully qualified name by its first
+    label (node017.cluster.example.com -> node017; the engine shortens
+    names so that one host's lines agree whichever form they print), an
+    address as it is."""
+    if not host:
+        return host
+    if host.replace(".", "").isdigit() or ":" in host:
+        return host
+    return host.split(".", 1)[0]
+
+
 def is_benign(incident):
     return incident.get("reference", "").startswith("Benign")
 
@@ -108,7 +122,7 @@ def score_case(case, report):
     if case.get("rank") is not None:
         out["rank"] = initiating.get("rank") == case["rank"]
     if case.get("host"):
-        out["host"] = initiating.get("host") == case["host"]
+        out["host"] = short_host(initiating.get("host")) == short_host(case["host"])
     out["trap"] = got_ref is not None and got_ref in (case.get("traps") or [])
     return out
 

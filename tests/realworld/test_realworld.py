@@ -134,6 +134,17 @@ def test_survived_primary_is_right_only_for_a_negative():
     assert not corpus_eval.score_case(failed, report(True))["top1"]
 
 
+def test_host_is_compared_by_its_short_name():
+    def report(host):
+        return {"incidents": [{"reference": "R", "rule": "r", "layer": "framework",
+                               "initiating": {"evidence": [], "rank": None, "host": host}}]}
+    case = {"failed": True, "expected": ["R"], "initiating": None, "host": "x1000c0s0b0n0.hsn.cm.example.org"}
+    assert corpus_eval.score_case(case, report("x1000c0s0b0n0"))["host"]
+    assert not corpus_eval.score_case(case, report("x1000c0s0b0n1"))["host"]
+    assert corpus_eval.score_case(dict(case, host="10.0.3.7"), report("10.0.3.7"))["host"]
+    assert not corpus_eval.score_case(dict(case, host="10.0.3.7"), report("10.0.3.8"))["host"]
+
+
 def test_grep_baseline_names_only_catalog_references(catalog):
     import grep_baseline
     refs, _ = catalog
