@@ -231,14 +231,23 @@ bool HasEscapesFrom(std::string_view s, size_t begin) {
 
 #if defined(__x86_64__)
 // -1 in each byte k of the 32 at p where p[k] is ESC, or a '#' or '['
-// before a '0' (reads p[0..32]).
-__attribute__((target("avx2"), always_inline)) inline __m256i EscapeCandidates32(const char* p) {
-  const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 1));
+// before a '0' (`a` holds p[0..32), `b` p[1..33)).
+__attribute__((target("avx2"), always_inline)) inline __m256i EscapeCandidates32(__m256i a, __m256i b) {
   const __m256i opener =
       _mm256_or_si256(_mm256_cmpeq_epi8(a, _mm256_set1_epi8('#')), _mm256_cmpeq_epi8(a, _mm256_set1_epi8('[')));
   return _mm256_or_si256(_mm256_cmpeq_epi8(a, _mm256_set1_epi8(kEsc)),
                          _mm256_and_si256(opener, _mm256_cmpeq_epi8(b, _mm256_set1_epi8('0'))));
+}
+
+__attribute__((target("avx2"), always_inline)) inline __m256i Load32(const char* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+// The sum of the 32 byte counters of `acc`.
+__attribute__((target("avx2"), always_inline)) inline uint64_t SumBytes(__m256i acc) {
+  const __m256i sums = _mm256_sad_epu8(acc, _mm256_setzero_si256());
+  return static_cast<uint64_t>(_mm256_extract_epi64(sums, 0)) + static_cast<uint64_t>(_mm256_extract_epi64(sums, 1)) +
+         static_cast<uint64_t>(_mm256_extract_epi64(sums, 2)) + static_cast<uint64_t>(_mm256_extract_epi64(sums, 3));
 }
 
 // A chunk's escapes in one pass, 128 bytes at a time: ESC and the pairs
@@ -246,23 +255,67 @@ __attribute__((target("avx2"), always_inline)) inline __m256i EscapeCandidates32
 // is a memchr for ESC and then a second pass over the pairs (together
 // ~0.6 instructions a byte of every chunk, 7% of a sparse log's scan).
 // The last bytes, fewer than 129, the plain way.
-__attribute__((target("avx2"))) bool HasEscapesAvx2(std::string_view s) {
+// kCount: the newlines counted in the same pass into `index` (a compare and
+// a subtract per 32 bytes; the byte counters, at most 4 a step, are summed
+// at every block of 4096 bytes, 32 steps, before they can wrap), so phase A
+// need not read the chunk a second time after hs_scan to number its lines.
+template <bool kCount>
+__attribute__((target("avx2"))) bool HasEscapesAvx2(std::string_view s, NewlineIndex* index) {
+  static_assert(NewlineIndex::kBlock % 128 == 0 && NewlineIndex::kBlock / 128 * 4 < 256);
   const char* p = s.data();
   const size_t n = s.size();
   size_t i = 0;
-  for (; i + 129 <= n; i += 128) {
-    const __m256i m[4] = {EscapeCandidates32(p + i), EscapeCandidates32(p + i + 32), EscapeCandidates32(p + i + 64),
-                          EscapeCandidates32(p + i + 96)};
-    const __m256i any = _mm256_or_si256(_mm256_or_si256(m[0], m[1]), _mm256_or_si256(m[2], m[3]));
-    if (_mm256_testz_si256(any, any)) continue;
-    for (size_t k = 0; k < 4; ++k) {
-      for (auto bits = static_cast<unsigned>(_mm256_movemask_epi8(m[k])); bits != 0; bits &= bits - 1) {
-        const size_t j = i + 32 * k + static_cast<size_t>(__builtin_ctz(bits));
-        if (p[j] == kEsc || EscapeWordAfterPair(p, j, n)) return true;
+  const __m256i nl = _mm256_set1_epi8('\n');
+  __m256i acc = _mm256_setzero_si256();
+  uint64_t count = 0;
+  if constexpr (kCount) {
+    index->before.clear();
+    index->before.reserve(n / NewlineIndex::kBlock + 1);
+  }
+  // Whole blocks of kBlock bytes (the last one short), 128 bytes a step;
+  // at each block's start i is a multiple of kBlock.
+  while (i + 129 <= n) {
+    if constexpr (kCount) {
+      count += SumBytes(acc);
+      acc = _mm256_setzero_si256();
+      index->before.push_back(count);
+    }
+    const size_t block_end = std::min(i + NewlineIndex::kBlock, n - 128);
+    for (; i < block_end; i += 128) {
+      const __m256i a[4] = {Load32(p + i), Load32(p + i + 32), Load32(p + i + 64), Load32(p + i + 96)};
+      if constexpr (kCount) {
+        acc = _mm256_sub_epi8(acc, _mm256_add_epi8(_mm256_add_epi8(_mm256_cmpeq_epi8(a[0], nl), _mm256_cmpeq_epi8(a[1], nl)),
+                                                   _mm256_add_epi8(_mm256_cmpeq_epi8(a[2], nl), _mm256_cmpeq_epi8(a[3], nl))));
+      }
+      const __m256i m[4] = {EscapeCandidates32(a[0], Load32(p + i + 1)), EscapeCandidates32(a[1], Load32(p + i + 33)),
+                            EscapeCandidates32(a[2], Load32(p + i + 65)), EscapeCandidates32(a[3], Load32(p + i + 97))};
+      const __m256i any = _mm256_or_si256(_mm256_or_si256(m[0], m[1]), _mm256_or_si256(m[2], m[3]));
+      if (_mm256_testz_si256(any, any)) continue;
+      for (size_t k = 0; k < 4; ++k) {
+        for (auto bits = static_cast<unsigned>(_mm256_movemask_epi8(m[k])); bits != 0; bits &= bits - 1) {
+          const size_t j = i + 32 * k + static_cast<size_t>(__builtin_ctz(bits));
+          if (p[j] == kEsc || EscapeWordAfterPair(p, j, n)) return true;
+        }
       }
     }
   }
-  return HasEscapesFrom(s, i);
+  if (HasEscapesFrom(s, i)) return true;
+  if constexpr (kCount) {
+    // The last bytes, fewer than 129, one by one; a block may start among
+    // them, or at the text's end.
+    count += SumBytes(acc);
+    for (size_t at = i;; ++at) {
+      if (at % NewlineIndex::kBlock == 0 && index->before.size() == at / NewlineIndex::kBlock) {
+        index->before.push_back(count);
+      }
+      if (at == n) break;
+      count += p[at] == '\n';
+    }
+    index->total = count;
+    index->bytes = n;
+    index->complete = true;
+  }
+  return false;
 }
 #endif
 
@@ -287,7 +340,16 @@ size_t NextEscapeWord(std::string_view s, size_t from) {
 bool HasEscapes(std::string_view s) {
 #if defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && s.size() >= 129) return HasEscapesAvx2(s);
+  if (avx2 && s.size() >= 129) return HasEscapesAvx2<false>(s, nullptr);
+#endif
+  return HasEscapesFrom(s, 0);
+}
+
+bool HasEscapes(std::string_view s, NewlineIndex* index) {
+  index->complete = false;
+#if defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2 && s.size() >= 129) return HasEscapesAvx2<true>(s, index);
 #endif
   return HasEscapesFrom(s, 0);
 }

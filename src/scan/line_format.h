@@ -7,6 +7,8 @@
 #ifndef FAULTLINE_SCAN_LINE_FORMAT_H_
 #define FAULTLINE_SCAN_LINE_FORMAT_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,6 +108,22 @@ struct DerivedChunk {
 // every chunk); HasEscapesPlain is a memchr and a pass over byte pairs, the
 // reference the tests compare it with.
 bool HasEscapes(std::string_view s);
+// A text's newlines counted at every kBlock bytes from its start, taken in
+// the escape test's pass (HasEscapes with an index): a chunk's lines are
+// then numbered from the nearest block before each matched line instead of
+// by a second pass over every byte after hs_scan. `complete` only when the
+// test read the whole text and found no escape (on the 128-byte AVX2 path;
+// otherwise the caller counts as before).
+struct NewlineIndex {
+  static constexpr size_t kBlock = 4096;
+  std::vector<uint64_t> before;  // before[k]: newlines in the text's first k * kBlock bytes
+  uint64_t total = 0;            // newlines in the whole text
+  uint64_t bytes = 0;            // the text's size
+  bool complete = false;
+};
+// HasEscapes(s), and where it answers false having read every byte 128 at
+// a time, `index` filled for s (complete); otherwise index->complete is false.
+bool HasEscapes(std::string_view s, NewlineIndex* index);
 // Where the first escape word at or after `from` starts (ESC, rsyslog's
 // "#033[", a bare reset), npos when none does. No word spans a newline, so
 // a line of s holds one (HasEscapes of the line) exactly when the first at

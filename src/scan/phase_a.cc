@@ -101,6 +101,20 @@ uint64_t CountNewlines(const char* p, size_t n) {
 
 namespace {
 
+// The newlines of base[0, x), given `known` of them in base[0, counted_to)
+// (counted_to <= x): counted on from counted_to, or, with the chunk's index,
+// from the start of x's block when that is nearer (a sparse log's matched
+// lines are blocks apart: the bytes read are those of x's block before x,
+// not every byte of the chunk a second time).
+uint64_t NewlinesBefore(const char* base, uint64_t x, uint64_t counted_to, uint64_t known,
+                        const NewlineIndex* index) {
+  if (index != nullptr) {
+    const uint64_t block = x / NewlineIndex::kBlock * NewlineIndex::kBlock;
+    if (counted_to < block) return index->before[x / NewlineIndex::kBlock] + CountNewlines(base + block, x - block);
+  }
+  return known + CountNewlines(base + counted_to, x - counted_to);
+}
+
 bool HitLess(const HsCtx::Hit& a, const HsCtx::Hit& b) {
   return a.line_start != b.line_start ? a.line_start < b.line_start
          : a.id != b.id              ? a.id < b.id
@@ -220,7 +234,8 @@ void CopyTracebackAround(const char* base, size_t len, size_t readable_after, ui
 
 void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
             uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits,
-            size_t readable_before, bool fold_tracebacks, size_t readable_after) {
+            size_t readable_before, bool fold_tracebacks, size_t readable_after,
+            const NewlineIndex* newlines) {
   thread_local std::vector<uint32_t> seen;
   hits.clear();
   HsCtx ctx;
@@ -274,13 +289,15 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
   size_t tail_len = std::min(len, kEdgeWindow);
   CopyOut(out.tail, base + len - tail_len, tail_len);
   uint64_t counted_to = 0, lines_before = 0, prev_end = 0;
+  const bool indexed = newlines != nullptr && newlines->complete && newlines->bytes == len &&
+                       newlines->before.size() == len / NewlineIndex::kBlock + 1;
   ReservePending(rs, hits, out);
   const size_t first_pending = out.pending.size();
   for (size_t i = 0; i < hits.size();) {
     uint64_t ls = hits[i].line_start, le = hits[i].line_end;
     Pending& p = out.pending.emplace_back();
     p.offset = abs_offset + ls;
-    lines_before += CountNewlines(base + counted_to, ls - counted_to);
+    lines_before = NewlinesBefore(base, ls, counted_to, lines_before, indexed ? newlines : nullptr);
     counted_to = ls;
     p.line_rel = lines_before;
     size_t first = i;
@@ -328,8 +345,8 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
     prev_end = le + 1;
   }
   // One pass over the chunk: the newlines before the last matched line were
-  // counted above.
-  out.newlines = lines_before + CountNewlines(base + counted_to, len - counted_to);
+  // counted above (or all of them, with the escape test).
+  out.newlines = indexed ? newlines->total : lines_before + CountNewlines(base + counted_to, len - counted_to);
 }
 
 

@@ -234,9 +234,12 @@ uint64_t CountNewlines(const char* p, size_t n);
 // may be read (a chunk of a mapped file); traceback windows reach into them.
 // `fold_tracebacks` is false for JSON messages. `readable_after`: the same
 // after `base + len`; the lines after a traceback's header reach into them.
+// `newlines`: [base, base+len)'s newline index when complete (the escape
+// test's pass counted them), else the chunk is counted after hs_scan.
 void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t len,
             uint64_t abs_offset, ChunkOut& out, std::vector<HsCtx::Hit>& hits,
-            size_t readable_before = 0, bool fold_tracebacks = true, size_t readable_after = 0);
+            size_t readable_before = 0, bool fold_tracebacks = true, size_t readable_after = 0,
+            const NewlineIndex* newlines = nullptr);
 // After a SIGBUS unwound out of PhaseA, clears the scratch's in-use mark so
 // it can be scanned with and freed again (false: a layout we do not know).
 bool ReleaseFaultedScratch(hs_scratch_t* scratch);

@@ -206,8 +206,9 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
   };
   using Derivation = SourceFraming::Derivation;
   Derivation how = st.framing.format().json ? Derivation::kJson : Derivation::kAsIs;
+  NewlineIndex newlines;  // counted by the escape test, for PhaseA
   if (how == Derivation::kAsIs &&
-      !GuardedRead(all.data(), all.size(), [&] { how = st.framing.HowDerived(std::string_view(base, len)); })) {
+      !GuardedRead(all.data(), all.size(), [&] { how = st.framing.HowDerived(std::string_view(base, len), &newlines); })) {
     how = Derivation::kAsIs;  // the scan below meets the same fault and reports it
   }
   if (how != Derivation::kAsIs) {
@@ -221,7 +222,8 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
     }
     return out;
   }
-  if (GuardedRead(all.data(), all.size(), [&] { PhaseA(*rs, scratch, base, len, begin, out, hits, begin, true, all.size() - end);
+  if (GuardedRead(all.data(), all.size(), [&] {
+        PhaseA(*rs, scratch, base, len, begin, out, hits, begin, true, all.size() - end, &newlines);
       })) {
     PhaseB(st, out, true);
   } else {
@@ -239,9 +241,10 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
   // (ProcessBuffer); only a plain file is scanned in place.
   using Derivation = SourceFraming::Derivation;
   Derivation how = st.framing.format().json ? Derivation::kJson : Derivation::kAsIs;
+  NewlineIndex newlines;  // counted by the escape test, for PhaseA
   bool ok = GuardedRead(all.data(), all.size(), [&] {
-    if (how == Derivation::kAsIs) how = st.framing.HowDerived(all);
-    if (how == Derivation::kAsIs) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits);
+    if (how == Derivation::kAsIs) how = st.framing.HowDerived(all, &newlines);
+    if (how == Derivation::kAsIs) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits, 0, true, 0, &newlines);
   });
   const bool derived = how != Derivation::kAsIs;
   if (!ok) {

@@ -46,10 +46,15 @@ class SourceFraming {
   // or as it is. The answer goes with the chunk to ProcessBuffer, which
   // would otherwise look for runs and escapes again.
   enum class Derivation : uint8_t { kUnknown, kAsIs, kJson, kRuns, kEscapes };
-  Derivation HowDerived(std::string_view chunk) const {
+  // `newlines`, when given: the chunk's newline index, complete when the
+  // answer is kAsIs and the escape test read the chunk 128 bytes at a time
+  // (HasEscapes with an index).
+  Derivation HowDerived(std::string_view chunk, NewlineIndex* newlines = nullptr) const {
+    if (newlines != nullptr) newlines->complete = false;
     if (format_.json) return Derivation::kJson;
     if (HasRuns(chunk)) return Derivation::kRuns;
-    return HasEscapes(chunk) ? Derivation::kEscapes : Derivation::kAsIs;
+    const bool escapes = newlines != nullptr ? HasEscapes(chunk, newlines) : HasEscapes(chunk);
+    return escapes ? Derivation::kEscapes : Derivation::kAsIs;
   }
 
   // A cut of buffered stream bytes at `cut` (a line start), moved back so

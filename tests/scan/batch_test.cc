@@ -7,6 +7,7 @@
 // that can be the widest gives the width that measuring every line gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -315,6 +316,58 @@ TEST(CountNewlines, SameAsAByteLoop) {
     const uint64_t want = static_cast<uint64_t>(std::count(p, p + len, '\n'));
     EXPECT_EQ(internal::CountNewlines(p, len), want) << len;
   }
+}
+
+// Phase A numbers a chunk's matched lines from the escape test's newline
+// index (the block before each line, not a second pass over the chunk) as
+// it does by counting on from the last matched line: the same line numbers
+// and chunk newlines on texts whose matched lines fall at random places --
+// several in a block, blocks apart, at a block's first byte, the last line
+// without its newline.
+TEST(PhaseA, NewlineIndexNumbersLinesAsCountingDoes) {
+  const std::shared_ptr<const Ruleset> rs = DefaultRules();
+  hs_scratch_t* scratch = nullptr;
+  ASSERT_EQ(hs_alloc_scratch(rs->database(), &scratch), HS_SUCCESS);
+  const std::string matched = "[rank3]:[2026-11-02 13:00:05] iteration        7/  100000 | consumed samples:          896 |";
+  std::mt19937 rng(17);
+  int lines_seen = 0;
+  for (int round = 0; round < 200; ++round) {
+    std::string text;
+    const size_t size = 129 + rng() % 60000;
+    while (text.size() < size) {
+      const size_t r = rng() % 100;
+      if (r < 3) {
+        text += matched;
+      } else if (r < 6) {
+        // Filler up to the next block start, so a matched line begins one.
+        const size_t to = (text.size() / NewlineIndex::kBlock + 1) * NewlineIndex::kBlock;
+        if (to - text.size() > 1) text += std::string(to - text.size() - 1, 'y');
+      } else {
+        text += std::string(rng() % 300, 'x');
+      }
+      text += '\n';
+      if (rng() % 20 == 0) text += '\n';
+    }
+    if (round % 2 == 1) text += matched;  // a last line without its newline
+    NewlineIndex index;
+    ASSERT_FALSE(HasEscapes(text, &index));
+    internal::ChunkOut counted, indexed;
+    std::vector<internal::HsCtx::Hit> hits;
+    internal::PhaseA(*rs, scratch, text.data(), text.size(), 0, counted, hits);
+    internal::PhaseA(*rs, scratch, text.data(), text.size(), 0, indexed, hits, 0, true, 0, &index);
+    ASSERT_EQ(indexed.newlines, counted.newlines) << round;
+    ASSERT_EQ(counted.newlines, static_cast<uint64_t>(std::count(text.begin(), text.end(), '\n')));
+    ASSERT_EQ(indexed.pending.size(), counted.pending.size()) << round;
+    for (size_t i = 0; i < counted.pending.size(); ++i) {
+      const uint64_t at = counted.pending[i].offset;
+      ASSERT_EQ(indexed.pending[i].line_rel, counted.pending[i].line_rel) << round << " line at " << at;
+      ASSERT_EQ(counted.pending[i].line_rel,
+                static_cast<uint64_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n')));
+    }
+    lines_seen += static_cast<int>(counted.pending.size());
+  }
+  EXPECT_GT(lines_seen, 500);
+  hs_free_scratch(scratch);
 }
 
 }  // namespace

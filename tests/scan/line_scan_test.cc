@@ -5,6 +5,7 @@
 // kernel markers and the display width against hand-checked values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -192,6 +193,64 @@ TEST(HasEscapes, OnePassSameAsPlainAtEveryOffsetAndAlignment) {
   EXPECT_TRUE(HasEscapes(many + "\x1b"));
   EXPECT_TRUE(HasEscapes(many + "#033["));
   EXPECT_FALSE(HasEscapes(many + "#033"));
+}
+
+// The escape test's newline index (HasEscapes with an index, which phase A
+// numbers a chunk's lines from) holds the newlines a byte count gives at
+// every block start and in all, and answers as HasEscapes: texts of every
+// length around the 128-byte steps and the 4096-byte blocks, runs of
+// newlines longer than a step's counters hold between sums, texts that are
+// all newlines, with an escape word somewhere or none.
+TEST(HasEscapes, NewlineIndexSameAsCountingEveryByte) {
+  auto check = [](const std::string& s) {
+    NewlineIndex index;
+    index.complete = true;  // must be reset when not filled
+    const bool found = HasEscapes(s, &index);
+    ASSERT_EQ(found, HasEscapes(s)) << s.size();
+    ASSERT_EQ(found, HasEscapesPlain(s)) << s.size();
+    if (found) {
+      ASSERT_FALSE(index.complete) << s.size();
+      return;
+    }
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx2")) {
+      ASSERT_EQ(index.complete, s.size() >= 129) << s.size();
+    }
+#endif
+    if (!index.complete) return;
+    ASSERT_EQ(index.bytes, s.size());
+    ASSERT_EQ(index.total, static_cast<uint64_t>(std::count(s.begin(), s.end(), '\n'))) << s.size();
+    ASSERT_EQ(index.before.size(), s.size() / NewlineIndex::kBlock + 1) << s.size();
+    for (size_t k = 0; k < index.before.size(); ++k) {
+      const auto end = s.begin() + static_cast<std::ptrdiff_t>(k * NewlineIndex::kBlock);
+      ASSERT_EQ(index.before[k], static_cast<uint64_t>(std::count(s.begin(), end, '\n'))) << k << " of " << s.size();
+    }
+  };
+  std::mt19937 rng(41);
+  std::vector<size_t> lengths = {0, 1, 128, 129, 130, 255, 256, 257, 300};
+  for (size_t block : {4096u, 8192u, 12288u}) {
+    for (size_t d = 0; d <= 260; ++d) {
+      lengths.push_back(block + d);
+      lengths.push_back(block - d);
+    }
+  }
+  for (int r = 0; r < 300; ++r) lengths.push_back(rng() % 40000);
+  for (size_t len : lengths) {
+    std::string s(len, '\n');  // every byte a newline: 4 a step in each counter
+    check(s);
+    for (char& c : s) c = rng() % 3 == 0 ? '\n' : "x[#0;m3 "[rng() % 8];
+    check(s);
+    if (len > 0) {
+      s.replace(rng() % len, 1, "\x1b");
+      check(s);
+    }
+  }
+  // Newline runs across block edges, an escape word in the last bytes.
+  std::string runs(20000, 'x');
+  runs.replace(4000, 9000, std::string(9000, '\n'));
+  check(runs);
+  check(runs + "#033[");
+  check(runs + "[0m");
 }
 
 // StripEscapes tests only the lines holding an escape word (NextEscapeWord
