@@ -10,9 +10,10 @@ neighbours take shows as run-queue wait, not as CPU).
 
   bench/compressed.py --fl build/src/cli/faultline --decode build/bench/fl_decode_file \\
       --plain sparse.log --gz sparse.log.gz --zst sparse.log.zst --frames sparse.pzstd.log.zst \\
-      --rounds 3 --out compressed-out
+      --rounds 3 --out compressed-out [--fl-base BASE/fl]
 
-Writes OUT/runs.json and OUT/results.md (the tables for bench/README.md).
+--fl-base: another faultline (the tree before a change), run alongside in
+every round, its rows and ratios marked "(base)". Writes OUT/runs.json and OUT/results.md (the tables for bench/README.md).
 """
 import argparse
 import json
@@ -27,6 +28,7 @@ from stage_cpu import measure  # noqa: E402
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fl", required=True)
+    ap.add_argument("--fl-base", help="another faultline (the tree before a change), run alongside")
     ap.add_argument("--decode", required=True, help="fl_decode_file")
     ap.add_argument("--plain", required=True)
     ap.add_argument("--gz")
@@ -38,14 +40,15 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     size = os.path.getsize(a.plain)
 
-    runs = [("plain", "faultline -j1", [a.fl, "bench", "--threads", "1", a.plain]),
-            ("plain", "faultline -j2", [a.fl, "bench", "--threads", "2", a.plain])]
+    builds = [("faultline", a.fl)] + ([("faultline (base)", a.fl_base)] if a.fl_base else [])
+    runs = [("plain", f"{name} -j{j}", [fl, "bench", "--threads", str(j), a.plain])
+            for name, fl in builds for j in (1, 2)]
     for label, path in (("gz", a.gz), ("zst", a.zst), ("zst frames", a.frames)):
         if not path:
             continue
-        runs += [(label, "faultline -j1", [a.fl, "bench", "--threads", "1", path]),
-                 (label, "faultline -j2", [a.fl, "bench", "--threads", "2", path]),
-                 (label, "decode alone", [a.decode, path])]
+        runs += [(label, f"{name} -j{j}", [fl, "bench", "--threads", str(j), path])
+                 for name, fl in builds for j in (1, 2)]
+        runs += [(label, "decode alone", [a.decode, path])]
     got = {(i, k): [] for i, k, _ in runs}
     for r in range(a.rounds):
         for inp, kind, cmd in runs:
@@ -77,12 +80,15 @@ def main():
             lines.append(f"| {name} | {b_['wall_s'] / a_['wall_s']:.2f} | "
                          f"{b_['critical_s'] / a_['critical_s']:.2f} | {b_['cpu_s'] / a_['cpu_s']:.2f} |")
 
-    ratio("plain: 2 threads / 1", ("plain", "faultline -j2"), ("plain", "faultline -j1"))
-    for label in ("gz", "zst", "zst frames"):
-        ratio(f"{label} -j2 / plain -j2", (label, "faultline -j2"), ("plain", "faultline -j2"))
-        ratio(f"{label} -j2 / {label} -j1", (label, "faultline -j2"), (label, "faultline -j1"))
-        ratio(f"{label} -j2 / decode alone", (label, "faultline -j2"), (label, "decode alone"))
-        ratio(f"{label} -j2 / plain -j1 (scan alone)", (label, "faultline -j2"), ("plain", "faultline -j1"))
+    for name, _ in builds:
+        mark = " (base)" if name != "faultline" else ""
+        ratio(f"plain: 2 threads / 1{mark}", ("plain", f"{name} -j2"), ("plain", f"{name} -j1"))
+        for label in ("gz", "zst", "zst frames"):
+            ratio(f"{label} -j2 / plain -j2{mark}", (label, f"{name} -j2"), ("plain", f"{name} -j2"))
+            ratio(f"{label} -j2 / {label} -j1{mark}", (label, f"{name} -j2"), (label, f"{name} -j1"))
+            ratio(f"{label} -j2 / decode alone{mark}", (label, f"{name} -j2"), (label, "decode alone"))
+            ratio(f"{label} -j2 / plain -j1 (scan alone){mark}", (label, f"{name} -j2"),
+                  ("plain", f"{name} -j1"))
     text = "\n".join(lines) + "\n"
     with open(os.path.join(a.out, "results.md"), "w") as f:
         f.write(text)

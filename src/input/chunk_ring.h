@@ -1,15 +1,16 @@
 // A bounded, ordered hand-off of chunks of one stream from the thread that
 // reads (decodes) it to the threads that scan it. The reader puts chunks in
-// stream order; any thread takes the oldest; whoever finishes a chunk waits
-// for its turn (AwaitTurn) before handing its result on and passing the
-// turn (Pass), so results leave in stream order whatever thread scanned
-// them. At most `depth` chunks wait: a reader that finds the ring full
-// scans one itself (TryTake) instead of decoding further ahead, so on two
-// cores the decoder and the scanner share the work rather than one idling.
-// Buffers come back for reuse (Recycle), so a warm ring allocates nothing
-// per chunk. Abort wakes every waiter (cancellation): AwaitTurn and Put then
-// fail and Take returns nothing, so no thread waits for a chunk that will
-// never be handed on.
+// stream order (PutTakingOldest); any thread takes the oldest (Take). At
+// most `depth` chunks wait: a put that leaves more takes the oldest back
+// out for the reader to scan itself instead of decoding further ahead, so
+// on two cores the decoder and the scanner share the work rather than one
+// idling, and a scanner done with its chunk still finds the next one
+// waiting. Results may finish in any order: InOrder hands them on in
+// stream order, on whichever thread completes the run whose turn it is, so
+// no thread waits for another's chunk. Buffers come back for reuse
+// (Recycle), so a warm ring allocates nothing per chunk. Abort wakes every
+// waiter (cancellation): Take then returns nothing, so no thread waits for
+// a chunk that will never be handed on.
 //
 // Thread-safety: every method may be called from any thread.
 #ifndef FAULTLINE_INPUT_CHUNK_RING_H_
@@ -19,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -36,7 +38,7 @@ class ChunkRing {
   };
   // How often each side found the other behind (for tests and benchmarks).
   struct Waits {
-    uint64_t reader = 0;   // Put found the ring full
+    uint64_t reader = 0;   // a put found `depth` chunks waiting already
     uint64_t scanner = 0;  // Take found it empty and still open
   };
 
@@ -44,24 +46,20 @@ class ChunkRing {
   ChunkRing(const ChunkRing&) = delete;
   ChunkRing& operator=(const ChunkRing&) = delete;
 
-  // Queues `c` unless `depth` chunks wait already (then false, c untouched)
-  // or the ring was aborted (false).
-  bool TryPut(Chunk& c) {
+  // Queues `c` as the next chunk; when that leaves more than `depth` chunks
+  // waiting, takes the oldest back out for the caller to scan. The caller
+  // never waits, and the chunk it takes is never the only one waiting (a
+  // reader that took the last waiting chunk would leave the scanners idle
+  // until it had scanned it and decoded the next). Nothing when the ring
+  // was aborted (c dropped).
+  std::optional<Taken> PutTakingOldest(Chunk c) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (aborted_ || queue_.size() >= depth_) return false;
+    if (aborted_) return std::nullopt;
     queue_.push_back(Taken{put_++, std::move(c)});
     cv_.notify_all();
-    return true;
-  }
-  // Queues `c`, waiting for room; false when the ring was aborted.
-  bool Put(Chunk c) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (queue_.size() >= depth_) ++waits_.reader;
-    cv_.wait(lock, [&] { return aborted_ || queue_.size() < depth_; });
-    if (aborted_) return false;
-    queue_.push_back(Taken{put_++, std::move(c)});
-    cv_.notify_all();
-    return true;
+    if (queue_.size() <= depth_) return std::nullopt;
+    ++waits_.reader;
+    return PopLocked();
   }
   // No more chunks will be put.
   void Close() {
@@ -77,28 +75,10 @@ class ChunkRing {
     cv_.wait(lock, [&] { return aborted_ || closed_ || !queue_.empty(); });
     return PopLocked();
   }
-  // The oldest chunk if one waits.
-  std::optional<Taken> TryTake() {
+  // How many chunks were put.
+  uint64_t put() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return PopLocked();
-  }
-
-  // Waits until every chunk before `seq` has passed; false when aborted.
-  bool AwaitTurn(uint64_t seq) {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return aborted_ || passed_ == seq; });
-    return !aborted_;
-  }
-  // The chunk whose turn it is has been handed on.
-  void Pass() {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++passed_;
-    cv_.notify_all();
-  }
-  // Waits until every chunk put has passed (or the ring was aborted).
-  void AwaitAllPassed() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return aborted_ || (closed_ && passed_ == put_); });
+    return put_;
   }
 
   void Abort() {
@@ -151,9 +131,62 @@ class ChunkRing {
   std::condition_variable cv_;
   std::deque<Taken> queue_;
   std::vector<std::string> free_;
-  uint64_t put_ = 0, passed_ = 0;
+  uint64_t put_ = 0;
   bool closed_ = false, aborted_ = false;
   Waits waits_;
+};
+
+// The results of chunks 0, 1, 2, ... finished in any order, handed on in
+// that order. Done(seq, r, hand_on) files `r`; if it is the turn of `seq`
+// and no other thread is handing on, this thread hands on r and every
+// later result already filed, one after another (hand_on runs outside the
+// lock, so it may wait, e.g. for room in the merge's queue); otherwise it
+// returns at once and the thread handing on, or the one whose chunk is
+// next, takes r later. No thread waits for another's chunk.
+template <typename Result>
+class InOrder {
+ public:
+  template <typename HandOn>
+  void Done(uint64_t seq, Result r, HandOn&& hand_on) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (aborted_) return;
+    filed_.emplace(seq, std::move(r));
+    if (handing_on_) return;
+    handing_on_ = true;
+    while (!aborted_ && !filed_.empty() && filed_.begin()->first == next_) {
+      Result next = std::move(filed_.begin()->second);
+      filed_.erase(filed_.begin());
+      lock.unlock();
+      hand_on(std::move(next));
+      lock.lock();
+      ++next_;
+    }
+    handing_on_ = false;
+    cv_.notify_all();
+  }
+  // Waits until results 0 .. n-1 have all been handed on (or Abort).
+  void AwaitAll(uint64_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return aborted_ || (next_ >= n && !handing_on_); });
+  }
+  // Drops what is filed and what comes; AwaitAll returns.
+  void Abort() {
+    std::lock_guard<std::mutex> lock(mu_);
+    aborted_ = true;
+    filed_.clear();
+    cv_.notify_all();
+  }
+  uint64_t handed_on() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return next_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<uint64_t, Result> filed_;
+  uint64_t next_ = 0;
+  bool handing_on_ = false, aborted_ = false;
 };
 
 }  // namespace faultline::internal

@@ -29,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -54,7 +55,13 @@ constexpr size_t kConfirmWindow = 64 << 10;   // RE2 runs on at most this much o
 constexpr size_t kEdgeWindow = 8 << 10;       // chunk head/tail kept for first/last times
 constexpr size_t kMaxHsLength = 0xF0000000u;  // hs_scan takes an unsigned length
 constexpr size_t kWindowAfterMatch = 4 << 10;  // of a huge line, kept past a match's end
-constexpr size_t kStreamBuffer = size_t{16} << 20;
+// A stream (.gz, .zst, a pipe) is read and scanned in pieces of about this
+// size: small enough that a piece decoded on one core is still in the shared
+// cache when another scans it, that the scanners wait little for the first
+// piece and the last one is short (16 MiB pieces: a .gz on 2 threads took
+// 0.35 CPU s against 0.28 on one; bench/README.md, "2026-12-05: a
+// compressed file's decode and scan overlapped").
+constexpr size_t kStreamBuffer = size_t{2} << 20;
 // A plain file up to this size is read whole with one read() (ScanSmallFile)
 // and scanned in a batch with others (Task::batch).
 constexpr size_t kSmallFile = 256 << 10;
@@ -248,13 +255,22 @@ bool ReleaseFaultedScratch(hs_scratch_t* scratch);
 // Line-aligned chunk boundaries of [begin, end) of a mapped source, about
 // chunk_bytes apart and never inside a run of CRI partial or wrapped lines:
 // begin, the cuts, end (just begin when the range is empty). Reads the
-// mapping: call under GuardedRead.
+// mapping: call under GuardedRead. The last `tail_span` bytes are cut about
+// `tail_chunk_bytes` apart instead (0: no tail of its own).
 std::vector<uint64_t> ChunkCuts(std::string_view all, uint64_t begin, uint64_t end,
-                                size_t chunk_bytes, const SourceFraming& framing);
+                                size_t chunk_bytes, const SourceFraming& framing,
+                                uint64_t tail_span = 0, size_t tail_chunk_bytes = 0);
 // The chunk size for `bytes` of one source: chunks of one size, no larger
 // than chunk_bytes, as many as a multiple of the workers, so that no worker
 // is left to scan a last chunk alone.
 size_t EvenChunkBytes(uint64_t bytes, size_t chunk_bytes, unsigned workers);
+// The tail of a source cut into smaller chunks (ChunkCuts' tail_span and
+// tail_chunk_bytes) for `workers` scanning `bytes` in chunks of
+// `chunk_bytes` (EvenChunkBytes): the last round -- a chunk a worker -- in
+// quarters, so that the worker taking the last chunk finishes at most a
+// quarter chunk after the others, not up to a whole one. None on one worker
+// or for a single chunk.
+std::pair<uint64_t, size_t> TailChunks(uint64_t bytes, size_t chunk_bytes, unsigned workers);
 
 }  // namespace internal
 

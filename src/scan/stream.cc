@@ -1,10 +1,12 @@
-// Stream tasks (compressed files, pipes): the worker reads big blocks, cuts
-// them after the last whole line (a run of CRI partial or wrapped lines
-// waits for the line ending it) and scans piece by piece. With helpers --
-// workers the tasks leave idle -- the worker only decodes and cuts: the
-// pieces go into a ChunkRing (input/chunk_ring.h) that the helpers scan,
-// the worker scanning one itself whenever the ring is full, and the results
-// are pushed in stream order. A piece is scanned the same way whichever
+// Stream tasks (compressed files, pipes): the worker reads blocks
+// (kStreamBuffer), cuts them after the last whole line (a run of CRI partial
+// or wrapped lines waits for the line ending it) and scans piece by piece.
+// With helpers -- workers the tasks leave idle -- the worker decodes and
+// cuts: the pieces go into a ChunkRing (input/chunk_ring.h) that the helpers
+// scan, the worker scanning the oldest itself whenever more than one piece
+// a helper waits, and the results are pushed in stream order by whichever
+// thread completes the run whose turn it is (InOrder), no thread waiting
+// for another's piece. A piece is scanned the same way whichever
 // thread takes it (its bytes, absolute offset and framing are fixed when it
 // is cut), so evidence, offsets, line numbers and the error after the
 // bytes before it are those of one thread.
@@ -46,18 +48,21 @@ ChunkOut Scanner::Impl::ScanPiece(SourceState& st, const StreamPiece& p, hs_scra
   return out;
 }
 
-// The helpers of one stream task and the ring between them and the reader.
+// The helpers of one stream task, the ring between them and the reader, and
+// the results on their way to the merge in stream order.
 class Scanner::Impl::StreamPipeline {
  public:
-  // One piece waiting per helper: a helper finds the next piece ready when
-  // it is done with one, and the reader, when all of them are busy, scans
-  // the oldest itself (16 MiB pieces: memory stays at a few pieces).
+  // Up to one piece more than the helpers wait (past that the reader scans
+  // the oldest itself): a helper done with a piece finds the next one ready
+  // while the reader scans, and memory stays at a few pieces.
   StreamPipeline(Impl& m, Task& t, SourceState& st, unsigned helpers)
-      : m_(m), t_(t), st_(st), ring_(helpers) {
+      : m_(m), t_(t), st_(st), ring_(helpers + 1) {
     for (unsigned i = 0; i < helpers; ++i) threads_.emplace_back([this] { Help(); });
   }
   ~StreamPipeline() {
-    ring_.Abort();  // an early return: nobody waits for pieces never scanned
+    // An early return: nobody waits for pieces never scanned.
+    ring_.Abort();
+    order_.Abort();
     for (auto& th : threads_) th.join();
   }
   StreamPipeline(const StreamPipeline&) = delete;
@@ -65,22 +70,22 @@ class Scanner::Impl::StreamPipeline {
 
   std::string Buffer(size_t size) { return ring_.Buffer(size); }
 
-  // The reader's hand-off: into the ring, or, while it is full, the reader
-  // scans the oldest piece instead of decoding further ahead.
+  // The reader's hand-off: into the ring, and when too many pieces wait,
+  // the reader scans the oldest instead of decoding further ahead.
   void Put(StreamPiece p, hs_scratch_t* scratch, std::vector<Hit>& hits) {
-    while (!ring_.TryPut(p)) {
-      if (ring_.aborted()) return;
-      if (auto c = ring_.TryTake()) ScanAndPass(*c, scratch, hits);
-    }
+    if (auto c = ring_.PutTakingOldest(std::move(p))) ScanAndPass(*c, scratch, hits);
   }
 
   // After the last piece: the reader scans what is left with the helpers
   // and returns once every result is pushed (on cancellation, at once).
   void Finish(hs_scratch_t* scratch, std::vector<Hit>& hits) {
-    if (m_.Cancelled()) ring_.Abort();
+    if (m_.Cancelled()) {
+      ring_.Abort();
+      order_.Abort();
+    }
     ring_.Close();
     while (auto c = ring_.Take()) ScanAndPass(*c, scratch, hits);
-    ring_.AwaitAllPassed();
+    if (!ring_.aborted()) order_.AwaitAll(ring_.put());
   }
 
  private:
@@ -99,15 +104,14 @@ class Scanner::Impl::StreamPipeline {
   void ScanAndPass(Ring::Taken& c, hs_scratch_t* scratch, std::vector<Hit>& hits) {
     ChunkOut out = m_.ScanPiece(st_, c.chunk, scratch, hits);
     ring_.Recycle(std::move(c.chunk.bytes));
-    if (!ring_.AwaitTurn(c.seq)) return;
-    m_.Push(t_, std::move(out));
-    ring_.Pass();
+    order_.Done(c.seq, std::move(out), [this](ChunkOut&& o) { m_.Push(t_, std::move(o)); });
   }
 
   Impl& m_;
   Task& t_;
   SourceState& st_;
   Ring ring_;
+  internal::InOrder<ChunkOut> order_;
   std::vector<std::thread> threads_;
 };
 

@@ -294,6 +294,40 @@ TEST(EvenChunkBytes, AMultipleOfTheWorkersNoneLarger) {
   EXPECT_EQ(internal::EvenChunkBytes(77390862, 16 * kMiB, 2), 12898477u);  // 6 chunks, not 5
 }
 
+// On more than one worker the last round of chunks is cut in quarters, so
+// the worker that takes the last chunk is at most a quarter chunk behind the
+// others; the cuts stay on line ends and cover the range once.
+TEST(TailChunks, TheLastRoundInQuarters) {
+  EXPECT_EQ(internal::TailChunks(100 << 20, 10 << 20, 1), (std::pair<uint64_t, size_t>{0, 0}));
+  EXPECT_EQ(internal::TailChunks(10 << 20, 10 << 20, 2), (std::pair<uint64_t, size_t>{0, 0}));
+  const auto [span, small] = internal::TailChunks(100 << 20, 10 << 20, 2);
+  EXPECT_EQ(span, uint64_t{20} << 20);
+  EXPECT_EQ(small, size_t{10} << 18);
+  std::string text;
+  for (int i = 0; text.size() < (100 << 20); ++i) text += "line " + std::to_string(i) + " of the log\n";
+  SourceFraming framing;
+  const std::vector<uint64_t> cuts = internal::ChunkCuts(text, 0, text.size(), 10 << 20, framing, span, small);
+  ASSERT_GE(cuts.size(), 2u);
+  EXPECT_EQ(cuts.front(), 0u);
+  EXPECT_EQ(cuts.back(), text.size());
+  size_t big = 0, quarter = 0;
+  for (size_t k = 0; k + 1 < cuts.size(); ++k) {
+    ASSERT_LT(cuts[k], cuts[k + 1]);
+    if (k + 2 < cuts.size()) {
+      ASSERT_EQ(text[cuts[k + 1] - 1], '\n');
+    }
+    const uint64_t len = cuts[k + 1] - cuts[k];
+    if (len > (10u << 20)) ++big;
+    if (len < (3u << 20)) ++quarter;
+    // Once in the tail, every chunk is a quarter one.
+    if (text.size() - cuts[k] <= span) {
+      EXPECT_LT(len, 3u << 20) << k;
+    }
+  }
+  EXPECT_EQ(big, 8u);
+  EXPECT_GE(quarter, 8u);
+}
+
 // The per-byte newline count of every chunk against a byte loop: lengths
 // around the 32- and 128-byte blocks and the 252-block flush, newline runs longer
 // than a counter holds, offsets off alignment.

@@ -63,7 +63,7 @@ void ExpectSameOnMoreThreads(const std::vector<std::string>& paths, ScanOptions 
   }
 }
 
-// 40 MB: several 16 MiB pieces, with 5-20 KiB lines, CRLF and multi-byte
+// 40 MB: many pieces (kStreamBuffer), with 5-20 KiB lines, CRLF and multi-byte
 // text straddling their boundaries.
 const std::string& Log() {
   static const std::string text = JobLog(3, 40 << 20);
