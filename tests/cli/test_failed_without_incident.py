@@ -164,3 +164,29 @@ MOAB_INFO:  job exceeded wallclock limit
 def test_moab_wallclock_cancel_is_the_time_limit(faultline_bin, validate, tmp_path):
     leading_incident(faultline_bin, validate, tmp_path, MOAB_MAIL, rule="slurm-time-limit",
                      line="job exceeded wallclock limit")
+
+
+TERMINATED_AFTER_BAR = """\
+Clustering...
+Elapsed time 1528.390 s
+getting output of UniformTimeClustering:  20% (117/558) [#      ] eta 28:34:54 \\Terminated
+"""
+
+TERMINATED_AFTER_WALLTIME = """\
+=>> PBS: job killed: walltime 1206 exceeded limit 1200
+Terminated
+"""
+
+
+def test_shell_terminated_after_a_progress_bar_is_a_sigterm(faultline_bin, validate, tmp_path):
+    """bash's 'Terminated' (SIGTERM's text) glued to a bar drawn with carriage
+    returns: the job died of SIGTERM, whose sender left no line."""
+    inc = leading_incident(faultline_bin, validate, tmp_path, TERMINATED_AFTER_BAR, rule=FALLBACK,
+                           line="Terminated")
+    fields = inc["initiating"]["evidence"][0].get("fields", {})
+    assert fields.get("exit_signal") == "SIGTERM", inc["initiating"]["evidence"][0]
+
+
+def test_shell_terminated_after_a_walltime_kill_is_that_kill(faultline_bin, validate, tmp_path):
+    leading_incident(faultline_bin, validate, tmp_path, TERMINATED_AFTER_WALLTIME, rule="slurm-time-limit",
+                     line="walltime 1206 exceeded limit 1200")
