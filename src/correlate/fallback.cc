@@ -127,7 +127,7 @@ std::string ExitMeaning(const Evidence& ev) {
   if (is(6, "SIGABRT", "Aborted") || crash.find("Fatal Python error: Abort") == 0) {
     return "SIGABRT: the process aborted itself (a C++ exception or assertion, the NCCL watchdog)";
   }
-  if (is(15, "SIGTERM", "")) {
+  if (is(15, "SIGTERM", "Terminated")) {
     return "SIGTERM: the process was asked to stop; find who sent it (scheduler time limit, "
            "preemption, scancel, the launcher tearing down siblings)";
   }
