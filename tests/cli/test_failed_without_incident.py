@@ -19,6 +19,8 @@ its source:
   after which it exits (an NVSwitch fabric that never comes up);
 - TensorFlow's allocator OOM hard-wrapped before its device path.
 """
+import pytest
+
 from conftest import diagnose_text, leading_incident
 
 FALLBACK = "unrecognised-fatal-error"
@@ -80,53 +82,32 @@ OOM when allocating tensor with shape[64,256,56,56] and type float on
 """
 
 
-def test_scontrol_gres_count_reason_is_a_fatal_line(faultline_bin, validate, tmp_path):
-    leading_incident(faultline_bin, validate, tmp_path, SCONTROL_GRES, rule=FALLBACK,
-                     line="gres/gpu count reported lower than configured (0 < 8)")
+# Each tool's give-up message leads: (case, log, rule, initiating line).
+GIVE_UPS = [
+    ("scontrol_gres_count_reason_is_a_fatal_line", SCONTROL_GRES,
+     FALLBACK, "gres/gpu count reported lower than configured (0 < 8)"),
+    ("sinfo_cut_gres_count_reason_is_a_fatal_line", SINFO_R_GRES, FALLBACK, "gres/gpu count repor"),
+    ("vllm_kv_cache_check_v0_without_its_exception", VLLM_V0_KV,
+     FALLBACK, "that can be stored in KV cache (19632)"),
+    ("jax_cuda_backend_failure_is_a_fatal_line", JAX_BACKEND, FALLBACK, "CUDA backend failed to initialize"),
+    ("dnf_no_match_is_a_fatal_line", DNF_NO_MATCH, FALLBACK, "Error: Unable to find a match"),
+    ("apt_unlocatable_package_is_a_fatal_line", APT_NO_PACKAGE, FALLBACK, "E: Unable to locate package"),
+    ("driver_container_kernel_version_is_a_fatal_line", DRIVER_KERNEL,
+     FALLBACK, "Could not resolve Linux kernel version"),
+    ("fabric_manager_config_refusal_names_the_fabric", FM_CONFIG,
+     "nvswitch-fabric-error", "FABRIC_NODE_CONFIG_FILE has an invalid value"),
+    ("tf_oom_wrapped_before_its_device", TF_OOM_WRAPPED,
+     "cuda-oom", "OOM when allocating tensor with shape[64,256,56,56]"),
+]
 
 
-def test_sinfo_cut_gres_count_reason_is_a_fatal_line(faultline_bin, validate, tmp_path):
-    leading_incident(faultline_bin, validate, tmp_path, SINFO_R_GRES, rule=FALLBACK,
-                     line="gres/gpu count repor")
-
-
-def test_vllm_kv_cache_check_v0_without_its_exception(faultline_bin, validate, tmp_path):
-    leading_incident(faultline_bin, validate, tmp_path, VLLM_V0_KV, rule=FALLBACK,
-                     line="that can be stored in KV cache (19632)")
-
-
-def test_jax_cuda_backend_failure_is_a_fatal_line(faultline_bin, validate, tmp_path):
-    leading_incident(faultline_bin, validate, tmp_path, JAX_BACKEND, rule=FALLBACK,
-                     line="CUDA backend failed to initialize")
-
-
-def test_dnf_no_match_is_a_fatal_line(faultline_bin, validate, tmp_path):
-    leading_incident(faultline_bin, validate, tmp_path, DNF_NO_MATCH, rule=FALLBACK,
-                     line="Error: Unable to find a match")
+@pytest.mark.parametrize("text,rule,line", [g[1:] for g in GIVE_UPS], ids=[g[0] for g in GIVE_UPS])
+def test_give_up_message_leads(faultline_bin, validate, tmp_path, text, rule, line):
+    leading_incident(faultline_bin, validate, tmp_path, text, rule=rule, line=line)
 
 
 def test_dnf_argument_notice_alone_is_no_failure(faultline_bin, validate, tmp_path):
     assert diagnose_text(faultline_bin, validate, tmp_path, DNF_NO_MATCH_ONLY_ARGUMENT) == []
-
-
-def test_apt_unlocatable_package_is_a_fatal_line(faultline_bin, validate, tmp_path):
-    leading_incident(faultline_bin, validate, tmp_path, APT_NO_PACKAGE, rule=FALLBACK,
-                     line="E: Unable to locate package")
-
-
-def test_driver_container_kernel_version_is_a_fatal_line(faultline_bin, validate, tmp_path):
-    leading_incident(faultline_bin, validate, tmp_path, DRIVER_KERNEL, rule=FALLBACK,
-                     line="Could not resolve Linux kernel version")
-
-
-def test_fabric_manager_config_refusal_names_the_fabric(faultline_bin, validate, tmp_path):
-    leading_incident(faultline_bin, validate, tmp_path, FM_CONFIG, rule="nvswitch-fabric-error",
-                     line="FABRIC_NODE_CONFIG_FILE has an invalid value")
-
-
-def test_tf_oom_wrapped_before_its_device(faultline_bin, validate, tmp_path):
-    leading_incident(faultline_bin, validate, tmp_path, TF_OOM_WRAPPED, rule="cuda-oom",
-                     line="OOM when allocating tensor with shape[64,256,56,56]")
 
 
 DS_SCALE_AT_FLOOR = """\
