@@ -226,7 +226,8 @@ const (
 // Action is what a platform should do about an incident: restart, restart
 // without ExcludeHosts and ExcludeGPUs, stop, or unknown (MissingFact says
 // what would settle it). Reason gives the facts; SetBy names what made the
-// call: the rule id, "recurrence" or "retry-policy".
+// call: the rule id, "survived" (the job carried on from the incident),
+// "recurrence" or "retry-policy".
 type Action struct {
 	Kind         string   `json:"kind"`
 	ExcludeHosts []string `json:"exclude_hosts"`
