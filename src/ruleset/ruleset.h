@@ -249,7 +249,8 @@ class Ruleset {
   // Init's stages (ruleset.cc says what each checks).
   absl::Status VerifyBuffer(std::string_view name);
   absl::StatusOr<uint64_t> IndexSignals(std::string_view name);  // the patterns' checksum
-  absl::StatusOr<bool> CheckChecksums(std::string_view name, uint64_t patterns_sum) const;  // legacy?
+  absl::StatusOr<bool> CheckChecksums(std::string_view name, uint64_t patterns_sum,
+                                      bool built_in) const;  // legacy?
   absl::Status CheckRegexes(std::string_view name) const;
   void ReadPriors();
   absl::Status LoadDatabase(std::string why_recompiled);
