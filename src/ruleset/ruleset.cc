@@ -130,8 +130,17 @@ absl::StatusOr<std::shared_ptr<const Ruleset>> Ruleset::Load(std::string data,
                                                              std::string_view name_for_errors,
                                                              bool built_in) {
   std::shared_ptr<Ruleset> rs(new Ruleset());
-  rs->buffer_ = std::move(data);
+  rs->owned_ = std::move(data);
+  rs->buffer_ = rs->owned_;
   FL_RETURN_IF_ERROR(rs->Init(name_for_errors, built_in));
+  return std::shared_ptr<const Ruleset>(std::move(rs));
+}
+
+absl::StatusOr<std::shared_ptr<const Ruleset>> Ruleset::LoadEmbedded(std::string_view data,
+                                                                     std::string_view name) {
+  std::shared_ptr<Ruleset> rs(new Ruleset());
+  rs->buffer_ = data;
+  FL_RETURN_IF_ERROR(rs->Init(name, /*built_in=*/true));
   return std::shared_ptr<const Ruleset>(std::move(rs));
 }
 
