@@ -245,11 +245,16 @@ class Ruleset {
   static absl::StatusOr<std::shared_ptr<const Ruleset>> Load(std::string data,
                                                              std::string_view name_for_errors,
                                                              bool built_in);
+  // The embedded default, used where it lies (never copied: ~0.6 MB and its
+  // page faults at every start-up).
+  static absl::StatusOr<std::shared_ptr<const Ruleset>> LoadEmbedded(std::string_view data,
+                                                                     std::string_view name);
   absl::Status Init(std::string_view name_for_errors, bool built_in);
   // Init's stages (ruleset.cc says what each checks).
   absl::Status VerifyBuffer(std::string_view name);
   absl::StatusOr<uint64_t> IndexSignals(std::string_view name);  // the patterns' checksum
-  absl::StatusOr<bool> CheckChecksums(std::string_view name, uint64_t patterns_sum) const;  // legacy?
+  absl::StatusOr<bool> CheckChecksums(std::string_view name, uint64_t patterns_sum,
+                                      bool built_in) const;  // legacy?
   absl::Status CheckRegexes(std::string_view name) const;
   void ReadPriors();
   absl::Status LoadDatabase(std::string why_recompiled);
@@ -257,7 +262,8 @@ class Ruleset {
   // key; otherwise kUntrusted with the reason in *why.
   RulesetTrust Authenticate(std::string* why) const;
 
-  std::string buffer_;
+  std::string owned_;       // the copy Load made; empty for the embedded default
+  std::string_view buffer_;  // owned_, or the library's read-only embedded bytes
   const fb::Ruleset* root_ = nullptr;
   std::unique_ptr<hs_database_t, HsDatabaseDeleter> db_;
   std::vector<SignalInfo> signals_;

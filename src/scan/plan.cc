@@ -35,7 +35,11 @@ std::vector<uint64_t> ChunkCuts(std::string_view all, uint64_t begin, uint64_t e
 // 10 MB, three of which one worker scans while the other waits (and the
 // last two of the six in quarters, TailChunks).
 size_t EvenChunkBytes(uint64_t bytes, size_t chunk_bytes, unsigned workers) {
-  if (chunk_bytes == 0 || bytes <= chunk_bytes || workers == 0) return chunk_bytes;
+  if (chunk_bytes == 0 || workers == 0) return chunk_bytes;
+  if (bytes <= chunk_bytes) {
+    if (workers < 2 || bytes <= kSplitFile) return chunk_bytes;
+    return static_cast<size_t>((bytes + workers - 1) / workers);
+  }
   uint64_t n = (bytes + chunk_bytes - 1) / chunk_bytes;
   n = (n + workers - 1) / workers * workers;
   return static_cast<size_t>((bytes + n - 1) / n);

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "ruleset/compiler.h"
+#include "ruleset/pattern_check.h"
 #include "ruleset/ruleset.h"
 #include "util/strings.h"
 #include "test_rules.h"
@@ -111,6 +112,48 @@ TEST(Loader, CorruptDatabaseIsRejected) {
   auto rs = Ruleset::LoadBuffer(buf, "corrupt.flrules");
   ASSERT_FALSE(rs.ok());
   EXPECT_THAT(std::string(rs.status().message()), HasSubstr("checksum"));
+}
+
+// Built-in bytes skip the database's FNV-1a at load (src/ruleset, every
+// start-up), so the checksums the build embedded are checked here: both
+// hold for the embedded default ruleset and for a buffer just compiled.
+void ExpectChecksumsHold(const fb::Ruleset* root) {
+  const auto* db = root->hs_database();
+  ASSERT_NE(db, nullptr);
+  ASSERT_GT(db->size(), 0u);
+  EXPECT_EQ(root->hs_checksum(),
+            Fnv1a64(std::string_view(reinterpret_cast<const char*>(db->data()), db->size())));
+  uint64_t sum = kFnvOffset;
+  for (const fb::Rule* rule : *root->rules()) {
+    for (const fb::Signal* sig : *rule->signals()) {
+      sum = SignalsChecksumStep(sum, sig->pattern()->string_view(), ExtractsOf(*sig), sig->caseless());
+    }
+  }
+  EXPECT_EQ(root->patterns_checksum(), sum);
+}
+
+TEST(Loader, EmbeddedDefaultChecksumsHold) {
+  auto rs = Ruleset::LoadDefault();
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  ExpectChecksumsHold((*rs)->fb());
+  std::string buf = ValidBuffer();
+  ExpectChecksumsHold(fb::GetRuleset(buf.data()));
+}
+
+// The same damaged hs_checksum: refused from a file, not looked at in bytes
+// this process compiled (Hyperscan's CRC32C of the database still holds, and
+// the database is used).
+TEST(Loader, DatabaseChecksumIsCheckedOnlyInBytesReadFromOutside) {
+  std::string buf = ValidBuffer();
+  fb::Ruleset* root = fb::GetMutableRuleset(buf.data());
+  ASSERT_TRUE(root->mutate_hs_checksum(root->hs_checksum() ^ 1));
+  auto file = Ruleset::LoadBuffer(buf, "damaged.flrules");
+  ASSERT_FALSE(file.ok());
+  EXPECT_THAT(std::string(file.status().message()), HasSubstr("hs_checksum"));
+  auto built = Ruleset::LoadBuiltIn(buf, "compiled");
+  ASSERT_TRUE(built.ok()) << built.status().message();
+  EXPECT_FALSE((*built)->recompiled());
+  Exercise(**built);
 }
 
 TEST(Loader, NotARuleset) {

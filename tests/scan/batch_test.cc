@@ -277,11 +277,16 @@ TEST(WrapDetection, MeasuringTheWidestLinesOnlyGivesTheSameWidth) {
 
 // A file larger than a chunk is cut into chunks of one size, as many as a
 // multiple of the workers and none larger than chunk_bytes; a smaller file
-// keeps chunk_bytes (one chunk).
+// keeps chunk_bytes (one chunk) on one worker or up to kSplitFile.
 TEST(EvenChunkBytes, AMultipleOfTheWorkersNoneLarger) {
   constexpr size_t kMiB = size_t{1} << 20;
-  EXPECT_EQ(internal::EvenChunkBytes(10 * kMiB, 16 * kMiB, 2), 16 * kMiB);
-  EXPECT_EQ(internal::EvenChunkBytes(16 * kMiB, 16 * kMiB, 2), 16 * kMiB);
+  // Under chunk_bytes: one chunk on one worker or up to kSplitFile, a chunk
+  // a worker above it.
+  EXPECT_EQ(internal::EvenChunkBytes(10 * kMiB, 16 * kMiB, 1), 16 * kMiB);
+  EXPECT_EQ(internal::EvenChunkBytes(internal::kSplitFile, 16 * kMiB, 2), 16 * kMiB);
+  EXPECT_EQ(internal::EvenChunkBytes(10 * kMiB, 16 * kMiB, 2), 5 * kMiB);
+  EXPECT_EQ(internal::EvenChunkBytes(16 * kMiB, 16 * kMiB, 2), 8 * kMiB);
+  EXPECT_EQ(internal::EvenChunkBytes(9 * kMiB, 16 * kMiB, 4), 9 * kMiB / 4);
   for (uint64_t bytes : {uint64_t{77390862}, uint64_t{135905781}, uint64_t{16 * kMiB + 1}, uint64_t{100 * kMiB}}) {
     for (unsigned workers : {1u, 2u, 3u, 8u}) {
       const size_t c = internal::EvenChunkBytes(bytes, 16 * kMiB, workers);
