@@ -165,24 +165,31 @@ bool UnreadyRanks(const CorrelationState& st, const Draft& dr, Suspects* out) {
   for (size_t i : dr.rc.ev) {
     const std::string* s = st.evs[i].Field("ready_ranks");
     if (!s) continue;
-    int64_t r = -1;
+    // A run of digits is a rank; one of more than 9 digits is no rank
+    // (the bound attribution's rank lists keep), so nothing overflows.
+    int64_t r = 0;
+    int digits = 0;
     for (char c : *s + ",") {
       if (c >= '0' && c <= '9') {
-        r = (r < 0 ? 0 : r * 10) + (c - '0');
-      } else if (r >= 0) {
-        ready.insert(r);
-        r = -1;
+        if (digits++ < 9) r = r * 10 + (c - '0');
+        continue;
       }
+      if (digits > 0 && digits <= 9) ready.insert(r);
+      r = 0;
+      digits = 0;
     }
   }
   if (ready.size() < 2) return false;
   int64_t top = *ready.rbegin();
   if (!st.index.known_ranks.empty()) top = std::max(top, *st.index.known_ranks.rbegin());
+  // Every ready rank is at most `top`: how many are not is known before
+  // listing them, so a rank number far above the others lists nothing.
+  const auto missing = static_cast<uint64_t>(top + 1) - ready.size();
+  if (missing == 0 || missing > std::max<uint64_t>(1, static_cast<uint64_t>(top + 1) / 4)) return false;
   std::vector<int64_t> unready;
   for (int64_t r = 0; r <= top; ++r) {
     if (!ready.contains(r)) unready.push_back(r);
   }
-  if (unready.empty() || unready.size() > std::max<size_t>(1, static_cast<size_t>(top + 1) / 4)) return false;
   out->basis = StrCat("every rank up to ", top, " but ", StrJoin(unready, ", "), " is named ready by ",
                       dr.rule.id()->str());
   out->ranks = std::move(unready);

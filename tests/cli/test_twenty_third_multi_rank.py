@@ -157,3 +157,18 @@ def test_horovods_ready_ranks_leave_out_the_rank_that_never_submitted(faultline_
     inc = first_incident(faultline_bin, validate, tmp_path, HOROVOD_READY)
     assert inc["rule"] == "collective-desync-stuck", inc["explanation"]
     assert inc["initiating"]["rank"] == 2, inc["explanation"]
+
+
+# A rank number far above the others (a forged or garbled report) names no
+# suspect and costs nothing: the ranks not named ready are counted before
+# they are listed, and a run of more than 9 digits is no rank at all.
+HOROVOD_READY_HUGE = HOROVOD_READY.replace(
+    "[ready ranks: 4, 0, 5, 1, 3], Horovod",
+    "[ready ranks: 4, 0, 5, 1, 3, 999999999, 99999999999999999999999], Horovod")
+
+
+def test_horovods_ready_ranks_far_above_the_others_name_no_rank(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, HOROVOD_READY_HUGE)
+    assert inc["rule"] == "collective-desync-stuck", inc["explanation"]
+    rank = inc["initiating"]["rank"]
+    assert rank is None or rank < 6, inc["explanation"]
