@@ -3,7 +3,6 @@
 // ScanRange.
 #include <algorithm>
 #include <cstring>
-#include <thread>
 
 #include "scan/scan_impl.h"
 #include "util/strings.h"
@@ -59,7 +58,7 @@ bool Scanner::Impl::PlanChunks(uint32_t src, const std::shared_ptr<Source>& shar
   std::string_view all = shared->mapped();
   std::vector<uint64_t> cuts;
   if (!GuardedRead(all.data(), all.size(), [&] {
-        const unsigned workers = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+        const unsigned workers = internal::Workers(opts);
         const size_t chunk = internal::EvenChunkBytes(end - begin, opts.chunk_bytes, workers);
         const auto [tail_span, tail_chunk] = internal::TailChunks(end - begin, chunk, workers);
         cuts = internal::ChunkCuts(all, begin, end, chunk, states[src]->framing, tail_span, tail_chunk);

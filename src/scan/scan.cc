@@ -12,7 +12,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <thread>
 
 #include "evidence/finalize.h"
 #include "scan/scan_impl.h"
@@ -103,8 +102,7 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
       if (is_reg && m.TakeFlightRecorderDump(src, f)) continue;
       if (is_reg && !compressed &&
           (static_cast<size_t>(stt.st_size) > m.opts.chunk_bytes || over_cap ||
-           (size > internal::kSplitFile &&
-           (m.opts.threads ? m.opts.threads : std::thread::hardware_concurrency()) > 1))) {
+           (size > internal::kSplitFile && internal::Workers(m.opts) > 1))) {
         auto opened = OpenSource(f, m.opts.limits);
         if (!opened.ok()) {
           m.Fail(src, std::string(opened.status().message()), -3);

@@ -18,6 +18,7 @@
 
 #include <hs/hs.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -29,6 +30,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -69,6 +71,11 @@ constexpr size_t kSmallFile = 256 << 10;
 // chunk a worker even when it is under Options::chunk_bytes (one chunk, one
 // worker, before: a 16 MiB file took as long on 2 threads as on 1).
 constexpr size_t kSplitFile = size_t{4} << 20;
+// The worker threads a scan runs: ScanOptions::threads, 0 meaning one a
+// hardware thread of the machine (at least one).
+inline unsigned Workers(const ScanOptions& opts) {
+  return opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+}
 constexpr size_t kMaxStreamLine = size_t{64} << 20;  // a longer line in a stream is split
 
 

@@ -325,7 +325,7 @@ bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_byt
 
 absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
                                      uint64_t total_bytes) {
-  unsigned nthreads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned nthreads = internal::Workers(opts);
   std::atomic<size_t> next{0};
   std::atomic<size_t> merged{0};
   std::mutex window_mu;
