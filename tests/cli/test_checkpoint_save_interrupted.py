@@ -52,6 +52,9 @@ def test_megatron_preempted_during_the_save(faultline_bin, validate, tmp_path):
     assert "/lustre/ckpt/gpt3-175b" in inc["explanation"] and "iteration 1000" in inc["explanation"]
     assert inc["action"]["kind"] == "stop"
     assert "not resume" in inc["action"]["reason"]
+    # the kill's restart says not to resume from the partial checkpoint
+    assert incs[0]["action"]["kind"] == "restart"
+    assert "Do not resume from the checkpoint of iteration 1000" in incs[0]["action"]["reason"]
 
 
 def test_megatron_save_finished_before_the_kill(faultline_bin, validate, tmp_path):
