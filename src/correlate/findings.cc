@@ -443,7 +443,9 @@ bool EndsRank(const CorrelationState& st, size_t i) {
 
 // A checkpoint save that began and never ended. Only frameworks that log
 // both ends of a save are judged: their start lines carry the field
-// `save_start`, their end lines `save_end` (role:checkpoint-saved rules).
+// `save_start`, their end lines `save_end` (of any rule: most are
+// role:checkpoint-saved lines, whose reading by the other checkpoint
+// detectors the fields do not change).
 // In one source, a start with no end after it, and a failure or stop of
 // the rank after it (or the source ending with the job failed), means the
 // checkpoint being written is partial. A start with no end and nothing
@@ -452,9 +454,7 @@ void AddPartialSave(CorrelationState& st, bool job_failed) {
   std::map<uint32_t, std::vector<size_t>> by_source;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
-    if (EndsRank(st, i) ||
-        (st.HasRole(ev.rule, RuleRole::kCheckpointSaved) &&
-         (ev.Field("save_start") || ev.Field("save_end")))) {
+    if (EndsRank(st, i) || ev.Field("save_start") || ev.Field("save_end")) {
       by_source[ev.source].push_back(i);
     }
   }
@@ -468,9 +468,9 @@ void AddPartialSave(CorrelationState& st, bool job_failed) {
     const Evidence* ended_by = nullptr;
     for (size_t i : idx) {
       const Evidence& ev = st.evs[i];
-      if (st.HasRole(ev.rule, RuleRole::kCheckpointSaved) && ev.Field("save_end")) {
+      if (ev.Field("save_end")) {
         open = ended_by = nullptr;
-      } else if (st.HasRole(ev.rule, RuleRole::kCheckpointSaved) && ev.Field("save_start")) {
+      } else if (ev.Field("save_start")) {
         if (!open) open = &ev;
       } else if (open && !ended_by) {
         ended_by = &ev;

@@ -102,3 +102,12 @@ def test_an_error_the_rank_survived_during_an_async_save_is_not_its_end(faultlin
     later = MEGATRON_STEP.replace("13:38:42", "13:39:30").replace("1000/", "1010/")
     incs = diagnose_text(faultline_bin, validate, tmp_path, MEGATRON_STEP + MEGATRON_SAVING + survived + later)
     assert not partial(incs)
+
+
+def test_a_torchtitan_start_is_still_no_checkpoint_after_sigterm(faultline_bin, validate, tmp_path):
+    # The start line is not a saved checkpoint for missing_checkpoint_after_sigterm.
+    sigterm = ("[2026-11-02 13:40:00,500] torch.distributed.elastic.agent.server.api: [INFO] "
+               "Received Signals.SIGTERM death signal, shutting down workers\n")
+    incs = diagnose_text(faultline_bin, validate, tmp_path, sigterm + TITAN_SAVING)
+    assert any(i.get("detector") == "missing_checkpoint_after_sigterm" for i in incs), \
+        [(i["rule"], i.get("detector")) for i in incs]
