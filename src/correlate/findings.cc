@@ -449,12 +449,18 @@ bool EndsRank(const CorrelationState& st, size_t i) {
 // In one source, a start with no end after it, and a failure or stop of
 // the rank after it (or the source ending with the job failed), means the
 // checkpoint being written is partial. A start with no end and nothing
-// after it is a log cut while the run went on: nothing to say.
+// after it is a log cut while the run went on: nothing to say. Training
+// steps of the source after a start and before its failure close it too: a
+// save blocks the steps, so the save went on in the background (an async
+// save, judged only when its end line is missing before a failure with no
+// step between) or the framework's version logs no end (DeepSpeed before
+// its checkpoint engine).
 void AddPartialSave(CorrelationState& st, bool job_failed) {
   std::map<uint32_t, std::vector<size_t>> by_source;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
-    if (EndsRank(st, i) || ev.Field("save_start") || ev.Field("save_end")) {
+    if (EndsRank(st, i) || ev.Field("save_start") || ev.Field("save_end") ||
+        st.rs.signal(ev.signal).role == SignalRole::Progress) {
       by_source[ev.source].push_back(i);
     }
   }
@@ -472,6 +478,8 @@ void AddPartialSave(CorrelationState& st, bool job_failed) {
         open = ended_by = nullptr;
       } else if (ev.Field("save_start")) {
         if (!open) open = &ev;
+      } else if (st.rs.signal(ev.signal).role == SignalRole::Progress) {
+        if (!ended_by) open = nullptr;
       } else if (open && !ended_by) {
         ended_by = &ev;
       }

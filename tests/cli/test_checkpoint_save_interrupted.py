@@ -111,3 +111,11 @@ def test_a_torchtitan_start_is_still_no_checkpoint_after_sigterm(faultline_bin, 
     incs = diagnose_text(faultline_bin, validate, tmp_path, sigterm + TITAN_SAVING)
     assert any(i.get("detector") == "missing_checkpoint_after_sigterm" for i in incs), \
         [(i["rule"], i.get("detector")) for i in incs]
+
+
+def test_training_steps_after_a_start_close_it(faultline_bin, validate, tmp_path):
+    # A version that logs no end line (or a save that went on in the
+    # background): steps after the start, then a failure, say nothing of it.
+    later = MEGATRON_STEP.replace("13:38:42", "13:39:30").replace("1000/", "1010/")
+    incs = diagnose_text(faultline_bin, validate, tmp_path, MEGATRON_STEP + MEGATRON_SAVING + later + PREEMPTED)
+    assert incs and not partial(incs)
