@@ -226,6 +226,24 @@ Action DecideAction(const Ruleset& rs, const Diagnosis& d, const Incident& inc, 
 
 void DecideActions(const Ruleset& rs, const RetryPolicy& policy, Diagnosis& d) {
   for (Incident& inc : d.incidents) inc.action = DecideAction(rs, d, inc, policy);
+  // A save the job was killed during (detector partial_checkpoint_save): a
+  // restart must not resume from what it was writing.
+  const Incident* partial = nullptr;
+  for (const Incident& inc : d.incidents) {
+    if (inc.detector == "partial_checkpoint_save" && !inc.initiating.empty()) partial = &inc;
+  }
+  if (!partial) return;
+  const Evidence& start = partial->initiating.front();
+  const std::string* dir = start.Field("save_start");
+  const std::string* step = start.Field("step");
+  std::string what = step ? StrCat("the checkpoint of iteration ", *step) : "the checkpoint being saved";
+  if (dir) StrAppend(&what, " (", *dir, ")");
+  for (Incident& inc : d.incidents) {
+    ActionKind k = inc.action.kind;
+    if (&inc == partial || (k != ActionKind::kRestart && k != ActionKind::kRestartExcluding)) continue;
+    StrAppend(&inc.action.reason, " Do not resume from ", what, ": its save was interrupted and it is partial (",
+              RuleIdOf(*rs.rule(partial->rule)), "); resume from the complete one before it.");
+  }
 }
 
 }  // namespace faultline

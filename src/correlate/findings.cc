@@ -4,7 +4,10 @@
 // of the first rule whose conditions.detector names it, or the collateral of
 // a seen incident whose rule explains it.
 #include <algorithm>
+#include <map>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "correlate/state.h"
 #include "detect/detect.h"
@@ -426,6 +429,94 @@ bool LoneDeadline(const CorrelationState& st, const Incident& i) {
 
 }  // namespace
 
+namespace {
+
+// A line that ends its rank's run: an initiating-role line, a role:fallback
+// rule's fatal line or a role:termination notice, not set aside and with no
+// progress of its rank after it (an error the rank survived ends nothing).
+bool EndsRank(const CorrelationState& st, size_t i) {
+  if (!st.ignore_reason[i].empty() || SurvivedLine(st, i)) return false;
+  const Evidence& ev = st.evs[i];
+  return st.rs.signal(ev.signal).role == SignalRole::Initiating ||
+         st.HasRole(ev.rule, RuleRole::kFallback) || st.HasRole(ev.rule, RuleRole::kTermination);
+}
+
+// A checkpoint save that began and never ended. Only frameworks that log
+// both ends of a save are judged: their start lines carry the field
+// `save_start`, their end lines `save_end` (of any rule: most are
+// role:checkpoint-saved lines, whose reading by the other checkpoint
+// detectors the fields do not change).
+// In one source, a start with no end after it, and a failure or stop of
+// the rank after it (or the source ending with the job failed), means the
+// checkpoint being written is partial. A start with no end and nothing
+// after it is a log cut while the run went on: nothing to say. Training
+// steps of the source after a start and before its failure close it too: a
+// save blocks the steps, so the save went on in the background (an async
+// save, judged only when its end line is missing before a failure with no
+// step between) or the framework's version logs no end (DeepSpeed before
+// its checkpoint engine).
+void AddPartialSave(CorrelationState& st, bool job_failed) {
+  std::map<uint32_t, std::vector<size_t>> by_source;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (EndsRank(st, i) || ev.Field("save_start") || ev.Field("save_end") ||
+        st.rs.signal(ev.signal).role == SignalRole::Progress) {
+      by_source[ev.source].push_back(i);
+    }
+  }
+  const Evidence* first_start = nullptr;
+  const Evidence* first_end = nullptr;
+  size_t partial_sources = 0;
+  for (auto& [src, idx] : by_source) {
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&st](size_t a, size_t b) { return st.evs[a].offset < st.evs[b].offset; });
+    const Evidence* open = nullptr;
+    const Evidence* ended_by = nullptr;
+    for (size_t i : idx) {
+      const Evidence& ev = st.evs[i];
+      if (ev.Field("save_end")) {
+        open = ended_by = nullptr;
+      } else if (ev.Field("save_start")) {
+        if (!open) open = &ev;
+      } else if (st.rs.signal(ev.signal).role == SignalRole::Progress) {
+        if (!ended_by) open = nullptr;
+      } else if (open && !ended_by) {
+        ended_by = &ev;
+      }
+    }
+    if (!open || (!ended_by && !job_failed)) continue;
+    ++partial_sources;
+    bool earlier = first_start && open->time_us != kNoTime &&
+                   (first_start->time_us == kNoTime || open->time_us < first_start->time_us);
+    if (!first_start || earlier) {
+      first_start = open;
+      first_end = ended_by;
+    }
+  }
+  if (!first_start) return;
+  const std::string* what = first_start->Field("save_start");
+  const std::string* step = first_start->Field("step");
+  Finding f = PracticeFinding("partial_checkpoint_save", first_start, first_start->time_us);
+  std::string began = first_start->time_us == kNoTime
+                          ? std::string()
+                          : StrCat(" at ", FormatTime(first_start->time_us));
+  if (first_start->rank >= 0) StrAppend(&began, " on rank ", first_start->rank);
+  std::string before = first_end ? StrCat("the rank's failure or stop: ", first_end->text)
+                                 : std::string("the log ended with the job failed");
+  f.detail = StrCat("a checkpoint save began", began, " (", *what,
+                    step ? StrCat(", iteration ", *step) : "", ") and no line says it finished before ",
+                    before,
+                    partial_sources > 1 ? StrCat(" (", partial_sources, " logs show such a save)") : "",
+                    "; the checkpoint it was writing is partial: do not resume from it");
+  if (!AddFinding(st, f, 0.4)) return;
+  Incident& inc = st.diag.incidents.back();
+  inc.initiating.insert(inc.initiating.begin(), *first_start);
+  if (first_end) inc.initiating.push_back(*first_end);
+  inc.timeline = inc.initiating;
+}
+
+}  // namespace
+
 // SIGTERM without a checkpoint after it, and a run killed with its newest
 // checkpoint hours old. Practices, not causes: they never outrank what
 // killed the job, and they are skipped when another incident comes first
@@ -470,6 +561,9 @@ void AddPracticeFindings(CorrelationState& st) {
                      " min of training lost");
     AddPractice(st, f, term);
   }
+  bool job_failed = false;
+  for (const Incident& inc : d.incidents) job_failed |= !inc.survived && !PracticeFinding(inc);
+  AddPartialSave(st, job_failed);
 }
 
 }  // namespace faultline::internal

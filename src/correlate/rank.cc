@@ -165,7 +165,8 @@ void FoldDeviceBursts(CorrelationState& st) {
 }  // namespace
 
 bool PracticeFinding(const Incident& i) {
-  return i.detector == "missing_checkpoint_after_sigterm" || i.detector == "stale_checkpoint";
+  return i.detector == "missing_checkpoint_after_sigterm" || i.detector == "stale_checkpoint" ||
+         i.detector == "partial_checkpoint_save";
 }
 
 void RankIncidents(CorrelationState& st) {

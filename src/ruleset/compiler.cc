@@ -244,8 +244,8 @@ struct ReferenceSrc {
 
 constexpr std::string_view kDetectors[] = {
     "straggler", "hang", "sdc_drift", "loss_spike", "throughput_drift",
-    "missing_checkpoint_after_sigterm", "stale_checkpoint", "flight_recorder",
-    "flight_recorder_mismatch"};
+    "missing_checkpoint_after_sigterm", "stale_checkpoint", "partial_checkpoint_save",
+    "flight_recorder", "flight_recorder_mismatch"};
 
 absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
                          const CompileOptions& opts, SignalSrc& sig) {
