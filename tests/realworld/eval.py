@@ -32,7 +32,8 @@ Figures (each over the cases where the label exists):
                    node017.cluster.example.com)
   no_incident      failed jobs for which the report has no incident at all
   hardware_on_negative  negatives whose primary incident is on the hardware layer
-  traps            primary names a reference the case rules out
+  traps            primary names a reference the case rules out (on a negative,
+                   not when it is benign or marked survived: it names no failure)
 """
 import argparse
 import collections
@@ -123,7 +124,11 @@ def score_case(case, report):
         out["rank"] = initiating.get("rank") == case["rank"]
     if case.get("host"):
         out["host"] = short_host(initiating.get("host")) == short_host(case["host"])
-    out["trap"] = got_ref is not None and got_ref in (case.get("traps") or [])
+    # On a negative, a benign or survived primary says that nothing failed
+    # (top1 accepts it): naming the trap's reference that way is not taking it.
+    names_failure = primary is not None and (case["failed"] or not (
+        is_benign(primary) or (primary.get("initiating") or {}).get("survived", False)))
+    out["trap"] = names_failure and got_ref in (case.get("traps") or [])
     return out
 
 

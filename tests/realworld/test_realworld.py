@@ -134,6 +134,25 @@ def test_survived_primary_is_right_only_for_a_negative():
     assert not corpus_eval.score_case(failed, report(True))["top1"]
 
 
+
+# A trap is a reference the thread rules out as the failure: a negative's
+# survived primary of that reference says the job carried on past it (top1
+# accepts it), so it takes no trap; a failure's primary of it takes it,
+# survived or not.
+def test_survived_primary_of_a_negative_takes_no_trap():
+    def report(survived):
+        initiating = {"evidence": [], "rank": None, "host": None}
+        if survived:
+            initiating["survived"] = True
+        return {"incidents": [{"reference": "CUDA Out of Memory on One Rank", "rule": "cuda-oom",
+                               "layer": "framework", "initiating": initiating}]}
+    traps = ["CUDA Out of Memory on One Rank"]
+    negative = {"failed": False, "expected": [], "initiating": None, "traps": traps}
+    assert not corpus_eval.score_case(negative, report(True))["trap"]
+    assert corpus_eval.score_case(negative, report(False))["trap"]
+    failed = {"failed": True, "expected": ["Unrecognised fatal error"], "initiating": None, "traps": traps}
+    assert corpus_eval.score_case(failed, report(True))["trap"]
+
 def test_host_is_compared_by_its_short_name():
     def report(host):
         return {"incidents": [{"reference": "R", "rule": "r", "layer": "framework",
