@@ -9,15 +9,17 @@ a WARN alone (an IB port event, a sysfs path NCCL could not resolve) was
 survived, and a chain of another thread says nothing about it."""
 from conftest import diagnose_text, first_incident, initiating_texts
 
-# NCCL 2.18's socketFinalizeAccept (src/misc/socket.cc) on a connection of
-# the wrong type, returned up through the socket transport.
-WRONG_TYPE = """\
-user:16899:16949 [0] NCCL INFO Channel 01/0 : 9[1] -> 0[0] [receive] via NET/Socket/0
-user:16905:16951 [6] NCCL INFO Channel 01/0 : 6[6] -> 7[7] via P2P/IPC/read
-user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3
-user:16899:16961 [0] NCCL INFO misc/socket.cc:561 -> 3
-user:16899:16961 [0] NCCL INFO misc/socket.cc:586 -> 3
-user:16899:16961 [0] NCCL INFO transport/net_socket.cc:378 -> 3
+# NCCL 2.18's ncclPollProxyResponse (src/proxy.cc) when the receive on its
+# rank's socket to the local proxy thread failed, returned up through the
+# transport's set-up. (A socket between ranks that could not be set up,
+# "socketFinalizeAccept: wrong type", is nccl-socket-error's:
+# test_nccl_socket_setup.py.)
+RECV_POLL = """\
+ubuntu:39964:40049 [5] NCCL INFO Channel 21 : 5[5] -> 4[4] via SHM/direct/direct
+ubuntu:39964:40044 [0] proxy.cc:1143 NCCL WARN Socket recv failed while polling for opId=0x7f6f18cb7f40
+ubuntu:39964:40044 [0] NCCL INFO transport/net.cc:288 -> 3
+ubuntu:39964:40044 [0] NCCL INFO transport.cc:148 -> 3
+ubuntu:39964:40044 [0] NCCL INFO init.cc:1089 -> 3
 """
 
 # The proxy's progress thread (tid 41288) fails a receive (the socket
@@ -66,10 +68,10 @@ gpu5:35917:35994 [0] NCCL INFO transport/net.cu:480 -> 2
 
 
 def test_warning_that_starts_a_return_chain_is_the_fatal_line(faultline_bin, validate, tmp_path):
-    inc = first_incident(faultline_bin, validate, tmp_path, WRONG_TYPE)
+    inc = first_incident(faultline_bin, validate, tmp_path, RECV_POLL)
     assert inc["rule"] == "unrecognised-fatal-error"
     assert initiating_texts(inc) == [
-        "user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3"]
+        "ubuntu:39964:40044 [0] proxy.cc:1143 NCCL WARN Socket recv failed while polling for opId=0x7f6f18cb7f40"]
 
 
 def test_chain_belongs_to_the_warning_of_its_thread(faultline_bin, validate, tmp_path):
@@ -85,9 +87,9 @@ def test_warning_without_its_chain_was_survived(faultline_bin, validate, tmp_pat
     for text in (SURVIVED, OTHER_THREAD_CHAIN, ZERO_RESULT):
         assert diagnose_text(faultline_bin, validate, tmp_path, text) == [], text
     # The same survived lines before a chained warning leave it the lead.
-    inc = first_incident(faultline_bin, validate, tmp_path, SURVIVED + ZERO_RESULT + WRONG_TYPE)
+    inc = first_incident(faultline_bin, validate, tmp_path, SURVIVED + ZERO_RESULT + RECV_POLL)
     assert initiating_texts(inc) == [
-        "user:16899:16961 [0] misc/socket.cc:441 NCCL WARN socketFinalizeAccept: wrong type 4 != 3"]
+        "ubuntu:39964:40044 [0] proxy.cc:1143 NCCL WARN Socket recv failed while polling for opId=0x7f6f18cb7f40"]
 
 
 def test_catalog_rule_of_the_warning_keeps_it(faultline_bin, validate, tmp_path):

@@ -32,8 +32,8 @@ Figures (each over the cases where the label exists):
                    node017.cluster.example.com)
   no_incident      failed jobs for which the report has no incident at all
   hardware_on_negative  negatives whose primary incident is on the hardware layer
-  traps            primary names a reference the case rules out (a negative's
-                   primary the report marks survived takes none)
+  traps            primary names a reference the case rules out (on a negative,
+                   not when it is benign or marked survived: it names no failure)
 """
 import argparse
 import collections
@@ -106,7 +106,6 @@ def score_case(case, report):
     expected = case.get("expected") or []
     accept = set(case.get("accept_rules") or [])
     out = {"got": got_ref, "got_rule": got_rule}
-    survived = primary is not None and (primary.get("initiating") or {}).get("survived", False)
     if case["failed"]:
         if expected:
             out["top1"] = primary is not None and (got_ref in expected or got_rule in accept)
@@ -114,7 +113,8 @@ def score_case(case, report):
             out["top1"] = got_ref == FALLBACK_REFERENCE
         out["no_incident"] = primary is None
     else:
-        out["top1"] = primary is None or is_benign(primary) or got_ref in expected or survived
+        out["top1"] = (primary is None or is_benign(primary) or got_ref in expected or
+                       (primary.get("initiating") or {}).get("survived", False))
         out["hardware_on_negative"] = primary is not None and primary.get("layer") == "hardware"
     initiating = primary["initiating"] if primary else {}
     if case.get("initiating"):
@@ -124,10 +124,11 @@ def score_case(case, report):
         out["rank"] = initiating.get("rank") == case["rank"]
     if case.get("host"):
         out["host"] = short_host(initiating.get("host")) == short_host(case["host"])
-    # A negative's survived primary says the job carried on from it, which is
-    # what such a label rules a trap out for: not a verdict taken.
-    out["trap"] = (got_ref is not None and got_ref in (case.get("traps") or []) and
-                   not (survived and not case["failed"]))
+    # On a negative, a benign or survived primary says that nothing failed
+    # (top1 accepts it): naming the trap's reference that way is not taking it.
+    names_failure = primary is not None and (case["failed"] or not (
+        is_benign(primary) or (primary.get("initiating") or {}).get("survived", False)))
+    out["trap"] = names_failure and got_ref in (case.get("traps") or [])
     return out
 
 

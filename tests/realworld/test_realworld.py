@@ -117,9 +117,8 @@ def test_held_cases_are_totals_only(tmp_path, faultline_bin, capsys):
 
 
 # A negative is right with no incident, a benign one, or one the report marks
-# survived (the job carried on), and such a primary takes none of its traps;
-# a failure's survived primary is scored by its reference like any other,
-# and no negative's hardware verdict is let go.
+# survived (the job carried on); a failure's survived primary is scored by
+# its reference like any other, and no negative's hardware verdict is let go.
 def test_survived_primary_is_right_only_for_a_negative():
     def report(survived, layer="framework"):
         initiating = {"evidence": [], "rank": None, "host": None}
@@ -127,18 +126,32 @@ def test_survived_primary_is_right_only_for_a_negative():
             initiating["survived"] = True
         return {"incidents": [{"reference": "CUDA Out of Memory on One Rank", "rule": "cuda-oom",
                                "layer": layer, "initiating": initiating}]}
-    negative = {"failed": False, "expected": [], "initiating": None,
-                "traps": ["CUDA Out of Memory on One Rank"]}
+    negative = {"failed": False, "expected": [], "initiating": None}
     assert corpus_eval.score_case(negative, report(True))["top1"]
-    assert not corpus_eval.score_case(negative, report(True))["trap"]
-    assert corpus_eval.score_case(negative, report(False))["trap"]
     assert not corpus_eval.score_case(negative, report(False))["top1"]
     assert corpus_eval.score_case(negative, report(True, "hardware"))["hardware_on_negative"]
-    failed = {"failed": True, "expected": ["Unrecognised fatal error"], "initiating": None,
-              "traps": ["CUDA Out of Memory on One Rank"]}
+    failed = {"failed": True, "expected": ["Unrecognised fatal error"], "initiating": None}
     assert not corpus_eval.score_case(failed, report(True))["top1"]
-    assert corpus_eval.score_case(failed, report(True))["trap"]
 
+
+
+# A trap is a reference the thread rules out as the failure: a negative's
+# survived primary of that reference says the job carried on past it (top1
+# accepts it), so it takes no trap; a failure's primary of it takes it,
+# survived or not.
+def test_survived_primary_of_a_negative_takes_no_trap():
+    def report(survived):
+        initiating = {"evidence": [], "rank": None, "host": None}
+        if survived:
+            initiating["survived"] = True
+        return {"incidents": [{"reference": "CUDA Out of Memory on One Rank", "rule": "cuda-oom",
+                               "layer": "framework", "initiating": initiating}]}
+    traps = ["CUDA Out of Memory on One Rank"]
+    negative = {"failed": False, "expected": [], "initiating": None, "traps": traps}
+    assert not corpus_eval.score_case(negative, report(True))["trap"]
+    assert corpus_eval.score_case(negative, report(False))["trap"]
+    failed = {"failed": True, "expected": ["Unrecognised fatal error"], "initiating": None, "traps": traps}
+    assert corpus_eval.score_case(failed, report(True))["trap"]
 
 def test_host_is_compared_by_its_short_name():
     def report(host):
