@@ -19,6 +19,7 @@ namespace faultline {
 
 using internal::ChunkOut;
 using internal::CleanText;
+using internal::CleansToItself;
 using internal::CopyOut;
 using internal::CountNewlines;
 using internal::DeltaUs;
@@ -401,6 +402,16 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     for (const auto& [name, value] : captured) {
       // A record the caps drop keeps only the fields Keep reads.
       if (r.thin && !IsThinField(name) && !SetsAttribution(name)) continue;
+      // A dropped record's rank, pid or local rank is read and not kept: a
+      // capture CleanText would leave as it is is parsed where it lies, not
+      // copied first (every line of a dense log's match storm).
+      if (r.thin && !IsThinField(name) && name != "host" && CleansToItself(value)) {
+        int64_t n;
+        if (name == "rank" && ParseInt64(value, &n)) ev.rank = n;
+        else if (name == "pid" && ParseInt64(value, &n)) ev.pid = n;
+        else if (name == "local_rank" && ParseInt64(value, &n)) ev.local_rank = n;
+        continue;
+      }
       // A launcher's rank mapping lists every host's ranks (8 KB at 1,024
       // ranks); Keep's LineCarry consumes it and drops it from the record.
       std::string v = name == "rank_mapping" ? CleanUtf8(value, kConfirmWindow) : CleanText(value);

@@ -240,6 +240,15 @@ struct TimeInForce {
 
 // Makes evidence text valid UTF-8, at most kMaxEvidenceText bytes.
 inline std::string CleanText(std::string_view s) { return CleanUtf8(s, kMaxEvidenceText); }
+// Whether CleanText(s) == s: at most kMaxEvidenceText bytes, every one ASCII
+// but NUL, and no '\r' last (the one byte CleanUtf8 drops from ASCII).
+inline bool CleansToItself(std::string_view s) {
+  if (s.size() > kMaxEvidenceText || (!s.empty() && s.back() == '\r')) return false;
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) - 1u >= 0x7Fu) return false;
+  }
+  return true;
+}
 
 // phase_a.cc
 uint64_t CountNewlines(const char* p, size_t n);

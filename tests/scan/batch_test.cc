@@ -411,3 +411,37 @@ TEST(PhaseA, NewlineIndexNumbersLinesAsCountingDoes) {
 
 }  // namespace
 }  // namespace faultline
+
+namespace faultline {
+namespace {
+
+// FinishLine parses a dropped record's rank where it lies when
+// CleansToItself says CleanText would not change it: it must say so only
+// when CleanText keeps the text, and for every ASCII text CleanText keeps
+// (texts with NUL, '\r' anywhere, DEL, UTF-8 and invalid bytes, around the
+// size cap).
+TEST(CleansToItself, OnlyWhereCleanTextKeepsTheText) {
+  std::mt19937 rng(5);
+  static constexpr std::string_view kBytes = std::string_view("09az \r\n\t\0\x7f\x80\xc3\xa9\xff", 14);
+  int kept = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string s;
+    const size_t n = round % 50 == 0 ? kMaxEvidenceText - 2 + rng() % 4 : rng() % 12;
+    for (size_t i = 0; i < n; ++i) s.push_back(round % 50 == 0 && i + 2 < n ? '7' : kBytes[rng() % kBytes.size()]);
+    const bool ascii = std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    const bool same = internal::CleanText(s) == s;
+    if (internal::CleansToItself(s)) {
+      ASSERT_TRUE(same) << round;
+      ++kept;
+    } else {
+      ASSERT_FALSE(ascii && same) << round;
+    }
+  }
+  EXPECT_GT(kept, 1000);
+  EXPECT_TRUE(internal::CleansToItself("1023"));
+  EXPECT_FALSE(internal::CleansToItself("12\r"));
+  EXPECT_FALSE(internal::CleansToItself(std::string(kMaxEvidenceText + 1, '1')));
+}
+
+}  // namespace
+}  // namespace faultline
