@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "util/bytescan.h"
+
 namespace faultline {
 namespace {
 
@@ -473,12 +475,12 @@ size_t NumberEnds(std::string_view s, size_t at, size_t* ends, size_t cap) {
   return std::min(n, cap + 1);
 }
 
-// Where `lit` starts at or after `from`, or npos. (memmem: string_view::find
-// stops at every occurrence of the first byte, often a blank.)
+// Where `lit` starts at or after `from`, or npos (FindBytes: string_view::find
+// stops at every occurrence of the first byte, often a blank; memmem sets up
+// a table on every call).
 size_t FindLiteral(std::string_view s, std::string_view lit, size_t from) {
   if (from >= s.size()) return std::string_view::npos;
-  const void* hit = memmem(s.data() + from, s.size() - from, lit.data(), lit.size());
-  return hit ? static_cast<size_t>(static_cast<const char*>(hit) - s.data()) : std::string_view::npos;
+  return FindBytes(s, lit, from);
 }
 
 // A search's subject, its steps left and where its captures go (null when

@@ -114,6 +114,7 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
     carry.Give(ev);
     Keep(st, std::move(ev), i < out.thin.size() && out.thin[i]);
   }
+  CountMerged(st, out);
   AppendFollowing(sum, out.edge);
   sum.kernel_log = st.framing.kernel_log();
   // A chunk whose last line lacks a newline still counts that line; the
@@ -121,6 +122,23 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   st.lines += out.newlines;
   st.last_ended_newline = out.ends_with_newline;
   sum.lines = st.lines + (out.ends_with_newline || out.edge.bytes == 0 ? 0 : 1);
+}
+
+void Scanner::Impl::CountMerged(SourceState& st, const ChunkOut& out) {
+  bool reached = false;
+  for (const auto& [rule, n] : out.rule_records) reached |= (st.merged_count[rule] += n) >= opts.keep_first;
+  std::atomic<uint64_t>* merged = st.merged_of_rule.load(std::memory_order_relaxed);
+  if (merged == nullptr) {
+    // Made only for a source whose caps begin to drop: not for each of an
+    // archive's small files.
+    if (!reached) return;
+    st.merged_of_rule_owner = std::make_unique<std::atomic<uint64_t>[]>(rs->rule_count());
+    merged = st.merged_of_rule_owner.get();
+    for (const auto& [rule, n] : st.merged_count) merged[rule].store(n, std::memory_order_relaxed);
+    st.merged_of_rule.store(merged, std::memory_order_release);
+    return;
+  }
+  for (const auto& [rule, n] : out.rule_records) merged[rule].store(st.merged_count[rule], std::memory_order_relaxed);
 }
 
 // Keeps `link` under `key` once, up to kMaxTopologyRecords links (past

@@ -19,6 +19,7 @@ namespace faultline {
 
 using internal::ChunkOut;
 using internal::CleanText;
+using internal::CleansToItself;
 using internal::CopyOut;
 using internal::CountNewlines;
 using internal::DeltaUs;
@@ -185,7 +186,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
   }
   // Pass 2: text and captures, in full for evidence the caps may keep, and
   // only what Keep reads for the rest.
-  MarkThin(out, refs);
+  MarkThin(st, out, refs);
   out.thin.clear();
   for (size_t k = 0; k < refs.size(); ++k) {
     if (!refs[k].thin) continue;
@@ -294,30 +295,41 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
   }
 }
 
-void Scanner::Impl::MarkThin(const ChunkOut& out, std::vector<EvidenceRef>& refs) const {
+void Scanner::Impl::MarkThin(const SourceState& st, ChunkOut& out, std::vector<EvidenceRef>& refs) const {
   // The per-rule caps keep the first keep_first and the last keep_last of a
-  // rule in a source; past the first keep_first and before the last
-  // keep_last of its rule in this chunk, a record is neither. Such a match
-  // storm (every line a watchdog timeout) then holds a couple of hundred
-  // bytes per match in flight between the workers and the merge, not its
-  // text and captures. Progress and metric evidence feed series and stays
-  // whole; with an on_evidence callback every record is whole.
+  // rule in a source; past the first keep_first (the chunks merged before
+  // this one counted in) and before the last keep_last of its rule in this
+  // chunk, a record is neither. Such a match storm (every line a watchdog
+  // timeout) then holds a couple of hundred bytes per match in flight
+  // between the workers and the merge, not its text and captures. Progress
+  // and metric evidence feed series and stays whole; with an on_evidence
+  // callback every record is whole.
+  out.rule_records.clear();
   if (opts.on_evidence) return;
-  thread_local std::vector<uint64_t> total, index;
+  thread_local std::vector<uint64_t> total, index, before;
   total.assign(rs->rule_count(), 0);
   index.assign(rs->rule_count(), 0);
+  before.assign(rs->rule_count(), 0);
   auto thinnable = [&](const Evidence& ev) {
     SignalRole role = rs->signal(ev.signal).role;
     return role != SignalRole::Progress && role != SignalRole::Metric;
   };
   for (const Evidence& ev : out.evidence) {
-    if (rs->signal(ev.signal).role != SignalRole::Progress) ++total[ev.rule];
+    if (rs->signal(ev.signal).role != SignalRole::Progress && total[ev.rule]++ == 0) {
+      out.rule_records.emplace_back(ev.rule, 0);
+    }
+  }
+  for (auto& [rule, n] : out.rule_records) n = total[rule];
+  // What the merge has published of the chunks before this one: a lower
+  // bound of each rule's records before the chunk (0 when nothing yet).
+  if (const std::atomic<uint64_t>* merged = st.merged_of_rule.load(std::memory_order_acquire)) {
+    for (const auto& [rule, n] : out.rule_records) before[rule] = merged[rule].load(std::memory_order_relaxed);
   }
   for (size_t k = 0; k < refs.size(); ++k) {
     const Evidence& ev = out.evidence[k];
     if (rs->signal(ev.signal).role == SignalRole::Progress) continue;
     uint64_t i = index[ev.rule]++;
-    refs[k].thin = thinnable(ev) && i >= opts.keep_first && i + opts.keep_last < total[ev.rule];
+    refs[k].thin = thinnable(ev) && before[ev.rule] + i >= opts.keep_first && i + opts.keep_last < total[ev.rule];
   }
 }
 
@@ -401,6 +413,16 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     for (const auto& [name, value] : captured) {
       // A record the caps drop keeps only the fields Keep reads.
       if (r.thin && !IsThinField(name) && !SetsAttribution(name)) continue;
+      // A dropped record's rank, pid or local rank is read and not kept: a
+      // capture CleanText would leave as it is is parsed where it lies, not
+      // copied first (every line of a dense log's match storm).
+      if (r.thin && !IsThinField(name) && name != "host" && CleansToItself(value)) {
+        int64_t n;
+        if (name == "rank" && ParseInt64(value, &n)) ev.rank = n;
+        else if (name == "pid" && ParseInt64(value, &n)) ev.pid = n;
+        else if (name == "local_rank" && ParseInt64(value, &n)) ev.local_rank = n;
+        continue;
+      }
       // A launcher's rank mapping lists every host's ranks (8 KB at 1,024
       // ranks); Keep's LineCarry consumes it and drops it from the record.
       std::string v = name == "rank_mapping" ? CleanUtf8(value, kConfirmWindow) : CleanText(value);

@@ -173,6 +173,10 @@ struct ChunkOut {
   // further.
   std::vector<uint8_t> thin;
   std::vector<TracebackPending> tb_pending;
+  // Per rule, the chunk's records that count against the caps (MarkThin's
+  // totals; empty when MarkThin did not run): the merge adds them up for
+  // the source (SourceState::merged_of_rule).
+  std::vector<std::pair<uint32_t, uint64_t>> rule_records;
   uint64_t newlines = 0;
   bool ends_with_newline = true;
   std::string head, tail;
@@ -240,6 +244,15 @@ struct TimeInForce {
 
 // Makes evidence text valid UTF-8, at most kMaxEvidenceText bytes.
 inline std::string CleanText(std::string_view s) { return CleanUtf8(s, kMaxEvidenceText); }
+// Whether CleanText(s) == s: at most kMaxEvidenceText bytes, every one ASCII
+// but NUL, and no '\r' last (the one byte CleanUtf8 drops from ASCII).
+inline bool CleansToItself(std::string_view s) {
+  if (s.size() > kMaxEvidenceText || (!s.empty() && s.back() == '\r')) return false;
+  for (char c : s) {
+    if (static_cast<unsigned char>(c) - 1u >= 0x7Fu) return false;
+  }
+  return true;
+}
 
 // phase_a.cc
 uint64_t CountNewlines(const char* p, size_t n);
@@ -338,6 +351,18 @@ struct Scanner::Impl {
     TopologyMap topo;
     int64_t topo_nranks = 0;  // the largest communicator in topo
     std::vector<std::string> failed_causes;  // reported already (ChunkOut::error_cause)
+    // Per rule, the records of the chunks merged so far that count against
+    // the caps (merging thread only). Once a rule's count reaches
+    // keep_first, `merged_of_rule` is made (rule_count() entries, published
+    // with release) and holds each rule's count: a worker's MarkThin of a
+    // later chunk reads it as a lower bound of the records before its
+    // chunk, and marks thin what the caps drop whatever the true count --
+    // past the source's first keep_first, before the chunk's last
+    // keep_last. A record marked thin or not is counted and linked alike
+    // (Keep), so the output does not depend on when the merge ran.
+    absl::flat_hash_map<uint32_t, uint64_t> merged_count;
+    std::atomic<std::atomic<uint64_t>*> merged_of_rule{nullptr};
+    std::unique_ptr<std::atomic<uint64_t>[]> merged_of_rule_owner;
   };
   std::vector<std::unique_ptr<SourceState>> states;
 
@@ -418,8 +443,14 @@ struct Scanner::Impl {
                    const LineView& view, bool own_delta, const internal::TimeInForce& inherited, ChunkOut& out,
                    std::vector<internal::EvidenceRef>& refs) const;
   // Which records the per-rule caps are bound to drop: past the first
-  // keep_first and before the last keep_last of its rule in this chunk.
-  void MarkThin(const ChunkOut& out, std::vector<internal::EvidenceRef>& refs) const;
+  // keep_first of its rule in the source (the records of the chunks merged
+  // before, as far as the merge has published them, and those before it
+  // in this chunk) and before the last keep_last of its rule in this
+  // chunk. Sets out.rule_records.
+  void MarkThin(const SourceState& st, ChunkOut& out, std::vector<internal::EvidenceRef>& refs) const;
+  // After a chunk's Keep: its rule_records into st.merged_count, published
+  // in st.merged_of_rule once a rule reaches keep_first (merging thread).
+  void CountMerged(SourceState& st, const ChunkOut& out);
   // Pass 2: text and captures of the evidence [first, end) of one line,
   // and its traceback fold.
   void FinishLine(const SourceState& st, internal::Pending& p, size_t first, size_t end, bool all_thin,

@@ -411,3 +411,99 @@ TEST(PhaseA, NewlineIndexNumbersLinesAsCountingDoes) {
 
 }  // namespace
 }  // namespace faultline
+
+namespace faultline {
+namespace {
+
+// FinishLine parses a dropped record's rank where it lies when
+// CleansToItself says CleanText would not change it: it must say so only
+// when CleanText keeps the text, and for every ASCII text CleanText keeps
+// (texts with NUL, '\r' anywhere, DEL, UTF-8 and invalid bytes, around the
+// size cap).
+TEST(CleansToItself, OnlyWhereCleanTextKeepsTheText) {
+  std::mt19937 rng(5);
+  static constexpr std::string_view kBytes = std::string_view("09az \r\n\t\0\x7f\x80\xc3\xa9\xff", 14);
+  int kept = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string s;
+    const size_t n = round % 50 == 0 ? kMaxEvidenceText - 2 + rng() % 4 : rng() % 12;
+    for (size_t i = 0; i < n; ++i) s.push_back(round % 50 == 0 && i + 2 < n ? '7' : kBytes[rng() % kBytes.size()]);
+    const bool ascii = std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+    const bool same = internal::CleanText(s) == s;
+    if (internal::CleansToItself(s)) {
+      ASSERT_TRUE(same) << round;
+      ++kept;
+    } else {
+      ASSERT_FALSE(ascii && same) << round;
+    }
+  }
+  EXPECT_GT(kept, 1000);
+  EXPECT_TRUE(internal::CleansToItself("1023"));
+  EXPECT_FALSE(internal::CleansToItself("12\r"));
+  EXPECT_FALSE(internal::CleansToItself(std::string(kMaxEvidenceText + 1, '1')));
+}
+
+}  // namespace
+}  // namespace faultline
+
+namespace faultline {
+namespace {
+
+using scantest::Diff;
+using scantest::Keys;
+
+// MarkThin marks thin, past the records of the chunks the merge has already
+// counted, what the caps drop whatever the merge's timing: many small
+// chunks on one and two threads, with caps small enough that later chunks
+// start past keep_first, give the one-chunk scan's evidence, counts, drops,
+// rule statistics, links and progress.
+TEST(MarkThin, CapsAcrossChunksKeepTheOneChunkResult) {
+  TempDir dir;
+  const std::string path = dir.path() + "/job.log";
+  scantest::FixtureOptions fo;
+  fo.match_permille = 400;
+  WriteFile(path, JobLog(3, size_t{3} << 20, fo));
+  auto caps = [](unsigned threads, size_t chunk) {
+    ScanOptions o;
+    o.threads = threads;
+    o.chunk_bytes = chunk;
+    o.keep_first = 5;
+    o.keep_last = 3;
+    return o;
+  };
+  const ScanResult want = scantest::ScanFiles(DefaultRules(), {path}, caps(1, size_t{64} << 20));
+  ASSERT_GT(want.matches, 5000u);
+  ASSERT_FALSE(want.dropped.empty());
+  for (unsigned threads : {1u, 2u}) {
+    for (size_t chunk : {size_t{4} << 10, size_t{64} << 10}) {
+      const std::string what = "threads " + std::to_string(threads) + " chunk " + std::to_string(chunk);
+      const ScanResult got = scantest::ScanFiles(DefaultRules(), {path}, caps(threads, chunk));
+      EXPECT_EQ(Diff(Keys(want), Keys(got)), "") << what;
+      EXPECT_EQ(want.matches, got.matches) << what;
+      EXPECT_EQ(want.signal_hits, got.signal_hits) << what;
+      EXPECT_EQ(want.dropped, got.dropped) << what;
+      ASSERT_EQ(want.rule_stats.size(), got.rule_stats.size()) << what;
+      for (const auto& [rule, w] : want.rule_stats) {
+        const RuleStats& g = got.rule_stats.at(rule);
+        EXPECT_EQ(w.count, g.count) << what << " rule " << rule;
+        EXPECT_EQ(w.ranks, g.ranks) << what << " rule " << rule;
+        EXPECT_EQ(w.hosts, g.hosts) << what << " rule " << rule;
+        EXPECT_EQ(w.rank_min_seq, g.rank_min_seq) << what << " rule " << rule;
+        EXPECT_EQ(w.first_time_us, g.first_time_us) << what << " rule " << rule;
+        EXPECT_EQ(w.last_time_us, g.last_time_us) << what << " rule " << rule;
+      }
+      EXPECT_EQ(want.devices.size(), got.devices.size()) << what;
+      EXPECT_EQ(want.pids.size(), got.pids.size()) << what;
+      EXPECT_EQ(want.nics.size(), got.nics.size()) << what;
+      EXPECT_EQ(want.sync_points.size(), got.sync_points.size()) << what;
+      ASSERT_EQ(want.ranks.size(), got.ranks.size()) << what;
+      for (const auto& [rank, w] : want.ranks) {
+        EXPECT_EQ(w.progress_lines, got.ranks.at(rank).progress_lines) << what << " rank " << rank;
+        EXPECT_EQ(w.last_step, got.ranks.at(rank).last_step) << what << " rank " << rank;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace faultline

@@ -85,6 +85,40 @@ TEST(ForEachPairStartFast, VisitsWhatForEachPairStartVisits) {
   }
 }
 
+// The hand parser's literal search (digit_shape.cc FindLiteral) against
+// string_view::find: literals led by blanks and not, candidates that fail at
+// every byte, more failed candidates than the memchr walk takes before it
+// hands over to memmem, literals at the very end, longer than the rest of the
+// text and empty, from every start.
+TEST(FindBytes, SameAsFind) {
+  std::mt19937 rng(11);
+  static constexpr std::string_view kBytes = "  ab";
+  for (int round = 0; round < 20000; ++round) {
+    std::string s;
+    const size_t n = rng() % 120;
+    for (size_t i = 0; i < n; ++i) s.push_back(kBytes[rng() % kBytes.size()]);
+    std::string lit;
+    if (round % 3 == 0 && !s.empty()) {
+      const size_t at = rng() % s.size();
+      lit = s.substr(at, 1 + rng() % 40);
+    } else {
+      const size_t m = rng() % 40;
+      for (size_t i = 0; i < m; ++i) lit.push_back(kBytes[rng() % kBytes.size()]);
+    }
+    const size_t from = rng() % (s.size() + 2);
+    ASSERT_EQ(FindBytes(s, lit, from), std::string_view(s).find(lit, from))
+        << "s='" << s << "' lit='" << lit << "' from=" << from;
+  }
+  // A long literal after many near misses (the memmem hand-over).
+  const std::string lit = "ProcessGroupNCCL initialization options: size: ";
+  std::string line;
+  for (int i = 0; i < 30; ++i) line += "ProcessGroupNCCL initialization options: size ";
+  line += lit;
+  EXPECT_EQ(FindBytes(line, lit, 0), std::string_view(line).find(lit));
+  EXPECT_EQ(FindBytes(line, lit, line.size() - lit.size()), line.size() - lit.size());
+  EXPECT_EQ(FindBytes(line, lit, line.size() - lit.size() + 1), std::string_view::npos);
+}
+
 TEST(ForEachPairStart, StopsWhenAsked) {
   const std::string s = std::string(40, '.') + "ra" + std::string(40, '.') + "RA";
   std::vector<size_t> seen;
