@@ -929,15 +929,17 @@ absl::StatusOr<size_t> CheckRuleLinks(const std::vector<RuleSrc>& rules,
 // searched as Hyperscan chooses, which is not always by its rarest literal;
 // 49 of them cost the database a sixth of its time on the sparse bench log
 // (bench/README.md, "2026-12-05: the database alone"). Of the options, the
-// fewest sample lines, then the literal fewest other signals could take
-// (`shared`: the 25 Xid signals all hold "NVRM: Xid (", each its own
-// "): 79,"), then the longest.
+// fewest sample lines, then the fewest sample lines holding its end (what
+// Hyperscan's literal matcher searches a literal by: its last 8 bytes; the
+// estimate has already cut each literal where that end is rarest), then
+// the literal fewest other signals could take (`shared`: the 25 Xid
+// signals all hold "NVRM: Xid (", each its own "): 79,"), then the longest.
 std::string PrefilterFor(const SignalSrc& s, const CostEstimate& est,
                          const std::map<std::string, size_t>& shared) {
   if (est.options.empty()) return "";
   const CostEstimate::Option* best = nullptr;
   auto key = [&](const CostEstimate::Option& o) {
-    return std::make_tuple(o.sample_lines, shared.at(o.literals), -static_cast<long>(o.length));
+    return std::make_tuple(o.sample_lines, o.tail_lines, shared.at(o.literals), -static_cast<long>(o.length));
   };
   for (const CostEstimate::Option& o : est.options) {
     if (!best || key(o) < key(*best)) best = &o;

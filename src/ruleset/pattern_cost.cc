@@ -24,6 +24,13 @@ constexpr size_t kMaxSet = 16;
 constexpr size_t kMaxString = 256;
 constexpr size_t kInfinite = std::numeric_limits<size_t>::max();
 
+// Hyperscan's literal matcher finds a literal by its last 8 bytes (Rose's
+// short literal length; a longer literal is confirmed whole after): each
+// place the text holds those 8 bytes costs a confirmation, whether or not
+// the rest of the literal is there (bench/README.md, "the database alone,
+// second pass").
+constexpr size_t kHsLiteralTail = 8;
+
 // Lower is better: the sample's candidate lines, or a static score.
 using FactorScore = std::function<double(const LiteralFactor&)>;
 
@@ -523,6 +530,16 @@ class SampleIndex {
     return static_cast<size_t>(std::unique(all.begin(), all.end()) - all.begin());
   }
 
+  // Lines holding the last kHsLiteralTail bytes of any alternative of f:
+  // where Hyperscan's literal matcher stops to confirm one.
+  size_t TailLines(const LiteralFactor& f, bool caseless) {
+    LiteralFactor tails;
+    for (const std::string& a : f.alternatives) {
+      tails.alternatives.push_back(a.size() > kHsLiteralTail ? a.substr(a.size() - kHsLiteralTail) : a);
+    }
+    return Lines(tails, caseless);
+  }
+
  private:
   const std::vector<uint32_t>& LinesOf(const std::string& s, bool caseless) {
     auto key = std::make_pair(s, caseless);
@@ -557,6 +574,33 @@ std::string Printable(std::string_view s) {
       out += "\\x";
       out += kHex[c >> 4];
       out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+// What Hyperscan is given to search for a factor: each alternative cut at
+// the end where its last kHsLiteralTail bytes are in the fewest sample lines
+// (then the longest), among the cuts no shorter than kHsLiteralTail (or the
+// alternative) whose literal is in no more sample lines than the whole.
+// Every match of the pattern holds the whole alternative, so it holds the
+// cut one: the lines found are the same, and Hyperscan stops on fewer
+// places ("saving checkpoint at iteration" ends in "teration", on every
+// progress line of some trainers; cut to "saving checkpoint at iterat").
+LiteralFactor SearchedForm(const LiteralFactor& f, bool caseless, SampleIndex& index) {
+  LiteralFactor out;
+  for (const std::string& a : f.alternatives) {
+    LiteralFactor whole{{a}};
+    const size_t whole_lines = index.Lines(whole, caseless);
+    size_t best_end = a.size(), best_tail = index.TailLines(whole, caseless);
+    for (size_t end = a.size(); best_tail > 0 && end-- > kHsLiteralTail;) {
+      LiteralFactor cut{{a.substr(0, end)}};
+      const size_t tail = index.TailLines(cut, caseless);
+      if (tail < best_tail && index.Lines(cut, caseless) <= whole_lines) best_end = end, best_tail = tail;
+    }
+    std::string lit = a.substr(0, best_end);
+    if (std::find(out.alternatives.begin(), out.alternatives.end(), lit) == out.alternatives.end()) {
+      out.alternatives.push_back(std::move(lit));
     }
   }
   return out;
@@ -688,8 +732,14 @@ CostEstimate PatternCostEstimator::Estimate(std::string_view pattern, bool casel
       StrAppend(&est.factor, k ? "|" : "", Printable(best->alternatives[k]));
     }
     if (best->alternatives.size() > 4) StrAppend(&est.factor, "|...");
+    if (est.factor_length >= min_length) {
+      // Hyperscan stops wherever the sample holds the end of the literal it
+      // searches, which may be far more lines than hold the literal.
+      const size_t tails = index.TailLines(SearchedForm(*best, caseless, index), caseless);
+      est.candidates_per_mb = std::max(est.candidates_per_mb, static_cast<double>(tails) / mb);
+    }
     if (!shape.has_anchor_or_flags && est.factor_length >= min_length) {
-      est.literals = HsLiteralAlternation(best->alternatives);
+      est.literals = HsLiteralAlternation(SearchedForm(*best, caseless, index).alternatives);
       // Every usable factor, best first, for a caller that weighs them
       // against the other signals' (a literal many signals share finds
       // all of them on each other's lines).
@@ -700,8 +750,9 @@ CostEstimate PatternCostEstimator::Estimate(std::string_view pattern, bool casel
       std::stable_sort(usable.begin(), usable.end(),
                        [](const auto& a, const auto& b) { return a.first < b.first; });
       for (const auto& [unused, f] : usable) {
-        est.options.push_back({HsLiteralAlternation(f->alternatives), index.Lines(*f, caseless),
-                               f->ShortestLength()});
+        LiteralFactor searched = SearchedForm(*f, caseless, index);
+        est.options.push_back({HsLiteralAlternation(searched.alternatives), index.Lines(searched, caseless),
+                               searched.ShortestLength(), index.TailLines(searched, caseless)});
       }
     }
   } else {

@@ -64,7 +64,9 @@ struct CostModel {
 const CostModel& DefaultCostModel();
 
 struct CostEstimate {
-  double candidates_per_mb = 0;  // reference lines holding the chosen factor, per MB
+  // Reference lines holding the chosen factor, or the end Hyperscan
+  // searches it by (its last 8 bytes) where more lines hold that, per MB.
+  double candidates_per_mb = 0;
   double cost = 0;               // candidates plus penalties: compared with the budget
   std::string factor;            // the chosen factor, "a|b" (empty: none)
   size_t factor_length = 0;      // its shortest alternative
@@ -76,12 +78,16 @@ struct CostEstimate {
   // its literals, so searching them finds every line the pattern matches.
   std::string literals;
   // Every factor that could stand in as `literals` does, best first (the
-  // first is `literals`): the literals, the sample lines holding them, and
-  // the shortest alternative's length.
+  // first is `literals`): the literals, the sample lines holding them, the
+  // shortest alternative's length, and the sample lines holding the last 8
+  // bytes of one (where Hyperscan's literal matcher stops to confirm).
+  // Each literal is the factor's alternative cut where that tail is rarest
+  // in the sample (a cut literal is in every line the whole one is).
   struct Option {
     std::string literals;
     size_t sample_lines = 0;
     size_t length = 0;
+    size_t tail_lines = 0;
   };
   std::vector<Option> options;
   // The pattern is beyond_plain: RE2 confirms its lines whatever Hyperscan

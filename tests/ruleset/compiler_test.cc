@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "ruleset/pattern_cost.h"
 #include "ruleset/ruleset.h"
 #include "test_rules.h"
 
@@ -347,6 +348,30 @@ TEST(Compiler, ContextPatternPrefilteredOnlyWhereItsLiteralIsRare) {
   ASSERT_EQ(prefilters.count("proxy"), 1u);
   EXPECT_EQ(prefilters["proxy"], "");
   EXPECT_THAT(prefilters["pg_options"], HasSubstr("initialization options"));
+}
+
+// Hyperscan's literal matcher stops wherever the text holds a literal's
+// last 8 bytes: "saving checkpoint at iteration" ends in "teration", on a
+// line in 40 of the reference sample (every progress line of a trainer
+// that logs "iteration"), so the prefilter is the literal cut where its end
+// is rare. The self-tests (run by the compile) still find the examples.
+TEST(Compiler, PrefilterEndsWhereTheSampleRarelyHoldsItsLastBytes) {
+  std::string dir = MakeRuleTree("prefilter-tail");
+  WriteFile(dir + "/nccl/watchdog.json",
+            Replace(testing::kNcclRule, R"J("counter_examples": ["node017:1:1 [3] NCCL INFO comm 0x1 rank 3"]})J",
+                    R"J("counter_examples": ["node017:1:1 [3] NCCL INFO comm 0x1 rank 3"]},
+    {"id": "megatron-saving", "pattern": "saving checkpoint at iteration +[0-9]+ to [^ \\n]+", "role": "context",
+     "examples": ["  saving checkpoint at iteration    1000 to /lustre/ckpt/gpt3-175b in torch_dist format"],
+     "counter_examples": [" loading checkpoint from /lustre/ckpt/gpt3-175b at iteration 1000"]})J"));
+  std::map<std::string, std::string> prefilters;
+  ASSERT_NO_FATAL_FAILURE(CompiledPrefilters(dir, CompileOptions{}, false, &prefilters));
+  ASSERT_EQ(prefilters.count("megatron-saving"), 1u);
+  const std::string& p = prefilters["megatron-saving"];
+  EXPECT_THAT(p, HasSubstr("saving checkpoint at"));
+  EXPECT_THAT(p, ::testing::Not(HasSubstr("iteration")));
+  // Its last 8 bytes are in no line of the sample.
+  ASSERT_GE(p.size(), 12u);
+  EXPECT_EQ(CostReferenceSample().find(p.substr(p.size() - 9, 8)), std::string_view::npos) << p;
 }
 
 TEST(Compiler, DefaultRulesetCompiles) {

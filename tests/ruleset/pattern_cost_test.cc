@@ -91,6 +91,38 @@ TEST(PatternCost, CandidatesOnASample) {
   EXPECT_THAT(lead.Explain(model), ::testing::HasSubstr("a leading class"));
 }
 
+// Hyperscan searches a literal by its last 8 bytes: a literal in no line of
+// the sample costs the lines holding that end, and the prefilter is the
+// literal cut where its end is rarest.
+TEST(PatternCost, ALiteralCostsTheLinesHoldingItsLastEightBytes) {
+  std::string sample;
+  for (int i = 0; i < 10; ++i) sample += "x abcdefgh\ny bcdefghi\nz cdefghij\nw plain line\n";
+  const double mb = static_cast<double>(sample.size()) / 1e6;
+  PatternCostEstimator est(sample, CostModel{4, 1000, 50, 100});
+  // Every end of "abcdefghij" of 8 bytes or more is on 10 lines.
+  CostEstimate every = est.Estimate("abcdefghij", false);
+  EXPECT_DOUBLE_EQ(every.candidates_per_mb, 10 / mb);
+  ASSERT_EQ(every.options.size(), 1u);
+  EXPECT_EQ(every.options[0].literals, "(?:abcdefghij)");
+  EXPECT_EQ(every.options[0].tail_lines, 10u);
+  // "qabcdefgh" ends in "abcdefgh" (10 lines); cut to "qabcdefg", on none.
+  CostEstimate cut = est.Estimate("qabcdefgh[0-9]", false);
+  EXPECT_DOUBLE_EQ(cut.candidates_per_mb, 0);
+  EXPECT_EQ(cut.literals, "(?:qabcdefg)");
+  ASSERT_EQ(cut.options.size(), 1u);
+  EXPECT_EQ(cut.options[0].tail_lines, 0u);
+  // A cut never takes a literal the sample holds on more lines than the
+  // whole: "mnopqrstu" is on 1 line, its end "nopqrstu" on 11; the cut
+  // "mnopqrst" ends on 6, but is on 6 lines, not 1.
+  std::string more = "mnopqrstu\n";
+  for (int i = 0; i < 10; ++i) more += "b nopqrstu\n";
+  for (int i = 0; i < 5; ++i) more += "c mnopqrst\n";
+  PatternCostEstimator est2(more, CostModel{4, 1000, 50, 100});
+  CostEstimate kept = est2.Estimate("mnopqrstu", false);
+  EXPECT_EQ(kept.literals, "(?:mnopqrstu)");
+  EXPECT_DOUBLE_EQ(kept.candidates_per_mb, 11 / (static_cast<double>(more.size()) / 1e6));
+}
+
 TEST(PatternCost, TheReferenceSampleIsEmbeddedAndStable) {
   std::string_view s = CostReferenceSample();
   ASSERT_GT(s.size(), 100000u);
