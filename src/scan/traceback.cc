@@ -350,8 +350,10 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     at = l->next;
   }
   // A traceback from a finalizer is one CPython printed and dropped (an
-  // exception in __del__ cannot propagate).
-  if (ends_in_frames) *ends_in_frames = frames > 0 && !finalizer;
+  // exception in __del__ cannot propagate). A header with no line of its
+  // stream after it is a traceback cut right below its header (the process
+  // died printing it, or the excerpt stops there): cut as in its frames.
+  if (ends_in_frames) *ends_in_frames = frames == 0 || !finalizer;
   return std::nullopt;
 }
 
