@@ -22,6 +22,8 @@ them (issue #18):
   that tail was printed before the exit, not after it.
 - zsh's process line with the pid first and no job number ("14957
   segmentation fault (core dumped)  python train.py").
+- A CI step's "Exited with code 137" (capital E) is the kill itself, not
+  the hint under it that explains what 137 means.
 """
 import pytest
 
@@ -93,6 +95,15 @@ epoch 1 loss 0.91
 def test_ending_is_a_fatal_line(faultline_bin, validate, tmp_path, name):
     text, initiating = FAILURES[name]
     leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
+
+
+def test_exit_137_leads_its_hint(faultline_bin, validate, tmp_path):
+    leading_incident(faultline_bin, validate, tmp_path, """\
++ python train.py --epochs 10
+Exited with code 137
+
+Hint: Exit code 137 typically means the process is killed because it was running out of memory
+""", rule="process-sigkilled", line="Exited with code 137")
 
 
 HEALTHY = {
