@@ -22,6 +22,8 @@ them (issue #18):
   that tail was printed before the exit, not after it.
 - zsh's process line with the pid first and no job number ("14957
   segmentation fault (core dumped)  python train.py").
+- A Go daemon's structured error record (slog's "level=ERROR msg=...",
+  logrus' "level=error") is an `ending` signal too: the daemon's last words.
 - A CI step's "Exited with code 137" (capital E) is the kill itself, not
   the hint under it that explains what 137 means.
 """
@@ -88,6 +90,12 @@ Epoch 4:  40%|████      | 4/10 [00:00<00:00,  9.80it/s]
 epoch 1 loss 0.91
 14957 segmentation fault (core dumped)  python train.py --data_root ../data
 """, "14957 segmentation fault (core dumped)"),
+    "slog-errors-end-the-log": ("""\
+time=2026-01-02T03:04:05.000Z level=INFO msg="Starting dcgm-exporter"
+time=2026-01-02T03:04:05.100Z level=ERROR msg="Cannot init NVML library; err: ERROR_LIBRARY_NOT_FOUND"
+time=2026-01-02T03:04:05.101Z level=INFO msg="Attempting to terminate DCGM."
+time=2026-01-02T03:04:05.120Z level=ERROR msg=ERROR_LIBRARY_NOT_FOUND
+""", "Cannot init NVML library"),
 }
 
 
@@ -130,6 +138,12 @@ HEALTHY = {
 2021/03/04 05:06:13 Starting to serve on /var/lib/kubelet/device-plugins/nvidia-gpu.sock
 2021/03/04 05:06:13 Registered device plugin with Kubelet
 2021/03/04 05:06:13 Starting GRPC server for 'nvidia.com/gpu'
+""",
+    # An exporter that logged an error and went on serving.
+    "slog-error-then-serving": """\
+time=2026-01-02T03:04:05.100Z level=ERROR msg="Failed to collect a metric" err="field not supported"
+time=2026-01-02T03:04:05.200Z level=INFO msg="Starting webserver"
+time=2026-01-02T03:04:05.300Z level=INFO msg="Listening on" address=[::]:9400
 """,
     # Nextflow retries the task: a note, and the run goes on.
     "nextflow-task-retried": """\
