@@ -68,6 +68,10 @@ bool LoggedAfter(const Evidence& t, const Evidence& ev) {
 
 bool SurvivedLine(const CorrelationState& st, size_t i) {
   const Evidence& ev = st.evs[i];
+  // A report that quotes the log before it (field `quotes_logs`: Ray's job
+  // status "... failed with exit code N, last available logs ...:" over
+  // the driver's last lines): what follows it was printed before it.
+  if (ev.Field("quotes_logs")) return false;
   // A server that answered requests after the error (role:served: HTTP 200
   // lines, generation throughput) in the same log carried on.
   if (auto s = st.index.last_served.find(ev.source);
@@ -333,14 +337,46 @@ bool CleanEnd(const CorrelationState& st, const Evidence& ev) {
   return st.rs.signal(ev.signal).detail_exception_line && (*e == "SystemExit" || *e == "GeneratorExit");
 }
 
+// How many lines may follow the last line of a signal that the log must
+// end in (field `ending`): a blank line, a closing code fence as posted.
+constexpr uint64_t kEndingSlackLines = 1;
+
+// The evidence of field-`ending` signals (a retried refusal, a stack's
+// frame) that is no fatal line: such a signal is a failure only where its
+// source ends in it (its last line there is within kEndingSlackLines of the
+// source's last line; nothing after it says the retry succeeded or the
+// program went on), and then its first line in the source, where the
+// failure began, is the one fatal line.
+std::set<size_t> Unended(const CorrelationState& st) {
+  std::map<std::pair<uint32_t, uint32_t>, std::pair<size_t, size_t>> runs;  // (source, signal) -> first, last
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (!ev.Field("ending")) continue;
+    auto [it, fresh] = runs.try_emplace({ev.source, ev.signal}, i, i);
+    if (!fresh) it->second.second = i;
+  }
+  std::set<size_t> unended;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (!ev.Field("ending")) continue;
+    const auto& [first, last] = runs.at({ev.source, ev.signal});
+    const Evidence& end = st.evs[last];
+    const bool ends = end.source < st.scan.sources.size() &&
+                      end.line + kEndingSlackLines >= st.scan.sources[end.source].lines;
+    if (!ends || i != first) unended.insert(i);
+  }
+  return unended;
+}
+
 // Whether generic evidence `i` may be a fatal line: kept, its rule's
 // conditions met, an exception neither caught and logged as a warning, nor a
-// warning category, nor a clean end, and logged before the job's first
-// termination, completion or interrupt.
+// warning category, nor a clean end, a line of a signal the log must end in
+// only where it does, and logged before the job's first termination,
+// completion or interrupt.
 bool MayBeFatal(const CorrelationState& st, size_t i) {
   const Evidence& ev = st.evs[i];
   return st.HasRole(ev.rule, RuleRole::kFallback) && st.ignore_reason[i].empty() && st.active[i] &&
-         !ev.Field("logged_level") && !WarningCategory(ev) && !CleanEnd(st, ev) &&
+         !st.unended.contains(i) && !ev.Field("logged_level") && !WarningCategory(ev) && !CleanEnd(st, ev) &&
          !After(st.index.first_termination, ev) && !After(st.index.first_completion, ev) &&
          !After(st.index.first_interrupt, ev);
 }
@@ -699,6 +735,7 @@ int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
 
 void ChooseFallback(CorrelationState& st) {
   if (st.role_rules[static_cast<size_t>(RuleRole::kFallback)].empty()) return;
+  st.unended = Unended(st);
   std::vector<size_t> lines = FatalLines(st);
   AdoptExceptions(st, lines);
   JoinRequiredFatalLines(st, lines);

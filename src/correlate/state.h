@@ -129,6 +129,10 @@ struct CorrelationState {
   // was aborted ... Original reason for failure was:" over the watchdog's
   // hard-wrapped timeout.
   std::map<std::pair<uint32_t, uint64_t>, size_t> message_heads;
+  // Evidence of a generic signal that is a fatal line only where the log
+  // ends in it (field `ending`, fallback.cc) and is not that line: its
+  // source goes on after the signal's last line, or it is not the first.
+  std::set<size_t> unended;
 
   Diagnosis diag;
 

@@ -298,6 +298,15 @@ bool MoreOfStream(std::string_view after, const Attribution& mine, const LineFor
   return false;
 }
 
+// Whether `message` ends in the traceback header, nothing but blanks after
+// it ("[rank3]: Traceback (most recent call last):").
+bool BareHeader(std::string_view message) {
+  size_t at = message.rfind(kHeader);
+  if (at == std::string_view::npos) return false;
+  std::string_view rest = message.substr(at + kHeader.size());
+  return rest.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
 }  // namespace
 
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
@@ -350,8 +359,11 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     at = l->next;
   }
   // A traceback from a finalizer is one CPython printed and dropped (an
-  // exception in __del__ cannot propagate).
-  if (ends_in_frames) *ends_in_frames = frames > 0 && !finalizer;
+  // exception in __del__ cannot propagate). A bare header with no line of
+  // its stream after it is a traceback cut right below its header (the
+  // process died printing it, or the excerpt stops there): cut as in its
+  // frames. A header with more text on its line is not that.
+  if (ends_in_frames) *ends_in_frames = frames > 0 ? !finalizer : BareHeader(h.message);
   return std::nullopt;
 }
 

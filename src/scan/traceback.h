@@ -71,7 +71,8 @@ struct ExceptionLine {
 // traceback's frames go on (one frame at least, nothing else of its stream
 // after them): an excerpt or a log cut before the exception line. Not for a
 // traceback whose outermost frame is a `__del__`: CPython printed that
-// exception and dropped it. For IPython's header (which names the class),
+// exception and dropped it. Also set when no line of the header's stream
+// follows it at all (cut right below the header). For IPython's header (which names the class),
 // set when `after` runs out in its frames (an arrow line "----> 1 f()" seen).
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
                                                const LineFormat& fmt, const TimeContext& tctx,

@@ -194,7 +194,9 @@ TEST(Traceback, FramesRunningOutAreTold) {
   EXPECT_EQ(Told(header, frames), std::pair(false, true));
   EXPECT_EQ(Told(header, frames + "[rank3]: 2026-11-02 13:46:10 INFO retrying\n"), std::pair(false, false));
   EXPECT_EQ(Told(header, frames + "[rank3]: _queue.Empty\n"), std::pair(true, false));
-  EXPECT_EQ(Told(header, ""), std::pair(false, false));  // no frame
+  // No frame: the traceback was cut right below its bare header.
+  EXPECT_EQ(Told(header, ""), std::pair(false, true));
+  EXPECT_EQ(Told(header, "[rank3]: 2026-11-02 13:46:10 INFO retrying\n"), std::pair(false, false));
   const std::string finalizer =
       "  File \"/opt/vllm/engine/llm_engine.py\", line 520, in __del__\n"
       "  File \"/opt/vllm/executor/uniproc_executor.py\", line 71, in shutdown\n";
