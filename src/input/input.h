@@ -76,6 +76,23 @@ struct SkippedPath {
 absl::StatusOr<std::vector<std::string>> ExpandPath(
     const std::string& path, std::vector<SkippedPath>* skipped);
 
+// A file ExpandPath lists, with what the walk learned of it (stat of the
+// file, symlinks followed), so a caller plans its scan without a second
+// stat() by path per file (a path lookup in the kernel each, on the thread
+// before the workers). The facts are as of the walk: a file may change or
+// go before it is opened, which the open then says.
+struct ListedFile {
+  std::string path;
+  bool regular = false;  // false for "-" and a named FIFO, device, ...
+  uint64_t size = 0;     // regular files only
+  int64_t mtime = 0;     // seconds since the epoch; 0 when not regular
+  uint64_t dev = 0, ino = 0;
+};
+
+// ExpandPath(path, skipped), each file with its ListedFile facts.
+absl::StatusOr<std::vector<ListedFile>> ListFiles(const std::string& path,
+                                                  std::vector<SkippedPath>* skipped);
+
 enum class SourceKind { kMapped, kStream };
 
 class Source {

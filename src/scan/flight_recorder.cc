@@ -93,6 +93,10 @@ bool PlainHeadRulesOut(const std::string& path) {
 
 bool Scanner::Impl::HeadRulesOutDump(const std::string& path) { return PlainHeadRulesOut(path); }
 
+bool Scanner::Impl::HeadRulesOutDump(std::string_view head) {
+  return !MayBeDump(head.substr(0, std::min(head.size(), kFirstLook)));
+}
+
 bool Scanner::Impl::TakeDeferredDump(const Task::BatchItem& item, uint64_t& total_bytes) {
   if (!item.maybe_dump) return false;
   const size_t errors = result.errors.size(), dumps = result.flight_recorder.size();

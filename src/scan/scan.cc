@@ -65,101 +65,119 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
   uint64_t total = 0;
   for (const std::string& path : paths) {
     std::vector<SkippedPath> skipped;
-    auto files = ExpandPath(path, &skipped);
+    auto files = ListFiles(path, &skipped);
     if (!files.ok()) {
       uint32_t src = m.NewSource(path, 0, PathBelowRoot(path, path));
       m.Fail(src, std::string(files.status().message()), -3);
       continue;
     }
-    // Entries a directory walk could not read are input errors; special
-    // files (devices, FIFOs, sockets) and symlink loops are passed over with
-    // a warning; second names of one file (hard links, symlinks) silently.
-    for (const SkippedPath& sk : skipped) {
-      absl::StatusCode c = sk.reason.code();
-      if (c == absl::StatusCode::kAlreadyExists) continue;
-      if (c == absl::StatusCode::kFailedPrecondition) {
-        m.result.warnings.push_back({sk.path, std::string(sk.reason.message()), 0});
-        continue;
-      }
-      m.result.errors.push_back({sk.path, std::string(sk.reason.message()), -3});
+    m.PlanListed(path, *files, skipped, tasks, total);
+  }
+  return m.RunTasks(tasks, total);
+}
+
+absl::Status Scanner::ScanListed(const std::string& root, const std::vector<ListedFile>& files,
+                                 const std::vector<SkippedPath>& skipped) {
+  Impl& m = *impl_;
+  std::vector<std::unique_ptr<Impl::Task>> tasks;
+  uint64_t total = 0;
+  m.PlanListed(root, files, skipped, tasks, total);
+  return m.RunTasks(tasks, total);
+}
+
+void Scanner::Impl::PlanListed(const std::string& path, const std::vector<ListedFile>& files,
+                               const std::vector<SkippedPath>& skipped, std::vector<std::unique_ptr<Task>>& tasks,
+                               uint64_t& total) {
+  Impl& m = *this;
+  // Entries a directory walk could not read are input errors; special
+  // files (devices, FIFOs, sockets) and symlink loops are passed over with
+  // a warning; second names of one file (hard links, symlinks) silently.
+  for (const SkippedPath& sk : skipped) {
+    absl::StatusCode c = sk.reason.code();
+    if (c == absl::StatusCode::kAlreadyExists) continue;
+    if (c == absl::StatusCode::kFailedPrecondition) {
+      m.result.warnings.push_back({sk.path, std::string(sk.reason.message()), 0});
+      continue;
     }
-    for (const std::string& f : *files) {
-      struct stat stt {};
-      bool is_reg = f != "-" && ::stat(f.c_str(), &stt) == 0 && S_ISREG(stt.st_mode);
-      bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
-      const uint64_t cap = m.opts.limits.max_source_bytes;
-      const bool over_cap = cap > 0 && static_cast<uint64_t>(stt.st_size) > cap;
-      const uint64_t size = static_cast<uint64_t>(stt.st_size);
-      const bool batched = is_reg && !compressed && !over_cap && m.opts.batch_files > 1 &&
-                           size <= internal::kSmallFile && size <= m.opts.chunk_bytes;
-      uint32_t src = m.NewSource(f, is_reg ? stt.st_mtime : 0, PathBelowRoot(path, f), batched);
-      if (batched) {
-        // The worker looks for a Flight Recorder dump (Impl::TakeDeferredDump).
-        total += size;
-        m.AddToBatch(tasks, src, f, size);
+    m.result.errors.push_back({sk.path, std::string(sk.reason.message()), -3});
+  }
+  for (const ListedFile& lf : files) {
+    // What the walk saw (no second stat() by path): a file that changed
+    // or went since is met by the open, which says so.
+    const std::string& f = lf.path;
+    const bool is_reg = lf.regular;
+    bool compressed = f.ends_with(".gz") || f.ends_with(".zst");
+    const uint64_t cap = m.opts.limits.max_source_bytes;
+    const uint64_t size = lf.size;
+    const bool over_cap = cap > 0 && size > cap;
+    const bool batched = is_reg && !compressed && !over_cap && m.opts.batch_files > 1 &&
+                         size <= internal::kSmallFile && size <= m.opts.chunk_bytes;
+    uint32_t src = m.NewSource(f, lf.mtime, PathBelowRoot(path, f), batched);
+    if (batched) {
+      // The worker looks for a Flight Recorder dump (Impl::TakeDeferredDump).
+      total += size;
+      m.AddToBatch(tasks, src, f, size);
+      continue;
+    }
+    if (is_reg && m.TakeFlightRecorderDump(src, f)) continue;
+    if (is_reg && !compressed &&
+        (size > m.opts.chunk_bytes || over_cap ||
+         (size > internal::kSplitFile && internal::Workers(m.opts) > 1))) {
+      auto opened = OpenSource(f, m.opts.limits);
+      if (!opened.ok()) {
+        m.Fail(src, std::string(opened.status().message()), -3);
         continue;
       }
-      if (is_reg && m.TakeFlightRecorderDump(src, f)) continue;
-      if (is_reg && !compressed &&
-          (static_cast<size_t>(stt.st_size) > m.opts.chunk_bytes || over_cap ||
-           (size > internal::kSplitFile && internal::Workers(m.opts) > 1))) {
-        auto opened = OpenSource(f, m.opts.limits);
-        if (!opened.ok()) {
-          m.Fail(src, std::string(opened.status().message()), -3);
-          continue;
-        }
-        std::shared_ptr<Source> shared(std::move(*opened));
-        if (shared->kind() != SourceKind::kMapped) {
-          auto t = std::make_unique<Impl::Task>();
-          t->source = src;
-          t->path = f;
-          tasks.push_back(std::move(t));
-          continue;
-        }
-        std::string_view all = shared->mapped();
-        total += all.size();
-        std::string head;
-        bool ok = GuardedRead(all.data(), all.size(), [&] {
-          CopyOut(head, all.data(), std::min<size_t>(all.size(), 64 << 10));
+      std::shared_ptr<Source> shared(std::move(*opened));
+      if (shared->kind() != SourceKind::kMapped) {
+        auto t = std::make_unique<Impl::Task>();
+        t->source = src;
+        t->path = f;
+        tasks.push_back(std::move(t));
+        continue;
+      }
+      std::string_view all = shared->mapped();
+      total += all.size();
+      std::string head;
+      bool ok = GuardedRead(all.data(), all.size(), [&] {
+        CopyOut(head, all.data(), std::min<size_t>(all.size(), 64 << 10));
+      });
+      if (!ok) {
+        m.Fail(src, StrCat(f, ": the file shrank while it was being read"), -3);
+        continue;
+      }
+      m.states[src]->framing.Detect(head);
+      uint64_t end = all.size();
+      if (over_cap) {
+        // Whole lines up to the cap; the rest is reported, not read.
+        end = cap;
+        ok = GuardedRead(all.data(), all.size(), [&] {
+          const void* nl = memrchr(all.data(), '\n', cap);
+          if (nl) end = static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1;
         });
         if (!ok) {
           m.Fail(src, StrCat(f, ": the file shrank while it was being read"), -3);
           continue;
         }
-        m.states[src]->framing.Detect(head);
-        uint64_t end = all.size();
-        if (over_cap) {
-          // Whole lines up to the cap; the rest is reported, not read.
-          end = cap;
-          ok = GuardedRead(all.data(), all.size(), [&] {
-            const void* nl = memrchr(all.data(), '\n', cap);
-            if (nl) end = static_cast<uint64_t>(static_cast<const char*>(nl) - all.data()) + 1;
-          });
-          if (!ok) {
-            m.Fail(src, StrCat(f, ": the file shrank while it was being read"), -3);
-            continue;
-          }
-          m.Fail(src, m.OverLimitMessage(f, end), -3);
-        }
-        // JSON lines are chunked too: each chunk extracts its own messages.
-        const size_t before = tasks.size();
-        if (m.PlanChunks(src, shared, 0, end, tasks) && tasks.size() == before) {
-          m.EndSource(*m.states[src]);
-        }
-      } else {
-        // A compressed file counts by its size on disk: progress counts the
-        // compressed bytes read (its decompressed size is unknown up front).
-        if (is_reg) total += stt.st_size;
-        auto t = std::make_unique<Impl::Task>();
-        t->source = src;
-        t->path = f;
-        // The format comes from the head, read on the worker.
-        t->detect_head = is_reg && !compressed;
-        tasks.push_back(std::move(t));
+        m.Fail(src, m.OverLimitMessage(f, end), -3);
       }
+      // JSON lines are chunked too: each chunk extracts its own messages.
+      const size_t before = tasks.size();
+      if (m.PlanChunks(src, shared, 0, end, tasks) && tasks.size() == before) {
+        m.EndSource(*m.states[src]);
+      }
+    } else {
+      // A compressed file counts by its size on disk: progress counts the
+      // compressed bytes read (its decompressed size is unknown up front).
+      if (is_reg) total += size;
+      auto t = std::make_unique<Impl::Task>();
+      t->source = src;
+      t->path = f;
+      // The format comes from the head, read on the worker.
+      t->detect_head = is_reg && !compressed;
+      tasks.push_back(std::move(t));
     }
   }
-  return m.RunTasks(tasks, total);
 }
 
 absl::Status Scanner::ScanRange(const std::string& path, uint64_t begin, uint64_t end,

@@ -68,6 +68,14 @@ class Scanner {
   // CancelledError when cancelled.
   absl::Status ScanPaths(const std::vector<std::string>& paths);
 
+  // The scan ScanPaths makes of one path, given what ListFiles(root,
+  // &skipped) listed: the listing's facts (regular, size, mtime) plan the
+  // scan without a second stat() of each file; a file that changed or went
+  // since is met when it is opened (an input error naming it, as any file
+  // that cannot be opened). Returns CancelledError when cancelled.
+  absl::Status ScanListed(const std::string& root, const std::vector<ListedFile>& files,
+                          const std::vector<SkippedPath>& skipped);
+
   // Scans only bytes [begin, end) of a file, line-aligned at both ends: a
   // range that starts inside a line skips to the next line start, and one
   // that ends inside a line runs to that line's end. first_line is the line

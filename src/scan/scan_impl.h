@@ -426,6 +426,8 @@ struct Scanner::Impl {
   bool TakeFlightRecorderDump(uint32_t src, const std::string& path);
   // Whether a plain file's first 64 bytes rule a dump out (one read()).
   static bool HeadRulesOutDump(const std::string& path);
+  // The same test on the first bytes of a plain file already read.
+  static bool HeadRulesOutDump(std::string_view head);
   // The input errors of InputLimits::max_source_bytes and the time budget:
   // they name the source, the limit and the option that sets it.
   std::string OverLimitMessage(const std::string& name, uint64_t read_bytes) const;
@@ -544,6 +546,11 @@ struct Scanner::Impl {
     };
     std::vector<BatchItem> batch;
     uint64_t batch_bytes = 0;
+    // The task of one batch item (RunBatch): ScanSmallFile makes the item's
+    // dump test on the bytes it read and sets `item_tested`, so the file is
+    // opened once; else RunBatch makes it with a read of its own.
+    BatchItem* item = nullptr;
+    bool item_tested = false;
     // Push never waits for the merge (a batch item's own task, which
     // nobody drains while it runs).
     bool unbounded = false;
@@ -561,6 +568,12 @@ struct Scanner::Impl {
     uint64_t input_tail = 0;
   };
 
+  // scan.cc: the tasks of the files ListFiles listed under `path` (and the
+  // errors and warnings of what it skipped), appended to `tasks`; `total`
+  // grows by their bytes.
+  void PlanListed(const std::string& path, const std::vector<ListedFile>& files,
+                  const std::vector<SkippedPath>& skipped, std::vector<std::unique_ptr<Task>>& tasks,
+                  uint64_t& total);
   // scan.cc: file `f` (source `src`, `size` bytes) into the last batch
   // task, or a new one when that is full or the last task is no batch.
   void AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, const std::string& f,

@@ -59,16 +59,19 @@ void Scanner::Impl::FreshScratch(hs_scratch_t*& scratch) const {
 void Scanner::Impl::RunBatch(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& hits) {
   std::vector<ChunkOut> outs;
   for (uint32_t k = 0; k < t.batch.size() && !Cancelled(); ++k) {
-    // The dump test planning used to make (a log is scanned, as it was
-    // then); a file that may be a dump is tested again by the merge.
-    t.batch[k].maybe_dump = !HeadRulesOutDump(t.batch[k].path);
     AttributePath(*states[t.batch[k].source], t.batch[k].path);
     Task one;
     one.source = t.batch[k].source;
     one.path = t.batch[k].path;
     one.detect_head = true;
     one.unbounded = true;
+    one.item = &t.batch[k];
     RunTask(one, scratch, hits);
+    // The dump test planning used to make (a log is scanned, as it was
+    // then); a file that may be a dump is tested again by the merge.
+    // ScanSmallFile made it on the bytes it read, but for a file it left
+    // to OpenSource (gone, grown, no longer regular).
+    if (!one.item_tested) t.batch[k].maybe_dump = !HeadRulesOutDump(t.batch[k].path);
     for (ChunkOut& out : one.outs) {
       out.batch_item = k;
       outs.push_back(std::move(out));
@@ -158,6 +161,10 @@ bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scrat
   ::close(fd);
   if (!ok || have == 0 || have > size) return false;
   const std::string_view data(buf.data(), have);
+  if (t.item != nullptr) {
+    t.item->maybe_dump = !HeadRulesOutDump(data);
+    t.item_tested = true;
+  }
   st.framing.Detect(data.substr(0, 4096));
   ChunkOut out;
   if (const SourceFraming::Derivation how = st.framing.HowDerived(data); how != SourceFraming::Derivation::kAsIs) {

@@ -2,6 +2,7 @@
 // symlinks (to files, to directories, loops, dangling), hard links, FIFOs,
 // empty and unreadable directories, and a few thousand files.
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -213,6 +214,61 @@ TEST(ExpandPathTest, ThousandsOfFiles) {
   auto files = ExpandPath(dir.Sub("big"));
   ASSERT_TRUE(files.ok()) << files.status();
   EXPECT_EQ(*files, want);
+}
+
+// ListFiles hands the walk's stat of each file to the scan's planning, which
+// no longer stats it again: its facts must be what stat() of the listed path
+// says (symlinks followed), for files below a directory, a file symlink,
+// files of several sizes, and a top-level file; "-" is not regular.
+TEST(ListFilesTest, FactsAreTheListedPathsStat) {
+  ScratchDir dir;
+  WriteFile(dir.Sub("job/node0/rank0.log"), std::string(1000, 'a'));
+  WriteFile(dir.Sub("job/node0/empty.log"), "");
+  WriteFile(dir.Sub("job/node1/rank1.log"), std::string(300 << 10, 'b'));
+  WriteFile(dir.Sub("outside/big.log"), std::string(70000, 'c'));
+  ASSERT_EQ(symlink("../outside/big.log", dir.Sub("job/linked.log").c_str()), 0);
+  struct timespec times[2] = {{1700000000, 0}, {1700000000, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, dir.Sub("job/node0/rank0.log").c_str(), times, 0), 0);
+
+  std::vector<SkippedPath> skipped;
+  auto listed = ListFiles(dir.Sub("job"), &skipped);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  EXPECT_TRUE(skipped.empty());
+  auto paths = ExpandPath(dir.Sub("job"));
+  ASSERT_TRUE(paths.ok()) << paths.status();
+  ASSERT_EQ(listed->size(), paths->size());
+  for (size_t i = 0; i < listed->size(); ++i) {
+    const ListedFile& f = (*listed)[i];
+    EXPECT_EQ(f.path, (*paths)[i]);
+    struct stat st;
+    ASSERT_EQ(stat(f.path.c_str(), &st), 0) << f.path;
+    EXPECT_TRUE(f.regular) << f.path;
+    EXPECT_EQ(f.size, static_cast<uint64_t>(st.st_size)) << f.path;
+    EXPECT_EQ(f.mtime, static_cast<int64_t>(st.st_mtime)) << f.path;
+    EXPECT_EQ(f.dev, static_cast<uint64_t>(st.st_dev)) << f.path;
+    EXPECT_EQ(f.ino, static_cast<uint64_t>(st.st_ino)) << f.path;
+  }
+  EXPECT_EQ(Rel(dir, *paths), (std::vector<std::string>{"job/linked.log", "job/node0/empty.log",
+                                                         "job/node0/rank0.log", "job/node1/rank1.log"}));
+  EXPECT_EQ((*listed)[0].size, 70000u);  // the symlink's target
+  EXPECT_EQ((*listed)[2].mtime, 1700000000);
+
+  listed = ListFiles(dir.Sub("job/node1/rank1.log"), nullptr);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_TRUE((*listed)[0].regular);
+  EXPECT_EQ((*listed)[0].size, uint64_t{300} << 10);
+
+  listed = ListFiles("-", nullptr);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ((*listed)[0].path, "-");
+  EXPECT_FALSE((*listed)[0].regular);
+  EXPECT_EQ((*listed)[0].mtime, 0);
+
+  listed = ListFiles(dir.Sub("nope"), nullptr);
+  ASSERT_FALSE(listed.ok());
+  EXPECT_TRUE(absl::StrContains(listed.status().message(), dir.Sub("nope")));
 }
 
 }  // namespace

@@ -223,6 +223,79 @@ TEST(SmallFileBatch, ProgressCountsEveryByte) {
   }
 }
 
+// Planning takes the walk's facts (ListFiles) instead of a second stat() of
+// each file, and a batched file is opened once: files that changed after
+// the walk -- one grown past a batch's size, one shrunk into it, one
+// deleted, one replaced by a directory, one replaced by a Flight Recorder
+// dump -- give what a scan of the tree as it now is gives, plus an input
+// error naming each file that went (as a file that cannot be opened does).
+TEST(ListedFiles, ChangedSinceTheWalkAsTheirStateNow) {
+  if (std::system("python3 -c 'import sys' > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is not available";
+  TempDir dir;
+  const std::string d = dir.path();
+  WriteFile(d + "/node0/keep.log", JobLog(1, 20 << 10));
+  WriteFile(d + "/node0/gone.log", JobLog(2, 20 << 10));
+  WriteFile(d + "/node0/grows.log", JobLog(3, 20 << 10));
+  WriteFile(d + "/node1/shrinks.log", JobLog(4, 300 << 10));
+  WriteFile(d + "/node1/turned.log", JobLog(5, 20 << 10));
+  WriteFile(d + "/node1/undumped.log", JobLog(6, 20 << 10));
+  const std::string cmd =
+      std::string("python3 ") + FL_SOURCE_DIR + "/tests/flightrec/make_dumps.py '" + d + "/fr' > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::string dump;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(d + "/fr")) {
+    // A good pickle dump, small enough for a batch.
+    if (e.is_regular_file() && e.path().filename().string().starts_with("nccl_trace_rank_") &&
+        !e.path().has_extension() && e.file_size() < (64 << 10) &&
+        e.path().string().find("broken") == std::string::npos) {
+      dump = ReadFile(e.path().string());
+      break;
+    }
+  }
+  ASSERT_FALSE(dump.empty());
+  std::filesystem::remove_all(d + "/fr");
+
+  std::vector<SkippedPath> skipped;
+  auto listed = ListFiles(d, &skipped);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 6u);
+
+  WriteFile(d + "/node0/grows.log", JobLog(3, 300 << 10));
+  WriteFile(d + "/node1/shrinks.log", JobLog(4, 20 << 10));
+  std::filesystem::remove(d + "/node0/gone.log");
+  std::filesystem::remove(d + "/node1/turned.log");
+  std::filesystem::create_directory(d + "/node1/turned.log");
+  WriteFile(d + "/node1/undumped.log", dump);
+
+  for (unsigned threads : {1u, 2u}) {
+    Scanner s(DefaultRules(), BigCaps(threads));
+    ASSERT_TRUE(s.ScanListed(d, *listed, skipped).ok());
+    const ScanResult got = s.Finish();
+    ASSERT_EQ(got.errors.size(), 2u) << threads << " threads";
+    EXPECT_EQ(got.errors[0].source, d + "/node0/gone.log");
+    EXPECT_EQ(got.errors[1].source, d + "/node1/turned.log");
+    for (const InputError& e : got.errors) {
+      EXPECT_NE(e.message.find(e.source), std::string::npos) << e.message;
+      EXPECT_EQ(e.code, -3) << e.message;
+    }
+    EXPECT_NE(got.errors[0].message.find("No such file"), std::string::npos) << got.errors[0].message;
+    EXPECT_NE(got.errors[1].message.find("directory"), std::string::npos) << got.errors[1].message;
+    ASSERT_EQ(got.flight_recorder.size(), 1u) << threads << " threads";
+
+    // The rest is what a scan of the tree now finds.
+    const ScanResult now = ScanDir(d, threads, 64);
+    std::vector<std::string> want = Facts(now), have;
+    for (const std::string& line : Facts(got)) {
+      if (line.starts_with(d + "/node0/gone.log:") || line.starts_with(d + "/node1/turned.log:") ||
+          line.starts_with("error ")) {
+        continue;
+      }
+      have.push_back(line);
+    }
+    EXPECT_EQ(have, want) << threads << " threads";
+  }
+}
+
 // Heads as format detection sees them: the first 4 KiB and 64 KiB of every
 // fixture and example, and random lines of ASCII, UTF-8, escapes, tabs and
 // carriage returns, some runs cut at one width.
