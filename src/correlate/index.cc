@@ -117,6 +117,13 @@ void BuildEvidenceIndex(CorrelationState& st) {
     }
     if (ev.rank >= 0) ix.known_ranks.insert(ev.rank);
     if (!ev.host.empty()) ix.known_hosts.insert(ev.host);
+    if (!ev.host.empty() && !ev.Field("peer")) {
+      auto [it, fresh] = ix.source_host.try_emplace(ev.source, ev.host);
+      if (!fresh && !it->second.empty() && it->second != ev.host &&
+          NormalizeHost(it->second) != NormalizeHost(ev.host)) {
+        it->second.clear();
+      }
+    }
     // The scheduler's list of the job's nodes (scontrol's NodeList=): hosts
     // of the job even when none of their logs were collected.
     if (const std::string* nl = ev.Field("nodelist")) {
