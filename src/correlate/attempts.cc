@@ -250,10 +250,13 @@ struct Marker {
 std::vector<Marker> RestartMarkers(const Ruleset& rs, const ScanResult& scan) {
   std::vector<Marker> out;
   std::map<std::string, size_t> per_job;
+  // Each rule's role read once, not from its tags at every line.
+  std::vector<bool> starts(rs.rule_count());
+  for (size_t r = 0; r < starts.size(); ++r) starts[r] = RuleHasRole(*rs.rule(r), RuleRole::kAttemptStart);
   for (size_t i = 0; i < scan.evidence.size(); ++i) {
     const Evidence& ev = scan.evidence[i];
     // A restart count (scontrol's Restarts=N) marks no moment.
-    if (!RuleHasRole(*rs.rule(ev.rule), RuleRole::kAttemptStart) || ev.Field("restarts")) continue;
+    if (!starts[ev.rule] || ev.Field("restarts")) continue;
     const std::string* job = ev.Field("jobid");
     // sacct's REQUEUED row: the run ended (and the next was queued) at its End.
     int64_t t = ev.time_us;
