@@ -9,13 +9,18 @@ program that gave up prints them (issue #18):
   EnvironmentNameNotFound / EnvironmentLocationNotFound, bash's "<script>:
   line N: <command>: Permission denied" (status 126), slurmstepd's
   "error: execve(): <program>: <error>", srun's, salloc's and sbatch's
-  "fatal: ...", Snakemake's "Exiting because a job execution failed",
-  slurmctld's "Low RealMemory" / "Low CPUs" / "Low TmpDisk" drain reasons.
+  "fatal: ...", the configuration file they could not read above it
+  ("s_p_parse_file: unable to read \"<file>\": <error>"), Snakemake's
+  "Exiting because a job execution failed", slurmctld's "Low RealMemory" /
+  "Low CPUs" / "Low TmpDisk" drain reasons.
 - Torque's abort mail: "Aborted by PBS Server" is no glibc abort; the reason
   on the next line ("Job cannot be executed") is the evidence.
 - A child a signal ended in a runner's words: Airflow's "Task exited with
   return code Negsignal.SIGSEGV", Celery's billiard pool "exited with
   'signal 9 (SIGKILL)'" (process-sigkilled for SIGKILL).
+- nvidia-persistenced's "NUMA: Failed to ..." leads its "failed to
+  initialize"; c10d's "waitForInput: socket ... timed out after Nms" leads
+  the traceback the rank then printed.
 - CNTK's and ONNX Runtime's "CUDA failure 2: out of memory ; GPU=..."
   (cuda-oom), a Windows crash handler's "Exception Code: 0xC0000005".
 - tqdm's bar over an iterable of unknown length ("Epoch 2: : 17671it
@@ -58,6 +63,16 @@ srun: error: gpu-07: task 0: Exited with exit code 13
 srun: error: Unable to resolve "gpu-07": Unknown host
 srun: fatal: Unable to process configuration file
 """, "srun: fatal: Unable to process configuration file"),
+    "slurm-config-unreadable-leads-fatal": ("""\
+srun: error: s_p_parse_file: unable to read "/etc/slurm/slurm.conf": Permission denied
+srun: error: ClusterName needs to be specified
+srun: fatal: Unable to process configuration file
+""", 'unable to read "/etc/slurm/slurm.conf": Permission denied'),
+    "persistenced-numa-leads-its-failure": ("""\
+Mar 02 10:11:12 gh200-01 nvidia-persistenced[2211]: Started (2211)
+Mar 02 10:11:12 gh200-01 nvidia-persistenced[2211]: NUMA: Failed to open /sys/devices/system/memory/auto_online_blocks: Read-only file system
+Mar 02 10:11:12 gh200-01 nvidia-persistenced[2209]: nvidia-persistenced failed to initialize. Check syslog for more details.
+""", "NUMA: Failed to open /sys/devices/system/memory/auto_online_blocks"),
     "snakemake-gave-up": ("""\
 Error in rule train:
     jobid: 1
@@ -104,6 +119,17 @@ def test_ending_is_a_fatal_line(faultline_bin, validate, tmp_path, name):
 ])
 def test_runner_reports_sigkill(faultline_bin, validate, tmp_path, text):
     leading_incident(faultline_bin, validate, tmp_path, text, rule="process-sigkilled", line="SIGKILL")
+
+
+def test_store_wait_timeout_leads_the_cut_traceback(faultline_bin, validate, tmp_path):
+    # c10d's socket gave up on the store's answer; the traceback the rank
+    # then printed is cut in its frames.
+    leading_incident(faultline_bin, validate, tmp_path, """\
+[rank3]:[W102 03:04:05.100000000 socket.cpp:485] [c10d] waitForInput: socket SocketImpl(fd=41, addr=[gpu-2]:51234, remote=[gpu-1]:29500) timed out after 600000ms
+Traceback (most recent call last):
+  File "/opt/app/train.py", line 88, in <module>
+    main()
+""", line="timed out after 600000ms")
 
 
 def test_cuda_call_failure_2_is_out_of_memory(faultline_bin, validate, tmp_path):
