@@ -21,6 +21,9 @@ program that gave up prints them (issue #18):
 - nvidia-persistenced's "NUMA: Failed to ..." leads its "failed to
   initialize"; c10d's "waitForInput: socket ... timed out after Nms" leads
   the traceback the rank then printed.
+- concurrent.futures' BrokenProcessPool / BrokenThreadPool / BrokenExecutor,
+  whose class names do not end in Error, also under IPython's numbered
+  context lines that quote raise statements.
 - CNTK's and ONNX Runtime's "CUDA failure 2: out of memory ; GPU=..."
   (cuda-oom), a Windows crash handler's "Exception Code: 0xC0000005".
 - tqdm's bar over an iterable of unknown length ("Epoch 2: : 17671it
@@ -99,6 +102,17 @@ Exit_status=-9
 [2024-01-02, 03:04:05 UTC] {standard_task_runner.py:57} INFO - Started process 4242 to run task
 [2024-01-02, 03:09:12 UTC] {local_task_job_runner.py:228} INFO - Task exited with return code Negsignal.SIGSEGV
 """, "Task exited with return code Negsignal.SIGSEGV"),
+    # IPython's traceback, cut above its frames: its numbered context
+    # lines quote raise statements; the exception line names the class alone.
+    "ipython-broken-process-pool": ("""\
+    387 if self._exception:
+    388     try:
+--> 389         raise self._exception
+    390     finally:
+    391         self = None
+
+BrokenProcessPool: A process in the process pool was terminated abruptly while the future was running or pending
+""", "BrokenProcessPool: A process in the process pool"),
     "windows-exception-code": ("""\
 Loading model weights
 Exception Code: 0xC0000005
