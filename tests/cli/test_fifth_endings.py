@@ -22,8 +22,8 @@ program that gave up prints them (issue #18):
   initialize"; c10d's "waitForInput: socket ... timed out after Nms" leads
   the traceback the rank then printed.
 - concurrent.futures' BrokenProcessPool / BrokenThreadPool / BrokenExecutor,
-  whose class names do not end in Error, also under IPython's numbered
-  context lines that quote raise statements.
+  whose class names do not end in Error, as IPython prints them: the class
+  alone, under numbered context lines that quote raise statements.
 - CNTK's and ONNX Runtime's "CUDA failure 2: out of memory ; GPU=..."
   (cuda-oom), a Windows crash handler's "Exception Code: 0xC0000005".
 - tqdm's bar over an iterable of unknown length ("Epoch 2: : 17671it
