@@ -648,11 +648,18 @@ void TakeRankOfTaskReport(CorrelationState& st, size_t f) {
 // Whether fatal line `ev` belongs to the failure whose first line is `f`:
 // the same rank's, or, when `f` names no rank (a batch output's
 // traceback), a line of its file naming no rank either, or a rank that
-// died of the same signal (srun's report of the task that crashed).
+// died of the same signal (srun's report of the task that crashed), or the
+// message `f` goes on to when it names an exception but states none (C++'s
+// terminate report, whose "what():" line may end in the rank the program
+// put in its message: "... at line: 86 rank: 0").
 bool SameFailure(const Evidence& f, const Evidence& ev) {
   if (f.rank >= 0) return ev.rank == f.rank;
   if (ev.source != f.source) return false;
   if (ev.rank < 0) return true;
+  if (f.Field("exception") && !f.Field("message") && ev.Field("message") && !ev.Field("exception") &&
+      ev.line > f.line && ev.line <= f.line + kMessageLines) {
+    return true;
+  }
   std::string sig = ExitSignal(f);
   return !sig.empty() && ExitSignal(ev) == sig;
 }
