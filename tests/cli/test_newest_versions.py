@@ -36,6 +36,10 @@ read (issue #18, "Phrasing across versions"), each as the library prints it:
   API, whose failure reads "CUDA driver error: out of memory"; SGLang's
   "multimem all-gather disabled (CUDA driver error: out of memory)" is a
   fallback it takes, no failure.
+- torch.distributed.elastic's etcd rendezvous backend: "RendezvousConnectionError:
+  The connection to etcd has failed.", the C10d store backend's sentence for etcd.
+- PyTorch's MPS allocator: "MPS backend out of memory (MPS allocated: ...). Tried
+  to allocate ... on private pool."
 """
 import pytest
 
@@ -141,6 +145,17 @@ MULTIMEM_FALLBACK = """\
 [2026-03-02 10:14:10] The server is fired up and ready to roll!
 """
 
+ETCD_RDZV = """\
+[2026-02-11 09:14:03,118] torch.distributed.run: [WARNING] master_addr is only used for static rdzv_backend and when rdzv_endpoint is not specified.
+torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to etcd has failed. See inner exception for details.
+"""
+
+MPS_OOM = """\
+  File "/opt/venv/lib/python3.11/site-packages/torch/nn/modules/linear.py", line 125, in forward
+    return F.linear(input, self.weight, self.bias)
+RuntimeError: MPS backend out of memory (MPS allocated: 17.99 GB, other allocations: 1.47 GB, max allowed: 18.13 GB). Tried to allocate 256 bytes on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).
+"""
+
 
 @pytest.mark.parametrize("text,rule,line", [
     (SGLANG_KV_POOL, "cuda-oom", "Not enough memory. Please try to increase --mem-fraction-static."),
@@ -156,9 +171,11 @@ MULTIMEM_FALLBACK = """\
     (TORCH_SHM_FALLOCATE, "shm-exhaustion", "unable to allocate shared memory(shm) for file"),
     (TRITON_PTXAS_ARCH, "cuda-no-kernel-image", "Value 'sm_121a' is not defined for option 'gpu-name'"),
     (DRIVER_API_OOM, "cuda-oom", "CUDA driver error: out of memory"),
+    (ETCD_RDZV, "rendezvous-connection-error", "The connection to etcd has failed."),
+    (MPS_OOM, "cuda-oom", "MPS backend out of memory"),
 ], ids=["sglang-kv-pool", "vllm-warmup-oom", "nccl-cuda-malloc", "dump-local-rank", "watchdog-hang-exit",
         "capability-range", "capability-too-old", "weights-unpickler", "zmq-in-use", "ib-qp-fatal",
-        "torch-shm-fallocate", "triton-ptxas-arch", "driver-api-oom"])
+        "torch-shm-fallocate", "triton-ptxas-arch", "driver-api-oom", "etcd-rdzv", "mps-oom"])
 def test_newest_wording_gives_its_rule(faultline_bin, validate, tmp_path, text, rule, line):
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == rule, inc["explanation"]
