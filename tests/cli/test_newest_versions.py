@@ -40,6 +40,15 @@ read (issue #18, "Phrasing across versions"), each as the library prints it:
   The connection to etcd has failed.", the C10d store backend's sentence for etcd.
 - PyTorch's MPS allocator: "MPS backend out of memory (MPS allocated: ...). Tried
   to allocate ... on private pool."
+- NCCL keeps its last WARN's text without the "host:pid:tid [dev] file:line
+  NCCL WARN" header, NCCL_DEBUG set or not, and PyTorch 2.x's DistBackendError
+  prints it under "Last error:": without NCCL_DEBUG the bare line
+  ("socketStartConnect: Connect to ... failed : ...", "socketProgress:
+  Connection closed by remote peer ...", "Error: failed to extend
+  /dev/shm/nccl-... to N bytes, ...") is all a log holds.
+- wandb's service start: "ServiceStartTimeoutError: Timed out waiting for
+  wandb service to start after N seconds." (its module moved between
+  releases).
 """
 import pytest
 
@@ -156,6 +165,34 @@ MPS_OOM = """\
 RuntimeError: MPS backend out of memory (MPS allocated: 17.99 GB, other allocations: 1.47 GB, max allowed: 18.13 GB). Tried to allocate 256 bytes on private pool. Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 to disable upper limit for memory allocations (may cause system failure).
 """
 
+NCCL_ERR_HEAD = """\
+[rank1]: torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:77, {kind}, NCCL version 2.21.5
+[rank1]: {result}
+[rank1]: Last error:
+[rank1]: {last}
+"""
+
+LAST_ERROR_CONNECT = NCCL_ERR_HEAD.format(
+    kind="unhandled system error (run with NCCL_DEBUG=INFO for details)",
+    result="ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+    last="socketStartConnect: Connect to 10.0.0.2<45763> failed : Software caused connection abort")
+
+LAST_ERROR_PEER_CLOSED = NCCL_ERR_HEAD.format(
+    kind="remote process exited or there was a network error",
+    result="ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+    last="socketProgress: Connection closed by remote peer ip-172-31-36-217.eu-north-1.compute.internal<59116>")
+
+LAST_ERROR_SHM = NCCL_ERR_HEAD.format(
+    kind="unhandled system error (run with NCCL_DEBUG=INFO for details)",
+    result="ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. ",
+    last="Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: No space left on device (28)")
+
+WANDB_SERVICE = """\
+  File "/opt/venv/lib/python3.10/site-packages/wandb/sdk/wandb_init.py", line 1195, in init
+    raise e
+wandb.sdk.service.service.ServiceStartTimeoutError: Timed out waiting for wandb service to start after 30.0 seconds. Try increasing the timeout with the `_service_wait` setting.
+"""
+
 
 @pytest.mark.parametrize("text,rule,line", [
     (SGLANG_KV_POOL, "cuda-oom", "Not enough memory. Please try to increase --mem-fraction-static."),
@@ -173,9 +210,14 @@ RuntimeError: MPS backend out of memory (MPS allocated: 17.99 GB, other allocati
     (DRIVER_API_OOM, "cuda-oom", "CUDA driver error: out of memory"),
     (ETCD_RDZV, "rendezvous-connection-error", "The connection to etcd has failed."),
     (MPS_OOM, "cuda-oom", "MPS backend out of memory"),
+    (LAST_ERROR_CONNECT, "nccl-socket-error", "socketStartConnect: Connect to 10.0.0.2<45763> failed"),
+    (LAST_ERROR_PEER_CLOSED, "nccl-remote-error", "Connection closed by remote peer"),
+    (LAST_ERROR_SHM, "shm-exhaustion", "failed to extend /dev/shm/nccl-WU88OE"),
+    (WANDB_SERVICE, "wandb-tracking-failure", "Timed out waiting for wandb service to start"),
 ], ids=["sglang-kv-pool", "vllm-warmup-oom", "nccl-cuda-malloc", "dump-local-rank", "watchdog-hang-exit",
         "capability-range", "capability-too-old", "weights-unpickler", "zmq-in-use", "ib-qp-fatal",
-        "torch-shm-fallocate", "triton-ptxas-arch", "driver-api-oom", "etcd-rdzv", "mps-oom"])
+        "torch-shm-fallocate", "triton-ptxas-arch", "driver-api-oom", "etcd-rdzv", "mps-oom",
+        "last-error-connect", "last-error-peer-closed", "last-error-shm", "wandb-service"])
 def test_newest_wording_gives_its_rule(faultline_bin, validate, tmp_path, text, rule, line):
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == rule, inc["explanation"]
