@@ -46,6 +46,10 @@ read (issue #18, "Phrasing across versions"), each as the library prints it:
   ("socketStartConnect: Connect to ... failed : ...", "socketProgress:
   Connection closed by remote peer ...", "Error: failed to extend
   /dev/shm/nccl-... to N bytes, ...") is all a log holds.
+- PyTorch Lightning's resume from a path that is not there: "Checkpoint at
+  <path> not found. Aborting training."
+- c10d's bind failure on Windows: "(system error: 10048 - Only one usage of
+  each socket address ... is normally permitted.)".
 - wandb's service start: "ServiceStartTimeoutError: Timed out waiting for
   wandb service to start after N seconds." (its module moved between
   releases).
@@ -193,6 +197,15 @@ WANDB_SERVICE = """\
 wandb.sdk.service.service.ServiceStartTimeoutError: Timed out waiting for wandb service to start after 30.0 seconds. Try increasing the timeout with the `_service_wait` setting.
 """
 
+LIGHTNING_CKPT_MISSING = """\
+Restoring states from the checkpoint path at /opt/runs/exp3/checkpoints/last.ckpt
+FileNotFoundError: Checkpoint at /opt/runs/exp3/checkpoints/last.ckpt not found. Aborting training.
+"""
+
+WINDOWS_BIND = """\
+[W1205 10:00:00.000000000 socket.cpp:752] [c10d] The server socket has failed to bind to [AIEDX-AsusTUF]:29400 (system error: 10048 - Only one usage of each socket address (protocol/network address/port) is normally permitted.).
+"""
+
 
 @pytest.mark.parametrize("text,rule,line", [
     (SGLANG_KV_POOL, "cuda-oom", "Not enough memory. Please try to increase --mem-fraction-static."),
@@ -214,10 +227,13 @@ wandb.sdk.service.service.ServiceStartTimeoutError: Timed out waiting for wandb 
     (LAST_ERROR_PEER_CLOSED, "nccl-remote-error", "Connection closed by remote peer"),
     (LAST_ERROR_SHM, "shm-exhaustion", "failed to extend /dev/shm/nccl-WU88OE"),
     (WANDB_SERVICE, "wandb-tracking-failure", "Timed out waiting for wandb service to start"),
+    (LIGHTNING_CKPT_MISSING, "checkpoint-resume-failure", "not found. Aborting training."),
+    (WINDOWS_BIND, "restart-port-in-use", "system error: 10048"),
 ], ids=["sglang-kv-pool", "vllm-warmup-oom", "nccl-cuda-malloc", "dump-local-rank", "watchdog-hang-exit",
         "capability-range", "capability-too-old", "weights-unpickler", "zmq-in-use", "ib-qp-fatal",
         "torch-shm-fallocate", "triton-ptxas-arch", "driver-api-oom", "etcd-rdzv", "mps-oom",
-        "last-error-connect", "last-error-peer-closed", "last-error-shm", "wandb-service"])
+        "last-error-connect", "last-error-peer-closed", "last-error-shm", "wandb-service",
+        "lightning-ckpt-missing", "windows-bind"])
 def test_newest_wording_gives_its_rule(faultline_bin, validate, tmp_path, text, rule, line):
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["rule"] == rule, inc["explanation"]
