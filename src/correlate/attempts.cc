@@ -63,27 +63,48 @@ int64_t NumberAt(std::string_view s, size_t pos) {
   return ParseInt64(s.substr(pos, end - pos), &v) ? v : -1;
 }
 
+char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Where `kw` (lower case) starts in `s` at or after `from`, in any case;
+// npos when nowhere. Paths are read in place: a lowered copy of every
+// component of every source was most of what the attempts stage cost on a
+// many-file archive.
+size_t FindAnyCase(std::string_view s, std::string_view kw, size_t from) {
+  for (size_t at = from; at + kw.size() <= s.size(); ++at) {
+    size_t k = 0;
+    while (k < kw.size() && AsciiLower(s[at + k]) == kw[k]) ++k;
+    if (k == kw.size()) return at;
+  }
+  return std::string_view::npos;
+}
+
 // The attempt number one path component names, -1 when none.
 int64_t NumberOfComponent(std::string_view comp) {
-  std::string lower(comp);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // Most names hold no keyword's first two letters ("at", "re", "jo").
+  bool maybe = false;
+  for (size_t i = 0; i + 1 < comp.size() && !maybe; ++i) {
+    const char a = AsciiLower(comp[i]), b = AsciiLower(comp[i + 1]);
+    maybe = (a == 'a' && b == 't') || (a == 'r' && b == 'e') || (a == 'j' && b == 'o');
+  }
+  if (!maybe) return -1;
+  constexpr size_t npos = std::string_view::npos;
   for (std::string_view kw : {"attempt", "restart", "retry", "requeue"}) {
-    for (size_t at = lower.find(kw); at != std::string::npos; at = lower.find(kw, at + 1)) {
-      if (at > 0 && IsAlpha(lower[at - 1])) continue;
+    for (size_t at = FindAnyCase(comp, kw, 0); at != npos; at = FindAnyCase(comp, kw, at + 1)) {
+      if (at > 0 && IsAlpha(comp[at - 1])) continue;
       size_t after = at + kw.size();
-      if (after < lower.size() && lower[after] == 's') ++after;  // restarts_2
-      if (int64_t n = NumberAt(lower, after); n >= 0) return n;
+      if (after < comp.size() && AsciiLower(comp[after]) == 's') ++after;  // restarts_2
+      if (int64_t n = NumberAt(comp, after); n >= 0) return n;
     }
   }
   // A job id and a restart count: job_88231.r2, job-88231-r2.
-  for (size_t at = lower.find("job"); at != std::string::npos; at = lower.find("job", at + 1)) {
+  for (size_t at = FindAnyCase(comp, "job", 0); at != npos; at = FindAnyCase(comp, "job", at + 1)) {
     size_t p = at + 3;
-    if (p < lower.size() && (lower[p] == '_' || lower[p] == '-')) ++p;
+    if (p < comp.size() && (comp[p] == '_' || comp[p] == '-')) ++p;
     size_t digits = p;
-    while (p < lower.size() && IsDigit(lower[p])) ++p;
-    if (p == digits || p + 1 >= lower.size() || (lower[p] != '.' && lower[p] != '_' && lower[p] != '-')) continue;
-    if (lower[p + 1] != 'r') continue;
-    if (int64_t n = NumberAt(lower, p + 2); n >= 0) return n;
+    while (p < comp.size() && IsDigit(comp[p])) ++p;
+    if (p == digits || p + 1 >= comp.size() || (comp[p] != '.' && comp[p] != '_' && comp[p] != '-')) continue;
+    if (AsciiLower(comp[p + 1]) != 'r') continue;
+    if (int64_t n = NumberAt(comp, p + 2); n >= 0) return n;
   }
   return -1;
 }
@@ -120,11 +141,12 @@ std::vector<SourceGroup> GroupSources(const ScanResult& scan, std::vector<int>& 
   group_of_source.assign(scan.sources.size(), -1);
   size_t own_numbered = 0;
   bool any_bundle = false;
+  internal::SourceAttempts attempt_of;
   for (size_t s = 0; s < scan.sources.size(); ++s) {
     const SourceSummary& src = scan.sources[s];
     SourceGroup g;
     g.bundle = BundleOfSource(src.name);
-    std::optional<PathAttempt> pa = g.bundle ? std::nullopt : AttemptOfPath(src.name);
+    std::optional<PathAttempt> pa = g.bundle ? std::nullopt : attempt_of.Of(src.name);
     if (!g.bundle && !pa) continue;
     g.number = pa ? pa->number : 0;
     g.label = pa ? pa->label : StrCat("prior bundle ", g.bundle);
@@ -228,10 +250,13 @@ struct Marker {
 std::vector<Marker> RestartMarkers(const Ruleset& rs, const ScanResult& scan) {
   std::vector<Marker> out;
   std::map<std::string, size_t> per_job;
+  // Each rule's role read once, not from its tags at every line.
+  std::vector<bool> starts(rs.rule_count());
+  for (size_t r = 0; r < starts.size(); ++r) starts[r] = RuleHasRole(*rs.rule(r), RuleRole::kAttemptStart);
   for (size_t i = 0; i < scan.evidence.size(); ++i) {
     const Evidence& ev = scan.evidence[i];
     // A restart count (scontrol's Restarts=N) marks no moment.
-    if (!RuleHasRole(*rs.rule(ev.rule), RuleRole::kAttemptStart) || ev.Field("restarts")) continue;
+    if (!starts[ev.rule] || ev.Field("restarts")) continue;
     const std::string* job = ev.Field("jobid");
     // sacct's REQUEUED row: the run ended (and the next was queued) at its End.
     int64_t t = ev.time_us;
@@ -481,6 +506,21 @@ std::optional<PathAttempt> AttemptOfPath(std::string_view path) {
 }
 
 namespace internal {
+
+std::optional<PathAttempt> SourceAttempts::Of(std::string_view path) {
+  if (BundleOfSource(path)) return std::nullopt;
+  const size_t slash = path.rfind('/');
+  std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  if (int64_t n = NumberOfComponent(base); n >= 0) return PathAttempt{std::string(base), n};
+  if (slash == std::string_view::npos) return std::nullopt;
+  std::string_view dir = path.substr(0, slash);
+  if (!have_dir_ || dir_ != dir) {
+    dir_.assign(dir);
+    have_dir_ = true;
+    dir_attempt_ = AttemptOfPath(dir);
+  }
+  return dir_attempt_;
+}
 
 // The scheduler counts more restarts (scontrol's Restarts=N) than the input
 // holds runs: the earlier runs are what would show a recurrence.

@@ -46,6 +46,24 @@ struct PathAttempt {
 };
 std::optional<PathAttempt> AttemptOfPath(std::string_view path);
 
+namespace internal {
+
+// AttemptOfPath of many paths in turn: Of(path) == AttemptOfPath(path), but
+// the components above a path's last are read once per run of paths in the
+// same directory (a walk lists a directory's files together, and an archive
+// of 20,736 files has 1,153 directories).
+class SourceAttempts {
+ public:
+  std::optional<PathAttempt> Of(std::string_view path);
+
+ private:
+  bool have_dir_ = false;
+  std::string dir_;
+  std::optional<PathAttempt> dir_attempt_;
+};
+
+}  // namespace internal
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_CORRELATE_ATTEMPTS_H_

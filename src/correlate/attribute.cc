@@ -85,20 +85,44 @@ void LocalRanksOfOneNode(CorrelationState& st) {
 // ..."): an index a channel line names means one HCA. An index that a
 // host's processes name differently names none of the host's own.
 struct IbDeviceLists {
-  std::map<std::tuple<std::string, int64_t, int64_t>, std::string> by_pid;
-  std::map<std::pair<std::string, int64_t>, std::string> by_host;  // "": several
+  // Hosts by number, given in order of first sight: the lists' keys compare
+  // numbers, not names (an archive's thousands of NIC lines made the string
+  // compares of every map step most of this pass).
+  std::map<std::string, uint32_t, std::less<>> host_ids;
+  std::map<std::tuple<uint32_t, int64_t, int64_t>, std::string> by_pid;
+  std::map<std::pair<uint32_t, int64_t>, std::string> by_host;  // "": several
 
-  void Add(const std::string& host, int64_t pid, int64_t index, const std::string& name) {
+  void Add(uint32_t host, int64_t pid, int64_t index, const std::string& name) {
     if (pid >= 0) by_pid[{host, pid, index}] = name;
     auto [it, fresh] = by_host.try_emplace({host, index}, name);
     if (!fresh && it->second != name) it->second.clear();
   }
-  const std::string* Name(const std::string& host, int64_t pid, int64_t index) const {
+  const std::string* Name(uint32_t host, int64_t pid, int64_t index) const {
     if (auto p = by_pid.find({host, pid, index}); p != by_pid.end()) return &p->second;
     auto h = by_host.find({host, index});
     return h == by_host.end() || h->second.empty() ? nullptr : &h->second;
   }
 };
+
+// The number of NormalizeHost(host) in `lists`, given one when `add`, else
+// none (nullopt) for a host the lists never saw; `last` keeps the previous
+// line's answer, as a run of lines comes from one host.
+struct HostIdCache {
+  const std::string* raw = nullptr;
+  std::optional<uint32_t> id;
+};
+std::optional<uint32_t> ListHostId(IbDeviceLists& lists, const std::string& host, bool add, HostIdCache& last) {
+  if (last.raw && *last.raw == host) return last.id;
+  std::string key = NormalizeHost(host);
+  std::optional<uint32_t> id;
+  if (add) {
+    id = lists.host_ids.try_emplace(std::move(key), static_cast<uint32_t>(lists.host_ids.size())).first->second;
+  } else if (auto it = lists.host_ids.find(key); it != lists.host_ids.end()) {
+    id = it->second;
+  }
+  last = {&host, id};
+  return id;
+}
 
 // The HCA each rank sends through: its "Channel 00/0 : 3[3] -> 11[3] [send]
 // via NET/IB/1" line names device 1 of its process's list. NCCL's "NET/IB:
@@ -109,13 +133,15 @@ struct IbDeviceLists {
 bool HcasOfChannels(CorrelationState& st) {
   IbDeviceLists lists;
   bool ports = false;
+  HostIdCache last;
   for (const NicLink& l : st.scan.nics) {
     if (l.hca.empty() || l.host.empty()) continue;
-    if (l.index >= 0) lists.Add(NormalizeHost(l.host), l.pid, l.index, l.hca);
+    if (l.index >= 0) lists.Add(*ListHostId(lists, l.host, true, last), l.pid, l.index, l.hca);
     if (!l.pci.empty()) st.topo.AddHcaPci(l.host, l.pci, l.hca);
     if (!l.netdev.empty()) st.topo.AddHcaNetdev(l.host, l.netdev, l.hca);
     ports = ports || !l.pci.empty() || !l.netdev.empty();
   }
+  last = {};
   for (const NicLink& l : st.scan.nics) {
     if (!l.sends || l.host.empty()) continue;
     Attribution a;  // a process's line: its pid, else its launcher's local rank, names its rank
@@ -124,7 +150,8 @@ bool HcasOfChannels(CorrelationState& st) {
     a.host = l.host;
     st.topo.Resolve(a);
     const int64_t rank = a.rank.value_or(-1);
-    const std::string* hca = lists.Name(NormalizeHost(l.host), l.pid, l.index);
+    const std::optional<uint32_t> host = ListHostId(lists, l.host, false, last);
+    const std::string* hca = host ? lists.Name(*host, l.pid, l.index) : nullptr;
     if (rank >= 0 && hca) st.topo.AddHca(l.host, *hca, rank);
   }
   return ports;

@@ -673,6 +673,15 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   } else {
     InferSuspect(st, dr, inc);
   }
+  // A line that names no host, in a file whose other lines name one (a
+  // node's log: its NCCL INFO lines print `cn136:970:1023`, its kernel
+  // lines a syslog host), is on that host; not when the incident's rank came
+  // from another line (a suspect inferred elsewhere) or its line blames a peer.
+  if (inc.host.empty() && inc.rank == first.rank && !(dr.peer && !dr.peer->empty())) {
+    if (auto it = st.index.source_host.find(first.source); it != st.index.source_host.end()) {
+      inc.host = it->second;
+    }
+  }
   // The first line that says how the process ended (an exception line may
   // share its line with the signal that ended it: "process 0 terminated
   // with signal SIGKILL").

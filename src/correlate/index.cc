@@ -23,9 +23,13 @@ void CollectKnownRanks(CorrelationState& st, int64_t nranks) {
   for (const auto& [rank, r] : st.scan.ranks) {
     if (rank >= 0) ix.known_ranks.insert(rank);
   }
+  const std::string* last_host = nullptr;  // a run of one host's sources is one insert
   for (const SourceSummary& s : st.scan.sources) {
     if (s.rank >= 0) ix.known_ranks.insert(s.rank);
-    if (!s.host.empty()) ix.known_hosts.insert(s.host);
+    if (!s.host.empty() && !(last_host && *last_host == s.host)) {
+      ix.known_hosts.insert(s.host);
+      last_host = &s.host;
+    }
   }
   for (const DeviceLink& l : st.scan.devices) {
     if (l.global || l.nranks == st.world_nranks) ix.known_ranks.insert(l.rank);
@@ -81,6 +85,11 @@ void BuildEvidenceIndex(CorrelationState& st) {
   ix.hardware.assign(st.evs.size(), false);
   ix.sources.assign(st.scan.sources.size(), SourceSpan{});
   int64_t nranks = 0;
+  // A run of one host's lines (the evidence is in source order) is one
+  // insert into known_hosts, not one per line.
+  const std::string* last_host = nullptr;
+  const std::string* own_host = nullptr;  // the last line's own host, of source own_source
+  uint32_t own_source = 0;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     bool hw = HardwareLayer(st.rs.rule(ev.rule)->layer());
@@ -116,7 +125,22 @@ void BuildEvidenceIndex(CorrelationState& st) {
       ix.last_checkpoint_host = ev.host;
     }
     if (ev.rank >= 0) ix.known_ranks.insert(ev.rank);
-    if (!ev.host.empty()) ix.known_hosts.insert(ev.host);
+    if (!ev.host.empty() && !(last_host && *last_host == ev.host)) {
+      ix.known_hosts.insert(ev.host);
+      last_host = &ev.host;
+    }
+    // The one host of each source (a run of one source and host is one
+    // lookup).
+    if (!ev.host.empty() && !(own_host && own_source == ev.source && *own_host == ev.host) &&
+        !ev.Field("peer")) {
+      auto [it, fresh] = ix.source_host.try_emplace(ev.source, ev.host);
+      if (!fresh && !it->second.empty() && it->second != ev.host &&
+          NormalizeHost(it->second) != NormalizeHost(ev.host)) {
+        it->second.clear();
+      }
+      own_source = ev.source;
+      own_host = &ev.host;
+    }
     // The scheduler's list of the job's nodes (scontrol's NodeList=): hosts
     // of the job even when none of their logs were collected.
     if (const std::string* nl = ev.Field("nodelist")) {

@@ -96,6 +96,10 @@ struct EvidenceIndex {
   std::string last_checkpoint_host;                // and the host that logged it
   std::set<int64_t> known_ranks;
   std::set<std::string> known_hosts;
+  // source -> the one host its lines name of their own (a node's log whose
+  // NCCL INFO lines print `cn136:970:1023`), "" once two differ; a line
+  // that blames its peer names no host of the source.
+  std::map<uint32_t, std::string> source_host;
 };
 
 struct CorrelationState {

@@ -2,6 +2,7 @@
 // restart-directory forms clusters leave, and names that only look like one.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "correlate/attempts.h"
 #include "gtest/gtest.h"
@@ -50,6 +51,51 @@ TEST(AttemptOfPath, PriorBundleSourcesAreTheirBundles) {
   const std::string name = PriorBundleSourceName(2, "attempt_1/train.log");
   EXPECT_EQ(name, "<prior bundle 2>/attempt_1/train.log");
   EXPECT_FALSE(AttemptOfPath(name));
+}
+
+TEST(AttemptOfPath, AnyCase) {
+  EXPECT_EQ(Number("logs/RESTART-1/rank-0.log"), 1);
+  EXPECT_EQ(Number("logs/ReTrY_7/out.txt"), 7);
+  EXPECT_EQ(Number("logs/RESTARTS_2/out.txt"), 2);
+  EXPECT_EQ(Number("runs/JOB_88231.R2/train.log"), 2);
+  EXPECT_EQ(Number("runs/JOB_88231.X2/train.log"), -1);
+  EXPECT_EQ(Number("logs/NoRetry3/train.log"), -1);
+}
+
+// SourceAttempts answers as AttemptOfPath, path by path, whatever order the
+// paths come in: a directory's answer is kept only for the paths in it.
+TEST(SourceAttempts, AnswersAsAttemptOfPath) {
+  const std::vector<std::string> paths = {
+      "job/attempt_2/node01/train.log",
+      "job/attempt_2/node01/retry_5.log",  // the file's own name is deeper
+      "job/attempt_2/node01/dmesg.log",
+      "job/attempt_2/node02/train.log",
+      "job/node01/train.log",  // a sibling directory with no attempt
+      "job/attempt_2/node01/train.log",  // back to an earlier directory
+      "job/attempt_2",
+      "job/attempt_2/",
+      "job/attempt_2x/node01/train.log",
+      "attempt_3/train.log",
+      "train_retry_1.log",
+      "train.log",
+      "/abs/restart-4/x.log",
+      "/x.log",
+      "",
+      "/",
+      "a//b/requeue-1//c.log",
+      "runs/job_88231.r2/train.log",
+      PriorBundleSourceName(1, "attempt_1/train.log"),
+      "attempt_1/train.log",
+  };
+  internal::SourceAttempts of;
+  for (const std::string& p : paths) {
+    std::optional<PathAttempt> want = AttemptOfPath(p);
+    std::optional<PathAttempt> got = of.Of(p);
+    ASSERT_EQ(got.has_value(), want.has_value()) << p;
+    if (!want) continue;
+    EXPECT_EQ(got->number, want->number) << p;
+    EXPECT_EQ(got->label, want->label) << p;
+  }
 }
 
 }  // namespace

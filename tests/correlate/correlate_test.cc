@@ -947,6 +947,25 @@ TEST_F(CorrelateTest, FolderNamesDoNotMakeAKernelLog) {
   EXPECT_EQ(d.job_end_us, kT0 + 2 * kHour);
 }
 
+// A file's own name says a kernel log wherever the word is in it (after the
+// last '/' or '\\'), even with the scan's flag unset: its old span does not
+// stretch the window. A name without the words does.
+TEST_F(CorrelateTest, AFilesOwnNameMakesAKernelLog) {
+  for (const std::string name : {"node100/syslog.1", "node100/host-messages-2026", "node100/kern",
+                                 "node100/ai-journal.txt", "node100/x.dmesg", "C:\\logs\\node100\\syslog",
+                                 "node100/sys-log.txt", "dmesg/node100/log.txt", "C:\\dmesg\\node100.txt"}) {
+    Synth s(rs());
+    uint32_t app = s.Source("node100/rank-0.log", "node100", 0, kT0, kT0 + 2 * kHour);
+    s.Add(app, "nccl-init", "init_commid", kT0 + 10 * kS, 0);
+    uint32_t other = s.Source(name, "node100", -1, kT0 - 10 * kDay, kT0 - 10 * kDay + kHour);
+    s.scan.sources[other].kernel_log = false;
+    Diagnosis d = s.Run();
+    const bool kernel = name.find("sys-log") == std::string::npos && name.find("dmesg/") == std::string::npos &&
+                        name.find("dmesg\\") == std::string::npos;
+    EXPECT_EQ(d.job_start_us, kernel ? kT0 : kT0 - 10 * kDay) << name;
+  }
+}
+
 // ---------------------------------------------------------------- peers
 
 TEST_F(CorrelateTest, PeerAddressNamesTheRemoteHost) {
