@@ -791,6 +791,34 @@ bool EndsWith(std::string_view s, std::string_view tail) {
 
 // items[0..k) ending at `end`, trying every way each matches (backwards).
 int EndAt(const std::vector<ShapeItem>& items, size_t k, std::string_view s, size_t end, int* budget) {
+  // Without a choice first: a literal ends at `end` or not; a run that
+  // starts the items or follows a literal whose last byte is not of its
+  // class can only be its longest (a shorter one would leave a byte of the
+  // class where the literal ends).
+  while (k > 0) {
+    const ShapeItem& it = items[k - 1];
+    if (it.kind == ShapeItem::kLit) {
+      const std::string& t = it.texts[0];
+      const size_t n = t.size();
+      if (end < n || (n > 0 && (s[end - 1] != t[n - 1] || std::memcmp(s.data() + end - n, t.data(), n - 1) != 0))) {
+        return 0;
+      }
+      end -= n;
+      --k;
+      continue;
+    }
+    const ShapeItem* before = k >= 2 ? &items[k - 2] : nullptr;
+    if (it.kind != ShapeItem::kRun ||
+        (before != nullptr && (before->kind != ShapeItem::kLit || before->texts[0].empty() ||
+                               it.bytes[static_cast<unsigned char>(before->texts[0].back())]))) {
+      break;
+    }
+    size_t from = end;
+    while (from > 0 && end - from < it.max && it.bytes[static_cast<unsigned char>(s[from - 1])]) --from;
+    if (end - from < it.min) return 0;
+    end = from;
+    --k;
+  }
   if (k == 0) return 1;
   if (--*budget < 0) return -1;
   const ShapeItem& it = items[k - 1];

@@ -455,7 +455,7 @@ TEST(ItemsBefore, EndAtSameAsRe2) {
   const char kBytes[] = "ab0 1,'x\t";
   int checked = 0, held = 0;
   for (std::string_view p : {"ab[0-9]+, ", R"(x[ \t]*[0-9]+)", "a'?[0-9]+ ", "(?:ab|a)b+", "[0-9]+[0-9]", "a+a+b",
-                             "[0-9]+,? ?x*", "b a'?'?1", "x"}) {
+                             "[0-9]+,? ?x*", "b a'?'?1", "x", "a1[0-9]+", "[0-9]+, [0-9]+", "a,x?[0-9]*", "1[0-9]+1"}) {
     const std::optional<ItemShape> shape = ParseItemShape(p);
     ASSERT_TRUE(shape) << p;
     RE2 re(p);
