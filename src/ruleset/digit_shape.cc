@@ -730,7 +730,8 @@ std::optional<DigitShape> ParseDigitShape(std::string_view pattern) {
   return shape;
 }
 
-std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals) {
+std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals,
+                                    size_t* start) {
   const std::string& head = shape.head;
   Search st{subject, BudgetFor(subject), nullptr};
   for (size_t at = subject.find(head); at != std::string_view::npos;
@@ -741,6 +742,7 @@ std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view su
     if (tail < 0) return std::nullopt;
     if (tail == 1) {
       HeadValues(shape, subject, at, vals);
+      if (start != nullptr) *start = at;
       return true;
     }
   }
@@ -758,6 +760,135 @@ std::optional<ItemShape> ParseItemShape(std::string_view pattern) {
 std::optional<bool> MatchItemShape(const ItemShape& shape, std::string_view subject) {
   if (shape.gap && !IsAscii(subject)) return std::nullopt;
   return MatchFromLeft(shape, subject, nullptr);
+}
+
+namespace {
+
+bool SameItems(const std::vector<ShapeItem>& a, const std::vector<ShapeItem>& b);
+
+// Whether two items match the same text the same way (a class by its bytes).
+bool SameItem(const ShapeItem& a, const ShapeItem& b) {
+  if (a.kind != b.kind || a.texts != b.texts || a.capture != b.capture || a.optional != b.optional) return false;
+  if (a.kind == ShapeItem::kRun && (a.bytes != b.bytes || a.min != b.min || a.max != b.max)) return false;
+  if (a.branches.size() != b.branches.size()) return false;
+  for (size_t i = 0; i < a.branches.size(); ++i) {
+    if (!SameItems(a.branches[i], b.branches[i])) return false;
+  }
+  return true;
+}
+
+bool SameItems(const std::vector<ShapeItem>& a, const std::vector<ShapeItem>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!SameItem(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+bool EndsWith(std::string_view s, std::string_view tail) {
+  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+}
+
+// items[0..k) ending at `end`, trying every way each matches (backwards).
+int EndAt(const std::vector<ShapeItem>& items, size_t k, std::string_view s, size_t end, int* budget) {
+  // Without a choice first: a literal ends at `end` or not; a run that
+  // starts the items or follows a literal whose last byte is not of its
+  // class can only be its longest (a shorter one would leave a byte of the
+  // class where the literal ends).
+  while (k > 0) {
+    const ShapeItem& it = items[k - 1];
+    if (it.kind == ShapeItem::kLit) {
+      const std::string& t = it.texts[0];
+      const size_t n = t.size();
+      if (end < n || (n > 0 && (s[end - 1] != t[n - 1] || std::memcmp(s.data() + end - n, t.data(), n - 1) != 0))) {
+        return 0;
+      }
+      end -= n;
+      --k;
+      continue;
+    }
+    const ShapeItem* before = k >= 2 ? &items[k - 2] : nullptr;
+    if (it.kind != ShapeItem::kRun ||
+        (before != nullptr && (before->kind != ShapeItem::kLit || before->texts[0].empty() ||
+                               it.bytes[static_cast<unsigned char>(before->texts[0].back())]))) {
+      break;
+    }
+    size_t from = end;
+    while (from > 0 && end - from < it.max && it.bytes[static_cast<unsigned char>(s[from - 1])]) --from;
+    if (end - from < it.min) return 0;
+    end = from;
+    --k;
+  }
+  if (k == 0) return 1;
+  if (--*budget < 0) return -1;
+  const ShapeItem& it = items[k - 1];
+  switch (it.kind) {
+    case ShapeItem::kLit:
+    case ShapeItem::kAlt:
+      for (const std::string& t : it.texts) {
+        // The last byte first: most tries of an alternative fail there.
+        const size_t n = t.size();
+        if (end < n || (n > 0 && (s[end - 1] != t[n - 1] || std::memcmp(s.data() + end - n, t.data(), n - 1) != 0))) {
+          continue;
+        }
+        const int r = EndAt(items, k - 1, s, end - n, budget);
+        if (r != 0) return r;
+      }
+      return 0;
+    case ShapeItem::kOpt: {
+      if (end > 0 && s[end - 1] == it.texts[0][0]) {
+        const int r = EndAt(items, k - 1, s, end - 1, budget);
+        if (r != 0) return r;
+      }
+      return EndAt(items, k - 1, s, end, budget);
+    }
+    case ShapeItem::kRun: {
+      size_t from = end;
+      while (from > 0 && end - from < it.max && it.bytes[static_cast<unsigned char>(s[from - 1])]) --from;
+      for (size_t b = from; end - b >= it.min; ++b) {
+        const int r = EndAt(items, k - 1, s, b, budget);
+        if (r != 0) return r;
+        if (b == end) break;
+      }
+      return 0;
+    }
+    default: return -1;
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<ShapeItem>> ItemsBefore(const ItemShape& pattern, const ItemShape& suffix) {
+  const std::vector<ShapeItem>& p = pattern.items;
+  const std::vector<ShapeItem>& x = suffix.items;
+  if (x.empty() || p.size() < x.size()) return std::nullopt;
+  const size_t j = p.size() - x.size();
+  for (size_t i = 1; i < x.size(); ++i) {
+    if (!SameItem(p[j + i], x[i])) return std::nullopt;
+  }
+  std::vector<ShapeItem> before(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(j));
+  if (!SameItem(p[j], x[0])) {
+    // A literal the two share: "..., global rank: " before "global rank: ".
+    if (p[j].kind != ShapeItem::kLit || x[0].kind != ShapeItem::kLit || !EndsWith(p[j].texts[0], x[0].texts[0])) {
+      return std::nullopt;
+    }
+    ShapeItem cut = p[j];
+    cut.texts[0].resize(cut.texts[0].size() - x[0].texts[0].size());
+    before.push_back(std::move(cut));
+  }
+  for (const ShapeItem& it : before) {
+    if (it.kind != ShapeItem::kLit && it.kind != ShapeItem::kRun && it.kind != ShapeItem::kOpt &&
+        it.kind != ShapeItem::kAlt) {
+      return std::nullopt;
+    }
+  }
+  return before;
+}
+
+int ItemsEndAt(const std::vector<ShapeItem>& items, std::string_view s, size_t end) {
+  if (end > s.size()) return 0;
+  int budget = BudgetFor(s);
+  return EndAt(items, items.size(), s, end, &budget);
 }
 
 std::optional<ItemShape> ParseCaptureShape(std::string_view pattern) {

@@ -90,9 +90,11 @@ struct DigitShape {
 std::optional<DigitShape> ParseDigitShape(std::string_view pattern);
 
 // The leftmost match of `shape` in `subject`: the digit runs of its captures,
-// in group order, in vals[0 .. captures.size()). False when there is none;
-// nullopt when the search of its items gave up (then RE2 must answer).
-std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals);
+// in group order, in vals[0 .. captures.size()), and with `start` where the
+// match starts. False when there is none; nullopt when the search of its
+// items gave up (then RE2 must answer).
+std::optional<bool> MatchDigitShape(const DigitShape& shape, std::string_view subject, std::string_view* vals,
+                                    size_t* start = nullptr);
 
 // A pattern as items (a signal's pattern, to confirm a line with; its groups
 // do not capture), or nullopt when it is anything else.
@@ -103,6 +105,17 @@ std::optional<ItemShape> ParseItemShape(std::string_view pattern);
 // a subject with non-ASCII bytes, which RE2 reads as UTF-8, or the search's
 // step budget ran out).
 std::optional<bool> MatchItemShape(const ItemShape& shape, std::string_view subject);
+
+// A pattern whose items end in another's (an extract's, its captures plain
+// groups): the items before those, a literal the two share cut where the
+// other's starts. Nullopt when the pattern does not end so, or when an item
+// before is other than a literal, a run of a class, an optional byte or a
+// list of literal alternatives (what ItemsEndAt reads).
+std::optional<std::vector<ShapeItem>> ItemsBefore(const ItemShape& pattern, const ItemShape& suffix);
+
+// Whether `items` (as ItemsBefore gives them) match some stretch of `s`
+// that ends at `end`: 1 yes, 0 no, -1 when the search's step budget ran out.
+int ItemsEndAt(const std::vector<ShapeItem>& items, std::string_view s, size_t end);
 
 // The items of a case-sensitive extract pattern with named captures, or
 // nullopt when it holds anything the items cannot tell in RE2's order (a

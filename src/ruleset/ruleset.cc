@@ -546,6 +546,13 @@ void SignalInfo::BuildShapes() const {
       if (!x.shape && !x.items) x.tail = ParseTailRun(src);
     }
     if (!signal->caseless()) rx.confirm_items = ParseItemShape(signal->pattern()->string_view());
+    const std::vector<std::string_view> srcs = ExtractsOf(*signal);
+    if (rx.confirm_items && rx.extracts.size() == 1 && rx.extracts[0].shape) {
+      // The extract's items, its captures plain groups.
+      if (const std::optional<ItemShape> x = ParseItemShape(srcs[0])) {
+        rx.confirm_before = ItemsBefore(*rx.confirm_items, *x);
+      }
+    }
   });
   rx.built.store(true, std::memory_order_release);
 }
@@ -653,6 +660,24 @@ bool SignalInfo::Confirms(std::string_view subject) const {
   }
   const RE2* re = ConfirmRe2().confirm.get();
   return re && RE2::PartialMatch(subject, *re);
+}
+
+std::optional<bool> SignalInfo::ConfirmAndExtract(
+    std::string_view subject, std::vector<std::pair<std::string_view, std::string_view>>* out) const {
+  const SignalRegex& rx = Regex();
+  if (!rx.confirm_before) return std::nullopt;
+  const Extractor& x = rx.extracts[0];
+  std::string_view vals[kMaxShapeCaptures];
+  size_t start = 0;
+  const std::optional<bool> m = MatchDigitShape(*x.shape, subject, vals, &start);
+  if (!m) return std::nullopt;
+  // The pattern's every match holds one of the extract.
+  if (!*m) return false;
+  if (ItemsEndAt(*rx.confirm_before, subject, start) != 1 && !Confirms(subject)) return false;
+  for (size_t k = 0; k < x.capture_names.size(); ++k) {
+    if (vals[k].data() != nullptr) out->emplace_back(x.capture_names[k], vals[k]);
+  }
+  return true;
 }
 
 namespace {

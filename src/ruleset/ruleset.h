@@ -104,6 +104,9 @@ struct SignalRegex {
   // Set when the pattern is of the hand parser's items (digit_shape.h): then
   // this, not `confirm`, tells whether a subject matches, where it can.
   std::optional<ItemShape> confirm_items;
+  // Set when those items end in the signal's only extract's, which is a
+  // digit shape (ItemsBefore): the items before them (ConfirmAndExtract).
+  std::optional<std::vector<ShapeItem>> confirm_before;
   std::vector<Extractor> extracts;  // `extract`, then `extract_more`
   // Why RE2 rejected the pattern, or an extract; empty when it took it (or
   // was not asked yet).
@@ -150,6 +153,14 @@ struct SignalInfo {
   // names and into `subject`. Returns whether any extractor matched.
   bool ExtractFields(std::string_view subject,
                      std::vector<std::pair<std::string_view, std::string_view>>* out) const;
+  // Confirms(subject) and, when it holds, what ExtractFields(subject, out)
+  // appends, from one walk where the pattern ends in its only extract (a
+  // digit shape): the extract's leftmost match, then the pattern's items
+  // before it, read back from where it starts (the pattern holds then; with
+  // no match of the extract it cannot). Nullopt when not taken, or the shape
+  // could not tell: then ask Confirms and ExtractFields.
+  std::optional<bool> ConfirmAndExtract(std::string_view subject,
+                                        std::vector<std::pair<std::string_view, std::string_view>>* out) const;
   // Builds the shapes and the RE2 objects now; false when RE2 rejects the
   // pattern or the extract, with the reason in *error.
   bool BuildRegex(std::string* error) const;

@@ -165,6 +165,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
   out.evidence.reserve(out.evidence.size() + records);
   // The time in force at the previous matched line (its own or inherited).
   TimeInForce prev;
+  out.held.clear();
   for (uint32_t i = 0; i < out.pending.size(); ++i) {
     Pending& p = out.pending[i];
     std::string_view line = out.LineOf(p);
@@ -207,6 +208,8 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
   out.pending_text.shrink_to_fit();
   out.pending_ids.clear();
   out.pending_ids.shrink_to_fit();
+  out.held.clear();
+  out.held.shrink_to_fit();
   ChunkEdgeTimes(st.framing.format(), st.tctx, clean_lines, out);
   out.head.clear();
   // The tail stays: the merge keeps the source's last bytes from it to
@@ -223,6 +226,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
   const bool subject_is_line = message_in_line && view.message.size() == line.size();
   bool kept_message = false;
   const uint32_t* ids = out.IdsOf(p);
+  thread_local std::vector<std::pair<std::string_view, std::string_view>> captured;
   for (size_t j = 0; j < p.ids_n; ++j) {
     uint32_t id = ids[j];
     const SignalInfo& si = rs->signal(id);
@@ -234,7 +238,14 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     std::string_view subject = windowed ? std::string_view(p.windows[j]) : view.message;
     if (!si.Usable()) continue;
     const bool hs_enough = plans_[id].hs_confirms && !windowed && subject_is_line && !st.framing.format().json;
-    if (!hs_enough && !si.Confirms(subject)) continue;
+    // Where the pattern ends in the extract, one walk confirms and captures
+    // (on the line itself: pass 2 extracts from it).
+    captured.clear();
+    std::optional<bool> fused;
+    if (!hs_enough && !windowed && subject_is_line && si.role != SignalRole::Progress) {
+      fused = si.ConfirmAndExtract(subject, &captured);
+    }
+    if (fused ? !*fused : !hs_enough && !si.Confirms(subject)) continue;
     if (si.detail_exception_line) {
       if (!p.exception) {
         bool in_frames = false;
@@ -291,7 +302,15 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     }
     // Attribution: the line, then the path (captures come in pass 2).
     AttributeRecord(view.attr, st.path_attr, ev);
-    refs.push_back({pending_index, static_cast<uint32_t>(j), kept_message, false, sub_begin, sub_len});
+    EvidenceRef& ref = refs.emplace_back(
+        EvidenceRef{pending_index, static_cast<uint32_t>(j), kept_message, false, sub_begin, sub_len});
+    if (fused) {
+      ref.held_at = static_cast<uint32_t>(out.held.size());
+      ref.held_n = static_cast<uint32_t>(captured.size());
+      for (const auto& [name, value] : captured) {
+        out.held.push_back({name, static_cast<uint32_t>(value.data() - line.data()), static_cast<uint32_t>(value.size())});
+      }
+    }
   }
 }
 
@@ -402,7 +421,11 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     const SignalInfo& si = rs->signal(ev.signal);
     const bool extract = !si.extracts().empty() && (!r.thin || plans_[ev.signal].thin_extract);
     captured.clear();
-    if (extract) {
+    if (extract && r.held_at != UINT32_MAX) {
+      for (uint32_t h = r.held_at; h < r.held_at + r.held_n; ++h) {
+        captured.emplace_back(out.held[h].name, line.substr(out.held[h].begin, out.held[h].len));
+      }
+    } else if (extract) {
       std::string_view subject = r.j < p.windows.size() ? std::string_view(p.windows[r.j])
                                  : r.own_message              ? std::string_view(p.message)
                                                               : line;

@@ -144,6 +144,17 @@ struct EvidenceRef {
   bool thin = false;
   uint32_t sub_begin = 0;         // captures from subject.substr(sub_begin, sub_len)
   uint32_t sub_len = UINT32_MAX;  // (a progress line's newest tqdm update)
+  // The captures the confirm took (SignalInfo::ConfirmAndExtract), in
+  // ChunkOut::held[held_at, held_at + held_n); held_at UINT32_MAX when none.
+  uint32_t held_at = UINT32_MAX;
+  uint32_t held_n = 0;
+};
+
+// A capture of the line, taken in phase B's first pass: its name (the
+// extractor's) and where it lies in the line.
+struct HeldCapture {
+  std::string_view name;
+  uint32_t begin = 0, len = 0;
 };
 
 // A traceback window cut at a stream chunk's start, completed at the merge.
@@ -157,6 +168,7 @@ struct ChunkOut {
   std::vector<Pending> pending;
   std::string pending_text;             // the pending lines and their context
   std::vector<uint32_t> pending_ids;    // their signals, line after line
+  std::vector<HeldCapture> held;        // phase B: EvidenceRef::held_at
   std::string_view LineOf(const Pending& p) const {
     return p.line_owned ? std::string_view(p.line) : std::string_view(pending_text.data() + p.line_at, p.line_len);
   }

@@ -420,5 +420,62 @@ TEST(DigitShape, SameAsRe2OnEveryRulesetExample) {
   EXPECT_GT(captured, 3);
 }
 
+// ItemsBefore: the items of a pattern before the items of an extract it ends
+// in, a literal they share cut in two.
+TEST(ItemsBefore, TheItemsBeforeASuffixOnly) {
+  auto items = [](std::string_view p) { return *ParseItemShape(p); };
+  const ItemShape pg = items(R"(ProcessGroupNCCL initialization options: size: [0-9]+, global rank: [0-9]+, TIMEOUT\(ms\): [0-9]+)");
+  std::optional<std::vector<ShapeItem>> before =
+      ItemsBefore(pg, items(R"(global rank: (?P<rank>[0-9]+), TIMEOUT\(ms\): (?P<timeout_ms>[0-9]+))"));
+  ASSERT_TRUE(before);
+  ASSERT_EQ(before->size(), 3u);
+  EXPECT_EQ((*before)[0].texts[0], "ProcessGroupNCCL initialization options: size: ");
+  EXPECT_EQ((*before)[1].kind, ShapeItem::kRun);
+  EXPECT_EQ((*before)[2].texts[0], ", ");
+  // The whole pattern: nothing before.
+  before = ItemsBefore(pg, pg);
+  ASSERT_TRUE(before);
+  EXPECT_TRUE(before->empty());
+  // Not a suffix: a capture short of the end, another literal, another class.
+  EXPECT_FALSE(ItemsBefore(pg, items("global rank: (?P<rank>[0-9]+)")));
+  EXPECT_FALSE(ItemsBefore(pg, items(R"(global Rank: (?P<rank>[0-9]+), TIMEOUT\(ms\): (?P<t>[0-9]+))")));
+  EXPECT_FALSE(ItemsBefore(pg, items(R"(global rank: (?P<rank>[0-9]+), TIMEOUT\(ms\): (?P<t>[0-9.]+))")));
+  EXPECT_FALSE(ItemsBefore(items("ab [0-9]+ x"), items("x[0-9]+")));
+  // Before the suffix, only what ItemsEndAt reads back: not a gap, a group, '^'.
+  EXPECT_FALSE(ItemsBefore(items(R"(a[^\n]*b: [0-9]+)"), items("b: (?P<x>[0-9]+)")));
+  EXPECT_FALSE(ItemsBefore(items("a(?:b [0-9]+)?c: [0-9]+"), items("c: (?P<x>[0-9]+)")));
+  EXPECT_FALSE(ItemsBefore(items("^a c: [0-9]+"), items("c: (?P<x>[0-9]+)")));
+  EXPECT_TRUE(ItemsBefore(items("(?:ab|cd)'?x*[0-9]+c: [0-9]+"), items("c: (?P<x>[0-9]+)")));
+}
+
+// ItemsEndAt against RE2: some start b with the items matching s[b, end)
+// whole, on random texts of the items' bytes, at every end.
+TEST(ItemsBefore, EndAtSameAsRe2) {
+  std::mt19937 rng(20);
+  const char kBytes[] = "ab0 1,'x\t";
+  int checked = 0, held = 0;
+  for (std::string_view p : {"ab[0-9]+, ", R"(x[ \t]*[0-9]+)", "a'?[0-9]+ ", "(?:ab|a)b+", "[0-9]+[0-9]", "a+a+b",
+                             "[0-9]+,? ?x*", "b a'?'?1", "x", "a1[0-9]+", "[0-9]+, [0-9]+", "a,x?[0-9]*", "1[0-9]+1"}) {
+    const std::optional<ItemShape> shape = ParseItemShape(p);
+    ASSERT_TRUE(shape) << p;
+    RE2 re(p);
+    ASSERT_TRUE(re.ok()) << p;
+    for (int n = 0; n < 400; ++n) {
+      std::string s;
+      const size_t len = rng() % 14;
+      for (size_t k = 0; k < len; ++k) s.push_back(kBytes[rng() % (sizeof(kBytes) - 1)]);
+      for (size_t end = 0; end <= s.size() + 1; ++end) {
+        bool want = false;
+        for (size_t b = 0; b <= end && end <= s.size() && !want; ++b) want = RE2::FullMatch(s.substr(b, end - b), re);
+        EXPECT_EQ(ItemsEndAt(shape->items, s, end), want ? 1 : 0) << p << " on '" << s << "' at " << end;
+        ++checked;
+        held += want;
+      }
+    }
+  }
+  EXPECT_GT(held, 1000);
+  EXPECT_GT(checked - held, 1000);
+}
+
 }  // namespace
 }  // namespace faultline

@@ -7,6 +7,7 @@
 #include <re2/re2.h>
 
 #include <cstdio>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -176,6 +177,76 @@ TEST(IsThinField, TheFieldsKeepReadsAndNoOthers) {
                                 "block", "file", "comm", "node_name", "pods", "nrank", "section", "global_rank",
                                 "local_ranks_x", "Seq", "step", "value"}) {
     EXPECT_FALSE(internal::IsThinField(name)) << name;
+  }
+}
+
+// Where a pattern ends in its extract (pg_init_options), phase B's first
+// pass takes the captures with the confirm (SignalInfo::ConfirmAndExtract)
+// and the second pass uses them: every record's fields must be the
+// extract's on its line in RE2 -- a line with the extract's text before the
+// pattern's match (the extract's leftmost match is that one), two matches,
+// a carriage return, lines the pattern does not hold on -- whole (big caps)
+// and thin (small caps: the rank only), on 1 and 2 threads.
+TEST(ConfirmAndExtract, RecordsHoldTheExtractsCaptures) {
+  TempDir dir;
+  const std::string opts = "ProcessGroupNCCL initialization options: size: ";
+  std::vector<std::string> lines;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string n = std::to_string(i), t = std::to_string(600000 + i % 7);
+    const std::string match = opts + "64, global rank: " + n + ", TIMEOUT(ms): " + t;
+    switch (i % 6) {
+      case 0: lines.push_back("[rank" + n + "]:[I1102 13:00:00.351576 41000 ProcessGroupNCCL.cpp:931] " + match); break;
+      case 1: lines.push_back("global rank: " + std::to_string(i * 3) + ", TIMEOUT(ms): 5 then " + match); break;
+      case 2: lines.push_back(match + ", PG Name: 0\r"); break;
+      case 3: lines.push_back(match + "; " + opts + "8, global rank: 1, TIMEOUT(ms): 2"); break;
+      case 4: lines.push_back(opts + "64, global rank: " + n + ", TIMEOUT(ms): x " + t); break;
+      case 5: lines.push_back(opts + ", global rank: " + n + ", TIMEOUT(ms): " + t); break;
+    }
+  }
+  std::string text;
+  for (const std::string& l : lines) text += l + "\n";
+  WriteFile(dir / "job.log", text);
+  auto rs = DefaultRules();
+  const int rule = rs->FindRule("nccl-init");
+  ASSERT_GE(rule, 0);
+  const SignalInfo* si = nullptr;
+  for (uint32_t g = rs->first_signal(rule); g < rs->signal_count() && rs->signal(g).rule_index == uint32_t(rule); ++g) {
+    if (rs->signal(g).signal->id()->string_view() == "pg_init_options") si = &rs->signal(g);
+  }
+  ASSERT_NE(si, nullptr);
+  RE2 pattern(si->signal->pattern()->string_view()), extract(si->signal->extract()->string_view());
+  std::vector<std::pair<std::string, std::string>> want;  // rank, timeout_ms
+  for (std::string l : lines) {
+    if (!l.empty() && l.back() == '\r') l.pop_back();
+    std::string rank, timeout;
+    if (RE2::PartialMatch(l, pattern)) {
+      ASSERT_TRUE(RE2::PartialMatch(l, extract, &rank, &timeout));
+      want.emplace_back(rank, timeout);
+    }
+  }
+  ASSERT_EQ(want.size(), 2000u);
+  for (unsigned threads : {1u, 2u}) {
+    ScanOptions whole = scantest::BigCaps(threads, 64 << 10);
+    ScanResult r = ScanFiles(rs, {dir / "job.log"}, whole);
+    std::vector<std::pair<std::string, std::string>> got;
+    for (const Evidence* e : scantest::OfRule(r, *rs, "nccl-init")) {
+      if (e->signal != si->signal_index + rs->first_signal(rule)) continue;
+      const std::string* rank = e->Field("rank");
+      const std::string* timeout = e->Field("timeout_ms");
+      got.emplace_back(rank ? *rank : "-", timeout ? *timeout : "-");
+      EXPECT_EQ(e->rank, std::stoll(got.back().first));
+    }
+    EXPECT_EQ(got, want) << threads;
+    // Thin: the rank sets the records' ranks all the same.
+    ScanOptions thin = whole;
+    thin.keep_first = 10;
+    thin.keep_last = 5;
+    ScanResult t = ScanFiles(rs, {dir / "job.log"}, thin);
+    EXPECT_GT(t.dropped[rule], 1900u);
+    std::map<int64_t, uint64_t> ranks;
+    for (const auto& [rank, timeout] : want) ++ranks[std::stoll(rank)];
+    EXPECT_EQ(t.rule_stats[rule].ranks, ranks) << threads;
+    EXPECT_EQ(r.rule_stats[rule].ranks, ranks) << threads;
   }
 }
 
