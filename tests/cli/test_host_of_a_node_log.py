@@ -39,3 +39,19 @@ def test_the_file_of_another_host_says_nothing_of_this_one(faultline_bin, valida
     found = diagnose_path(faultline_bin, validate, tmp_path / "other.log", tmp_path / "train.log")
     assert found and found[0]["rule"] == "cuda-illegal-address"
     assert not found[0]["initiating"].get("host")
+
+
+def test_torque_mail_names_its_jobs_host(faultline_bin, validate, tmp_path):
+    # Torque's job mail (svr_mail.c): 'Exec host:  ' lists host/slot pairs,
+    # mother superior first; the abort lines below it name no host.
+    text = (
+        "PBS Job Id: 1400749.mgt2.local\n"
+        "Job Name:   train_gpt\n"
+        "Exec host:  gpu-2-7.local/0+gpu-2-7.local/1+gpu-2-8.local/0\n"
+        "job deleted\n"
+        "Job deleted at request of root@mgt2.local\n"
+        "job 1400749 exceeded MEM usage hard limit (90112 > 65536)\n"
+    )
+    inc = first_incident(faultline_bin, validate, tmp_path, text)
+    assert inc["rule"] == "cgroup-oom"
+    assert inc["initiating"]["host"].split(".")[0] == "gpu-2-7"
