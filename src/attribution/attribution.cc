@@ -110,8 +110,9 @@ bool LooksLikeHostToken(std::string_view h) {
 }
 
 size_t HostTokenEnd(std::string_view s, size_t p) {
+  const size_t end = p < s.size() ? p + std::min<size_t>(s.size() - p, 254) : p;
   size_t q = p;
-  while (q < s.size() && q - p < 254 && IsHostChar(s[q])) ++q;
+  while (q < end && IsHostChar(s[q])) ++q;
   return q;
 }
 

@@ -14,11 +14,16 @@
 // (proleptic Gregorian, no tables, no libc time zone state), so results do not
 // depend on the TZ of the process that embeds us.
 #include "timeparse/timeparse.h"
+#include "timeparse/timeparse_internal.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace faultline {
 namespace {
@@ -48,6 +53,9 @@ char Lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) :
 struct Scanner {
   std::string_view s;
   size_t i = 0;
+  // Off only for internal::ParseLineTimeGeneral, which tests compare the
+  // shortcuts (ReadShortGlog) against.
+  bool shortcuts = true;
 
   char Peek(size_t k = 0) const {
     return (k < s.size() && i < s.size() - k) ? s[i + k] : '\0';
@@ -349,12 +357,64 @@ bool ReadIso(Scanner& sc, const TimeContext& ctx, IsoOptions opt, int64_t* us,
 
 // glog "I1102 13:46:41.123456" (and glog >= 0.7 "I20261102 ..."): level
 // letter, date, clock, all local time.
+// The glog stamp as nearly every line prints it, "I1102 13:46:41.123456"
+// and then the end, a space or a tab, at fixed offsets: checked byte by
+// byte at those offsets and its values read directly, ~4x cheaper than the
+// general path's scanner steps (the dense log's matched lines carry one
+// each). Read as the general path reads it: the month and day as "mmdd"
+// (the eight-digit year form needs a digit where this shape has the
+// space), the year inferred, six fraction digits and no seventh. A stamp
+// of this shape whose date or clock is out of range is left to the
+// general path, which refuses it.
+bool ReadShortGlog(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
+  constexpr size_t kLen = 21;  // "I1102 13:46:41.123456"
+  const std::string_view s = sc.s;
+  if (sc.i > s.size() || s.size() - sc.i < kLen) return false;
+  const char* p = s.data() + sc.i;
+  if (s.size() - sc.i > kLen && p[kLen] != ' ' && p[kLen] != '\t') return false;
+  static constexpr char kShape[] = "L0000 00:00:00.000000";
+  auto digit = [&](size_t k) { return static_cast<unsigned>(p[k] - '0'); };
+#if defined(__SSE2__)
+  // Bytes 1-16 and 5-20 against the shape, 16 at a time: a '0' of the
+  // shape takes any digit, its other bytes themselves.
+  auto shaped = [&](size_t k) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + k));
+    const __m128i shape = _mm_loadu_si128(reinterpret_cast<const __m128i*>(kShape + k));
+    const __m128i digit_place = _mm_cmpeq_epi8(shape, _mm_set1_epi8('0'));
+    const __m128i is_digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('/')), _mm_cmplt_epi8(v, _mm_set1_epi8(':')));
+    const __m128i ok = _mm_or_si128(_mm_and_si128(digit_place, is_digit), _mm_andnot_si128(digit_place, _mm_cmpeq_epi8(v, shape)));
+    return _mm_movemask_epi8(ok) == 0xFFFF;
+  };
+  if (!shaped(1) || !shaped(kLen - 16)) return false;
+#else
+  for (size_t k = 1; k < kLen; ++k) {
+    if (kShape[k] == '0' ? digit(k) > 9 : p[k] != kShape[k]) return false;
+  }
+#endif
+  auto two = [&](size_t k) { return static_cast<int>(digit(k) * 10 + digit(k + 1)); };
+  Civil c;
+  c.year = ctx.default_year;
+  c.month = two(1);
+  c.day = two(3);
+  c.hour = two(6);
+  c.minute = two(9);
+  c.second = two(12);
+  if (!ValidDate(c.year, c.month, c.day, true) || !ValidTime(c.hour, c.minute, c.second)) return false;
+  int64_t us = 0;
+  for (size_t k = 15; k < kLen; ++k) us = us * 10 + digit(k);
+  c.frac_ns = us * 1000;
+  Scanner t = sc;
+  t.i += kLen;
+  return Accept(sc, t, c, ctx.tz_offset_s, TimeFormat::kGlog, true, out);
+}
+
 bool ReadGlog(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
   Scanner t = sc;
   const char level = t.Peek();
   if (level != 'I' && level != 'W' && level != 'E' && level != 'F') {
     return false;
   }
+  if (sc.shortcuts && ReadShortGlog(sc, ctx, out)) return true;
   ++t.i;
   Civil c;
   bool inferred = true;
@@ -837,20 +897,28 @@ constexpr int64_t kMaxWallUs = 253'402'300'800 * kUsPerSec - 1;  // 9999-12-31T2
 
 bool WallInRange(int64_t us) { return us >= kMinWallUs && us <= kMaxWallUs; }
 
-std::optional<ParsedTime> ParseLineTimeAnyYear(std::string_view line, const TimeContext& ctx);
+std::optional<ParsedTime> ParseLineTimeAnyYear(std::string_view line, const TimeContext& ctx, bool shortcuts);
 
-std::optional<ParsedTime> ParseLineTime(std::string_view line,
-                                        const TimeContext& ctx) {
-  std::optional<ParsedTime> t = ParseLineTimeAnyYear(line, ctx);
+std::optional<ParsedTime> ParseLineTimeInRange(std::string_view line, const TimeContext& ctx, bool shortcuts) {
+  std::optional<ParsedTime> t = ParseLineTimeAnyYear(line, ctx, shortcuts);
   if (t && t->wall_us && !WallInRange(*t->wall_us)) return std::nullopt;
   return t;
 }
 
+std::optional<ParsedTime> ParseLineTime(std::string_view line,
+                                        const TimeContext& ctx) {
+  return ParseLineTimeInRange(line, ctx, true);
+}
+
+std::optional<ParsedTime> internal::ParseLineTimeGeneral(std::string_view line, const TimeContext& ctx) {
+  return ParseLineTimeInRange(line, ctx, false);
+}
+
 std::optional<ParsedTime> ParseLineTimeAnyYear(std::string_view line,
-                                               const TimeContext& ctx) {
+                                               const TimeContext& ctx, bool shortcuts) {
   const size_t start = SkipLeadingSpace(line);
   if (start > kMaxLeadingSpace) return std::nullopt;
-  Scanner sc{line, start};
+  Scanner sc{line, start, shortcuts};
   ParsedTime out;
 
   if (sc.Peek() == '[') {
@@ -905,21 +973,62 @@ bool MayHoldLineTime(std::string_view line) {
   return false;
 }
 
-std::optional<double> FindMonotonic(std::string_view line) {
-  const size_t limit = std::min<size_t>(line.size(), 128);
+namespace {
+
+// A kernel stamp "[ secs.usecs]" at line[i] (a '['), with exactly printk's
+// six digits: free text is full of "[0.5]"-like things.
+std::optional<double> MonotonicAt(std::string_view line, size_t i) {
+  Scanner t{line, i};
+  uint64_t ip = 0;
+  Fraction f;
+  if (ReadBracketNumber(t, 6, 6, &ip, &f) && ip < kEpochMinS) return MonotonicSeconds(ip, f);
+  return std::nullopt;
+}
+
+constexpr size_t kMonotonicWindow = 128;
+
+}  // namespace
+
+std::optional<double> internal::FindMonotonicBytewise(std::string_view line) {
+  const size_t limit = std::min<size_t>(line.size(), kMonotonicWindow);
   for (size_t i = 0; i < limit; ++i) {
     const void* bracket = std::memchr(line.data() + i, '[', limit - i);
     if (bracket == nullptr) break;
     i = static_cast<size_t>(static_cast<const char*>(bracket) - line.data());
     // ReadBracketNumber reads padding spaces or a digit first.
     if (i + 1 < line.size() && line[i + 1] != ' ' && !IsDigit(line[i + 1])) continue;
-    Scanner t{line, i};
-    uint64_t ip = 0;
-    Fraction f;
-    // Exactly printk's six digits: free text is full of "[0.5]"-like things.
-    if (ReadBracketNumber(t, 6, 6, &ip, &f) && ip < kEpochMinS) {
-      return MonotonicSeconds(ip, f);
+    if (std::optional<double> m = MonotonicAt(line, i)) return m;
+  }
+  return std::nullopt;
+}
+
+// As FindMonotonicBytewise, the '[' found 16 positions at a time: a glog
+// line has three or four in its first 128 bytes (the launcher's, the
+// stamp's, "[PG 0 Rank 0]"), none a candidate, and a memchr call for each
+// cost more than the 8 blocks' compares.
+std::optional<double> FindMonotonic(std::string_view line) {
+  const size_t limit = std::min<size_t>(line.size(), kMonotonicWindow);
+  auto candidate = [&](size_t i) {
+    // ReadBracketNumber reads padding spaces or a digit first.
+    return i + 1 >= line.size() || line[i + 1] == ' ' || IsDigit(line[i + 1]);
+  };
+  size_t i = 0;
+#if defined(__SSE2__)
+  // Whole blocks below the limit (128 is a multiple of 16); the rest byte
+  // by byte.
+  for (; limit - i >= 16; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(line.data() + i));
+    for (unsigned m = static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('[')))); m != 0;
+         m &= m - 1) {
+      const size_t j = i + static_cast<size_t>(__builtin_ctz(m));
+      if (!candidate(j)) continue;
+      if (std::optional<double> r = MonotonicAt(line, j)) return r;
     }
+  }
+#endif
+  for (; i < limit; ++i) {
+    if (line[i] != '[' || !candidate(i)) continue;
+    if (std::optional<double> m = MonotonicAt(line, i)) return m;
   }
   return std::nullopt;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "attribution/attribution.h"
+#include "attribution/lex.h"
 #include "gtest/gtest.h"
 
 namespace faultline {
@@ -478,6 +479,26 @@ TEST(AttributeLine, Rfc5424Header) {
   // Not RFC 5424: a count before an ISO stamp, an unterminated SD-ELEMENT.
   EXPECT_TRUE(Attr("1 2025-03-29T18:58:35Z retries left").a.host.empty());
   EXPECT_TRUE(Attr("<3>1 2025-03-29T18:58:35Z h1 app 12 - [x a=\"1\" msg").a.host.empty());
+}
+
+// IsHostChar's table against its definition, a letter, a digit, '-', '.'
+// or '_', for every byte (the high half, negative as char, included).
+TEST(HostChars, TableIsLettersDigitsDashDotUnderscore) {
+  for (int b = 0; b < 256; ++b) {
+    const char c = static_cast<char>(b);
+    const bool host = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+                      c == '.' || c == '_';
+    EXPECT_EQ(attribution_internal::IsHostChar(c), host) << "byte " << b;
+  }
+}
+
+// A host token is read up to 253 bytes (LooksLikeHostToken's bound): a
+// 253-byte name behind an NCCL prefix is the host, a 254-byte one is not.
+TEST(HostChars, HostTokenBound) {
+  const std::string h253 = "n" + std::string(251, 'a') + "1";
+  const std::string h254 = "n" + std::string(252, 'a') + "1";
+  EXPECT_EQ(Attr(h253 + ":41000:41211 [0] NCCL INFO x").a.host, h253);
+  EXPECT_TRUE(Attr(h254 + ":41000:41211 [0] NCCL INFO x").a.host.empty());
 }
 
 }  // namespace

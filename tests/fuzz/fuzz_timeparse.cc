@@ -14,6 +14,8 @@
 //    microsecond.
 //  - ParseTzOffset: within +-24 h.
 //  - FindMonotonic, ParseDmesgDelta, ParseEpochNumber: finite results.
+//  - ParseLineTime and FindMonotonic give what their general paths give
+//    (internal::ParseLineTimeGeneral, internal::FindMonotonicBytewise).
 //  - --clock-offset: an accepted value splits at its last '=' into a
 //    non-empty host and a finite number of seconds.
 #include <faultline/faultline.h>
@@ -27,6 +29,7 @@
 #include "cli/args.h"
 #include "fuzz_util.h"
 #include "timeparse/timeparse.h"
+#include "timeparse/timeparse_internal.h"
 
 using namespace faultline;
 
@@ -50,6 +53,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string line(c.Rest());  // NUL-terminated copy for the C parsers
 
   auto t = ParseLineTime(line, ctx);
+  {
+    const auto g = internal::ParseLineTimeGeneral(line, ctx);
+    FL_FUZZ_CHECK(t.has_value() == g.has_value(), "the shortcut and the general path disagree on a time");
+    if (t) {
+      FL_FUZZ_CHECK(t->format == g->format && t->wall_us == g->wall_us && t->monotonic_s == g->monotonic_s &&
+                        t->delta_s == g->delta_s && t->year_inferred == g->year_inferred && t->end == g->end,
+                    "the shortcut and the general path read a time differently");
+    }
+    FL_FUZZ_CHECK(FindMonotonic(line) == internal::FindMonotonicBytewise(line),
+                  "FindMonotonic and its bytewise search disagree");
+  }
   TimeContext utc;
   utc.default_year = ctx.default_year;
   auto t0 = ParseLineTime(line, utc);
