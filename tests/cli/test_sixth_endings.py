@@ -1,0 +1,65 @@
+"""Endings the sixth endings audit (tests/cli/endings, e6-*.log) read as
+nothing, read where the program that printed them draws them (issue #18):
+
+- rich's traceback panel (its ROUNDED box: "╭───╮", "│ ... │", "╰───╯")
+  is drawn to the console's full width, as are its panels and tables of
+  the other boxes. In a capture hard-wrapped at that width (the exception's
+  message, wrapped by the same console) a line that ends in a box-drawing
+  character (U+2500-U+257F) is a frame's edge, not a wrapped line: it
+  continues nothing (bitsandbytes' "RuntimeError: " under the panel's
+  bottom edge was glued to it), and it is no evidence that the capture is
+  wrapped (a log of rich panels is not a hard-wrapped capture, so its plain
+  lines of the same width stay whole).
+"""
+from conftest import first_incident, initiating_texts
+
+WIDTH = 80
+# bitsandbytes' cuda_setup raises RuntimeError with a message that starts on
+# a new line: the class alone on its line, the message indented below it.
+BNB_ERROR = ["RuntimeError: ", "        CUDA Setup failed despite GPU being available. Please run the following"]
+
+
+def box(top_left, fill, top_right, content=None):
+    """One line of a rich panel WIDTH columns wide: an edge ("╭", "─",
+    "╮") or, given `content`, a content line between two verticals."""
+    if content is None:
+        return top_left + fill * (WIDTH - 2) + top_right
+    return "│" + f" {content}".ljust(WIDTH - 2) + "│"
+
+
+def panel(*contents):
+    return [box("╭", "─", "╮"), *(box("", "", "", c) for c in contents), box("╰", "─", "╯")]
+
+
+def wrapped(message):
+    """A message longer than WIDTH as the console hard-wrapped it."""
+    return [message[i:i + WIDTH] for i in range(0, len(message), WIDTH)]
+
+
+def test_panel_edge_does_not_continue_on_the_exception_line(faultline_bin, validate, tmp_path):
+    # A console 80 columns wide: four of its lines wrapped, then rich's
+    # traceback panel, then the exception below the panel's bottom edge.
+    lines = []
+    for step in range(4):
+        lines += wrapped(f"Loading shard {step} of the engine weights into the GPU memory pool, reading "
+                         f"them from the model directory /opt/models/llama-70b/model-0000{step}.safetensors")
+    lines += panel("/opt/app/train.py:88 in <module>", "❱ 88 model = load_model_8bit(args)")
+    lines += BNB_ERROR
+    assert sum(len(line) == WIDTH for line in lines[:8]) == 4
+    inc = first_incident(faultline_bin, validate, tmp_path, "\n".join(lines) + "\n")
+    assert initiating_texts(inc)[:2] == BNB_ERROR, initiating_texts(inc)
+
+
+def test_panels_are_no_evidence_of_a_hard_wrap(faultline_bin, validate, tmp_path):
+    # Progress reported in rich panels, each followed by a plain line; then a
+    # plain line that happens to be 80 columns wide, and the error. Nothing
+    # was wrapped: the error stands on its own line.
+    lines = []
+    for step in range(1, 5):
+        lines += panel(f"step {step * 100}: loss 2.{step}1, lr 3.0e-4")
+        lines.append(f"saved checkpoint step {step * 100}")
+    lines.append("evaluating on the held-out split: 512 prompts, max 2048 new tokens each, greedy.")
+    lines += BNB_ERROR
+    assert len(lines[-3]) == WIDTH
+    inc = first_incident(faultline_bin, validate, tmp_path, "\n".join(lines) + "\n")
+    assert initiating_texts(inc)[:2] == BNB_ERROR, initiating_texts(inc)
