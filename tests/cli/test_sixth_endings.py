@@ -10,8 +10,15 @@ nothing, read where the program that printed them draws them (issue #18):
   bottom edge was glued to it), and it is no evidence that the capture is
   wrapped (a log of rich panels is not a hard-wrapped capture, so its plain
   lines of the same width stay whole).
+- bash's "Killed" lands at the end of the progress bar the job was drawing
+  with carriage returns: Keras' Progbar as well as tqdm's ("n/total
+  [====>....] - ETA: t - loss: v" in Keras 2, "n/total ━━━━ t Nms/step -
+  loss: v" in Keras 3, values printed "%.4f" or "%.4e", padded with spaces
+  when the line shrinks).
 """
-from conftest import first_incident, initiating_texts
+import pytest
+
+from conftest import diagnose_text, first_incident, initiating_texts, leading_incident
 
 WIDTH = 80
 # bitsandbytes' cuda_setup raises RuntimeError with a message that starts on
@@ -63,3 +70,25 @@ def test_panels_are_no_evidence_of_a_hard_wrap(faultline_bin, validate, tmp_path
     assert len(lines[-3]) == WIDTH
     inc = first_incident(faultline_bin, validate, tmp_path, "\n".join(lines) + "\n")
     assert initiating_texts(inc)[:2] == BNB_ERROR, initiating_texts(inc)
+
+
+@pytest.mark.parametrize("bar", [
+    # Keras 2: frames redrawn with backspaces and a carriage return.
+    "   1/1875 [..............................] - ETA: 31:12 - loss: 2.3026 - accuracy: 0.0938" + "\b" * 86 +
+    "\r  35/1875 [..............................] - ETA: 2:47 - loss: 1.9122 - accuracy: 0.4268   ",
+    # Keras 3: bold count, green and grey bar of U+2501, bold ETA.
+    "\x1b[1m 512/1875\x1b[0m \x1b[32m━━━━━\x1b[0m\x1b[37m━━━━━━━━━━━━━━━\x1b[0m \x1b[1m1:02\x1b[0m"
+    " 3ms/step - accuracy: 0.8612 - loss: 4.5210e-04",
+])
+def test_killed_after_keras_progbar(faultline_bin, validate, tmp_path, bar):
+    leading_incident(faultline_bin, validate, tmp_path, f"Epoch 1/10\n{bar}Killed\n",
+                     rule="process-sigkilled", line="Killed")
+
+
+def test_finished_keras_epochs_are_no_incident(faultline_bin, validate, tmp_path):
+    assert diagnose_text(faultline_bin, validate, tmp_path, """\
+Epoch 1/2
+1875/1875 [==============================] - 5s 3ms/step - loss: 0.2034 - accuracy: 0.9412
+Epoch 2/2
+1875/1875 [==============================] - 5s 3ms/step - loss: 0.0871 - accuracy: 0.9733
+""") == []
