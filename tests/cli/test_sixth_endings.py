@@ -15,6 +15,11 @@ nothing, read where the program that printed them draws them (issue #18):
   [====>....] - ETA: t - loss: v" in Keras 2, "n/total ━━━━ t Nms/step -
   loss: v" in Keras 3, values printed "%.4f" or "%.4e", padded with spaces
   when the line shrinks).
+- A notebook's kernel that died: VS Code's Jupyter extension writes "The
+  Kernel crashed while executing code in the current cell or a previous
+  cell." as the cell's error; a notebook server logs jupyter_client's
+  "KernelRestarter: restarting kernel (N/M)" -- a failure only where the log
+  ends in it, since a runtime restarted on purpose goes on.
 """
 import pytest
 
@@ -91,4 +96,37 @@ Epoch 1/2
 1875/1875 [==============================] - 5s 3ms/step - loss: 0.2034 - accuracy: 0.9412
 Epoch 2/2
 1875/1875 [==============================] - 5s 3ms/step - loss: 0.0871 - accuracy: 0.9733
+""") == []
+
+
+FALLBACK = "unrecognised-fatal-error"
+
+
+def test_vscode_kernel_crash_is_a_failure(faultline_bin, validate, tmp_path):
+    # The extension's lines end in a space.
+    text = "".join(line + " \n" for line in [
+        "The Kernel crashed while executing code in the current cell or a previous cell.",
+        "Please review the code in the cell(s) to identify a possible cause of the failure.",
+        "Click <a href='https://aka.ms/vscodeJupyterKernelCrash'>here</a> for more info.",
+        "View Jupyter <a href='command:jupyter.viewOutput'>log</a> for further details.",
+    ])
+    leading_incident(faultline_bin, validate, tmp_path, "Epoch 3/10: loss 0.4121\n" + text,
+                     rule=FALLBACK, line="The Kernel crashed while executing code")
+
+
+def test_kernel_restart_at_the_end_is_a_failure(faultline_bin, validate, tmp_path):
+    leading_incident(faultline_bin, validate, tmp_path, """\
+[I 10:11:00.000 NotebookApp] Kernel started: 1c2d7e00-0b5e-4f55-9d0e-5b1f3f0a8c21
+[I 10:41:12.345 NotebookApp] KernelRestarter: restarting kernel (1/5), keep random ports
+WARNING:root:kernel 1c2d7e00-0b5e-4f55-9d0e-5b1f3f0a8c21 restarted
+""", rule=FALLBACK, line="KernelRestarter: restarting kernel (1/5)")
+
+
+def test_kernel_restarted_on_purpose_goes_on(faultline_bin, validate, tmp_path):
+    # Colab's runtime restart after installing packages: the notebook ran on.
+    assert diagnose_text(faultline_bin, validate, tmp_path, """\
+AsyncIOLoopKernelRestarter: restarting kernel (1/5)
+kernel 7d7131c1-98ec-4ba0-aec5-08bdc57a6423 restarted
+Epoch 1: 100%|██████████| 100/100 [00:10<00:00,  9.8it/s]
+Epoch 2: 100%|██████████| 100/100 [00:10<00:00,  9.9it/s]
 """) == []
