@@ -414,6 +414,18 @@ void StripEscapes(DerivedChunk& jc) {
 }
 
 namespace {
+// Whether a line ends in a box-drawing character (U+2500-U+257F, UTF-8
+// E2 94|95 80-BF): the right edge of a frame a console library draws to the
+// terminal's full width -- rich's tracebacks and panels ("│ ... │",
+// "╰───╯", its ROUNDED box), tables of SQUARE, HEAVY and DOUBLE boxes. Such
+// a line is as wide as the console without having been wrapped.
+bool EndsInBoxEdge(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.size() < 3) return false;
+  const auto* b = reinterpret_cast<const unsigned char*>(line.data() + line.size() - 3);
+  return b[0] == 0xE2 && (b[1] == 0x94 || b[1] == 0x95) && (b[2] & 0xC0) == 0x80;
+}
+
 // A blank line, or an aligned "Key:   value" field ("Status:           Running",
 // "Start Time:       Mon, 02 Nov ..." in `kubectl describe`, scontrol's
 // fields): it begins something of its own and continues no wrapped line.
@@ -453,7 +465,8 @@ size_t WrapVerdict(const std::vector<std::string_view>& lines, const std::vector
   size_t continued = 0, followed = 0;
   TimeContext tc;
   for (size_t i = 0; i + 1 < lines.size(); ++i) {
-    if (widths[i] != widest) continue;
+    // A frame's edge fills the width unwrapped: no evidence either way.
+    if (widths[i] != widest || EndsInBoxEdge(lines[i])) continue;
     ++followed;
     std::string_view next = lines[i + 1];
     const size_t k = std::min<size_t>({8, next.size(), lines[i].size()});
@@ -718,8 +731,11 @@ size_t DisplayWidth(std::string_view line) {
 bool ContinuesNext(const LineFormat& f, std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (f.cri) return CriTag(line) == 'P';
-  // A line of `wrap_width` columns has at least that many bytes.
-  return f.wrap_width > 0 && line.size() >= f.wrap_width && DisplayWidth(line) == f.wrap_width;
+  // A line of `wrap_width` columns has at least that many bytes. One that
+  // ends in a frame's edge (rich's box closed at the console's width) is
+  // whole.
+  return f.wrap_width > 0 && line.size() >= f.wrap_width && DisplayWidth(line) == f.wrap_width &&
+         !EndsInBoxEdge(line);
 }
 
 bool HasPartial(const LineFormat& f, std::string_view chunk) {

@@ -28,6 +28,12 @@ std::string Wrap(std::string_view line, size_t width) {
   return out;
 }
 
+std::string Repeat(std::string_view s, int n) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += s;
+  return out;
+}
+
 std::string Watchdog(int rank, int seq) {
   return "[rank" + std::to_string(rank) + "]:[E1102 13:56:" + std::to_string(10 + seq % 40) +
          ".123456 4711 ProcessGroupNCCL.cpp:632] [PG ID 0 PG GUID 0(default_pg) Rank " +
@@ -113,6 +119,32 @@ TEST(HardWrap, WidthAndDetection) {
   size_t mid = chunk.find("end");
   EXPECT_EQ(CutBack(f, chunk, mid), chunk.find("0123456789\n0123456789"));
   EXPECT_EQ(CutForward(f, chunk, mid), chunk.size());
+}
+
+// rich draws its traceback panel and other frames to the console's width:
+// a line that ends in a box-drawing character (its right edge) is as wide
+// as the console without having been wrapped. It continues nothing, and a
+// log of such frames is no hard-wrapped capture.
+TEST(HardWrap, FrameEdgesAreWholeLines) {
+  const std::string top = "\xe2\x95\xad" + Repeat("\xe2\x94\x80", 78) + "\xe2\x95\xae";     // ╭─...─╮
+  const std::string bottom = "\xe2\x95\xb0" + Repeat("\xe2\x94\x80", 78) + "\xe2\x95\xaf";  // ╰─...╯
+  const std::string vertical = "\xe2\x94\x82";                                              // │
+  ASSERT_EQ(DisplayWidth(top), 80u);
+  LineFormat f;
+  f.wrap_width = 80;
+  EXPECT_FALSE(ContinuesNext(f, bottom));
+  EXPECT_FALSE(ContinuesNext(f, top + "\r"));
+  EXPECT_FALSE(ContinuesNext(f, vertical + " /opt/app/train.py:88 in <module>" + std::string(45, ' ') + vertical));
+  EXPECT_TRUE(ContinuesNext(f, std::string(79, 'x') + "\xe2\x80\x94"));  // an em dash is no edge
+  const std::string chunk = bottom + "\nRuntimeError: \n";
+  EXPECT_EQ(JoinPartials(f, chunk).lines.size(), 2u);
+  // Panels, each followed by a plain line: no wrap found.
+  std::string panels;
+  for (int i = 0; i < 8; ++i) {
+    panels += top + "\n" + vertical + " step " + std::to_string(100 * i) + std::string(70, ' ') + vertical + "\n" +
+              bottom + "\nsaved checkpoint " + std::to_string(i) + "\n";
+  }
+  EXPECT_EQ(DetectLineFormat(panels).wrap_width, 0u);
 }
 
 TEST(HardWrap, SplitSignalMatchesTheSameEveryWay) {
