@@ -677,10 +677,9 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
   // node's log: its NCCL INFO lines print `cn136:970:1023`, its kernel
   // lines a syslog host), is on that host; not when the incident's rank came
   // from another line (a suspect inferred elsewhere) or its line blames a peer.
-  if (inc.host.empty() && inc.rank == first.rank && !(dr.peer && !dr.peer->empty())) {
-    if (auto it = st.index.source_host.find(first.source); it != st.index.source_host.end()) {
-      inc.host = it->second;
-    }
+  if (inc.host.empty() && inc.rank == first.rank && !(dr.peer && !dr.peer->empty()) &&
+      first.source < st.index.sources.size()) {
+    inc.host = st.index.sources[first.source].own_host;
   }
   // The first line that says how the process ended (an exception line may
   // share its line with the signal that ended it: "process 0 terminated

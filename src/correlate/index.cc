@@ -88,8 +88,6 @@ void BuildEvidenceIndex(CorrelationState& st) {
   // A run of one host's lines (the evidence is in source order) is one
   // insert into known_hosts, not one per line.
   const std::string* last_host = nullptr;
-  const std::string* own_host = nullptr;  // the last line's own host, of source own_source
-  uint32_t own_source = 0;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     bool hw = HardwareLayer(st.rs.rule(ev.rule)->layer());
@@ -129,17 +127,13 @@ void BuildEvidenceIndex(CorrelationState& st) {
       ix.known_hosts.insert(ev.host);
       last_host = &ev.host;
     }
-    // The one host of each source (a run of one source and host is one
-    // lookup).
-    if (!ev.host.empty() && !(own_host && own_source == ev.source && *own_host == ev.host) &&
-        !ev.Field("peer")) {
-      auto [it, fresh] = ix.source_host.try_emplace(ev.source, ev.host);
-      if (!fresh && !it->second.empty() && it->second != ev.host &&
-          NormalizeHost(it->second) != NormalizeHost(ev.host)) {
-        it->second.clear();
+    if (!ev.host.empty() && !span.several_hosts && span.own_host != ev.host && !ev.Field("peer")) {
+      if (span.own_host.empty()) {
+        span.own_host = ev.host;
+      } else if (NormalizeHost(span.own_host) != NormalizeHost(ev.host)) {
+        span.own_host.clear();
+        span.several_hosts = true;
       }
-      own_source = ev.source;
-      own_host = &ev.host;
     }
     // The scheduler's list of the job's nodes (scontrol's NodeList=): hosts
     // of the job even when none of their logs were collected.

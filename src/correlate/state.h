@@ -69,6 +69,11 @@ struct Cluster {
 struct SourceSpan {
   int hw_lines = 0, other_lines = 0;
   int64_t hw_min = kNoTime, hw_max = kNoTime, app_min = kNoTime, app_max = kNoTime;
+  // The one host the source's lines name of their own (a node's log whose
+  // NCCL INFO lines print `cn136:970:1023`), "" when none or several do; a
+  // line that blames its peer names no host of the source.
+  std::string own_host;
+  bool several_hosts = false;
 };
 
 // Built once, after attribution and clock alignment (the last passes that
@@ -96,10 +101,6 @@ struct EvidenceIndex {
   std::string last_checkpoint_host;                // and the host that logged it
   std::set<int64_t> known_ranks;
   std::set<std::string> known_hosts;
-  // source -> the one host its lines name of their own (a node's log whose
-  // NCCL INFO lines print `cn136:970:1023`), "" once two differ; a line
-  // that blames its peer names no host of the source.
-  std::map<uint32_t, std::string> source_host;
 };
 
 struct CorrelationState {
