@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "attribution/lex.h"
 #include "correlate/correlate.h"
 #include "correlate/state.h"
 #include "util/strings.h"
@@ -63,17 +64,16 @@ int64_t NumberAt(std::string_view s, size_t pos) {
   return ParseInt64(s.substr(pos, end - pos), &v) ? v : -1;
 }
 
-char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+using attribution_internal::AtIgnoreCase;
+using attribution_internal::ToLower;
 
-// Where `kw` (lower case) starts in `s` at or after `from`, in any case;
-// npos when nowhere. Paths are read in place: a lowered copy of every
-// component of every source was most of what the attempts stage cost on a
-// many-file archive.
+// Where `kw` starts in `s` at or after `from`, in any case; npos when
+// nowhere. Paths are read in place: a lowered copy of every component of
+// every source was most of what the attempts stage cost on a many-file
+// archive.
 size_t FindAnyCase(std::string_view s, std::string_view kw, size_t from) {
   for (size_t at = from; at + kw.size() <= s.size(); ++at) {
-    size_t k = 0;
-    while (k < kw.size() && AsciiLower(s[at + k]) == kw[k]) ++k;
-    if (k == kw.size()) return at;
+    if (AtIgnoreCase(s, at, kw)) return at;
   }
   return std::string_view::npos;
 }
@@ -83,7 +83,7 @@ int64_t NumberOfComponent(std::string_view comp) {
   // Most names hold no keyword's first two letters ("at", "re", "jo").
   bool maybe = false;
   for (size_t i = 0; i + 1 < comp.size() && !maybe; ++i) {
-    const char a = AsciiLower(comp[i]), b = AsciiLower(comp[i + 1]);
+    const char a = ToLower(comp[i]), b = ToLower(comp[i + 1]);
     maybe = (a == 'a' && b == 't') || (a == 'r' && b == 'e') || (a == 'j' && b == 'o');
   }
   if (!maybe) return -1;
@@ -92,7 +92,7 @@ int64_t NumberOfComponent(std::string_view comp) {
     for (size_t at = FindAnyCase(comp, kw, 0); at != npos; at = FindAnyCase(comp, kw, at + 1)) {
       if (at > 0 && IsAlpha(comp[at - 1])) continue;
       size_t after = at + kw.size();
-      if (after < comp.size() && AsciiLower(comp[after]) == 's') ++after;  // restarts_2
+      if (after < comp.size() && ToLower(comp[after]) == 's') ++after;  // restarts_2
       if (int64_t n = NumberAt(comp, after); n >= 0) return n;
     }
   }
@@ -103,7 +103,7 @@ int64_t NumberOfComponent(std::string_view comp) {
     size_t digits = p;
     while (p < comp.size() && IsDigit(comp[p])) ++p;
     if (p == digits || p + 1 >= comp.size() || (comp[p] != '.' && comp[p] != '_' && comp[p] != '-')) continue;
-    if (AsciiLower(comp[p + 1]) != 'r') continue;
+    if (ToLower(comp[p + 1]) != 'r') continue;
     if (int64_t n = NumberAt(comp, p + 2); n >= 0) return n;
   }
   return -1;
