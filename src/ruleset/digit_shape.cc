@@ -785,8 +785,11 @@ bool SameItems(const std::vector<ShapeItem>& a, const std::vector<ShapeItem>& b)
   return true;
 }
 
-bool EndsWith(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
+// Whether literal `t` ends at s[end] (its last byte compared first: most
+// tries fail there).
+bool LiteralEndsAt(std::string_view s, size_t end, const std::string& t) {
+  const size_t n = t.size();
+  return end >= n && (n == 0 || (s[end - 1] == t[n - 1] && std::memcmp(s.data() + end - n, t.data(), n - 1) == 0));
 }
 
 // items[0..k) ending at `end`, trying every way each matches (backwards).
@@ -799,11 +802,8 @@ int EndAt(const std::vector<ShapeItem>& items, size_t k, std::string_view s, siz
     const ShapeItem& it = items[k - 1];
     if (it.kind == ShapeItem::kLit) {
       const std::string& t = it.texts[0];
-      const size_t n = t.size();
-      if (end < n || (n > 0 && (s[end - 1] != t[n - 1] || std::memcmp(s.data() + end - n, t.data(), n - 1) != 0))) {
-        return 0;
-      }
-      end -= n;
+      if (!LiteralEndsAt(s, end, t)) return 0;
+      end -= t.size();
       --k;
       continue;
     }
@@ -826,12 +826,8 @@ int EndAt(const std::vector<ShapeItem>& items, size_t k, std::string_view s, siz
     case ShapeItem::kLit:
     case ShapeItem::kAlt:
       for (const std::string& t : it.texts) {
-        // The last byte first: most tries of an alternative fail there.
-        const size_t n = t.size();
-        if (end < n || (n > 0 && (s[end - 1] != t[n - 1] || std::memcmp(s.data() + end - n, t.data(), n - 1) != 0))) {
-          continue;
-        }
-        const int r = EndAt(items, k - 1, s, end - n, budget);
+        if (!LiteralEndsAt(s, end, t)) continue;
+        const int r = EndAt(items, k - 1, s, end - t.size(), budget);
         if (r != 0) return r;
       }
       return 0;
@@ -869,7 +865,7 @@ std::optional<std::vector<ShapeItem>> ItemsBefore(const ItemShape& pattern, cons
   std::vector<ShapeItem> before(p.begin(), p.begin() + static_cast<std::ptrdiff_t>(j));
   if (!SameItem(p[j], x[0])) {
     // A literal the two share: "..., global rank: " before "global rank: ".
-    if (p[j].kind != ShapeItem::kLit || x[0].kind != ShapeItem::kLit || !EndsWith(p[j].texts[0], x[0].texts[0])) {
+    if (p[j].kind != ShapeItem::kLit || x[0].kind != ShapeItem::kLit || !p[j].texts[0].ends_with(x[0].texts[0])) {
       return std::nullopt;
     }
     ShapeItem cut = p[j];

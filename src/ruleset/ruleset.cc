@@ -535,7 +535,8 @@ bool SignalInfo::BuildRegex(std::string* error) const {
 void SignalInfo::BuildShapes() const {
   SignalRegex& rx = *regex;
   std::call_once(rx.once, [&] {
-    for (std::string_view src : ExtractsOf(*signal)) {
+    const std::vector<std::string_view> srcs = ExtractsOf(*signal);
+    for (std::string_view src : srcs) {
       Extractor& x = rx.extracts.emplace_back();
       if (!signal->caseless()) x.shape = ParseDigitShape(src);
       // ParseDigitShape takes named captures only, so its captures are RE2's
@@ -546,7 +547,6 @@ void SignalInfo::BuildShapes() const {
       if (!x.shape && !x.items) x.tail = ParseTailRun(src);
     }
     if (!signal->caseless()) rx.confirm_items = ParseItemShape(signal->pattern()->string_view());
-    const std::vector<std::string_view> srcs = ExtractsOf(*signal);
     if (rx.confirm_items && rx.extracts.size() == 1 && rx.extracts[0].shape) {
       // The extract's items, its captures plain groups.
       if (const std::optional<ItemShape> x = ParseItemShape(srcs[0])) {
