@@ -4,7 +4,9 @@ or by the fallback on the wrong line, checked on excerpts of real threads
 
 - the dynamic linker failing to bind a symbol after the program started
   (glibc's '<program>: symbol lookup error: <object>: undefined symbol:
-  <name>', then exit status 127): an extension or library built against
+  <name>', or 'relocation error: ... symbol S, version V not defined in
+  file F with link time reference' at its start, then exit status 127):
+  an extension or library built against
   another torch, CUDA runtime or Python. The process dies without a Python
   traceback, so nothing read it. No catalog reference covers this ABI
   mismatch (the real-world corpus labels it so), so it is the fallback's
@@ -49,6 +51,12 @@ cpu: tensor([[0.3313, 0.2135, 0.0000, 0.0000, 0.0000, 0.0000, 0.0486, 0.0308, 0.
          0.5355, 0.4852, 0.0000, 0.1473, 0.5116, 0.8522, 0.2075, 0.6240, 0.0820]],
        grad_fn=<DifferentiableGraphBackward>)
 python3: symbol lookup error: /opt/anaconda3/lib/python3.7/site-packages/torch/lib/libtorch.so.1: undefined symbol: cuCtxGetCurrent
+"""
+
+# https://github.com/dusty-nv/jetson-inference/issues/746: a versioned
+# symbol the cuDNN found at start lacks.
+RELOCATION_ERROR_AT_START = """\
+python: relocation error: /opt/.local/lib/python2.7/site-packages/torch/lib/libtorch.so: symbol cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize version libcudnn.so.7 not defined in file libcudnn.so.7 with link time reference
 """
 
 # https://github.com/vllm-project/vllm/issues/5501: vLLM catches the
@@ -143,6 +151,11 @@ def test_symbol_lookup_error_after_start_is_a_fatal_line(faultline_bin, validate
 def test_symbol_lookup_error_at_first_cuda_call_is_a_fatal_line(faultline_bin, validate, tmp_path):
     leading_incident(faultline_bin, validate, tmp_path, SYMBOL_LOOKUP_AT_FIRST_CUDA_CALL,
                      reference=FALLBACK, line="undefined symbol: cuCtxGetCurrent")
+
+
+def test_relocation_error_at_start_is_a_fatal_line(faultline_bin, validate, tmp_path):
+    leading_incident(faultline_bin, validate, tmp_path, RELOCATION_ERROR_AT_START,
+                     reference=FALLBACK, line="relocation error: ")
 
 
 def test_extension_import_warning_is_not_a_failure(faultline_bin, validate, tmp_path):
