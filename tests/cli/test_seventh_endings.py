@@ -6,7 +6,8 @@ writes them (issue #18):
   with strsignal's number after them: bash's "line 12:  1674 Abort trap: 6
   python main.py", "Segmentation fault: 11", "Killed: 9". SIGABRT is "Abort
   trap" and SIGTRAP "Trace/BPT trap" there, not glibc's "Aborted" and
-  "Trace/breakpoint trap".
+  "Trace/breakpoint trap"; "Terminated: 15" is SIGTERM. zsh has its own
+  words for SIGTRAP and SIGSYS too: "trace trap", "invalid system call".
 - Hydra writes "Error executing job with overrides: [...]" and then the
   job's exception: one of its compact exceptions (InstantiationException,
   ConfigCompositionException, ...) as its message alone on the next line,
@@ -50,6 +51,26 @@ def test_bsd_crash_words_are_a_crash(faultline_bin, validate, tmp_path, ending, 
 def test_bsd_killed_is_a_kill(faultline_bin, validate, tmp_path, ending):
     text = "Epoch 1: 100%|██████████| 500/500 [01:10<00:00,  7.1it/s]\n" + ending + "\n"
     leading_incident(faultline_bin, validate, tmp_path, text, rule="process-sigkilled", line="Killed: 9")
+
+
+@pytest.mark.parametrize("ending, line", [
+    ("zsh: trace trap  python3 generate.py --device mps", "zsh: trace trap"),
+    ("zsh: invalid system call  ./sandboxed_loader", "zsh: invalid system call"),
+    ("[1]    40211 trace trap  python3 generate.py", "trace trap"),
+])
+def test_zsh_trap_words_are_a_crash(faultline_bin, validate, tmp_path, ending, line):
+    # zsh's own words for SIGTRAP and SIGSYS (Src/signames2.awk).
+    text = "step 10: loss 2.31\n" + ending + "\n"
+    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=line)
+
+
+def test_bsd_terminated_is_bash_reporting_sigterm(faultline_bin, tmp_path):
+    # bash on macOS: "Terminated: 15", read like glibc's "Terminated".
+    log = tmp_path / "train.log"
+    log.write_text("step 10: loss 2.31\n/opt/app/run.sh: line 9: 60412 Terminated: 15          python3 train.py\n")
+    p = subprocess.run([faultline_bin, "scan", "--json", str(log)], capture_output=True, check=True)
+    records = [json.loads(r) for r in p.stdout.decode().splitlines()]
+    assert [(r["signal"], r["fields"].get("pid")) for r in records] == [("bash-terminated", "60412")], records
 
 
 def test_abort_in_a_sentence_is_no_crash(faultline_bin, validate, tmp_path):
