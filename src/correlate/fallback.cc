@@ -447,10 +447,23 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
     if (!lines.empty() && SameLine(st.evs[lines.back()], ev)) {
       // Two generic signals on one line (a Python exception that is also
       // NCCL's bare result) are one fatal line: the one that says more, and
-      // rather the line's own signal than its traceback's header.
+      // rather the line's own signal than its traceback's header. A fatal
+      // line (initiating role) is not taken for an exit status read on the
+      // same line, though its own record holds no field: a message taken
+      // from below its header (Snakemake's "Command ... returned non-zero
+      // exit status 125.") is what failed, and the status is read into it
+      // (AddFallbackCluster).
       const Evidence& last = st.evs[lines.back()];
-      if (ReadByHeader(st, ev, last) || (!ReadByHeader(st, last, ev) && Holds(ev, last))) lines.back() = i;
-      if (ReadByHeader(st, st.evs[lines.back()], ev) || Holds(st.evs[lines.back()], ev)) continue;
+      const bool last_fatal = st.rs.signal(last.signal).role == SignalRole::Initiating;
+      const bool ev_fatal = role == SignalRole::Initiating;
+      if (!(last_fatal && !ev_fatal) &&
+          (ReadByHeader(st, ev, last) || (!ReadByHeader(st, last, ev) && Holds(ev, last)))) {
+        lines.back() = i;
+      }
+      if (!(ev_fatal && !last_fatal) &&
+          (ReadByHeader(st, st.evs[lines.back()], ev) || Holds(st.evs[lines.back()], ev))) {
+        continue;
+      }
     }
     lines.push_back(i);
   }

@@ -370,6 +370,17 @@ void StatedTime(std::string_view at, const TimeContext& tctx, Evidence& ev) {
 // A signal whose message goes on on the next line (detail_next_line):
 // its evidence is that line, which says what failed, with the time and
 // attribution of the line it matched.
+//
+// Unless the next line says nothing of its own: a blank line, or a
+// traceback's header, whose own signal reads the exception line that ends
+// it (Hydra writes its "Error executing job with overrides" line above the
+// job's exception, printed alone for its compact exceptions and as a
+// traceback for the others). The matched line is then its evidence.
+bool NextLineGoesOn(std::string_view next) {
+  if (next.find_first_not_of(" \t\r") == std::string_view::npos) return false;
+  return next.find("Traceback (most recent call last)") == std::string_view::npos;
+}
+
 void TakeNextLine(std::string_view next, const Pending& p, Evidence& ev) {
   if (!next.empty() && next.back() == '\r') next.remove_suffix(1);
   ev.offset = p.next_offset;
@@ -465,7 +476,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     }
     // Sync points read the text of a dropped record with a comm_id.
     if (!r.thin || comm) ev.text = line_text();
-    if (si.detail_next_line && p.has_next) TakeNextLine(out.NextOf(p), p, ev);
+    if (si.detail_next_line && p.has_next && NextLineGoesOn(out.NextOf(p))) TakeNextLine(out.NextOf(p), p, ev);
     if (si.detail_exception_line && p.exception) TakeExceptionLine(st.framing.format(), st.tctx, line, p, ev);
     else if (si.detail_exception_line && p.ends_in_frames) ev.fields.emplace_back("cut", "in its frames");
   }
