@@ -143,6 +143,13 @@ int64_t NearestYear(int64_t us, int64_t ref) {
   constexpr int64_t kYear10000 = 253402300800;  // seconds at 10000-01-01
   const int64_t secs = us / 1000000;
   if (us < 0 || secs >= kYear10000) return NearestYearByTimegm(us, ref);
+  // A year's shift moves a time by 365 days at least (29 February to
+  // 1 March of a common year included), and the shifts grow with k: within
+  // 182 days of `ref`, every other year is further than 183 days away and
+  // the time stays. The civil arithmetic below was ~650 instructions a
+  // stamp, 11 M of a many-file archive's serial FinalizeTimes.
+  constexpr int64_t kHalfYearUs = int64_t{182} * 86400 * 1000000;
+  if (us - ref <= kHalfYearUs && ref - us <= kHalfYearUs) return us;
   const int64_t frac = us % 1000000;
   const int64_t days = secs / 86400, sod = secs % 86400;
   const CivilDate c = CivilFromDays(days);

@@ -15,7 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
-#include <tuple>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -50,14 +50,31 @@ struct Facts {
   int64_t mtime;
 };
 
-// A file found, sorted by (via_link, path); its Facts stay in a vector of
-// their own, out of the sort's way (an element that grew by its facts was
-// ~1.6 M more instructions of the serial walk on 20,736 files).
+// A file found, listed in (via_link, path) order; its Facts stay in a
+// vector of their own (an element that grew by its facts was ~1.6 M more
+// instructions of the serial walk on 20,736 files).
 struct Found {
   std::string path;
   FileId id;
   uint32_t facts;  // index into Walker::facts_
   bool via_link;   // reached through a symlink (to the file or a directory)
+};
+
+// A walked directory: its entries are Walker::children_[begin, end), and
+// `key` is its own name followed by '/'.
+struct DirNode {
+  std::string key;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
+// An entry of a directory: a file (index into Walker::found_, its name at
+// `name_off` of its path) or a directory (index into Walker::nodes_).
+struct Child {
+  std::string_view key;  // set once the walk is over (the vectors moved)
+  uint32_t index;
+  uint32_t name_off;
+  bool dir;
 };
 
 ListedFile Listed(std::string path, const struct stat& st) {
@@ -76,6 +93,7 @@ ListedFile Listed(std::string path, const struct stat& st) {
 struct PendingDir {
   std::string path;
   bool via_link;
+  uint32_t node;  // index into Walker::nodes_
 };
 
 const char* TypeName(mode_t mode) {
@@ -91,7 +109,8 @@ class Walker {
   explicit Walker(std::vector<SkippedPath>* skipped) : skipped_(skipped) {}
 
   absl::Status Run(std::string root) {
-    FL_RETURN_IF_ERROR(WalkDir({std::move(root), false}, /*is_root=*/true));
+    nodes_.emplace_back();
+    FL_RETURN_IF_ERROR(WalkDir({std::move(root), false, 0}, /*is_root=*/true));
     // Real directories first, so a directory's real path wins over a
     // symlink to it; then symlinked directories in sorted order, level by
     // level, so the outcome does not depend on readdir order.
@@ -113,14 +132,14 @@ class Walker {
 
   std::vector<ListedFile> Finish() {
     // One name per file: the first real path, else the first linked path.
-    std::sort(found_.begin(), found_.end(), [](const Found& a, const Found& b) {
-      return std::tie(a.via_link, a.path) < std::tie(b.via_link, b.path);
-    });
+    const std::vector<uint32_t> order = PathOrder();
     absl::flat_hash_map<FileId, size_t> first;
     first.reserve(found_.size());
     std::vector<ListedFile> files;
     files.reserve(found_.size());
-    for (size_t i = 0; i < found_.size(); ++i) {
+    bool any_link = false;
+    for (const uint32_t i : order) {
+      any_link |= found_[i].via_link;
       auto [it, inserted] = first.try_emplace(found_[i].id, i);
       if (inserted) {
         ListedFile& f = files.emplace_back();
@@ -143,7 +162,7 @@ class Walker {
     // was ~10 M instructions of the serial walk (bench/README.md, "the
     // serial part of a run").
     auto by_path = [](const ListedFile& a, const ListedFile& b) { return a.path < b.path; };
-    if (!std::is_sorted(files.begin(), files.end(), by_path)) {
+    if (any_link && !std::is_sorted(files.begin(), files.end(), by_path)) {
       std::sort(files.begin(), files.end(), by_path);
     }
     if (skipped_ != nullptr) {
@@ -159,6 +178,48 @@ class Walker {
   void set_skipped_base(size_t base) { skipped_base_ = base; }
 
  private:
+  // The found files in (via_link, path) order, as a sort of their whole
+  // paths would give it, from each directory's entries sorted on their own:
+  // every path below a directory D starts with "D/", and the paths with a
+  // common prefix are contiguous in byte order, placed among the others as
+  // that prefix is. So a directory's entries in the order of their names,
+  // a subdirectory's name followed by '/' (it begins every path below it:
+  // "a-b" before "a/x", "a" before "ab/x"), each subdirectory's files in its
+  // place, is byte order of the whole paths, and the files reached through
+  // a link then follow in the same order. The whole-path sort compared long
+  // shared prefixes: ~19 M instructions of the serial walk on 20,736 files
+  // (bench/README.md, "the serial part, second pass").
+  std::vector<uint32_t> PathOrder() {
+    for (Child& c : children_) {
+      c.key = c.dir ? std::string_view(nodes_[c.index].key)
+                    : std::string_view(found_[c.index].path).substr(c.name_off);
+    }
+    for (const DirNode& n : nodes_) {
+      std::sort(children_.begin() + n.begin, children_.begin() + n.end,
+                [](const Child& a, const Child& b) { return a.key < b.key; });
+    }
+    std::vector<uint32_t> order;
+    order.reserve(found_.size());
+    std::vector<std::pair<uint32_t, uint32_t>> stack;  // (node, next child)
+    stack.emplace_back(0, nodes_[0].begin);
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next == nodes_[node].end) {
+        stack.pop_back();
+        continue;
+      }
+      const Child& c = children_[next++];
+      if (c.dir) {
+        stack.emplace_back(c.index, nodes_[c.index].begin);
+      } else {
+        order.push_back(c.index);
+      }
+    }
+    std::stable_partition(order.begin(), order.end(),
+                          [this](uint32_t i) { return !found_[i].via_link; });
+    return order;
+  }
+
   static std::string Join(const std::string& dir, const char* name) {
     std::string out;
     out.reserve(dir.size() + 1 + std::strlen(name));
@@ -168,7 +229,9 @@ class Walker {
     return out;
   }
 
-  void AddFound(std::string path, const struct stat& st, bool via_link) {
+  void AddFound(std::string path, size_t name_len, const struct stat& st, bool via_link) {
+    children_.push_back({{}, static_cast<uint32_t>(found_.size()),
+                         static_cast<uint32_t>(path.size() - name_len), false});
     found_.push_back({std::move(path), IdOf(st), static_cast<uint32_t>(facts_.size()), via_link});
     facts_.push_back({static_cast<uint64_t>(st.st_size), static_cast<int64_t>(st.st_mtime)});
   }
@@ -210,6 +273,7 @@ class Walker {
       Skip(dir.path, loop ? absl::FailedPreconditionError(msg) : absl::AlreadyExistsError(msg));
       return absl::OkStatus();
     }
+    nodes_[dir.node].begin = static_cast<uint32_t>(children_.size());
     DIR* d = fdopendir(fd);
     if (d == nullptr) {
       absl::Status err = ErrnoError(errno, "cannot read directory", dir.path);
@@ -237,15 +301,28 @@ class Walker {
       Entry(dirfd(d), dir, name, e->d_type);
     }
     closedir(d);
+    nodes_[dir.node].end = static_cast<uint32_t>(children_.size());
     return absl::OkStatus();
+  }
+
+  // A subdirectory of `dir` to walk: its node, as an entry of dir's.
+  uint32_t NewNode(const char* name, size_t name_len) {
+    const auto node = static_cast<uint32_t>(nodes_.size());
+    DirNode& n = nodes_.emplace_back();
+    n.key.reserve(name_len + 1);
+    n.key.append(name, name_len);
+    n.key.push_back('/');
+    children_.push_back({{}, node, 0, true});
+    return node;
   }
 
   void Entry(int dfd, const PendingDir& dir, const char* name,
              unsigned char type) {
+    const size_t name_len = std::strlen(name);
     std::string path = Join(dir.path, name);
     struct stat st;
     if (type == DT_DIR) {
-      pending_.push_back({std::move(path), dir.via_link});
+      pending_.push_back({std::move(path), dir.via_link, NewNode(name, name_len)});
       return;
     }
     if (type == DT_REG || type == DT_UNKNOWN) {
@@ -255,11 +332,11 @@ class Walker {
         return;
       }
       if (S_ISREG(st.st_mode)) {
-        AddFound(std::move(path), st, dir.via_link);
+        AddFound(std::move(path), name_len, st, dir.via_link);
         return;
       }
       if (S_ISDIR(st.st_mode)) {
-        pending_.push_back({std::move(path), dir.via_link});
+        pending_.push_back({std::move(path), dir.via_link, NewNode(name, name_len)});
         return;
       }
       if (!S_ISLNK(st.st_mode)) {
@@ -284,9 +361,9 @@ class Walker {
         return;
       }
       if (S_ISREG(st.st_mode)) {
-        AddFound(std::move(path), st, true);
+        AddFound(std::move(path), name_len, st, true);
       } else if (S_ISDIR(st.st_mode)) {
-        linked_.push_back({std::move(path), true});
+        linked_.push_back({std::move(path), true, NewNode(name, name_len)});
       } else {
         Skip(path, absl::FailedPreconditionError(
                        absl::StrCat("'", path, "' leads to ",
@@ -310,6 +387,8 @@ class Walker {
   std::vector<PendingDir> linked_;   // directories reached through symlinks
   std::vector<Found> found_;
   std::vector<Facts> facts_;
+  std::vector<DirNode> nodes_;   // nodes_[0] is the root
+  std::vector<Child> children_;  // each directory's entries, one run each
   absl::flat_hash_map<FileId, std::string> dirs_;  // walked, by first path
 };
 

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -871,6 +872,15 @@ CivilDate CivilFromDays(int64_t z) {
   const int d = static_cast<int>(doy - (153 * mp + 2) / 5 + 1);
   const int m = static_cast<int>(mp < 10 ? mp + 3 : mp - 9);
   return {yoe + era * 400 + (m <= 2 ? 1 : 0), m, d};
+}
+
+int UtcYear(int64_t unix_s) {
+  constexpr int64_t kYear10000 = 253402300800;  // seconds at 10000-01-01
+  if (unix_s >= 0 && unix_s < kYear10000) return static_cast<int>(CivilFromDays(unix_s / 86400).year);
+  const time_t t = static_cast<time_t>(unix_s);
+  struct tm tm;
+  if (gmtime_r(&t, &tm) == nullptr) return 1970;
+  return tm.tm_year + 1900;
 }
 
 const char* TimeSourceName(TimeSource s) {

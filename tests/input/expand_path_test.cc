@@ -8,6 +8,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
+#include <map>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +85,85 @@ TEST(ExpandPathTest, NestedSorted) {
                 "job/sched.log"}));
   EXPECT_TRUE(skipped.empty());
   EXPECT_TRUE(std::is_sorted(files->begin(), files->end()));
+}
+
+// The walk lists each directory's entries sorted on their own, not the
+// whole paths: the order must still be the whole paths' byte order, where
+// a name sorts against a directory's name followed by '/' ("a-b/x" and
+// "a.b" before "a/x", "a" before "ab/x"), and the smallest name of a hard-
+// linked file is the one listed. Names of bytes on both sides of '/' (0x2F):
+// ' ', '!', '-', '.', '0', 'a', '~', 0xC3.
+TEST(ExpandPathTest, ByteOrderOfWholePathsAcrossNestedNames) {
+  ScratchDir dir;
+  const std::string alphabet = std::string(" !-.0a~") + '\xc3';
+  std::mt19937 rng(20);
+  std::set<std::string> dirs{"t"};
+  std::vector<std::string> files;  // relative to t, each written once
+  ASSERT_EQ(mkdir(dir.Sub("t").c_str(), 0755), 0);
+  for (int i = 0; i < 600; ++i) {
+    // A parent among the directories made so far, a name of 1-3 bytes.
+    auto parent = dirs.begin();
+    std::advance(parent, rng() % dirs.size());
+    std::string name;
+    for (size_t n = 1 + rng() % 3; n > 0; --n) name.push_back(alphabet[rng() % alphabet.size()]);
+    const std::string path = *parent + "/" + name;
+    struct stat st;
+    if (lstat(dir.Sub(path).c_str(), &st) == 0) continue;
+    if (rng() % 4 == 0) {
+      ASSERT_EQ(mkdir(dir.Sub(path).c_str(), 0755), 0) << path;
+      dirs.insert(path);
+    } else {
+      WriteFile(dir.Sub(path), path);
+      files.push_back(path);
+    }
+  }
+  // Hard links: of each group of names of one file, the byte-smallest is
+  // listed and the others skipped.
+  const size_t written = files.size();
+  for (int i = 0; i < 60; ++i) {
+    const std::string target = files[rng() % written];
+    auto parent = dirs.begin();
+    std::advance(parent, rng() % dirs.size());
+    std::string name;
+    for (size_t n = 1 + rng() % 3; n > 0; --n) name.push_back(alphabet[rng() % alphabet.size()]);
+    const std::string path = *parent + "/" + name;
+    struct stat st;
+    if (lstat(dir.Sub(path).c_str(), &st) == 0) continue;
+    ASSERT_EQ(link(dir.Sub(target).c_str(), dir.Sub(path).c_str()), 0) << path;
+    files.push_back(path + "\n" + target);  // path, then the file it names
+  }
+  // The expected listing: per file (keyed by its first name), its names sorted.
+  std::map<std::string, std::vector<std::string>> names;
+  for (const std::string& f : files) {
+    const size_t nl = f.find('\n');
+    if (nl == std::string::npos) {
+      names[f].push_back(f);
+    } else {
+      names[f.substr(nl + 1)].push_back(f.substr(0, nl));
+    }
+  }
+  std::vector<std::string> want, want_skipped;
+  for (auto& [file, its] : names) {
+    std::sort(its.begin(), its.end());
+    want.push_back(dir.Sub(its[0]));
+    for (size_t i = 1; i < its.size(); ++i) want_skipped.push_back(dir.Sub(its[i]));
+  }
+  std::sort(want.begin(), want.end());
+  std::sort(want_skipped.begin(), want_skipped.end());
+  ASSERT_GT(want_skipped.size(), 0u);
+
+  std::vector<SkippedPath> skipped;
+  auto listed = ListFiles(dir.Sub("t"), &skipped);
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  std::vector<std::string> got;
+  for (const ListedFile& f : *listed) got.push_back(f.path);
+  EXPECT_EQ(got, want);
+  std::vector<std::string> got_skipped;
+  for (const SkippedPath& s : skipped) {
+    EXPECT_EQ(s.reason.code(), absl::StatusCode::kAlreadyExists) << s.reason;
+    got_skipped.push_back(s.path);
+  }
+  EXPECT_EQ(got_skipped, want_skipped);
 }
 
 TEST(ExpandPathTest, EmptyDirectories) {

@@ -84,10 +84,18 @@ TEST(YearInference, NearestYearIsTimegms) {
   std::uniform_int_distribution<int64_t> away(-int64_t{4} * 366 * 86400 * 1000000,
                                               int64_t{4} * 366 * 86400 * 1000000);
   ASSERT_GT(times.size(), 20000u + 141 * 4);  // the dates parsed
+  // And at the bound of the shortcut that keeps a time within 182 days of
+  // the reference, on either side of it.
+  constexpr int64_t kDayUs = int64_t{86400} * 1000000;
   for (int64_t us : times) {
     for (int k = 0; k < 4; ++k) {
       const int64_t ref = us + away(rng);
       ASSERT_EQ(internal::NearestYear(us, ref), internal::NearestYearByTimegm(us, ref)) << us << " " << ref;
+    }
+    for (int64_t d : {182 * kDayUs, 182 * kDayUs + 1, 183 * kDayUs, 183 * kDayUs - 1}) {
+      for (int64_t ref : {us + d, us - d}) {
+        ASSERT_EQ(internal::NearestYear(us, ref), internal::NearestYearByTimegm(us, ref)) << us << " " << ref;
+      }
     }
   }
 }

@@ -5,6 +5,8 @@
 // length, started at every byte, and with each byte of a glog stamp
 // replaced.
 #include <cstddef>
+#include <cstdint>
+#include <ctime>
 #include <optional>
 #include <random>
 #include <string>
@@ -184,6 +186,32 @@ TEST(FindMonotonicShortcut, SameAsBytewiseOnRandomBracketText) {
     for (size_t k = 0; k < n; ++k) line += alphabet[std::uniform_int_distribution<size_t>(0, alphabet.size() - 1)(rng)];
     ExpectSameMonotonic(line);
   }
+}
+
+// UtcYear reads the year from the day count where gmtime_r was called (a
+// source's default year, once per file): the same year as gmtime_r at each
+// year's first and last second 1970-9999, around the bound, and at 200,000
+// random times; past the bound and before 1970 it is gmtime_r's.
+TEST(UtcYear, SameAsGmtime) {
+  auto gm = [](int64_t s) {
+    const time_t t = static_cast<time_t>(s);
+    struct tm tm;
+    EXPECT_NE(gmtime_r(&t, &tm), nullptr) << s;
+    return tm.tm_year + 1900;
+  };
+  for (int64_t y = 1970; y <= 10001; ++y) {
+    const int64_t start = DaysFromCivil(y, 1, 1) * 86400;
+    for (int64_t s : {start - 1, start, start + 1, start + 86399, start + 86400}) {
+      if (s < 0) continue;
+      ASSERT_EQ(UtcYear(s), gm(s)) << s;
+    }
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200000; ++i) {
+    const int64_t s = static_cast<int64_t>(rng() % 253402400000);
+    ASSERT_EQ(UtcYear(s), gm(s)) << s;
+  }
+  for (int64_t s : {int64_t{-1}, int64_t{-86401}, int64_t{-2208988800}}) EXPECT_EQ(UtcYear(s), gm(s)) << s;
 }
 
 }  // namespace
