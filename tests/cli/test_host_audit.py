@@ -52,6 +52,10 @@ def verdicts(binary, name):
     case = INDEX[name]
     _, init = initiating_of(binary, name)
     if init is None:
+        # A log whose only host is another process's has none to give: no
+        # incident names no host, which is right.
+        if case.get("host") is None and "rank" not in case:
+            return {"host": "right"}, None
         return {"host": "no incident", "rank": "no incident"}, None
     out = {"host": grade(case.get("host"), init.get("host"), fold=True)}
     if "rank" in case:
