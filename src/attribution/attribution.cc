@@ -188,6 +188,23 @@ size_t MatchSyslogTime(std::string_view s, size_t p) {
   return MatchClock(s, q + 1);
 }
 
+// ctime(3)'s "Fri Aug 11 12:31:45 2023" (no newline): the body of dmesg
+// -T's bracketed stamp, and Open MPI's --timestamp-output, which glues it to
+// the --tag-output tag ("Fri Aug 11 12:31:45 2023[1,0]<stdout>:", orte's and
+// PMIx's iof output: "%s[%s,%s]<%s>:" with ctime()'s string first).
+size_t MatchCtime(std::string_view s, size_t p) {
+  static constexpr std::string_view kDays[] = {"Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun "};
+  bool day = false;
+  for (std::string_view d : kDays) day |= At(s, p, d);
+  if (!day) return kNpos;
+  size_t r = MatchSyslogTime(s, p + 4);
+  if (r == kNpos || r + 5 > s.size() || s[r] != ' ') return kNpos;
+  for (size_t i = r + 1; i < r + 5; ++i) {
+    if (!IsDigit(s[i])) return kNpos;
+  }
+  return r + 5;
+}
+
 enum class StampKind { kNone, kCollector, kGlog };
 
 // Steps over one timestamp-looking token at s[p]. Collector stamps (ISO,
@@ -223,17 +240,11 @@ size_t SkipTimestamp(std::string_view s, size_t p, StampKind* kind,
     r = MatchIsoDateTime(s, p + 1, nullptr);
     if (r != kNpos && r < s.size() && s[r] == ']') return r + 1;
     // dmesg -T: "[Mon Nov  2 13:46:41 2026]".
-    if (s.size() > p + 5 && IsUpper(s[p + 1]) && IsAlpha(s[p + 2]) &&
-        IsAlpha(s[p + 3]) && s[p + 4] == ' ') {
-      r = MatchSyslogTime(s, p + 5);
-      if (r != kNpos && r + 6 <= s.size() && s[r] == ' ' &&
-          IsDigit(s[r + 1]) && IsDigit(s[r + 2]) && IsDigit(s[r + 3]) &&
-          IsDigit(s[r + 4]) && s[r + 5] == ']') {
-        return r + 6;
-      }
-    }
+    r = MatchCtime(s, p + 1);
+    if (r != kNpos && r < s.size() && s[r] == ']') return r + 1;
     return kNpos;
   }
+  if (q = MatchCtime(s, p); q != kNpos) return q;
   q = MatchSyslogTime(s, p);
   if (q != kNpos) return q;
   // glog: "I1102 13:46:41.123456  1234 file.cc:56] " (whole header).
@@ -906,6 +917,34 @@ void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
   }
 }
 
+// Ray's RayTaskError names the worker a task failed in after the task's
+// process title, "ray::<name>" (setproctitle's "ray::" and, since Ray 1.x,
+// "()" after the name, coloured by colorama): "ray::TaskRunner.run() (pid=N,
+// ip=A)", with ", actor_id=X, repr=R)" for an actor's task (ray/exceptions.py
+// RayTaskError.__str__; the driver prints it, so it is the only place its log
+// names the failed process's host). Sets *host and *pid, or neither.
+void ScanRayTaskHeader(std::string_view s, size_t begin, std::string* host, std::optional<int64_t>* pid) {
+  for (size_t at = s.find(" (pid=", begin); at != kNpos; at = s.find(" (pid=", at + 1)) {
+    // The process title is the token before the space; colorama's colour
+    // codes around it hold no space.
+    size_t t = at;
+    while (t > begin && s[t - 1] != ' ' && at - t < 256) --t;
+    size_t title = SkipAnsi(s, t);
+    if (!At(s, title, "ray::")) continue;
+    size_t q = at + 6;
+    std::optional<int64_t> v = ParseUint(s, &q, 10);
+    if (!v || !At(s, q, ", ip=")) continue;
+    q += 5;
+    const size_t h_end = HostTokenEnd(s, q);
+    if (h_end >= s.size() || (s[h_end] != ',' && s[h_end] != ')')) continue;
+    std::string_view h = s.substr(q, h_end - q);
+    if (!LooksLikeHostToken(h)) continue;
+    *host = NormalizeHost(h);
+    *pid = v;
+    return;
+  }
+}
+
 // Past the spaces and the markdown quote markers ("> ", "> > ") a log
 // pasted into an issue or mail starts with.
 size_t SkipQuoteMarkers(std::string_view s, size_t p) {
@@ -1025,13 +1064,19 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
 struct MessageMarks {
   std::optional<int64_t> bracket_rank, loose_rank, pid;
   std::string gpu;
+  // A process the message names as where it failed (Ray's task header):
+  // its host and pid, taken together where the prefixes named no host.
+  std::string subject_host;
+  std::optional<int64_t> subject_pid;
 };
 
 MessageMarks ScanMessage(std::string_view s, size_t begin) {
   Found f;
   ScanMessageRanks(s, begin, &f);
   ScanKernelMarkers(s, begin, &f);
-  return {f.bracket_rank, f.loose_rank, f.pid, std::move(f.gpu)};
+  MessageMarks m{f.bracket_rank, f.loose_rank, f.pid, std::move(f.gpu), {}, {}};
+  ScanRayTaskHeader(s, begin, &m.subject_host, &m.subject_pid);
+  return m;
 }
 
 // The first byte of `s` the message scans from `begin` may read: a word
@@ -1238,6 +1283,12 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   const MessageMarks& m = MemoMessage(line, msg, scratch);
   f.bracket_rank = m.bracket_rank;
   f.loose_rank = m.loose_rank;
+  if (f.host.empty() && !m.subject_host.empty()) {
+    // The process the message is about, over the pdsh host that ran the
+    // driver; its pid with it, not the line's writer's.
+    f.host = m.subject_host;
+    f.pid = m.subject_pid;
+  }
   if (!f.pid) f.pid = m.pid;
   if (f.gpu.empty()) f.gpu = m.gpu;
 

@@ -61,6 +61,21 @@ TEST(AttributeLine, CollectorStampWithAColonBeforeMpirunPrefix) {
   EXPECT_EQ(l.a.host, "container-e275-01-000057");
 }
 
+TEST(AttributeLine, CtimeStampGluedToMpirunTag) {
+  // Open MPI's --timestamp-output with --tag-output: ctime()'s string glued
+  // to the tag (orte iof: "%s[%s,%s]<%s>:").
+  Line l = Attr("Fri Aug 11 12:31:45 2023[1,3]<stdout>:tomte401:1850304:1881110 [3] transport.cc:154 "
+                "NCCL WARN Cuda failure 'invalid argument'");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.a.host, "tomte401");
+  EXPECT_EQ(l.a.pid, 1850304);
+  l = Attr("Mon Feb  3 09:01:02 2025<stderr>:Traceback (most recent call last):");
+  EXPECT_FALSE(l.a.rank.has_value());
+  // Not a weekday, or no year: no stamp, so no prefix after it is read.
+  EXPECT_FALSE(Attr("Fry Aug 11 12:31:45 2023[1,3]<stdout>:x").a.rank.has_value());
+  EXPECT_FALSE(Attr("Fri Aug 11 12:31:45 [1,3]<stdout>:x").a.rank.has_value());
+}
+
 TEST(AttributeLine, TorchrunPythonTraceback) {
   Line l = Attr("[rank12]: Traceback (most recent call last):");
   EXPECT_EQ(l.a.rank, 12);
@@ -263,6 +278,29 @@ TEST(AttributeLine, VllmAndRayPrefixes) {
   l = Attr("(see docs) pid 3");
   EXPECT_FALSE(l.a.pid.has_value());
   EXPECT_EQ(l.begin, 0u);
+}
+
+TEST(AttributeLine, RayTaskErrorNamesTheFailedWorker) {
+  // ray/exceptions.py RayTaskError.__str__: "<proctitle>() (pid=N, ip=A" and
+  // ", actor_id=X, repr=R)" for an actor's task, printed by the driver.
+  Line l = Attr("ray.exceptions.RayTaskError(ActorDiedError): ray::TaskRunner.run() (pid=16209, "
+                "ip=10.96.200.252, actor_id=af67a3a6fa70baaa8f2d6ff301000000, repr=<main_ppo.TaskRunner "
+                "object at 0x7ecf611e7670>)");
+  EXPECT_EQ(l.a.host, "10.96.200.252");
+  EXPECT_EQ(l.a.pid, 16209);
+  l = Attr("\x1b[36mray::train_fn()\x1b[39m (pid=4101, ip=gpu-node-7.cluster)");
+  EXPECT_EQ(l.a.host, "gpu-node-7");
+  EXPECT_EQ(l.a.pid, 4101);
+  // A host the line's own prefix names wins.
+  l = Attr("node017:12:13 [0] NCCL WARN ray::x() (pid=5, ip=10.0.0.9)");
+  EXPECT_EQ(l.a.host, "node017");
+  // Not a Ray process title, or no ip: nothing.
+  for (const char* no : {"spawned worker (pid=123, ip=10.0.0.1)", "ray::x() (pid=123)",
+                         "ray::x() (pid=abc, ip=10.0.0.1)", "ray::x() (pid=1, ip=:::)"}) {
+    Line m = Attr(no);
+    EXPECT_TRUE(m.a.host.empty()) << no;
+    EXPECT_FALSE(m.a.pid.has_value()) << no;
+  }
 }
 
 TEST(AttributeLine, RanksInsideMessages) {
