@@ -3,10 +3,10 @@ never gets "No incident"):
 
 - srun and salloc when the controller takes the allocation away
   (src/srun/allocate.c, src/salloc/salloc.c): "Job allocation N has been
-  revoked", "Force Terminated StepId=N.M" (before Slurm 20.11 "Force
-  Terminated job N.M"), "Job step aborted before step completely
-  launched."; a scancel, the scheduler's kill or a preemption: the
-  termination rules'. salloc's "Job N has exceeded its time limit and its
+  revoked", "Job step aborted before step completely launched."; a
+  scancel, the scheduler's kill or a preemption: the termination rules'.
+  srun's "Force Terminated StepId=N.M" is not read: srun prints it after a
+  step cancelled DUE TO TASK FAILURE too, where it is no outside stop. salloc's "Job N has exceeded its time limit and its
   allocation has been revoked." is the time limit.
 - Megatron-LM's train loop after its exit signal handler saw SIGTERM
   ("[exiting program after receiving SIGTERM.] datetime: ..."): a stop
@@ -25,9 +25,6 @@ TERMINATION = {"sigterm-received", "graceful-shutdown-missing"}
 STOPS = {
     "srun-allocation-revoked": "srun: error: Job allocation 4423911 has been revoked\n",
     "salloc-allocation-revoked": "salloc: Job allocation 88231 has been revoked.\n",
-    "srun-force-terminated-step": "srun: Force Terminated StepId=71230.0\n",
-    "srun-force-terminated-job": "srun: Force Terminated JobId=71230\n",
-    "srun-force-terminated-old": "srun: Force Terminated job 5120.2\n",
     "srun-aborted-before-launch": "srun: Job step aborted before step completely launched.\n",
     "megatron-sigterm-exit": (
         "[before the start of training step] datetime: 2024-06-11 01:02:03 \n"
