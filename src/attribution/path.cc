@@ -225,6 +225,15 @@ bool HasPreferredName(std::string_view label) {
   return false;
 }
 
+// A folder whose subfolders are hosts: "nodes/<host>/", "hosts/<host>/".
+bool IsHostsFolder(std::string_view c) {
+  static constexpr std::string_view kNames[] = {"nodes", "hosts", "machines", "instances", "servers"};
+  for (std::string_view n : kNames) {
+    if (EqualsIgnoreCase(c, n)) return true;
+  }
+  return false;
+}
+
 HostClass ClassifyHost(std::string_view c, std::string_view parent) {
   if (c.empty() || c.size() > 253) return HostClass::kNo;
   if (EqualsIgnoreCase(parent, "home") || EqualsIgnoreCase(parent, "users") ||
@@ -238,7 +247,17 @@ HostClass ClassifyHost(std::string_view c, std::string_view parent) {
   }
   size_t dot = c.find('.');
   std::string_view label = c.substr(0, dot);
-  if (label.size() > 63 || !IsDigit(label.back())) return HostClass::kNo;
+  if (label.size() > 63) return HostClass::kNo;
+  if (!IsDigit(label.back())) {
+    // A folder of per-host folders ("nodes/<name>/kern.log") names hosts
+    // whatever their last character: a GKE node is
+    // gke-<cluster>-<pool>-<hash>-<4 letters or digits>.
+    if (!IsHostsFolder(parent) || label.find('-') == kNpos) return HostClass::kNo;
+    size_t lead = 0;
+    while (lead < label.size() && IsAlpha(label[lead])) ++lead;
+    if (IsGenericWord(label.substr(0, lead))) return HostClass::kNo;
+    return HostClass::kPreferred;
+  }
   // "node017.cluster.local" is a FQDN; "cuda-12.4" is a version.
   if (dot != kNpos && (dot + 1 >= c.size() || !IsAlpha(c[dot + 1]))) {
     return HostClass::kNo;
@@ -358,7 +377,9 @@ Attribution AttributeFromPath(std::string_view path, size_t below) {
       bool local = false;
       std::optional<int64_t> v = RankToken(c, &local);
       // Only a whole "rank_3" directory: "exp_rank3_sweep" says less.
-      if (v && !local && AtIgnoreCase(c, 0, "rank") && c.find('.') == kNpos &&
+      // Open MPI's --output-filename: "<dir>/1/rank.<N>/stdout".
+      bool mpi = c.size() > 5 && AtIgnoreCase(c, 0, "rank.") && ParseUintWhole(c.substr(5), 7);
+      if (v && !local && AtIgnoreCase(c, 0, "rank") && (c.find('.') == kNpos || mpi) &&
           i + 1 == parts.dirs) {
         a.rank = v;
       }

@@ -152,6 +152,7 @@ def common_start(j, version_of=lambda r: None):
         v = version_of(rank) or j.nccl
         if j.local(rank) == 0:
             j.emit(rank, t, f"{j.nccl_prefix(rank)} NCCL INFO NCCL version {v}+cuda12.4")
+        j.emit(rank, t + 0.4, f"{j.nccl_prefix(rank)} NCCL INFO Bootstrap : Using eth0:{j.ip[j.host(rank)]}<0>")
         j.emit(rank, t + 0.5, f"{j.nccl_prefix(rank)} NCCL INFO cudaDriverVersion 12040")
         j.emit(rank, t + 1.2, f"{j.nccl_prefix(rank)} NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_3:1/IB ; OOB eth0:{j.ip[j.host(rank)]}<0>")
 
