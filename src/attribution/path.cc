@@ -149,7 +149,23 @@ std::optional<int64_t> JobTaskRank(std::string_view name) {
   for (std::string_view e : kExts) known |= EqualsIgnoreCase(ext, e);
   if (!known) return std::nullopt;
   size_t task_dot = name.rfind('.', last_dot - 1);
-  if (task_dot == kNpos || task_dot == 0) return std::nullopt;
+  if (task_dot == kNpos || task_dot == 0) {
+    // --output=%x-%j-%t.out, %j-%t.out: "<job id>-<task>.out", the job id
+    // of five digits or more (so "app-2026-11.out" stays a date); "_" is an
+    // array's %A_%a, no task.
+    size_t dash = name.rfind('-', last_dot - 1);
+    if (dash == kNpos || dash == 0 || !(EqualsIgnoreCase(ext, "out") || EqualsIgnoreCase(ext, "err"))) {
+      return std::nullopt;
+    }
+    std::string_view task = name.substr(dash + 1, last_dot - dash - 1);
+    std::string_view before = name.substr(0, dash);
+    std::string_view job = before.substr(before.find_last_of("-_.") == kNpos ? 0 : before.find_last_of("-_.") + 1);
+    std::optional<int64_t> v = ParseUintWhole(task, 6);
+    if (!v || (task.size() > 1 && task[0] == '0') || job.size() < 5 || !ParseUintWhole(job, 12)) {
+      return std::nullopt;
+    }
+    return v;
+  }
   std::string_view task = name.substr(task_dot + 1, last_dot - task_dot - 1);
   std::string_view before = name.substr(0, task_dot);
   size_t job_dot = before.rfind('.');

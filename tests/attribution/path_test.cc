@@ -114,6 +114,12 @@ TEST(AttributeFromPath, OneFilePerRank) {
   Check({"logs/train.12.out", 12, std::nullopt, ""});
   Check({"logs/train.0.err", 0, std::nullopt, ""});
   Check({"logs/1234567.5.out", 5, std::nullopt, ""});   // %j.%t.out
+  Check({"logs/train-1234567-5.out", 5, std::nullopt, ""});   // %x-%j-%t.out
+  Check({"logs/1234567-12.err", 12, std::nullopt, ""});       // %j-%t.err
+  // A date, an array task (%A_%a), a log that is not srun's.
+  Check({"logs/app-2026-11.out", std::nullopt, std::nullopt, ""});
+  Check({"logs/train-1234567_5.out", std::nullopt, std::nullopt, ""});
+  Check({"logs/train-1234567-5.log", std::nullopt, std::nullopt, ""});
   Check({"logs/rank_7/stderr.log", 7, std::nullopt, ""});
   Check({"logs/local_rank_2.log", std::nullopt, 2, ""});
   // Open MPI's mpirun --output-filename DIR: DIR/1/rank.N/{stdout,stderr}.
