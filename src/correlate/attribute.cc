@@ -94,45 +94,6 @@ bool OneNodeWithoutGlobalRanks(const CorrelationState& st) {
   return true;
 }
 
-// srun's "srun: error: node017: tasks 8-15: Exited with exit code 1" (fields
-// host and tasks: "8-15", "0-3,8", "12") places those tasks on the host:
-// when the tasks are the ranks (RankForTask), a rank's line that names no
-// host (a per-task file of a rank that died before NCCL printed anything)
-// is on it.
-void TasksOfSrunHosts(CorrelationState& st) {
-  constexpr int64_t kMaxTasks = 1 << 16;
-  for (const Evidence& ev : st.evs) {
-    const std::string* tasks = ev.Field("tasks");
-    const std::string* host = ev.Field("host");
-    if (!tasks || !host || host->empty()) continue;
-    std::vector<int64_t> place;
-    std::string_view rest = *tasks;
-    bool ok = true;
-    while (ok && !rest.empty()) {
-      size_t comma = rest.find(',');
-      std::string_view part = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      size_t dash = part.find('-');
-      int64_t lo = 0, hi = 0;
-      ok = ParseInt64(part.substr(0, dash), &lo) && lo >= 0;
-      hi = lo;
-      if (ok && dash != std::string_view::npos) ok = ParseInt64(part.substr(dash + 1), &hi) && hi >= lo;
-      for (int64_t t = lo; ok && t <= hi; ++t) {
-        // Decided before any is placed: a placed task makes the host known.
-        ok = static_cast<int64_t>(place.size()) < kMaxTasks && st.topo.RankForTask(*host, t) == t;
-        if (ok && !st.topo.HostForRank(t)) place.push_back(t);
-      }
-    }
-    if (!ok) continue;
-    for (int64_t t : place) {
-      Attribution a;
-      a.rank = t;
-      a.host = NormalizeHost(*host);
-      st.topo.Learn(a);
-    }
-  }
-}
-
 // A worker named only by its local rank ("failed (exitcode: -9) local_rank:
 // 3") on a one-node archive is that global rank.
 void LocalRanksOfOneNode(CorrelationState& st) {
@@ -393,7 +354,6 @@ void Attribute(CorrelationState& st) {
       st.topo.AddPidLocalRank(l.host, l.pid, l.local_rank);
     }
   }
-  TasksOfSrunHosts(st);
   for (Evidence& ev : st.evs) {
     if (ev.host.empty()) ev.host = scan.sources[ev.source].host;
     Attribution a;
