@@ -591,6 +591,10 @@ bool ParseNcclPrefix(std::string_view s, size_t p, Found* f) {
   std::optional<int64_t> dev = ParseUint(s, &q, 5);
   if (!dev || !At(s, q, "]") || !LooksLikeHostToken(host)) return false;
   if (q + 1 < s.size() && !IsSpace(s[q + 1])) return false;
+  // NCCL prints the process's own hostname: it names the machine better
+  // than the address an outer prefix gave ("(RayTrainWorker pid=P,
+  // ip=10.0.1.5) node017:P:T [0] NCCL INFO ...").
+  if (IsIpv4(f->host) && !IsIpv4(host)) f->host.clear();
   SetHostIfUnset(f->host, host);
   SetIfUnset(f->pid, pid);
   if (!negative) SetIfUnset(f->device, dev);

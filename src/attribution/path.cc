@@ -149,7 +149,23 @@ std::optional<int64_t> JobTaskRank(std::string_view name) {
   for (std::string_view e : kExts) known |= EqualsIgnoreCase(ext, e);
   if (!known) return std::nullopt;
   size_t task_dot = name.rfind('.', last_dot - 1);
-  if (task_dot == kNpos || task_dot == 0) return std::nullopt;
+  if (task_dot == kNpos || task_dot == 0) {
+    // --output=%x-%j-%t.out, %j-%t.out: "<job id>-<task>.out", the job id
+    // of five digits or more (so "app-2026-11.out" stays a date); "_" is an
+    // array's %A_%a, no task.
+    size_t dash = name.rfind('-', last_dot - 1);
+    if (dash == kNpos || dash == 0 || !(EqualsIgnoreCase(ext, "out") || EqualsIgnoreCase(ext, "err"))) {
+      return std::nullopt;
+    }
+    std::string_view task = name.substr(dash + 1, last_dot - dash - 1);
+    std::string_view before = name.substr(0, dash);
+    std::string_view job = before.substr(before.find_last_of("-_.") == kNpos ? 0 : before.find_last_of("-_.") + 1);
+    std::optional<int64_t> v = ParseUintWhole(task, 6);
+    if (!v || (task.size() > 1 && task[0] == '0') || job.size() < 5 || !ParseUintWhole(job, 12)) {
+      return std::nullopt;
+    }
+    return v;
+  }
   std::string_view task = name.substr(task_dot + 1, last_dot - task_dot - 1);
   std::string_view before = name.substr(0, task_dot);
   size_t job_dot = before.rfind('.');
@@ -225,6 +241,15 @@ bool HasPreferredName(std::string_view label) {
   return false;
 }
 
+// A folder whose subfolders are hosts: "nodes/<host>/", "hosts/<host>/".
+bool IsHostsFolder(std::string_view c) {
+  static constexpr std::string_view kNames[] = {"nodes", "hosts", "machines", "instances", "servers"};
+  for (std::string_view n : kNames) {
+    if (EqualsIgnoreCase(c, n)) return true;
+  }
+  return false;
+}
+
 HostClass ClassifyHost(std::string_view c, std::string_view parent) {
   if (c.empty() || c.size() > 253) return HostClass::kNo;
   if (EqualsIgnoreCase(parent, "home") || EqualsIgnoreCase(parent, "users") ||
@@ -238,7 +263,17 @@ HostClass ClassifyHost(std::string_view c, std::string_view parent) {
   }
   size_t dot = c.find('.');
   std::string_view label = c.substr(0, dot);
-  if (label.size() > 63 || !IsDigit(label.back())) return HostClass::kNo;
+  if (label.size() > 63) return HostClass::kNo;
+  if (!IsDigit(label.back())) {
+    // A folder of per-host folders ("nodes/<name>/kern.log") names hosts
+    // whatever their last character: a GKE node is
+    // gke-<cluster>-<pool>-<hash>-<4 letters or digits>.
+    if (!IsHostsFolder(parent) || label.find('-') == kNpos) return HostClass::kNo;
+    size_t lead = 0;
+    while (lead < label.size() && IsAlpha(label[lead])) ++lead;
+    if (IsGenericWord(label.substr(0, lead))) return HostClass::kNo;
+    return HostClass::kPreferred;
+  }
   // "node017.cluster.local" is a FQDN; "cuda-12.4" is a version.
   if (dot != kNpos && (dot + 1 >= c.size() || !IsAlpha(c[dot + 1]))) {
     return HostClass::kNo;
@@ -358,7 +393,9 @@ Attribution AttributeFromPath(std::string_view path, size_t below) {
       bool local = false;
       std::optional<int64_t> v = RankToken(c, &local);
       // Only a whole "rank_3" directory: "exp_rank3_sweep" says less.
-      if (v && !local && AtIgnoreCase(c, 0, "rank") && c.find('.') == kNpos &&
+      // Open MPI's --output-filename: "<dir>/1/rank.<N>/stdout".
+      bool mpi = c.size() > 5 && AtIgnoreCase(c, 0, "rank.") && ParseUintWhole(c.substr(5), 7);
+      if (v && !local && AtIgnoreCase(c, 0, "rank") && (c.find('.') == kNpos || mpi) &&
           i + 1 == parts.dirs) {
         a.rank = v;
       }

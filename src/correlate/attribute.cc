@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "attribution/lex.h"
 #include "correlate/state.h"
 #include "util/strings.h"
 
@@ -21,14 +22,35 @@ namespace {
 // Puts every name of a pod on its node: the folders its logs were collected
 // under, the hostname its own lines print (NCCL's "host:pid:tid"), and the
 // topology learnt from them. A pod is never a host.
+//
+// An address a host announced as its own (NCCL's "Bootstrap : Using
+// eth0:10.0.1.5<0>" under that host's name) is that host: a line named only
+// by the address (Ray's "(RayTrainWorker pid=P, ip=10.0.1.5)", a folder
+// named after it) is the named host's.
 void ApplyHostAliases(CorrelationState& st) {
   ScanResult& scan = st.scan;
-  if (scan.host_aliases.empty()) return;
   std::map<std::string, std::string> node_of;
   for (const HostAlias& a : scan.host_aliases) {
     std::string alias = NormalizeHost(a.alias), host = NormalizeHost(a.host);
     if (!alias.empty() && !host.empty() && alias != host) node_of[alias] = host;
   }
+  std::map<std::string, std::string> host_of_addr;
+  std::set<std::string> shared;  // announced by several hosts: no one's
+  for (const Evidence& ev : st.evs) {
+    const std::string* a = ev.Field("addr");
+    if (!a || !attribution_internal::IsIpv4(*a) || a->rfind("127.", 0) == 0 || ev.host.empty() ||
+        attribution_internal::IsIpv4(ev.host)) {
+      continue;
+    }
+    std::string host = NormalizeHost(ev.host);
+    if (auto it = node_of.find(host); it != node_of.end()) host = it->second;
+    auto [it, fresh] = host_of_addr.emplace(*a, host);
+    if (!fresh && it->second != host) shared.insert(*a);
+  }
+  for (const auto& [addr, host] : host_of_addr) {
+    if (!shared.count(addr)) node_of.emplace(addr, host);
+  }
+  if (node_of.empty()) return;
   auto fix = [&node_of](std::string& h) {
     if (h.empty()) return;
     auto it = node_of.find(NormalizeHost(h));

@@ -23,6 +23,14 @@ constexpr std::string_view kTimeKeys[] = {"time", "timestamp", "@timestamp", "ts
 constexpr std::string_view kRankKeys[] = {"rank", "RANK", "global_rank"};
 constexpr std::string_view kHostKeys[] = {"host", "hostname", "_HOSTNAME", "node", "nodename"};
 constexpr std::string_view kPidKeys[] = {"_PID", "pid"};
+// Nested fields (JSON pointers) of platform exports: a GCP Cloud Logging
+// LogEntry keeps the text in textPayload (or jsonPayload.message) and its
+// node in labels."compute.googleapis.com/resource_name" (a container's) or
+// resource.labels.node_name (a k8s_node's); fluent-bit's kubernetes filter
+// (CloudWatch Container Insights) in kubernetes.host.
+constexpr std::string_view kNestedMessageKeys[] = {"/textPayload", "/jsonPayload/message"};
+constexpr std::string_view kNestedHostKeys[] = {"/labels/compute.googleapis.com~1resource_name",
+                                                "/resource/labels/node_name", "/kubernetes/host"};
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -76,6 +84,13 @@ bool ParseJsonLine(std::string_view line, const TimeContext& tctx, JsonFields& o
       out.message.assign(v.data(), v.size());
       out.has_message = true;
       break;
+    }
+  }
+  for (size_t i = 0; !out.has_message && i < std::size(kNestedMessageKeys); ++i) {
+    std::string_view v;
+    if (!doc.at_pointer(kNestedMessageKeys[i]).get_string().get(v)) {
+      out.message.assign(v.data(), v.size());
+      out.has_message = true;
     }
   }
   for (std::string_view key : kTimeKeys) {
@@ -133,6 +148,10 @@ bool ParseJsonLine(std::string_view line, const TimeContext& tctx, JsonFields& o
       out.host.assign(v.data(), v.size());
       break;
     }
+  }
+  for (size_t i = 0; out.host.empty() && i < std::size(kNestedHostKeys); ++i) {
+    std::string_view v;
+    if (!doc.at_pointer(kNestedHostKeys[i]).get_string().get(v)) out.host.assign(v.data(), v.size());
   }
   return true;
 }
@@ -873,7 +892,7 @@ LineView Split(std::string_view line, const LineFormat& fmt, const TimeContext& 
       }
       if (jf.rank) v.attr.rank = jf.rank;
       if (!v.attr.pid) v.attr.pid = jf.pid;  // a pid the message prints is its own
-      if (!jf.host.empty()) v.attr.host = jf.host;
+      if (!jf.host.empty()) v.attr.host = NormalizeHost(jf.host);
       return v;
     }
   }

@@ -274,6 +274,12 @@ TEST(AttributeLine, VllmAndRayPrefixes) {
   l = Attr("(APIServer pid=5332) (DPEngineCoreActor pid=5439, ip=10.233.69.249) INFO 01-12 06:15:21 x");
   EXPECT_EQ(l.a.pid, 5439);
   EXPECT_EQ(l.a.host, "10.233.69.249");
+  // NCCL's own "host:pid:tid [dev]" inside names the machine by its
+  // hostname, which beats the address Ray's prefix gave.
+  l = Attr("(RayTrainWorker pid=84494, ip=10.21.0.92) dgx003:84494:84587 [4] NCCL INFO Bootstrap : Using "
+           "eth0:10.21.0.92<0>");
+  EXPECT_EQ(l.a.pid, 84494);
+  EXPECT_EQ(l.a.host, "dgx003");
   // Ordinary parenthesised text is not a prefix.
   l = Attr("(see docs) pid 3");
   EXPECT_FALSE(l.a.pid.has_value());

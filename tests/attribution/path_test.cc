@@ -50,6 +50,15 @@ TEST(AttributeFromPath, PerHostDirectories) {
   // A file named after its host.
   Check({"collected/dmesg/node017.log", std::nullopt, std::nullopt, "node017"});
   Check({"collected/node017.dmesg.txt.gz", std::nullopt, std::nullopt, "node017"});
+  // Under a folder of hosts, a host name need not end in a digit (GKE
+  // nodes end in four random characters).
+  Check({"nodes/gke-train-a3-pool-f76d27f1-tdtx/dmesg.txt", std::nullopt, std::nullopt,
+         "gke-train-a3-pool-f76d27f1-tdtx"});
+  Check({"hosts/gpu-east-b/kern.log", std::nullopt, std::nullopt, "gpu-east-b"});
+  // Not a name of a host, even there.
+  Check({"nodes/summary/kern.log", std::nullopt, std::nullopt, ""});
+  Check({"nodes/run-final/kern.log", std::nullopt, std::nullopt, ""});
+  Check({"logs/gke-train-a3-pool-f76d27f1-tdtx/dmesg.txt", std::nullopt, std::nullopt, ""});
 }
 
 size_t Below(std::string_view root, std::string_view file) { return PathBelowRoot(root, file); }
@@ -105,8 +114,18 @@ TEST(AttributeFromPath, OneFilePerRank) {
   Check({"logs/train.12.out", 12, std::nullopt, ""});
   Check({"logs/train.0.err", 0, std::nullopt, ""});
   Check({"logs/1234567.5.out", 5, std::nullopt, ""});   // %j.%t.out
+  Check({"logs/train-1234567-5.out", 5, std::nullopt, ""});   // %x-%j-%t.out
+  Check({"logs/1234567-12.err", 12, std::nullopt, ""});       // %j-%t.err
+  // A date, an array task (%A_%a), a log that is not srun's.
+  Check({"logs/app-2026-11.out", std::nullopt, std::nullopt, ""});
+  Check({"logs/train-1234567_5.out", std::nullopt, std::nullopt, ""});
+  Check({"logs/train-1234567-5.log", std::nullopt, std::nullopt, ""});
   Check({"logs/rank_7/stderr.log", 7, std::nullopt, ""});
   Check({"logs/local_rank_2.log", std::nullopt, 2, ""});
+  // Open MPI's mpirun --output-filename DIR: DIR/1/rank.N/{stdout,stderr}.
+  Check({"mpi_out/1/rank.12/stdout", 12, std::nullopt, ""});
+  Check({"mpi_out/1/rank.0/stderr", 0, std::nullopt, ""});
+  Check({"mpi_out/1/rank.x/stderr", std::nullopt, std::nullopt, ""});
 }
 
 TEST(AttributeFromPath, TorchelasticLogDir) {

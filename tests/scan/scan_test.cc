@@ -512,6 +512,48 @@ TEST(ScanJsonLines, JournalctlJsonUsesRealtimeTimestampAndHostname) {
   EXPECT_EQ(*e.Field("xid"), "79");
 }
 
+// Platform exports nest the node: a GCP Cloud Logging LogEntry (textPayload,
+// labels."compute.googleapis.com/resource_name" for a container,
+// resource.labels.node_name for a k8s_node) and fluent-bit's kubernetes
+// filter as CloudWatch Container Insights ships it (kubernetes.host).
+TEST(ScanJsonLines, PlatformExportsNameTheirNode) {
+  TempDir dir;
+  const std::string xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, name=python3, GPU has fallen off the bus.";
+  const std::string other = "mlx5_core 0000:0c:00.0: firmware version: 28.39.1002";
+  struct Case {
+    std::string file, host, line;
+  };
+  std::vector<Case> cases = {
+      {"gcp_container.json", "gke-train-a3-pool-f76d27f1-tdtx",
+       "{\"insertId\":\"1a\",\"labels\":{\"compute.googleapis.com/resource_name\":"
+       "\"gke-train-a3-pool-f76d27f1-tdtx\"},\"logName\":\"projects/p/logs/stderr\","
+       "\"resource\":{\"labels\":{\"pod_name\":\"trainer-0\"},\"type\":\"k8s_container\"},"
+       "\"severity\":\"ERROR\",\"textPayload\":\"@\",\"timestamp\":\"2026-11-02T13:46:41.123456789Z\"}"},
+      {"gcp_node.json", "dgx004",
+       "{\"insertId\":\"1b\",\"logName\":\"projects/p/logs/kernel\",\"resource\":{\"labels\":"
+       "{\"node_name\":\"dgx004\",\"project_id\":\"p\"},\"type\":\"k8s_node\"},"
+       "\"jsonPayload\":{\"message\":\"@\"},\"timestamp\":\"2026-11-02T13:46:41.123456789Z\"}"},
+      {"fluentbit.jsonl", "ip-172-31-8-12",
+       // An EKS node's name is its FQDN; its kernel names it by the short name.
+       "{\"kubernetes\":{\"host\":\"ip-172-31-8-12.ec2.internal\",\"pod_name\":\"trainer-0\"},"
+       "\"log\":\"@\\n\",\"stream\":\"stderr\",\"time\":\"2026-11-02T13:46:41.123456789Z\"}"},
+  };
+  for (const Case& c : cases) {
+    std::string text;
+    for (int i = 0; i < 20; ++i) {
+      std::string line = c.line;
+      line.replace(line.find('@'), 1, i == 10 ? xid : other);
+      text += line + "\n";
+    }
+    WriteFile(dir / c.file, text);
+    ScanResult r = ScanFiles(TestRules(), {dir / c.file}, BigCaps());
+    ASSERT_EQ(r.evidence.size(), 1u) << c.file;
+    EXPECT_EQ(r.evidence[0].line, 11u) << c.file;
+    EXPECT_EQ(r.evidence[0].host, c.host) << c.file;
+    EXPECT_EQ(r.evidence[0].time_us, 1793627201123456LL) << c.file;
+  }
+}
+
 TEST(ScanCri, KubernetesCriLinesMatchWithTheirStamp) {
   TempDir dir;
   std::string text =
