@@ -242,6 +242,7 @@ bool HasPreferredName(std::string_view label) {
 }
 
 // A folder whose subfolders are hosts: "nodes/<host>/", "hosts/<host>/".
+// Its files are not: "hosts/slurm-task-bus-error.log" names no host.
 bool IsHostsFolder(std::string_view c) {
   static constexpr std::string_view kNames[] = {"nodes", "hosts", "machines", "instances", "servers"};
   for (std::string_view n : kNames) {
@@ -250,7 +251,7 @@ bool IsHostsFolder(std::string_view c) {
   return false;
 }
 
-HostClass ClassifyHost(std::string_view c, std::string_view parent) {
+HostClass ClassifyHost(std::string_view c, std::string_view parent, bool folder) {
   if (c.empty() || c.size() > 253) return HostClass::kNo;
   if (EqualsIgnoreCase(parent, "home") || EqualsIgnoreCase(parent, "users") ||
       EqualsIgnoreCase(parent, "u")) {
@@ -268,7 +269,7 @@ HostClass ClassifyHost(std::string_view c, std::string_view parent) {
     // A folder of per-host folders ("nodes/<name>/kern.log") names hosts
     // whatever their last character: a GKE node is
     // gke-<cluster>-<pool>-<hash>-<4 letters or digits>.
-    if (!IsHostsFolder(parent) || label.find('-') == kNpos) return HostClass::kNo;
+    if (!folder || !IsHostsFolder(parent) || label.find('-') == kNpos) return HostClass::kNo;
     size_t lead = 0;
     while (lead < label.size() && IsAlpha(label[lead])) ++lead;
     if (IsGenericWord(label.substr(0, lead))) return HostClass::kNo;
@@ -378,7 +379,7 @@ Attribution AttributeFromPath(std::string_view path, size_t below) {
       host_part = c.substr(10);
       host_part = host_part.substr(0, host_part.find('-'));
     }
-    HostClass k = ClassifyHost(host_part, parent);
+    HostClass k = ClassifyHost(host_part, parent, /*folder=*/true);
     if (k == HostClass::kPreferred) preferred = host_part;
     if (k == HostClass::kGeneric) generic = host_part;
 
@@ -406,7 +407,7 @@ Attribution AttributeFromPath(std::string_view path, size_t below) {
     std::string_view stem = name.substr(0, name.find('.'));
     std::string_view parent = parts.dirs > 0 ? parts.comp[parts.dirs - 1] : root_name;
     if (!AtIgnoreCase(stem, 0, "worker") &&
-        ClassifyHost(stem, parent) == HostClass::kPreferred) {
+        ClassifyHost(stem, parent, /*folder=*/false) == HostClass::kPreferred) {
       host = stem;
     }
   }
@@ -416,7 +417,7 @@ Attribution AttributeFromPath(std::string_view path, size_t below) {
   // like a host ("c016", "run-7" are not), and last: anything below it is
   // more specific about the file.
   if (host.empty() && !root_name.empty() &&
-      ClassifyHost(root_name, root_parent) != HostClass::kNo) {
+      ClassifyHost(root_name, root_parent, /*folder=*/true) != HostClass::kNo) {
     host = root_name;
   }
   a.host = NormalizeHost(host);

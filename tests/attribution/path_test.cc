@@ -59,6 +59,12 @@ TEST(AttributeFromPath, PerHostDirectories) {
   Check({"nodes/summary/kern.log", std::nullopt, std::nullopt, ""});
   Check({"nodes/run-final/kern.log", std::nullopt, std::nullopt, ""});
   Check({"logs/gke-train-a3-pool-f76d27f1-tdtx/dmesg.txt", std::nullopt, std::nullopt, ""});
+  // A file in a folder of hosts is named after what it holds, not a host:
+  // only its subfolders are hosts (a file's own name still is one when it
+  // ends in a digit, as anywhere).
+  Check({"hosts/slurm-task-bus-error.log", std::nullopt, std::nullopt, ""});
+  Check({"nodes/torchrun-childfailed-pod-host.log", std::nullopt, std::nullopt, ""});
+  Check({"nodes/node017.log", std::nullopt, std::nullopt, "node017"});
 }
 
 size_t Below(std::string_view root, std::string_view file) { return PathBelowRoot(root, file); }
