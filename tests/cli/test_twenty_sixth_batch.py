@@ -73,7 +73,7 @@ def test_a_th_shm_write_with_no_errno_is_dev_shm(faultline_bin, validate, tmp_pa
 def test_a_th_shm_write_with_its_source_line_is_dev_shm(faultline_bin, validate, tmp_path):
     text = TH_SHARE_FD.replace(
         "</torch_2217_1958392311>",
-        "</torch_2217_1958392311> at /opt/conda/conda-bld/pytorch_1544174967633/work/aten/src/TH/THAllocator.c:383")
+        "</torch_2217_1958392311> at /pytorch/aten/src/TH/THAllocator.c:383")
     leading_incident(faultline_bin, validate, tmp_path, text, reference=SHM, line="unable to write to file")
 
 
