@@ -19,22 +19,28 @@ namespace faultline::internal {
 
 namespace {
 
+// Calls f on the host field of every record that names one (sources,
+// ranks, devices, pids, NICs, sync points, evidence) until f returns true;
+// returns whether it did. One list of the fields, for the test that reads
+// them and the rename that writes them.
+template <typename State, typename F>
+bool AnyHostField(State& st, F&& f) {
+  auto& scan = st.scan;
+  auto in = [&f](auto& records) {
+    return std::any_of(records.begin(), records.end(), [&f](auto& r) { return f(r.host); });
+  };
+  return in(scan.sources) ||
+         std::any_of(scan.ranks.begin(), scan.ranks.end(), [&f](auto& r) { return f(r.second.host); }) ||
+         in(scan.devices) || in(scan.pids) || in(scan.nics) || in(scan.sync_points) || in(st.evs);
+}
+
 // Whether anything is named by an address alone (Ray's "(RayTrainWorker
 // pid=P, ip=10.0.1.5)", a folder named after an address): only then can an
 // address a host announced name anyone, and only then is ApplyHostAliases'
 // walk over every record (a map lookup each: 42 M instructions on a
 // 20,736-file archive where no name is an address) worth its cost.
 bool NamedByAddress(const CorrelationState& st) {
-  auto by_addr = [](const std::string& h) { return !h.empty() && attribution_internal::IsIpv4(h); };
-  const ScanResult& scan = st.scan;
-  return std::any_of(scan.sources.begin(), scan.sources.end(), [&](const auto& s) { return by_addr(s.host); }) ||
-         std::any_of(scan.ranks.begin(), scan.ranks.end(), [&](const auto& r) { return by_addr(r.second.host); }) ||
-         std::any_of(scan.devices.begin(), scan.devices.end(), [&](const auto& l) { return by_addr(l.host); }) ||
-         std::any_of(scan.pids.begin(), scan.pids.end(), [&](const auto& l) { return by_addr(l.host); }) ||
-         std::any_of(scan.nics.begin(), scan.nics.end(), [&](const auto& l) { return by_addr(l.host); }) ||
-         std::any_of(scan.sync_points.begin(), scan.sync_points.end(),
-                     [&](const auto& p) { return by_addr(p.host); }) ||
-         std::any_of(st.evs.begin(), st.evs.end(), [&](const Evidence& ev) { return by_addr(ev.host); });
+  return AnyHostField(st, [](const std::string& h) { return !h.empty() && attribution_internal::IsIpv4(h); });
 }
 
 // Puts every name of a pod on its node: the folders its logs were collected
@@ -71,21 +77,15 @@ void ApplyHostAliases(CorrelationState& st) {
     if (!shared.count(addr)) node_of.emplace(addr, host);
   }
   if (node_of.empty()) return;
-  auto fix = [&node_of](std::string& h) {
-    if (h.empty()) return;
+  AnyHostField(st, [&node_of](std::string& h) {
+    if (h.empty()) return false;
     auto it = node_of.find(NormalizeHost(h));
     if (it != node_of.end()) h = it->second;
-  };
-  for (SourceSummary& s : scan.sources) fix(s.host);
-  for (auto& [rank, r] : scan.ranks) fix(r.host);
-  for (DeviceLink& l : scan.devices) fix(l.host);
-  for (PidLink& l : scan.pids) fix(l.host);
-  for (NicLink& l : scan.nics) fix(l.host);
-  for (SyncPoint& p : scan.sync_points) fix(p.host);
+    return false;
+  });
+  // A line about a pod that the archive names (a status row, an event) is
+  // about its node.
   for (Evidence& ev : st.evs) {
-    fix(ev.host);
-    // A line about a pod that the archive names (a status row, an event)
-    // is about its node.
     if (const std::string* pod = ev.Field("pod"); pod && ev.host.empty()) {
       auto it = node_of.find(NormalizeHost(*pod));
       if (it != node_of.end()) ev.host = it->second;

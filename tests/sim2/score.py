@@ -14,17 +14,15 @@ every kind in two layouts; the kernel-log format turns with kind, layout
 and seed, so each seed covers every format with every layout.
 """
 import argparse
-import collections
-import concurrent.futures
-import json
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
 import sim2gen as gen  # noqa: E402
+from simscore import diagnose, hosts_named, rate, run_all, table as _table  # noqa: E402,F401
 
 HANG_REFS = gen.REFS["hang"]
 
@@ -45,27 +43,6 @@ def cases(ranks=(16, 256, 1024), seeds=(1, 2, 3), kinds=None, layouts=None):
                     kf = gen.KFORMATS[(ki + li + seed) % len(gen.KFORMATS)]
                     out.append((kind, layout, kf, n, seed))
     return out
-
-
-def diagnose(binary, logs, rules=None):
-    extra = ["--rules", rules] if rules else []
-    p = subprocess.run([binary, "diagnose", "--json", *extra, str(logs)], capture_output=True, timeout=600)
-    if p.returncode not in (0, 2):
-        return None, p.stderr.decode(errors="replace")
-    try:
-        return json.loads(p.stdout), None
-    except ValueError as e:
-        return None, f"bad json: {e}"
-
-
-def hosts_named(report):
-    named = set()
-    for inc in report.get("incidents", []):
-        if inc["initiating"].get("host"):
-            named.add(inc["initiating"]["host"])
-        for c in inc.get("collateral", []):
-            named.update(c.get("hosts", []))
-    return named
 
 
 def score(truth, report, error=None):
@@ -105,30 +82,7 @@ def run(binary, todo, root, workers=2, rules=None, skew=True):
         report, err = diagnose(binary, d / "logs", rules)
         return score(truth, report, err)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as ex:
-        return list(ex.map(one, todo))
-
-
-def rate(marks, key):
-    vals = [m[key] for m in marks if m.get(key) is not None]
-    return sum(vals), len(vals)
-
-
-def table(marks, by):
-    groups = collections.defaultdict(list)
-    for m in marks:
-        groups[m[by]].append(m)
-    rows = [f"| {by} | n | top-1 | rank | host | found | foreign host |", "| --- | --- | --- | --- | --- | --- | --- |"]
-
-    def cell(ms, key):
-        ok, n = rate(ms, key)
-        return f"{ok}/{n}" if n else "-"
-
-    for g in sorted(groups, key=lambda x: (str(type(x)), x)):
-        ms = groups[g]
-        rows.append(f"| {g} | {len(ms)} | {cell(ms, 'top1')} | {cell(ms, 'rank')} | {cell(ms, 'host')} | "
-                    f"{cell(ms, 'found')} | {sum(1 for m in ms if m['foreign'])} |")
-    return "\n".join(rows)
+    return run_all(one, todo, workers)
 
 
 def totals(marks):
@@ -141,6 +95,10 @@ def totals(marks):
         out[f"{kind}_found"] = ok / n if n else 1.0
     out["foreign"] = sum(1 for m in marks if m["foreign"])
     return out
+
+
+def table(marks, by):
+    return _table(marks, by, 'found', 'found')
 
 
 def main():

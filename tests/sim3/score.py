@@ -9,42 +9,20 @@ name a host the archive does not hold.
     python3 tests/sim3/score.py --bin build/src/cli/faultline --seeds 1 -v  # list every miss
 """
 import argparse
-import collections
-import concurrent.futures
-import json
 import os
 import pathlib
-import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
 import sim3gen as gen  # noqa: E402
+from simscore import diagnose, hosts_named, rate, run_all, table as _table  # noqa: E402,F401
 
 
 def cases(ranks=(16,), seeds=(1, 2, 3), kinds=None, encodings=None):
     return [(k, e, n, s) for s in seeds for n in ranks for k in gen.KINDS for e in gen.ENCODINGS
             if (not kinds or k in kinds) and (not encodings or e in encodings)]
-
-
-def diagnose(binary, logs):
-    p = subprocess.run([binary, "diagnose", "--json", str(logs)], capture_output=True, timeout=600)
-    if p.returncode not in (0, 2):
-        return None, p.stderr.decode(errors="replace")
-    try:
-        return json.loads(p.stdout), None
-    except ValueError as e:
-        return None, f"bad json: {e}"
-
-
-def hosts_named(report):
-    named = set()
-    for inc in report.get("incidents", []):
-        if inc["initiating"].get("host"):
-            named.add(inc["initiating"]["host"])
-        for c in inc.get("collateral", []):
-            named.update(c.get("hosts", []))
-    return named
 
 
 def score(truth, report, error=None):
@@ -81,30 +59,11 @@ def run(binary, todo, root, workers=2):
         report, err = diagnose(binary, d / "logs")
         return score(truth, report, err)
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as ex:
-        return list(ex.map(one, todo))
-
-
-def rate(marks, key):
-    vals = [m[key] for m in marks if m.get(key) is not None]
-    return sum(vals), len(vals)
+    return run_all(one, todo, workers)
 
 
 def table(marks, by):
-    groups = collections.defaultdict(list)
-    for m in marks:
-        groups[m[by]].append(m)
-    rows = [f"| {by} | n | top-1 | rank | host | no incident | foreign host |", "| --- | --- | --- | --- | --- | --- | --- |"]
-
-    def cell(ms, key):
-        ok, n = rate(ms, key)
-        return f"{ok}/{n}" if n else "-"
-
-    for g in sorted(groups):
-        ms = groups[g]
-        rows.append(f"| {g} | {len(ms)} | {cell(ms, 'top1')} | {cell(ms, 'rank')} | {cell(ms, 'host')} | "
-                    f"{cell(ms, 'none')} | {sum(1 for m in ms if m['foreign'])} |")
-    return "\n".join(rows)
+    return _table(marks, by, 'no incident', 'none')
 
 
 def main():
