@@ -350,6 +350,81 @@ void RanksOfCudaDevices(CorrelationState& st) {
   }
 }
 
+// The task ids of srun's task list ("3", "8-15", "0-1,3", a hostlist's
+// "[0-3]"), ascending; empty when the text is not one.
+std::vector<int64_t> SrunTaskIds(std::string_view list) {
+  std::vector<int64_t> out;
+  if (!list.empty() && list.front() == '[' && list.back() == ']') list = list.substr(1, list.size() - 2);
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view part = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    size_t dash = part.find('-');
+    int64_t lo, hi;
+    if (dash == std::string_view::npos) {
+      if (!ParseInt64(part, &lo)) return {};
+      hi = lo;
+    } else if (!ParseInt64(part.substr(0, dash), &lo) || !ParseInt64(part.substr(dash + 1), &hi)) {
+      return {};
+    }
+    // A list of more tasks than any job runs is no task list.
+    if (lo < 0 || hi < lo || hi - lo > (1 << 20)) return {};
+    for (int64_t t = lo; t <= hi; ++t) out.push_back(t);
+  }
+  return out;
+}
+
+// srun reports failed tasks by node: "srun: error: node004: tasks 8-15:
+// Exited with exit code 1" (srun's task exit report: the node, then the
+// ranged list of its tasks). When srun launched the ranks itself (one
+// task per GPU, SLURM_PROCID the rank) each task on the list is the rank
+// of that number, on that node: a rank whose own lines name no host (it
+// died before NCCL printed its prefix, a per-task file "train-%j-%t.out")
+// gets it. Under a launcher per node (srun torchrun) the tasks are node
+// indices: that shows as a rank above every task srun reported, or as a
+// task whose rank the topology puts elsewhere (TopologyMap::RankForTask),
+// and then nothing is learnt.
+// srun's task reports (host, task) when the tasks look like ranks: empty
+// when some rank goes above every task srun reported, as under a launcher
+// per node. (One task's own report, "task 14: Exited", is read without
+// this test: srun reports only the task that failed, and the ranks above
+// it are its siblings; TopologyMap::RankForTask weighs it.)
+std::vector<std::pair<std::string, int64_t>> SrunTasksAsRanks(const CorrelationState& st) {
+  std::vector<std::pair<std::string, int64_t>> on;  // (host, task)
+  int64_t top_task = -1;
+  for (const Evidence& ev : st.evs) {
+    const std::string* list = ev.Field("tasks");
+    if (!list) list = ev.Field("task");
+    const std::string* host = ev.Field("host");
+    if (!list || !host || host->empty()) continue;
+    for (int64_t t : SrunTaskIds(*list)) {
+      on.emplace_back(*host, t);
+      top_task = std::max(top_task, t);
+    }
+  }
+  if (on.empty()) return on;
+  int64_t top_rank = -1;
+  for (const auto& [rank, r] : st.scan.ranks) top_rank = std::max(top_rank, rank);
+  for (const SourceSummary& s : st.scan.sources) top_rank = std::max(top_rank, s.rank);
+  for (const Evidence& ev : st.evs) top_rank = std::max(top_rank, ev.rank);
+  if (top_rank > top_task) on.clear();
+  return on;
+}
+
+void HostsOfSrunTasks(CorrelationState& st, const std::vector<std::pair<std::string, int64_t>>& on) {
+  // Decided against the topology as it stood, then learnt: a task learnt
+  // first would make its node look like another rank's to the next.
+  std::vector<Attribution> learnt;
+  for (const auto& [host, task] : on) {
+    if (st.topo.RankForTask(host, task) != std::optional<int64_t>(task)) continue;
+    Attribution a;
+    a.rank = task;
+    a.host = host;
+    learnt.push_back(std::move(a));
+  }
+  for (const Attribution& a : learnt) st.topo.Learn(a);
+}
+
 }  // namespace
 
 void Attribute(CorrelationState& st) {
@@ -374,6 +449,7 @@ void Attribute(CorrelationState& st) {
       st.topo.AddPidLocalRank(l.host, l.pid, l.local_rank);
     }
   }
+  HostsOfSrunTasks(st, SrunTasksAsRanks(st));
   for (Evidence& ev : st.evs) {
     if (ev.host.empty()) ev.host = scan.sources[ev.source].host;
     Attribution a;
