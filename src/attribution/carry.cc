@@ -171,10 +171,27 @@ void LineCarry::TakeRanks(uint64_t line, const Fields& fields, const Attribution
   }
 }
 
+void LineCarry::TakeMap(uint64_t line, const Fields& fields, CarryLinks& out) {
+  for (const auto& [k, v] : fields) {
+    if (k == "map_host") {
+      map_host_ = NormalizeHost(v);
+      map_line_ = line;
+    } else if (k == "map_rank" && !map_host_.empty() && line <= map_line_ + kBlockLines && !out.rank) {
+      // Each process line names its rank only: the node is the one its
+      // list sits under.
+      if (std::optional<int64_t> r = Int(v)) {
+        out.rank = r;
+        out.host = map_host_;
+        map_line_ = line;
+      }
+    }
+  }
+}
+
 bool LineCarry::States(const Fields& fields) {
   for (const auto& [k, v] : fields) {
-    if (k.starts_with("block_") || k.starts_with("file_") || k == "section_pod" || k == "local_ranks" ||
-        k == "global_ranks" || k == "rank_mapping") {
+    if (k.starts_with("block_") || k.starts_with("file_") || k.starts_with("map_") || k == "section_pod" ||
+        k == "local_ranks" || k == "global_ranks" || k == "rank_mapping") {
       return true;
     }
   }
@@ -190,6 +207,7 @@ CarryLinks LineCarry::Apply(uint64_t line, const Fields& fields, Attribution& a,
   }
   Inherit(line, a, pod);
   TakeRanks(line, fields, a, out);
+  TakeMap(line, fields, out);
   return out;
 }
 

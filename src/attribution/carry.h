@@ -10,7 +10,10 @@
 //     task's with its label;
 //   - a list: the elastic agent's "Rendezvous complete for workers" block
 //     (local_ranks=[0, 1], then global_ranks=[8, 9]) pairs local ranks
-//     with global ranks on the agent's host.
+//     with global ranks on the agent's host;
+//   - a job map: Open MPI's mpirun --display-map prints "Data for node:
+//     <host> ..." and under it one "Process [OMPI ]jobid: J App: A Process
+//     rank: R ..." line per process placed there.
 //
 // Rules say which by the names of their captures: block_host, block_rank,
 // block_local_rank, block_pid (the next kBlockLines lines, until restated),
@@ -19,9 +22,10 @@
 // linked, never given to every line of the file, which may be a batch
 // script's output holding other tasks' lines; on a line that names its own
 // rank, as an srun -l label does, they are that rank's host and pid), and
-// local_ranks / global_ranks (Python lists), and rank_mapping (a Python
+// local_ranks / global_ranks (Python lists), rank_mapping (a Python
 // dict of host -> global ranks, local rank = position: DeepSpeed's
-// launcher).
+// launcher), and map_host / map_rank (a job map's node, then each rank
+// under it: links of that rank to that host, never any line's host).
 //
 // Thread-safety: one LineCarry per source, fed in line order from one
 // thread.
@@ -81,7 +85,7 @@ class LineCarry {
   bool Blank() const {
     return block_.host.empty() && !block_.rank && !block_.local_rank && !block_.pid && section_pod_.empty() &&
            !file_.rank && !file_.local_rank && !file_.pid && file_.host.empty() && file_.gpu.empty() &&
-           local_ranks_.empty();
+           local_ranks_.empty() && map_host_.empty();
   }
 
  private:
@@ -94,12 +98,17 @@ class LineCarry {
   void TakeBlock(uint64_t line, const Fields& fields, Attribution& a);
   void TakeFile(const Fields& fields, Attribution& a, CarryLinks& out);
   void TakeRanks(uint64_t line, const Fields& fields, const Attribution& a, CarryLinks& out);
+  void TakeMap(uint64_t line, const Fields& fields, CarryLinks& out);
 
   Block block_;
   std::string section_pod_;
   Attribution file_;
   std::vector<int64_t> local_ranks_;
   uint64_t local_ranks_line_ = 0;
+  // The job map's node whose process lines follow, and the line of the
+  // last of them (a node's list is contiguous).
+  std::string map_host_;
+  uint64_t map_line_ = 0;
 };
 
 // "[0, 1, 2, 3]" -> {0, 1, 2, 3}; empty when malformed or over 4,096 items.

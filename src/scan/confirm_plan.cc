@@ -134,8 +134,8 @@ bool IsThinField(std::string_view name) {
   // comm_rank and nranks name the device link of an init line whose rank
   // comes from its communicator (Keep's topology); pod and node place a
   // pod on its node (Keep's host aliases); ib_* and net_dev name the HCAs a
-  // process lists and sends through (Keep's NicLinks); block_*, file_*, section_pod and
-  // the rank lists and mapping are what a line states for the lines after it (Keep's
+  // process lists and sends through (Keep's NicLinks); block_*, file_*, map_*, section_pod
+  // and the rank lists and mapping are what a line states for the lines after it (Keep's
   // LineCarry).
   // By first letter: every capture of every dropped match asks.
   switch (name.empty() ? '\0' : name[0]) {
@@ -148,6 +148,7 @@ bool IsThinField(std::string_view name) {
     case 'p': return name == "pod";
     case 'f': return name.starts_with("file_");
     case 'l': return name == "local_ranks";
+    case 'm': return name.starts_with("map_");
     case 'g': return name == "global_ranks";
     case 'r': return name == "rank_mapping";
     default: return false;

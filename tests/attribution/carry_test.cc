@@ -175,6 +175,26 @@ TEST(LineCarry, RendezvousRanks) {
   EXPECT_TRUE(Feed(c, 401, {{"global_ranks", "[4, 5]"}}).links.local_global.empty());
 }
 
+// Open MPI's job map (mpirun --display-map): a node's line, then one line
+// per process placed on it, each naming its rank only.
+TEST(LineCarry, JobMapLinksEachRankToTheNodeAbove) {
+  LineCarry c;
+  EXPECT_FALSE(Feed(c, 3, {{"map_rank", "0"}}).links.rank);  // no node yet
+  Feed(c, 10, {{"map_host", "node01"}});
+  Fed r0 = Feed(c, 11, {{"map_rank", "0"}});
+  ASSERT_TRUE(r0.links.rank);
+  EXPECT_EQ(*r0.links.rank, 0);
+  EXPECT_EQ(r0.links.host, "node01");
+  EXPECT_TRUE(r0.a.host.empty());  // a link, not the line's host
+  Feed(c, 12, {{"map_host", "node02"}});
+  Fed r1 = Feed(c, 13, {{"map_rank", "1"}});
+  EXPECT_EQ(r1.links.host, "node02");
+  // Lines after the map take no host from it.
+  EXPECT_TRUE(Feed(c, 14, {{"rank", "7"}}).a.host.empty());
+  // A process line far below the last one is no part of that node's list.
+  EXPECT_FALSE(Feed(c, 14 + 2 * kBlockLines, {{"map_rank", "2"}}).links.rank);
+}
+
 // DeepSpeed's launcher prints the whole job's mapping on every node:
 // host -> global ranks, the i-th being local rank i.
 // The merge skips Apply for a line whose captures Apply does not read while
@@ -184,7 +204,8 @@ TEST(LineCarry, StatesNamesWhatApplyReads) {
   const Fields teaching[] = {{{"block_host", "node01"}},   {{"block_rank", "3"}},     {{"block_local_rank", "3"}},
                              {{"block_pid", "1234"}},      {{"file_host", "node01"}}, {{"file_rank", "3"}},
                              {{"file_local_rank", "3"}},   {{"file_pid", "1234"}},    {{"section_pod", "pod-0"}},
-                             {{"local_ranks", "[0, 1]"}},  {{"rank_mapping", "{'node01': [0, 1]}"}}};
+                             {{"local_ranks", "[0, 1]"}},  {{"rank_mapping", "{'node01': [0, 1]}"}},
+                             {{"map_host", "node01"}}};
   for (const Fields& f : teaching) {
     LineCarry c;
     ASSERT_TRUE(c.Blank());

@@ -8,7 +8,10 @@ ray/exceptions.py RayTaskError). srun reports failed tasks by node
 (`srun: error: <node>: tasks 8-15: Exited with exit code 1`): when srun
 launched the ranks itself, task N is rank N on that node, which names the
 host of a rank that died before any line of its own did; under a launcher
-per node (srun torchrun) the tasks are node indices and name no rank."""
+per node (srun torchrun) the tasks are node indices and name no rank.
+Open MPI's job map (mpirun --display-map: `Data for node: <node> ...`,
+then `Process OMPI jobid: [J,1] App: 0 Process rank: R ...` per process,
+orte's and PRRTE's print functions) puts each rank on its node."""
 from conftest import diagnose_path, first_incident
 
 DRIVER_OLD = ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update "
@@ -67,3 +70,15 @@ def test_srun_task_list_below_the_ranks_names_no_host(faultline_bin, validate, t
                          "srun: error: gpu-b11: tasks 2-3: Exited with exit code 1\n")
     assert inc["initiating"]["rank"] == 1
     assert inc["initiating"]["host"] is None
+
+
+def test_open_mpi_job_map_names_the_host_of_a_tagged_rank(faultline_bin, validate, tmp_path):
+    job_map = ["", " ========================   JOB MAP   ========================", ""]
+    for node, ranks in (("gpu-b11", range(0, 8)), ("gpu-b12", range(8, 16))):
+        job_map.append(f" Data for node: {node}\tNum slots: 8\tMax slots: 0\tNum procs: 8")
+        job_map += [f" \tProcess OMPI jobid: [52021,1] App: 0 Process rank: {r} Bound: N/A" for r in ranks]
+        job_map.append("")
+    job_map.append(" =============================================================")
+    inc = first_incident(faultline_bin, validate, tmp_path,
+                         "\n".join(job_map) + "\n[1,10]<stderr>:" + DRIVER_OLD)
+    assert (inc["initiating"]["rank"], inc["initiating"]["host"]) == (10, "gpu-b12")
