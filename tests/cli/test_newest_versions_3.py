@@ -1,5 +1,5 @@
 """Phrasing across versions, third pass (issue #18): the c10d store, NCCL's
-sockets, vLLM V1's executor and DCGM, read in the source of each maintained
+sockets, vLLM V1's executor, SGLang's watchdog and DCGM, read in the source of each maintained
 version, that the catalog's signals did not read:
 
 - c10d's TCPStore client reads a connection its server closed: PyTorch 2.4
@@ -27,6 +27,13 @@ version, that the catalog's signals did not read:
   0.7 and 0.8 signalled the same with SIGUSR1: "MulitprocExecutor got fatal
   signal from worker processes, shutting down." (vLLM's typo) and the
   client's "Got fatal signal from worker processes, shutting down.".
+- SGLang's scheduler watchdog ends a hung forward batch by killing the
+  server: "Watchdog timeout (self.watchdog_timeout=N)" (0.4 to the first 0.5
+  releases), "Scheduler watchdog timeout (self.watchdog_timeout=N,
+  self.soft=False)" since, and in the newest releases "(Detokenizer|Tokenizer)
+  Manager watchdog timeout, crashing server to prevent hanging"; the old
+  catalog gave no incident. No rule covers a serving engine's own hang
+  watchdog, so the fallback names the line.
 - DCGM's health messages (dcgm_errors.h): a pending row remap reads "GPU N
   has uncorrectable memory errors and row remappings are pending" up to 3.2
   ("had memory errors and row remappings are pending" from 3.3, already
@@ -131,6 +138,13 @@ Processed prompts: 100%|##########| 2000/2000 [04:01<00:00,  8.29it/s, est. spee
 ERROR 11-12 20:05:03 [multiproc_executor.py:140] Worker proc VllmWorker-1 died unexpectedly, shutting down executor.
 """
 
+SGLANG_WATCHDOG = """\
+INFO - flashinfer.  jit: Loading JIT ops: cascade
+[2025-06-22 16:13:55 TP0] Watchdog timeout (self.watchdog_timeout=300)
+[2025-06-22 16:13:55 TP0] Pyspy failed to dump PID 63217.   Error: /bin/sh: py-spy: command not found
+[2025-06-22 16:14:00] Received sigquit from a child process.   It usually means the child failed.
+"""
+
 @pytest.mark.parametrize("text,rule,line", [
     (RECV_ZERO_BYTES, "rendezvous-connection-error", "failed to recv, got 0 bytes"),
     (STORE_WAIT_TIMEOUT, "rendezvous-connection-error", "wait timeout after 900000ms"),
@@ -140,11 +154,12 @@ ERROR 11-12 20:05:03 [multiproc_executor.py:140] Worker proc VllmWorker-1 died u
     (VLLM_WORKER_DIED, "vllm-engine-dead", "Worker proc VllmWorker-3 died unexpectedly"),
     (VLLM_WORKER_DIED_ALONE, "vllm-engine-dead", "Worker proc VllmWorker-1 died unexpectedly"),
     (VLLM_FATAL_SIGNAL, "vllm-engine-dead", "MulitprocExecutor got fatal signal from worker processes"),
+    (SGLANG_WATCHDOG, "unrecognised-fatal-error", "Watchdog timeout (self.watchdog_timeout=300)"),
     (DCGM_REMAP_PENDING_3_2, "xid-row-remap", "has uncorrectable memory errors and row remappings are pending"),
     (DCGM_FALLEN_OFF_BUS, "xid-79-fallen-off-bus", "GPU 3 has fallen off the bus"),
     (DCGM_VOLATILE_DBE, "xid-ecc-uncorrectable", "volatile double-bit ECC error(s) in GPU 3"),
 ], ids=["recv-zero-bytes", "store-wait-timeout", "store-socket-timeout", "store-socket-timeout-2-0",
-        "nccl-wrong-type-from", "vllm-worker-died", "vllm-worker-died-alone", "vllm-fatal-signal",
+        "nccl-wrong-type-from", "vllm-worker-died", "vllm-worker-died-alone", "vllm-fatal-signal", "sglang-watchdog",
         "dcgm-remap-pending-3-2", "dcgm-fallen-off-bus", "dcgm-volatile-dbe"])
 def test_version_wording_gives_its_rule(faultline_bin, validate, tmp_path, text, rule, line):
     inc = first_incident(faultline_bin, validate, tmp_path, text)
