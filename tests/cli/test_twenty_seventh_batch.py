@@ -7,7 +7,10 @@ batch's work part:
   safetensors' save_file (safetensors/torch.py) or a model's save_weights
   (Keras, DeepFaceLab's leras Saveable) is a partial checkpoint save, with
   the frame and that exception's line as its initiating lines (the
-  fallback's adoption by frame).
+  fallback's adoption by frame). The write error chained after it (torch's
+  'unexpected pos' from the zip writer's end of file) is its effect: once
+  the frames took their exception the causes are linked again, and an
+  explicit edge decides a tie of two seen, untimed failures on one layer.
 - CPython reports an exception that ended a thread other than the main one
   as 'Exception in thread <name>:' and its traceback (threading.excepthook
   since 3.8, Thread._bootstrap_inner before): the thread is gone, the
@@ -54,6 +57,24 @@ Traceback (most recent call last):
 MemoryError
 """
 
+CHAINED_SAVE = """\
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 379, in save
+    _save(obj, opened_zipfile, pickle_module, pickle_protocol)
+  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 499, in _save
+    zip_file.write_record(name, storage.data_ptr(), num_bytes)
+MemoryError
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 380, in save
+    return
+  File "/opt/conda/lib/python3.8/site-packages/torch/serialization.py", line 259, in __exit__
+    self.file_like.write_end_of_file()
+RuntimeError: [enforce fail at inline_container.cc:300] . unexpected pos 6057217600 vs 6057217496
+"""
+
 FORWARD_MEMORY_ERROR = """\
 Traceback (most recent call last):
   File "train.py", line 190, in <module>
@@ -91,6 +112,13 @@ def test_an_exception_inside_safetensors_save_file_is_a_partial_save(faultline_b
 
 def test_an_exception_inside_save_weights_is_a_partial_save(faultline_bin, validate, tmp_path):
     leading_incident(faultline_bin, validate, tmp_path, SAVE_WEIGHTS, reference=PARTIAL_SAVE, any_line="MemoryError")
+
+
+def test_the_write_error_chained_after_it_is_its_effect(faultline_bin, validate, tmp_path):
+    inc = leading_incident(faultline_bin, validate, tmp_path, CHAINED_SAVE, reference=PARTIAL_SAVE,
+                           any_line="MemoryError")
+    assert not any("unexpected pos" in t for t in
+                   [e["text"] for e in inc["initiating"]["evidence"]]), inc["initiating"]
 
 
 def test_the_same_exception_outside_a_save_is_no_partial_save(faultline_bin, validate, tmp_path):
