@@ -552,6 +552,7 @@ void AdoptExceptions(CorrelationState& st, std::vector<size_t>& lines) {
     if (k >= 0) frames.emplace(std::make_pair(ev.source, *tb), Frame{k, true});
   }
   if (frames.empty()) return;
+  bool became_initiating = false;
   std::erase_if(lines, [&](size_t i) {
     const Evidence& ev = st.evs[i];
     if (st.rs.signal(ev.signal).role != SignalRole::Initiating) return false;
@@ -559,9 +560,15 @@ void AdoptExceptions(CorrelationState& st, std::vector<size_t>& lines) {
     if (it == frames.end()) return false;
     Cluster& c = st.clusters[it->second.cluster];
     c.ev.insert(it->second.original ? c.ev.begin() : c.ev.end(), i);
+    became_initiating |= !c.initiating;
     c.initiating = true;
     return true;
   });
+  // A cluster of frames (symptom role) that took its exception is now a
+  // seen failure: the causes are linked again, so that it explains what
+  // its rule explains (a serializer's frames and the write error chained
+  // after the exception raised in them).
+  if (became_initiating) LinkCauses(st);
 }
 
 // Whether root cluster `c`'s rule names a role:fallback rule in its

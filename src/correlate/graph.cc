@@ -133,7 +133,12 @@ bool CanExplain(const CorrelationState& st, const Cluster& a, const Cluster& b, 
   }
   if (!ok) return false;
   // No cycles: a cause is not itself explained by its effect's rule first.
-  return BetterCause(a, b) || (explicit_edge && a.layer < b.layer);
+  // An explicit edge also decides a tie (neither cause is better: both
+  // seen, untimed, on one layer) that no edge back contradicts.
+  if (BetterCause(a, b) || (explicit_edge && a.layer < b.layer)) return true;
+  double back_min, back_max;
+  return explicit_edge && a.initiating && b.initiating && !BetterCause(b, a) &&
+         !st.Edge(b.rule, a.rule, &back_min, &back_max);
 }
 
 }  // namespace
