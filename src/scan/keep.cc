@@ -22,11 +22,12 @@ using internal::TracebackPending;
 
 
 uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime, size_t below_root, bool defer_path) {
-  SourceSummary s;
-  s.name = name;
-  s.failed = false;
   auto st = std::make_unique<SourceState>(EvidenceCaps{opts.keep_first, opts.keep_last});
   st->index = static_cast<uint32_t>(result.sources.size());
+  // Made in place: a summary moved in was two strings more to move.
+  SourceSummary& s = result.sources.emplace_back();
+  s.name = name;
+  s.failed = false;
   st->below_root = below_root;
   st->path_pending = st->summary_pending = defer_path;
   if (!defer_path) {
@@ -36,7 +37,6 @@ uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime, size_t
   }
   st->tctx = tctx;
   st->tctx.default_year = UtcYear(mtime > 0 ? mtime : static_cast<int64_t>(time(nullptr)));
-  result.sources.push_back(std::move(s));
   states.push_back(std::move(st));
   return states.back()->index;
 }
@@ -133,10 +133,9 @@ void Scanner::Impl::CountMerged(SourceState& st, const ChunkOut& out) {
 
 namespace {
 
-// The topology's dedup keys are compared, never read: a number goes in as
-// its eight bytes, not its decimal text (~210 instructions a number, most
-// of KeepNic's ~2.5 k a link on a many-file archive), and each string ends
-// at a '\0' as before. Injective as the decimal form is for strings
+// The device and pid dedup keys are compared, never read: a number goes in
+// as its eight bytes, not its decimal text (~210 instructions a number),
+// and each string ends at a '\0' as before. Injective as the decimal form is for strings
 // without a '\0'.
 void AddKeyNumber(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); }
 
@@ -194,23 +193,22 @@ void Scanner::Impl::KeepPid(PidLink link) {
 }
 
 void Scanner::Impl::KeepNic(NicLink link) {
-  std::string key;
-  key.reserve(link.host.size() + link.hca.size() + link.pci.size() + link.netdev.size() + 3 * sizeof(int64_t) + 4);
-  AddKeyString(key, link.host);
-  AddKeyNumber(key, link.pid);
-  AddKeyNumber(key, link.rank);
-  AddKeyNumber(key, link.index);
-  AddKeyString(key, link.hca);
-  AddKeyString(key, link.pci);
-  key.push_back(link.sends ? '1' : '0');
-  key.append(link.netdev);
-  KeepOnce(nic_keys_, result.nics, std::move(key), std::move(link));
+  // As KeepOnce, with the link itself as its key (nic_keys_).
+  if (nic_keys_.contains(link)) return;
+  if (result.nics.size() >= kMaxTopologyRecords) {
+    result.topology_truncated = true;
+    return;
+  }
+  result.nics.push_back(std::move(link));
+  nic_keys_.insert(static_cast<uint32_t>(result.nics.size() - 1));
 }
 
 void Scanner::Impl::KeepNics(const Evidence& ev) {
   if (ev.fields.empty()) return;
   if (const std::string* list = ev.Field("ib_devs")) {
-    for (auto& [index, name] : ParseNcclIbDevices(*list)) KeepNic({ev.host, ev.pid, ev.rank, index, name, "", false});
+    for (auto& [index, name] : ParseNcclIbDevices(*list)) {
+      KeepNic({ev.host, ev.pid, ev.rank, index, std::move(name), "", false});
+    }
     return;
   }
   int64_t index;

@@ -36,6 +36,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "attribution/attribution.h"
 #include "attribution/carry.h"
 #include "evidence/evidence.h"
@@ -520,7 +521,34 @@ struct Scanner::Impl {
   std::map<std::pair<std::string, int64_t>, int64_t> local_keys_;
   // Topology records kept so far, for deduplication.
   absl::flat_hash_set<std::string> device_keys_;
-  absl::flat_hash_set<std::string> nic_keys_;
+  // The NIC links as indices into result.nics, hashed and compared by their
+  // fields: a key string built for every link (its allocation, its hash and
+  // its move into the set) was ~1,000 instructions of the merging thread, and
+  // an NCCL HCA list gives a link per HCA per rank (8,192 on the 20,736-file
+  // archive).
+  struct NicIndexHash {
+    using is_transparent = void;
+    const std::vector<NicLink>* links;
+    size_t operator()(uint32_t i) const { return (*this)((*links)[i]); }
+    size_t operator()(const NicLink& l) const {
+      return absl::HashOf(l.host, l.pid, l.rank, l.index, l.hca, l.pci, l.sends, l.netdev);
+    }
+  };
+  struct NicIndexEq {
+    using is_transparent = void;
+    const std::vector<NicLink>* links;
+    const NicLink& Of(uint32_t i) const { return (*links)[i]; }
+    static const NicLink& Of(const NicLink& l) { return l; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const NicLink& x = Of(a);
+      const NicLink& y = Of(b);
+      return x.pid == y.pid && x.rank == y.rank && x.index == y.index && x.sends == y.sends && x.host == y.host &&
+             x.hca == y.hca && x.pci == y.pci && x.netdev == y.netdev;
+    }
+  };
+  absl::flat_hash_set<uint32_t, NicIndexHash, NicIndexEq> nic_keys_{0, NicIndexHash{&result.nics},
+                                                                    NicIndexEq{&result.nics}};
   absl::flat_hash_map<std::string, size_t> pid_keys_;  // -> index in result.pids
   // Set when a cancelled RunTasks stops merging: workers drop what they would
   // push instead of waiting for room in a queue nobody drains any more.
@@ -546,7 +574,9 @@ struct Scanner::Impl {
     // Their outputs carry ChunkOut::batch_item; the merge keeps file order.
     struct BatchItem {
       uint32_t source = 0;
-      std::string path;
+      // The file's ListedFile::path: the listing outlives the tasks (a copy
+      // a file was ~320 instructions of the merging thread's planning).
+      std::string_view path;
       uint64_t size = 0;
       // The input errors and dumps found before this file was planned: where
       // a dump test made while planning would have put its own.
@@ -582,13 +612,14 @@ struct Scanner::Impl {
 
   // scan.cc: the tasks of the files ListFiles listed under `path` (and the
   // errors and warnings of what it skipped), appended to `tasks`; `total`
-  // grows by their bytes.
+  // grows by their bytes. The batched files' tasks refer to `files`' paths:
+  // `files` is to outlive the tasks.
   void PlanListed(const std::string& path, const std::vector<ListedFile>& files,
                   const std::vector<SkippedPath>& skipped, std::vector<std::unique_ptr<Task>>& tasks,
                   uint64_t& total);
   // scan.cc: file `f` (source `src`, `size` bytes) into the last batch
   // task, or a new one when that is full or the last task is no batch.
-  void AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, const std::string& f,
+  void AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, std::string_view f,
                   uint64_t size) const;
   // plan.cc: the chunk tasks of [begin, end) of a mapped source, appended
   // to `tasks`; false (and the source failed) when the mapping faulted.

@@ -71,7 +71,7 @@ void Scanner::Impl::RunBatch(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& 
     // then); a file that may be a dump is tested again by the merge.
     // ScanSmallFile made it on the bytes it read, but for a file it left
     // to OpenSource (gone, grown, no longer regular).
-    if (!one.item_tested) t.batch[k].maybe_dump = !HeadRulesOutDump(t.batch[k].path);
+    if (!one.item_tested) t.batch[k].maybe_dump = !HeadRulesOutDump(one.path);
     for (ChunkOut& out : one.outs) {
       out.batch_item = k;
       outs.push_back(std::move(out));
@@ -292,6 +292,20 @@ bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_byt
       if (!dump[ended]) EndSource(*states[t.batch[ended].source]);
     }
   };
+  auto merge_out = [&](ChunkOut& out) {
+    if (t.carry_only) {  // the lines before a range: carried state only
+      PrimeCarry(*states[t.source], out);
+      return;
+    }
+    if (!t.batch.empty()) {
+      end_items(out.batch_item);
+      start_items(out.batch_item + 1);
+      if (dump[out.batch_item]) return;
+    }
+    done_bytes += out.input_bytes.value_or(out.edge.bytes);
+    Merge(*states[t.batch.empty() ? t.source : t.batch[out.batch_item].source], out);
+    if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) cancelled = true;
+  };
   while (true) {
     std::unique_lock<std::mutex> lock(t.mu);
     t.cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return !t.outs.empty() || t.done; });
@@ -301,22 +315,21 @@ bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_byt
       if (opts.cancel && opts.cancel->load()) cancelled = true;
       continue;
     }
+    if (!t.batch.empty() && t.done) {
+      // RunBatch hands a batch's outputs over at once, with `done`: no
+      // worker touches them any more, so they are merged where they lie
+      // (a move out of the queue and the moved-from output's destruction
+      // were ~400 instructions a file).
+      lock.unlock();
+      for (ChunkOut& out : t.outs) merge_out(out);
+      t.outs.clear();
+      break;
+    }
     ChunkOut out = std::move(t.outs.front());
     t.outs.pop_front();
     t.cv.notify_all();
     lock.unlock();
-    if (t.carry_only) {  // the lines before a range: carried state only
-      PrimeCarry(*states[t.source], out);
-      continue;
-    }
-    if (!t.batch.empty()) {
-      end_items(out.batch_item);
-      start_items(out.batch_item + 1);
-      if (dump[out.batch_item]) continue;
-    }
-    done_bytes += out.input_bytes.value_or(out.edge.bytes);
-    Merge(*states[t.batch.empty() ? t.source : t.batch[out.batch_item].source], out);
-    if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) cancelled = true;
+    merge_out(out);
   }
   if (t.input_tail > 0 && !cancelled) {
     done_bytes += t.input_tail;
