@@ -409,8 +409,11 @@ ScanResult Scanner::Finish() {
   m.result = ScanResult();
   m.device_keys_.clear();
   m.pid_keys_.clear();
-  // Indices into the result just handed over.
+  // Indices and pointers into the result just handed over.
   m.nic_keys_.clear();
+  m.host_counts_.clear();
+  m.admitted_rank_ = -1;
+  m.admitted_host_.clear();
   return out;
 }
 

@@ -519,26 +519,43 @@ struct Scanner::Impl {
   // source names only a local rank (torchelastic's attempt_N/<local_rank>/
   // stdout.log) and whose rank another source's NCCL init gives.
   std::map<std::pair<std::string, int64_t>, int64_t> local_keys_;
+  // CountMatch's memos, for the result being made (Finish clears them): the
+  // rank and host it admitted last, and per rule the host it counted last
+  // with its count in result.rule_stats (a std::map node: it stays put).
+  int64_t admitted_rank_ = -1;
+  std::string admitted_host_;
+  struct HostCount {
+    std::string host;
+    uint64_t* count = nullptr;
+  };
+  absl::flat_hash_map<uint32_t, HostCount> host_counts_;
   // Topology records kept so far, for deduplication.
   absl::flat_hash_set<std::string> device_keys_;
-  // The NIC links as indices into result.nics, hashed and compared by their
-  // fields: a key string built for every link (its allocation, its hash and
-  // its move into the set) was ~1,000 instructions of the merging thread, and
-  // an NCCL HCA list gives a link per HCA per rank (8,192 on the 20,736-file
-  // archive).
-  struct NicIndexHash {
-    using is_transparent = void;
-    const std::vector<NicLink>* links;
-    size_t operator()(uint32_t i) const { return (*this)((*links)[i]); }
-    size_t operator()(const NicLink& l) const {
-      return absl::HashOf(l.host, l.pid, l.rank, l.index, l.hca, l.pci, l.sends, l.netdev);
-    }
+  // The NIC links as indices into result.nics with their hashes, compared
+  // by their fields: a key string built for every link (its allocation, its
+  // hash and its move into the set) was ~1,000 instructions of the merging
+  // thread, and an NCCL HCA list gives a link per HCA per rank (8,192 on the
+  // 20,736-file archive). The hash is kept so that the set's growth does
+  // not hash every link's strings again.
+  struct NicKey {
+    uint32_t index;
+    size_t hash;
   };
-  struct NicIndexEq {
+  // A link looked up (not yet in result.nics).
+  struct NicProbe {
+    const NicLink* link;
+    size_t hash;
+  };
+  struct NicKeyHash {
+    using is_transparent = void;
+    size_t operator()(const NicKey& k) const { return k.hash; }
+    size_t operator()(const NicProbe& p) const { return p.hash; }
+  };
+  struct NicKeyEq {
     using is_transparent = void;
     const std::vector<NicLink>* links;
-    const NicLink& Of(uint32_t i) const { return (*links)[i]; }
-    static const NicLink& Of(const NicLink& l) { return l; }
+    const NicLink& Of(const NicKey& k) const { return (*links)[k.index]; }
+    static const NicLink& Of(const NicProbe& p) { return *p.link; }
     template <typename A, typename B>
     bool operator()(const A& a, const B& b) const {
       const NicLink& x = Of(a);
@@ -547,8 +564,7 @@ struct Scanner::Impl {
              x.hca == y.hca && x.pci == y.pci && x.netdev == y.netdev;
     }
   };
-  absl::flat_hash_set<uint32_t, NicIndexHash, NicIndexEq> nic_keys_{0, NicIndexHash{&result.nics},
-                                                                    NicIndexEq{&result.nics}};
+  absl::flat_hash_set<NicKey, NicKeyHash, NicKeyEq> nic_keys_{0, NicKeyHash{}, NicKeyEq{&result.nics}};
   absl::flat_hash_map<std::string, size_t> pid_keys_;  // -> index in result.pids
   // Set when a cancelled RunTasks stops merging: workers drop what they would
   // push instead of waiting for room in a queue nobody drains any more.
@@ -604,6 +620,11 @@ struct Scanner::Impl {
     std::mutex mu;
     std::condition_variable cv;
     std::deque<ChunkOut> outs;
+    // A batch's outputs, in file order: RunBatch hands them over at once,
+    // with `done`, and the merge reads them where they lie (a deque holds
+    // one output a node: a node allocated by the worker and freed by the
+    // merging thread for every file, and the output moved in and out).
+    std::vector<ChunkOut> batch_outs;
     bool done = false;
     // Compressed bytes read after the last chunk pushed (the end of the
     // file), for progress; written before `done` is set.

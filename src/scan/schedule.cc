@@ -78,9 +78,7 @@ void Scanner::Impl::RunBatch(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& 
     }
   }
   std::lock_guard<std::mutex> lock(t.mu);
-  if (!abandon_.load()) {
-    for (ChunkOut& out : outs) t.outs.push_back(std::move(out));
-  }
+  if (!abandon_.load()) t.batch_outs = std::move(outs);
   t.done = true;
   t.cv.notify_all();
 }
@@ -310,20 +308,18 @@ bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_byt
     std::unique_lock<std::mutex> lock(t.mu);
     t.cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return !t.outs.empty() || t.done; });
     if (scratch_fail.load() && t.outs.empty() && !t.done) return false;
+    if (!t.batch.empty() && t.done) {
+      // No worker touches a finished batch's outputs any more: they are
+      // merged where they lie (Task::batch_outs).
+      lock.unlock();
+      for (ChunkOut& out : t.batch_outs) merge_out(out);
+      t.batch_outs.clear();
+      break;
+    }
     if (t.outs.empty()) {
       if (t.done) break;
       if (opts.cancel && opts.cancel->load()) cancelled = true;
       continue;
-    }
-    if (!t.batch.empty() && t.done) {
-      // RunBatch hands a batch's outputs over at once, with `done`: no
-      // worker touches them any more, so they are merged where they lie
-      // (a move out of the queue and the moved-from output's destruction
-      // were ~400 instructions a file).
-      lock.unlock();
-      for (ChunkOut& out : t.outs) merge_out(out);
-      t.outs.clear();
-      break;
     }
     ChunkOut out = std::move(t.outs.front());
     t.outs.pop_front();
@@ -409,6 +405,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
       for (size_t k = i + 1; k < tasks.size(); ++k) {
         std::lock_guard<std::mutex> lock(tasks[k]->mu);
         tasks[k]->outs.clear();
+        tasks[k]->batch_outs.clear();
         tasks[k]->cv.notify_all();
       }
       break;
@@ -421,6 +418,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
     for (auto& tp : tasks) {
       std::lock_guard<std::mutex> lock(tp->mu);
       tp->outs.clear();
+      tp->batch_outs.clear();
       tp->cv.notify_all();
     }
   }
