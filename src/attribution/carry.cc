@@ -172,12 +172,7 @@ void LineCarry::TakeRanks(uint64_t line, const Fields& fields, const Attribution
 }
 
 bool LineCarry::States(const Fields& fields) {
-  // The merging thread asks this of every record (ApplyCarry): a name is
-  // compared only when its first byte may start one of those (six compares
-  // a field were ~270 instructions a record).
   for (const auto& [k, v] : fields) {
-    const char c = k.empty() ? '\0' : k[0];
-    if (c != 'b' && c != 'f' && c != 's' && c != 'l' && c != 'g' && c != 'r') continue;
     if (k.starts_with("block_") || k.starts_with("file_") || k == "section_pod" || k == "local_ranks" ||
         k == "global_ranks" || k == "rank_mapping") {
       return true;
