@@ -98,6 +98,7 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   // Evidence that found no time in its chunk inherits the time the chunks
   // before it ended on (a range scan leaves it to MergeScans when none did).
   const TimeCarry carry = TimeCarry::AtEndOf(sum);
+  st.keeper.ReserveFirst(out.evidence.size());
   for (size_t i = 0; i < out.evidence.size(); ++i) {
     Evidence& ev = out.evidence[i];
     ev.line = base_line + ev.line;
