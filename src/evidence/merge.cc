@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 namespace faultline {
@@ -82,7 +83,7 @@ void EvidenceKeeper::TakeInto(std::vector<Evidence>& out) {
   if (!std::is_sorted(kept_.begin(), kept_.end(), by_offset)) {
     std::stable_sort(kept_.begin(), kept_.end(), by_offset);
   }
-  for (Evidence& ev : kept_) out.push_back(std::move(ev));
+  out.insert(out.end(), std::make_move_iterator(kept_.begin()), std::make_move_iterator(kept_.end()));
   kept_.clear();
   kept_.shrink_to_fit();
 }

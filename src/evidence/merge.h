@@ -15,6 +15,7 @@
 #ifndef FAULTLINE_EVIDENCE_MERGE_H_
 #define FAULTLINE_EVIDENCE_MERGE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -75,6 +76,12 @@ class EvidenceKeeper {
   // moving it through the tail: what is kept and the dropped counts are as
   // with Add.
   void Drop(uint32_t rule, std::map<uint32_t, uint64_t>& dropped);
+  // Room for up to `n` records to come, when nothing is kept yet: a
+  // source's first chunk says how many records it brings, and a small
+  // file's records then go in without the vector's regrowth moving them.
+  void ReserveFirst(size_t n) {
+    if (kept_.capacity() == 0) kept_.reserve(std::min<size_t>(n, 64));
+  }
   // Appends what is kept to `out`, in offset order, and starts over.
   void TakeInto(std::vector<Evidence>& out);
   // Appends a copy of what is kept so far to `out`, in offset order, and

@@ -100,7 +100,7 @@ bool Scanner::Impl::HeadRulesOutDump(std::string_view head) {
 bool Scanner::Impl::TakeDeferredDump(const Task::BatchItem& item, uint64_t& total_bytes) {
   if (!item.maybe_dump) return false;
   const size_t errors = result.errors.size(), dumps = result.flight_recorder.size();
-  const bool dump = TakeFlightRecorderDump(item.source, item.path);
+  const bool dump = TakeFlightRecorderDump(item.source, std::string(item.path));
   // Before everything added since this file was planned, after what earlier
   // files put back.
   const size_t errors_at = std::min(item.errors_at + deferred_errors_, errors);

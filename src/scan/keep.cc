@@ -22,11 +22,12 @@ using internal::TracebackPending;
 
 
 uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime, size_t below_root, bool defer_path) {
-  SourceSummary s;
-  s.name = name;
-  s.failed = false;
   auto st = std::make_unique<SourceState>(EvidenceCaps{opts.keep_first, opts.keep_last});
   st->index = static_cast<uint32_t>(result.sources.size());
+  // Made in place: a summary moved in was two strings more to move.
+  SourceSummary& s = result.sources.emplace_back();
+  s.name = name;
+  s.failed = false;
   st->below_root = below_root;
   st->path_pending = st->summary_pending = defer_path;
   if (!defer_path) {
@@ -36,7 +37,6 @@ uint32_t Scanner::Impl::NewSource(const std::string& name, int64_t mtime, size_t
   }
   st->tctx = tctx;
   st->tctx.default_year = UtcYear(mtime > 0 ? mtime : static_cast<int64_t>(time(nullptr)));
-  result.sources.push_back(std::move(s));
   states.push_back(std::move(st));
   return states.back()->index;
 }
@@ -98,6 +98,7 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   // Evidence that found no time in its chunk inherits the time the chunks
   // before it ended on (a range scan leaves it to MergeScans when none did).
   const TimeCarry carry = TimeCarry::AtEndOf(sum);
+  st.keeper.ReserveFirst(out.evidence.size());
   for (size_t i = 0; i < out.evidence.size(); ++i) {
     Evidence& ev = out.evidence[i];
     ev.line = base_line + ev.line;
@@ -133,10 +134,9 @@ void Scanner::Impl::CountMerged(SourceState& st, const ChunkOut& out) {
 
 namespace {
 
-// The topology's dedup keys are compared, never read: a number goes in as
-// its eight bytes, not its decimal text (~210 instructions a number, most
-// of KeepNic's ~2.5 k a link on a many-file archive), and each string ends
-// at a '\0' as before. Injective as the decimal form is for strings
+// The device and pid dedup keys are compared, never read: a number goes in
+// as its eight bytes, not its decimal text (~210 instructions a number),
+// and each string ends at a '\0' as before. Injective as the decimal form is for strings
 // without a '\0'.
 void AddKeyNumber(std::string& key, int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); }
 
@@ -194,23 +194,24 @@ void Scanner::Impl::KeepPid(PidLink link) {
 }
 
 void Scanner::Impl::KeepNic(NicLink link) {
-  std::string key;
-  key.reserve(link.host.size() + link.hca.size() + link.pci.size() + link.netdev.size() + 3 * sizeof(int64_t) + 4);
-  AddKeyString(key, link.host);
-  AddKeyNumber(key, link.pid);
-  AddKeyNumber(key, link.rank);
-  AddKeyNumber(key, link.index);
-  AddKeyString(key, link.hca);
-  AddKeyString(key, link.pci);
-  key.push_back(link.sends ? '1' : '0');
-  key.append(link.netdev);
-  KeepOnce(nic_keys_, result.nics, std::move(key), std::move(link));
+  // As KeepOnce, with the link itself as its key (nic_keys_).
+  const size_t hash = absl::HashOf(link.host, link.pid, link.rank, link.index, link.hca, link.pci, link.sends,
+                                   link.netdev);
+  if (nic_keys_.contains(NicProbe{&link, hash})) return;
+  if (result.nics.size() >= kMaxTopologyRecords) {
+    result.topology_truncated = true;
+    return;
+  }
+  result.nics.push_back(std::move(link));
+  nic_keys_.insert(NicKey{static_cast<uint32_t>(result.nics.size() - 1), hash});
 }
 
 void Scanner::Impl::KeepNics(const Evidence& ev) {
   if (ev.fields.empty()) return;
   if (const std::string* list = ev.Field("ib_devs")) {
-    for (auto& [index, name] : ParseNcclIbDevices(*list)) KeepNic({ev.host, ev.pid, ev.rank, index, name, "", false});
+    for (auto& [index, name] : ParseNcclIbDevices(*list)) {
+      KeepNic({ev.host, ev.pid, ev.rank, index, std::move(name), "", false});
+    }
     return;
   }
   int64_t index;
@@ -318,10 +319,27 @@ bool Scanner::Impl::CountMatch(SourceState& st, Evidence& ev, std::optional<int6
   }
   if (opts.on_evidence) opts.on_evidence(ev, sum.name);
   // Per-rank and per-host state only for the ranks and hosts kept
-  // (evidence/distinct.h): memory stays bounded whatever the logs name.
-  const bool rank_kept = ev.rank < 0 || Admit(result.distinct_ranks, ev.rank);
-  const bool host_kept = ev.host.empty() || Admit(result.distinct_hosts, ev.host);
-  CountInRuleStats(result.rule_stats[ev.rule], ev, seq, rank_kept, host_kept);
+  // (evidence/distinct.h): memory stays bounded whatever the logs name. A
+  // source's lines mostly name one rank and one host, and admitting a key
+  // admitted before changes nothing (its sketch register holds its bit, it
+  // stays kept): the last rank and host admitted are not looked up again.
+  const bool rank_kept = ev.rank < 0 || ev.rank == admitted_rank_ || Admit(result.distinct_ranks, ev.rank);
+  if (ev.rank >= 0 && rank_kept) admitted_rank_ = ev.rank;
+  const bool host_kept = ev.host.empty() || ev.host == admitted_host_ || Admit(result.distinct_hosts, ev.host);
+  if (host_kept && !ev.host.empty() && ev.host != admitted_host_) admitted_host_ = ev.host;
+  RuleStats& stats = result.rule_stats[ev.rule];
+  CountInRuleStats(stats, ev, seq, rank_kept, false);
+  // The host's count as CountInRuleStats makes it, through the rule's
+  // memo of the host it counted last: a look-up in the map keyed by host
+  // names was ~400 instructions a record on a 128-host archive.
+  if (!ev.host.empty() && host_kept) {
+    HostCount& hc = host_counts_[ev.rule];
+    if (hc.count == nullptr || hc.host != ev.host) {
+      hc.count = &stats.hosts[ev.host];
+      hc.host = ev.host;
+    }
+    ++*hc.count;
+  }
   return rank_kept;
 }
 

@@ -211,7 +211,10 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
   out.held.clear();
   out.held.shrink_to_fit();
   ChunkEdgeTimes(st.framing.format(), st.tctx, clean_lines, out);
-  out.head.clear();
+  // Freed here, not by the merging thread that destroys the output (a
+  // small file's head, up to kEdgeWindow bytes, was a free of its own
+  // there for every file of an archive).
+  std::string().swap(out.head);
   // The tail stays: the merge keeps the source's last bytes from it to
   // complete traceback windows cut at the next chunk's start.
 }

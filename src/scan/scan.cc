@@ -48,7 +48,7 @@ Scanner::~Scanner() = default;
 // millisecond of a worker's time, so two workers still share a small archive.
 constexpr uint64_t kBatchBytes = 1 << 20;
 
-void Scanner::Impl::AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, const std::string& f,
+void Scanner::Impl::AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, std::string_view f,
                                uint64_t size) const {
   if (tasks.empty() || tasks.back()->batch.empty() || tasks.back()->batch.size() >= opts.batch_files ||
       tasks.back()->batch_bytes + size > kBatchBytes) {
@@ -63,6 +63,9 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
   Impl& m = *impl_;
   std::vector<std::unique_ptr<Impl::Task>> tasks;
   uint64_t total = 0;
+  // Kept until the tasks are run: batch items name their files' paths here.
+  std::vector<std::vector<ListedFile>> listings;
+  listings.reserve(paths.size());
   for (const std::string& path : paths) {
     std::vector<SkippedPath> skipped;
     auto files = ListFiles(path, &skipped);
@@ -71,7 +74,8 @@ absl::Status Scanner::ScanPaths(const std::vector<std::string>& paths) {
       m.Fail(src, std::string(files.status().message()), -3);
       continue;
     }
-    m.PlanListed(path, *files, skipped, tasks, total);
+    listings.push_back(std::move(*files));
+    m.PlanListed(path, listings.back(), skipped, tasks, total);
   }
   return m.RunTasks(tasks, total);
 }
@@ -101,6 +105,14 @@ void Scanner::Impl::PlanListed(const std::string& path, const std::vector<Listed
     }
     m.result.errors.push_back({sk.path, std::string(sk.reason.message()), -3});
   }
+  // Room for the files' sources at once, not a move of every summary and
+  // state at each doubling (growing, though, as a doubling would, when many
+  // paths are planned one after another).
+  auto room = [&](auto& v) {
+    if (v.capacity() - v.size() < files.size()) v.reserve(std::max(v.size() + files.size(), 2 * v.capacity()));
+  };
+  room(m.result.sources);
+  room(m.states);
   for (const ListedFile& lf : files) {
     // What the walk saw (no second stat() by path): a file that changed
     // or went since is met by the open, which says so.
@@ -397,6 +409,11 @@ ScanResult Scanner::Finish() {
   m.result = ScanResult();
   m.device_keys_.clear();
   m.pid_keys_.clear();
+  // Indices and pointers into the result just handed over.
+  m.nic_keys_.clear();
+  m.host_counts_.clear();
+  m.admitted_rank_ = -1;
+  m.admitted_host_.clear();
   return out;
 }
 

@@ -36,6 +36,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "attribution/attribution.h"
 #include "attribution/carry.h"
 #include "evidence/evidence.h"
@@ -518,9 +519,52 @@ struct Scanner::Impl {
   // source names only a local rank (torchelastic's attempt_N/<local_rank>/
   // stdout.log) and whose rank another source's NCCL init gives.
   std::map<std::pair<std::string, int64_t>, int64_t> local_keys_;
+  // CountMatch's memos, for the result being made (Finish clears them): the
+  // rank and host it admitted last, and per rule the host it counted last
+  // with its count in result.rule_stats (a std::map node: it stays put).
+  int64_t admitted_rank_ = -1;
+  std::string admitted_host_;
+  struct HostCount {
+    std::string host;
+    uint64_t* count = nullptr;
+  };
+  absl::flat_hash_map<uint32_t, HostCount> host_counts_;
   // Topology records kept so far, for deduplication.
   absl::flat_hash_set<std::string> device_keys_;
-  absl::flat_hash_set<std::string> nic_keys_;
+  // The NIC links as indices into result.nics with their hashes, compared
+  // by their fields: a key string built for every link (its allocation, its
+  // hash and its move into the set) was ~1,000 instructions of the merging
+  // thread, and an NCCL HCA list gives a link per HCA per rank (8,192 on the
+  // 20,736-file archive). The hash is kept so that the set's growth does
+  // not hash every link's strings again.
+  struct NicKey {
+    uint32_t index;
+    size_t hash;
+  };
+  // A link looked up (not yet in result.nics).
+  struct NicProbe {
+    const NicLink* link;
+    size_t hash;
+  };
+  struct NicKeyHash {
+    using is_transparent = void;
+    size_t operator()(const NicKey& k) const { return k.hash; }
+    size_t operator()(const NicProbe& p) const { return p.hash; }
+  };
+  struct NicKeyEq {
+    using is_transparent = void;
+    const std::vector<NicLink>* links;
+    const NicLink& Of(const NicKey& k) const { return (*links)[k.index]; }
+    static const NicLink& Of(const NicProbe& p) { return *p.link; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      const NicLink& x = Of(a);
+      const NicLink& y = Of(b);
+      return x.pid == y.pid && x.rank == y.rank && x.index == y.index && x.sends == y.sends && x.host == y.host &&
+             x.hca == y.hca && x.pci == y.pci && x.netdev == y.netdev;
+    }
+  };
+  absl::flat_hash_set<NicKey, NicKeyHash, NicKeyEq> nic_keys_{0, NicKeyHash{}, NicKeyEq{&result.nics}};
   absl::flat_hash_map<std::string, size_t> pid_keys_;  // -> index in result.pids
   // Set when a cancelled RunTasks stops merging: workers drop what they would
   // push instead of waiting for room in a queue nobody drains any more.
@@ -546,7 +590,9 @@ struct Scanner::Impl {
     // Their outputs carry ChunkOut::batch_item; the merge keeps file order.
     struct BatchItem {
       uint32_t source = 0;
-      std::string path;
+      // The file's ListedFile::path: the listing outlives the tasks (a copy
+      // a file was ~320 instructions of the merging thread's planning).
+      std::string_view path;
       uint64_t size = 0;
       // The input errors and dumps found before this file was planned: where
       // a dump test made while planning would have put its own.
@@ -574,6 +620,11 @@ struct Scanner::Impl {
     std::mutex mu;
     std::condition_variable cv;
     std::deque<ChunkOut> outs;
+    // A batch's outputs, in file order: RunBatch hands them over at once,
+    // with `done`, and the merge reads them where they lie (a deque holds
+    // one output a node: a node allocated by the worker and freed by the
+    // merging thread for every file, and the output moved in and out).
+    std::vector<ChunkOut> batch_outs;
     bool done = false;
     // Compressed bytes read after the last chunk pushed (the end of the
     // file), for progress; written before `done` is set.
@@ -582,13 +633,14 @@ struct Scanner::Impl {
 
   // scan.cc: the tasks of the files ListFiles listed under `path` (and the
   // errors and warnings of what it skipped), appended to `tasks`; `total`
-  // grows by their bytes.
+  // grows by their bytes. The batched files' tasks refer to `files`' paths:
+  // `files` is to outlive the tasks.
   void PlanListed(const std::string& path, const std::vector<ListedFile>& files,
                   const std::vector<SkippedPath>& skipped, std::vector<std::unique_ptr<Task>>& tasks,
                   uint64_t& total);
   // scan.cc: file `f` (source `src`, `size` bytes) into the last batch
   // task, or a new one when that is full or the last task is no batch.
-  void AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, const std::string& f,
+  void AddToBatch(std::vector<std::unique_ptr<Task>>& tasks, uint32_t src, std::string_view f,
                   uint64_t size) const;
   // plan.cc: the chunk tasks of [begin, end) of a mapped source, appended
   // to `tasks`; false (and the source failed) when the mapping faulted.

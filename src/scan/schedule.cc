@@ -71,16 +71,14 @@ void Scanner::Impl::RunBatch(Task& t, hs_scratch_t*& scratch, std::vector<Hit>& 
     // then); a file that may be a dump is tested again by the merge.
     // ScanSmallFile made it on the bytes it read, but for a file it left
     // to OpenSource (gone, grown, no longer regular).
-    if (!one.item_tested) t.batch[k].maybe_dump = !HeadRulesOutDump(t.batch[k].path);
+    if (!one.item_tested) t.batch[k].maybe_dump = !HeadRulesOutDump(one.path);
     for (ChunkOut& out : one.outs) {
       out.batch_item = k;
       outs.push_back(std::move(out));
     }
   }
   std::lock_guard<std::mutex> lock(t.mu);
-  if (!abandon_.load()) {
-    for (ChunkOut& out : outs) t.outs.push_back(std::move(out));
-  }
+  if (!abandon_.load()) t.batch_outs = std::move(outs);
   t.done = true;
   t.cv.notify_all();
 }
@@ -292,10 +290,32 @@ bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_byt
       if (!dump[ended]) EndSource(*states[t.batch[ended].source]);
     }
   };
+  auto merge_out = [&](ChunkOut& out) {
+    if (t.carry_only) {  // the lines before a range: carried state only
+      PrimeCarry(*states[t.source], out);
+      return;
+    }
+    if (!t.batch.empty()) {
+      end_items(out.batch_item);
+      start_items(out.batch_item + 1);
+      if (dump[out.batch_item]) return;
+    }
+    done_bytes += out.input_bytes.value_or(out.edge.bytes);
+    Merge(*states[t.batch.empty() ? t.source : t.batch[out.batch_item].source], out);
+    if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) cancelled = true;
+  };
   while (true) {
     std::unique_lock<std::mutex> lock(t.mu);
     t.cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return !t.outs.empty() || t.done; });
     if (scratch_fail.load() && t.outs.empty() && !t.done) return false;
+    if (!t.batch.empty() && t.done) {
+      // No worker touches a finished batch's outputs any more: they are
+      // merged where they lie (Task::batch_outs).
+      lock.unlock();
+      for (ChunkOut& out : t.batch_outs) merge_out(out);
+      t.batch_outs.clear();
+      break;
+    }
     if (t.outs.empty()) {
       if (t.done) break;
       if (opts.cancel && opts.cancel->load()) cancelled = true;
@@ -305,18 +325,7 @@ bool Scanner::Impl::MergeTask(Task& t, uint64_t& done_bytes, uint64_t& total_byt
     t.outs.pop_front();
     t.cv.notify_all();
     lock.unlock();
-    if (t.carry_only) {  // the lines before a range: carried state only
-      PrimeCarry(*states[t.source], out);
-      continue;
-    }
-    if (!t.batch.empty()) {
-      end_items(out.batch_item);
-      start_items(out.batch_item + 1);
-      if (dump[out.batch_item]) continue;
-    }
-    done_bytes += out.input_bytes.value_or(out.edge.bytes);
-    Merge(*states[t.batch.empty() ? t.source : t.batch[out.batch_item].source], out);
-    if (opts.on_progress && !opts.on_progress(done_bytes, total_bytes)) cancelled = true;
+    merge_out(out);
   }
   if (t.input_tail > 0 && !cancelled) {
     done_bytes += t.input_tail;
@@ -396,6 +405,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
       for (size_t k = i + 1; k < tasks.size(); ++k) {
         std::lock_guard<std::mutex> lock(tasks[k]->mu);
         tasks[k]->outs.clear();
+        tasks[k]->batch_outs.clear();
         tasks[k]->cv.notify_all();
       }
       break;
@@ -408,6 +418,7 @@ absl::Status Scanner::Impl::RunTasks(std::vector<std::unique_ptr<Task>>& tasks,
     for (auto& tp : tasks) {
       std::lock_guard<std::mutex> lock(tp->mu);
       tp->outs.clear();
+      tp->batch_outs.clear();
       tp->cv.notify_all();
     }
   }

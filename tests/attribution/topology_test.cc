@@ -1,5 +1,7 @@
 // PCI bus id normalisation, MergeAttribution, NormalizeHost and TopologyMap.
 
+#include <cstdint>
+#include <cstdio>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -25,6 +27,30 @@ TEST(NormalizePciBusId, EveryPrintedForm) {
   EXPECT_EQ(NormalizePciBusId("3b:00.0"), "0000:3b:00.0");           // lspci
   EXPECT_EQ(NormalizePciBusId(" 0000:B1:1f.7 "), "0000:b1:1f.7");
   EXPECT_EQ(NormalizePciBusId("10000:e1:00.0"), "10000:e1:00.0");     // VMD
+}
+
+// The canonical form is written by hand, not by snprintf: it must be
+// snprintf's "%04x:%02x:%02x.%x" for every domain width, bus, device and
+// function, from both the NCCL number and the colon form.
+TEST(NormalizePciBusId, SameAsPrintf) {
+  for (uint64_t domain : {0x0ull, 0x1ull, 0xfull, 0x10ull, 0xfffull, 0x1000ull, 0xffffull, 0x10000ull, 0xabcdeull,
+                          0xfffffull, 0x100000ull, 0x1234567ull, 0xfffffffull, 0x10000000ull, 0xffffffffull}) {
+    for (uint64_t bus = 0; bus <= 0xff; bus += 0x11) {
+      for (uint64_t dev = 0; dev <= 0x1f; dev += 0x7) {
+        for (uint64_t fn = 0; fn <= 7; fn += 3) {
+          char want[32], colon[40], number[24];
+          std::snprintf(want, sizeof want, "%04x:%02x:%02x.%x", static_cast<unsigned>(domain),
+                        static_cast<unsigned>(bus), static_cast<unsigned>(dev), static_cast<unsigned>(fn));
+          std::snprintf(colon, sizeof colon, "%X:%X:%x.%x", static_cast<unsigned>(domain),
+                        static_cast<unsigned>(bus), static_cast<unsigned>(dev), static_cast<unsigned>(fn));
+          EXPECT_EQ(NormalizePciBusId(colon), want) << colon;
+          const uint64_t v = domain << 20 | bus << 12 | dev << 4 | fn;
+          std::snprintf(number, sizeof number, "%llx", static_cast<unsigned long long>(v));
+          EXPECT_EQ(NormalizePciBusId(number), want) << number;  // 13 hex digits at most
+        }
+      }
+    }
+  }
 }
 
 TEST(NormalizePciBusId, GarbageIsEmpty) {
