@@ -210,7 +210,7 @@ void Scanner::Impl::KeepNics(const Evidence& ev) {
   if (ev.fields.empty()) return;
   if (const std::string* list = ev.Field("ib_devs")) {
     for (auto& [index, name] : ParseNcclIbDevices(*list)) {
-      KeepNic({ev.host, ev.pid, ev.rank, index, std::move(name), "", false});
+      KeepNic({ev.host, ev.pid, ev.rank, index, std::move(name), "", false, ""});
     }
     return;
   }
@@ -225,11 +225,11 @@ void Scanner::Impl::KeepNics(const Evidence& ev) {
   }
   const std::string* at = ev.Field("ib_index");
   if (dev && at && pci && ParseInt64(*at, &index)) {
-    KeepNic({ev.host, ev.pid, ev.rank, index, *dev, *pci, false});
+    KeepNic({ev.host, ev.pid, ev.rank, index, *dev, *pci, false, ""});
     return;
   }
   if (const std::string* net = ev.Field("net_dev"); net && ParseInt64(*net, &index)) {
-    KeepNic({ev.host, ev.pid, ev.rank, index, "", "", true});
+    KeepNic({ev.host, ev.pid, ev.rank, index, "", "", true, ""});
   }
 }
 
