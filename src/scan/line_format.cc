@@ -63,13 +63,15 @@ std::optional<int64_t> WholeNumber(simdjson::dom::object& obj, std::string_view 
   std::string_view sv;
   if (!e.get_int64().get(i)) return i;
   if (e.get_string().get(sv)) return std::nullopt;
+  // Nine digits at most: the value is never read past them (a longer one
+  // overflowed int64_t here, which the fuzzer found).
+  if (sv.empty() || sv.size() >= 10) return std::nullopt;
   int64_t v = 0;
-  bool ok = !sv.empty() && sv.size() < 10;
   for (char c : sv) {
-    if (c < '0' || c > '9') ok = false;
-    else v = v * 10 + (c - '0');
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
   }
-  return ok ? std::optional<int64_t>(v) : std::nullopt;
+  return v;
 }
 
 bool ParseJsonLine(std::string_view line, const TimeContext& tctx, JsonFields& out) {

@@ -413,6 +413,17 @@ TEST(ScanJunk, NulsAndInvalidUtf8NeverBreakTheScan) {
 
 // Docker json-file: the message is matched, the original line keeps its
 // number and offset, the time comes from the record.
+// fuzz_jsonl's find: a quoted number of more digits than int64_t holds in a
+// field read as a whole number ("rank", "_PID") overflowed while it was
+// being refused (UBSan's signed-overflow report in the sanitizer builds).
+TEST(ScanJsonLines, OverlongQuotedNumbersAreNoNumbers) {
+  DerivedChunk jc = ExtractJsonMessages(
+      "{\"rank\":\"9999999999999999999999\",\"_PID\":\"99999999999999999999999999999\","
+      "\"MESSAGE\":\"NVRM: Xid (PCI:0000:3b:00): 79, pid=1\"}\n");
+  ASSERT_EQ(jc.lines.size(), 1u);
+  EXPECT_NE(jc.messages.find("Xid (PCI:0000:3b:00): 79"), std::string::npos);
+}
+
 TEST(ScanJsonLines, DockerJsonFileMatchesTheMessage) {
   TempDir dir;
   std::string text;
