@@ -350,30 +350,6 @@ void RanksOfCudaDevices(CorrelationState& st) {
   }
 }
 
-// The task ids of srun's task list ("3", "8-15", "0-1,3", a hostlist's
-// "[0-3]"), ascending; empty when the text is not one.
-std::vector<int64_t> SrunTaskIds(std::string_view list) {
-  std::vector<int64_t> out;
-  if (!list.empty() && list.front() == '[' && list.back() == ']') list = list.substr(1, list.size() - 2);
-  while (!list.empty()) {
-    size_t comma = list.find(',');
-    std::string_view part = list.substr(0, comma);
-    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    size_t dash = part.find('-');
-    int64_t lo, hi;
-    if (dash == std::string_view::npos) {
-      if (!ParseInt64(part, &lo)) return {};
-      hi = lo;
-    } else if (!ParseInt64(part.substr(0, dash), &lo) || !ParseInt64(part.substr(dash + 1), &hi)) {
-      return {};
-    }
-    // A list of more tasks than any job runs is no task list.
-    if (lo < 0 || hi < lo || hi - lo > (1 << 20)) return {};
-    for (int64_t t = lo; t <= hi; ++t) out.push_back(t);
-  }
-  return out;
-}
-
 // srun reports failed tasks by node: "srun: error: node004: tasks 8-15:
 // Exited with exit code 1" (srun's task exit report: the node, then the
 // ranged list of its tasks). When srun launched the ranks itself (one
@@ -383,13 +359,10 @@ std::vector<int64_t> SrunTaskIds(std::string_view list) {
 // gets it. Under a launcher per node (srun torchrun) the tasks are node
 // indices: that shows as a rank above every task srun reported, or as a
 // task whose rank the topology puts elsewhere (TopologyMap::RankForTask),
-// and then nothing is learnt.
-// srun's task reports (host, task) when the tasks look like ranks: empty
-// when some rank goes above every task srun reported, as under a launcher
-// per node. (One task's own report, "task 14: Exited", is read without
-// this test: srun reports only the task that failed, and the ranks above
-// it are its siblings; TopologyMap::RankForTask weighs it.)
-std::vector<std::pair<std::string, int64_t>> SrunTasksAsRanks(const CorrelationState& st) {
+// and then nothing is learnt. (One task's own report, "task 14: Exited",
+// is read without the first test: srun reports only the task that
+// failed, and the ranks above it are its siblings.)
+void HostsOfSrunTasks(CorrelationState& st) {
   std::vector<std::pair<std::string, int64_t>> on;  // (host, task)
   int64_t top_task = -1;
   for (const Evidence& ev : st.evs) {
@@ -397,21 +370,24 @@ std::vector<std::pair<std::string, int64_t>> SrunTasksAsRanks(const CorrelationS
     if (!list) list = ev.Field("task");
     const std::string* host = ev.Field("host");
     if (!list || !host || host->empty()) continue;
-    for (int64_t t : SrunTaskIds(*list)) {
+    // The task list is a hostlist's ranges ("0-1,3", "[0-3]"): expanded,
+    // bounded, by the same reader as a Slurm node list.
+    std::string_view ranges = *list;
+    if (ranges.starts_with('[')) ranges.remove_prefix(1);
+    if (ranges.ends_with(']')) ranges.remove_suffix(1);
+    for (const std::string& id : ExpandNodelist(StrCat("[", ranges, "]"))) {
+      int64_t t;
+      if (!ParseInt64(id, &t)) continue;
       on.emplace_back(*host, t);
       top_task = std::max(top_task, t);
     }
   }
-  if (on.empty()) return on;
+  if (on.empty()) return;
   int64_t top_rank = -1;
   for (const auto& [rank, r] : st.scan.ranks) top_rank = std::max(top_rank, rank);
   for (const SourceSummary& s : st.scan.sources) top_rank = std::max(top_rank, s.rank);
   for (const Evidence& ev : st.evs) top_rank = std::max(top_rank, ev.rank);
-  if (top_rank > top_task) on.clear();
-  return on;
-}
-
-void HostsOfSrunTasks(CorrelationState& st, const std::vector<std::pair<std::string, int64_t>>& on) {
+  if (top_rank > top_task) return;
   // Decided against the topology as it stood, then learnt: a task learnt
   // first would make its node look like another rank's to the next.
   std::vector<Attribution> learnt;
@@ -449,7 +425,7 @@ void Attribute(CorrelationState& st) {
       st.topo.AddPidLocalRank(l.host, l.pid, l.local_rank);
     }
   }
-  HostsOfSrunTasks(st, SrunTasksAsRanks(st));
+  HostsOfSrunTasks(st);
   for (Evidence& ev : st.evs) {
     if (ev.host.empty()) ev.host = scan.sources[ev.source].host;
     Attribution a;
