@@ -6,7 +6,7 @@
 # files, fixtures, generated .gz/.zst archives, Flight Recorder dumps from
 # tests/flightrec/make_dumps.py) and fails on any crash, leak,
 # UB report, timeout or out-of-memory. Each target runs FL_FUZZ_SECONDS
-# (40: a smoke test: 13 targets two at a time fuzz 7 x 40 s = 4.7 min; longer runs
+# (30: a smoke test: 13 targets two at a time fuzz 7 x 30 s = 3.5 min; longer runs
 # are tests/fuzz/fuzz-long.sh) with a fresh random seed, printed so a failure can be replayed with
 # -seed=N; FL_FUZZ_JOBS (2) targets run at a time. Artifacts (crashing
 # inputs) land in build-fuzz/fuzz-artifacts/.
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BUILD=${FL_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
-SECS=${FL_FUZZ_SECONDS:-40}
+SECS=${FL_FUZZ_SECONDS:-30}
 JOBS=${FL_FUZZ_JOBS:-2}
 TARGETS=(fuzz_ruleset_load fuzz_ruleset_forged fuzz_rule_compiler fuzz_scan_lines fuzz_jsonl
          fuzz_compressed fuzz_capi_feed fuzz_flightrec
@@ -24,10 +24,7 @@ TARGETS=(fuzz_ruleset_load fuzz_ruleset_forged fuzz_rule_compiler fuzz_scan_line
 if [ -n "${FL_FUZZ_TARGETS:-}" ]; then read -r -a TARGETS <<<"$FL_FUZZ_TARGETS"; fi
 
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not installed"; exit 1; }
-if [ ! -f "$BUILD/build.ninja" ]; then
-  CC=clang CXX=clang++ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DFL_SANITIZE=address,undefined -DFL_FUZZ=ON -DFL_BUILD_BENCH=OFF >/dev/null
-fi
+.ci/configure-sanitized "$BUILD" address,undefined -DFL_FUZZ=ON
 t0=$SECONDS
 cmake --build "$BUILD" -j2 --target fuzzers fl_rulec >"$BUILD/fuzz-build.log" 2>&1 ||
   { tail -50 "$BUILD/fuzz-build.log"; echo "fuzz: build failed"; exit 1; }
