@@ -22,6 +22,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "correlate/state.h"
 #include "util/strings.h"
@@ -732,6 +733,85 @@ bool KilledAfterTaskExit(const CorrelationState& st, const std::vector<int>& wea
 
 // The fallback cluster of `lines` (the failing rank's), appended to the
 // clusters; returns its index.
+// A version as numbers ("2.19.3" -> 2, 19, 3), for "older".
+std::vector<int> VersionNumbers(const std::string& v) {
+  std::vector<int> out;
+  int n = 0;
+  for (char c : v) {
+    if (c >= '0' && c <= '9') {
+      n = std::min(n * 10 + (c - '0'), 1'000'000);
+    } else {
+      out.push_back(n);
+      n = 0;
+    }
+  }
+  out.push_back(n);
+  return out;
+}
+
+// The hosts whose NCCL version is the odd one out, and what the report says
+// of it; no hosts when the job's processes state one version, or more than
+// two, or a host states two (another job's lines, a second libnccl).
+struct OddVersion {
+  std::set<std::string> hosts;
+  std::string note;
+};
+
+// NCCL refuses a communicator whose members run different versions, on
+// every rank at once (init.cc's "Mismatched NCCL version detected", then
+// ncclInvalidUsage in each rank's traceback), so the first fatal line by
+// time is any host's. The versions the processes state (field
+// `nccl_version`: NCCL's banner, PyTorch's NCCL errors and start-up log)
+// name the host that went wrong: the one whose version fewer hosts run, or,
+// when as many run each (two hosts), the older one -- the host to upgrade.
+OddVersion OddNcclVersion(const CorrelationState& st) {
+  std::map<std::string, std::string> version_of;  // host -> version; "" when it states two
+  for (const Evidence& ev : st.evs) {
+    const std::string* v = ev.Field("nccl_version");
+    if (!v || v->empty()) continue;
+    std::string host = ev.host.empty() && ev.rank >= 0 ? st.HostForRank(ev.rank) : ev.host;
+    if (host.empty()) continue;
+    auto [it, added] = version_of.emplace(host, *v);
+    if (!added && it->second != *v) it->second.clear();
+  }
+  std::map<std::string, std::set<std::string>> hosts_of;  // version -> hosts
+  for (const auto& [host, v] : version_of) {
+    if (v.empty()) return {};
+    hosts_of[v].insert(host);
+  }
+  if (hosts_of.size() != 2) return {};
+  auto a = hosts_of.begin();
+  auto b = std::next(a);
+  if (a->second.size() != b->second.size()) {
+    if (b->second.size() < a->second.size()) std::swap(a, b);
+  } else if (VersionNumbers(b->first) < VersionNumbers(a->first)) {
+    std::swap(a, b);
+  }
+  // `a` is the odd one out.
+  OddVersion odd;
+  odd.hosts = a->second;
+  odd.note = StrCat("The hosts run two NCCL versions, which NCCL refuses in one communicator: ", a->first, " on ",
+                    StrJoin(a->second, ", "), ", ", b->first, " on ", b->second.size(), " other host(s). ", a->first,
+                    a->second.size() < b->second.size() ? " is the odd one out (fewer hosts run it)"
+                                                        : " is the odd one out (the older; as many hosts run each)",
+                    ": install one NCCL version on every host (the same image, or the same nvidia-nccl wheel). ");
+  return odd;
+}
+
+// Moves the fatal lines of the hosts whose NCCL version is the odd one out
+// first (in their time order), and gives the first the note that says why.
+void OddVersionFirst(CorrelationState& st, std::vector<size_t>& lines) {
+  OddVersion odd = OddNcclVersion(st);
+  if (odd.hosts.empty()) return;
+  auto on_odd = [&](size_t i) {
+    const Evidence& ev = st.evs[i];
+    return odd.hosts.contains(ev.host.empty() && ev.rank >= 0 ? st.HostForRank(ev.rank) : ev.host);
+  };
+  if (std::none_of(lines.begin(), lines.end(), on_odd)) return;
+  std::stable_partition(lines.begin(), lines.end(), on_odd);
+  st.evs[lines.front()].fields.emplace_back("odd_version", std::move(odd.note));
+}
+
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   for (size_t i : lines) {
     TakeExitStatusOfLine(st, i);
@@ -819,6 +899,7 @@ void ChooseFallback(CorrelationState& st) {
   if (lines.empty()) return;
   std::stable_sort(lines.begin(), lines.end(),
                    [&](size_t a, size_t b) { return Before(st.evs[a], st.evs[b]); });
+  OddVersionFirst(st, lines);
   TakeRankOfTaskReport(st, lines.front());
   const Evidence& f = st.evs[lines.front()];
   // A symptom-only verdict that came first keeps the failure: the fatal

@@ -520,6 +520,7 @@ void ExplainSeen(const CorrelationState& st, Draft& dr, Incident& inc) {
                 "): the failures that follow it are its doing. ");
     e += CheckpointAfterNotice(st, inc);
   }
+  if (const std::string* odd = dr.first.Field("odd_version")) e += *odd;
   if (const std::string* server = dr.first.Field("server"); server && !server->empty()) {
     // A service outside the job (NFS server, rendezvous store): the host
     // that logged the line is where the job felt it.
