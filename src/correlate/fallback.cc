@@ -749,6 +749,17 @@ std::vector<int> VersionNumbers(const std::string& v) {
   return out;
 }
 
+// The host a line is on: its own, its rank's, or that of its file's other
+// lines (a node's log whose NCCL lines print `gpu02:3001:3001`), as the
+// incident built from it would say.
+std::string HostOfLine(const CorrelationState& st, const Evidence& ev) {
+  if (!ev.host.empty()) return ev.host;
+  if (ev.rank >= 0) {
+    if (std::string h = st.HostForRank(ev.rank); !h.empty()) return h;
+  }
+  return ev.source < st.index.sources.size() ? st.index.sources[ev.source].own_host : std::string();
+}
+
 // The hosts whose NCCL version is the odd one out, and what the report says
 // of it; no hosts when the job's processes state one version, or more than
 // two, or a host states two (another job's lines, a second libnccl).
@@ -769,7 +780,7 @@ OddVersion OddNcclVersion(const CorrelationState& st) {
   for (const Evidence& ev : st.evs) {
     const std::string* v = ev.Field("nccl_version");
     if (!v || v->empty()) continue;
-    std::string host = ev.host.empty() && ev.rank >= 0 ? st.HostForRank(ev.rank) : ev.host;
+    std::string host = NormalizeHost(HostOfLine(st, ev));
     if (host.empty()) continue;
     auto [it, added] = version_of.emplace(host, *v);
     if (!added && it->second != *v) it->second.clear();
@@ -803,10 +814,7 @@ OddVersion OddNcclVersion(const CorrelationState& st) {
 void OddVersionFirst(CorrelationState& st, std::vector<size_t>& lines) {
   OddVersion odd = OddNcclVersion(st);
   if (odd.hosts.empty()) return;
-  auto on_odd = [&](size_t i) {
-    const Evidence& ev = st.evs[i];
-    return odd.hosts.contains(ev.host.empty() && ev.rank >= 0 ? st.HostForRank(ev.rank) : ev.host);
-  };
+  auto on_odd = [&](size_t i) { return odd.hosts.contains(NormalizeHost(HostOfLine(st, st.evs[i]))); };
   if (std::none_of(lines.begin(), lines.end(), on_odd)) return;
   std::stable_partition(lines.begin(), lines.end(), on_odd);
   st.evs[lines.front()].fields.emplace_back("odd_version", std::move(odd.note));

@@ -78,3 +78,21 @@ def test_a_host_stating_two_versions_decides_nothing(faultline_bin, validate, tm
     inc = lead(faultline_bin, validate, root)
     assert inc["initiating"]["host"] == "dgx01", inc["explanation"]
     assert "odd one out" not in inc["explanation"], inc["explanation"]
+
+
+def test_torch_22_start_up_line_states_the_version(faultline_bin, validate, tmp_path):
+    # PyTorch 2.1-2.2 put the NCCL version first on ProcessGroupNCCL's
+    # start-up line (signal pg_init_options_v21 reads its rank): with no
+    # NCCL banner and a fatal line that states no version, that line alone
+    # says which host runs which.
+    for host, version, rank, second in [("gpu01", "2.19.3", 0, 5), ("gpu02", "2.18.6", 1, 9)]:
+        d = tmp_path / host
+        d.mkdir()
+        (d / "train.log").write_text(
+            f"I1201 10:00:00.300 ProcessGroupNCCL.cpp:686] [Rank {rank}] ProcessGroupNCCL initialization "
+            f"options: NCCL version: {version}, size: 2, global rank: {rank}, TORCH_NCCL_ASYNC_ERROR_HANDLING: 1, "
+            "TIMEOUT(ms): 1800000, USE_HIGH_PRIORITY_STREAM: 0\n"
+            f"{host}:3001:3001 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.{rank + 1}<0>\n"
+            f"2026-12-01 10:00:{second:02d},000 RuntimeError: NCCL communicator initialization failed\n")
+    inc = lead(faultline_bin, validate, tmp_path)
+    assert inc["initiating"]["host"] == "gpu02", inc["explanation"]
