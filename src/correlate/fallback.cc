@@ -666,6 +666,26 @@ void TakeRankOfTaskReport(CorrelationState& st, size_t f) {
   if (fatal.host.empty()) fatal.host = only->host;
 }
 
+// A launcher's report whose header names no process, with the failed
+// process on a line of its own just below (Open MPI's "mpirun detected that
+// one or more processes exited with non-zero status, ..." and, two lines
+// on, "  Process name: [[J,1],R]", a block rank its "Exit code:" line
+// carries too): the header is that rank's report. Only a report's own
+// lines count: a symptom header, and a rank stated as a block of the same
+// rule within the lines a message may run on.
+void TakeRankOfReportBlock(CorrelationState& st, size_t f) {
+  Evidence& head = st.evs[f];
+  if (head.rank >= 0 || st.rs.signal(head.signal).role != SignalRole::Symptom) return;
+  for (size_t i = f + 1; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (ev.source != head.source || ev.line > head.line + kMessageLines) break;
+    if (ev.line == head.line || ev.rule != head.rule || ev.rank < 0 || !ev.Field("block_rank")) continue;
+    head.rank = ev.rank;
+    if (head.host.empty()) head.host = ev.host;
+    return;
+  }
+}
+
 // Whether fatal line `ev` belongs to the failure whose first line is `f`:
 // the same rank's, or, when `f` names no rank (a batch output's
 // traceback), a line of its file naming no rank either, or a rank that
@@ -909,6 +929,7 @@ void ChooseFallback(CorrelationState& st) {
                    [&](size_t a, size_t b) { return Before(st.evs[a], st.evs[b]); });
   OddVersionFirst(st, lines);
   TakeRankOfTaskReport(st, lines.front());
+  TakeRankOfReportBlock(st, lines.front());
   const Evidence& f = st.evs[lines.front()];
   // A symptom-only verdict that came first keeps the failure: the fatal
   // line after it may be its consequence. So does one long after it.
