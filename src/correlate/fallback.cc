@@ -79,6 +79,16 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
       s != st.index.last_served.end() && st.evs[s->second].offset > ev.offset) {
     return true;
   }
+  // The program began a later step after a check it ran said no (a
+  // role:carried-on line with the field `next_step`: the MIG manager's
+  // "Applying the selected MIG config to the node" after nvidia-mig-parted's
+  // fatal "Assertion failure: ..."): every error of the log on or before
+  // that line was the check's answer, and a failure after it is the later
+  // step's own, not the check's error raised again.
+  if (auto n = st.index.last_next_step.find(ev.source);
+      n != st.index.last_next_step.end() && n->second >= ev.offset) {
+    return true;
+  }
   // The program said it handled an error and went on (role:carried-on:
   // fairseq's "Skipping batch" after a caught OOM), on this line or after
   // it, and its log shows no failure after that: a failure right after a

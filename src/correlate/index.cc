@@ -105,7 +105,13 @@ void BuildEvidenceIndex(CorrelationState& st) {
     if (role == SignalRole::Progress) ix.last_progress[ev.rank] = i;
     if (role == SignalRole::Metric) ix.metrics[ev.rank].push_back(i);
     if (st.HasRole(ev.rule, RuleRole::kServed)) ix.last_served[ev.source] = i;
-    if (st.HasRole(ev.rule, RuleRole::kCarriedOn)) ix.last_carried_on[ev.source] = i;
+    if (st.HasRole(ev.rule, RuleRole::kCarriedOn)) {
+      ix.last_carried_on[ev.source] = i;
+      if (ev.Field("next_step")) {
+        uint64_t& n = ix.last_next_step.try_emplace(ev.source, ev.offset).first->second;
+        n = std::max(n, ev.offset);
+      }
+    }
     if (role == SignalRole::Initiating || st.HasRole(ev.rule, RuleRole::kFallback)) {
       uint64_t& f = ix.last_failure.try_emplace(ev.source, ev.offset).first->second;
       f = std::max(f, ev.offset);

@@ -87,6 +87,9 @@ struct EvidenceIndex {
   std::map<int64_t, std::vector<size_t>> metrics;  // rank -> its metric lines
   std::map<uint32_t, size_t> last_served;          // source -> its last role:served line
   std::map<uint32_t, size_t> last_carried_on;      // source -> its last role:carried-on line
+  // source -> the offset of its last role:carried-on line with the field
+  // `next_step` (the program began a later step after a check it ran failed)
+  std::map<uint32_t, uint64_t> last_next_step;
   // source -> the offset of its last failure line (an initiating-role line,
   // or a role:fallback rule's generic fatal line)
   std::map<uint32_t, uint64_t> last_failure;
