@@ -193,6 +193,10 @@ size_t MatchSyslogTime(std::string_view s, size_t p) {
 // PMIx's iof output: "%s[%s,%s]<%s>:" with ctime()'s string first).
 size_t MatchCtime(std::string_view s, size_t p) {
   static constexpr std::string_view kDays[] = {"Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun "};
+  // Every day name ends in the space at p + 3: most tries (a glog level
+  // letter, a launcher's bracket on every matched line of a dense log) end
+  // there, before the seven compares.
+  if (p > s.size() || s.size() - p < 4 || s[p + 3] != ' ') return kNpos;
   bool day = false;
   for (std::string_view d : kDays) day |= At(s, p, d);
   if (!day) return kNpos;
