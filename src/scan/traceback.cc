@@ -416,6 +416,12 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
                                            std::string_view line, const LineFormat& fmt,
                                            const TimeContext& tctx) {
   if (fmt.json) return std::nullopt;
+  // No fold without a frame, and a frame's message holds `File "`. Without
+  // escapes in the window each of its lines is its own message, so a window
+  // without the words holds no frame: the walk below would split every line
+  // of it (a dense log's 8 KiB of other ranks' lines, ~40 of them) to find
+  // none.
+  if (window.find("File \"") == std::string_view::npos && !HasEscapes(window)) return std::nullopt;
   const Attribution mine = SplitLine(line, fmt, tctx).attr;
   std::vector<std::string> frames;  // innermost first while walking back
   int gap = 0;
