@@ -397,8 +397,9 @@ TEST(MayEndTraceback, SameAsAFindPerWord) {
   static constexpr std::string_view kWords[] = {"Error", "Exception", "Interrupt", "Exit", "error:", "Failure"};
   std::mt19937 rng(11);
   static constexpr std::string_view kPieces[] = {"Err", "Error", "Exc", "Exception", "Int", "Interrupt", "Exit",
-                                                 "Ex",  "error", "error:", "Fail", "Failure", " ", "xx", "E", "F"};
-  for (int round = 0; round < 3000; ++round) {
+                                                 "Ex",  "error", "error:", "Fail", "Failure", " ", "xx", "E", "F",
+                                                 "rr",  "rrr",   "Interr", "Errror", "e",     "I",  "r",  ":"};
+  for (int round = 0; round < 6000; ++round) {
     std::string s;
     for (size_t k = rng() % 40; k > 0; --k) s += kPieces[rng() % std::size(kPieces)];
     bool want = false;
