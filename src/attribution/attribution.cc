@@ -193,6 +193,10 @@ size_t MatchSyslogTime(std::string_view s, size_t p) {
 // PMIx's iof output: "%s[%s,%s]<%s>:" with ctime()'s string first).
 size_t MatchCtime(std::string_view s, size_t p) {
   static constexpr std::string_view kDays[] = {"Mon ", "Tue ", "Wed ", "Thu ", "Fri ", "Sat ", "Sun "};
+  // Every day name ends in the space at p + 3: most tries (a glog level
+  // letter, a launcher's bracket on every matched line of a dense log) end
+  // there, before the seven compares.
+  if (p > s.size() || s.size() - p < 4 || s[p + 3] != ' ') return kNpos;
   bool day = false;
   for (std::string_view d : kDays) day |= At(s, p, d);
   if (!day) return kNpos;
@@ -1188,21 +1192,32 @@ class MessageMemo {
     if (run == run_end) run = run_end = k;
     const Shape shape{s.size() - k, static_cast<uint32_t>(begin - k), static_cast<uint32_t>(run - k),
                       static_cast<uint32_t>(run_end - k), k == 0};
-    Entry& e = slots_[Slot(s, k, run, run_end, shape)];
-    if (!(e.valid && e.shape == shape && Same(e.key, s, k, run, run_end))) {
-      e.marks = ScanMessage(s, begin);
-      e.key.assign(s.substr(k));
-      for (size_t i = run; i < run_end; ++i) {
-        if (IsDigit(s[i])) e.key[i - k] = '0';
+    Set& set = sets_[Slot(s, k, run, run_end, shape)];
+    for (unsigned way = 0; way < 2; ++way) {
+      Entry& e = set.ways[way];
+      if (e.valid && e.shape == shape && Same(e.key, s, k, run, run_end)) {
+        set.older = way ^ 1u;
+        return e.marks;
       }
-      e.shape = shape;
-      e.valid = true;
     }
+    // A miss replaces the way used less recently: two messages that share
+    // a set (a dense log's 64 ranks' lines in 256 sets, taken in turn) both
+    // stay, where one slot a hash had them evict each other at every line.
+    const unsigned way = set.older;
+    Entry& e = set.ways[way];
+    e.marks = ScanMessage(s, begin);
+    e.key.assign(s.substr(k));
+    for (size_t i = run; i < run_end; ++i) {
+      if (IsDigit(s[i])) e.key[i - k] = '0';
+    }
+    e.shape = shape;
+    e.valid = true;
+    set.older = way ^ 1u;
     return e.marks;
   }
 
  private:
-  static constexpr size_t kSlots = 256;  // Slot takes the top 8 bits of a hash
+  static constexpr size_t kSets = 256;  // Slot takes the top 8 bits of a hash
   // Where the message begins in the bytes read, where the clock run lies,
   // whether they start the line.
   struct Shape {
@@ -1250,7 +1265,11 @@ class MessageMemo {
     }
     return static_cast<size_t>((h ^ (h >> 29)) * 0xc4ceb9fe1a85ec53ull >> 56);
   }
-  Entry slots_[kSlots];
+  struct Set {
+    Entry ways[2];
+    unsigned older = 0;  // the way to replace on a miss
+  };
+  Set sets_[kSets];
 };
 
 const MessageMarks& MemoMessage(std::string_view s, size_t begin, MessageMarks& scratch) {
@@ -1258,7 +1277,7 @@ const MessageMarks& MemoMessage(std::string_view s, size_t begin, MessageMarks& 
     scratch = ScanMessage(s, begin);
     return scratch;
   }
-  // On the heap: 37 KB of static TLS would keep a dlopen()ed library (the
+  // On the heap: its tens of KB as static TLS would keep a dlopen()ed library (the
   // Python binding's) from loading ("cannot allocate memory in static TLS
   // block").
   thread_local std::unique_ptr<MessageMemo> memo;

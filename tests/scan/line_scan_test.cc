@@ -397,8 +397,9 @@ TEST(MayEndTraceback, SameAsAFindPerWord) {
   static constexpr std::string_view kWords[] = {"Error", "Exception", "Interrupt", "Exit", "error:", "Failure"};
   std::mt19937 rng(11);
   static constexpr std::string_view kPieces[] = {"Err", "Error", "Exc", "Exception", "Int", "Interrupt", "Exit",
-                                                 "Ex",  "error", "error:", "Fail", "Failure", " ", "xx", "E", "F"};
-  for (int round = 0; round < 3000; ++round) {
+                                                 "Ex",  "error", "error:", "Fail", "Failure", " ", "xx", "E", "F",
+                                                 "rr",  "rrr",   "Interr", "Errror", "e",     "I",  "r",  ":"};
+  for (int round = 0; round < 6000; ++round) {
     std::string s;
     for (size_t k = rng() % 40; k > 0; --k) s += kPieces[rng() % std::size(kPieces)];
     bool want = false;
@@ -677,6 +678,45 @@ TEST(AttributeLine, MessageMemoGivesWhatScanningGives) {
   EXPECT_GT(ranked, lines.size() / 4);
   EXPECT_GT(pids, lines.size() / 8);
   EXPECT_GT(gpus, lines.size() / 8);
+}
+
+// The memo's sets hold two messages each: many distinct messages taken in
+// turn (a dense log's ranks, more of them than the memo holds, so both ways
+// of a set are replaced) attribute as without the memo, on the first round,
+// where every line misses, and on the later ones.
+TEST(AttributeLine, MessageMemoWithManyMessagesInTurn) {
+  std::vector<std::string> lines;
+  for (int round = 0; round < 3; ++round) {
+    for (int rank = 0; rank < 700; ++rank) {
+      const std::string r = std::to_string(rank);
+      lines.push_back("[rank" + r + "]:[I1102 13:00:0" + std::to_string(round) + ".35157" + std::to_string(rank % 10) +
+                      " 4100" + std::to_string(rank % 7) + " ProcessGroupNCCL.cpp:931] [PG 0 Rank " + r +
+                      "] ProcessGroupNCCL initialization options: size: 64, global rank: " + r);
+      if (rank % 3 == 0) lines.push_back("node" + r + ":123:456 [" + std::to_string(rank % 8) + "] NCCL INFO x");
+    }
+  }
+  auto attribute_all = [&](bool memo) {
+    SetMessageMemo(memo);
+    std::vector<std::pair<Attribution, size_t>> got;
+    for (const std::string& l : lines) {
+      size_t mb = 0;
+      Attribution a = AttributeLine(l, &mb);
+      got.emplace_back(std::move(a), mb);
+    }
+    return got;
+  };
+  const auto plain = attribute_all(false);
+  const auto memo = attribute_all(true);
+  SetMessageMemo(true);
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Attribution &want = plain[i].first, &got = memo[i].first;
+    ASSERT_EQ(got.rank, want.rank) << lines[i];
+    ASSERT_EQ(got.local_rank, want.local_rank) << lines[i];
+    ASSERT_EQ(got.pid, want.pid) << lines[i];
+    ASSERT_EQ(got.host, want.host) << lines[i];
+    ASSERT_EQ(got.gpu, want.gpu) << lines[i];
+    ASSERT_EQ(memo[i].second, plain[i].second) << lines[i];
+  }
 }
 
 // The windowed search finds memrchr's newline: none, in the first, last and

@@ -52,6 +52,27 @@ TEST(Traceback, FramesOutermostFirstInnermostRaisedAt) {
             "/usr/lib/python3/site-packages/torch/_tensor.py:521 in backward");
 }
 
+// A frame's `File "` seen only once its colour codes are gone (each line is
+// read without its escapes): the window's bytes do not hold the words, and
+// the frames still fold, as they do uncoloured.
+TEST(Traceback, FramesWhoseWordsOnlyEscapesSplitStillFold) {
+  const std::string plain = "[rank3]: step 10 done\n" + Traceback(3);
+  for (std::string_view code : {std::string_view("\x1b[1m"), std::string_view("#033[0m"), std::string_view("[0m")}) {
+    std::string coloured = plain;
+    for (size_t pos = 0; (pos = coloured.find("File \"", pos)) != std::string::npos;) {
+      coloured.replace(pos, 6, "Fi" + std::string(code) + "le \"");
+      pos += 6 + code.size();
+    }
+    ASSERT_EQ(coloured.find("File \""), std::string::npos);
+    auto want = Fold(plain, kOom), got = Fold(coloured, kOom);
+    ASSERT_TRUE(want.has_value());
+    ASSERT_TRUE(got.has_value()) << code;
+    EXPECT_EQ(got->frames, want->frames) << code;
+    EXPECT_EQ(got->raised_at, want->raised_at) << code;
+    EXPECT_EQ(got->frame_count, want->frame_count) << code;
+  }
+}
+
 TEST(Traceback, InterleavedRanksKeepTheirOwnFrames) {
   // Rank 5's traceback printed at the same moment, line by line between
   // rank 3's; rank 5's frames name another file.
