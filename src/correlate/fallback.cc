@@ -761,8 +761,6 @@ bool KilledAfterTaskExit(const CorrelationState& st, const std::vector<int>& wea
   });
 }
 
-// The fallback cluster of `lines` (the failing rank's), appended to the
-// clusters; returns its index.
 // A version as numbers ("2.19.3" -> 2, 19, 3), for "older".
 std::vector<int> VersionNumbers(const std::string& v) {
   std::vector<int> out;
@@ -850,6 +848,8 @@ void OddVersionFirst(CorrelationState& st, std::vector<size_t>& lines) {
   st.evs[lines.front()].fields.emplace_back("odd_version", std::move(odd.note));
 }
 
+// The fallback cluster of `lines` (the failing rank's), appended to the
+// clusters; returns its index.
 int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   for (size_t i : lines) {
     TakeExitStatusOfLine(st, i);
