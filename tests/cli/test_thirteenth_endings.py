@@ -20,6 +20,10 @@ writes them (issue #18):
   execution.", which a log cut before the host's KernelException ends in.
 - A Kubernetes object's status phase, "phase: Failed" (a Pod, an Argo node),
   "phase: Terminated" (a Volcano job that finished unexpectedly).
+- ColossalAI's launcher ("colossalai run", multinode_runner.py) giving up
+  on the command it ran on a host: "Error: failed to run <command> on
+  <host>", since 0.2.1 with ", is localhost: <bool>, exception: <error>";
+  a rank's own error above it leads.
 - IPython's traceback whose text runs out on the line that heads a frame
   ("<file> in <function>(<args>)"), its code lines not printed: cut in its
   frames, as one that runs out in them.
@@ -97,6 +101,16 @@ status:
     phase: Terminated
   version: 3
 """, FALLBACK, "phase: Terminated"),
+    "colossalai-run-failed": ("""\
+Error: failed to run torchrun --nproc_per_node=2 --nnodes=1 --node_rank=0 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29500 --rdzv_id=colossalai-default-job train.py on 127.0.0.1
+""", FALLBACK, "Error: failed to run torchrun"),
+    "colossalai-run-exception": ("""\
+Error: failed to run torchrun --nproc_per_node=8 --nnodes=1 --node_rank=0 --master_addr=127.0.0.1 --master_port=29500 pretrain.py on 127.0.0.1, is localhost: True, exception: Encountered a bad command exit code!
+""", FALLBACK, "is localhost: True, exception: Encountered a bad command exit code!"),
+    "colossalai-run-after-rank-error": ("""\
+RuntimeError: Stop_waiting response is expected
+Error: failed to run torchrun --nproc_per_node=4 --nnodes=1 --node_rank=0 --master_addr= --master_port= vit_train_demo.py on 127.0.0.1, is localhost: True, exception: Encountered a bad command exit code!
+""", FALLBACK, "RuntimeError: Stop_waiting response is expected"),
     "ipython-cut-on-frame-header": ("""\
 ---------------------------------------------------------------------------
 OutOfMemoryError                          Traceback (most recent call last)
