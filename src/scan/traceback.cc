@@ -239,6 +239,33 @@ bool IPythonCodeLine(std::string_view s) {
   return i > digits && (i == s.size() || s[i] == ' ');
 }
 
+// Whether `s` is the line ultratb heads a frame with: "<file> in <function>(<args>)"
+// before IPython 8 ("<ipython-input-13-6f755a42859a> in <module>",
+// "/usr/lib/python3/site-packages/x.py in train(self, a)", a cell's "in
+// <cell line: 0>()"), "File <file>:<line>, in <function>(<args>)" and
+// "Input In [3], in <module>" since, and the cell's "Cell In[8], line 14".
+// Its code lines come after it, so a text that ends on it ends in the frames.
+bool IPythonFrameLine(std::string_view s) {
+  if (s.empty() || s[0] == ' ') return false;
+  if (s.starts_with("Cell In[")) return true;
+  for (size_t at = s.find(" in "); at != std::string_view::npos; at = s.find(" in ", at + 1)) {
+    std::string_view rest = s.substr(at + 4);
+    size_t name = 0;
+    if (!rest.empty() && rest[0] == '<') {
+      name = rest.find('>');
+      if (name == std::string_view::npos) continue;
+      ++name;
+    } else {
+      if (rest.empty() || IsDigit(rest[0])) continue;  // "done in 41s" names no function
+      while (name < rest.size() && (IsWordChar(rest[name]) || rest[name] == '.')) ++name;
+      if (name == 0) continue;
+    }
+    std::string_view call = rest.substr(name);
+    if (call.empty() || (call.front() == '(' && call.back() == ')')) return true;
+  }
+  return false;
+}
+
 // IPython's frames are its own ("<ipython-input-13-6f755a42859a> in f(x)",
 // "File ~/lib/x.py:444, in f(self)", numbered code lines with "---->"
 // arrows): its exception line is the first line of the header's stream that
@@ -267,7 +294,9 @@ std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::s
       }
       const bool arrow_line = IPythonArrowLine(s);
       arrow |= arrow_line;
-      if (s.find_first_not_of(' ') != std::string_view::npos) last_in_frame = arrow_line || IPythonCodeLine(s);
+      if (s.find_first_not_of(' ') != std::string_view::npos) {
+        last_in_frame = arrow_line || IPythonCodeLine(s) || IPythonFrameLine(s);
+      }
     }
     at = l->next;
   }

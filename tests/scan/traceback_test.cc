@@ -288,6 +288,28 @@ TEST(Traceback, IPythonFramesRunningOutAreTold) {
   EXPECT_EQ(Told(header, frames + "   (...)\n     12 mod.plot_history(1000)\n\n"), std::pair(false, true));
 }
 
+// A text that runs out on the line ultratb heads a frame with, its code
+// lines not yet printed, ends in the frames too: "<file> in <function>(<args>)"
+// before IPython 8, "File <file>:<line>, in <function>(<args>)" and "Cell
+// In[n], line m" since. A sentence with " in " after the frames is no frame's.
+TEST(Traceback, IPythonFrameHeadersEndTheFrames) {
+  const std::string header = "OutOfMemoryError                          Traceback (most recent call last)";
+  const std::string frames =
+      "/opt/ipykernel_36/773422404.py in <cell line: 0>()\n"
+      "----> 1 trainer_stats = trainer.train()\n"
+      "\n";
+  EXPECT_EQ(Told(header, frames + "/usr/lib/python3/site-packages/transformers/trainer.py in train(self, "
+                                  "resume_from_checkpoint, trial, **kwargs)\n"),
+            std::pair(false, true));
+  EXPECT_EQ(Told(header, frames + "<ipython-input-4-2f1c0e> in <module>\n"), std::pair(false, true));
+  EXPECT_EQ(Told(header, frames + "File ~/lib/trainer.py:2245, in Trainer.train(self, trial)\n"),
+            std::pair(false, true));
+  EXPECT_EQ(Told(header, frames + "Cell In[8], line 14\n"), std::pair(false, true));
+  EXPECT_EQ(Told(header, frames + "Saving checkpoint in /opt/ckpt\n"), std::pair(false, false));
+  EXPECT_EQ(Told(header, frames + "Epoch 3 done in 41.2s (loss 1.41)\n"), std::pair(false, false));
+  EXPECT_EQ(Told(header, frames + "Epoch 3 done in 41s\n"), std::pair(false, false));
+}
+
 // A traceback joined onto its header's line: the source ends in it when no
 // more line of its stream follows.
 TEST(Traceback, FlattenedTracebackEndingTheSourceIsTold) {
