@@ -1077,12 +1077,45 @@ struct MessageMarks {
   std::optional<int64_t> subject_pid;
 };
 
+// nccl-tests prints its own failures with the host in front: common.h's
+// NCCLCHECK and CUDACHECK print "%s: Test NCCL failure %s:%d '%s'" (and
+// "Test CUDA failure"), TESTCHECK " .. %s pid %d: Test failure %s:%d"
+// (" .. %s: Test failure %s:%d" before the pid was added), each %s the
+// gethostname() of the process that failed cut at its first '.'. Such a
+// line carries no other prefix, so this is the only place its host is
+// named; the pid comes with it where TESTCHECK prints one.
+void ScanNcclTestsFailure(std::string_view s, size_t begin, std::string* host, std::optional<int64_t>* pid) {
+  size_t p = SkipQuoteMarkers(s, begin);
+  const bool trace = At(s, p, ".. ");
+  if (trace) p += 3;
+  const size_t h_end = HostTokenEnd(s, p);
+  if (h_end == p) return;
+  std::string_view h = s.substr(p, h_end - p);
+  // "Error: Test NCCL failure ..." is someone's message about the test.
+  if (!LooksLikeHostToken(h) || IsLevelWord(h)) return;
+  size_t q = h_end;
+  std::optional<int64_t> v;
+  if (trace) {
+    if (At(s, q, " pid ")) {
+      q += 5;
+      v = ParseUint(s, &q, 10);
+      if (!v) return;
+    }
+    if (!At(s, q, ": Test failure ")) return;
+  } else if (!At(s, q, ": Test NCCL failure ") && !At(s, q, ": Test CUDA failure ")) {
+    return;
+  }
+  *host = NormalizeHost(h);
+  *pid = v;
+}
+
 MessageMarks ScanMessage(std::string_view s, size_t begin) {
   Found f;
   ScanMessageRanks(s, begin, &f);
   ScanKernelMarkers(s, begin, &f);
   MessageMarks m{f.bracket_rank, f.loose_rank, f.pid, std::move(f.gpu), {}, {}};
   ScanRayTaskHeader(s, begin, &m.subject_host, &m.subject_pid);
+  if (m.subject_host.empty()) ScanNcclTestsFailure(s, begin, &m.subject_host, &m.subject_pid);
   return m;
 }
 
@@ -1307,9 +1340,10 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   f.loose_rank = m.loose_rank;
   if (f.host.empty() && !m.subject_host.empty()) {
     // The process the message is about, over the pdsh host that ran the
-    // driver; its pid with it, not the line's writer's.
+    // driver; its pid with it where the message names one, not the line's
+    // writer's.
     f.host = m.subject_host;
-    f.pid = m.subject_pid;
+    if (m.subject_pid) f.pid = m.subject_pid;
   }
   if (!f.pid) f.pid = m.pid;
   if (f.gpu.empty()) f.gpu = m.gpu;

@@ -309,6 +309,33 @@ TEST(AttributeLine, RayTaskErrorNamesTheFailedWorker) {
   }
 }
 
+TEST(AttributeLine, NcclTestsFailuresNameTheirHost) {
+  // nccl-tests' CUDACHECK/NCCLCHECK and TESTCHECK put gethostname() in
+  // front of the failure (NVIDIA/nccl-tests#41 and #92, as posted).
+  Line l = Attr("ip-0AB85F07: Test NCCL failure common.cu:775 'internal error'");
+  EXPECT_EQ(l.a.host, "ip-0AB85F07");
+  EXPECT_FALSE(l.a.pid.has_value());
+  l = Attr("node1: Test CUDA failure common.cu:963 'invalid device ordinal'");
+  EXPECT_EQ(l.a.host, "node1");
+  l = Attr(" .. node1 pid 198671: Test failure common.cu:925");
+  EXPECT_EQ(l.a.host, "node1");
+  EXPECT_EQ(l.a.pid, 198671);
+  l = Attr(" .. gpu-node-3.cluster: Test failure common.cu:890");
+  EXPECT_EQ(l.a.host, "gpu-node-3");
+  // A host the line's own NCCL prefix names wins.
+  l = Attr("node017:12:13 [0] NCCL WARN x: Test NCCL failure common.cu:1 'y'");
+  EXPECT_EQ(l.a.host, "node017");
+  // No host in front, or not nccl-tests' wording: nothing.
+  for (const char* no : {"Test CUDA failure common.cu:730 'unknown error'",
+                         "NCCL failure all_reduce.cu:95 'unhandled cuda error'",
+                         " .. pid 4101: Test failure common.cu:915", "Error: Test NCCL failure here",
+                         "node1: Test NCCL failed common.cu:1 'x'"}) {
+    Line m = Attr(no);
+    EXPECT_TRUE(m.a.host.empty()) << no;
+    EXPECT_FALSE(m.a.pid.has_value()) << no;
+  }
+}
+
 TEST(AttributeLine, RanksInsideMessages) {
   EXPECT_EQ(Attr("[2026-11-02 13:46:41,123] [INFO] [logging.py:96:log_dist] [Rank 3] step=100").a.rank, 3);
   EXPECT_EQ(Attr("[PG 0 Rank 4] Timeout at NCCL work: 1").a.rank, 4);
