@@ -322,6 +322,12 @@ size_t TorchrunRoleHostEnd(std::string_view s, size_t q) {
 size_t ParseTorchrunPrefix(std::string_view s, size_t p, Found* f) {
   if (s[p] != '[') return kNpos;
   size_t q = p + 1;
+  // "rank", "default" and a role's host (TorchrunRoleHostEnd) all start
+  // in lower case or with a digit: the bracket of a glog header ("[I1102")
+  // or of a message ("[PG 0 Rank 0]"), tried after the prefix on every line
+  // of a torchrun log, is refused here, before two compares and a host
+  // token's walk.
+  if (q < s.size() && IsUpper(s[q])) return kNpos;
   bool global;
   std::string_view role_host;
   if (At(s, q, "rank")) {

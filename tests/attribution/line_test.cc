@@ -113,6 +113,30 @@ TEST(AttributeLine, TorchrunHostRoleIsHostAndLocalRank) {
   }
 }
 
+// ParseTorchrunPrefix refuses an upper-case byte after the bracket at once:
+// a role host may still start with a digit, and each accepted form with an
+// upper-case letter put first is a message, as without the shortcut.
+TEST(AttributeLine, TorchrunPrefixAfterItsBracketByFirstByte) {
+  Line l = Attr("[10gpu:2]: x");
+  EXPECT_EQ(l.a.host, "10gpu");
+  EXPECT_EQ(l.a.local_rank, 2);
+  EXPECT_EQ(l.message, "x");
+  for (const char* form : {"rank3]: x", "default3]: x", "gpu187:3]: x", "10gpu:3]: x"}) {
+    for (char c = 'A'; c <= 'Z'; ++c) {
+      const std::string line = std::string("[") + c + form;
+      Line n = Attr(line);
+      EXPECT_FALSE(n.a.rank.has_value()) << line;
+      EXPECT_FALSE(n.a.local_rank.has_value()) << line;
+      EXPECT_TRUE(n.a.host.empty()) << line;
+      EXPECT_EQ(n.begin, 0u) << line;
+    }
+  }
+  // The glog header after the prefix, then the message's bracket.
+  l = Attr("[rank5]:[I1102 13:00:00.351576 41000 ProcessGroupNCCL.cpp:931] [PG 0 Rank 5] options");
+  EXPECT_EQ(l.a.rank, 5);
+  EXPECT_EQ(l.begin, 8u);
+}
+
 TEST(AttributeLine, CollectorTimestampBeforeLauncherPrefix) {
   Line l = Attr("2026-11-02T13:46:41.123Z [rank3]: torch.distributed.DistBackendError: NCCL error");
   EXPECT_EQ(l.a.rank, 3);
