@@ -216,6 +216,14 @@ enum class StampKind { kNone, kCollector, kGlog };
 size_t SkipTimestamp(std::string_view s, size_t p, StampKind* kind,
                      std::optional<int64_t>* glog_pid) {
   *kind = StampKind::kCollector;
+  if (s[p] == '[' && p + 1 < s.size() && IsAlpha(s[p + 1])) {
+    // Of the bracketed stamps below only dmesg -T's opens with a letter (its
+    // day name); the bracket of a glog header after a launcher prefix
+    // ("[rank0]:[I1102 ..."), on every line of a torchrun log, is refused
+    // by the day name's test alone, not by two ISO tries and a number's.
+    const size_t r = MatchCtime(s, p + 1);
+    return r != kNpos && r < s.size() && s[r] == ']' ? r + 1 : kNpos;
+  }
   bool used_t = false;
   size_t q = MatchIsoDateTime(s, p, &used_t);
   if (q != kNpos) {

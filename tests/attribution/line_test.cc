@@ -137,6 +137,24 @@ TEST(AttributeLine, TorchrunPrefixAfterItsBracketByFirstByte) {
   EXPECT_EQ(l.begin, 8u);
 }
 
+// The bracketed stamps a collector puts before a launcher prefix are
+// stepped over; a bracket with a letter after it is a stamp only as dmesg
+// -T's (SkipTimestamp tries nothing else there).
+TEST(AttributeLine, BracketedStampsBeforeLauncherPrefix) {
+  for (const char* stamp : {"[Mon Nov  2 13:46:41 2026]", "[Sun Nov 22 13:46:41 2026]", "[ 1000001.682554]",
+                            "[1730555201.123456]", "[  +0.000316]", "[2026-11-02 13:46:41,123]"}) {
+    const std::string line = std::string(stamp) + " [rank3]: x";
+    Line l = Attr(line);
+    EXPECT_EQ(l.a.rank, 3) << line;
+    EXPECT_EQ(l.message, "x") << line;
+  }
+  for (const char* not_stamp : {"[Mon Nov  2 13:46:41 2026 [rank3]: x", "[Mon Nov  2 13:46:41] [rank3]: x",
+                                "[Noon Nov  2 13:46:41 2026] [rank3]: x", "[I1102 13:46:41.1 1 f.cc:1] [rank3]: x",
+                                "[mon Nov  2 13:46:41 2026] [rank3]: x"}) {
+    EXPECT_EQ(Attr(not_stamp).begin, 0u) << not_stamp;
+  }
+}
+
 TEST(AttributeLine, CollectorTimestampBeforeLauncherPrefix) {
   Line l = Attr("2026-11-02T13:46:41.123Z [rank3]: torch.distributed.DistBackendError: NCCL error");
   EXPECT_EQ(l.a.rank, 3);
