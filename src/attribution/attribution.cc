@@ -1314,7 +1314,17 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   const size_t n = line.size();
   size_t p = 0;
   const size_t msg = ParsePrefixes(line, &f, &p);
-  if (p < n && !ParseNcclPrefix(line, p, &f)) ParseUcxPrefix(line, p, &f);
+  // NCCL's prefix starts with its host, UCX's with '[' (no host byte): one
+  // of the two is tried, where a glog header's or a message's bracket after
+  // the launcher prefix cost a refused NCCL try first on every line of a
+  // torchrun log.
+  if (p < n) {
+    if (line[p] == '[') {
+      ParseUcxPrefix(line, p, &f);
+    } else {
+      ParseNcclPrefix(line, p, &f);
+    }
+  }
   MessageMarks scratch;
   const MessageMarks& m = MemoMessage(line, msg, scratch);
   f.bracket_rank = m.bracket_rank;

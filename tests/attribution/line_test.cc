@@ -155,6 +155,23 @@ TEST(AttributeLine, BracketedStampsBeforeLauncherPrefix) {
   }
 }
 
+// After the launcher prefixes AttributeLine tries UCX's prefix on a '['
+// and NCCL's on anything else: each still read there.
+TEST(AttributeLine, NcclOrUcxPrefixAfterLauncherPrefix) {
+  Line l = Attr("[rank3]:node017:12345:12399 [2] NCCL INFO Bootstrap : Using ib0:10.0.0.7<0>");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.pid, 12345);
+  EXPECT_EQ(l.a.local_rank, 2);
+  l = Attr("[rank3]:[node018:4242:0:4250] Caught signal 7 (Bus error: nonexistent physical address)");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.a.host, "node018");
+  EXPECT_EQ(l.a.pid, 4242);
+  l = Attr("[rank3]:[I1102 13:00:00.351576 41000 ProcessGroupNCCL.cpp:931] [PG 0 Rank 3] options");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_TRUE(l.a.host.empty());
+}
+
 TEST(AttributeLine, CollectorTimestampBeforeLauncherPrefix) {
   Line l = Attr("2026-11-02T13:46:41.123Z [rank3]: torch.distributed.DistBackendError: NCCL error");
   EXPECT_EQ(l.a.rank, 3);
