@@ -322,9 +322,11 @@ bool Scanner::Impl::CountMatch(SourceState& st, Evidence& ev, std::optional<int6
   // (evidence/distinct.h): memory stays bounded whatever the logs name. A
   // source's lines mostly name one rank and one host, and admitting a key
   // admitted before changes nothing (its sketch register holds its bit, it
-  // stays kept): the last rank and host admitted are not looked up again.
-  const bool rank_kept = ev.rank < 0 || ev.rank == admitted_rank_ || Admit(result.distinct_ranks, ev.rank);
-  if (ev.rank >= 0 && rank_kept) admitted_rank_ = ev.rank;
+  // stays kept): the ranks below kAdmittedRankBits admitted before, and the
+  // last rank and host, are not looked up again (a dense log's ranks take
+  // turns, line by line: the last one alone missed nearly every time).
+  const bool rank_kept = ev.rank < 0 || AdmittedBefore(ev.rank) || Admit(result.distinct_ranks, ev.rank);
+  if (ev.rank >= 0 && rank_kept) NoteAdmitted(ev.rank);
   const bool host_kept = ev.host.empty() || ev.host == admitted_host_ || Admit(result.distinct_hosts, ev.host);
   if (host_kept && !ev.host.empty() && ev.host != admitted_host_) admitted_host_ = ev.host;
   RuleStats& stats = result.rule_stats[ev.rule];

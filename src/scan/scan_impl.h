@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bitset>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -524,6 +525,19 @@ struct Scanner::Impl {
   // with its count in result.rule_stats (a std::map node: it stays put).
   int64_t admitted_rank_ = -1;
   std::string admitted_host_;
+  // The ranks below kAdmittedRankBits admitted (and kept) for this result.
+  static constexpr int64_t kAdmittedRankBits = 4096;
+  std::bitset<kAdmittedRankBits> admitted_ranks_;
+  bool AdmittedBefore(int64_t rank) const {
+    return rank < kAdmittedRankBits ? admitted_ranks_[static_cast<size_t>(rank)] : rank == admitted_rank_;
+  }
+  void NoteAdmitted(int64_t rank) {
+    if (rank < kAdmittedRankBits) {
+      admitted_ranks_.set(static_cast<size_t>(rank));
+    } else {
+      admitted_rank_ = rank;
+    }
+  }
   struct HostCount {
     std::string host;
     uint64_t* count = nullptr;
