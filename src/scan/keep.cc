@@ -312,7 +312,7 @@ bool Scanner::Impl::CountMatch(SourceState& st, Evidence& ev, std::optional<int6
     if (auto h = st.topo.HostForPid(ev.pid)) ev.host = *h;
   }
   ++result.matches;
-  ++result.signal_hits[ev.signal];
+  ++SignalHitsOf(ev.signal);
   SourceSummary& sum = result.sources[st.index];
   if (ev.monotonic_s && ev.time_us != kNoTime && !sum.monotonic_anchor_us) {
     sum.monotonic_anchor_us = ev.time_us - static_cast<int64_t>(*ev.monotonic_s * 1e6);
@@ -329,7 +329,7 @@ bool Scanner::Impl::CountMatch(SourceState& st, Evidence& ev, std::optional<int6
   if (ev.rank >= 0 && rank_kept) NoteAdmitted(ev.rank);
   const bool host_kept = ev.host.empty() || ev.host == admitted_host_ || Admit(result.distinct_hosts, ev.host);
   if (host_kept && !ev.host.empty() && ev.host != admitted_host_) admitted_host_ = ev.host;
-  RuleStats& stats = result.rule_stats[ev.rule];
+  RuleStats& stats = RuleStatsOf(ev.rule);
   CountInRuleStats(stats, ev, seq, rank_kept, false);
   // The host's count as CountInRuleStats makes it, through the rule's
   // memo of the host it counted last: a look-up in the map keyed by host

@@ -160,9 +160,11 @@ TEST(DenseMatches, HandWrittenLogScansAlikeEveryWay) {
   ExpectEveryWayAlike({dir / "job.log"}, 4800);
 }
 
-// CountMatch remembers the ranks it admitted for the result being made:
-// a scanner's second result (after Finish) admits them again, so its
-// distinct ranks, per-rule ranks and rank summaries are the first's.
+// CountMatch remembers the ranks it admitted for the result being made,
+// and where its per-signal and per-rule counts are: a scanner's second
+// result (after Finish) admits the ranks again and counts in its own maps,
+// so its distinct ranks, per-rule ranks and counts, rank summaries and
+// signal hits are the first's.
 TEST(DenseMatches, SecondResultOfAScannerAdmitsItsRanksAgain) {
   TempDir dir;
   WriteFile(dir / "job.log", HandDenseLog());
@@ -190,7 +192,13 @@ TEST(DenseMatches, SecondResultOfAScannerAdmitsItsRanksAgain) {
     ASSERT_FALSE(first.distinct_ranks.kept.empty());
     EXPECT_EQ(second.distinct_ranks.kept, first.distinct_ranks.kept);
     ASSERT_EQ(second.rule_stats.size(), first.rule_stats.size());
-    for (const auto& [rule, w] : first.rule_stats) EXPECT_EQ(second.rule_stats.at(rule).ranks, w.ranks) << rule;
+    for (const auto& [rule, w] : first.rule_stats) {
+      EXPECT_EQ(second.rule_stats.at(rule).ranks, w.ranks) << rule;
+      EXPECT_EQ(second.rule_stats.at(rule).count, w.count) << rule;
+    }
+    // CountMatch's pointers to the counts are the new result's too.
+    EXPECT_EQ(second.signal_hits, first.signal_hits);
+    EXPECT_EQ(second.matches, first.matches);
     ASSERT_EQ(second.ranks.size(), first.ranks.size());
     for (const auto& [rank, w] : first.ranks) EXPECT_TRUE(second.ranks.contains(rank)) << rank;
   }
