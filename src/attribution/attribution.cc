@@ -216,6 +216,14 @@ enum class StampKind { kNone, kCollector, kGlog };
 size_t SkipTimestamp(std::string_view s, size_t p, StampKind* kind,
                      std::optional<int64_t>* glog_pid) {
   *kind = StampKind::kCollector;
+  if (s[p] == '[' && p + 1 < s.size() && IsAlpha(s[p + 1])) {
+    // Of the bracketed stamps below only dmesg -T's opens with a letter (its
+    // day name); the bracket of a glog header after a launcher prefix
+    // ("[rank0]:[I1102 ..."), on every line of a torchrun log, is refused
+    // by the day name's test alone, not by two ISO tries and a number's.
+    const size_t r = MatchCtime(s, p + 1);
+    return r != kNpos && r < s.size() && s[r] == ']' ? r + 1 : kNpos;
+  }
   bool used_t = false;
   size_t q = MatchIsoDateTime(s, p, &used_t);
   if (q != kNpos) {
@@ -322,6 +330,12 @@ size_t TorchrunRoleHostEnd(std::string_view s, size_t q) {
 size_t ParseTorchrunPrefix(std::string_view s, size_t p, Found* f) {
   if (s[p] != '[') return kNpos;
   size_t q = p + 1;
+  // "rank", "default" and a role's host (TorchrunRoleHostEnd) all start
+  // in lower case or with a digit: the bracket of a glog header ("[I1102")
+  // or of a message ("[PG 0 Rank 0]"), tried after the prefix on every line
+  // of a torchrun log, is refused here, before two compares and a host
+  // token's walk.
+  if (q < s.size() && IsUpper(s[q])) return kNpos;
   bool global;
   std::string_view role_host;
   if (At(s, q, "rank")) {
@@ -1333,7 +1347,17 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   const size_t n = line.size();
   size_t p = 0;
   const size_t msg = ParsePrefixes(line, &f, &p);
-  if (p < n && !ParseNcclPrefix(line, p, &f)) ParseUcxPrefix(line, p, &f);
+  // NCCL's prefix starts with its host, UCX's with '[' (no host byte): one
+  // of the two is tried, where a glog header's or a message's bracket after
+  // the launcher prefix cost a refused NCCL try first on every line of a
+  // torchrun log.
+  if (p < n) {
+    if (line[p] == '[') {
+      ParseUcxPrefix(line, p, &f);
+    } else {
+      ParseNcclPrefix(line, p, &f);
+    }
+  }
   MessageMarks scratch;
   const MessageMarks& m = MemoMessage(line, msg, scratch);
   f.bracket_rank = m.bracket_rank;

@@ -312,7 +312,7 @@ bool Scanner::Impl::CountMatch(SourceState& st, Evidence& ev, std::optional<int6
     if (auto h = st.topo.HostForPid(ev.pid)) ev.host = *h;
   }
   ++result.matches;
-  ++result.signal_hits[ev.signal];
+  ++SignalHitsOf(ev.signal);
   SourceSummary& sum = result.sources[st.index];
   if (ev.monotonic_s && ev.time_us != kNoTime && !sum.monotonic_anchor_us) {
     sum.monotonic_anchor_us = ev.time_us - static_cast<int64_t>(*ev.monotonic_s * 1e6);
@@ -322,12 +322,14 @@ bool Scanner::Impl::CountMatch(SourceState& st, Evidence& ev, std::optional<int6
   // (evidence/distinct.h): memory stays bounded whatever the logs name. A
   // source's lines mostly name one rank and one host, and admitting a key
   // admitted before changes nothing (its sketch register holds its bit, it
-  // stays kept): the last rank and host admitted are not looked up again.
-  const bool rank_kept = ev.rank < 0 || ev.rank == admitted_rank_ || Admit(result.distinct_ranks, ev.rank);
-  if (ev.rank >= 0 && rank_kept) admitted_rank_ = ev.rank;
+  // stays kept): the ranks below kAdmittedRankBits admitted before, and the
+  // last rank and host, are not looked up again (a dense log's ranks take
+  // turns, line by line: the last one alone missed nearly every time).
+  const bool rank_kept = ev.rank < 0 || AdmittedBefore(ev.rank) || Admit(result.distinct_ranks, ev.rank);
+  if (ev.rank >= 0 && rank_kept) NoteAdmitted(ev.rank);
   const bool host_kept = ev.host.empty() || ev.host == admitted_host_ || Admit(result.distinct_hosts, ev.host);
   if (host_kept && !ev.host.empty() && ev.host != admitted_host_) admitted_host_ = ev.host;
-  RuleStats& stats = result.rule_stats[ev.rule];
+  RuleStats& stats = RuleStatsOf(ev.rule);
   CountInRuleStats(stats, ev, seq, rank_kept, false);
   // The host's count as CountInRuleStats makes it, through the rule's
   // memo of the host it counted last: a look-up in the map keyed by host

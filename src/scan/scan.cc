@@ -413,6 +413,9 @@ ScanResult Scanner::Finish() {
   m.nic_keys_.clear();
   m.host_counts_.clear();
   m.admitted_rank_ = -1;
+  m.admitted_ranks_.reset();
+  m.hits_at_.clear();
+  m.stats_at_.clear();
   m.admitted_host_.clear();
   return out;
 }

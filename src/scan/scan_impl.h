@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bitset>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -524,6 +525,34 @@ struct Scanner::Impl {
   // with its count in result.rule_stats (a std::map node: it stays put).
   int64_t admitted_rank_ = -1;
   std::string admitted_host_;
+  // Per signal and per rule, its count in result.signal_hits and its node
+  // in result.rule_stats (std::map nodes stay put), made at the first match
+  // as the maps' operator[] made them: two tree look-ups a match otherwise.
+  std::vector<uint64_t*> hits_at_;
+  std::vector<RuleStats*> stats_at_;
+  uint64_t& SignalHitsOf(uint32_t signal) {
+    if (signal >= hits_at_.size()) hits_at_.resize(size_t{signal} + 1, nullptr);
+    if (hits_at_[signal] == nullptr) hits_at_[signal] = &result.signal_hits[signal];
+    return *hits_at_[signal];
+  }
+  RuleStats& RuleStatsOf(uint32_t rule) {
+    if (rule >= stats_at_.size()) stats_at_.resize(size_t{rule} + 1, nullptr);
+    if (stats_at_[rule] == nullptr) stats_at_[rule] = &result.rule_stats[rule];
+    return *stats_at_[rule];
+  }
+  // The ranks below kAdmittedRankBits admitted (and kept) for this result.
+  static constexpr int64_t kAdmittedRankBits = 4096;
+  std::bitset<kAdmittedRankBits> admitted_ranks_;
+  bool AdmittedBefore(int64_t rank) const {
+    return rank < kAdmittedRankBits ? admitted_ranks_[static_cast<size_t>(rank)] : rank == admitted_rank_;
+  }
+  void NoteAdmitted(int64_t rank) {
+    if (rank < kAdmittedRankBits) {
+      admitted_ranks_.set(static_cast<size_t>(rank));
+    } else {
+      admitted_rank_ = rank;
+    }
+  }
   struct HostCount {
     std::string host;
     uint64_t* count = nullptr;

@@ -113,6 +113,65 @@ TEST(AttributeLine, TorchrunHostRoleIsHostAndLocalRank) {
   }
 }
 
+// ParseTorchrunPrefix refuses an upper-case byte after the bracket at once:
+// a role host may still start with a digit, and each accepted form with an
+// upper-case letter put first is a message, as without the shortcut.
+TEST(AttributeLine, TorchrunPrefixAfterItsBracketByFirstByte) {
+  Line l = Attr("[10gpu:2]: x");
+  EXPECT_EQ(l.a.host, "10gpu");
+  EXPECT_EQ(l.a.local_rank, 2);
+  EXPECT_EQ(l.message, "x");
+  for (const char* form : {"rank3]: x", "default3]: x", "gpu187:3]: x", "10gpu:3]: x"}) {
+    for (char c = 'A'; c <= 'Z'; ++c) {
+      const std::string line = std::string("[") + c + form;
+      Line n = Attr(line);
+      EXPECT_FALSE(n.a.rank.has_value()) << line;
+      EXPECT_FALSE(n.a.local_rank.has_value()) << line;
+      EXPECT_TRUE(n.a.host.empty()) << line;
+      EXPECT_EQ(n.begin, 0u) << line;
+    }
+  }
+  // The glog header after the prefix, then the message's bracket.
+  l = Attr("[rank5]:[I1102 13:00:00.351576 41000 ProcessGroupNCCL.cpp:931] [PG 0 Rank 5] options");
+  EXPECT_EQ(l.a.rank, 5);
+  EXPECT_EQ(l.begin, 8u);
+}
+
+// The bracketed stamps a collector puts before a launcher prefix are
+// stepped over; a bracket with a letter after it is a stamp only as dmesg
+// -T's (SkipTimestamp tries nothing else there).
+TEST(AttributeLine, BracketedStampsBeforeLauncherPrefix) {
+  for (const char* stamp : {"[Mon Nov  2 13:46:41 2026]", "[Sun Nov 22 13:46:41 2026]", "[ 1000001.682554]",
+                            "[1730555201.123456]", "[  +0.000316]", "[2026-11-02 13:46:41,123]"}) {
+    const std::string line = std::string(stamp) + " [rank3]: x";
+    Line l = Attr(line);
+    EXPECT_EQ(l.a.rank, 3) << line;
+    EXPECT_EQ(l.message, "x") << line;
+  }
+  for (const char* not_stamp : {"[Mon Nov  2 13:46:41 2026 [rank3]: x", "[Mon Nov  2 13:46:41] [rank3]: x",
+                                "[Noon Nov  2 13:46:41 2026] [rank3]: x", "[I1102 13:46:41.1 1 f.cc:1] [rank3]: x",
+                                "[mon Nov  2 13:46:41 2026] [rank3]: x"}) {
+    EXPECT_EQ(Attr(not_stamp).begin, 0u) << not_stamp;
+  }
+}
+
+// After the launcher prefixes AttributeLine tries UCX's prefix on a '['
+// and NCCL's on anything else: each still read there.
+TEST(AttributeLine, NcclOrUcxPrefixAfterLauncherPrefix) {
+  Line l = Attr("[rank3]:node017:12345:12399 [2] NCCL INFO Bootstrap : Using ib0:10.0.0.7<0>");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.a.host, "node017");
+  EXPECT_EQ(l.a.pid, 12345);
+  EXPECT_EQ(l.a.local_rank, 2);
+  l = Attr("[rank3]:[node018:4242:0:4250] Caught signal 7 (Bus error: nonexistent physical address)");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_EQ(l.a.host, "node018");
+  EXPECT_EQ(l.a.pid, 4242);
+  l = Attr("[rank3]:[I1102 13:00:00.351576 41000 ProcessGroupNCCL.cpp:931] [PG 0 Rank 3] options");
+  EXPECT_EQ(l.a.rank, 3);
+  EXPECT_TRUE(l.a.host.empty());
+}
+
 TEST(AttributeLine, CollectorTimestampBeforeLauncherPrefix) {
   Line l = Attr("2026-11-02T13:46:41.123Z [rank3]: torch.distributed.DistBackendError: NCCL error");
   EXPECT_EQ(l.a.rank, 3);

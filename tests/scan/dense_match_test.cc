@@ -160,6 +160,50 @@ TEST(DenseMatches, HandWrittenLogScansAlikeEveryWay) {
   ExpectEveryWayAlike({dir / "job.log"}, 4800);
 }
 
+// CountMatch remembers the ranks it admitted for the result being made,
+// and where its per-signal and per-rule counts are: a scanner's second
+// result (after Finish) admits the ranks again and counts in its own maps,
+// so its distinct ranks, per-rule ranks and counts, rank summaries and
+// signal hits are the first's.
+TEST(DenseMatches, SecondResultOfAScannerAdmitsItsRanksAgain) {
+  TempDir dir;
+  WriteFile(dir / "job.log", HandDenseLog());
+  std::string other;
+  for (int rank = 3000; rank < 5000; rank += 250) {
+    other += "[rank" + std::to_string(rank) +
+             "]:[I1102 13:00:00.351576 41000 ProcessGroupNCCL.cpp:931] [PG 0 Rank " + std::to_string(rank) +
+             "] ProcessGroupNCCL initialization options: size: 8192, global rank: " + std::to_string(rank) +
+             ", TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, PG Name: 0\n";
+  }
+  WriteFile(dir / "other.log", other);
+  ScanOptions o;
+  o.threads = 1;
+  o.keep_first = 5;
+  o.keep_last = 5;
+  Scanner reused(DefaultRules(), o);
+  for (const char* name : {"job.log", "other.log"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(reused.ScanPaths({dir / name}).ok());
+    const ScanResult first = reused.Finish();
+    ASSERT_TRUE(reused.ScanPaths({dir / name}).ok());
+    const ScanResult second = reused.Finish();
+    // (A source's line count and offsets go on from the first result's;
+    // the ranks are what the memo could lose.)
+    ASSERT_FALSE(first.distinct_ranks.kept.empty());
+    EXPECT_EQ(second.distinct_ranks.kept, first.distinct_ranks.kept);
+    ASSERT_EQ(second.rule_stats.size(), first.rule_stats.size());
+    for (const auto& [rule, w] : first.rule_stats) {
+      EXPECT_EQ(second.rule_stats.at(rule).ranks, w.ranks) << rule;
+      EXPECT_EQ(second.rule_stats.at(rule).count, w.count) << rule;
+    }
+    // CountMatch's pointers to the counts are the new result's too.
+    EXPECT_EQ(second.signal_hits, first.signal_hits);
+    EXPECT_EQ(second.matches, first.matches);
+    ASSERT_EQ(second.ranks.size(), first.ranks.size());
+    for (const auto& [rank, w] : first.ranks) EXPECT_TRUE(second.ranks.contains(rank)) << rank;
+  }
+}
+
 TEST(DenseMatches, GeneratedDenseLogScansAlikeEveryWay) {
   if (std::system("python3 -c 'import sys' > /dev/null 2>&1") != 0) {
     GTEST_SKIP() << "python3 is not available";

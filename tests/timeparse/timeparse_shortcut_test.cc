@@ -1,5 +1,6 @@
 // The shortcuts of timeparse against its general paths: ParseLineTime's
-// read of the common glog stamp at fixed offsets (ReadShortGlog) and
+// read of the common glog stamp at fixed offsets (ReadShortGlog), its
+// refusal of a line a launcher prefix's '[' opens, and
 // FindMonotonic's 16-at-a-time candidate search give what the byte-by-byte
 // recognisers give, on every stamp form ParseLineTime reads, cut at every
 // length, started at every byte, and with each byte of a glog stamp
@@ -119,6 +120,43 @@ TEST(ParseLineTimeShortcut, SameAsGeneralOnEveryFormCutAndStartedAnywhere) {
   for (std::string_view line : kLines) {
     for (size_t n = 0; n <= line.size(); ++n) ExpectSameTime(line.substr(0, n));
     for (size_t k = 0; k <= line.size(); ++k) ExpectSameTime(line.substr(k));
+  }
+}
+
+// ParseLineTime refuses a line at once where a '[' opens it and the byte
+// after cannot start a bracketed stamp (a launcher prefix): every byte after
+// the bracket, before each form (and its tail from the second byte on, so
+// "[2026-..." and "[[rank3]:..." are tried), gives what the general path gives.
+TEST(ParseLineTimeShortcut, SameAsGeneralWithEveryByteAfterAnOpeningBracket) {
+  for (int b = 0; b < 256; ++b) {
+    const std::string open = std::string("[") + static_cast<char>(b);
+    ExpectSameTime(open);
+    for (std::string_view line : kLines) {
+      ExpectSameTime(open + std::string(line));
+      ExpectSameTime(open + std::string(line.substr(1)));
+    }
+  }
+}
+
+// Both paths ask MayStartBracketedStamp for the byte after the '[': a
+// month or weekday name it forgot, in any case, would fail them alike.
+TEST(ParseLineTimeShortcut, EveryMonthAndWeekdayNameMayOpenABracketedStamp) {
+  const TimeContext ctx = Contexts()[0];
+  auto cased = [](std::string name, int how) {
+    for (char& c : name) {
+      if (how == 1 || (how == 2 && &c == &name[0])) c = static_cast<char>(c - 'a' + 'A');
+    }
+    return name;
+  };
+  for (int how = 0; how < 3; ++how) {
+    for (const char* month : {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}) {
+      const std::string line = "[" + cased(month, how) + " 02 2026 06:21:41] [ERROR] x";
+      EXPECT_TRUE(ParseLineTime(line, ctx).has_value()) << line;
+    }
+    for (const char* day : {"mon", "tue", "wed", "thu", "fri", "sat", "sun"}) {
+      const std::string line = "[" + cased(day, how) + " Nov  2 13:46:41 2026] NVRM: x";
+      EXPECT_TRUE(ParseLineTime(line, ctx).has_value()) << line;
+    }
   }
 }
 
