@@ -361,13 +361,20 @@ size_t ParseTorchrunPrefix(std::string_view s, size_t p, Found* f) {
   return q + 2;
 }
 
-// Open MPI --tag-output: "[1,12]<stdout>:" (job id, rank).
+// Open MPI --tag-output: "[1,12]<stdout>:" (job id, rank). horovodrun's
+// own launcher (gloo, and elastic mode) tags a worker's lines the same way
+// without the job id, "[12]<stderr>:" (safe_shell_exec.forward_stream's
+// '{time}[{rank}]<{prefix}>:', the index being the slot's global rank),
+// behind asctime()'s stamp with --timestamp-output.
 size_t ParseMpirunPrefix(std::string_view s, size_t p, Found* f) {
   if (s[p] != '[') return kNpos;
   size_t q = p + 1;
-  if (!ParseUint(s, &q, 9) || q >= s.size() || s[q] != ',') return kNpos;
-  ++q;
   std::optional<int64_t> rank = ParseUint(s, &q, 9);
+  if (!rank || q >= s.size()) return kNpos;
+  if (s[q] == ',') {
+    ++q;
+    rank = ParseUint(s, &q, 9);
+  }
   if (!rank || !At(s, q, "]<")) return kNpos;
   q += 2;
   if (!(At(s, q, "stdout>:") || At(s, q, "stderr>:") || At(s, q, "stddiag>:"))) {
@@ -466,6 +473,48 @@ size_t ParseProcessPrefix(std::string_view s, size_t p, Found* f) {
   // line, and its pid and address are the writer's.
   f->pid = local.pid;
   if (!local.host.empty()) f->host = local.host;
+  return close + 1;
+}
+
+// SGLang's logger prefix: configure_logger's "[%(asctime)s{prefix}] " with
+// the asctime as "%Y-%m-%d %H:%M:%S" (or "%m-%d %H:%M:%S"), and the prefix
+// its scheduler process builds from its indices, " DP<d>", " PP<p>",
+// " ATTN_CP<c>", " MOE_DP<m>", " TP<t>", " EP<e>" in some order:
+// "[2025-12-26 13:13:14 TP0] Scheduler hit an exception: ...". The TP
+// index is the worker's rank as vLLM's is (ParseVllmName), a local GPU only
+// on one node, so only the rank is taken. Without a tag (the tokenizer's
+// "[2025-02-21 22:59:28] ...") it is a stamp, left to SkipTimestamp.
+size_t ParseSglangPrefix(std::string_view s, size_t p, Found* f) {
+  if (s[p] != '[') return kNpos;
+  size_t q = MatchIsoDateTime(s, p + 1, nullptr);
+  if (q == kNpos && p + 7 <= s.size() && IsDigit(s[p + 1]) && IsDigit(s[p + 2]) && s[p + 3] == '-' &&
+      IsDigit(s[p + 4]) && IsDigit(s[p + 5]) && s[p + 6] == ' ') {
+    q = MatchClock(s, p + 7);
+  }
+  if (q == kNpos || q >= s.size() || s[q] != ' ') return kNpos;
+  size_t tags = q + 1;
+  size_t close = kNpos;
+  for (size_t i = tags; i < s.size() && i - tags < 64; ++i) {
+    if (s[i] == ']') {
+      close = i;
+      break;
+    }
+    if (!IsUpper(s[i]) && !IsDigit(s[i]) && s[i] != '_' && s[i] != ' ') return kNpos;
+  }
+  if (close == kNpos || close == tags) return kNpos;
+  // Every tag is letters (and '_') then an index.
+  std::string_view body = s.substr(tags, close - tags);
+  for (size_t i = 0; i < body.size();) {
+    size_t start = i;
+    while (i < body.size() && (IsUpper(body[i]) || body[i] == '_')) ++i;
+    size_t digits = i;
+    while (i < body.size() && IsDigit(body[i])) ++i;
+    if (digits == start || i == digits || (i < body.size() && body[i] != ' ')) return kNpos;
+    if (i < body.size()) ++i;
+  }
+  Found local;
+  ParseVllmName(body, &local);
+  SetIfUnset(f->launcher_rank, local.launcher_rank);
   return close + 1;
 }
 
@@ -1050,7 +1099,8 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
       srun_ok = false;
     } else if ((q = ParseTorchrunPrefix(line, p, &f)) != kNpos ||
                (q = ParseMpirunPrefix(line, p, &f)) != kNpos ||
-               (q = ParseProcessPrefix(line, p, &f)) != kNpos) {
+               (q = ParseProcessPrefix(line, p, &f)) != kNpos ||
+               (q = ParseSglangPrefix(line, p, &f)) != kNpos) {
       launcher = true;
       srun_ok = false;
     } else if (syslog_ok && !launcher &&

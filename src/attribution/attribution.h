@@ -1,9 +1,10 @@
 // Which rank, host, GPU and pid a log line belongs to. Two sources of truth:
 // the path of the file (per-host directories, one file per rank, torchelastic
 // trees, pods/<pod>/<container>.log) and prefixes inside the line (torchrun
-// "[rank3]:", srun -l "3: ", mpirun "[1,12]<stdout>:", pdsh "worker-0: ",
-// NCCL "host:pid:tid [dev]", UCX "[host:pid:0:tid]", vLLM "(VllmWorker TP0
-// pid=N)" (coloured or nested: the innermost process wrote the line),
+// "[rank3]:", srun -l "3: ", mpirun "[1,12]<stdout>:", horovodrun
+// "[12]<stderr>:", pdsh "worker-0: ", NCCL "host:pid:tid [dev]", UCX
+// "[host:pid:0:tid]", vLLM "(VllmWorker TP0 pid=N)" (coloured or nested:
+// the innermost process wrote the line), SGLang "[<time> DP1 TP3]",
 // "[Rank 3]"/"[PG 0 Rank 4]" in messages, syslog hostnames).
 //
 // TopologyMap learns rank<->host<->GPU<->PCI bus and pid->rank links from the

@@ -509,6 +509,13 @@ void Scanner::Impl::AddTraceback(std::vector<Evidence>& evs, size_t first, size_
       ev.fields.emplace_back("logged_level", fold->logged_level);
     }
     ev.traceback_span = static_cast<uint32_t>(fold->span);
+    // A bare exception line of a record whose header had the prefix.
+    if (const auto& h = fold->header_attr; h && ev.rank < 0 && ev.host.empty()) {
+      ev.rank = h->rank.value_or(-1);
+      ev.host = h->host;
+      if (ev.pid < 0) ev.pid = h->pid.value_or(-1);
+      if (ev.local_rank < 0) ev.local_rank = h->local_rank.value_or(-1);
+    }
   }
 }
 

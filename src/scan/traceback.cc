@@ -465,6 +465,11 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   size_t top = window.size();  // start of the outermost traceback line seen
   std::string_view rest = window;
   if (!rest.empty() && rest.back() == '\n') rest.remove_suffix(1);
+  // A bare exception line can end a record whose first line, the header,
+  // has the prefix: taken when no other stream's line came in between.
+  const bool bare = !mine.rank && mine.host.empty();
+  bool others = false;
+  std::optional<Attribution> header_attr;
   while (!rest.empty()) {
     size_t nl = rest.rfind('\n');
     bool first = nl == std::string_view::npos;
@@ -472,12 +477,16 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
     std::string_view l = first ? rest : rest.substr(nl + 1);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
     LineView v = SplitLineUntimed(l, fmt, tctx);
-    if (SameStream(v.attr, mine)) {
-      if (v.message.find(kHeader) != std::string_view::npos) {
-        end = End::kHeader;
-        top = static_cast<size_t>(l.data() - window.data());
-        break;
-      }
+    const bool same = SameStream(v.attr, mine);
+    if ((same || (bare && !others && !frames.empty())) &&
+        v.message.find(kHeader) != std::string_view::npos) {
+      end = End::kHeader;
+      top = static_cast<size_t>(l.data() - window.data());
+      if (!same) header_attr = v.attr;
+      break;
+    }
+    if (!same) others = true;
+    if (same) {
       if (auto fr = ParseFrame(v.message)) {
         frames.push_back(std::move(*fr));
         gap = 0;
@@ -499,7 +508,10 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   out.span = window.size() - top;
   out.frame_count = frames.size();
   out.raised_at = frames.front();
-  if (header) out.logged_level = LoggedLevel(window, top, window_at_source_start, mine, fmt, tctx);
+  if (header) {
+    out.logged_level = LoggedLevel(window, top, window_at_source_start, header_attr.value_or(mine), fmt, tctx);
+  }
+  out.header_attr = std::move(header_attr);
   size_t keep = std::min(frames.size(), kTracebackMaxFrames);
   if (!header) {
     out.frames = "... earlier frames > ";

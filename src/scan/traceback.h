@@ -23,6 +23,7 @@
 #include <string>
 #include <string_view>
 
+#include "attribution/attribution.h"
 #include "scan/line_format.h"
 
 namespace faultline {
@@ -47,6 +48,13 @@ struct TracebackFold {
   // matching Triton is not available" over its import probe's
   // ModuleNotFoundError). Empty otherwise.
   std::string logged_level;
+  // The header's attribution when the header alone carries one: a logger
+  // record holding the traceback in its message prints its prefix on its
+  // first line only ("[2025-12-26 13:13:14 TP0] Scheduler hit an exception:
+  // Traceback (most recent call last):", then bare frames and the bare
+  // exception line). The exception is that record's, so its line takes the
+  // header's rank and host. Unset when the exception line has its own.
+  std::optional<Attribution> header_attr;
 };
 
 // The exception line that ends a traceback: which line after the header it

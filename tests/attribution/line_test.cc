@@ -76,6 +76,38 @@ TEST(AttributeLine, CtimeStampGluedToMpirunTag) {
   EXPECT_FALSE(Attr("Fri Aug 11 12:31:45 [1,3]<stdout>:x").a.rank.has_value());
 }
 
+TEST(AttributeLine, HorovodrunTagWithoutJobId) {
+  // horovodrun's own launcher (gloo, elastic) tags a worker's lines with its
+  // global rank alone (safe_shell_exec: '{time}[{rank}]<{prefix}>:'),
+  // behind asctime()'s stamp with --timestamp-output.
+  Line l = Attr("[1]<stderr>:RuntimeError: ncclCommInitRank failed: unhandled cuda error");
+  EXPECT_EQ(l.a.rank, 1);
+  EXPECT_TRUE(l.message.starts_with("RuntimeError"));
+  l = Attr("Fri Sep 25 16:52:36 2020[6]<stderr>:    op=op,");
+  EXPECT_EQ(l.a.rank, 6);
+  // A bracketed number before any other angle bracket is no tag.
+  EXPECT_FALSE(Attr("[1]<module>: x").a.rank.has_value());
+  EXPECT_FALSE(Attr("[1] <stderr>: x").a.rank.has_value());
+}
+
+TEST(AttributeLine, SglangLoggerPrefixNamesTheTpRank) {
+  // configure_logger's "[%(asctime)s{prefix}] " with the scheduler's
+  // " DP<d>", " PP<p>", " TP<t>", " EP<e>" tags.
+  Line l = Attr("[2025-12-26 13:13:14 TP0] Scheduler hit an exception: Traceback (most recent call last):");
+  EXPECT_EQ(l.a.rank, 0);
+  EXPECT_TRUE(l.message.starts_with("Scheduler hit"));
+  EXPECT_EQ(Attr("[2025-02-14 07:20:44 DP14 TP14] Init torch distributed begin.").a.rank, 14);
+  EXPECT_EQ(Attr("[2025-11-05 17:42:27 TP2 EP2] Load weight end.").a.rank, 2);
+  EXPECT_EQ(Attr("[05-27 04:36:06 DP1 TP4] Scheduler hit an exception:").a.rank, 4);
+  // A later pipeline stage's TP index is not its rank; no local GPU is
+  // taken (TP ranks span nodes).
+  EXPECT_FALSE(Attr("[2025-11-05 17:42:27 PP1 TP3] x").a.rank.has_value());
+  EXPECT_FALSE(Attr("[2025-11-05 17:42:27 TP3] x").a.local_rank.has_value());
+  // The tokenizer manager's untagged stamp, and other bracketed words.
+  EXPECT_FALSE(Attr("[2025-02-21 22:59:28] Received sigquit from a child process.").a.rank.has_value());
+  EXPECT_FALSE(Attr("[2025-02-21 22:59:28 main] x").a.rank.has_value());
+}
+
 TEST(AttributeLine, TorchrunPythonTraceback) {
   Line l = Attr("[rank12]: Traceback (most recent call last):");
   EXPECT_EQ(l.a.rank, 12);

@@ -92,6 +92,36 @@ TEST(Traceback, InterleavedRanksKeepTheirOwnFrames) {
   EXPECT_THAT(f->frames, HasSubstr("train.py:180 in main"));
 }
 
+// A logger record holding a traceback in its message (SGLang's "Scheduler
+// hit an exception: {traceback}") prints its prefix on the header line only:
+// the bare exception line is that record's and takes the header's rank.
+TEST(Traceback, BareExceptionTakesItsRecordHeadersRank) {
+  const std::string record =
+      "[2025-02-21 22:59:28 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+      "  File \"/sgl/python/sglang/srt/managers/scheduler.py\", line 1825, in run_scheduler_process\n"
+      "    scheduler.event_loop_overlap()\n"
+      "  File \"/usr/lib/python3/site-packages/torch/cuda/streams.py\", line 100, in synchronize\n"
+      "    super().synchronize()\n";
+  constexpr std::string_view kBare = "RuntimeError: CUDA error: an illegal memory access was encountered";
+  auto f = Fold(record, kBare);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->complete);
+  EXPECT_EQ(f->frame_count, 2u);
+  ASSERT_TRUE(f->header_attr.has_value());
+  EXPECT_EQ(f->header_attr->rank, 3);
+  // An exception line with its own prefix keeps it: no header is adopted.
+  f = Fold(Traceback(3), kOom);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->header_attr.has_value());
+  // Another stream's line between the header and the frames: the header is
+  // not the bare line's record.
+  std::string split = record;
+  split.insert(split.find('\n') + 1, "[rank5]: step 11 done\n");
+  f = Fold(split, kBare);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_FALSE(f->header_attr.has_value());
+}
+
 TEST(Traceback, NoFoldWithoutATracebackRightAbove) {
   EXPECT_FALSE(Fold("[rank3]: step 10 done\n[rank3]: step 11 done\n", kOom).has_value());
   // Frames, then four unrelated lines: they do not end at this line.
