@@ -71,19 +71,12 @@ def test_collective_timeout_before_a_worker_error_keeps_its_verdict(faultline_bi
 # abort, torch.compile's wrapped error, a Rust panic, a glog FATAL check in
 # TensorFlow issue 22119): each is a failure, and the signal it names is
 # explained.
-# DeepSpeed issue 3232: the launcher reports a worker killed by SIGKILL.
-DEEPSPEED = ("[2023-04-14 13:11:27,879] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 13266\n"
-             "[2023-04-14 13:11:27,885] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3'"
-             ", '-u', 'main.py', '--local_rank=0', '--data_path', 'Dahoas/rm-static'"
-             ", 'Dahoas/full-hh-rlhf', 'Dahoas/synthetic-instruct-gptj-pairwise'"
-             ", 'yitingxie/rlhf-reward-datasets', 'openai/webgpt_comparisons', 'stanfordnlp/SHP'"
-             ", '--data_split', '2,4,4', '--model_name_or_path', 'facebook/opt-125m'"
-             ", '--per_device_train_batch_size', '2', '--per_device_eval_batch_size', '8'"
-             ", '--max_seq_len', '512', '--learning_rate', '9.65e-6', '--weight_decay', '0.1'"
-             ", '--num_train_epochs', '2', '--gradient_accumulation_steps', '1', '--lr_scheduler_type'"
-             ", 'cosine', '--num_warmup_steps', '0', '--seed', '1234', '--zero_stage', '2'"
-             ", '--deepspeed', '--output_dir'"
-             ", '/content/DeepSpeedExamples/applications/DeepSpeed-Chat/output/actor-models/125m'] exits with return code = -9" "\n")
+# diffusion-pipe issue 226 (tdrussell/diffusion-pipe#226): the launcher reports a worker
+# killed by SIGSEGV. (A worker killed by SIGKILL, "= -9", is process-sigkilled's:
+# tests/cli/test_thirtieth_batch.py.)
+DEEPSPEED = ("[2025-04-20 05:36:57,711] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 1829\n"
+             "[2025-04-20 05:36:57,716] [ERROR] [launch.py:325:sigkill_handler] ['/root/diffusion-pipe/venv/bin/python3'"
+             ", '-u', 'train.py', '--local_rank=0', '--deepspeed', '--config', 'Flora.toml'] exits with return code = -11\n")
 EXITS = {
     "mpirun": ("mpirun noticed that process rank 0 with PID 21183 on node host01 exited on signal 9 (Killed).\n",
                "SIGKILL"),
@@ -141,7 +134,7 @@ def test_a_lone_launcher_summary_is_the_summary_with_its_exit_meaning(faultline_
     # ChildFailedError does: a summary of the first local failure.
     inc = first_incident(faultline_bin, validate, tmp_path, DEEPSPEED)
     assert inc["rule"] == "torch-child-failed"
-    assert "Exit status: SIGKILL" in inc["explanation"]
+    assert "Exit status: SIGSEGV" in inc["explanation"]
     assert not any("rank the suspect" in f for f in inc["missing_facts"])
 
 
