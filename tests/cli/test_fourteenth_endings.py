@@ -13,12 +13,17 @@ writes them (issue #18):
   under its "[<run>/<step>/<task> (pid N)]" prefix, then "Workflow failed."
   when no retry is left; a task that finished successfully after a failed
   one shows that the failed one was retried and the run went on.
+- A glog CHECK_EQ of a CUDA call's result against cudaSuccess that failed
+  with 2, cudaErrorMemoryAllocation, then cudaGetErrorString's "out of
+  memory" (Caffe's CUDA_CHECK, copied widely; OneFlow's OF_CUDA_CHECK): a
+  CUDA out-of-memory error, not an unexplained check failure.
 """
 import pytest
 
 from conftest import diagnose_text, leading_incident
 
 FALLBACK = "unrecognised-fatal-error"
+CUDA_OOM = "cuda-oom"
 
 FAILURES = {
     "pyxis-enroot-error-leads-child-exit": ("""\
@@ -62,6 +67,13 @@ srun: error: node2: task 1: Exited with exit code 1
 2024-03-01 09:12:44.211 Terminating 2 active tasks...
 2024-03-01 09:12:44.230 Flushing logs...
 """, FALLBACK, "Workflow failed."),
+    "caffe-cuda-check-oom": ("""\
+I0415 10:21:40.101010  5121 solver.cpp:218] Iteration 0 (0 iter/s, 0.5s/20 iters), loss = 6.9
+F0415 10:21:47.123456  5121 syncedmem.cpp:71] Check failed: error == cudaSuccess (2 vs. 0)  out of memory
+*** Check failure stack trace: ***
+    @     0x7f2c0a1b2daa  (unknown)
+    @     0x7f2c0a1b2ce4  (unknown)
+""", CUDA_OOM, "Check failed: error == cudaSuccess (2 vs. 0)  out of memory"),
 }
 
 
