@@ -1392,7 +1392,10 @@ size_t MessageBegin(std::string_view line) {
   return ParsePrefixes(line, &f, &p);
 }
 
-Attribution AttributeLine(std::string_view line, size_t* message_begin) {
+namespace {
+
+// AttributeLine without the line memo (the message memo still used).
+Attribution AttributeLineScanned(std::string_view line, size_t* message_begin) {
   Found f;
   const size_t n = line.size();
   size_t p = 0;
@@ -1439,6 +1442,126 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin) {
   if (a.gpu.empty() && f.device) a.gpu = std::to_string(*f.device);
   if (message_begin != nullptr) *message_begin = msg;
   return a;
+}
+
+// The digits a line memo compares by their shape alone: a glog header's date
+// and clock where the message begins ("[I1102 13:00:00.351576 41000 ...",
+// also without the bracket), [begin, end), or an empty range. The prefix
+// parsers read them only for their class: tried at the header's '[' or
+// level letter, each is refused by a byte's class (a capital or a digit
+// where its bracket needs another byte, the space a host token stops at,
+// the space a day name would end in), SkipTimestamp's glog branch walks
+// them as digits, and none starts inside them; what the header's thread
+// id, file and message say lies after them and is compared byte for byte.
+// The message scans read the whole clock run by class (HeaderClockRun).
+std::pair<size_t, size_t> GlogClockDigits(std::string_view s, size_t msg) {
+  size_t p = msg;
+  if (p < s.size() && s[p] == '[') ++p;
+  if (p >= s.size() || (s[p] != 'I' && s[p] != 'W' && s[p] != 'E' && s[p] != 'F')) return {0, 0};
+  const size_t d = p + 1;
+  if (s.size() < d + 5 || !IsDigit(s[d]) || !IsDigit(s[d + 1]) || !IsDigit(s[d + 2]) || !IsDigit(s[d + 3]) ||
+      s[d + 4] != ' ') {
+    return {0, 0};
+  }
+  const size_t end = MatchClock(s, d + 5);
+  if (end == kNpos) return {0, 0};
+  return {d, end};
+}
+
+// Most matched lines of a dense log differ from an earlier one only in the
+// glog header's clock (a rank's every NCCL line, the same options line of
+// 64 ranks in turn): what AttributeLine gives such a line (its prefixes'
+// parse, the message scans, the record) is kept per thread and handed out
+// again for a line equal to it but for the clock's digits. Only lines with
+// such a clock are kept; other lines rarely repeat whole. 512 sets of two
+// ways, a miss replacing the way used less recently, as the message memo.
+class LineMemo {
+ public:
+  Attribution Get(std::string_view s, size_t* message_begin) {
+    if (s.size() < kMinLine || s.size() > kMaxLine) return AttributeLineScanned(s, message_begin);
+    Set& set = sets_[Slot(s)];
+    for (unsigned way = 0; way < 2; ++way) {
+      const Entry& e = set.ways[way];
+      if (e.valid && e.key.size() == s.size() && Same(e, s)) {
+        set.older = way ^ 1u;
+        if (message_begin != nullptr) *message_begin = e.msg;
+        return e.attribution;
+      }
+    }
+    size_t msg = 0;
+    Attribution a = AttributeLineScanned(s, &msg);
+    if (message_begin != nullptr) *message_begin = msg;
+    const auto [begin, end] = GlogClockDigits(s, msg);
+    if (begin == end) return a;
+    const unsigned way = set.older;
+    Entry& e = set.ways[way];
+    e.key.assign(s);
+    for (size_t i = begin; i < end; ++i) {
+      if (IsDigit(s[i])) e.key[i] = '0';
+    }
+    e.begin = static_cast<uint32_t>(begin);
+    e.end = static_cast<uint32_t>(end);
+    e.msg = msg;
+    e.attribution = a;
+    e.valid = true;
+    set.older = way ^ 1u;
+    return a;
+  }
+
+ private:
+  static constexpr size_t kSets = 512;  // Slot takes the top 9 bits of a hash
+  // A shorter line's words would mostly be its clock; a longer one's key
+  // would make the memo large.
+  static constexpr size_t kMinLine = 48, kMaxLine = 1024;
+  struct Entry {
+    std::string key;  // the line, the clock's digits as '0'
+    uint32_t begin = 0, end = 0;  // the clock's digits
+    size_t msg = 0;
+    bool valid = false;
+    Attribution attribution;
+  };
+  // s is key but for digits where key has the clock's '0's.
+  static bool Same(const Entry& e, std::string_view s) {
+    const char* k = e.key.data();
+    return std::memcmp(k, s.data(), e.begin) == 0 &&
+           SameWithDigitsAsZero(k + e.begin, s.data() + e.begin, e.end - e.begin) &&
+           std::memcmp(k + e.end, s.data() + e.end, s.size() - e.end) == 0;
+  }
+  // The size, the first 8 bytes (a launcher prefix: "[rank12]"), the 8
+  // before the first ']' in the first 64 ("default3" of "[default3]:"),
+  // and three words from the middle on. A clock among them (a glog line
+  // without a prefix opens with its date and hour) only costs misses.
+  static size_t Slot(std::string_view s) {
+    const size_t n = s.size();
+    auto word = [&](size_t pos) {
+      uint64_t w = 0;
+      std::memcpy(&w, s.data() + pos, 8);
+      return w;
+    };
+    uint64_t h = n * 0x9E3779B97F4A7C15ull;
+    h = (h ^ word(0)) * 0xff51afd7ed558ccdull;
+    if (const void* close = std::memchr(s.data() + 8, ']', std::min<size_t>(56, n - 8)); close != nullptr) {
+      const size_t at = static_cast<size_t>(static_cast<const char*>(close) - s.data());
+      h = (h ^ word(at - 8)) * 0xff51afd7ed558ccdull;
+    }
+    for (size_t at : {n / 2, n - 16, n - 8}) h = (h ^ word(at)) * 0xff51afd7ed558ccdull;
+    return static_cast<size_t>((h ^ (h >> 29)) * 0xc4ceb9fe1a85ec53ull >> 55);
+  }
+  struct Set {
+    Entry ways[2];
+    unsigned older = 0;  // the way to replace on a miss
+  };
+  Set sets_[kSets];
+};
+
+}  // namespace
+
+Attribution AttributeLine(std::string_view line, size_t* message_begin) {
+  if (!g_message_memo.load(std::memory_order_relaxed)) return AttributeLineScanned(line, message_begin);
+  // On the heap, as the message memo.
+  thread_local std::unique_ptr<LineMemo> memo;
+  if (!memo) memo = std::make_unique<LineMemo>();
+  return memo->Get(line, message_begin);
 }
 
 void MergeAttribution(Attribution& base, const Attribution& more) {

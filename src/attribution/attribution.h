@@ -68,8 +68,9 @@ Attribution AttributeLine(std::string_view line, size_t* message_begin = nullptr
 size_t MessageBegin(std::string_view line);
 // AttributeLine keeps, per thread, what the scans of a line's message found
 // for the bytes they read, and reuses it for a line that repeats them (a
-// dense log's same message under another clock). On by default; tests turn
-// it off to compare.
+// dense log's same message under another clock), and what it gave a whole
+// line, for a line equal to it but for a glog header's clock. On by
+// default; tests turn both off to compare.
 void SetMessageMemo(bool on);
 
 // pdsh (and the DeepSpeed launcher over it) puts "host: " in front of every

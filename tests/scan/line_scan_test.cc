@@ -712,6 +712,81 @@ TEST(AttributeLine, MessageMemoWithManyMessagesInTurn) {
   EXPECT_EQ(MemoAgreesWithScanning(lines).size(), lines.size());
 }
 
+// AttributeLine's memo of whole lines keyed but for a glog header's clock
+// digits: lines that differ only there, behind every kind of prefix (each
+// parser is tried at the header's bracket or level letter, and some read
+// ahead into it), with clocks of other shapes (a ',' fraction, none, a
+// date glued to a colon, a bracket after the clock) and thread ids from a
+// few values, attribute as without it.
+std::string LineMemoLine(std::mt19937& rng, std::mt19937& clock_rng) {
+  static const std::vector<std::string> kPrefix = {
+      "", "[rank3]:", "[rank12]:", "[default0]:", "[default1]:", "[gpu187:1]:", "node017: ", "gpu-2: [rank4]:",
+      "3: ", "12: [rank5]:", "[1,3]<stdout>:", "[7]<stderr>:", "(VllmWorker TP1 pid=77) ",
+      "(RayWorkerWrapper pid=9, ip=10.0.1.2) ", "[2025-12-26 13:13:14 TP0] ", "node1:123:456 [0] ",
+      "[node1:123:0:456] ", "Nov  2 13:00:00 host1 python3[55]: ", "2026-11-02T13:00:00Z ", "[ 1000.5] ",
+      "\x1b[0m[rank2]:\x1b[0m", "> ", "[rank1]:node2:1:2 [1] ", "host3: 2026-11-02 13:00:00 "};
+  static const std::vector<std::string> kLevel = {"[I", "[W", "[E", "I", "F", "[X", "E", "I"};
+  static const std::vector<std::string> kAfter = {" ", "] ", ": ", "]: ", "", " [PG 0 Rank 1] "};
+  static const std::vector<std::string> kThread = {"41000", "41097", "7", "123:0", ""};
+  static const std::vector<std::string> kFile = {"ProcessGroupNCCL.cpp:931] ", "x.cc:1] ", "", "] ",
+                                                  "[PG 0 Rank 2] ", "node9:1:2 [3] "};
+  static const std::vector<std::string> kMessage = {
+      "[PG 0 Rank 3] ProcessGroupNCCL initialization options: size: 64, global rank: 3, TIMEOUT(ms): 600000",
+      "NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>, rank: 5 of 64 on this node",
+      "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus.",
+      "python3[4015788]: segfault at 0 ip 00007f rank 6 of the job, local rank: 2 on gpu 3",
+      "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE) ran for 600000 ms"};
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  // The clock's digits, from their own generator: the rest of the line
+  // repeats where the shape's does.
+  auto digits = [&](int n) {
+    std::string d;
+    for (int i = 0; i < n; ++i) d.push_back(static_cast<char>('0' + clock_rng() % 10));
+    return d;
+  };
+  std::string line = pick(kPrefix) + pick(kLevel);
+  // The date and clock, in the shapes glog and near misses print.
+  switch (rng() % 8) {
+    case 0: line += digits(4) + " " + digits(2) + ":" + digits(2) + ":" + digits(2); break;
+    case 1: line += digits(4) + " " + digits(2) + ":" + digits(2) + ":" + digits(2) + "," + digits(3); break;
+    case 2: line += digits(4) + ":" + digits(2) + ":" + digits(2) + ":" + digits(2) + "." + digits(6); break;
+    case 3: line += digits(3) + " " + digits(2) + ":" + digits(2) + ":" + digits(2) + "." + digits(6); break;
+    default: line += digits(4) + " " + digits(2) + ":" + digits(2) + ":" + digits(2) + "." + digits(6); break;
+  }
+  // The thread id (the header's pid) from the clock's generator too: lines
+  // of one shape differ in it, and a memo that took it by shape would give
+  // one line's pid to another.
+  line += pick(kAfter) + kThread[clock_rng() % kThread.size()] + " " + pick(kFile) + pick(kMessage);
+  return line;
+}
+
+TEST(AttributeLine, LineMemoGivesWhatParsingGives) {
+  std::mt19937 rng(23);
+  std::vector<std::string> lines;
+  // A few hundred shapes, each repeated under other clocks, in turn.
+  std::vector<uint32_t> seeds;
+  for (int i = 0; i < 600; ++i) seeds.push_back(static_cast<uint32_t>(rng()));
+  for (int round = 0; round < 30; ++round) {
+    for (uint32_t seed : seeds) {
+      // The same shape each round, under one of seven clocks.
+      std::mt19937 shape_rng(seed);
+      std::mt19937 clock_rng(seed ^ static_cast<uint32_t>(round % 7 * 7919));
+      lines.push_back(LineMemoLine(shape_rng, clock_rng));
+    }
+  }
+  const std::vector<Attribution> got = MemoAgreesWithScanning(lines);
+  ASSERT_EQ(got.size(), lines.size());
+  size_t ranked = 0, pids = 0, hosts = 0;
+  for (const Attribution& a : got) {
+    ranked += a.rank.has_value();
+    pids += a.pid.has_value();
+    hosts += !a.host.empty();
+  }
+  EXPECT_GT(ranked, lines.size() / 4);
+  EXPECT_GT(pids, lines.size() / 8);
+  EXPECT_GT(hosts, lines.size() / 8);
+}
+
 // The windowed search finds memrchr's newline: none, in the first, last and
 // middle window, on a window's edge, and in a prefix shorter than a window.
 TEST(LastNewline, SameAsOneMemrchr) {
