@@ -313,6 +313,20 @@ TEST(AttributeLine, NcclWarnAndTimestampedNccl) {
   EXPECT_EQ(l.a.local_rank, 1);
 }
 
+TEST(AttributeLine, NcclHostNamedAfterItsAddressWithDashes) {
+  // A hostname made of the address with dashes has no letter; NCCL's
+  // prefix still names it (pytorch/pytorch#124380).
+  Line l = Attr("10-12-3-162:7991:8061 [1] proxy.cc:1533 NCCL WARN [Service thread] Could not receive type "
+                "from localRank 2, res=3, closed=0");
+  EXPECT_EQ(l.a.host, "10-12-3-162");
+  EXPECT_EQ(l.a.pid, 7991);
+  // Three groups is a date, a group over 255 no address: neither is a host.
+  l = Attr("2024-03-05:7991:8061 [1] NCCL WARN x");
+  EXPECT_TRUE(l.a.host.empty());
+  l = Attr("10-12-3-999:7991:8061 [1] NCCL WARN x");
+  EXPECT_TRUE(l.a.host.empty());
+}
+
 TEST(AttributeLine, UcxPrefixes) {
   Line l = Attr("[node017:12345:0:12399] Caught signal 7 (Bus error: nonexistent physical address)");
   EXPECT_EQ(l.a.host, "node017");
