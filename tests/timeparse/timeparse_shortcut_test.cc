@@ -192,6 +192,38 @@ TEST(ParseLineTimeShortcut, SameAsGeneralOnRandomGlogStamps) {
   }
 }
 
+// ReadShortGlog keeps the start of the last minute it read, per thread,
+// under the stamp's date, hour and minute and the context's year and zone:
+// stamps in runs that share a minute (as a dense log's do), any second
+// 00-99 within them, under contexts that change in the middle of a run,
+// and dates and clocks out of range, each read with and without the
+// shortcut. Fails with the year or the zone left out of the memo's key, or
+// the second unchecked on a hit.
+TEST(ParseLineTimeShortcut, SameAsGeneralOnRunsOfStampsInOneMinute) {
+  std::mt19937 rng(24);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto two = [](int v) { return std::string(1, static_cast<char>('0' + v / 10)) + static_cast<char>('0' + v % 10); };
+  const std::vector<TimeContext> contexts = Contexts();
+  std::string minute = "1102 13:46";
+  for (int round = 0; round < 20000; ++round) {
+    if (pick(0, 7) == 0) {
+      // A new minute, now and then one out of range (day 30 of February,
+      // month 13, hour 24, minute 60).
+      minute = two(pick(0, 13)) + two(pick(0, 31)) + ' ' + two(pick(0, 24)) + ':' + two(pick(0, 60));
+    }
+    const TimeContext& ctx = contexts[static_cast<size_t>(round / 5) % contexts.size()];
+    std::string line(1, "IWEF"[pick(0, 3)]);
+    line += minute + ':' + two(pick(0, 99)) + '.';
+    for (int k = 0; k < 6; ++k) line += static_cast<char>('0' + pick(0, 9));
+    if (round % 2 == 1) line += " 4100 x.cc:1] m";
+    if (round % 3 == 1) line = "[" + line;
+    const std::optional<ParsedTime> fast = ParseLineTime(line, ctx);
+    const std::optional<ParsedTime> general = internal::ParseLineTimeGeneral(line, ctx);
+    ASSERT_TRUE(Same(fast, general)) << "line '" << line << "' year " << ctx.default_year << " tz " << ctx.tz_offset_s
+                                     << ": " << Describe(fast) << " against " << Describe(general);
+  }
+}
+
 void ExpectSameMonotonic(std::string_view line) {
   const std::optional<double> fast = FindMonotonic(line);
   const std::optional<double> bytewise = internal::FindMonotonicBytewise(line);
