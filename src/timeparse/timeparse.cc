@@ -961,6 +961,19 @@ std::optional<ParsedTime> ParseLineTime(std::string_view line,
   return ParseLineTimeInRange(line, ctx, true);
 }
 
+std::optional<ParsedTime> ParseShortGlogTime(std::string_view line, const TimeContext& ctx) {
+  // ParseLineTime's path to ReadShortGlog on such a line: no leading space,
+  // byte order mark or "^C" to skip before a level letter, no '[' or '<',
+  // and ReadWall tries ReadGlog first on a letter.
+  if (line.empty() || (line[0] != 'I' && line[0] != 'W' && line[0] != 'E' && line[0] != 'F')) return std::nullopt;
+  Scanner sc{line, 0, true};
+  ParsedTime out;
+  if (!ReadShortGlog(sc, ctx, &out)) return std::nullopt;
+  out.end = sc.i;
+  if (out.wall_us && !WallInRange(*out.wall_us)) return std::nullopt;
+  return out;
+}
+
 std::optional<ParsedTime> internal::ParseLineTimeGeneral(std::string_view line, const TimeContext& ctx) {
   return ParseLineTimeInRange(line, ctx, false);
 }

@@ -224,6 +224,50 @@ TEST(ParseLineTimeShortcut, SameAsGeneralOnRunsOfStampsInOneMinute) {
   }
 }
 
+// ParseShortGlogTime, where it reads a line, gives what ParseLineTime's
+// general path gives: on every line above and each glog stamp with a byte
+// replaced, at every cut, and on random stamps in and out of range; it
+// reads the common stamp (the test is not passed by refusing all).
+TEST(ParseShortGlogTime, SameAsGeneralWhereItReads) {
+  size_t read = 0;
+  auto expect = [&](std::string_view line) {
+    for (const TimeContext& ctx : Contexts()) {
+      const std::optional<ParsedTime> fast = ParseShortGlogTime(line, ctx);
+      if (!fast) continue;
+      ++read;
+      const std::optional<ParsedTime> general = internal::ParseLineTimeGeneral(line, ctx);
+      ASSERT_TRUE(Same(fast, general)) << "line '" << line << "' year " << ctx.default_year << " tz "
+                                       << ctx.tz_offset_s << ": " << Describe(fast) << " against " << Describe(general);
+    }
+  };
+  for (std::string_view line : kLines) {
+    for (size_t n = 0; n <= line.size(); ++n) expect(line.substr(0, n));
+  }
+  const std::string stamp = "I1102 13:46:41.123456";
+  const std::string replacements = std::string("0123456789 :.\t,xIZ[") + '\0' + '\xff' + '/';
+  for (const std::string& after : {std::string(), std::string(" 1 x.cc:1] m"), std::string("\tm"), std::string("9")}) {
+    for (size_t k = 0; k < stamp.size() + after.size(); ++k) {
+      for (char c : replacements) {
+        std::string line = stamp + after;
+        line[k] = c;
+        expect(line);
+        expect(" " + line);
+      }
+    }
+  }
+  std::mt19937 rng(2024);
+  auto digit = [&](int hi) { return static_cast<char>('0' + std::uniform_int_distribution<int>(0, hi)(rng)); };
+  for (int round = 0; round < 20000; ++round) {
+    std::string line(1, "IWEFD"[round % 5]);
+    for (const char* shape = "0000 00:00:00.000000"; *shape != '\0'; ++shape) {
+      line += *shape == '0' ? digit(9) : *shape;
+    }
+    if (round % 3 == 1) line += " 4100 x.cc:1] m";
+    expect(line);
+  }
+  EXPECT_GT(read, 1000u);
+}
+
 void ExpectSameMonotonic(std::string_view line) {
   const std::optional<double> fast = FindMonotonic(line);
   const std::optional<double> bytewise = internal::FindMonotonicBytewise(line);
