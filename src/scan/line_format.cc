@@ -822,7 +822,10 @@ std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const 
     // a short tag before the stamp. Try both, two tags deep at most.
     for (int k = 0; k < 3 && !time && !rest.empty(); ++k) {
       if (rest.front() == '[') rest.remove_prefix(1);
-      time = ParseLineTime(rest, tctx);
+      // A torchrun line's glog stamp, read at its fixed offsets first:
+      // what ParseLineTime would give, without its chain of readers.
+      time = ParseShortGlogTime(rest, tctx);
+      if (!time) time = ParseLineTime(rest, tctx);
       if (time) break;
       size_t close = rest.find(']');
       if (close == std::string_view::npos || close > 32) break;

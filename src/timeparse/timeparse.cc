@@ -393,20 +393,48 @@ bool ReadShortGlog(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
   }
 #endif
   auto two = [&](size_t k) { return static_cast<int>(digit(k) * 10 + digit(k + 1)); };
-  Civil c;
-  c.year = ctx.default_year;
-  c.month = two(1);
-  c.day = two(3);
-  c.hour = two(6);
-  c.minute = two(9);
-  c.second = two(12);
-  if (!ValidDate(c.year, c.month, c.day, true) || !ValidTime(c.hour, c.minute, c.second)) return false;
+  // The minute's first second, kept per thread under the stamp's "mmdd
+  // hh:mm" and the context's year and zone: a dense log's lines repeat
+  // them for many lines in a row, and the date's checks and day count were
+  // most of this read. Kept only for a stamp accepted whole, so a kept
+  // minute's date, hour and minute are valid; the second is still checked.
+  struct MinuteMemo {
+    char key[10] = {};
+    int default_year = 0;
+    int64_t tz_offset_s = 0;
+    int64_t minute_s = 0;  // CivilToUs's seconds, less the second
+    bool valid = false;
+  };
+  thread_local MinuteMemo memo;
+  const int second = two(12);
+  int64_t minute_s = 0;
+  if (memo.valid && memo.default_year == ctx.default_year && memo.tz_offset_s == ctx.tz_offset_s &&
+      std::memcmp(memo.key, p + 1, sizeof memo.key) == 0) {
+    if (!ValidTime(0, 0, second)) return false;
+    minute_s = memo.minute_s;
+  } else {
+    Civil c;
+    c.year = ctx.default_year;
+    c.month = two(1);
+    c.day = two(3);
+    c.hour = two(6);
+    c.minute = two(9);
+    if (!ValidDate(c.year, c.month, c.day, true) || !ValidTime(c.hour, c.minute, second)) return false;
+    // As CivilToUs adds them.
+    minute_s = DaysFromCivil(c.year, c.month, c.day) * kSecsPerDay + c.hour * 3600 + c.minute * 60 - ctx.tz_offset_s;
+    std::memcpy(memo.key, p + 1, sizeof memo.key);
+    memo.default_year = ctx.default_year;
+    memo.tz_offset_s = ctx.tz_offset_s;
+    memo.minute_s = minute_s;
+    memo.valid = true;
+  }
   int64_t us = 0;
   for (size_t k = 15; k < kLen; ++k) us = us * 10 + digit(k);
-  c.frac_ns = us * 1000;
-  Scanner t = sc;
-  t.i += kLen;
-  return Accept(sc, t, c, ctx.tz_offset_s, TimeFormat::kGlog, true, out);
+  out->format = TimeFormat::kGlog;
+  out->wall_us = (minute_s + second) * kUsPerSec + us;
+  out->year_inferred = true;
+  sc.i += kLen;
+  return true;
 }
 
 bool ReadGlog(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
@@ -931,6 +959,19 @@ std::optional<ParsedTime> ParseLineTime(std::string_view line,
   // starts with '[' has no leading space, byte order mark or "^C" to skip).
   if (line.size() >= 2 && line[0] == '[' && !MayStartBracketedStamp(line[1])) return std::nullopt;
   return ParseLineTimeInRange(line, ctx, true);
+}
+
+std::optional<ParsedTime> ParseShortGlogTime(std::string_view line, const TimeContext& ctx) {
+  // ParseLineTime's path to ReadShortGlog on such a line: no leading space,
+  // byte order mark or "^C" to skip before a level letter, no '[' or '<',
+  // and ReadWall tries ReadGlog first on a letter.
+  if (line.empty() || (line[0] != 'I' && line[0] != 'W' && line[0] != 'E' && line[0] != 'F')) return std::nullopt;
+  Scanner sc{line, 0, true};
+  ParsedTime out;
+  if (!ReadShortGlog(sc, ctx, &out)) return std::nullopt;
+  out.end = sc.i;
+  if (out.wall_us && !WallInRange(*out.wall_us)) return std::nullopt;
+  return out;
 }
 
 std::optional<ParsedTime> internal::ParseLineTimeGeneral(std::string_view line, const TimeContext& ctx) {

@@ -101,6 +101,13 @@ struct ParsedTime {
 std::optional<ParsedTime> ParseLineTime(std::string_view line,
                                         const TimeContext& ctx);
 
+// What ParseLineTime gives a line that opens with glog's stamp as nearly
+// every line prints it ("I1102 13:46:41.123456", then the end, a space or
+// a tab), read at its fixed offsets with no other reader tried first; or
+// nullopt, and then ParseLineTime may still read the line. The stamp after
+// a torchrun line's launcher prefix is read so.
+std::optional<ParsedTime> ParseShortGlogTime(std::string_view line, const TimeContext& ctx);
+
 // Whether `line` may hold a time ParseLineTime accepts at any of its
 // positions: false only when ParseLineTime(line.substr(k)) is nullopt for
 // every k, so a caller that tries several starts (after a prefix, a '[', a
