@@ -96,26 +96,11 @@ bool IsLevelWord(std::string_view w) {
   return w.size() == 1;  // glog-style single letters: I W E F D
 }
 
-// A machine named after its address with dashes for dots ("10-12-3-162",
-// as cloud images set it): four decimal groups of 0-255. NCCL prints
-// gethostname() up to its first '.' (debug.cc getHostName), so such a name
-// stands whole; a date has three groups and a clock colons.
-bool IsDashedIpv4(std::string_view h) {
-  size_t pos = 0;
-  for (int part = 0; part < 4; ++part) {
-    if (part > 0) {
-      if (pos >= h.size() || h[pos] != '-') return false;
-      ++pos;
-    }
-    std::optional<int64_t> v = ParseUint(h, &pos, 3);
-    if (!v || *v > 255) return false;
-  }
-  return pos == h.size();
-}
-
 // A host token as printed by NCCL, UCX and syslog: host characters, at least
 // one letter (so "12:34:56" never yields host "12"), an IPv4 literal, or an
-// address with dashes.
+// address with dashes: NCCL prints gethostname() up to its first '.'
+// (debug.cc getHostName), so a machine named after its address stands
+// whole; a date has three groups and a clock colons.
 bool LooksLikeHostToken(std::string_view h) {
   if (h.empty() || h.size() > 253 || !IsAlnum(h[0])) return false;
   bool letter = false;
@@ -123,7 +108,7 @@ bool LooksLikeHostToken(std::string_view h) {
     if (!IsHostChar(c)) return false;
     letter |= IsAlpha(c);
   }
-  return letter || IsIpv4(h) || IsDashedIpv4(h);
+  return letter || IsIpv4(h) || IsIpv4(h, '-');
 }
 
 size_t HostTokenEnd(std::string_view s, size_t p) {

@@ -102,11 +102,14 @@ inline std::optional<int64_t> ParseUintWhole(std::string_view s,
   return v;
 }
 
-inline bool IsIpv4(std::string_view s) {
+// Four decimal groups of 0-255 joined by `sep`: an IPv4 literal, or with
+// '-' a machine named after its address ("10-12-3-162", as cloud images set
+// it).
+inline bool IsIpv4(std::string_view s, char sep = '.') {
   size_t pos = 0;
   for (int part = 0; part < 4; ++part) {
     if (part > 0) {
-      if (pos >= s.size() || s[pos] != '.') return false;
+      if (pos >= s.size() || s[pos] != sep) return false;
       ++pos;
     }
     std::optional<int64_t> v = ParseUint(s, &pos, 3);
