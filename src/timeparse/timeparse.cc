@@ -413,15 +413,14 @@ bool ReadShortGlog(Scanner& sc, const TimeContext& ctx, ParsedTime* out) {
     if (!ValidTime(0, 0, second)) return false;
     minute_s = memo.minute_s;
   } else {
-    Civil c;
+    Civil c;  // second and fraction 0: the minute's first second
     c.year = ctx.default_year;
     c.month = two(1);
     c.day = two(3);
     c.hour = two(6);
     c.minute = two(9);
     if (!ValidDate(c.year, c.month, c.day, true) || !ValidTime(c.hour, c.minute, second)) return false;
-    // As CivilToUs adds them.
-    minute_s = DaysFromCivil(c.year, c.month, c.day) * kSecsPerDay + c.hour * 3600 + c.minute * 60 - ctx.tz_offset_s;
+    minute_s = CivilToUs(c, ctx.tz_offset_s) / kUsPerSec;
     std::memcpy(memo.key, p + 1, sizeof memo.key);
     memo.default_year = ctx.default_year;
     memo.tz_offset_s = ctx.tz_offset_s;
