@@ -160,20 +160,30 @@ TEST(ParseLineTimeShortcut, EveryMonthAndWeekdayNameMayOpenABracketedStamp) {
   }
 }
 
-TEST(ParseLineTimeShortcut, SameAsGeneralWithEachByteOfAGlogStampReplaced) {
+// A glog stamp with what may follow it (nothing, a header's rest, a tab, a
+// seventh fraction digit), each of its bytes replaced by each of
+// `replacements` in turn, handed to `f`.
+template <typename F>
+void EachGlogStampWithAByteReplaced(const std::string& replacements, F f) {
   const std::string stamp = "I1102 13:46:41.123456";
-  const std::string replacements = std::string("0123456789 :.\t,xIZ") + '\0' + '\xff' + '/';
   for (const std::string& after : {std::string(), std::string(" 1 x.cc:1] m"), std::string("\tm"), std::string("9")}) {
     for (size_t k = 0; k < stamp.size() + after.size(); ++k) {
       for (char c : replacements) {
         std::string line = stamp + after;
         line[k] = c;
-        ExpectSameTime(line);
-        ExpectSameTime("[" + line);
-        ExpectSameTime("[rank1]:[" + line);
+        f(line);
       }
     }
   }
+}
+
+TEST(ParseLineTimeShortcut, SameAsGeneralWithEachByteOfAGlogStampReplaced) {
+  EachGlogStampWithAByteReplaced(std::string("0123456789 :.\t,xIZ") + '\0' + '\xff' + '/',
+                                 [](const std::string& line) {
+                                   ExpectSameTime(line);
+                                   ExpectSameTime("[" + line);
+                                   ExpectSameTime("[rank1]:[" + line);
+                                 });
 }
 
 TEST(ParseLineTimeShortcut, SameAsGeneralOnRandomGlogStamps) {
@@ -243,18 +253,11 @@ TEST(ParseShortGlogTime, SameAsGeneralWhereItReads) {
   for (std::string_view line : kLines) {
     for (size_t n = 0; n <= line.size(); ++n) expect(line.substr(0, n));
   }
-  const std::string stamp = "I1102 13:46:41.123456";
-  const std::string replacements = std::string("0123456789 :.\t,xIZ[") + '\0' + '\xff' + '/';
-  for (const std::string& after : {std::string(), std::string(" 1 x.cc:1] m"), std::string("\tm"), std::string("9")}) {
-    for (size_t k = 0; k < stamp.size() + after.size(); ++k) {
-      for (char c : replacements) {
-        std::string line = stamp + after;
-        line[k] = c;
-        expect(line);
-        expect(" " + line);
-      }
-    }
-  }
+  EachGlogStampWithAByteReplaced(std::string("0123456789 :.\t,xIZ[") + '\0' + '\xff' + '/',
+                                 [&](const std::string& line) {
+                                   expect(line);
+                                   expect(" " + line);
+                                 });
   std::mt19937 rng(2024);
   auto digit = [&](int hi) { return static_cast<char>('0' + std::uniform_int_distribution<int>(0, hi)(rng)); };
   for (int round = 0; round < 20000; ++round) {
