@@ -458,17 +458,23 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
     if (!lines.empty() && SameLine(st.evs[lines.back()], ev)) {
       // Two generic signals on one line (a Python exception that is also
       // NCCL's bare result) are one fatal line: the one that says more, and
-      // rather the line's own signal than its traceback's header. A fatal
-      // line (initiating role) is not taken for an exit status read on the
-      // same line, though its own record holds no field: a message taken
+      // rather the line's own signal than its traceback's header, unless the
+      // header's read holds every field of the line's own and more (the fold
+      // of its traceback, which the line's own read lacks when the class's
+      // name holds none of the words the scanner looks for at a traceback's
+      // end: concurrent.futures' BrokenProcessPool, Dask's KilledWorker). A
+      // fatal line (initiating role) is not taken for an exit status read on
+      // the same line, though its own record holds no field: a message taken
       // from below its header (Snakemake's "Command ... returned non-zero
       // exit status 125.") is what failed, and the status is read into it
       // (AddFallbackCluster).
       const Evidence& last = st.evs[lines.back()];
       const bool last_fatal = st.rs.signal(last.signal).role == SignalRole::Initiating;
       const bool ev_fatal = role == SignalRole::Initiating;
+      auto says_more = [](const Evidence& a, const Evidence& b) { return Holds(a, b) && !Holds(b, a); };
       if (!(last_fatal && !ev_fatal) &&
-          (ReadByHeader(st, ev, last) || (!ReadByHeader(st, last, ev) && Holds(ev, last)))) {
+          ((ReadByHeader(st, ev, last) && !says_more(last, ev)) || (ReadByHeader(st, last, ev) && says_more(ev, last)) ||
+           (!ReadByHeader(st, last, ev) && Holds(ev, last)))) {
         lines.back() = i;
       }
       if (!(ev_fatal && !last_fatal) &&
