@@ -858,6 +858,19 @@ TEST(SplitLine, TimeShapeGivesWhatTheWholeReadGives) {
       }
     }
   }
+  // Shapes that differ only in their message, all with the stamp at one
+  // offset, half with a kernel stamp after the clock: an entry replaced by
+  // another of them reads the new line's stamp where the old one's was,
+  // and only the noted kernel stamp tells them apart.
+  for (size_t g = 0; g < 3000; g += kGroup) {
+    for (size_t round = 0; round < kRounds; ++round) {
+      for (size_t k = g; k < g + kGroup; ++k) {
+        const std::string second = std::to_string(10 + (k + round) % 50);
+        lines.push_back("[rank3]:[I1102 13:00:" + second + ".000001 41000 x.cc:1] " +
+                        (k % 2 ? "[  12.345678] " : "") + "step " + std::to_string(k) + " of many");
+      }
+    }
+  }
   LineFormat plain, pdsh;
   pdsh.pdsh = true;
   auto read_all = [&](bool memo) {
