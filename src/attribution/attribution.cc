@@ -23,6 +23,7 @@
 #include <utility>
 
 #include "attribution/attribution.h"
+#include "attribution/line_memo.h"
 #include "attribution/lex.h"
 #include "util/bytescan.h"
 
@@ -1480,14 +1481,16 @@ std::pair<size_t, size_t> GlogClockDigits(std::string_view s, size_t msg) {
 // ways, a miss replacing the way used less recently, as the message memo.
 class LineMemo {
  public:
-  Attribution Get(std::string_view s, size_t* message_begin) {
+  Attribution Get(std::string_view s, size_t* message_begin, LineTimeShape** time_shape) {
+    if (time_shape != nullptr) *time_shape = nullptr;
     if (s.size() < kMinLine || s.size() > kMaxLine) return AttributeLineScanned(s, message_begin);
     Set& set = sets_[Slot(s)];
     for (unsigned way = 0; way < 2; ++way) {
-      const Entry& e = set.ways[way];
+      Entry& e = set.ways[way];
       if (e.valid && e.key.size() == s.size() && Same(e, s)) {
         set.older = way ^ 1u;
         if (message_begin != nullptr) *message_begin = e.msg;
+        if (time_shape != nullptr && e.begin >= 2) *time_shape = &e.time_shape;
         return e.attribution;
       }
     }
@@ -1506,8 +1509,12 @@ class LineMemo {
     e.end = static_cast<uint32_t>(end);
     e.msg = msg;
     e.attribution = a;
+    e.time_shape = LineTimeShape{};
     e.valid = true;
     set.older = way ^ 1u;
+    // A time reader that opens at the line's first two bytes sees them
+    // exactly on every line of the entry.
+    if (time_shape != nullptr && begin >= 2) *time_shape = &e.time_shape;
     return a;
   }
 
@@ -1522,6 +1529,7 @@ class LineMemo {
     size_t msg = 0;
     bool valid = false;
     Attribution attribution;
+    LineTimeShape time_shape;  // the caller's, reset with the entry
   };
   // s is key but for digits where key has the clock's '0's.
   static bool Same(const Entry& e, std::string_view s) {
@@ -1559,12 +1567,19 @@ class LineMemo {
 
 }  // namespace
 
-Attribution AttributeLine(std::string_view line, size_t* message_begin) {
-  if (!g_message_memo.load(std::memory_order_relaxed)) return AttributeLineScanned(line, message_begin);
+Attribution AttributeLine(std::string_view line, size_t* message_begin, LineTimeShape** time_shape) {
+  if (!g_message_memo.load(std::memory_order_relaxed)) {
+    if (time_shape != nullptr) *time_shape = nullptr;
+    return AttributeLineScanned(line, message_begin);
+  }
   // On the heap, as the message memo.
   thread_local std::unique_ptr<LineMemo> memo;
   if (!memo) memo = std::make_unique<LineMemo>();
-  return memo->Get(line, message_begin);
+  return memo->Get(line, message_begin, time_shape);
+}
+
+Attribution AttributeLine(std::string_view line, size_t* message_begin) {
+  return AttributeLine(line, message_begin, nullptr);
 }
 
 void MergeAttribution(Attribution& base, const Attribution& more) {

@@ -11,7 +11,9 @@
 #include <immintrin.h>
 #endif
 
+#include "attribution/line_memo.h"
 #include "simdjson.h"
+#include "timeparse/opening.h"
 #include "util/bytescan.h"
 
 namespace faultline {
@@ -812,8 +814,30 @@ std::optional<ParsedTime> StampAfterHostTag(std::string_view rest, const TimeCon
   return t;
 }
 
+// With `shape` (AttributeLine's line memo's entry for this line, see
+// LineTimeShape), the work that depends on the line's shape alone is done
+// once per shape. A torchrun line's time is its glog stamp after the
+// launcher prefix: the whole line's read, refused at its opening bytes,
+// and the kernel stamp's search (FindMonotonic) give the same on every
+// line of the entry, and the stamp's offset is the same. The first line
+// of a shape takes the general path and notes what it found; the others
+// read the stamp at that offset, as the general path would, and take the
+// noted monotonic stamp. FindMonotonic's '[' candidates lie outside the
+// clock's digits ([ is none of a clock's bytes) and a read from one before
+// them stops at the level letter, so its result is the shape's.
 std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const TimeContext& tctx,
-                                        Attribution* attr) {
+                                        Attribution* attr, LineTimeShape* shape = nullptr) {
+  if (shape != nullptr && shape->stamp != 0) {
+    if (std::optional<ParsedTime> t = ParseShortGlogTime(line.substr(shape->stamp), tctx)) {
+      t->monotonic_s = shape->monotonic_s;
+      return t;
+    }
+    // A clock out of range: the general path reads what else there is.
+    shape = nullptr;
+  }
+  // Where the general path read the stamp, when a later line of the shape
+  // will read it there too.
+  size_t noted_stamp = 0;
   std::optional<ParsedTime> time = ParseLineTime(line, tctx);
   if (!time && mb < line.size()) {
     // The stamp may follow a launcher prefix: "[rank3]:[E1102 13:46:41.12 ...".
@@ -825,6 +849,9 @@ std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const 
       // A torchrun line's glog stamp, read at its fixed offsets first:
       // what ParseLineTime would give, without its chain of readers.
       time = ParseShortGlogTime(rest, tctx);
+      if (time && k == 0 && shape != nullptr && LineTimeRefusedAtOpening(line)) {
+        noted_stamp = static_cast<size_t>(rest.data() - line.data());
+      }
       if (!time) time = ParseLineTime(rest, tctx);
       if (time) break;
       size_t close = rest.find(']');
@@ -865,6 +892,12 @@ std::optional<ParsedTime> PlainLineTime(std::string_view line, size_t mb, const 
   if (time && !time->monotonic_s) {
     // A syslog or collector header before a kernel stamp.
     time->monotonic_s = FindMonotonic(line);
+  }
+  if (noted_stamp != 0) {
+    // The time came from the stamp read at noted_stamp, with nothing after
+    // it tried (no carriage return's AttributeLine has replaced the entry).
+    shape->stamp = static_cast<uint32_t>(noted_stamp);
+    shape->monotonic_s = time->monotonic_s;
   }
   return time;
 }
@@ -909,12 +942,17 @@ LineView Split(std::string_view line, const LineFormat& fmt, const TimeContext& 
   size_t mb = 0;
   std::string_view pdsh_host;
   const size_t pd = fmt.pdsh ? PdshPrefixEnd(line, &pdsh_host) : 0;
-  v.attr = AttributeLine(line.substr(pd), &mb);
+  LineTimeShape* shape = nullptr;
+  v.attr = AttributeLine(line.substr(pd), &mb, &shape);
   mb += pd;
   if (pd != 0 && v.attr.host.empty()) v.attr.host = NormalizeHost(pdsh_host);
+  // The memo's entry is of the line less its pdsh prefix, whose host may
+  // differ from one line to the next: its time shape is the whole line's
+  // only without one.
+  if (pd != 0) shape = nullptr;
   // Without the time the attribution is the same, but where a carriage
   // return may bring the record's own prefix (PlainLineTime's tqdm bars).
-  if (read_time || line.find('\r') != std::string_view::npos) v.time = PlainLineTime(line, mb, tctx, &v.attr);
+  if (read_time || line.find('\r') != std::string_view::npos) v.time = PlainLineTime(line, mb, tctx, &v.attr, shape);
   return v;
 }
 

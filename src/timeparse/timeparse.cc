@@ -14,6 +14,7 @@
 // (proleptic Gregorian, no tables, no libc time zone state), so results do not
 // depend on the TZ of the process that embeds us.
 #include "timeparse/timeparse.h"
+#include "timeparse/opening.h"
 #include "timeparse/timeparse_internal.h"
 
 #include <algorithm>
@@ -956,8 +957,12 @@ std::optional<ParsedTime> ParseLineTime(std::string_view line,
   // after the prefix: ReadBracketed refuses it at its second byte, and so
   // can this, before the scanner and the result are set up (a line that
   // starts with '[' has no leading space, byte order mark or "^C" to skip).
-  if (line.size() >= 2 && line[0] == '[' && !MayStartBracketedStamp(line[1])) return std::nullopt;
+  if (LineTimeRefusedAtOpening(line)) return std::nullopt;
   return ParseLineTimeInRange(line, ctx, true);
+}
+
+bool LineTimeRefusedAtOpening(std::string_view line) {
+  return line.size() >= 2 && line[0] == '[' && !MayStartBracketedStamp(line[1]);
 }
 
 std::optional<ParsedTime> ParseShortGlogTime(std::string_view line, const TimeContext& ctx) {

@@ -792,6 +792,119 @@ TEST(AttributeLine, LineMemoGivesWhatParsingGives) {
   EXPECT_GT(n.hosts, lines.size() / 8);
 }
 
+// SplitLine's time with AttributeLine's line memo (PlainLineTime then reads
+// a shape's stamp at the offset its first line found and takes its noted
+// kernel stamp) and without it (every line read whole): lines of a few
+// hundred shapes, each under many clocks, mostly in range (months 00-13,
+// hours to 29, seconds to 99 at times), behind launcher prefixes, with
+// kernel stamps of printk's six digits and near misses before and after
+// the clock, a carriage return, a pdsh host; the context's year and zone
+// change between rounds.
+std::string TimeShapeLine(std::mt19937& rng, std::mt19937& clock_rng) {
+  static const std::vector<std::string> kPrefix = {
+      "[rank3]:", "[rank12]:", "[default0]:", "[gpu187:1]:", "[1,3]<stdout>:", "[ 1234.567890] [rank2]:",
+      "[  77.000001] ", "[7]<stderr>:", "3: ", "[rank1]:[ 12.345678] ", "[rank4]:[12.5] ", "",
+      "[node1:123:0:456] ", "gpu-a01: [rank5]:", "[r", "[titan] "};
+  static const std::vector<std::string> kLevel = {"[I", "[W", "[E", "[F", "I", "E", "[X"};
+  static const std::vector<std::string> kMessage = {
+      " 41000 ProcessGroupNCCL.cpp:931] [PG 0 Rank 3] ProcessGroupNCCL initialization options: size: 64",
+      " 7 x.cc:1] [  12.345678] kernel stamp after the clock, in the first bytes",
+      "] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0> [ 99.000000]",
+      " 41097 a.cc:2] tqdm\r[rank3]:[I1102 13:00:00.000000 1 b.cc:3] after a carriage return",
+      "\t123 c.cc:4] a tab after the stamp, then a long message to pass the memo's shortest line",
+      "x 41000 glued to the clock: no stamp read at its fixed offsets, [ 5.123456]"};
+  // Half the lines behind a launcher prefix ParseLineTime refuses at its
+  // opening, the ones read by their shape.
+  static const std::vector<std::string> kRefused = {
+      "[rank3]:", "[rank12]:", "[gpu187:1]:", "[rank1]:[ 12.345678] ", "[r", "[rank0]:[  7.000001] ",
+      "[rank5]:[7] ", "[rank63]:"};
+  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+  auto two = [&](int below) {
+    const int v = static_cast<int>(clock_rng() % static_cast<unsigned>(below));
+    return std::string(1, static_cast<char>('0' + v / 10)) + static_cast<char>('0' + v % 10);
+  };
+  auto frac = [&](int n) {
+    std::string d;
+    for (int i = 0; i < n; ++i) d.push_back(static_cast<char>('0' + clock_rng() % 10));
+    return d;
+  };
+  const bool wide = clock_rng() % 8 == 0;  // out of range now and then
+  std::string line = pick(rng() % 2 ? kRefused : kPrefix) + pick(kLevel) + two(wide ? 14 : 13) + two(wide ? 40 : 32) + " " +
+                     two(wide ? 30 : 24) + ":" + two(60) + ":" + two(wide ? 100 : 60);
+  switch (rng() % 6) {
+    case 0: break;
+    case 1: line += "." + frac(3); break;
+    default: line += "." + frac(6); break;
+  }
+  return line + pick(kMessage);
+}
+
+TEST(SplitLine, TimeShapeGivesWhatTheWholeReadGives) {
+  std::mt19937 rng(29);
+  std::vector<uint32_t> seeds;
+  // Groups of shapes the memo holds, each taken in turn for a few rounds
+  // (the later rounds read by the shape), and more of them in all than it
+  // holds: entries are replaced, and a new one must not keep the time
+  // shape of the line it replaced.
+  constexpr size_t kGroup = 200, kRounds = 6;
+  for (size_t i = 0; i < 12 * kGroup; ++i) seeds.push_back(static_cast<uint32_t>(rng()));
+  std::vector<std::string> lines;
+  for (size_t g = 0; g < seeds.size(); g += kGroup) {
+    for (size_t round = 0; round < kRounds; ++round) {
+      for (size_t k = g; k < g + kGroup; ++k) {
+        std::mt19937 shape_rng(seeds[k]);
+        std::mt19937 clock_rng(seeds[k] ^ static_cast<uint32_t>(round * 7919));
+        lines.push_back(TimeShapeLine(shape_rng, clock_rng));
+      }
+    }
+  }
+  // Shapes that differ only in their message, all with the stamp at one
+  // offset, half with a kernel stamp after the clock: an entry replaced by
+  // another of them reads the new line's stamp where the old one's was,
+  // and only the noted kernel stamp tells them apart.
+  for (size_t g = 0; g < 3000; g += kGroup) {
+    for (size_t round = 0; round < kRounds; ++round) {
+      for (size_t k = g; k < g + kGroup; ++k) {
+        const std::string second = std::to_string(10 + (k + round) % 50);
+        lines.push_back("[rank3]:[I1102 13:00:" + second + ".000001 41000 x.cc:1] " +
+                        (k % 2 ? "[  12.345678] " : "") + "step " + std::to_string(k) + " of many");
+      }
+    }
+  }
+  LineFormat plain, pdsh;
+  pdsh.pdsh = true;
+  auto read_all = [&](bool memo) {
+    SetMessageMemo(memo);
+    std::vector<std::optional<ParsedTime>> got;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      TimeContext ctx;
+      ctx.default_year = i / kGroup % 3 == 0 ? 2024 : 2026;  // Feb 29 valid in one
+      ctx.tz_offset_s = i / kGroup % 5 == 0 ? 3600 : 0;
+      got.push_back(SplitLine(lines[i], i % 3 == 0 ? pdsh : plain, ctx).time);
+    }
+    return got;
+  };
+  const auto want = read_all(false);
+  const auto got = read_all(true);
+  SetMessageMemo(true);
+  size_t timed = 0, monotonic = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    ASSERT_EQ(got[i].has_value(), want[i].has_value()) << lines[i];
+    if (!want[i]) continue;
+    ++timed;
+    monotonic += want[i]->monotonic_s.has_value();
+    EXPECT_EQ(got[i]->format, want[i]->format) << lines[i];
+    EXPECT_EQ(got[i]->wall_us, want[i]->wall_us) << lines[i];
+    EXPECT_EQ(got[i]->monotonic_s, want[i]->monotonic_s) << lines[i];
+    EXPECT_EQ(got[i]->year_inferred, want[i]->year_inferred) << lines[i];
+    EXPECT_EQ(got[i]->delta_s, want[i]->delta_s) << lines[i];
+    EXPECT_EQ(got[i]->end, want[i]->end) << lines[i];
+  }
+  // Most lines are read, and many of them with a kernel stamp.
+  EXPECT_GT(timed, lines.size() / 3);
+  EXPECT_GT(monotonic, lines.size() / 8);
+}
+
 // The windowed search finds memrchr's newline: none, in the first, last and
 // middle window, on a window's edge, and in a prefix shorter than a window.
 TEST(LastNewline, SameAsOneMemrchr) {
