@@ -122,6 +122,62 @@ TEST(Traceback, BareExceptionTakesItsRecordHeadersRank) {
   EXPECT_FALSE(f->header_attr.has_value());
 }
 
+// Ray's RayTaskError prints each task's traceback under the task's header
+// (ray/exceptions.py puts "ray::<title> (pid=N, ip=A, ...)" where the
+// task's "Traceback (most recent call last):" was), and the driver prints
+// a nested one's inside the outer's message. The trainer on the head node
+// (10.0.0.78) only passed on the error its worker on 10.0.0.19 raised:
+// the outer header's line and the exception at the bottom both name the
+// worker, the innermost header. The same for any chunking.
+TEST(Traceback, NestedRayTaskHeadersNameTheInnermostTask) {
+  scantest::TempDir dir;
+  std::string log =
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/job/train.py\", line 96, in <module>\n"
+      "    result = trainer.fit()\n"
+      "  File \"/opt/ray/_private/worker.py\", line 2547, in get\n"
+      "    raise value.as_instanceof_cause()\n";
+  const size_t outer_at = log.size();
+  log += "ray.exceptions.RayTaskError(DistBackendError): ray::_Inner.train() (pid=249, ip=10.0.0.78, "
+         "actor_id=37a2771439edeb1576a519a301000000, repr=TorchTrainer)\n"
+         "  File \"/opt/ray/train/_internal/utils.py\", line 54, in check_for_failure\n"
+         "    ray.get(object_ref)\n";
+  const size_t inner_at = log.size();
+  log += "ray.exceptions.RayTaskError(DistBackendError): ray::_RayTrainWorker__execute.get_next() (pid=192, "
+         "ip=10.0.0.19, actor_id=a3e4eb7bfa5c10d44e303ba301000000, repr=<RayTrainWorker object at 0x7fbf>)\n"
+         "  File \"/opt/ray/train/_internal/worker_group.py\", line 33, in __execute\n"
+         "    raise skipped from exception_cause(skipped)\n"
+         "  File \"/opt/job/train.py\", line 61, in train_func\n"
+         "    dist.all_reduce(t)\n";
+  const size_t cause_at = log.size();
+  log += "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+         "ProcessGroupNCCL.cpp:1970, unhandled system error, NCCL version 2.18.1\n";
+  const std::string path = dir / "driver.log";
+  scantest::WriteFile(path, log);
+  auto rs = scantest::DefaultRules();
+  ScanResult whole = scantest::ScanFiles(rs, {path}, BigCaps(1));
+  int outer = 0, inner = 0, cause = 0;
+  for (const Evidence& e : whole.evidence) {
+    if (e.offset != outer_at && e.offset != inner_at && e.offset != cause_at) continue;
+    (e.offset == outer_at ? outer : e.offset == inner_at ? inner : cause)++;
+    EXPECT_EQ(e.host, "10.0.0.19") << e.offset;
+    EXPECT_EQ(e.pid, 192) << e.offset;
+  }
+  EXPECT_GT(outer, 0);
+  EXPECT_GT(inner, 0);
+  EXPECT_GT(cause, 0);
+  auto want = Keys(whole);
+  for (size_t chunk : {size_t{4096}, inner_at + 10, cause_at - 10}) {
+    EXPECT_EQ(Diff(want, Keys(scantest::ScanFiles(rs, {path}, BigCaps(2, chunk)))), "") << chunk;
+  }
+  // One header alone: its task is the one that raised.
+  const std::string single = log.substr(inner_at);
+  auto f = Fold(single.substr(0, cause_at - inner_at), log.substr(cause_at, log.size() - cause_at - 1));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->complete);
+  EXPECT_EQ(f->frame_count, 2u);
+}
+
 TEST(Traceback, NoFoldWithoutATracebackRightAbove) {
   EXPECT_FALSE(Fold("[rank3]: step 10 done\n[rank3]: step 11 done\n", kOom).has_value());
   // Frames, then four unrelated lines: they do not end at this line.
