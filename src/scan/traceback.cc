@@ -360,11 +360,15 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   if (ends_in_frames) *ends_in_frames = false;
   if (fmt.json) return std::nullopt;
   LineView h = SplitLine(header, fmt, tctx);
-  if (h.message.find(kHeader) == std::string_view::npos) {
+  // A Ray task's header stands where its "Traceback (most recent call
+  // last):" was (RayTaskError.__str__): the frames and exception under it
+  // are read the same.
+  if (h.message.find(kHeader) == std::string_view::npos && FindRayTaskHeader(h.message) != 0) {
     std::optional<std::string> cls = IPythonClass(h.message);
     return cls ? FindIPythonException(*cls, after, h.attr, fmt, tctx, ends_in_frames) : std::nullopt;
   }
-  const Attribution& mine = h.attr;
+  Attribution task;
+  const Attribution mine = StreamOf(header, h, fmt, tctx, &task);
   // A traceback joined onto its header's line as posted ("Traceback (most
   // recent call last): File "train.py", line 178, in <module> train() ..."):
   // its frames and exception are that line, nothing after it is. With no

@@ -313,6 +313,26 @@ TEST(Traceback, FramesRunningOutAreTold) {
 // threading's and multiprocessing's lines above the traceback of an
 // exception that ended a thread or a child process, also behind a prefix the
 // format does not split off but the header's line has as well.
+// A Ray task's header alone on its line (Tune's failure report, Ray Train
+// v2) heads the task's frames as Python's header would: the exception after
+// them is read, and frames running out are told, though the header names a
+// host the bare frames do not print.
+TEST(Traceback, RayTaskHeaderAloneHeadsItsFrames) {
+  const std::string header = "ray::ImplicitFunc.train() (pid=33261, ip=10.10.8.10, repr=train_model_raytune)";
+  const std::string frames =
+      "  File \"/opt/ray/tune/trainable.py\", line 360, in train\n"
+      "    result = self.step()\n"
+      "  File \"/opt/ray/tune/function_runner.py\", line 645, in _trainable_func\n"
+      "    output = fn()\n";
+  EXPECT_EQ(Told(header, frames), std::pair(false, true));
+  EXPECT_EQ(Told(header, frames + "RuntimeError: CUDA error: invalid device ordinal\n"), std::pair(true, false));
+  auto e = FindExceptionLine(header, frames + "RuntimeError: CUDA error: invalid device ordinal\n", LineFormat{},
+                             TimeContext{});
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exception, "RuntimeError");
+  EXPECT_EQ(e->index, 4u);
+}
+
 TEST(Traceback, ChildHeaders) {
   constexpr std::string_view kHeader = "Traceback (most recent call last):";
   auto under = [&](std::string_view header, std::string_view above) {
