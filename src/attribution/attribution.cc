@@ -996,8 +996,9 @@ void ScanKernelMarkers(std::string_view s, size_t begin, Found* f) {
 // "()" after the name, coloured by colorama): "ray::TaskRunner.run() (pid=N,
 // ip=A)", with ", actor_id=X, repr=R)" for an actor's task (ray/exceptions.py
 // RayTaskError.__str__; the driver prints it, so it is the only place its log
-// names the failed process's host). Sets *host and *pid, or neither.
-void ScanRayTaskHeader(std::string_view s, size_t begin, std::string* host, std::optional<int64_t>* pid) {
+// names the failed process's host). Sets *host and *pid, or neither;
+// returns where the title starts (kNpos without a header).
+size_t ScanRayTaskHeader(std::string_view s, size_t begin, std::string* host, std::optional<int64_t>* pid) {
   for (size_t at = s.find(" (pid=", begin); at != kNpos; at = s.find(" (pid=", at + 1)) {
     // The process title is the token before the space; colorama's colour
     // codes around it hold no space.
@@ -1015,8 +1016,9 @@ void ScanRayTaskHeader(std::string_view s, size_t begin, std::string* host, std:
     if (!LooksLikeHostToken(h)) continue;
     *host = NormalizeHost(h);
     *pid = v;
-    return;
+    return t;
   }
+  return kNpos;
 }
 
 // Past the spaces and the markdown quote markers ("> ", "> > ") a log
@@ -1028,6 +1030,17 @@ size_t SkipQuoteMarkers(std::string_view s, size_t p) {
 }
 
 }  // namespace
+
+size_t FindRayTaskHeader(std::string_view line, std::string* host, std::optional<int64_t>* pid) {
+  std::string h;
+  std::optional<int64_t> v;
+  const size_t title = ScanRayTaskHeader(line, 0, &h, &v);
+  if (title != kNpos) {
+    if (host) *host = std::move(h);
+    if (pid) *pid = v;
+  }
+  return title;
+}
 
 std::string NormalizeHost(std::string_view host) {
   if (host.empty() || host.size() > 253 || !IsAlnum(host[0])) return {};

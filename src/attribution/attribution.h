@@ -81,6 +81,14 @@ void SetMessageMemo(bool on);
 // a caller that saw it on the lines of the whole file may strip it first.
 size_t PdshPrefixEnd(std::string_view line, std::string_view* host = nullptr);
 
+// Ray's RayTaskError header, "ray::<title> (pid=N, ip=A[, actor_id=X][,
+// repr=R])" (ray/exceptions.py RayTaskError.__str__ prints it in place of
+// the "Traceback (most recent call last):" of the task's own traceback, so
+// it heads the frames of the process it names): where its process title
+// starts in `line` (npos without one), and in *host and *pid what it names.
+size_t FindRayTaskHeader(std::string_view line, std::string* host = nullptr,
+                         std::optional<int64_t>* pid = nullptr);
+
 // Merges `more` into `base`: fields unset in base are taken from more.
 void MergeAttribution(Attribution& base, const Attribution& more);
 

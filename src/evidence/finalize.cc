@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attribution/attribution.h"
 #include "timeparse/timeparse.h"
 
 namespace faultline {
@@ -60,6 +61,66 @@ void AttachTracebackLines(ScanResult& r) {
         }
         if (!set) ev.fields.emplace_back("in_traceback_of", std::move(line));
       }
+    }
+  }
+}
+
+// A RayTaskError the driver prints nests the error of every task that
+// passed it on: the outer task's header ("ray::_Inner.train() (pid=249,
+// ip=A, ...)"), its frames, then the inner task's exception line with that
+// task's header ("ray.exceptions.RayTaskError(E): ray::Worker.run() (pid=
+// 192, ip=B, ...)"), and so on down to the task that raised (ray/
+// exceptions.py: each RayTaskError's message is its task's traceback with
+// the header in place of "Traceback (most recent call last):"). Each outer
+// header only passes the error on: the innermost names the process where
+// it was raised, so a header line whose traceback's exception line is a
+// nested header's takes that one's host and pid, innermost first so that
+// every level gets the deepest.
+void TakeInnermostTaskHeaders(ScanResult& r) {
+  struct Task {
+    std::string host, resolved_host;
+    std::optional<int64_t> pid, resolved_pid;
+  };
+  // Per source, the lines holding a task header, by offset.
+  std::map<uint32_t, std::map<uint64_t, Task>> tasks;
+  for (const Evidence& ev : r.evidence) {
+    if (ev.text.find("ray::") == std::string::npos) continue;
+    Task t;
+    if (FindRayTaskHeader(ev.text, &t.host, &t.pid) == std::string_view::npos) continue;
+    t.resolved_host = t.host;
+    t.resolved_pid = t.pid;
+    tasks[ev.source].emplace(ev.offset, std::move(t));
+  }
+  if (tasks.empty()) return;
+  std::map<uint32_t, std::vector<size_t>> by_source;  // their evidence, innermost first
+  for (size_t i = 0; i < r.evidence.size(); ++i) {
+    auto s = tasks.find(r.evidence[i].source);
+    if (s != tasks.end() && s->second.count(r.evidence[i].offset)) by_source[r.evidence[i].source].push_back(i);
+  }
+  for (auto& [src, idx] : by_source) {
+    std::map<uint64_t, Task>& lines = tasks[src];
+    std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) {
+      return r.evidence[a].offset > r.evidence[b].offset;
+    });
+    // A header line whose fold reaches up to another header line is the
+    // exception line of that one's task.
+    for (size_t i : idx) {
+      const Evidence& inner = r.evidence[i];
+      if (inner.traceback_span == 0 || inner.offset < inner.traceback_span) continue;
+      auto outer = lines.find(inner.offset - inner.traceback_span);
+      if (outer == lines.end()) continue;
+      const Task& t = lines.at(inner.offset);
+      outer->second.resolved_host = t.resolved_host;
+      outer->second.resolved_pid = t.resolved_pid;
+    }
+    for (size_t i : idx) {
+      Evidence& ev = r.evidence[i];
+      const Task& t = lines.at(ev.offset);
+      // A prefix's host is the line's own (AttachTracebackLines may have
+      // given a bare one its exception line's, the deepest task's).
+      if (!ev.host.empty() && ev.host != t.host && ev.host != t.resolved_host) continue;
+      ev.host = t.resolved_host;
+      if (t.resolved_pid && (ev.pid < 0 || ev.pid == t.pid)) ev.pid = *t.resolved_pid;
     }
   }
 }
@@ -166,6 +227,7 @@ int64_t NearestYear(int64_t us, int64_t ref) {
 void FinalizeTimes(ScanResult& r) {
   AnchorMonotonic(r);
   AttachTracebackLines(r);
+  TakeInnermostTaskHeaders(r);
   PlaceYears(r);
 }
 

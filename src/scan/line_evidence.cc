@@ -384,6 +384,15 @@ bool NextLineGoesOn(std::string_view next) {
   return next.find("Traceback (most recent call last)") == std::string_view::npos;
 }
 
+// The exception that ends a Ray task's traceback was raised in the task's
+// process, whose host its header names; the line the driver printed it on
+// names none.
+void TakeTaskHost(const TracebackFold& fold, Evidence& ev) {
+  if (fold.task_host.empty() || !ev.host.empty()) return;
+  ev.host = fold.task_host;
+  if (fold.task_pid) ev.pid = *fold.task_pid;
+}
+
 void TakeNextLine(std::string_view next, const Pending& p, Evidence& ev) {
   if (!next.empty() && next.back() == '\r') next.remove_suffix(1);
   ev.offset = p.next_offset;
@@ -410,6 +419,7 @@ void TakeExceptionLine(const LineFormat& fmt, const TimeContext& tctx, std::stri
     ev.fields.emplace_back("traceback", CleanText(fold->frames));
     if (!fold->logged_level.empty()) ev.fields.emplace_back("logged_level", fold->logged_level);
     ev.traceback_span = static_cast<uint32_t>(fold->span);
+    TakeTaskHost(*fold, ev);
   }
 }
 
@@ -509,6 +519,7 @@ void Scanner::Impl::AddTraceback(std::vector<Evidence>& evs, size_t first, size_
       ev.fields.emplace_back("logged_level", fold->logged_level);
     }
     ev.traceback_span = static_cast<uint32_t>(fold->span);
+    TakeTaskHost(*fold, ev);
     // A bare exception line of a record whose header had the prefix.
     if (const auto& h = fold->header_attr; h && ev.rank < 0 && ev.host.empty()) {
       ev.rank = h->rank.value_or(-1);

@@ -57,6 +57,22 @@ bool SameStream(const Attribution& a, const Attribution& b) {
   return a.rank == b.rank && a.host == b.host;
 }
 
+// The stream that printed line `l` (split as `v`): its attribution, less
+// what a Ray task header on it names (the task's process, which is not
+// the one that printed the line: the driver prints every nested header).
+// *task receives the header's host and pid, when it has one.
+Attribution StreamOf(std::string_view l, const LineView& v, const LineFormat& fmt, const TimeContext& tctx,
+                     Attribution* task) {
+  if (v.message.find("ray::") == std::string_view::npos) return v.attr;
+  std::string host;
+  std::optional<int64_t> pid;
+  const size_t title = FindRayTaskHeader(l, &host, &pid);
+  if (title == std::string_view::npos) return v.attr;
+  task->host = std::move(host);
+  task->pid = pid;
+  return title == 0 ? Attribution{} : SplitLineUntimed(l.substr(0, title), fmt, tctx).attr;
+}
+
 // How far into a record's message its level name may come: after a stamp,
 // a logger name or a bracketed prefix ("2024-05-02 10:11:12,345 - WARNING -").
 constexpr size_t kLevelReach = 64;
@@ -344,11 +360,15 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   if (ends_in_frames) *ends_in_frames = false;
   if (fmt.json) return std::nullopt;
   LineView h = SplitLine(header, fmt, tctx);
-  if (h.message.find(kHeader) == std::string_view::npos) {
+  // A Ray task's header stands where its "Traceback (most recent call
+  // last):" was (RayTaskError.__str__): the frames and exception under it
+  // are read the same.
+  if (h.message.find(kHeader) == std::string_view::npos && FindRayTaskHeader(h.message) != 0) {
     std::optional<std::string> cls = IPythonClass(h.message);
     return cls ? FindIPythonException(*cls, after, h.attr, fmt, tctx, ends_in_frames) : std::nullopt;
   }
-  const Attribution& mine = h.attr;
+  Attribution task;
+  const Attribution mine = StreamOf(header, h, fmt, tctx, &task);
   // A traceback joined onto its header's line as posted ("Traceback (most
   // recent call last): File "train.py", line 178, in <module> train() ..."):
   // its frames and exception are that line, nothing after it is. With no
@@ -370,7 +390,8 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     if (!l) return std::nullopt;  // a partial line
     LineView v = SplitLineUntimed(l->text, fmt, tctx);
     const std::optional<std::string> frame = ParseFrame(v.message);
-    if (SameStream(v.attr, mine)) {
+    Attribution task;
+    if (SameStream(StreamOf(l->text, v, fmt, tctx, &task), mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
       if (frame) {
         if (frames == 0) {
@@ -458,7 +479,8 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   // of it (a dense log's 8 KiB of other ranks' lines, ~40 of them) to find
   // none.
   if (window.find("File \"") == std::string_view::npos && !HasEscapes(window)) return std::nullopt;
-  const Attribution mine = SplitLine(line, fmt, tctx).attr;
+  Attribution own_task;
+  const Attribution mine = StreamOf(line, SplitLine(line, fmt, tctx), fmt, tctx, &own_task);
   std::vector<std::string> frames;  // innermost first while walking back
   int gap = 0;
   enum class End { kHeader, kGap, kWindow } end = End::kWindow;
@@ -470,6 +492,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   const bool bare = !mine.rank && mine.host.empty();
   bool others = false;
   std::optional<Attribution> header_attr;
+  Attribution task;  // the header's, when it is a Ray task's
   while (!rest.empty()) {
     size_t nl = rest.rfind('\n');
     bool first = nl == std::string_view::npos;
@@ -477,12 +500,22 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
     std::string_view l = first ? rest : rest.substr(nl + 1);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
     LineView v = SplitLineUntimed(l, fmt, tctx);
-    const bool same = SameStream(v.attr, mine);
+    Attribution line_task;
+    const Attribution stream = StreamOf(l, v, fmt, tctx, &line_task);
+    const bool same = SameStream(stream, mine);
+    // Ray prints a task's header where that task's own traceback said
+    // "Traceback (most recent call last):": the frames under it ran in the
+    // process it names, wherever the driver printed them.
+    const bool task_header = !line_task.host.empty();
     if ((same || (bare && !others && !frames.empty())) &&
-        v.message.find(kHeader) != std::string_view::npos) {
+        (task_header || v.message.find(kHeader) != std::string_view::npos)) {
       end = End::kHeader;
       top = static_cast<size_t>(l.data() - window.data());
-      if (!same) header_attr = v.attr;
+      if (task_header) {
+        task = std::move(line_task);
+      } else if (!same) {
+        header_attr = v.attr;
+      }
       break;
     }
     if (!same) others = true;
@@ -512,6 +545,8 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
     out.logged_level = LoggedLevel(window, top, window_at_source_start, header_attr.value_or(mine), fmt, tctx);
   }
   out.header_attr = std::move(header_attr);
+  out.task_host = std::move(task.host);
+  out.task_pid = task.pid;
   size_t keep = std::min(frames.size(), kTracebackMaxFrames);
   if (!header) {
     out.frames = "... earlier frames > ";

@@ -55,6 +55,13 @@ struct TracebackFold {
   // exception line). The exception is that record's, so its line takes the
   // header's rank and host. Unset when the exception line has its own.
   std::optional<Attribution> header_attr;
+  // The host and pid a Ray task header heading the traceback names
+  // ("ray::<title> (pid=N, ip=A, ...)", which RayTaskError's message puts
+  // in place of the task's "Traceback (most recent call last):"): the
+  // frames ran, and the exception line was raised, in that process. Empty
+  // when the header is Python's own.
+  std::string task_host;
+  std::optional<int64_t> task_pid;
 };
 
 // The exception line that ends a traceback: which line after the header it

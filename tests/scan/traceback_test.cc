@@ -122,6 +122,62 @@ TEST(Traceback, BareExceptionTakesItsRecordHeadersRank) {
   EXPECT_FALSE(f->header_attr.has_value());
 }
 
+// Ray's RayTaskError prints each task's traceback under the task's header
+// (ray/exceptions.py puts "ray::<title> (pid=N, ip=A, ...)" where the
+// task's "Traceback (most recent call last):" was), and the driver prints
+// a nested one's inside the outer's message. The trainer on the head node
+// (10.0.0.78) only passed on the error its worker on 10.0.0.19 raised:
+// the outer header's line and the exception at the bottom both name the
+// worker, the innermost header. The same for any chunking.
+TEST(Traceback, NestedRayTaskHeadersNameTheInnermostTask) {
+  scantest::TempDir dir;
+  std::string log =
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/job/train.py\", line 96, in <module>\n"
+      "    result = trainer.fit()\n"
+      "  File \"/opt/ray/_private/worker.py\", line 2547, in get\n"
+      "    raise value.as_instanceof_cause()\n";
+  const size_t outer_at = log.size();
+  log += "ray.exceptions.RayTaskError(DistBackendError): ray::_Inner.train() (pid=249, ip=10.0.0.78, "
+         "actor_id=37a2771439edeb1576a519a301000000, repr=TorchTrainer)\n"
+         "  File \"/opt/ray/train/_internal/utils.py\", line 54, in check_for_failure\n"
+         "    ray.get(object_ref)\n";
+  const size_t inner_at = log.size();
+  log += "ray.exceptions.RayTaskError(DistBackendError): ray::_RayTrainWorker__execute.get_next() (pid=192, "
+         "ip=10.0.0.19, actor_id=a3e4eb7bfa5c10d44e303ba301000000, repr=<RayTrainWorker object at 0x7fbf>)\n"
+         "  File \"/opt/ray/train/_internal/worker_group.py\", line 33, in __execute\n"
+         "    raise skipped from exception_cause(skipped)\n"
+         "  File \"/opt/job/train.py\", line 61, in train_func\n"
+         "    dist.all_reduce(t)\n";
+  const size_t cause_at = log.size();
+  log += "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+         "ProcessGroupNCCL.cpp:1970, unhandled system error, NCCL version 2.18.1\n";
+  const std::string path = dir / "driver.log";
+  scantest::WriteFile(path, log);
+  auto rs = scantest::DefaultRules();
+  ScanResult whole = scantest::ScanFiles(rs, {path}, BigCaps(1));
+  int outer = 0, inner = 0, cause = 0;
+  for (const Evidence& e : whole.evidence) {
+    if (e.offset != outer_at && e.offset != inner_at && e.offset != cause_at) continue;
+    (e.offset == outer_at ? outer : e.offset == inner_at ? inner : cause)++;
+    EXPECT_EQ(e.host, "10.0.0.19") << e.offset;
+    EXPECT_EQ(e.pid, 192) << e.offset;
+  }
+  EXPECT_GT(outer, 0);
+  EXPECT_GT(inner, 0);
+  EXPECT_GT(cause, 0);
+  auto want = Keys(whole);
+  for (size_t chunk : {size_t{4096}, inner_at + 10, cause_at - 10}) {
+    EXPECT_EQ(Diff(want, Keys(scantest::ScanFiles(rs, {path}, BigCaps(2, chunk)))), "") << chunk;
+  }
+  // One header alone: its task is the one that raised.
+  const std::string single = log.substr(inner_at);
+  auto f = Fold(single.substr(0, cause_at - inner_at), log.substr(cause_at, log.size() - cause_at - 1));
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->complete);
+  EXPECT_EQ(f->frame_count, 2u);
+}
+
 TEST(Traceback, NoFoldWithoutATracebackRightAbove) {
   EXPECT_FALSE(Fold("[rank3]: step 10 done\n[rank3]: step 11 done\n", kOom).has_value());
   // Frames, then four unrelated lines: they do not end at this line.
@@ -257,6 +313,26 @@ TEST(Traceback, FramesRunningOutAreTold) {
 // threading's and multiprocessing's lines above the traceback of an
 // exception that ended a thread or a child process, also behind a prefix the
 // format does not split off but the header's line has as well.
+// A Ray task's header alone on its line (Tune's failure report, Ray Train
+// v2) heads the task's frames as Python's header would: the exception after
+// them is read, and frames running out are told, though the header names a
+// host the bare frames do not print.
+TEST(Traceback, RayTaskHeaderAloneHeadsItsFrames) {
+  const std::string header = "ray::ImplicitFunc.train() (pid=33261, ip=10.10.8.10, repr=train_model_raytune)";
+  const std::string frames =
+      "  File \"/opt/ray/tune/trainable.py\", line 360, in train\n"
+      "    result = self.step()\n"
+      "  File \"/opt/ray/tune/function_runner.py\", line 645, in _trainable_func\n"
+      "    output = fn()\n";
+  EXPECT_EQ(Told(header, frames), std::pair(false, true));
+  EXPECT_EQ(Told(header, frames + "RuntimeError: CUDA error: invalid device ordinal\n"), std::pair(true, false));
+  auto e = FindExceptionLine(header, frames + "RuntimeError: CUDA error: invalid device ordinal\n", LineFormat{},
+                             TimeContext{});
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exception, "RuntimeError");
+  EXPECT_EQ(e->index, 4u);
+}
+
 TEST(Traceback, ChildHeaders) {
   constexpr std::string_view kHeader = "Traceback (most recent call last):";
   auto under = [&](std::string_view header, std::string_view above) {
