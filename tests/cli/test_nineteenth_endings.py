@@ -15,7 +15,10 @@ program that printed them writes them (issue #18):
   'unable to start container process'); the Exit Code under it is only its
   status;
 - sacct and reportseff tables: a TIMEOUT row whose job id is redacted, or
-  right-aligned as reportseff prints it.
+  right-aligned as reportseff prints it;
+- image builds: a RUN step that failed, in the classic builder's words
+  ('returned a non-zero code: N', moby builder/dockerfile) and BuildKit's
+  ('did not complete successfully: exit code: N').
 """
 import pytest
 
@@ -69,6 +72,17 @@ Containers:
     Ready:          False
     Restart Count:  0
 """, FALLBACK, "executable file not found"),
+    # NVIDIA/nvidia-docker#1747: a Dockerfile that runs nvidia-smi, built
+    # with BuildKit where no GPU is given to build steps.
+    "buildkit-run-exit-code": ("""\
+ERROR: failed to solve: process "/bin/sh -c nvidia-smi" did not complete successfully: exit code: 127
+""", FALLBACK, "did not complete successfully: exit code: 127"),
+    # NVIDIA/nvidia-docker#841: the classic builder's report of a RUN step.
+    "docker-build-returned-non-zero-code": ("""\
+Step 20/21 : RUN sed -i "s;@VERSION@;${REVISION#*+};" debian/changelog &&    if [ "$REVISION" != "$(dpkg-parsechangelog --show-field=Version)" ]; then exit 1; fi
+ ---> Running in 36273a0d550d
+The command '/bin/sh -c sed -i "s;@VERSION@;${REVISION#*+};" debian/changelog &&    if [ "$REVISION" != "$(dpkg-parsechangelog --show-field=Version)" ]; then exit 1; fi' returned a non-zero code: 1
+""", FALLBACK, "returned a non-zero code: 1"),
     # troycomi/reportseff#58: reportseff's rows, the ids redacted.
     "reportseff-timeout-rows": ("""\
     JobID    State       Elapsed  TimeEff   CPUEff   MemEff 
