@@ -1,0 +1,70 @@
+"""Calls of the correlator that named a collateral line or a requested stop
+as the failure, read from the programs that print them (issue #18):
+
+- Horovod's SHUT_DOWN_ERROR (horovod/common/common.h: "Horovod has been
+  shut down. This was caused by an exception on one of the ranks ...",
+  "This has been caused by an exception on one of the rank" before #350)
+  fails every collective once a rank's exception or early exit stopped the
+  background loop; the wrappers raise it as the rank's own exception. Its
+  text says another rank's failure caused it: it is a summary
+  (role:summary), and mpirun's report of the first process to exit names
+  the rank that went first, since that status is another rank's.
+"""
+from conftest import leading_incident
+
+FALLBACK = "unrecognised-fatal-error"
+
+# https://github.com/horovod/horovod/issues/3412, as posted (its end).
+HOROVOD_SHUT_DOWN_TF = """\
+[1,0]<stderr>:    File "/usr/local/lib/python3.8/dist-packages/horovod/tensorflow/mpi_ops.py", line 123, in _allreduce
+[1,0]<stderr>:      return MPI_LIB.horovod_allreduce(tensor, name=name, reduce_op=op,
+[1,0]<stderr>:    File "<string>", line 107, in horovod_allreduce
+[1,0]<stderr>:Node: 'DistributedAdam_Allreduce/cond/HorovodAllreduce_grads_0'
+[1,0]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution. If the shutdown was caused by an exception, you should see the exception in the log before the first shutdown message.
+[1,0]<stderr>:\t [[{{node DistributedAdam_Allreduce/cond/HorovodAllreduce_grads_0}}]] [Op:__inference_train_function_3470]
+-------------------------------------------------------
+Primary job  terminated normally, but 1 process returned
+a non-zero exit code. Per user-direction, the job has been aborted.
+-------------------------------------------------------
+"""
+
+# https://github.com/ChenRocks/UNITER/issues/31 (tests/cli/hosts): rank 1's
+# shutdown error, then mpirun names [[50371,1],0] the first to exit.
+HOROVOD_SHUT_DOWN_TORCH = """\
+[1,1]<stderr>:  File "/opt/conda/lib/python3.6/site-packages/horovod/torch/mpi_ops.py", line 436, in synchronize
+[1,1]<stderr>:    mpi_lib.horovod_torch_wait_and_clear(handle)
+[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution. If the shutdown was caused by an exception, you should see the exception in the log before the first shutdown message.
+--------------------------------------------------------------------------
+Primary job  terminated normally, but 1 process returned
+a non-zero exit code. Per user-direction, the job has been aborted.
+--------------------------------------------------------------------------
+--------------------------------------------------------------------------
+mpirun detected that one or more processes exited with non-zero status, thus causing
+the job to be terminated. The first process to do so was:
+
+  Process name: [[50371,1],0]
+  Exit code:    1
+--------------------------------------------------------------------------
+"""
+
+
+def test_mpirun_first_process_leads_over_horovod_shut_down(faultline_bin, validate, tmp_path):
+    inc = leading_incident(faultline_bin, validate, tmp_path, HOROVOD_SHUT_DOWN_TORCH, rule=FALLBACK,
+                           any_line="Process name: [[50371,1],0]")
+    assert inc["initiating"]["rank"] == 0
+    assert "horovod-shut-down" in [c["rule"] for c in inc["collateral"]]
+
+
+def test_another_rank_exception_before_the_shut_down_leads(faultline_bin, validate, tmp_path):
+    # rank 1's exception put before the posted excerpt
+    text = ("[1,1]<stderr>:Traceback (most recent call last):\n"
+            "[1,1]<stderr>:  File \"train.py\", line 88, in <module>\n"
+            "[1,1]<stderr>:    batch = next(loader)\n"
+            "[1,1]<stderr>:KeyError: 'input_ids'\n" + HOROVOD_SHUT_DOWN_TF)
+    inc = leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line="KeyError: 'input_ids'")
+    assert inc["initiating"]["rank"] == 1
+
+
+def test_horovod_shut_down_alone_says_another_rank_failed(faultline_bin, validate, tmp_path):
+    leading_incident(faultline_bin, validate, tmp_path, HOROVOD_SHUT_DOWN_TF, rule="horovod-shut-down",
+                     line="Horovod has been shut down.")
