@@ -9,8 +9,13 @@ as the failure, read from the programs that print them (issue #18):
   text says another rank's failure caused it: it is a summary
   (role:summary), and mpirun's report of the first process to exit names
   the rank that went first, since that status is another rank's.
+- docker events logs `docker stop` as a kill event with the signal sent
+  (moby daemon/kill.go, attribute `signal`) and then the die event with
+  the exit status (daemon/monitor.go, `exitCode`): a die whose status is
+  128 plus the signal an earlier kill event of the same container sent is
+  that requested stop, not a failure.
 """
-from conftest import leading_incident
+from conftest import diagnose_text, leading_incident
 
 FALLBACK = "unrecognised-fatal-error"
 
@@ -68,3 +73,34 @@ def test_another_rank_exception_before_the_shut_down_leads(faultline_bin, valida
 def test_horovod_shut_down_alone_says_another_rank_failed(faultline_bin, validate, tmp_path):
     leading_incident(faultline_bin, validate, tmp_path, HOROVOD_SHUT_DOWN_TF, rule="horovod-shut-down",
                      line="Horovod has been shut down.")
+
+
+# The event lines as docker/cli prints moby's events (no posted stream of a
+# docker stop was found: type, action, ID, then the attributes sorted by key).
+CONTAINER = "4f2b1c0d9e8a7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c"
+DOCKER_STOP = f"""\
+2024-05-02T10:11:12.000000000Z container kill {CONTAINER} (image=trainer:latest, name=train-1, signal=15)
+2024-05-02T10:11:12.400000000Z container die {CONTAINER} (execDuration=3600, exitCode=143, image=trainer:latest, name=train-1)
+2024-05-02T10:11:12.500000000Z container stop {CONTAINER} (image=trainer:latest, name=train-1)
+"""
+
+
+def failures(incidents):
+    """The incidents that say something failed: not the stop itself
+    (sigterm-received) nor the practice finding of a stop without a
+    checkpoint after it, as for any requested stop."""
+    return [i["rule"] for i in incidents if i["rule"] not in ("sigterm-received", "graceful-shutdown-missing")]
+
+
+def test_docker_stop_is_no_failure(faultline_bin, validate, tmp_path):
+    assert failures(diagnose_text(faultline_bin, validate, tmp_path, DOCKER_STOP)) == []
+
+
+def test_docker_die_by_another_status_than_the_kill_is_a_failure(faultline_bin, validate, tmp_path):
+    text = DOCKER_STOP.replace("exitCode=143", "exitCode=139")
+    leading_incident(faultline_bin, validate, tmp_path, text, line="exitCode=139")
+
+
+def test_docker_kill_of_another_container_explains_no_die(faultline_bin, validate, tmp_path):
+    text = DOCKER_STOP.replace(f"kill {CONTAINER}", "kill 9a8b7c6d5e4f")
+    assert failures(diagnose_text(faultline_bin, validate, tmp_path, text)) != []
