@@ -14,6 +14,10 @@ as the failure, read from the programs that print them (issue #18):
   the exit status (daemon/monitor.go, `exitCode`): a die whose status is
   128 plus the signal an earlier kill event of the same container sent is
   that requested stop, not a failure.
+- A W&B sweep agent's "Run <id> errored: <repr(exc)>" (wandb/agents/
+  pyagent.py up to 0.16.2, logger.error and termerror) reports the run's
+  own exception: that exception is the failure, and its "wandb: ERROR"
+  copy is no W&B failure.
 """
 from conftest import diagnose_text, leading_incident
 
@@ -104,3 +108,23 @@ def test_docker_die_by_another_status_than_the_kill_is_a_failure(faultline_bin, 
 def test_docker_kill_of_another_container_explains_no_die(faultline_bin, validate, tmp_path):
     text = DOCKER_STOP.replace(f"kill {CONTAINER}", "kill 9a8b7c6d5e4f")
     assert failures(diagnose_text(faultline_bin, validate, tmp_path, text)) != []
+
+
+# https://github.com/wandb/wandb/issues/4628 and #3401, as posted.
+WANDB_RUN_ERRORED = """\
+wandb: Find logs at: ./wandb/run-20221214_011259-0jbbwa4t/logs
+Run 0jbbwa4t errored: IndexError('list index out of range')
+wandb: ERROR Run 0jbbwa4t errored: IndexError('list index out of range')
+wandb: Agent Starting Run: mu8l3q87 with config:
+"""
+
+
+def test_wandb_agent_run_errored_is_the_run_exception(faultline_bin, validate, tmp_path):
+    inc = leading_incident(faultline_bin, validate, tmp_path, WANDB_RUN_ERRORED, rule=FALLBACK,
+                           line="errored: IndexError('list index out of range')")
+    assert "wandb-tracking-failure" not in [c["rule"] for c in inc["collateral"]]
+
+
+def test_wandb_termerror_copy_alone_is_the_run_exception(faultline_bin, validate, tmp_path):
+    text = "wandb: ERROR Run 9uvr1lj3 errored: FileNotFoundError(2, 'No such file or directory')\n"
+    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line="FileNotFoundError(2,")
