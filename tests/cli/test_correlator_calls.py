@@ -18,6 +18,9 @@ as the failure, read from the programs that print them (issue #18):
   pyagent.py up to 0.16.2, logger.error and termerror) reports the run's
   own exception: that exception is the failure, and its "wandb: ERROR"
   copy is no W&B failure.
+- LSF's TERM_THREADLIMIT, TERM_PROCESSLIMIT and TERM_CPULIMIT above the
+  SIGTERM's exit status 143 are a kill at a limit: their own rule leads
+  (lsf-limit-kill), not a missing SIGTERM handler.
 """
 from conftest import diagnose_text, leading_incident
 
@@ -128,3 +131,21 @@ def test_wandb_agent_run_errored_is_the_run_exception(faultline_bin, validate, t
 def test_wandb_termerror_copy_alone_is_the_run_exception(faultline_bin, validate, tmp_path):
     text = "wandb: ERROR Run 9uvr1lj3 errored: FileNotFoundError(2, 'No such file or directory')\n"
     leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line="FileNotFoundError(2,")
+
+
+# https://github.com/cdanielmachado/carveme/issues/34 (tests/cli/endings/
+# e13-lsf-term-threadlimit-143.log), its job report's end.
+LSF_THREADLIMIT = """\
+TERM_THREADLIMIT: job killed after reaching LSF thread limit.
+Exited with exit code 143.
+
+Resource usage summary:
+
+    CPU time   :      8.07 sec.
+    Max Memory :      5719 MB
+"""
+
+
+def test_lsf_limit_kill_leads_with_its_own_rule(faultline_bin, validate, tmp_path):
+    leading_incident(faultline_bin, validate, tmp_path, LSF_THREADLIMIT, rule="lsf-limit-kill",
+                     line="TERM_THREADLIMIT")
