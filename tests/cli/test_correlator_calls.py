@@ -21,6 +21,9 @@ as the failure, read from the programs that print them (issue #18):
 - LSF's TERM_THREADLIMIT, TERM_PROCESSLIMIT and TERM_CPULIMIT above the
   SIGTERM's exit status 143 are a kill at a limit: their own rule leads
   (lsf-limit-kill), not a missing SIGTERM handler.
+- glibc's strsignal word "Aborted" is also a state's name in YAML and
+  Kubernetes objects (a Volcano job's `phase: Aborted`): as a field's
+  value it is no crash report.
 """
 from conftest import diagnose_text, leading_incident
 
@@ -149,3 +152,26 @@ Resource usage summary:
 def test_lsf_limit_kill_leads_with_its_own_rule(faultline_bin, validate, tmp_path):
     leading_incident(faultline_bin, validate, tmp_path, LSF_THREADLIMIT, rule="lsf-limit-kill",
                      line="TERM_THREADLIMIT")
+
+
+# A Volcano job's state as kubectl get vcjob -o yaml prints it (volcano's
+# JobPhase "Aborted"; no posted excerpt with a crash-free log was found).
+VOLCANO_ABORTED = """\
+status:
+  minAvailable: 2
+  state:
+    lastTransitionTime: "2024-07-17T06:55:31Z"
+    phase: Aborted
+    reason: Aborted
+"""
+
+
+def test_aborted_as_a_field_value_is_no_crash(faultline_bin, validate, tmp_path):
+    assert diagnose_text(faultline_bin, validate, tmp_path, VOLCANO_ABORTED) == []
+
+
+def test_glibc_aborted_reports_stay_crashes(faultline_bin, validate, tmp_path):
+    for ending in ("Aborted (core dumped)", "Aborted", "./run.sh: line 4: 31337 Aborted"
+                   "                 (core dumped) python train.py"):
+        leading_incident(faultline_bin, validate, tmp_path, "step 10: loss 2.31\n" + ending + "\n",
+                         rule=FALLBACK, line="Aborted")
