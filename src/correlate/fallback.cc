@@ -925,8 +925,18 @@ void ChooseFallback(CorrelationState& st) {
   bool any_initiating = std::any_of(lines.begin(), lines.end(), [&](size_t i) {
     return st.rs.signal(st.evs[i].signal).role == SignalRole::Initiating;
   });
+  std::set<int64_t> exit_ranks;
+  for (size_t i : lines) {
+    if (st.evs[i].rank >= 0) exit_ranks.insert(st.evs[i].rank);
+  }
   bool summary = std::any_of(st.clusters.begin(), st.clusters.end(), [&](const Cluster& c) {
-    return c.parent < 0 && st.HasRole(c.rule, RuleRole::kSummary);
+    if (c.parent >= 0 || !st.HasRole(c.rule, RuleRole::kSummary)) return false;
+    // A report printed on some ranks that another rank's failure stopped
+    // them (Horovod's "has been shut down ... caused by an exception on
+    // one of the ranks") says nothing of a rank whose exit status is
+    // reported on its own: that status names the rank that went first.
+    return c.ranks.empty() || exit_ranks.empty() ||
+           std::any_of(exit_ranks.begin(), exit_ranks.end(), [&](int64_t r) { return c.ranks.contains(r); });
   });
   // A launcher's summary already says that a worker exited, and how: an
   // exit status adds nothing to it, only the worker's own error would. Nor

@@ -207,6 +207,42 @@ void GateTeardownReports(CorrelationState& st, IgnoredEntries& entries) {
   }
 }
 
+// A container's end that a stop request explains: docker's event stream
+// logs `docker stop` (and `docker kill`) as a kill event naming the signal
+// sent (field `kill_signal`), then the die event with the container's exit
+// status (field `exitcode`), each with the container's ID (field
+// `docker_container`). A die whose status is 128 plus the signal an earlier
+// kill event of the same container sent is the process ending of that
+// signal, as asked: the records of its line are that stop, not a failure
+// (a role:termination rule's, which reads the stop itself, stays).
+constexpr std::string_view kRequestedStop =
+    "a container's exit by the signal an earlier kill event of it sent: a requested stop";
+
+void GateRequestedStops(CorrelationState& st, IgnoredEntries& entries) {
+  // (source, container) -> the exit statuses its kill events' signals give
+  std::map<std::pair<uint32_t, std::string>, std::set<std::string>> sent;
+  std::set<std::pair<uint32_t, uint64_t>> stopped;  // (source, line) of the dies they explain
+  for (const Evidence& ev : st.evs) {
+    const std::string* id = ev.Field("docker_container");
+    if (!id) continue;
+    if (const std::string* sig = ev.Field("kill_signal")) {
+      if (sig->empty() || sig->size() > 2) continue;
+      sent[{ev.source, *id}].insert(StrCat(128 + std::stoi(*sig)));
+      continue;
+    }
+    const std::string* code = ev.Field("exitcode");
+    auto it = sent.find({ev.source, *id});
+    if (code && it != sent.end() && it->second.contains(*code)) stopped.emplace(ev.source, ev.line);
+  }
+  if (stopped.empty()) return;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    if (st.ignore_reason[i].empty() && !st.HasRole(st.evs[i].rule, RuleRole::kTermination) &&
+        stopped.contains({st.evs[i].source, st.evs[i].line})) {
+      Ignore(st, entries, i, kRequestedStop);
+    }
+  }
+}
+
 }  // namespace
 
 void GateEvidence(CorrelationState& st) {
@@ -226,6 +262,7 @@ void GateEvidence(CorrelationState& st) {
     if (!reason.empty()) Ignore(st, ignored, i, reason);
   }
   GateTeardownReports(st, ignored);
+  GateRequestedStops(st, ignored);
 }
 
 }  // namespace faultline::internal

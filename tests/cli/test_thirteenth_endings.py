@@ -55,7 +55,7 @@ Exited with exit code 143.
 """, None, "TERM_THREADLIMIT: job killed after reaching LSF thread limit"),
     "lsf-cpu-limit-in-bjobs": ("""\
 Mon Nov 23 10:17:33: Completed <exit>; TERM_CPULIMIT: job killed after reaching LSF CPU usage limit.
-""", FALLBACK, "TERM_CPULIMIT"),
+""", "lsf-limit-kill", "TERM_CPULIMIT"),
     "lsf-memory-limit": ("""\
 TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.
 Exited with exit code 137.
