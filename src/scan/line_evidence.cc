@@ -152,6 +152,36 @@ void AttributeRecord(const Attribution& line, const Attribution& path, Evidence&
   ev.gpu = line.gpu.empty() ? path.gpu : line.gpu;
 }
 
+// The context phase A kept before matched line `p`: copied, or where it
+// lies in the chunk (ChunkOut::lazy_context), copied out of a mapping
+// under the SIGBUS guard. False: the mapping faulted (truncated since
+// phase A).
+bool ContextBefore(const ChunkOut& out, const Pending& p, std::string_view& before) {
+  if (!out.lazy_context) {
+    before = out.BeforeOf(p);
+    return true;
+  }
+  if (out.context_guard.empty()) {
+    before = std::string_view(out.context_base + p.before_at, p.before_len);
+    return true;
+  }
+  // Room made before the guard: the copy inside it never allocates (a
+  // fault unwinds with longjmp).
+  thread_local std::string copy;
+  copy.reserve(internal::kContextBefore);
+  struct Read {
+    std::string* to;
+    const char* from;
+    size_t n;
+  } read{&copy, out.context_base + p.before_at, std::min(p.before_len, internal::kContextBefore)};
+  const Read* r = &read;
+  if (!GuardedRead(out.context_guard.data(), out.context_guard.size(), [r] { r->to->assign(r->from, r->n); })) {
+    return false;
+  }
+  before = copy;
+  return true;
+}
+
 }  // namespace
 
 void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_lines) const {
@@ -179,8 +209,13 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
       ConfirmLine(st, p, i, line, view, own_delta, TimeInForce(), out, refs);
       prev = {*view.time->wall_us, p.offset, view.time->year_inferred, false, 0};
     } else {
+      std::string_view before;
+      if (!ContextBefore(out, p, before)) {
+        out.faulted = true;
+        return;
+      }
       const TimeInForce inherited =
-          InheritedTime(p, out.BeforeOf(p), own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(),
+          InheritedTime(p, before, own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(),
                         st.tctx, clean_lines);
       ConfirmLine(st, p, i, line, view, own_delta, inherited, out, refs);
       prev = inherited;
@@ -567,6 +602,9 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
                                   SourceFraming::Derivation how) const {
   using Derivation = SourceFraming::Derivation;
   if (how == Derivation::kUnknown) how = st.framing.HowDerived(std::string_view(data, len));
+  // A derived text is gone before phase B: its contexts are copied.
+  out.lazy_context = false;
+  out.context_guard = {};
   // Traceback windows of derived records come from the derived text, which
   // starts at this chunk's start.
   auto fix_tb_window = [&](Pending& p, const DerivedRecord&) {
@@ -598,6 +636,7 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
     DerivedChunk jc = StripEscapes(std::string_view(data, len));
     PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out, fix_tb_window);
   } else {
+    out.lazy_context = opts.lazy_context;  // `data` outlives phase B
     PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
     clean_lines = true;
   }

@@ -197,14 +197,15 @@ BeforeSpan BeforeStart(uint64_t ls, uint64_t prev_end, bool first) {
 // Reserves the chunk's pending lines, their ids and the bytes their lines
 // and contexts take (so no copy out of the mapping reallocates), with room
 // for the next line of a hit whose signal takes it (detail_next_line).
-void ReservePending(const Ruleset& rs, const std::vector<HsCtx::Hit>& hits, ChunkOut& out) {
+void ReservePending(const Ruleset& rs, const std::vector<HsCtx::Hit>& hits, bool copy_before, ChunkOut& out) {
   size_t lines = 0, bytes = 0;
   uint64_t prev_end = 0;
   for (size_t i = 0; i < hits.size(); ++i) {
     if (rs.signal(hits[i].id).detail_next_line) bytes += kMaxEvidenceText;
     if (i > 0 && hits[i].line_start == hits[i - 1].line_start) continue;
     const uint64_t ls = hits[i].line_start, le = hits[i].line_end;
-    bytes += ls - BeforeStart(ls, prev_end, lines == 0).start + std::min<uint64_t>(le - ls, kConfirmWindow);
+    if (copy_before) bytes += ls - BeforeStart(ls, prev_end, lines == 0).start;
+    bytes += std::min<uint64_t>(le - ls, kConfirmWindow);
     ++lines;
     prev_end = le + 1;
   }
@@ -327,7 +328,8 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
   uint64_t counted_to = 0, lines_before = 0, prev_end = 0;
   const bool indexed = newlines != nullptr && newlines->complete && newlines->bytes == len &&
                        newlines->before.size() == len / NewlineIndex::kBlock + 1;
-  ReservePending(rs, hits, out);
+  ReservePending(rs, hits, !out.lazy_context, out);
+  if (out.lazy_context) out.context_base = base;
   const size_t first_pending = out.pending.size();
   for (size_t i = 0; i < hits.size();) {
     uint64_t ls = hits[i].line_start, le = hits[i].line_end;
@@ -356,9 +358,13 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
     // Context for inherited times (BeforeStart), then the line.
     const bool first_line = out.pending.size() == first_pending + 1;
     const BeforeSpan b = BeforeStart(ls, prev_end, first_line);
-    p.before_at = out.pending_text.size();
     p.before_len = ls - b.start;
-    out.pending_text.append(base + b.start, p.before_len);
+    if (out.lazy_context) {
+      p.before_at = b.start;
+    } else {
+      p.before_at = out.pending_text.size();
+      out.pending_text.append(base + b.start, p.before_len);
+    }
     p.before_reaches_chunk_start = b.start == 0 && first_line;
     p.before_reaches_prev = b.reaches_prev;
     p.line_at = out.pending_text.size();

@@ -91,7 +91,8 @@ struct Pending {
   uint64_t line_rel = 0;   // newlines in the chunk before this line
   uint32_t ids_at = 0, ids_n = 0;  // signals that matched the line
   // The line (a window of it, for huge lines) and up to kContextBefore
-  // bytes before it, in pending_text.
+  // bytes before it, in pending_text; with ChunkOut::lazy_context the
+  // context is not copied and before_at is its offset in the chunk.
   size_t line_at = 0, line_len = 0;
   size_t before_at = 0, before_len = 0;
   // Set by a derived chunk (JSON lines): the raw line, held here instead.
@@ -171,6 +172,18 @@ struct ChunkOut {
   std::string pending_text;             // the pending lines and their context
   std::vector<uint32_t> pending_ids;    // their signals, line after line
   std::vector<HeldCapture> held;        // phase B: EvidenceRef::held_at
+  // Set by the caller before PhaseA: the context before each matched line
+  // stays where it is, in the chunk's bytes at `context_base` (set by
+  // PhaseA; they outlive PhaseB), and phase B reads it only for a line
+  // without a stamp of its own (ContextBefore). Phase A copied it for
+  // every matched line: on a dense log that is nearly the whole chunk
+  // copied once more, and then read from memory again, for lines whose
+  // own stamps make it unneeded. `context_guard`, when not empty: the
+  // mapping the bytes lie in, read under a SIGBUS guard (a file truncated
+  // after phase A; then `faulted`).
+  bool lazy_context = false;
+  const char* context_base = nullptr;
+  std::string_view context_guard;
   std::string_view LineOf(const Pending& p) const {
     return p.line_owned ? std::string_view(p.line) : std::string_view(pending_text.data() + p.line_at, p.line_len);
   }
@@ -202,7 +215,7 @@ struct ChunkOut {
   // out of inheritance reach).
   SourceSummary edge;
   uint64_t base_offset = 0;       // absolute offset of the chunk
-  bool faulted = false;
+  bool faulted = false;  // phase B met a fault reading context_guard
   std::string error;  // non-empty: the source failed here
   int error_code = -3;
   // The item of a batch task (Task::batch) this output belongs to.
