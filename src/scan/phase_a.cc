@@ -248,19 +248,20 @@ bool WantsExceptionLine(const Ruleset& rs, const uint32_t* ids, size_t n) {
 void CopyTracebackAround(const char* base, size_t len, size_t readable_after, uint64_t ls, uint64_t le,
                          uint64_t abs_offset, Pending& p) {
   len += readable_after;
+  PendingExtra& x = p.MakeExtra();
   if (ls > 0) {
     const char* nl = ls >= 2 ? LastNewline(base, ls - 1) : nullptr;
     const uint64_t a = nl ? static_cast<uint64_t>(nl - base) + 1 : 0;
-    p.above.assign(base + a, ls - a);
+    x.above.assign(base + a, ls - a);
   }
   if (le + 1 >= len) return;
   const uint64_t start = le + 1;
-  p.after.assign(base + start, std::min<uint64_t>(len - start, kTracebackWindow));
+  x.after.assign(base + start, std::min<uint64_t>(len - start, kTracebackWindow));
   // The source's or chunk's last line is whole (chunks end at a line's end).
-  if (start + p.after.size() == len && p.after.back() != '\n') p.after.push_back('\n');
-  for (size_t at = 0, j = 1; at < p.after.size(); ++j) {
-    p.after_lines.emplace_back(abs_offset + start + at, p.line_rel + j);
-    size_t nl = p.after.find('\n', at);
+  if (start + x.after.size() == len && x.after.back() != '\n') x.after.push_back('\n');
+  for (size_t at = 0, j = 1; at < x.after.size(); ++j) {
+    x.after_lines.emplace_back(abs_offset + start + at, p.line_rel + j);
+    size_t nl = x.after.find('\n', at);
     if (nl == std::string::npos) break;
     at = nl + 1;
   }
@@ -347,11 +348,12 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       // A huge line: RE2 confirms each signal on a window that ends a little
       // past where Hyperscan saw its match end, not on the line's head,
       // which may be gigabytes before it.
-      p.windows.resize(i - first);
+      std::vector<std::string>& windows = p.MakeExtra().windows;
+      windows.resize(i - first);
       for (size_t k = first; k < i; ++k) {
         uint64_t wend = std::min<uint64_t>(le, hits[k].to + kWindowAfterMatch);
         uint64_t wstart = wend - ls > kConfirmWindow ? wend - kConfirmWindow : ls;
-        CopyOut(p.windows[k - first], base + wstart, wend - wstart);
+        CopyOut(windows[k - first], base + wstart, wend - wstart);
       }
       line_len = kConfirmWindow;
     }
@@ -378,7 +380,7 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       p.tb_at_start = abs_offset + ls == w;
       p.tb_cut = w < kTracebackWindow && !p.tb_at_start;
       const char* wstart = base + ls - w;  // may reach before base (readable_before)
-      CopyOut(p.tb_window, wstart, w);
+      CopyOut(p.MakeExtra().tb_window, wstart, w);
     }
     if (WantsNextLine(rs, out.IdsOf(p), p.ids_n)) CopyNextLine(base, len, le, abs_offset, out, p);
     if (WantsExceptionLine(rs, out.IdsOf(p), p.ids_n)) {
