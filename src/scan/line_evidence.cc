@@ -188,9 +188,7 @@ bool ContextBefore(const ChunkOut& out, const Pending& p, std::string_view& befo
 void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_lines) const {
   // Pass 1: each line's time in force and attribution, its signals
   // confirmed; the evidence made without its text and captures.
-  // Kept from chunk to chunk (GiveSpare's reason).
-  thread_local std::vector<EvidenceRef> refs;
-  refs.clear();
+  std::vector<EvidenceRef> refs;
   refs.reserve(out.pending.size());
   // A record per matched signal: sized once, not grown by moving records.
   size_t records = 0;
@@ -240,8 +238,14 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
     FinishLine(st, out.pending[pi], k, end, all_thin, out, refs);
     k = end;
   }
-  internal::GiveSpare(out);
-  if (refs.capacity() * sizeof(EvidenceRef) > internal::kSpareBytes) std::vector<EvidenceRef>().swap(refs);
+  out.pending.clear();
+  out.pending.shrink_to_fit();
+  out.pending_text.clear();
+  out.pending_text.shrink_to_fit();
+  out.pending_ids.clear();
+  out.pending_ids.shrink_to_fit();
+  out.held.clear();
+  out.held.shrink_to_fit();
   ChunkEdgeTimes(st.framing.format(), st.tctx, clean_lines, out);
   // Freed here, not by the merging thread that destroys the output (a
   // small file's head, up to kEdgeWindow bytes, was a free of its own

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 
 #include "scan/scan_impl.h"
 #include "util/bytescan.h"
@@ -93,41 +92,7 @@ int OnHsMatch(unsigned id, unsigned long long, unsigned long long to, unsigned, 
   return 0;
 }
 
-struct SpareBuffers {
-  std::vector<Pending> pending;
-  std::string text;
-  std::vector<uint32_t> ids;
-  std::vector<HeldCapture> held;
-};
-thread_local SpareBuffers spare;
-
 }  // namespace
-
-void TakeSpare(ChunkOut& out) {
-  if (out.pending.capacity() == 0) out.pending.swap(spare.pending);
-  if (out.pending_text.capacity() < spare.text.capacity() && out.pending_text.empty()) {
-    out.pending_text.swap(spare.text);
-  }
-  if (out.pending_ids.capacity() == 0) out.pending_ids.swap(spare.ids);
-  if (out.held.capacity() == 0) out.held.swap(spare.held);
-}
-
-void GiveSpare(ChunkOut& out) {
-  // Cleared first: the pending lines' own strings are freed, their
-  // records' room kept.
-  out.pending.clear();
-  out.pending_text.clear();
-  out.pending_ids.clear();
-  out.held.clear();
-  auto keep = [](auto& from, auto& to, size_t elem) {
-    if (from.capacity() * elem <= kSpareBytes && from.capacity() > to.capacity()) from.swap(to);
-    std::decay_t<decltype(from)>().swap(from);
-  };
-  keep(out.pending, spare.pending, sizeof(Pending));
-  keep(out.pending_text, spare.text, 1);
-  keep(out.pending_ids, spare.ids, sizeof(uint32_t));
-  keep(out.held, spare.held, sizeof(HeldCapture));
-}
 
 uint64_t CountNewlines(const char* p, size_t n) {
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
@@ -274,7 +239,6 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
             size_t readable_before, bool fold_tracebacks, size_t readable_after,
             const NewlineIndex* newlines) {
   thread_local std::vector<uint32_t> seen;
-  TakeSpare(out);
   hits.clear();
   HsCtx ctx;
   ctx.signal_count = static_cast<uint32_t>(rs.signal_count());

@@ -254,18 +254,6 @@ struct ChunkOut {
   std::string error_cause;
 };
 
-// A worker's phase A/B buffers between chunks: the pending lines, their
-// text and ids and the held captures of the chunk it scanned last, emptied
-// but with their capacity, taken by the next chunk's PhaseA (TakeSpare) and
-// given back at the end of its PhaseB (GiveSpare). On a dense log these
-// buffers are megabytes a chunk; freed and allocated again for every chunk,
-// their pages went back to the kernel and were faulted in and zeroed anew
-// each time. Buffers over kSpareBytes are not kept (a huge line's window, a
-// whole-file chunk): a thread holds at most that much between scans.
-constexpr size_t kSpareBytes = size_t{24} << 20;
-void TakeSpare(ChunkOut& out);
-void GiveSpare(ChunkOut& out);
-
 // State of the Hyperscan callback while scanning one chunk.
 struct HsCtx {
   const char* base = nullptr;
