@@ -23,7 +23,7 @@ ScanOptions Options(bool lazy, unsigned threads, size_t chunk) {
 }
 
 void ExpectSameTimes(const ScanResult& want, const ScanResult& got) {
-  ASSERT_GT(want.evidence.size(), 100u);
+  ASSERT_GT(want.evidence.size(), 50u);
   EXPECT_EQ(Diff(Keys(want), Keys(got)), "");
   ASSERT_EQ(got.sources.size(), want.sources.size());
   for (size_t i = 0; i < want.sources.size(); ++i) {
