@@ -29,6 +29,7 @@ using internal::SetsAttribution;
 using internal::kConfirmWindow;
 using internal::kEdgeWindow;
 using internal::Pending;
+using internal::PendingExtra;
 using internal::PhaseA;
 using internal::TimeInForce;
 using internal::TracebackPending;
@@ -152,6 +153,36 @@ void AttributeRecord(const Attribution& line, const Attribution& path, Evidence&
   ev.gpu = line.gpu.empty() ? path.gpu : line.gpu;
 }
 
+// The context phase A kept before matched line `p`: copied, or where it
+// lies in the chunk (ChunkOut::lazy_context), copied out of a mapping
+// under the SIGBUS guard. False: the mapping faulted (truncated since
+// phase A).
+bool ContextBefore(const ChunkOut& out, const Pending& p, std::string_view& before) {
+  if (!out.lazy_context) {
+    before = out.BeforeOf(p);
+    return true;
+  }
+  if (out.context_guard.empty()) {
+    before = std::string_view(out.context_base + p.before_at, p.before_len);
+    return true;
+  }
+  // Room made before the guard: the copy inside it never allocates (a
+  // fault unwinds with longjmp).
+  thread_local std::string copy;
+  copy.reserve(internal::kContextBefore);
+  struct Read {
+    std::string* to;
+    const char* from;
+    size_t n;
+  } read{&copy, out.context_base + p.before_at, std::min(p.before_len, internal::kContextBefore)};
+  const Read* r = &read;
+  if (!GuardedRead(out.context_guard.data(), out.context_guard.size(), [r] { r->to->assign(r->from, r->n); })) {
+    return false;
+  }
+  before = copy;
+  return true;
+}
+
 }  // namespace
 
 void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_lines) const {
@@ -177,8 +208,13 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
       ConfirmLine(st, p, i, line, view, own_delta, TimeInForce(), out, refs);
       prev = {*view.time->wall_us, p.offset, view.time->year_inferred, false, 0};
     } else {
+      std::string_view before;
+      if (!ContextBefore(out, p, before)) {
+        out.faulted = true;
+        return;
+      }
       const TimeInForce inherited =
-          InheritedTime(p, out.BeforeOf(p), own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(),
+          InheritedTime(p, before, own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(),
                         st.tctx, clean_lines);
       ConfirmLine(st, p, i, line, view, own_delta, inherited, out, refs);
       prev = inherited;
@@ -237,8 +273,8 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     // (for JSON sources, on the message; for a huge line, on the window
     // around the match) -- unless the pattern is one whose Hyperscan match
     // cannot reach past the line (confirm_plan.h).
-    const bool windowed = j < p.windows.size();
-    std::string_view subject = windowed ? std::string_view(p.windows[j]) : view.message;
+    const bool windowed = j < p.Extra().windows.size();
+    std::string_view subject = windowed ? std::string_view(p.Extra().windows[j]) : view.message;
     if (!si.Usable()) continue;
     const bool hs_enough = plans_[id].hs_confirms && !windowed && subject_is_line && !st.framing.format().json;
     // Where the pattern ends in the extract, one walk confirms and captures
@@ -250,26 +286,27 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     }
     if (fused ? !*fused : !hs_enough && !si.Confirms(subject)) continue;
     if (si.detail_exception_line) {
-      if (!p.exception) {
+      PendingExtra& x = p.MakeExtra();
+      if (!x.exception) {
         bool in_frames = false;
-        p.exception = FindExceptionLine(line, p.after, st.framing.format(), st.tctx, &in_frames);
+        x.exception = FindExceptionLine(line, x.after, st.framing.format(), st.tctx, &in_frames);
         // The source ends in the frames of the program's own traceback (no
         // thread's or child process's): the process died printing it, or the
         // excerpt stops there. The header is the evidence, field `cut`.
-        p.ends_in_frames = !p.exception && in_frames && p.after.size() < kTracebackWindow &&
-                           !UnderChildHeader(line, p.above, st.framing.format(), st.tctx);
+        p.ends_in_frames = !x.exception && in_frames && x.after.size() < kTracebackWindow &&
+                           !UnderChildHeader(line, x.above, st.framing.format(), st.tctx);
       }
-      if ((!p.exception || p.exception->index >= p.after_lines.size()) && !p.ends_in_frames) continue;
+      if ((!x.exception || x.exception->index >= x.after_lines.size()) && !p.ends_in_frames) continue;
     }
     if (!windowed && !message_in_line && !kept_message) {
-      p.message.assign(view.message);
+      p.MakeExtra().message.assign(view.message);
       kept_message = true;
     }
     // tqdm's carriage-return redraws: the captures come from the newest
     // update (relative to the subject pass 2 extracts from).
     uint32_t sub_begin = 0, sub_len = UINT32_MAX;
     if (si.role == SignalRole::Progress) {
-      const std::string_view base = windowed ? std::string_view(p.windows[j]) : kept_message ? view.message : line;
+      const std::string_view base = windowed ? std::string_view(p.Extra().windows[j]) : kept_message ? view.message : line;
       const std::string_view seg = NewestUpdate(subject, si);
       if (seg.size() != subject.size() && seg.data() >= base.data()) {
         sub_begin = static_cast<uint32_t>(seg.data() - base.data());
@@ -406,14 +443,15 @@ void TakeNextLine(std::string_view next, const Pending& p, Evidence& ev) {
 // that line itself.
 void TakeExceptionLine(const LineFormat& fmt, const TimeContext& tctx, std::string_view header, const Pending& p,
                        Evidence& ev) {
-  const ExceptionLine& e = *p.exception;
-  std::string_view line = std::string_view(p.after).substr(e.begin, e.end - e.begin);
-  ev.offset = p.after_lines[e.index].first;
-  ev.line = p.after_lines[e.index].second;
+  const PendingExtra& x = p.Extra();
+  const ExceptionLine& e = *x.exception;
+  std::string_view line = std::string_view(x.after).substr(e.begin, e.end - e.begin);
+  ev.offset = x.after_lines[e.index].first;
+  ev.line = x.after_lines[e.index].second;
   ev.text = CleanText(line);
   ev.fields.emplace_back("exception", CleanText(e.exception));
   if (!e.message.empty()) ev.fields.emplace_back("message", CleanText(e.message));
-  std::string window = StrCat("\n", p.above, header, "\n", std::string_view(p.after).substr(0, e.begin));
+  std::string window = StrCat("\n", x.above, header, "\n", std::string_view(x.after).substr(0, e.begin));
   if (auto fold = FoldTraceback(window, false, line, fmt, tctx)) {
     ev.fields.emplace_back("raised_at", CleanText(fold->raised_at));
     ev.fields.emplace_back("traceback", CleanText(fold->frames));
@@ -450,8 +488,8 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
         captured.emplace_back(out.held[h].name, line.substr(out.held[h].begin, out.held[h].len));
       }
     } else if (extract) {
-      std::string_view subject = r.j < p.windows.size() ? std::string_view(p.windows[r.j])
-                                 : r.own_message              ? std::string_view(p.message)
+      std::string_view subject = r.j < p.Extra().windows.size() ? std::string_view(p.Extra().windows[r.j])
+                                 : r.own_message                      ? std::string_view(p.Extra().message)
                                                               : line;
       if (r.sub_len != UINT32_MAX) subject = subject.substr(std::min<size_t>(r.sub_begin, subject.size()), r.sub_len);
       si.ExtractFields(subject, &captured);
@@ -490,7 +528,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     // Sync points read the text of a dropped record with a comm_id.
     if (!r.thin || comm) ev.text = line_text();
     if (si.detail_next_line && p.has_next && NextLineGoesOn(out.NextOf(p))) TakeNextLine(out.NextOf(p), p, ev);
-    if (si.detail_exception_line && p.exception) TakeExceptionLine(st.framing.format(), st.tctx, line, p, ev);
+    if (si.detail_exception_line && p.Extra().exception) TakeExceptionLine(st.framing.format(), st.tctx, line, p, ev);
     else if (si.detail_exception_line && p.ends_in_frames) ev.fields.emplace_back("cut", "in its frames");
   }
   if (p.tb_candidate && end > first && !all_thin) {
@@ -499,11 +537,11 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
       tp.first_evidence = first;
       tp.evidence_count = end - first;
       tp.offset = p.offset;
-      tp.window = std::move(p.tb_window);
+      tp.window = std::move(p.MakeExtra().tb_window);
       tp.line.assign(line);
     } else {
       AddTraceback(out.evidence, first, end - first,
-                   FoldTraceback(p.tb_window, p.tb_at_start, line, st.framing.format(), st.tctx));
+                   FoldTraceback(p.Extra().tb_window, p.tb_at_start, line, st.framing.format(), st.tctx));
     }
   }
 }
@@ -551,12 +589,12 @@ void Scanner::Impl::PhaseADerived(hs_scratch_t* scratch, std::vector<Hit>& hits,
         p.next_line_rel = jc.lines[idx + 1].line_rel;
       }
       // So are the lines after a traceback's header.
-      for (size_t j = 0; j < p.after_lines.size(); ++j) {
+      for (size_t j = 0; p.extra && j < p.extra->after_lines.size(); ++j) {
         if (idx + 1 + j >= jc.lines.size()) {
-          p.after_lines.resize(j);
+          p.extra->after_lines.resize(j);
           break;
         }
-        p.after_lines[j] = {abs_offset + jc.lines[idx + 1 + j].offset, jc.lines[idx + 1 + j].line_rel};
+        p.extra->after_lines[j] = {abs_offset + jc.lines[idx + 1 + j].offset, jc.lines[idx + 1 + j].line_rel};
       }
       each(p, jc.lines[idx]);
     }
@@ -571,12 +609,15 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
                                   SourceFraming::Derivation how) const {
   using Derivation = SourceFraming::Derivation;
   if (how == Derivation::kUnknown) how = st.framing.HowDerived(std::string_view(data, len));
+  // A derived text is gone before phase B: its contexts are copied.
+  out.lazy_context = false;
+  out.context_guard = {};
   // Traceback windows of derived records come from the derived text, which
   // starts at this chunk's start.
   auto fix_tb_window = [&](Pending& p, const DerivedRecord&) {
     if (!p.tb_candidate) return;
     p.tb_at_start = p.tb_at_start && abs_offset == 0;
-    p.tb_cut = p.tb_window.size() < kTracebackWindow && !p.tb_at_start;
+    p.tb_cut = p.Extra().tb_window.size() < kTracebackWindow && !p.tb_at_start;
   };
   bool clean_lines = false;
   if (how == Derivation::kJson) {
@@ -585,7 +626,7 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
     DerivedChunk jc = ExtractJsonMessages(std::string_view(data, len));
     PhaseADerived(scratch, hits, data, len, abs_offset, jc, false, out,
                   [&](Pending& p, const DerivedRecord& jl) {
-                    p.line.assign(data + jl.offset, std::min<size_t>(jl.length, kConfirmWindow));
+                    p.MakeExtra().line.assign(data + jl.offset, std::min<size_t>(jl.length, kConfirmWindow));
                     p.line_owned = true;
                     p.before_len = 0;
                     p.before_reaches_chunk_start = false;
@@ -602,6 +643,7 @@ void Scanner::Impl::ProcessBuffer(SourceState& st, hs_scratch_t* scratch, std::v
     DerivedChunk jc = StripEscapes(std::string_view(data, len));
     PhaseADerived(scratch, hits, data, len, abs_offset, jc, true, out, fix_tb_window);
   } else {
+    out.lazy_context = opts.lazy_context;  // `data` outlives phase B
     PhaseA(*rs, scratch, data, len, abs_offset, out, hits);
     clean_lines = true;
   }

@@ -162,14 +162,15 @@ BeforeSpan BeforeStart(uint64_t ls, uint64_t prev_end, bool first) {
 // Reserves the chunk's pending lines, their ids and the bytes their lines
 // and contexts take (so no copy out of the mapping reallocates), with room
 // for the next line of a hit whose signal takes it (detail_next_line).
-void ReservePending(const Ruleset& rs, const std::vector<HsCtx::Hit>& hits, ChunkOut& out) {
+void ReservePending(const Ruleset& rs, const std::vector<HsCtx::Hit>& hits, bool copy_before, ChunkOut& out) {
   size_t lines = 0, bytes = 0;
   uint64_t prev_end = 0;
   for (size_t i = 0; i < hits.size(); ++i) {
     if (rs.signal(hits[i].id).detail_next_line) bytes += kMaxEvidenceText;
     if (i > 0 && hits[i].line_start == hits[i - 1].line_start) continue;
     const uint64_t ls = hits[i].line_start, le = hits[i].line_end;
-    bytes += ls - BeforeStart(ls, prev_end, lines == 0).start + std::min<uint64_t>(le - ls, kConfirmWindow);
+    if (copy_before) bytes += ls - BeforeStart(ls, prev_end, lines == 0).start;
+    bytes += std::min<uint64_t>(le - ls, kConfirmWindow);
     ++lines;
     prev_end = le + 1;
   }
@@ -212,19 +213,20 @@ bool WantsExceptionLine(const Ruleset& rs, const uint32_t* ids, size_t n) {
 void CopyTracebackAround(const char* base, size_t len, size_t readable_after, uint64_t ls, uint64_t le,
                          uint64_t abs_offset, Pending& p) {
   len += readable_after;
+  PendingExtra& x = p.MakeExtra();
   if (ls > 0) {
     const char* nl = ls >= 2 ? LastNewline(base, ls - 1) : nullptr;
     const uint64_t a = nl ? static_cast<uint64_t>(nl - base) + 1 : 0;
-    p.above.assign(base + a, ls - a);
+    x.above.assign(base + a, ls - a);
   }
   if (le + 1 >= len) return;
   const uint64_t start = le + 1;
-  p.after.assign(base + start, std::min<uint64_t>(len - start, kTracebackWindow));
+  x.after.assign(base + start, std::min<uint64_t>(len - start, kTracebackWindow));
   // The source's or chunk's last line is whole (chunks end at a line's end).
-  if (start + p.after.size() == len && p.after.back() != '\n') p.after.push_back('\n');
-  for (size_t at = 0, j = 1; at < p.after.size(); ++j) {
-    p.after_lines.emplace_back(abs_offset + start + at, p.line_rel + j);
-    size_t nl = p.after.find('\n', at);
+  if (start + x.after.size() == len && x.after.back() != '\n') x.after.push_back('\n');
+  for (size_t at = 0, j = 1; at < x.after.size(); ++j) {
+    x.after_lines.emplace_back(abs_offset + start + at, p.line_rel + j);
+    size_t nl = x.after.find('\n', at);
     if (nl == std::string::npos) break;
     at = nl + 1;
   }
@@ -291,7 +293,8 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
   uint64_t counted_to = 0, lines_before = 0, prev_end = 0;
   const bool indexed = newlines != nullptr && newlines->complete && newlines->bytes == len &&
                        newlines->before.size() == len / NewlineIndex::kBlock + 1;
-  ReservePending(rs, hits, out);
+  ReservePending(rs, hits, !out.lazy_context, out);
+  if (out.lazy_context) out.context_base = base;
   const size_t first_pending = out.pending.size();
   for (size_t i = 0; i < hits.size();) {
     uint64_t ls = hits[i].line_start, le = hits[i].line_end;
@@ -309,20 +312,25 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       // A huge line: RE2 confirms each signal on a window that ends a little
       // past where Hyperscan saw its match end, not on the line's head,
       // which may be gigabytes before it.
-      p.windows.resize(i - first);
+      std::vector<std::string>& windows = p.MakeExtra().windows;
+      windows.resize(i - first);
       for (size_t k = first; k < i; ++k) {
         uint64_t wend = std::min<uint64_t>(le, hits[k].to + kWindowAfterMatch);
         uint64_t wstart = wend - ls > kConfirmWindow ? wend - kConfirmWindow : ls;
-        CopyOut(p.windows[k - first], base + wstart, wend - wstart);
+        CopyOut(windows[k - first], base + wstart, wend - wstart);
       }
       line_len = kConfirmWindow;
     }
     // Context for inherited times (BeforeStart), then the line.
     const bool first_line = out.pending.size() == first_pending + 1;
     const BeforeSpan b = BeforeStart(ls, prev_end, first_line);
-    p.before_at = out.pending_text.size();
     p.before_len = ls - b.start;
-    out.pending_text.append(base + b.start, p.before_len);
+    if (out.lazy_context) {
+      p.before_at = b.start;
+    } else {
+      p.before_at = out.pending_text.size();
+      out.pending_text.append(base + b.start, p.before_len);
+    }
     p.before_reaches_chunk_start = b.start == 0 && first_line;
     p.before_reaches_prev = b.reaches_prev;
     p.line_at = out.pending_text.size();
@@ -336,7 +344,7 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
       p.tb_at_start = abs_offset + ls == w;
       p.tb_cut = w < kTracebackWindow && !p.tb_at_start;
       const char* wstart = base + ls - w;  // may reach before base (readable_before)
-      CopyOut(p.tb_window, wstart, w);
+      CopyOut(p.MakeExtra().tb_window, wstart, w);
     }
     if (WantsNextLine(rs, out.IdsOf(p), p.ids_n)) CopyNextLine(base, len, le, abs_offset, out, p);
     if (WantsExceptionLine(rs, out.IdsOf(p), p.ids_n)) {

@@ -43,6 +43,11 @@ struct ScanOptions {
   // (counts, pid link); false: every record goes the whole way. The results
   // are the same (tests/scan/dense_match_test.cc).
   bool counted_keep = true;
+  // Phase A leaves the bytes before a matched line in the chunk, and phase
+  // B reads them only for a line that inherits its time; false: they are
+  // copied for every matched line. The results are the same
+  // (tests/scan/lazy_context_test.cc).
+  bool lazy_context = true;
   // Evidence kept per rule: the first `keep_first` and the last `keep_last`
   // records; counts stay exact past the cap.
   size_t keep_first = EvidenceCaps{}.keep_first;

@@ -81,45 +81,20 @@ inline unsigned Workers(const ScanOptions& opts) {
 constexpr size_t kMaxStreamLine = size_t{64} << 20;  // a longer line in a stream is split
 
 
-// A matched line copied out of the chunk. Its bytes, the context before it
-// and its signal ids live in the chunk's ChunkOut::pending_text and
-// pending_ids (ChunkOut::LineOf, BeforeOf, IdsOf): one buffer a chunk, not
-// three allocations a matched line (on a dense log malloc and free took 7%
-// of the scan's instructions, bench/README.md "fourth pass").
-struct Pending {
-  uint64_t offset = 0;     // absolute offset of the line start
-  uint64_t line_rel = 0;   // newlines in the chunk before this line
-  uint32_t ids_at = 0, ids_n = 0;  // signals that matched the line
-  // The line (a window of it, for huge lines) and up to kContextBefore
-  // bytes before it, in pending_text.
-  size_t line_at = 0, line_len = 0;
-  size_t before_at = 0, before_len = 0;
+// What few matched lines need besides their bytes: a line of a derived
+// chunk, a JSON message, a huge line's windows, a traceback's window and
+// the lines around a traceback's header (Pending::Extra).
+struct PendingExtra {
   // Set by a derived chunk (JSON lines): the raw line, held here instead.
-  bool line_owned = false;
   std::string line;
   // Phase B: the JSON message captures are taken from, when it is not a
   // piece of `line`.
   std::string message;
   // For a line over kConfirmWindow: per id, the window RE2 confirms on.
   std::vector<std::string> windows;
-  bool before_reaches_chunk_start = false;
-  // `before` starts right after the previous matched line of the chunk
-  // (whose own or inherited time then carries over).
-  bool before_reaches_prev = false;
-  // For a line that may end a Python traceback: the kTracebackWindow bytes
-  // before it (fewer at the source's start, or at a stream chunk's start:
-  // then `tb_cut` and the merge prepends the source's previous bytes).
-  bool tb_candidate = false;
-  bool tb_cut = false;
-  bool tb_at_start = false;  // the window reaches the source's first byte
+  // For a line that may end a Python traceback (Pending::tb_candidate):
+  // the kTracebackWindow bytes before it.
   std::string tb_window;
-  // A signal of the line takes the next line as its evidence
-  // (detail_next_line): that line (up to kMaxEvidenceText bytes of it) in
-  // pending_text, where it starts and its number; none when the line is
-  // the chunk's last.
-  bool has_next = false;
-  size_t next_at = 0, next_len = 0;
-  uint64_t next_offset = 0, next_line_rel = 0;
   // A signal of the line matched a traceback's header
   // (detail_exception_line): the line above the header, up to
   // kTracebackWindow bytes of the lines after it (those the chunk holds)
@@ -128,9 +103,60 @@ struct Pending {
   std::string above, after;
   std::vector<std::pair<uint64_t, uint64_t>> after_lines;  // (offset, line_rel)
   std::optional<ExceptionLine> exception;
+};
+
+// A matched line copied out of the chunk. Its bytes, the context before it
+// and its signal ids live in the chunk's ChunkOut::pending_text and
+// pending_ids (ChunkOut::LineOf, BeforeOf, IdsOf): one buffer a chunk, not
+// three allocations a matched line (on a dense log malloc and free took 7%
+// of the scan's instructions, bench/README.md "fourth pass"). What only a
+// few lines need is in `extra`, allocated for those lines alone: with it
+// inline a record was 424 bytes, written in phase A and read in phase B for
+// every matched line of a dense log, nearly all of them empty strings.
+struct Pending {
+  uint64_t offset = 0;     // absolute offset of the line start
+  uint64_t line_rel = 0;   // newlines in the chunk before this line
+  uint32_t ids_at = 0, ids_n = 0;  // signals that matched the line
+  // The line (a window of it, for huge lines) and up to kContextBefore
+  // bytes before it, in pending_text; with ChunkOut::lazy_context the
+  // context is not copied and before_at is its offset in the chunk.
+  size_t line_at = 0, line_len = 0;
+  size_t before_at = 0, before_len = 0;
+  // The line is Extra().line (a derived chunk's JSON line).
+  bool line_owned = false;
+  bool before_reaches_chunk_start = false;
+  // `before` starts right after the previous matched line of the chunk
+  // (whose own or inherited time then carries over).
+  bool before_reaches_prev = false;
+  // For a line that may end a Python traceback: the kTracebackWindow bytes
+  // before it in Extra().tb_window (fewer at the source's start, or at a
+  // stream chunk's start: then `tb_cut` and the merge prepends the
+  // source's previous bytes).
+  bool tb_candidate = false;
+  bool tb_cut = false;
+  bool tb_at_start = false;  // the window reaches the source's first byte
+  // A signal of the line takes the next line as its evidence
+  // (detail_next_line): that line (up to kMaxEvidenceText bytes of it) in
+  // pending_text, where it starts and its number; none when the line is
+  // the chunk's last.
+  bool has_next = false;
   // No exception line: the source ends inside the traceback's frames (fewer
   // than kTracebackWindow bytes after the header, all frames of its stream).
   bool ends_in_frames = false;
+  size_t next_at = 0, next_len = 0;
+  uint64_t next_offset = 0, next_line_rel = 0;
+  std::unique_ptr<PendingExtra> extra;
+
+  // The line's extra parts, empty when it has none (never allocates).
+  const PendingExtra& Extra() const {
+    static const PendingExtra kNone;
+    return extra ? *extra : kNone;
+  }
+  // The same, made for the line when it has none.
+  PendingExtra& MakeExtra() {
+    if (!extra) extra = std::make_unique<PendingExtra>();
+    return *extra;
+  }
 };
 
 static_assert(kTracebackWindow <= kEdgeWindow, "the merge completes cut windows from chunk tails");
@@ -171,8 +197,20 @@ struct ChunkOut {
   std::string pending_text;             // the pending lines and their context
   std::vector<uint32_t> pending_ids;    // their signals, line after line
   std::vector<HeldCapture> held;        // phase B: EvidenceRef::held_at
+  // Set by the caller before PhaseA: the context before each matched line
+  // stays where it is, in the chunk's bytes at `context_base` (set by
+  // PhaseA; they outlive PhaseB), and phase B reads it only for a line
+  // without a stamp of its own (ContextBefore). Phase A copied it for
+  // every matched line: on a dense log that is nearly the whole chunk
+  // copied once more, and then read from memory again, for lines whose
+  // own stamps make it unneeded. `context_guard`, when not empty: the
+  // mapping the bytes lie in, read under a SIGBUS guard (a file truncated
+  // after phase A; then `faulted`).
+  bool lazy_context = false;
+  const char* context_base = nullptr;
+  std::string_view context_guard;
   std::string_view LineOf(const Pending& p) const {
-    return p.line_owned ? std::string_view(p.line) : std::string_view(pending_text.data() + p.line_at, p.line_len);
+    return p.line_owned ? std::string_view(p.Extra().line) : std::string_view(pending_text.data() + p.line_at, p.line_len);
   }
   std::string_view BeforeOf(const Pending& p) const {
     return std::string_view(pending_text.data() + p.before_at, p.before_len);
@@ -202,7 +240,7 @@ struct ChunkOut {
   // out of inheritance reach).
   SourceSummary edge;
   uint64_t base_offset = 0;       // absolute offset of the chunk
-  bool faulted = false;
+  bool faulted = false;  // phase B met a fault reading context_guard
   std::string error;  // non-empty: the source failed here
   int error_code = -3;
   // The item of a batch task (Task::batch) this output belongs to.

@@ -168,6 +168,7 @@ bool Scanner::Impl::ScanSmallFile(Task& t, SourceState& st, hs_scratch_t*& scrat
   if (const SourceFraming::Derivation how = st.framing.HowDerived(data); how != SourceFraming::Derivation::kAsIs) {
     ProcessBuffer(st, scratch, hits, data.data(), data.size(), 0, out, how);
   } else {
+    out.lazy_context = opts.lazy_context;  // `buf` outlives phase B
     PhaseA(*rs, scratch, data.data(), data.size(), 0, out, hits);
     PhaseB(st, out, true);
   }
@@ -227,10 +228,13 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
     }
     return out;
   }
+  out.lazy_context = opts.lazy_context;
+  out.context_guard = all;
   if (GuardedRead(all.data(), all.size(), [&] {
         PhaseA(*rs, scratch, base, len, begin, out, hits, begin, true, all.size() - end, &newlines);
       })) {
     PhaseB(st, out, true);
+    if (out.faulted) lost();
   } else {
     FreshScratch(scratch);
     lost();
@@ -249,6 +253,8 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
   NewlineIndex newlines;  // counted by the escape test, for PhaseA
   bool ok = GuardedRead(all.data(), all.size(), [&] {
     if (how == Derivation::kAsIs) how = st.framing.HowDerived(all, &newlines);
+    out.lazy_context = how == Derivation::kAsIs && opts.lazy_context;
+    out.context_guard = all;
     if (how == Derivation::kAsIs) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits, 0, true, 0, &newlines);
   });
   const bool derived = how != Derivation::kAsIs;
@@ -267,6 +273,11 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
     }
   } else {
     PhaseB(st, out, true);
+    if (out.faulted) {
+      out = ChunkOut();
+      out.error = StrCat(path, ": the file shrank or vanished while it was being read "
+                               "(truncated under the mapping)");
+    }
   }
   return out;
 }
