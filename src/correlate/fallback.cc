@@ -473,8 +473,8 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
       const bool ev_fatal = role == SignalRole::Initiating;
       auto says_more = [](const Evidence& a, const Evidence& b) { return Holds(a, b) && !Holds(b, a); };
       if (!(last_fatal && !ev_fatal) &&
-          ((ReadByHeader(st, ev, last) && !says_more(last, ev)) || (ReadByHeader(st, last, ev) && says_more(ev, last)) ||
-           (!ReadByHeader(st, last, ev) && Holds(ev, last)))) {
+          ((ReadByHeader(st, ev, last) && !says_more(last, ev)) ||
+           (ReadByHeader(st, last, ev) ? says_more(ev, last) : Holds(ev, last)))) {
         lines.back() = i;
       }
       if (!(ev_fatal && !last_fatal) &&

@@ -258,11 +258,15 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
     if (how == Derivation::kAsIs) PhaseA(*rs, scratch, all.data(), all.size(), 0, out, hits, 0, true, 0, &newlines);
   });
   const bool derived = how != Derivation::kAsIs;
-  if (!ok) {
-    FreshScratch(scratch);
+  // A fault in phase A, or in phase B's read of a line's context.
+  auto truncated = [&] {
     out = ChunkOut();
     out.error = StrCat(path, ": the file shrank or vanished while it was being read "
                              "(truncated under the mapping)");
+  };
+  if (!ok) {
+    FreshScratch(scratch);
+    truncated();
   } else if (derived) {
     std::string copy;
     bool ok2 = GuardedRead(all.data(), all.size(), [&] { CopyOut(copy, all.data(), all.size()); });
@@ -273,11 +277,7 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
     }
   } else {
     PhaseB(st, out, true);
-    if (out.faulted) {
-      out = ChunkOut();
-      out.error = StrCat(path, ": the file shrank or vanished while it was being read "
-                               "(truncated under the mapping)");
-    }
+    if (out.faulted) truncated();
   }
   return out;
 }

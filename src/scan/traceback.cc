@@ -60,16 +60,18 @@ bool SameStream(const Attribution& a, const Attribution& b) {
 // The stream that printed line `l` (split as `v`): its attribution, less
 // what a Ray task header on it names (the task's process, which is not
 // the one that printed the line: the driver prints every nested header).
-// *task receives the header's host and pid, when it has one.
+// *task (when given) receives the header's host and pid, when it has one.
 Attribution StreamOf(std::string_view l, const LineView& v, const LineFormat& fmt, const TimeContext& tctx,
-                     Attribution* task) {
+                     Attribution* task = nullptr) {
   if (v.message.find("ray::") == std::string_view::npos) return v.attr;
   std::string host;
   std::optional<int64_t> pid;
   const size_t title = FindRayTaskHeader(l, &host, &pid);
   if (title == std::string_view::npos) return v.attr;
-  task->host = std::move(host);
-  task->pid = pid;
+  if (task != nullptr) {
+    task->host = std::move(host);
+    task->pid = pid;
+  }
   return title == 0 ? Attribution{} : SplitLineUntimed(l.substr(0, title), fmt, tctx).attr;
 }
 
@@ -367,8 +369,7 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     std::optional<std::string> cls = IPythonClass(h.message);
     return cls ? FindIPythonException(*cls, after, h.attr, fmt, tctx, ends_in_frames) : std::nullopt;
   }
-  Attribution task;
-  const Attribution mine = StreamOf(header, h, fmt, tctx, &task);
+  const Attribution mine = StreamOf(header, h, fmt, tctx);
   // A traceback joined onto its header's line as posted ("Traceback (most
   // recent call last): File "train.py", line 178, in <module> train() ..."):
   // its frames and exception are that line, nothing after it is. With no
@@ -390,8 +391,7 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     if (!l) return std::nullopt;  // a partial line
     LineView v = SplitLineUntimed(l->text, fmt, tctx);
     const std::optional<std::string> frame = ParseFrame(v.message);
-    Attribution task;
-    if (SameStream(StreamOf(l->text, v, fmt, tctx, &task), mine)) {
+    if (SameStream(StreamOf(l->text, v, fmt, tctx), mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
       if (frame) {
         if (frames == 0) {
@@ -479,8 +479,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   // of it (a dense log's 8 KiB of other ranks' lines, ~40 of them) to find
   // none.
   if (window.find("File \"") == std::string_view::npos && !HasEscapes(window)) return std::nullopt;
-  Attribution own_task;
-  const Attribution mine = StreamOf(line, SplitLine(line, fmt, tctx), fmt, tctx, &own_task);
+  const Attribution mine = StreamOf(line, SplitLine(line, fmt, tctx), fmt, tctx);
   std::vector<std::string> frames;  // innermost first while walking back
   int gap = 0;
   enum class End { kHeader, kGap, kWindow } end = End::kWindow;
