@@ -101,6 +101,17 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
     const bool failed_after = f != st.index.last_failure.end() && f->second > on;
     if (on >= ev.offset && !failed_after) return true;
   }
+  // The trainer said it finished (a role:completion line: the HF Trainer's
+  // "Training completed.", torchtitan's "Training completed", the elastic
+  // agent's "worker group successfully finished") later in the same log:
+  // the run went on to its normal end after the error, so the error did not
+  // end it, whatever printed it (a PCIe AER report, an IB port event, an
+  // Xid of another process). A failure after that line is teardown's, which
+  // the fallback reads on its own.
+  if (const Evidence* done = st.index.first_completion;
+      done && done->source == ev.source && done->offset > ev.offset) {
+    return true;
+  }
   auto it = st.index.last_progress.find(ev.rank);
   if (it == st.index.last_progress.end()) return false;
   const Evidence& p = st.evs[it->second];
@@ -155,7 +166,8 @@ std::string ExitSignal(const Evidence& ev) {
 }
 
 void MarkSurvived(CorrelationState& st) {
-  if (st.index.last_progress.empty() && st.index.last_served.empty() && st.index.last_carried_on.empty()) {
+  if (st.index.last_progress.empty() && st.index.last_served.empty() && st.index.last_carried_on.empty() &&
+      !st.index.first_completion) {
     return;
   }
   int64_t last_progress = kNoTime;
