@@ -10,6 +10,12 @@ kernels, for messages the catalog's signals read in one form only:
   '... DUE to SIGNAL Terminated ***'; up to 24.11 both read '... CANCELLED
   AT <time> ***'. Only 'Terminated' was read. The excerpt is a public task
   tracker's issue (#33), as posted: a step cancelled by hand.
+- slurmctld requeues a job whose node failed with 'requeue job %pJ due to
+  failure of node <node>' (job_mgr.c, kill_running_job_by_node_name, 18.08
+  to 26.05), 'requeue job JobId=<id> due to ...'; the signal read only the
+  front-end path's 'requeue JobId=<id> ...' (gone in 25.05) and 17.11's
+  'requeue job <id> ...'. The excerpt is a cluster user's slurmctld.log
+  timeline, as posted.
 - torchelastic formats the signals of 'Unable to shutdown process <pid> via
   <sig>, forcefully exiting via <sig>' and 'Received <sig> death signal,
   shutting down workers' with %s, which Python 3.10 and older render
@@ -114,9 +120,12 @@ def scan_signals(binary, tmp_path, text):
     ("ERROR 05-12 11:36:01 [core_client.py:704] Engine core proc EngineCore died unexpectedly, shutting down "
      "client.", "engine-core-proc-died", {}),
     ("RuntimeError: Workspace can't be allocated, not enough memory", "deepspeed-inference-workspace-oom", {}),
+    ("requeue job JobId=12210_11(12238) due to failure of node master", "slurm-requeue-node-failure",
+     {"host": "master"}),
 ], ids=["slurm-25-05-killed", "elastic-force-kill-py311", "elastic-multiprocess-close", "elastic-sigint-py311",
         "tcpstore-recv-torch-2-9", "tcpstore-send-torch-2-9", "tcpstore-send-torch-2-8",
-        "store-connect-torch-2-9", "vllm-engine-core-unsuffixed", "deepspeed-workspace-tokens"])
+        "store-connect-torch-2-9", "vllm-engine-core-unsuffixed", "deepspeed-workspace-tokens",
+        "slurmctld-requeue-job"])
 def test_version_wording_is_read_by_its_signal(faultline_bin, tmp_path, line, signal, fields):
     records = [r for r in scan_signals(faultline_bin, tmp_path, line + "\n") if r["signal"] == signal]
     assert records, scan_signals(faultline_bin, tmp_path, line + "\n")
@@ -132,7 +141,10 @@ def test_version_wording_is_read_by_its_signal(faultline_bin, tmp_path, line, si
      "Unable to shutdown process 17943 via 15, forcefully exiting via 9",
      "W0311 09:51:38.431000 40907 torch/distributed/elastic/multiprocessing/api.py:916] "
      "Unable to shutdown process 41345 via Signals.SIGTERM, forcefully exiting via Signals.SIGKILL"),
-], ids=["slurm-banner", "elastic-force-kill"])
+    # slurmctld's ordinary requeue line against the front-end one
+    ("[2026-03-02T04:51:47.112] requeue job JobId=12210_11(12238) due to failure of node master",
+     "[2026-03-02T04:51:47.112] requeue JobId=12210_11(12238) due to failure of node master"),
+], ids=["slurm-banner", "elastic-force-kill", "slurmctld-requeue"])
 def test_newer_wording_is_diagnosed_like_the_older(faultline_bin, validate, tmp_path, newer, older):
     rules = [[inc["rule"] for inc in diagnose_text(faultline_bin, validate, tmp_path, line + "\n")]
              for line in (newer, older)]
