@@ -22,7 +22,11 @@ kernels, for messages the catalog's signals read in one form only:
   'Signals.SIGTERM' and Python 3.11 onwards '15' (IntEnum's str() became
   int's). The forced kill was read only in its old form, a Ctrl-C's
   'Received 2 death signal' not at all. The excerpt is a nanoGPT-style run
-  on Python 3.13 stopped with Ctrl-C, as posted.
+  on Python 3.13 stopped with Ctrl-C, as posted. torch.multiprocessing's
+  spawn (since pytorch#115219) kills the workers left after one failed
+  with 'Unable to shutdown process <pid> via SIGTERM , forcefully exiting
+  via SIGKILL', not read either; no post was found, the line is spawn.py's
+  format rendered.
 - torchelastic's MultiprocessContext (workers started as a Python function)
   says 'Closing process <pid> via signal SIGTERM' where SubprocessContext
   says 'Sending process <pid> closing signal SIGTERM'; only the second was
@@ -103,6 +107,8 @@ def scan_signals(binary, tmp_path, text):
      "DUE to SIGNAL Killed ***", "slurm-cancelled", {"host": "evc104"}),
     ("W0817 02:40:39.314000 17860 torch/distributed/elastic/multiprocessing/api.py:919] "
      "Unable to shutdown process 17943 via 2, forcefully exiting via 9", "unable_to_shutdown", {"pid": "17943"}),
+    ("W0312 14:02:11.532000 8812 torch/multiprocessing/spawn.py:160] Unable to shutdown process 8830 via "
+     "SIGTERM , forcefully exiting via SIGKILL", "unable_to_shutdown", {"pid": "8830"}),
     ("W0227 17:39:41.936000 293814 site-packages/torch/distributed/elastic/multiprocessing/api.py:766] "
      "Closing process 293866 via signal SIGTERM", "closing_signal_sigterm", {"pid": "293866"}),
     ("^CW0817 02:40:09.307000 17860 torch/distributed/elastic/agent/server/api.py:719] "
@@ -122,7 +128,7 @@ def scan_signals(binary, tmp_path, text):
     ("RuntimeError: Workspace can't be allocated, not enough memory", "deepspeed-inference-workspace-oom", {}),
     ("requeue job JobId=12210_11(12238) due to failure of node master", "slurm-requeue-node-failure",
      {"host": "master"}),
-], ids=["slurm-25-05-killed", "elastic-force-kill-py311", "elastic-multiprocess-close", "elastic-sigint-py311",
+], ids=["slurm-25-05-killed", "elastic-force-kill-py311", "spawn-force-kill", "elastic-multiprocess-close", "elastic-sigint-py311",
         "tcpstore-recv-torch-2-9", "tcpstore-send-torch-2-9", "tcpstore-send-torch-2-8",
         "store-connect-torch-2-9", "vllm-engine-core-unsuffixed", "deepspeed-workspace-tokens",
         "slurmctld-requeue-job"])
