@@ -45,6 +45,14 @@ kernels, for messages the catalog's signals read in one form only:
   'Engine core proc EngineCore died unexpectedly' has no '_DP0' suffix; the
   signal wanted one. Excerpt: vllm-ascend's documentation of an offline
   run's shutdown, as posted (a success: still no failure).
+- Ray's memory monitor, in its newer releases, reports one kill round as
+  'N worker(s) were killed due to the node running low on memory. Memory on
+  the node (IP: ..., ID: ...) was X / Y (r), which exceeds the memory usage
+  threshold of t' (ray.exceptions.OutOfMemoryError) where earlier ones said
+  'Task was killed due to the node running low on memory.' and '... where
+  the task (...) was running was X / Y (r) ... Ray killed this worker'.
+  Only the earlier form was read. Excerpts: Ray's own memory guide and a
+  posted verl run, as posted.
 - DeepSpeed's inference workspace (csrc/transformer/inference, 0.9 to
   0.19) throws a second time, 'Workspace can't be allocated, not enough
   memory', after 'Allocatable workspace available (N tokens) is less than
@@ -128,10 +136,15 @@ def scan_signals(binary, tmp_path, text):
     ("RuntimeError: Workspace can't be allocated, not enough memory", "deepspeed-inference-workspace-oom", {}),
     ("requeue job JobId=12210_11(12238) due to failure of node master", "slurm-requeue-node-failure",
      {"host": "master"}),
+    ("(raylet) Task _map_task failed due to oom. There are infinite oom retries remaining, so the task will be "
+     "retried. Error: 1 worker(s) were killed due to the node running low on memory. Memory on the node (IP: "
+     "10.0.50.112, ID: 4cb25bc084aeb5a31ca5402ad589ae042a71165a8e2dd8418fecee26) was 28.62GB / 30.00GB "
+     "(0.954017), which exceeds the memory usage threshold of 0.950000; Object store memory usage: [- objects "
+     "spillable: 0; - bytes spillable: 0;", "ray-memory-monitor-kill", {}),
 ], ids=["slurm-25-05-killed", "elastic-force-kill-py311", "spawn-force-kill", "elastic-multiprocess-close", "elastic-sigint-py311",
         "tcpstore-recv-torch-2-9", "tcpstore-send-torch-2-9", "tcpstore-send-torch-2-8",
         "store-connect-torch-2-9", "vllm-engine-core-unsuffixed", "deepspeed-workspace-tokens",
-        "slurmctld-requeue-job"])
+        "slurmctld-requeue-job", "ray-memory-monitor-newer"])
 def test_version_wording_is_read_by_its_signal(faultline_bin, tmp_path, line, signal, fields):
     records = [r for r in scan_signals(faultline_bin, tmp_path, line + "\n") if r["signal"] == signal]
     assert records, scan_signals(faultline_bin, tmp_path, line + "\n")
@@ -150,7 +163,10 @@ def test_version_wording_is_read_by_its_signal(faultline_bin, tmp_path, line, si
     # slurmctld's ordinary requeue line against the front-end one
     ("[2026-03-02T04:51:47.112] requeue job JobId=12210_11(12238) due to failure of node master",
      "[2026-03-02T04:51:47.112] requeue JobId=12210_11(12238) due to failure of node master"),
-], ids=["slurm-banner", "elastic-force-kill", "slurmctld-requeue"])
+    # Ray's memory monitor, newer and earlier releases
+    ("ray.exceptions.OutOfMemoryError: 2 worker(s) were killed due to the node running low on memory.",
+     "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."),
+], ids=["slurm-banner", "elastic-force-kill", "slurmctld-requeue", "ray-oom"])
 def test_newer_wording_is_diagnosed_like_the_older(faultline_bin, validate, tmp_path, newer, older):
     rules = [[inc["rule"] for inc in diagnose_text(faultline_bin, validate, tmp_path, line + "\n")]
              for line in (newer, older)]
