@@ -261,7 +261,7 @@ CarryLinks Scanner::Impl::Carry(SourceState& st, Evidence& ev) {
   if (ev.pid >= 0) a.pid = ev.pid;
   a.host = ev.host;
   std::string pod;
-  CarryLinks links = st.carry.Apply(ev.line, ev.fields, a, ev.Field("pod") ? nullptr : &pod);
+  CarryLinks links = st.carry().Apply(ev.line, ev.fields, a, ev.Field("pod") ? nullptr : &pod);
   ev.rank = a.rank.value_or(-1);
   ev.local_rank = a.local_rank.value_or(-1);
   ev.pid = a.pid.value_or(-1);
@@ -273,7 +273,7 @@ CarryLinks Scanner::Impl::Carry(SourceState& st, Evidence& ev) {
 void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
   // Nothing to give nor to learn (LineCarry::States): a dense log's
   // rank-naming matches skip the rest.
-  if (st.carry.Blank() && !LineCarry::States(ev.fields)) return;
+  if (st.CarryBlank() && !LineCarry::States(ev.fields)) return;
   CarryLinks links = Carry(st, ev);
   if (links.rank && !links.host.empty()) KeepDevice({links.host, *links.rank, -1, "", -1, true});
   if (links.rank && links.pid) KeepPid({links.host, *links.pid, *links.rank, links.local_rank.value_or(-1)});
@@ -309,7 +309,7 @@ bool Scanner::Impl::CountMatch(SourceState& st, Evidence& ev, std::optional<int6
   // on the host this file's own lines name that pid on (NCCL's
   // "host:pid:tid"); the correlator then finds its rank.
   if (ev.host.empty() && ev.pid >= 0) {
-    if (auto h = st.topo.HostForPid(ev.pid)) ev.host = *h;
+    if (auto h = st.TopoView().HostForPid(ev.pid)) ev.host = *h;
   }
   ++result.matches;
   ++SignalHitsOf(ev.signal);
@@ -351,9 +351,9 @@ void Scanner::Impl::KeepPidOf(SourceState& st, const Evidence& ev) {
   if (ev.pid >= 0 && (ev.rank >= 0 || ev.local_rank >= 0) && (!ev.host.empty() || ev.rank >= 0)) {
     KeepPid({ev.host, ev.pid, ev.rank, ev.local_rank});
     if (ev.rank >= 0) {
-      st.topo.AddPid(ev.host, ev.pid, ev.rank);
+      st.topo().AddPid(ev.host, ev.pid, ev.rank);
     } else {
-      st.topo.AddPidLocalRank(ev.host, ev.pid, ev.local_rank);
+      st.topo().AddPidLocalRank(ev.host, ev.pid, ev.local_rank);
     }
   }
 }
@@ -369,7 +369,7 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
   // A record the caps drop with no field (phase B keeps only the fields
   // Keep reads, so none of them) and nothing carried to it: the counts and
   // links below and nothing else -- not the look-ups of fields it lacks.
-  if (thin && opts.counted_keep && ev.fields.empty() && st.carry.Blank() && si.role != SignalRole::Progress &&
+  if (thin && opts.counted_keep && ev.fields.empty() && st.CarryBlank() && si.role != SignalRole::Progress &&
       si.role != SignalRole::Metric) {
     KeepCounted(st, ev);
     return;
@@ -395,10 +395,10 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
     if (rank >= 0) KeepDevice({ev.host, rank, d, *bus, nranks, global});
     if (rank >= 0 && (global || nranks >= st.topo_nranks)) {
       st.topo_nranks = std::max(st.topo_nranks, nranks);
-      st.topo.AddDevice(ev.host, rank, d, *bus);
+      st.topo().AddDevice(ev.host, rank, d, *bus);
       // The world communicator's rank of the process that printed it (a
       // later, larger communicator overwrites a sub-group's rank).
-      if (ev.pid >= 0) st.topo.AddPid(ev.host, ev.pid, rank);
+      if (ev.pid >= 0) st.topo().AddPid(ev.host, ev.pid, rank);
     }
   }
   KeepPidOf(st, ev);
@@ -414,7 +414,7 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
   }
   if (si.role == SignalRole::Progress) {
     if (ev.rank < 0) {
-      ResolveProgressRank(st.topo, ev);
+      ResolveProgressRank(st.TopoView(), ev);
       if (ev.rank >= 0 && !Admit(result.distinct_ranks, ev.rank)) return;
     } else if (!rank_kept) {
       return;
@@ -425,7 +425,7 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
   if (si.role == SignalRole::Metric) {
     // A loss series is one process's: a journal's lines of many ranks,
     // pooled under "rank unknown", would interleave them.
-    ResolveProgressRank(st.topo, ev);
+    ResolveProgressRank(st.TopoView(), ev);
     KeepMetric(ev);
   }
   if (thin) {

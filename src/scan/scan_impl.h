@@ -396,11 +396,32 @@ struct Scanner::Impl {
     // `kubectl describe pod` prints "Name:" lines before "Node:": the pod
     // a later node line of this source belongs to.
     std::string pending_pod;
-    LineCarry carry;  // what a block, section or the file stated earlier
-    // The rank <-> pid <-> device links this source printed so far, so a
-    // progress line that names only its pid (a journald export) or its
-    // local rank (torchrun's "[default3]:") is counted for its rank.
-    TopologyMap topo;
+    // What a block, section or the file stated earlier (carry()), and the
+    // rank <-> pid <-> device links this source printed so far (topo()), so
+    // a progress line that names only its pid (a journald export) or its
+    // local rank (torchrun's "[default3]:") is counted for its rank. Both
+    // are made by the merging thread at the first line that states
+    // something: empty, they were 784 of a SourceState's 1,320 bytes, made
+    // and faulted in on the planning thread, before any worker starts, for
+    // each of an archive's 20k files, most of which never use them
+    // (bench/README.md, "the 2-thread target, the serial part's fourth
+    // pass").
+    std::unique_ptr<LineCarry> carry_;
+    std::unique_ptr<TopologyMap> topo_;
+    LineCarry& carry() {
+      if (!carry_) carry_ = std::make_unique<LineCarry>();
+      return *carry_;
+    }
+    bool CarryBlank() const { return !carry_ || carry_->Blank(); }
+    TopologyMap& topo() {
+      if (!topo_) topo_ = std::make_unique<TopologyMap>();
+      return *topo_;
+    }
+    // For reading: an empty map where none was made.
+    const TopologyMap& TopoView() const {
+      static const TopologyMap kNone;
+      return topo_ ? *topo_ : kNone;
+    }
     int64_t topo_nranks = 0;  // the largest communicator in topo
     std::vector<std::string> failed_causes;  // reported already (ChunkOut::error_cause)
     // Per rule, the records of the chunks merged so far that count against
