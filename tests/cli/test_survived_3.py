@@ -16,6 +16,12 @@ read wrong, read where the program that printed them writes them (issue
 - The legacy SageMaker containers' trainer logs "uncaught exception during
   training: <message>" at ERROR as it exits; the exception's own line (a
   TensorFlow op failing to save a checkpoint to S3) was only a warning.
+- Progress after an error shows the run went on only where it moved: a
+  progress line that states a step must pass the last step stated before
+  the error, or differ from the other lines after it, or (with no step
+  stated before) not be where the log ends. tqdm's close() redraws a bar at
+  the count it reached when the interpreter tears down after an uncaught
+  exception, so the bar of the step that raised follows the traceback.
 """
 import pathlib
 
@@ -53,3 +59,20 @@ def test_sagemaker_uncaught_exception_is_fatal(faultline_bin, validate):
     assert found, "no incident"
     texts = initiating_texts(found[0])
     assert any("uncaught exception during training" in t for t in texts), texts
+
+
+def test_bar_redrawn_after_the_traceback_is_no_progress(faultline_bin, validate):
+    # kohya's run: "RuntimeError: CUDA error: the launch timed out and was
+    # terminated", then its tqdm bar at 3/5400 as the interpreter closed it.
+    # The bar did not move past where it stood when the step raised.
+    found = incidents(faultline_bin, validate, "e15-windows-launch-timed-out-kohya")
+    assert found, "no incident"
+    assert not found[0]["initiating"].get("survived", False), found[0]["explanation"]
+
+
+def test_one_progress_line_mid_log_is_still_progress(faultline_bin, validate):
+    # NCCL's failed allocation, then "Train Epoch: 1 [2700/246000 (18%)]" and
+    # more of the run's lines: the run went on.
+    found = incidents(faultline_bin, validate, "e8-nccl-warn-alloc-failed-then-epochs")
+    assert not found or found[0]["initiating"].get("survived") or found[0]["reference"].startswith("Benign"), \
+        found[0]["explanation"]
