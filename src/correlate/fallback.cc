@@ -36,6 +36,10 @@ constexpr uint64_t kTracebackWindowBytes = 8 << 10;
 // How much later than an error, in another file, progress must be logged to
 // show that the rank carried on.
 constexpr int64_t kSurvivedMargin = 30 * kSecond;
+// How many lines may follow the line a log ends in (the last line of a
+// signal the log must end in, field `ending`; a bar redrawn as its process
+// exits): a blank line, a closing code fence as posted.
+constexpr uint64_t kEndingSlackLines = 1;
 
 // Whether `a` was logged before `b`: by time, and within one file (the same
 // second, or no stamps) by position.
@@ -59,6 +63,64 @@ bool Explains(const CorrelationState& st, const Cluster& c) {
 // scheduler, or by a person's Ctrl-C) is that stop's doing, and what it
 // prints after training completed is teardown.
 bool After(const Evidence* t, const Evidence& ev) { return t && LoggedAfter(*t, ev); }
+
+// Whether progress line `p` was logged clearly after line `ev`: later in the
+// same file, else stamped more than the margin later (two files' stamps
+// differ in resolution and skew).
+bool ClearlyAfter(const Evidence& ev, const Evidence& p) {
+  if (p.source == ev.source) return p.offset > ev.offset;
+  return p.time_us != kNoTime && ev.time_us != kNoTime && p.time_us > ev.time_us + kSurvivedMargin;
+}
+
+// The place in the run a progress line states: its epoch (when it names a
+// whole one) and its step; false when it states no step.
+bool ProgressPlace(const Evidence& p, std::pair<int64_t, int64_t>* place) {
+  const std::string* step = p.Field("step");
+  int64_t s = 0, e = -1;
+  if (!step || !ParseInt64(*step, &s)) return false;
+  if (const std::string* epoch = p.Field("epoch"); epoch && !ParseInt64(*epoch, &e)) e = -1;
+  *place = {e, s};
+  return true;
+}
+
+// Whether `rank`'s progress lines after line `ev` show the run moving on: a
+// line that states no step counts by being logged; lines that state one
+// must differ among themselves or reach a place past the last one stated
+// before `ev` (with none stated before, a closing bar's redraw must not end
+// the log). A bar printed once more at the count it had reached is not
+// progress: tqdm's close() (run from __del__ as the interpreter tears down
+// after an uncaught exception) redraws the bar at its last count and ends
+// the line, so the bar of the step that raised appears after the traceback.
+// The walk goes from the newest line back and stops at the first line
+// before `ev`, so it reads only the lines after it.
+bool ProgressMovedOn(const CorrelationState& st, const Evidence& ev, int64_t rank) {
+  auto lines = st.index.progress.find(rank);
+  if (lines == st.index.progress.end()) return false;
+  bool after = false;
+  std::pair<int64_t, int64_t> newest{};  // the one place every line after `ev` states so far
+  for (auto q = lines->second.rbegin(); q != lines->second.rend(); ++q) {
+    const Evidence& p = st.evs[*q];
+    std::pair<int64_t, int64_t> place;
+    bool placed = ProgressPlace(p, &place);
+    if (ClearlyAfter(ev, p)) {
+      if (!placed || (after && place != newest)) return true;
+      newest = place;
+      after = true;
+      continue;
+    }
+    // The newest line before `ev` (or not clearly after it): the run moved
+    // on past the place it states; one that states none cannot tell, and
+    // the lines after `ev` count as progress.
+    return after && (!placed || newest > place);
+  }
+  // No place stated before `ev`: the one place stated after it moved the run
+  // on, unless it is a bar its printer redraws when closed (field
+  // `closing_redraw`) and its line ends the log, where that redraw stands.
+  if (!after) return false;
+  const Evidence& last = st.evs[lines->second.back()];
+  return !last.Field("closing_redraw") || last.source >= st.scan.sources.size() ||
+         last.line + kEndingSlackLines < st.scan.sources[last.source].lines;
+}
 
 }  // namespace
 
@@ -112,13 +174,12 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
       done && done->source == ev.source && done->offset > ev.offset) {
     return true;
   }
+  // Progress of the line's rank after it, clearly later (across files the
+  // stamps differ in resolution, a kernel log's whole seconds, and clocks in
+  // skew), that moved the run on.
   auto it = st.index.last_progress.find(ev.rank);
   if (it == st.index.last_progress.end()) return false;
-  const Evidence& p = st.evs[it->second];
-  if (p.source == ev.source) return p.offset > ev.offset;
-  // Across files the stamps differ in resolution (a kernel log's whole
-  // seconds) and clocks in skew: only clearly later progress counts.
-  return p.time_us != kNoTime && ev.time_us != kNoTime && p.time_us > ev.time_us + kSurvivedMargin;
+  return ClearlyAfter(ev, st.evs[it->second]) && ProgressMovedOn(st, ev, ev.rank);
 }
 
 std::string ExitMeaning(const Evidence& ev) {
@@ -359,10 +420,6 @@ bool CleanEnd(const CorrelationState& st, const Evidence& ev) {
   if (*e == "KeyboardInterrupt") return true;
   return st.rs.signal(ev.signal).detail_exception_line && (*e == "SystemExit" || *e == "GeneratorExit");
 }
-
-// How many lines may follow the last line of a signal that the log must
-// end in (field `ending`): a blank line, a closing code fence as posted.
-constexpr uint64_t kEndingSlackLines = 1;
 
 // The evidence of field-`ending` signals (a retried refusal, a stack's
 // frame) that is no fatal line: such a signal is a failure only where its

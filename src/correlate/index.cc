@@ -102,7 +102,10 @@ void BuildEvidenceIndex(CorrelationState& st) {
     }
     if (!ev.host.empty()) ix.host_of_rank.try_emplace(ev.rank, ev.host);  // no node when known
     SignalRole role = st.rs.signal(ev.signal).role;
-    if (role == SignalRole::Progress) ix.last_progress[ev.rank] = i;
+    if (role == SignalRole::Progress) {
+      ix.last_progress[ev.rank] = i;
+      ix.progress[ev.rank].push_back(i);
+    }
     if (role == SignalRole::Metric) ix.metrics[ev.rank].push_back(i);
     if (st.HasRole(ev.rule, RuleRole::kServed)) ix.last_served[ev.source] = i;
     if (st.HasRole(ev.rule, RuleRole::kCarriedOn)) {

@@ -84,6 +84,7 @@ struct EvidenceIndex {
   std::map<std::string, std::string> addr_host;    // announced address -> host
   std::map<int64_t, std::string> host_of_rank;     // first evidence naming both
   std::map<int64_t, size_t> last_progress;         // rank -> its last progress line
+  std::map<int64_t, std::vector<size_t>> progress; // rank -> its progress lines, in evidence order
   std::map<int64_t, std::vector<size_t>> metrics;  // rank -> its metric lines
   std::map<uint32_t, size_t> last_served;          // source -> its last role:served line
   std::map<uint32_t, size_t> last_carried_on;      // source -> its last role:carried-on line

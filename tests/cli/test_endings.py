@@ -46,12 +46,15 @@ def verdict(report, case):
     primary = incidents[0] if incidents else None
     benign = primary is not None and primary.get("reference", "").startswith("Benign")
     # An incident the report marks survived (its rank went on after it) says
-    # the job carried on: right for a negative, no answer for a failure.
+    # the job carried on: right for a negative, the wrong answer for a
+    # failure (a fatal error read as one the job went on from).
     survived = primary is not None and (primary.get("initiating") or {}).get("survived", False)
     if not case["failed"]:
         return None if primary is None or benign or survived else f"incident on a negative: {primary['reference']}"
     if primary is None or benign:
         return "no incident"
+    if survived:
+        return "marked survived"
     want_reference = case.get("reference")
     if want_reference and primary.get("reference") != want_reference:
         return f"reference {primary.get('reference')!r}, not {want_reference!r}"
@@ -97,11 +100,13 @@ def main():
     none = [n for n in failed if problems[n] == "no incident"]
     line = [n for n in failed if problems[n] and problems[n].startswith("initiating")]
     reference = [n for n in failed if problems[n] and problems[n].startswith("reference")]
+    marked = [n for n in failed if problems[n] == "marked survived"]
     fired = [n for n in negative if problems[n]]
     print(f"failed endings: {len(failed)}, no incident: {len(none)}, wrong initiating line: {len(line)}, "
-          f"wrong catalog reference: {len(reference)} of {sum(1 for n in failed if INDEX[n].get('reference'))} labelled")
+          f"wrong catalog reference: {len(reference)} of {sum(1 for n in failed if INDEX[n].get('reference'))} labelled, "
+          f"marked survived: {len(marked)}")
     print(f"negative endings: {len(negative)}, with an incident: {len(fired)}")
-    for n in none + reference + line + fired:
+    for n in none + marked + reference + line + fired:
         print(f"  {n}: {problems[n]}")
     return 0
 
