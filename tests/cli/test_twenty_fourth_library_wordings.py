@@ -26,7 +26,8 @@ in the source of each release, where the catalog read one form only:
 Already read in every version (checked, no change): NCCL 2.18 to 2.25's
 "NET/IB : Got async event : <event>" (2.18, 2.19), "NET/IB : <dev>:<port>
 Got async event : <event>" (2.20 to 2.22), "async fatal event[ on QP|CQ
-(<ptr>)]: <event>" and "Got async error event: port error" (2.23 to 2.25);
+(<ptr>)]: <event>" and "Got async error event: port error" (2.23 to 2.25), whose event names are
+libibverbs' ibv_event_type_str() strings, the same in every rdma-core;
 "Got completion from peer <addr> with error N, opcode N, len N, vendor err
 N" (2.18, 2.19), "with status=N opcode=N len=N vendor err N" (2.20 onwards,
 "NET/IB:" and "hca <dev>" from 2.22); "Call to ibv_modify_qp failed with
