@@ -115,10 +115,16 @@ bool ProgressMovedOn(const CorrelationState& st, const Evidence& ev, int64_t ran
   }
   // No place stated before `ev`: the one place stated after it moved the run
   // on, unless it is a bar its printer redraws when closed (field
-  // `closing_redraw`) and its line ends the log, where that redraw stands.
+  // `closing_redraw`) and its line ends the log, where that redraw stands --
+  // but not where the bar before it, after `ev` in the same file, stated
+  // another step (field `moved_from_line`, scan/keep.cc): the bar went on.
   if (!after) return false;
   const Evidence& last = st.evs[lines->second.back()];
-  return !last.Field("closing_redraw") || last.source >= st.scan.sources.size() ||
+  int64_t from = 0;
+  if (const std::string* f = last.Field("moved_from_line"); f && last.source == ev.source) {
+    (void)ParseInt64(*f, &from);
+  }
+  return !last.Field("closing_redraw") || from > static_cast<int64_t>(ev.line) || last.source >= st.scan.sources.size() ||
          last.line + kEndingSlackLines < st.scan.sources[last.source].lines;
 }
 

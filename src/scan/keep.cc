@@ -587,7 +587,16 @@ void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
     prev->second.time_us = ev.time_us;
     r.last_progress_us = std::max(r.last_progress_us, ev.time_us);
   }
+  // A bar its printer redraws when closed (tqdm, field `closing_redraw`)
+  // keeps the line of the previous one of this rank here when that one
+  // stated another step: only the last progress line stays as evidence, so
+  // this is how the correlator tells a bar that moved on after an error
+  // from the redraw of the count it had reached (fallback.cc).
+  if (ev.Field("closing_redraw") && step >= 0 && prev_step >= 0 && step != prev_step && prev->second.line > 0) {
+    ev.fields.emplace_back("moved_from_line", std::to_string(prev->second.line));
+  }
   if (step >= 0) prev->second.step = step;
+  prev->second.line = ev.line;
   if (step_time >= 0 && !same_step) AddStepTime(r, step_time, StepSampleKey(ev.line, step, step_time));
   // A rate beside a stated step time adds nothing the detectors use.
   if (throughput > 0 && !stated_time) AddThroughput(r, throughput, StepSampleKey(ev.line, step, throughput));

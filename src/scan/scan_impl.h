@@ -390,6 +390,7 @@ struct Scanner::Impl {
     struct LastProgress {
       int64_t time_us = kNoTime;
       int64_t step = -1;
+      uint64_t line = 0;  // 0: none yet (lines count from 1)
       EpochCount epochs;
     };
     std::map<int64_t, LastProgress> rank_last_progress;
