@@ -124,8 +124,8 @@ bool ProgressMovedOn(const CorrelationState& st, const Evidence& ev, int64_t ran
   if (const std::string* f = last.Field("moved_from_line"); f && last.source == ev.source) {
     (void)ParseInt64(*f, &from);
   }
-  return !last.Field("closing_redraw") || from > static_cast<int64_t>(ev.line) || last.source >= st.scan.sources.size() ||
-         last.line + kEndingSlackLines < st.scan.sources[last.source].lines;
+  return !last.Field("closing_redraw") || from > static_cast<int64_t>(ev.line) ||
+         last.source >= st.scan.sources.size() || last.line + kEndingSlackLines < st.scan.sources[last.source].lines;
 }
 
 }  // namespace
