@@ -77,6 +77,21 @@ def diagnose_text(binary, validate, directory, text, name="train.log"):
     return diagnose_path(binary, validate, log)
 
 
+def scan_path(binary, *paths):
+    """The records `scan --json` prints for files or directories (it must
+    exit 0)."""
+    p = run(binary, "scan", "--json", *map(str, paths))
+    return [json.loads(line) for line in p.stdout.decode().splitlines()]
+
+
+def scan_text(binary, directory, text, name="train.log"):
+    """Writes one log file into `directory` and returns scan_path's records
+    of it."""
+    log = directory / name
+    log.write_text(text)
+    return scan_path(binary, log)
+
+
 def initiating_texts(inc):
     """The texts of an incident's initiating evidence lines."""
     return [e["text"] for e in inc["initiating"]["evidence"]]

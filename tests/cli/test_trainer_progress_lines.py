@@ -5,12 +5,10 @@ survived, and the line's step (and, where printed, its step time) reaches
 the hang and straggler detectors. Each line below is in the form the
 trainer's own logger writes it.
 """
-import json
-import subprocess
 
 import pytest
 
-from conftest import diagnose_text
+from conftest import diagnose_text, scan_path
 
 OOM = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
        "capacity of 79.15 GiB of which 1.20 GiB is free. Of the allocated memory 75.31 GiB is "
@@ -70,19 +68,12 @@ TRAINERS = {
 }
 
 
-def scan_records(binary, path):
-    p = subprocess.run([str(binary), "scan", "--json", str(path)], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    return [json.loads(line) for line in p.stdout.decode().splitlines()]
-
-
 @pytest.mark.parametrize("trainer", sorted(TRAINERS))
 def test_the_trainers_step_line_is_progress_with_its_step(faultline_bin, tmp_path, trainer):
     steps, signal, last_step = TRAINERS[trainer]
     log = tmp_path / "train.log"
     log.write_text(steps)
-    kept = [r for r in scan_records(faultline_bin, log) if r["signal"] == signal]
+    kept = [r for r in scan_path(faultline_bin, log) if r["signal"] == signal]
     assert kept, f"no {signal} record"
     assert kept[-1]["fields"]["step"] == last_step
 
@@ -116,5 +107,5 @@ def test_an_error_after_the_last_step_ended_the_run(faultline_bin, validate, tmp
 def test_lines_that_are_no_training_step(faultline_bin, tmp_path, line):
     log = tmp_path / "train.log"
     log.write_text(line + "\n")
-    signals = {r["signal"] for r in scan_records(faultline_bin, log)}
+    signals = {r["signal"] for r in scan_path(faultline_bin, log)}
     assert not signals & {t[1] for t in TRAINERS.values()}, signals

@@ -50,12 +50,10 @@ N's NvLink port N is currently down.", "NVSwitch N's NvLink N is down.",
 "GPU N's NvLink link N is currently down" and 4.6's "GPU N has fallen off
 the bus".
 """
-import json
-import subprocess
 
 import pytest
 
-from conftest import leading_incident
+from conftest import leading_incident, scan_text
 
 
 POLL_CONNECT_REFUSED_2_21 = """\
@@ -65,13 +63,6 @@ node017:12345:12399 [3] NCCL INFO misc/socket.cc:570 -> 6
 node017:12345:12399 [3] NCCL INFO misc/socket.cc:621 -> 6
 node017:12345:12399 [3] NCCL INFO bootstrap.cc:274 -> 6
 """
-
-
-def scan_signals(binary, tmp_path, text):
-    log = tmp_path / "train.log"
-    log.write_text(text)
-    p = subprocess.run([str(binary), "scan", "--json", str(log)], capture_output=True, check=True)
-    return [json.loads(r) for r in p.stdout.decode().splitlines()]
 
 
 @pytest.mark.parametrize("line,signal,fields", [
@@ -89,8 +80,8 @@ def scan_signals(binary, tmp_path, text):
 ], ids=["nccl-2-21-poll-connect-retries", "nccl-2-21-poll-connect-timeouts", "xid13-pid-unknown-535",
         "xid31-no-process", "xid13-no-process"])
 def test_version_wording_is_read_by_its_signal(faultline_bin, tmp_path, line, signal, fields):
-    records = [r for r in scan_signals(faultline_bin, tmp_path, line + "\n") if r["signal"] == signal]
-    assert records, scan_signals(faultline_bin, tmp_path, line + "\n")
+    records = [r for r in scan_text(faultline_bin, tmp_path, line + "\n") if r["signal"] == signal]
+    assert records, scan_text(faultline_bin, tmp_path, line + "\n")
     assert all(records[0]["fields"].get(k) == v for k, v in fields.items()), records[0]["fields"]
 
 

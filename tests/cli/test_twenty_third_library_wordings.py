@@ -69,12 +69,10 @@ vLLM's 'Worker proc ... died unexpectedly (exit code: N)' and 'Worker failed
 with error '<message>'' (the message is read by its own rule); DeepSpeed's
 launcher 'exits with return code' (0.10 to 0.19.5).
 """
-import json
-import subprocess
 
 import pytest
 
-from conftest import diagnose_text, leading_incident
+from conftest import diagnose_text, leading_incident, scan_text
 
 
 ELASTIC_CTRL_C_PY313 = """\
@@ -101,13 +99,6 @@ DEEPSPEED_WORKSPACE_TOKENS = """\
 Allocatable workspace available (12 tokens) is less than minimum requested workspace (64 tokens)
 RuntimeError: Workspace can't be allocated, not enough memory
 """
-
-
-def scan_signals(binary, tmp_path, text):
-    log = tmp_path / "train.log"
-    log.write_text(text)
-    p = subprocess.run([str(binary), "scan", "--json", str(log)], capture_output=True, check=True)
-    return [json.loads(r) for r in p.stdout.decode().splitlines()]
 
 
 @pytest.mark.parametrize("line,signal,fields", [
@@ -146,8 +137,8 @@ def scan_signals(binary, tmp_path, text):
         "store-connect-torch-2-9", "vllm-engine-core-unsuffixed", "deepspeed-workspace-tokens",
         "slurmctld-requeue-job", "ray-memory-monitor-newer"])
 def test_version_wording_is_read_by_its_signal(faultline_bin, tmp_path, line, signal, fields):
-    records = [r for r in scan_signals(faultline_bin, tmp_path, line + "\n") if r["signal"] == signal]
-    assert records, scan_signals(faultline_bin, tmp_path, line + "\n")
+    records = [r for r in scan_text(faultline_bin, tmp_path, line + "\n") if r["signal"] == signal]
+    assert records, scan_text(faultline_bin, tmp_path, line + "\n")
     assert all(records[0]["fields"].get(k) == v for k, v in fields.items()), records[0]["fields"]
 
 
@@ -174,7 +165,7 @@ def test_newer_wording_is_diagnosed_like_the_older(faultline_bin, validate, tmp_
 
 
 def test_ctrl_c_on_python_3_13_reads_as_a_stop_by_hand(faultline_bin, tmp_path):
-    kept = {r["signal"] for r in scan_signals(faultline_bin, tmp_path, ELASTIC_CTRL_C_PY313)}
+    kept = {r["signal"] for r in scan_text(faultline_bin, tmp_path, ELASTIC_CTRL_C_PY313)}
     assert {"user_interrupt", "closing_signal_sigterm", "unable_to_shutdown"} <= kept, kept
 
 
