@@ -182,10 +182,9 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
   }
   // Progress of the line's rank after it, clearly later (across files the
   // stamps differ in resolution, a kernel log's whole seconds, and clocks in
-  // skew), that moved the run on.
-  auto it = st.index.last_progress.find(ev.rank);
-  if (it == st.index.last_progress.end()) return false;
-  return ClearlyAfter(ev, st.evs[it->second]) && ProgressMovedOn(st, ev, ev.rank);
+  // skew), that moved the run on: ProgressMovedOn starts from the rank's
+  // last progress line and is false unless that one is clearly after.
+  return ProgressMovedOn(st, ev, ev.rank);
 }
 
 std::string ExitMeaning(const Evidence& ev) {
