@@ -22,17 +22,19 @@ ubuntu:39964:40044 [0] NCCL INFO transport.cc:148 -> 3
 ubuntu:39964:40044 [0] NCCL INFO init.cc:1089 -> 3
 """
 
-# The proxy's progress thread (tid 41288) fails a receive (the socket
-# transport's size check returns ncclInternalError) while the other threads
-# of the process, and another process, go on logging; between the WARN and
-# its chain, the main thread logs a survived warning of its own.
+# The proxy's progress thread (tid 41288) fails a send (the IB transport's
+# check of the receive its peer posted returns ncclInternalError) while the
+# other threads of the process, and another process, go on logging; between
+# the WARN and its chain, the main thread logs a survived warning of its
+# own. (The socket transport's "message truncated" would not do here: it is
+# collective-desync-stuck's line, not the fallback's.)
 INTERLEAVED = """\
-node017:41003:41288 [3] transport/net_socket.cc:399 NCCL WARN NET/Socket : peer 10.0.0.18<51159> message truncated : receiving 1048576 bytes instead of 65536
+node017:41003:41288 [3] transport/net_ib.cc:2223 NCCL WARN NET/IB : req 0/1 tag 7 peer 10.0.0.18<51159> posted incorrect receive info: size 65536 addr 0 rkeys[0]=0
 node017:41003:41003 [3] NCCL INFO Channel 02/0 : 3[3] -> 4[0] [send] via NET/IB/1
 node017:41004:41004 [4] NCCL INFO Channel 02/0 : 4[4] -> 5[5] via P2P/IPC/read
 node017:41003:41003 [3] graph/xml.cc:332 NCCL WARN Could not find real path of /sys/class/pci_bus/0000:01/../../0000:01:00.0
 node017:41004:41004 [4] NCCL INFO Connected all rings
-node017:41003:41288 [3] NCCL INFO transport/net_socket.cc:437 -> 3
+node017:41003:41288 [3] NCCL INFO transport/net_ib.cc:2340 -> 3
 node017:41003:41288 [3] NCCL INFO transport/net.cc:1057 -> 3
 node017:41003:41288 [3] NCCL INFO proxy.cc:819 -> 3 [Progress Thread]
 """
@@ -80,7 +82,7 @@ def test_chain_belongs_to_the_warning_of_its_thread(faultline_bin, validate, tmp
     inc = first_incident(faultline_bin, validate, tmp_path, INTERLEAVED)
     assert inc["rule"] == "unrecognised-fatal-error"
     texts = initiating_texts(inc)
-    assert len(texts) == 1 and "message truncated : receiving 1048576 bytes" in texts[0], texts
+    assert len(texts) == 1 and "posted incorrect receive info" in texts[0], texts
 
 
 def test_warning_without_its_chain_was_survived(faultline_bin, validate, tmp_path):
