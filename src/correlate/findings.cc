@@ -307,13 +307,27 @@ bool InterruptedWhileProgressing(const CorrelationState& st, const Evidence& dum
          DetectHangs(st.scan.ranks, at, DetectOptions(), WorldRanks(st)).empty();
 }
 
+// Whether a line of a completion rule (a trainer's or a test session's
+// closing summary) was logged after the dump: the dump was of a live
+// process that then ran to its end (pytest's faulthandler_timeout dumps a
+// slow test's threads and lets it go on), stamped or not.
+bool CompletedAfter(const CorrelationState& st, const Evidence& dump) {
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    if (st.HasRole(st.evs[i].rule, RuleRole::kCompletion) && st.ignore_reason[i].empty() &&
+        LoggedAfter(dump, st.evs[i])) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // A stack dump with no error line and no progress after it names a hang
 // the detector could not time (no progress lines, or too few after them):
 // the dump's stuck frame is its evidence.
 bool AddDumpHang(CorrelationState& st) {
   int rule = RuleForDetector(st.rs, "hang");
   const Evidence* dump = rule >= 0 ? StuckDump(st, rule) : nullptr;
-  if (!dump || InterruptedWhileProgressing(st, *dump)) return false;
+  if (!dump || InterruptedWhileProgressing(st, *dump) || CompletedAfter(st, *dump)) return false;
   Finding f;
   f.detector = "hang";
   f.rank = dump->rank;
