@@ -177,7 +177,11 @@ void AddHangStacks(CorrelationState& st, Incident& inc) {
     if (inc.rank >= 0 && ev.rank == inc.rank) on_rank.push_back(i);
     else if (ev.rank < 0 && ev.host == inc.host && (!inc.host.empty() || inc.rank < 0)) on_host.push_back(i);
   }
-  const std::vector<size_t>& pick = on_rank.empty() ? on_host : on_rank;
+  std::vector<size_t> pick = on_rank.empty() ? on_host : on_rank;
+  std::erase_if(pick, [&](size_t i) { return st.evs[i].Field("perf_columns") != nullptr; });
+  // The thread-dump recipe over traceback.extract_stack() writes a thread's
+  // frames outermost first: its innermost are its last lines.
+  if (!pick.empty() && st.evs[pick.front()].Field("outer_first")) std::reverse(pick.begin(), pick.end());
   std::string dump;
   for (size_t k = 0; k < pick.size() && k < 6; ++k) {
     const Evidence& ev = st.evs[pick[k]];
@@ -263,7 +267,7 @@ const Evidence* StuckDump(const CorrelationState& st, int rule) {
   size_t lines = 0;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
-    if (static_cast<int>(ev.rule) != rule || !st.ignore_reason[i].empty()) continue;
+    if (static_cast<int>(ev.rule) != rule || !st.ignore_reason[i].empty() || ev.Field("perf_columns")) continue;
     if (first && ev.source != first->source) continue;
     for (const auto& [rank, p] : st.index.last_progress) {
       if ((ev.rank < 0 || rank == ev.rank) && LoggedAfter(ev, st.evs[p])) return nullptr;
@@ -303,13 +307,27 @@ bool InterruptedWhileProgressing(const CorrelationState& st, const Evidence& dum
          DetectHangs(st.scan.ranks, at, DetectOptions(), WorldRanks(st)).empty();
 }
 
+// Whether a line of a completion rule (a trainer's or a test session's
+// closing summary) was logged after the dump: the dump was of a live
+// process that then ran to its end (pytest's faulthandler_timeout dumps a
+// slow test's threads and lets it go on), stamped or not.
+bool CompletedAfter(const CorrelationState& st, const Evidence& dump) {
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    if (st.HasRole(st.evs[i].rule, RuleRole::kCompletion) && st.ignore_reason[i].empty() &&
+        LoggedAfter(dump, st.evs[i])) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // A stack dump with no error line and no progress after it names a hang
 // the detector could not time (no progress lines, or too few after them):
 // the dump's stuck frame is its evidence.
-void AddDumpHang(CorrelationState& st) {
+bool AddDumpHang(CorrelationState& st) {
   int rule = RuleForDetector(st.rs, "hang");
   const Evidence* dump = rule >= 0 ? StuckDump(st, rule) : nullptr;
-  if (!dump || InterruptedWhileProgressing(st, *dump)) return;
+  if (!dump || InterruptedWhileProgressing(st, *dump) || CompletedAfter(st, *dump)) return false;
   Finding f;
   f.detector = "hang";
   f.rank = dump->rank;
@@ -323,7 +341,43 @@ void AddDumpHang(CorrelationState& st) {
                  : StrCat("a stack dump (py-spy, faulthandler) was taken", at,
                           " with no error logged and no progress after it: the process was stuck "
                           "where the dump shows");
-  if (AddFinding(st, f, 0.4)) AddHangStacks(st, st.diag.incidents.back());
+  if (!AddFinding(st, f, 0.4)) return false;
+  AddHangStacks(st, st.diag.incidents.back());
+  return true;
+}
+
+// A benchmark's column header as the last line of its log (field
+// `perf_columns`: nccl-tests prints it once every communicator is up, then
+// one row per size) is a run that never finished its first collective and
+// waits with no timeout. Only where the log ends in it, give or take a few
+// bytes (a posted log's closing code fence): a header followed by any line
+// of the run's (NCCL's `Launch mode Parallel` of a trimmed healthy run)
+// went on, and a log cut anywhere before it (in NCCL's init lines) reads
+// the same whether the run hung or was trimmed.
+void AddColumnsHang(CorrelationState& st) {
+  constexpr uint64_t kClosingBytes = 8;
+  int rule = RuleForDetector(st.rs, "hang");
+  const Evidence* header = nullptr;
+  for (size_t i = 0; rule >= 0 && i < st.evs.size() && !header; ++i) {
+    const Evidence& ev = st.evs[i];
+    if (static_cast<int>(ev.rule) != rule || !st.ignore_reason[i].empty() || !ev.Field("perf_columns")) continue;
+    if (ev.source < st.scan.sources.size() &&
+        ev.offset + ev.text.size() + kClosingBytes >= st.scan.sources[ev.source].bytes) {
+      header = &ev;
+    }
+  }
+  if (!header) return;
+  Finding f;
+  f.detector = "hang";
+  f.rank = header->rank;
+  f.host = header->host;
+  f.time_us = header->time_us;
+  f.detail = "the benchmark printed its column header and no result row after it: every communicator was up and "
+             "the first collective never completed (nccl-tests waits with no timeout)";
+  if (!AddFinding(st, f, 0.4)) return;
+  Incident& inc = st.diag.incidents.back();
+  inc.initiating.push_back(*header);
+  inc.timeline = inc.initiating;
 }
 
 // The latest time line `ev`, with no stamp of its own, can have been
@@ -402,8 +456,8 @@ void RunDetectors(CorrelationState& st) {
         AddHangStacks(st, st.diag.incidents.back());
         FoldNoticesIntoHang(st);
       }
-    } else {
-      AddDumpHang(st);
+    } else if (!AddDumpHang(st)) {
+      AddColumnsHang(st);
     }
   }
   for (const auto& [key, series] : st.scan.metrics) {
