@@ -15,12 +15,16 @@
 // training completed, or at the process's exit (role:teardown), is teardown.
 // Of one failure's lines, the one that states the message leads the one
 // that only names the exception's type (C++'s what() under its terminate).
+// A verdict whose lines blame only connections that stayed on one host
+// (both ends named, and one host) names no network fault: with no fatal
+// line to lead, the failure is the fallback's.
 #include <algorithm>
 #include <cstddef>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -583,6 +587,41 @@ bool PeerReported(const CorrelationState& st, const Cluster& c) {
   return any;
 }
 
+// Whether `host` names the loopback interface: localhost, ::1, or an
+// address of 127/8, plain or mapped into IPv6.
+bool Loopback(std::string_view host) {
+  if (host == "localhost" || host == "::1") return true;
+  if (host.starts_with("::ffff:")) host.remove_prefix(7);
+  return host.starts_with("127.");
+}
+
+// Whether the connection line `ev` reports stayed on one host: both of its
+// ends (field local_end beside peer) are one host by name or address, or
+// both are loopback. No network carried such a connection.
+bool WithinOneHost(const Evidence& ev) {
+  const std::string* local = ev.Field("local_end");
+  const std::string* peer = ev.Field("peer");
+  if (!local || !peer) return false;
+  if (Loopback(*local) && Loopback(*peer)) return true;
+  std::string a = NormalizeHost(*local), b = NormalizeHost(*peer);
+  return a.empty() || b.empty() ? *local == *peer : a == b;
+}
+
+// Whether root cluster `c` blames only connections that stayed on one host:
+// some line names both ends of its connection, and every line that names a
+// peer names one on its own host. What ended them is a process there (the
+// store's server, a peer rank), never the network between hosts.
+bool OneHostOnly(const CorrelationState& st, const Cluster& c) {
+  bool any = false;
+  for (size_t i : c.ev) {
+    const Evidence& ev = st.evs[i];
+    if (!ev.Field("peer")) continue;
+    if (!WithinOneHost(ev)) return false;
+    any = true;
+  }
+  return any;
+}
+
 // How long after a rank's fatal line the others' symptoms may still be its
 // doing: the slowest collective timeout (PyTorch's 30 min default for NCCL,
 // raised by some trainers) with margin.
@@ -956,36 +995,11 @@ int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   return fc;
 }
 
-}  // namespace
-
-void ChooseFallback(CorrelationState& st) {
-  if (st.role_rules[static_cast<size_t>(RuleRole::kFallback)].empty()) return;
-  st.unended = Unended(st);
-  std::vector<size_t> lines = FatalLines(st);
-  AdoptExceptions(st, lines);
-  JoinRequiredFatalLines(st, lines);
-  // A traceback cut in its frames (field `cut`: the source ends there) says
-  // that the program raised, not what: it leads only a job that shows
-  // nothing else, no other fatal line (not even one that was survived or
-  // came at teardown: the cut traceback is then the launcher's or the
-  // exit's), catalog verdict or launcher summary.
-  // One printed as a person interrupted the run (Ctrl-C's "^CTraceback")
-  // shows where it was stopped, not a failure.
-  std::vector<size_t> cut;
-  const Evidence* interrupt = st.index.first_interrupt;
-  std::erase_if(lines, [&](size_t i) {
-    const Evidence& ev = st.evs[i];
-    if (!ev.Field("cut")) return false;
-    if (!interrupt || !(SameLine(*interrupt, ev) || LoggedAfter(*interrupt, ev))) cut.push_back(i);
-    return true;
-  });
-  std::vector<int> weak;  // symptom-only or peer-reported roots a fatal line may precede
-  for (size_t k = 0; k < st.clusters.size(); ++k) {
-    const Cluster& c = st.clusters[k];
-    if (!Explains(st, c)) continue;
-    if (!SymptomOnly(st, c) && !PeerReported(st, c)) return;
-    weak.push_back(static_cast<int>(k));
-  }
+// Whether a generic fatal line took the failure from the `weak` roots (the
+// fallback's cluster was added): `lines` are the fatal lines, `cut` the
+// tracebacks cut in their frames.
+bool LeadWithFatalLine(CorrelationState& st, std::vector<size_t> lines, std::vector<size_t> cut,
+                       const std::vector<int>& weak) {
   if (lines.empty() && !cut.empty() && weak.empty() &&
       std::none_of(st.clusters.begin(), st.clusters.end(), [](const Cluster& c) { return c.parent < 0; }) &&
       std::none_of(st.evs.begin(), st.evs.end(), [&](const Evidence& ev) {
@@ -1017,14 +1031,16 @@ void ChooseFallback(CorrelationState& st) {
   // does an exit status outweigh a symptom a catalog rule names.
   // Kills a launcher reports after it reported a task's error exit are the
   // launcher ending the rest of the job: they do not outweigh that exit.
-  if (!any_initiating && (summary || (!weak.empty() && !KilledAfterTaskExit(st, weak, lines)))) return;
+  if (!any_initiating && (summary || (!weak.empty() && !KilledAfterTaskExit(st, weak, lines)))) {
+    return false;
+  }
   ShareLineAttribution(st, lines);
   if (any_initiating) {
     std::erase_if(lines, [&](size_t i) {
       return st.rs.signal(st.evs[i].signal).role != SignalRole::Initiating;
     });
   }
-  if (lines.empty()) return;
+  if (lines.empty()) return false;
   std::stable_sort(lines.begin(), lines.end(),
                    [&](size_t a, size_t b) { return Before(st.evs[a], st.evs[b]); });
   OddVersionFirst(st, lines);
@@ -1034,7 +1050,7 @@ void ChooseFallback(CorrelationState& st) {
   // A symptom-only verdict that came first keeps the failure: the fatal
   // line after it may be its consequence. So does one long after it.
   for (int w : weak) {
-    if (!AfterFatal(st, st.clusters[w], f)) return;
+    if (!AfterFatal(st, st.clusters[w], f)) return false;
   }
   std::erase_if(lines, [&](size_t i) { return !SameFailure(f, st.evs[i]); });
   MessageFirst(st, lines);
@@ -1055,6 +1071,63 @@ void ChooseFallback(CorrelationState& st) {
                             " summarises the first local failure, not its cause");
     }
   }
+  return true;
+}
+
+// A verdict that stands on connections that stayed on one host names no
+// network fault: with no fatal line to lead, the failure is the fallback's
+// (no catalog rule says why the process at the other end went away), its
+// lines kept. The rule's own reference (a network partition, a rendezvous
+// lost) would blame the fabric between hosts that never carried them.
+void OneHostToFallback(CorrelationState& st, const std::vector<int>& weak) {
+  uint32_t fallback = st.role_rules[static_cast<size_t>(RuleRole::kFallback)].front();
+  for (int w : weak) {
+    Cluster& c = st.clusters[w];
+    if (c.parent >= 0 || !OneHostOnly(st, c)) continue;
+    const Evidence* one = nullptr;
+    for (size_t i : c.ev) {
+      if (!one && st.evs[i].Field("peer")) one = &st.evs[i];
+    }
+    c.note = StrCat("Its connection had both ends on one host (", *one->Field("local_end"), " and ",
+                    *one->Field("peer"),
+                    "): the process at the other end closed it, not the network, and no catalog "
+                    "rule says why that process ended. ");
+    c.rule = fallback;
+    c.layer = st.rs.rule(fallback)->layer();
+  }
+}
+
+}  // namespace
+
+void ChooseFallback(CorrelationState& st) {
+  if (st.role_rules[static_cast<size_t>(RuleRole::kFallback)].empty()) return;
+  st.unended = Unended(st);
+  std::vector<size_t> lines = FatalLines(st);
+  AdoptExceptions(st, lines);
+  JoinRequiredFatalLines(st, lines);
+  // A traceback cut in its frames (field `cut`: the source ends there) says
+  // that the program raised, not what: it leads only a job that shows
+  // nothing else, no other fatal line (not even one that was survived or
+  // came at teardown: the cut traceback is then the launcher's or the
+  // exit's), catalog verdict or launcher summary.
+  // One printed as a person interrupted the run (Ctrl-C's "^CTraceback")
+  // shows where it was stopped, not a failure.
+  std::vector<size_t> cut;
+  const Evidence* interrupt = st.index.first_interrupt;
+  std::erase_if(lines, [&](size_t i) {
+    const Evidence& ev = st.evs[i];
+    if (!ev.Field("cut")) return false;
+    if (!interrupt || !(SameLine(*interrupt, ev) || LoggedAfter(*interrupt, ev))) cut.push_back(i);
+    return true;
+  });
+  std::vector<int> weak;  // symptom-only or peer-reported roots a fatal line may precede
+  for (size_t k = 0; k < st.clusters.size(); ++k) {
+    const Cluster& c = st.clusters[k];
+    if (!Explains(st, c)) continue;
+    if (!SymptomOnly(st, c) && !PeerReported(st, c)) return;
+    weak.push_back(static_cast<int>(k));
+  }
+  if (!LeadWithFatalLine(st, std::move(lines), std::move(cut), weak)) OneHostToFallback(st, weak);
 }
 
 }  // namespace faultline::internal

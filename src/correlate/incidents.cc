@@ -691,6 +691,7 @@ Incident BuildIncident(const CorrelationState& st, int root, const std::vector<i
       break;
     }
   }
+  dr.explanation += rc.note;
   if (rc.survived) {
     inc.survived = true;
     dr.explanation +=

@@ -62,6 +62,7 @@ struct Cluster {
   std::set<int64_t> ranks;
   std::set<std::string> hosts;
   bool survived = false;  // its rank(s) logged progress after every line
+  std::string note;       // what a pass found about it, for its incident's explanation
 };
 
 // Per source: how many of its lines are hardware-layer, and the time span of
