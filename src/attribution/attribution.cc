@@ -831,6 +831,27 @@ bool IsDefaultProcessGroup(std::string_view content) {
   return close != kNpos && content.substr(open + 1, close - open - 1) == "default_pg";
 }
 
+// text-generation-inference's launcher runs each shard under the tracing
+// span "shard-manager" with the field rank (span!(Level::INFO,
+// "shard-manager", rank = rank), since its first releases), and
+// tracing_subscriber's compact format prints the span's name before the
+// target and its fields after the message: "<stamp> ERROR shard-manager:
+// text_generation_launcher: Shard process was signaled to shutdown with
+// signal 4 rank=0". The rank is the shard's, which is its rank in the
+// tensor-parallel group. Only a field that ends the line is taken: a message
+// of several lines carries it after its last line instead, where the span's
+// name is not.
+void ScanShardManagerRank(std::string_view s, size_t begin, Found* f) {
+  size_t span = s.find("shard-manager: ", begin);
+  if (span == kNpos || (span > begin && s[span - 1] != ' ')) return;
+  size_t end = s.size();
+  while (end > span && (s[end - 1] == ' ' || s[end - 1] == '\r')) --end;
+  size_t digits = end;
+  while (digits > span && IsDigit(s[digits - 1])) --digits;
+  if (digits == end || digits < span + 6 || s.substr(digits - 6, 6) != " rank=") return;
+  f->loose_rank = ParseUintWhole(s.substr(digits, end - digits), 9);
+}
+
 void ScanMessageRanks(std::string_view s, size_t begin, Found* f) {
   // "local rank: 2", "peer rank 5:" name some other numbering or some other
   // process than the writer.
@@ -881,6 +902,7 @@ void ScanMessageRanks(std::string_view s, size_t begin, Found* f) {
     }
     return false;
   });
+  if (!f->loose_rank) ScanShardManagerRank(s, begin, f);
 }
 
 // A PCI address token at s[p] ("0000:3b:00", "00000000:3B:00.0"), normalised;
