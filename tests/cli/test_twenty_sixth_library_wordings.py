@@ -27,6 +27,14 @@ missed a wording:
   read only "Can't find a valid checkpoint at <path>", the same refusal for
   a named path. Now checkpoint-resume-failure's. Excerpt:
   haotian-liu/LLaVA#901, as posted.
+- PyTorch Lightning (trainer/call.py) catches a Ctrl-C's KeyboardInterrupt
+  itself and prints no traceback: "Detected KeyboardInterrupt, attempting
+  graceful shutdown..." (a UserWarning up to 2.3), "... graceful shutdown
+  ..." from 2.4 on (an info line, after which it kills the processes it
+  launched and exits with status 1). training-silent-hang's user_interrupt
+  read only Python's and torchelastic's wordings of the interrupt, so the
+  teardown's errors after Lightning's could be taken for the failure.
+  Excerpt: Lightning-AI/pytorch-lightning#2035, as posted (0.8).
 
 Already read in every version (checked, no change): vLLM's "No available
 memory for the cache blocks" (0.8 to 0.11, V0 and V1), "EngineCore
@@ -88,8 +96,10 @@ when i resume from the save checkpoint i got this error:
      "executor-rpc-timeout"),
     ("[rank0]: RuntimeError: No executable batch size found, reached zero.", "accelerate-batch-size-exhausted"),
     ("ValueError: No valid checkpoint found in output directory (./outputs/)", "hf-no-checkpoint-in-output-dir"),
+    ("Detected KeyboardInterrupt, attempting graceful shutdown ...", "user_interrupt"),
+    ("Detected KeyboardInterrupt, attempting graceful shutdown...", "user_interrupt"),
 ], ids=["vllm-rpc-timeout-sample-tokens", "vllm-rpc-timeout-0-9", "accelerate-batch-size-zero",
-        "transformers-no-checkpoint-in-output-dir"])
+        "transformers-no-checkpoint-in-output-dir", "lightning-interrupt-2-4", "lightning-interrupt-2035"])
 def test_newest_wording_is_read_by_its_signal(faultline_bin, tmp_path, line, signal):
     records = scan_text(faultline_bin, tmp_path, line + "\n")
     assert signal in {r["signal"] for r in records}, records
