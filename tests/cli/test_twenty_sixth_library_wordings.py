@@ -45,8 +45,10 @@ warming up sampler"; DeepSpeed 0.16's launcher ("exits with return code =
 N", "Killing subprocess") and ZeRO-3's "pytorch allocator cache flushes
 since last step" (0.10 to 0.16.5, unchanged); transformers' "Can't find a
 valid checkpoint at"; Lightning 2.4 to 2.6's "[rank: N] Received SIGTERM: 15"
-and "Bypassing SIGTERM: 15". DeepSpeed 0.17 and 0.18 were not read: the
-stored snapshot ends at 0.16.5.
+and "Bypassing SIGTERM: 15". DeepSpeed 0.17 and 0.18's source was not read
+(the stored snapshot ends at 0.16.5); a ZeRO-3 log of December 2025 posted
+from stage3.py:2236 (0.16.5 has it at line 2140) prints the allocator-flush
+warning unchanged.
 
 Left alone: vLLM's "Free memory on device[ cuda:N] (F/T GiB) on startup is
 less than desired GPU memory utilization" (0.9 onwards) names no failure
