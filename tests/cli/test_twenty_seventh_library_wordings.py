@@ -64,10 +64,11 @@ Left alone: the hung task line "INFO: task <comm>:<pid> blocked for more
 than N seconds." (kernel/hung_task.c, unchanged; its cause is whatever the
 task waits for: NFS, a disk, a driver; nfs-server-not-responding names it
 as a symptom only); the kubelet's SystemOOM node event "System OOM
-encountered, victim process: <comm>, pid: N" (its victim test reads the
-victim's cgroup, and on cgroup v2 hosts it fires for container OOMs too:
-k3s-io/k3s#12028, kubernetes/kubernetes#74706, so it cannot tell the host's
-OOM from a container's); the kernel's "Tasks in <cgroup> are going to be
+encountered, victim process: <comm>, pid: N" (it reads the victim's cgroup
+as cAdvisor parses it from the kernel's lines, and posters see it where the
+host had memory to spare, k3s-io/k3s#12028, or where pods were evicted,
+kubernetes/kubernetes#74706: it does not tell the host's OOM from a
+container's or an eviction's); the kernel's "Tasks in <cgroup> are going to be
 killed due to memory.oom.group set" (the kill lines follow it; no post);
 the device plugin's "'nvidia.com/gpu' device marked unhealthy: <uuid>" and
 "Error waiting for event: <ret>; Marking all devices as unhealthy" (the Xid
@@ -75,7 +76,9 @@ line above it says why); DCGM's "A pending retired page has been detected
 in GPU N." (its next step is "Monitor - this GPU can still perform
 workload"), the PCIe replay, NvLink error-count and BER thresholds and 4.x's
 IMEX and fabric probe states (no post, and no failure of the job's own
-named by them alone).
+named by them alone); containerd's "TaskOOM event ..." and Docker's
+"container oom <id>" (a cgroup that reached its limit, as memory.events'
+"oom" counts, not a kill: cgroup-oom reads the kill counter only).
 """
 
 import pytest
