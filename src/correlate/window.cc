@@ -243,6 +243,46 @@ void GateRequestedStops(CorrelationState& st, IgnoredEntries& entries) {
   }
 }
 
+// journalctl prints "-- Boot <id> --" (systemd before v246: "-- Reboot --")
+// where the boot changes, the line the replayed-log-markers rule's
+// journal-boot-separator signal reads. Per source, the last separator's line
+// and the stamp it inherits (the last stamped line of the boot before it).
+struct BootEnd {
+  uint64_t line = 0;
+  int64_t time_us = kNoTime;
+};
+
+std::map<uint32_t, BootEnd> LastBootSeparators(const CorrelationState& st) {
+  std::map<uint32_t, BootEnd> last;
+  const int rule = st.rs.FindRule("replayed-log-markers");
+  if (rule < 0) return last;
+  for (const Evidence& ev : st.evs) {
+    if (ev.rule != static_cast<uint32_t>(rule)) continue;
+    const fb::Signal* sig = st.rs.signal(ev.signal).signal;
+    if (!sig || !sig->id() || sig->id()->string_view() != "journal-boot-separator") continue;
+    BootEnd& b = last[ev.source];
+    if (ev.line >= b.line) b = {ev.line, ev.time_us};
+  }
+  return last;
+}
+
+// A hardware line of a boot that ended before the job started: the host
+// rebooted between it and the job, so whatever it reports (an Xid that took
+// the GPU off the bus, an ECC error) was over before this run, however close
+// to the job's start it was logged (the stale tolerance, meant for clock
+// skew, does not apply across a reboot). A job that started before the
+// reboot keeps the line: the failure may have ended it.
+constexpr std::string_view kEarlierBoot = "earlier boot: logged before a reboot that preceded the job";
+
+bool OfEarlierBoot(const CorrelationState& st, const std::map<uint32_t, BootEnd>& boots, const Evidence& ev) {
+  const int64_t start = st.diag.job_start_us;
+  if (start == kNoTime) return false;
+  auto it = boots.find(ev.source);
+  if (it == boots.end() || ev.line >= it->second.line) return false;
+  const int64_t boot_end = it->second.time_us;
+  return boot_end != kNoTime && boot_end < start;
+}
+
 }  // namespace
 
 void GateEvidence(CorrelationState& st) {
@@ -250,10 +290,12 @@ void GateEvidence(CorrelationState& st) {
   std::unordered_map<RuleText, size_t, RuleTextHash> first_copy;  // rule+text -> evidence
   std::map<uint32_t, int64_t> source_max;
   IgnoredEntries ignored;
+  const std::map<uint32_t, BootEnd> boots = LastBootSeparators(st);
   for (size_t i = 0; i < st.evs.size(); ++i) {
     if (!st.index.hardware[i]) continue;
     const Evidence& ev = st.evs[i];
     std::string reason = StaleReason(st, ev, source_max);
+    if (reason.empty() && OfEarlierBoot(st, boots, ev)) reason = kEarlierBoot;
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
