@@ -164,6 +164,14 @@ class TopologyMap {
   // ranks are others, is a node index of a launcher under srun: nullopt.
   std::optional<int64_t> RankForTask(const std::string& host, int64_t task) const;
   std::optional<std::string> BusForRank(int64_t rank) const;
+  // Whether each of ranks 0..nranks-1 has its host and its GPU's bus known:
+  // then the job's GPUs are all known, and a GPU of a job host outside them
+  // is not the job's.
+  bool KnowsEveryBus(int64_t nranks) const;
+  // Whether `host` is the known host of a rank; whether the GPU at `bus_id`
+  // on it is a rank's.
+  bool HasRankOn(const std::string& host) const;
+  bool IsRankBus(const std::string& host, std::string_view bus_id) const;
 
   // An HCA ("mlx5_3") that a rank's own NCCL line names as its device: the
   // completion error's "hca mlx5_3" (NCCL 2.22+), the async event's

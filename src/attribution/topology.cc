@@ -97,6 +97,29 @@ std::optional<int64_t> TopologyMap::RankForBus(const std::string& host,
   return it->second;
 }
 
+bool TopologyMap::KnowsEveryBus(int64_t nranks) const {
+  if (nranks <= 0) return false;
+  for (int64_t r = 0; r < nranks; ++r) {
+    auto it = rank_host_bus_.find(r);
+    if (it == rank_host_bus_.end() || it->second.first.empty() || it->second.second.empty()) return false;
+  }
+  return true;
+}
+
+bool TopologyMap::HasRankOn(const std::string& host) const {
+  const std::string h = HostKey(host);
+  if (h.empty()) return false;
+  for (const auto& [rank, host_bus] : rank_host_bus_) {
+    if (host_bus.first == h) return true;
+  }
+  return false;
+}
+
+bool TopologyMap::IsRankBus(const std::string& host, std::string_view bus_id) const {
+  const std::string bus = NormalizePciBusId(bus_id);
+  return !bus.empty() && bus_rank_.contains({HostKey(host), bus});
+}
+
 std::optional<int64_t> TopologyMap::RankForBusAnyHost(
     std::string_view bus_id) const {
   std::string bus = NormalizePciBusId(bus_id);

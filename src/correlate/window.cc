@@ -283,6 +283,18 @@ bool OfEarlierBoot(const CorrelationState& st, const std::map<uint32_t, BootEnd>
   return boot_end != kNoTime && boot_end < start;
 }
 
+// A hardware line about a GPU (by its PCI address) on one of the job's hosts
+// that none of the job's ranks uses, when every rank's GPU is known (NCCL's
+// init lines give each rank's busId): another job's or an idle GPU of a
+// shared node. A line that resolved to a rank (its pid is a rank's) is kept.
+constexpr std::string_view kOtherGpu = "another GPU: not one of the job's GPUs on its host";
+
+bool OfOtherGpu(const CorrelationState& st, bool every_bus_known, const Evidence& ev) {
+  if (!every_bus_known || ev.rank >= 0 || ev.gpu.empty()) return false;
+  if (NormalizePciBusId(ev.gpu).empty() || !st.topo.HasRankOn(ev.host)) return false;
+  return !st.topo.IsRankBus(ev.host, ev.gpu);
+}
+
 }  // namespace
 
 void GateEvidence(CorrelationState& st) {
@@ -291,11 +303,13 @@ void GateEvidence(CorrelationState& st) {
   std::map<uint32_t, int64_t> source_max;
   IgnoredEntries ignored;
   const std::map<uint32_t, BootEnd> boots = LastBootSeparators(st);
+  const bool every_bus_known = st.topo.KnowsEveryBus(st.world_nranks);
   for (size_t i = 0; i < st.evs.size(); ++i) {
     if (!st.index.hardware[i]) continue;
     const Evidence& ev = st.evs[i];
     std::string reason = StaleReason(st, ev, source_max);
     if (reason.empty() && OfEarlierBoot(st, boots, ev)) reason = kEarlierBoot;
+    if (reason.empty() && OfOtherGpu(st, every_bus_known, ev)) reason = kOtherGpu;
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
