@@ -279,8 +279,10 @@ bool OfEarlierBoot(const CorrelationState& st, const std::map<uint32_t, BootEnd>
   if (start == kNoTime) return false;
   auto it = boots.find(ev.source);
   if (it == boots.end() || ev.line >= it->second.line) return false;
+  // The line must not be newer than the boot's last stamp: `journalctl -r`
+  // prints the newest boot first, above the separators.
   const int64_t boot_end = it->second.time_us;
-  return boot_end != kNoTime && boot_end < start;
+  return boot_end != kNoTime && boot_end < start && ev.time_us != kNoTime && ev.time_us <= boot_end;
 }
 
 // A hardware line about a GPU (by its PCI address) on one of the job's hosts

@@ -127,3 +127,16 @@ def test_xid_kept_when_a_ranks_gpu_is_unknown(faultline_bin, validate, tmp_path)
     train = "".join(line for line in TRAIN_WITH_BUSES.splitlines(keepends=True) if "rank 1 " not in line)
     found = diagnose_path(faultline_bin, validate, bundle(tmp_path, train, xid_on("dc")))
     assert found and found[0]["rule"] == "xid-79-fallen-off-bus", [i["rule"] for i in found[:2]]
+
+
+def test_xid_above_the_separators_of_a_reversed_journal_is_kept(faultline_bin, validate, tmp_path):
+    # journalctl -r: the current boot first, newest line on top.
+    journal = """\
+Nov 02 10:30:11 gpu-node-7 kernel: NVRM: Xid (PCI:0000:44:00): 79, pid=1818990, name=python3, GPU has fallen off the bus.
+Nov 02 09:41:02 gpu-node-7 kernel: Linux version 5.15.0-91-generic (buildd@lcy02-amd64-045)
+-- Boot bc3fc4659c554110994ad36deade2c2c --
+Nov 02 08:20:11 gpu-node-7 kernel: Linux version 5.15.0-91-generic (buildd@lcy02-amd64-045)
+"""
+    train = TRAIN_AFTER_REBOOT.splitlines(keepends=True)
+    found = diagnose_path(faultline_bin, validate, bundle(tmp_path, "".join(train[:3]), journal))
+    assert found and found[0]["rule"] == "xid-79-fallen-off-bus", [i["rule"] for i in found[:2]]
