@@ -243,7 +243,7 @@ void GateRequestedStops(CorrelationState& st, IgnoredEntries& entries) {
   }
 }
 
-// journalctl prints "-- Boot <id> --" (systemd before v246: "-- Reboot --")
+// journalctl prints "-- Boot <id> --" (before systemd#17475, 2020: "-- Reboot --")
 // where the boot changes, the line the replayed-log-markers rule's
 // journal-boot-separator signal reads. Per source, the last separator's line
 // and the stamp it inherits (the last stamped line of the boot before it).

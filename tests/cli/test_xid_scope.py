@@ -2,8 +2,8 @@
 no hardware verdict on a negative).
 
 `journalctl -k` over more than one boot prints a separator where the boot
-changes: "-- Boot <boot id> --" since systemd v247 (systemd pull request
-#17475), "-- Reboot --" before it. A job's log bundle often carries the
+changes: "-- Boot <boot id> --" since systemd pull request #17475 (2020),
+"-- Reboot --" before it. A job's log bundle often carries the
 node's whole kernel journal, and with it an Xid that took a GPU off the bus
 before the node was rebooted and the job scheduled on it. Such a line is
 over before the run, however close to its start it was logged, so it is
