@@ -335,5 +335,30 @@ TEST(TopologyMap, SrunTaskIsTheRankOnlyWhereTheTopologyAgrees) {
   EXPECT_EQ(TopologyMap().RankForTask("node017", 3), 3);
 }
 
+// The job's GPUs are all known once every rank 0..n-1 has a host and a bus;
+// a bus of a job host that no rank uses is another GPU, in any printed form.
+TEST(TopologyMap, EveryBusKnownAndTheJobsGpus) {
+  TopologyMap t;
+  EXPECT_FALSE(t.KnowsEveryBus(2));
+  t.AddDevice("node017", 0, 0, "3b000");
+  EXPECT_FALSE(t.KnowsEveryBus(2));  // rank 1 unknown
+  t.AddDevice("node017", 1, 1, "");
+  EXPECT_FALSE(t.KnowsEveryBus(2));  // rank 1's bus unknown
+  TopologyMap full;
+  full.AddDevice("node017", 0, 0, "3b000");
+  full.AddDevice("node017", 1, 1, "5e000");
+  EXPECT_TRUE(full.KnowsEveryBus(2));
+  EXPECT_FALSE(full.KnowsEveryBus(3));
+  EXPECT_FALSE(full.KnowsEveryBus(0));
+  EXPECT_TRUE(full.HasRankOn("node017"));
+  EXPECT_FALSE(full.HasRankOn("node018"));
+  EXPECT_FALSE(full.HasRankOn(""));
+  EXPECT_TRUE(full.IsRankBus("node017", "0000:3b:00.0"));
+  EXPECT_TRUE(full.IsRankBus("node017", "00000000:5E:00.0"));
+  EXPECT_FALSE(full.IsRankBus("node017", "0000:86:00.0"));
+  EXPECT_FALSE(full.IsRankBus("node018", "0000:3b:00.0"));
+  EXPECT_FALSE(full.IsRankBus("node017", "garbage"));
+}
+
 }  // namespace
 }  // namespace faultline
