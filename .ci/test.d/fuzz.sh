@@ -6,7 +6,7 @@
 # files, fixtures, generated .gz/.zst archives, Flight Recorder dumps from
 # tests/flightrec/make_dumps.py) and fails on any crash, leak,
 # UB report, timeout or out-of-memory. Each target runs FL_FUZZ_SECONDS
-# (30: a smoke test: 13 targets two at a time fuzz 7 x 30 s = 3.5 min; longer runs
+# (20: a smoke test: 13 targets two at a time fuzz 7 x 20 s = 2.3 min; longer runs
 # are tests/fuzz/fuzz-long.sh) with a fresh random seed, printed so a failure can be replayed with
 # -seed=N; FL_FUZZ_JOBS (2) targets run at a time. Artifacts (crashing
 # inputs) land in build-fuzz/fuzz-artifacts/.
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BUILD=${FL_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}
-SECS=${FL_FUZZ_SECONDS:-30}
+SECS=${FL_FUZZ_SECONDS:-20}
 JOBS=${FL_FUZZ_JOBS:-2}
 TARGETS=(fuzz_ruleset_load fuzz_ruleset_forged fuzz_rule_compiler fuzz_scan_lines fuzz_jsonl
          fuzz_compressed fuzz_capi_feed fuzz_flightrec
