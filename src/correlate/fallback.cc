@@ -227,6 +227,21 @@ std::string ExitMeaning(const Evidence& ev) {
     return "SIGTERM: the process was asked to stop; find who sent it (scheduler time limit, "
            "preemption, scancel, the launcher tearing down siblings)";
   }
+  // Signals a job gets from outside whose default action ends it, known here
+  // by their names and the C library's words only (shell_signal_report):
+  // their numbers differ between Linux and other systems.
+  auto named = [&](std::string_view sig, std::string_view text) { return name == sig || crash.find(text) == 0; };
+  if (named("SIGHUP", "Hangup")) {
+    return "SIGHUP: the terminal or ssh session the job ran under closed; run it under nohup, tmux or the "
+           "scheduler";
+  }
+  if (named("SIGUSR1", "User defined signal 1") || named("SIGUSR2", "User defined signal 2")) {
+    return "SIGUSR1/SIGUSR2: a signal the program has no handler for ended it; a scheduler sends one before "
+           "its time limit (Slurm's --signal), a job wrapper to requeue: install the handler or drop the option";
+  }
+  if (named("SIGXCPU", "CPU time limit") || crash.find("Cputime limit") == 0) {
+    return "SIGXCPU: the process reached its CPU-time limit (ulimit -t, the scheduler's CPU time limit)";
+  }
   return "";
 }
 

@@ -1,0 +1,106 @@
+"""Failed jobs that got no incident at all because the line that says how
+the process ended is in words no signal read (issue #18, "a job that failed
+never gets No incident"), each read where the program that prints it writes
+it:
+
+- A signal whose default action ends the process without a crash of its
+  own (SIGHUP, SIGUSR1/2, SIGXCPU, SIGXFSZ, SIGALRM, SIGQUIT, SIGTRAP, ...)
+  in the C library's words (strsignal: "User defined signal 2", "CPU time
+  limit exceeded", macOS's "Cputime limit exceeded: 24"), as bash's job
+  report ("run.sh: line 3: 15330 CPU time limit exceeded python3 ...", the
+  status padded to a column), dash's bare status line and srun's report of
+  a task ("srun: error: node: task 0: User defined signal 2") print it.
+  The job got such a signal from outside (a closed session, a scheduler's
+  warning signal with no handler installed, a CPU-time limit) and ended.
+- GNU time's report of the command it ran (time.c, summarize): "Command
+  exited with non-zero status N", "Command terminated by signal N".
+- TensorFlow's TPU ShutdownHook (session_support.py) logs "ShutdownHook:
+  lame workers found: ..." when a worker stops answering its heartbeat and
+  then shuts the workers down or resets the computation: a job whose log
+  ends there never came back; one whose steps go on after it survived it.
+"""
+import pytest
+
+from conftest import diagnose_text, first_incident, leading_incident
+
+FALLBACK = "unrecognised-fatal-error"
+
+# facebookincubator/submitit#1793: srun's report of a task SIGUSR2 ended
+# (seff's and sacct's lines under it as posted: the batch step FAILED 12:0).
+SUBMITIT_SIGUSR2 = """\
+srun: error: arc-c309: task 0: User defined signal 2
+Job ID: 10126536
+Cluster: arc
+State: FAILED (exit code 140)
+Cores: 1
+CPU Utilized: 00:00:01
+"""
+
+# online-judge-tools/oj#452: GNU time under a command that died (perl's die).
+GNU_TIME_EXIT = """\
+hoge at -e line 1.
+Command exited with non-zero status 255
+4840
+"""
+
+# The real-world corpus's t5-japanese-1 (its work part): a preemptible TPU's
+# worker went lame and the training froze there.
+TPU_LAME = """\
+I0902 03:33:36.516501 140070334211904 basic_session_run_hooks.py:260] loss = 1.109375, step = 488600 (45.410 sec)
+INFO:tensorflow:global_step/sec: 2.20221
+I0902 03:33:36.518121 140070334211904 tpu_estimator.py:2402] global_step/sec: 2.20221
+INFO:tensorflow:Outfeed finished for iteration (1862, 53)
+I0902 03:34:01.018308 140066416998144 tpu_estimator.py:289] Outfeed finished for iteration (1862, 53)
+INFO:tensorflow:ShutdownHook: lame workers found: HeartbeatManager(/job:worker/replica:0/task:0/device:CPU:0)
+"""
+
+
+@pytest.mark.parametrize("text, line", [
+    (SUBMITIT_SIGUSR2, "task 0: User defined signal 2"),
+    (GNU_TIME_EXIT, "Command exited with non-zero status 255"),
+    (TPU_LAME, "ShutdownHook: lame workers found"),
+], ids=["srun_task_sigusr2", "gnu_time_exit_status", "tpu_lame_workers_at_the_end"])
+def test_how_the_process_ended_leads(faultline_bin, validate, tmp_path, text, line):
+    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=line)
+
+
+@pytest.mark.parametrize("ending, line", [
+    # bash's job report of a script's command (jobs.c pads the status to a
+    # column; a status as long as the column leaves one space).
+    ("run.sh: line 3: 15330 CPU time limit exceeded python3 train.py", "CPU time limit exceeded"),
+    ("train.sh: line 12:  4242 User defined signal 1   python train.py", "User defined signal 1"),
+    # dash's bare status; macOS's strsignal (EpistasisLab/tpot#300's title).
+    ("Hangup", "Hangup"),
+    ("Cputime limit exceeded: 24", "Cputime limit exceeded: 24"),
+    ("Trace/breakpoint trap (core dumped)", "Trace/breakpoint trap"),
+    ("Command terminated by signal 11", "Command terminated by signal 11"),
+])
+def test_shell_signal_words_end_the_job(faultline_bin, validate, tmp_path, ending, line):
+    text = "Epoch 3:  41%|####      | 410/1000 [02:10<03:07, 3.14it/s]\n" + ending + "\n"
+    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=line)
+
+
+def test_sigusr2_is_named(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, SUBMITIT_SIGUSR2)
+    assert "SIGUSR1/SIGUSR2" in inc["explanation"], inc["explanation"]
+
+
+def test_tpu_lame_workers_then_steps_is_survived(faultline_bin, validate, tmp_path):
+    """The ShutdownHook reset the computation and training went on: the
+    lame worker did not end the job."""
+    text = TPU_LAME + (
+        "I0902 03:36:40.112203 140070334211904 basic_session_run_hooks.py:260] "
+        "loss = 1.101562, step = 488700 (184.010 sec)\n"
+        "I0902 03:39:05.410151 140070334211904 basic_session_run_hooks.py:260] "
+        "loss = 1.097656, step = 488800 (145.298 sec)\n")
+    incidents = diagnose_text(faultline_bin, validate, tmp_path, text)
+    assert all(i["initiating"].get("survived") for i in incidents), incidents
+
+
+@pytest.mark.parametrize("line", [
+    "Hangup detected on controlling terminal",
+    "Received SIGUSR1 (User defined signal 1), saving a checkpoint",
+    "Command stopped by signal 19",
+])
+def test_signal_words_in_a_sentence_are_no_failure(faultline_bin, validate, tmp_path, line):
+    assert diagnose_text(faultline_bin, validate, tmp_path, line + "\n") == []
