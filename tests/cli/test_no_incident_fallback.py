@@ -18,6 +18,12 @@ it:
   lame workers found: ..." when a worker stops answering its heartbeat and
   then shuts the workers down or resets the computation: a job whose log
   ends there never came back; one whose steps go on after it survived it.
+- CPython's interpreter that could not start the program: the script it
+  cannot open (Modules/main.c: "<python>: can't open file '<path>': [Errno
+  N] ...", exit status 2) and runpy's "<python>: No module named <module>"
+  for python -m; torchrun's summary after it only reports exit code 2.
+- glibc's own fatal report before it aborts ("Fatal glibc error: ...": its
+  internal assertions since 2.37, the CPU's x86-64 level at start-up).
 """
 import pytest
 
@@ -55,11 +61,41 @@ INFO:tensorflow:ShutdownHook: lame workers found: HeartbeatManager(/job:worker/r
 """
 
 
+# fdbtrs/IDiff-Face#6: torchrun started a script path that does not exist.
+TORCHRUN_NO_SCRIPT = """\
+/usr/bin/python3: can't open file 'train_jonas.py': [Errno 2] No such file or directory
+/usr/bin/python3: can't open file 'train_jonas.py': [Errno 2] No such file or directory
+ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 2) local_rank: 0 (pid: 1218) of binary: /usr/bin/python3
+Traceback (most recent call last):
+  File "/opt/conda/lib/python3.7/runpy.py", line 193, in _run_module_as_main
+    "__main__", mod_spec)
+  File "/opt/conda/lib/python3.7/site-packages/torch/distributed/launcher/api.py", line 247, in launch_agent
+    failures=result.failures,
+torch.distributed.elastic.multiprocessing.errors.ChildFailedError: 
+"""
+
+# martiansideofthemoon/squash-generation#27: a job script's python -m under
+# sudo found another interpreter, without torch.
+RUNPY_NO_MODULE = """\
+$ sudo bash schedule_gpt.sh
+/usr/bin/python: No module named torch.distributed
+"""
+
+# A glibc internal assertion as glibc 2.37+ prints it (malloc's check of the
+# heap's top chunk).
+GLIBC_FATAL = """\
+Fatal glibc error: malloc.c:2371 (sysmalloc): assertion failed: (old_top == initial_top (av) && old_size == 0) || ((unsigned long) (old_size) >= MINSIZE && prev_inuse (old_top) && ((unsigned long) old_end & (pagesize - 1)) == 0)
+"""
+
+
 @pytest.mark.parametrize("text, line", [
+    (TORCHRUN_NO_SCRIPT, "can't open file 'train_jonas.py'"),
+    (RUNPY_NO_MODULE, "No module named torch.distributed"),
+    (GLIBC_FATAL, "Fatal glibc error: malloc.c:2371 (sysmalloc)"),
     (SUBMITIT_SIGUSR2, "task 0: User defined signal 2"),
     (GNU_TIME_EXIT, "Command exited with non-zero status 255"),
     (TPU_LAME, "ShutdownHook: lame workers found"),
-], ids=["srun_task_sigusr2", "gnu_time_exit_status", "tpu_lame_workers_at_the_end"])
+], ids=["torchrun_script_not_found", "runpy_no_module", "glibc_fatal_assertion", "srun_task_sigusr2", "gnu_time_exit_status", "tpu_lame_workers_at_the_end"])
 def test_how_the_process_ended_leads(faultline_bin, validate, tmp_path, text, line):
     leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=line)
 
