@@ -24,6 +24,10 @@ it:
   for python -m; torchrun's summary after it only reports exit code 2.
 - glibc's own fatal report before it aborts ("Fatal glibc error: ...": its
   internal assertions since 2.37, the CPU's x86-64 level at start-up).
+- assert()'s report in the other C libraries' words: the Microsoft C
+  runtime's "Assertion failed: <expr>, file <file>, line <N>" (then abort,
+  exit status 3, and no shell on Windows to report it) and Apple's and the
+  BSDs' "Assertion failed: (<expr>), function <f>, file <file>, line <N>.".
 """
 import pytest
 
@@ -88,14 +92,30 @@ Fatal glibc error: malloc.c:2371 (sysmalloc): assertion failed: (old_top == init
 """
 
 
+# ggml-org/llama.cpp#3832: a Debug build of llama.cpp's finetune on Windows
+# (RTX 3090) ends in the C runtime's assert.
+MSVC_ASSERT = """\
+Assertion failed: ggml_allocr_is_measure(alloc) || !view->buffer || view->buffer->backend == alloc->buffer->backend, file C:\\folder\\folder\\folder\\folder\\folder\\folder\\llama.cpp\\ggml-alloc.c, line 389
+"""
+
+# macOS: the assert, then zsh's report of the abort it raised; the assert
+# says what failed.
+BSD_ASSERT = """\
+Assertion failed: (ctx), function digest_update, file /BuildRoot/Library/Caches/com.apple.xbs/Sources/boringssl/boringssl-109.1.6/apple/crypto/digests.c, line 49.
+[1]    1204 abort      mix archive.install
+"""
+
+
 @pytest.mark.parametrize("text, line", [
+    (MSVC_ASSERT, "Assertion failed: ggml_allocr_is_measure(alloc)"),
+    (BSD_ASSERT, "Assertion failed: (ctx), function digest_update"),
     (TORCHRUN_NO_SCRIPT, "can't open file 'train_jonas.py'"),
     (RUNPY_NO_MODULE, "No module named torch.distributed"),
     (GLIBC_FATAL, "Fatal glibc error: malloc.c:2371 (sysmalloc)"),
     (SUBMITIT_SIGUSR2, "task 0: User defined signal 2"),
     (GNU_TIME_EXIT, "Command exited with non-zero status 255"),
     (TPU_LAME, "ShutdownHook: lame workers found"),
-], ids=["torchrun_script_not_found", "runpy_no_module", "glibc_fatal_assertion", "srun_task_sigusr2", "gnu_time_exit_status", "tpu_lame_workers_at_the_end"])
+], ids=["msvc_assert", "bsd_assert_before_the_abort", "torchrun_script_not_found", "runpy_no_module", "glibc_fatal_assertion", "srun_task_sigusr2", "gnu_time_exit_status", "tpu_lame_workers_at_the_end"])
 def test_how_the_process_ended_leads(faultline_bin, validate, tmp_path, text, line):
     leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=line)
 
