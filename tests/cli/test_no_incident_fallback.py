@@ -28,6 +28,18 @@ it:
   runtime's "Assertion failed: <expr>, file <file>, line <N>" (then abort,
   exit status 3, and no shell on Windows to report it) and Apple's and the
   BSDs' "Assertion failed: (<expr>), function <f>, file <file>, line <N>.".
+- The dynamic loader that cannot load a program's shared library (glibc's
+  ld.so: "<prog>: error while loading shared libraries: <lib>: ...", exit
+  status 127): the program never ran.
+- CPython's faulthandler on Windows ("Windows fatal exception: access
+  violation", "code 0xc..."): a native crash, where no shell reports one.
+- CPython's fatal error since 3.9 names the failing function first, in
+  lower case ("Fatal Python error: init_import_site: ...").
+- ROCm's runtime reporting a hardware exception ("HW Exception by GPU
+  node-N (Agent handle: ...) reason :GPU Hang") before it aborts.
+- glibc's malloc_printerr on a corrupted bin list ("malloc(): unsorted
+  double linked list corrupted", "corrupted double-linked list"), and its
+  frame before 2.26: "*** Error in `<prog>': <message>: 0x<addr> ***".
 """
 import pytest
 
@@ -106,7 +118,56 @@ Assertion failed: (ctx), function digest_update, file /BuildRoot/Library/Caches/
 """
 
 
+# AlexeyAB/darknet#4823: training on Colab, after some iterations.
+LOADER_CUDART = """\
+./darknet: error while loading shared libraries: libcudart.so.10.0: cannot open shared object file: No such file or directory
+"""
+
+# pytorch/pytorch#162333: the CUDA 13.0 nightly's torch.cuda.is_available()
+# on Windows.
+WINDOWS_FAULTHANDLER = """\
+>>> torch.cuda.is_available()
+Windows fatal exception: access violation
+
+Current thread 0x00001980 (most recent call first):
+  File "C:\\Jenkins\\Miniconda3\\envs\\py310\\lib\\site-packages\\torch\\cuda\\__init__.py", line 182 in is_available
+  File "<stdin>", line 1 in <module>
+"""
+
+# RVC-Boss/GPT-SoVITS#142: the interpreter could not import site.py.
+PY_FATAL_LOWER = """\
+Fatal Python error: init_import_site: Failed to import the site module
+Python runtime state: initialized
+"""
+
+# ROCm/ROCm#4021: axolotl on MI300X, the queue hung mid-epoch.
+ROCR_HW_EXCEPTION = """\
+{'loss': 0.4589, 'grad_norm': 1.0493940198290594, 'learning_rate': 5.284132841328413e-06, 'epoch': 1.22}
+ 41%|####      | 366/903 [5:15:39<6:53:09, 46.16s/it]HW Exception by GPU node-9 (Agent handle: 0x631351bb5a20) reason :GPU Hang
+HW Exception by GPU node-9 (Agent handle: 0x64ff272d8ab0) reason :GPU Hang
+Aborted (core dumped)
+"""
+
+# datalab-to/marker#824, weiliu89/caffe#438 (glibc before 2.26).
+MALLOC_BINS = """\
+malloc(): unsorted double linked list corrupted
+Aborted (core dumped)
+"""
+MALLOC_OLD_FRAME = """\
+I0211 06:21:48.376581 26001 sgd_solver.cpp:138] Iteration 33520, lr = 0.0005
+*** Error in `./build/tools/caffe': malloc(): smallbin double linked list corrupted: 0x00007fce87574000 ***
+======= Backtrace: =========
+/lib/x86_64-linux-gnu/libc.so.6(+0x777e5)[0x7fdbedc927e5]
+"""
+
+
 @pytest.mark.parametrize("text, line", [
+    (LOADER_CUDART, "error while loading shared libraries: libcudart.so.10.0"),
+    (WINDOWS_FAULTHANDLER, "Windows fatal exception: access violation"),
+    (PY_FATAL_LOWER, "Fatal Python error: init_import_site"),
+    (ROCR_HW_EXCEPTION, "HW Exception by GPU node-9"),
+    (MALLOC_BINS, "malloc(): unsorted double linked list corrupted"),
+    (MALLOC_OLD_FRAME, "malloc(): smallbin double linked list corrupted"),
     (MSVC_ASSERT, "Assertion failed: ggml_allocr_is_measure(alloc)"),
     (BSD_ASSERT, "Assertion failed: (ctx), function digest_update"),
     (TORCHRUN_NO_SCRIPT, "can't open file 'train_jonas.py'"),
@@ -115,7 +176,8 @@ Assertion failed: (ctx), function digest_update, file /BuildRoot/Library/Caches/
     (SUBMITIT_SIGUSR2, "task 0: User defined signal 2"),
     (GNU_TIME_EXIT, "Command exited with non-zero status 255"),
     (TPU_LAME, "ShutdownHook: lame workers found"),
-], ids=["msvc_assert", "bsd_assert_before_the_abort", "torchrun_script_not_found", "runpy_no_module", "glibc_fatal_assertion", "srun_task_sigusr2", "gnu_time_exit_status", "tpu_lame_workers_at_the_end"])
+], ids=["loader_cudart", "windows_faulthandler", "python_fatal_error_function_first", "rocr_hw_exception",
+       "malloc_bin_list", "malloc_report_before_glibc_2_26", "msvc_assert", "bsd_assert_before_the_abort", "torchrun_script_not_found", "runpy_no_module", "glibc_fatal_assertion", "srun_task_sigusr2", "gnu_time_exit_status", "tpu_lame_workers_at_the_end"])
 def test_how_the_process_ended_leads(faultline_bin, validate, tmp_path, text, line):
     leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=line)
 
@@ -154,6 +216,9 @@ def test_tpu_lame_workers_then_steps_is_survived(faultline_bin, validate, tmp_pa
 
 
 @pytest.mark.parametrize("line", [
+    # A C++ exception an older faulthandler reported though the program
+    # caught it (bpo-31701 stopped that): no crash.
+    "Windows fatal exception: code 0xe06d7363",
     "Hangup detected on controlling terminal",
     "Received SIGUSR1 (User defined signal 1), saving a checkpoint",
     "Command stopped by signal 19",
