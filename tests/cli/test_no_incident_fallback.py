@@ -40,6 +40,11 @@ it:
 - glibc's malloc_printerr on a corrupted bin list ("malloc(): unsorted
   double linked list corrupted", "corrupted double-linked list"), and its
   frame before 2.26: "*** Error in `<prog>': <message>: 0x<addr> ***".
+- Open MPI's default error handler, MPI_ERRORS_ARE_FATAL: "*** An error
+  occurred in MPI_<call>" over the error and "*** MPI_ERRORS_ARE_FATAL
+  (processes in this communicator will now abort,", then the abort.
+- bash's job table for a background job: "[1]   Exit 3   <command>" for a
+  non-zero exit (a clean one is "Done"), the signal's words for a kill.
 """
 import pytest
 
@@ -161,7 +166,20 @@ I0211 06:21:48.376581 26001 sgd_solver.cpp:138] Iteration 33520, lr = 0.0005
 """
 
 
+# horovod/horovod#465: mpirun's ranks could not start the MPI runtime.
+OMPI_INIT = """\
+*** An error occurred in MPI_Init_thread
+*** on a NULL communicator
+*** MPI_ERRORS_ARE_FATAL (processes in this communicator will now abort,
+***    and potentially your MPI job)
+[host1:71142] Local abort before MPI_INIT completed completed successfully,
+ but am not able to aggregate error messages, and not able to guarantee that all other processes
+ were killed!
+"""
+
+
 @pytest.mark.parametrize("text, line", [
+    (OMPI_INIT, "*** An error occurred in MPI_Init_thread"),
     (LOADER_CUDART, "error while loading shared libraries: libcudart.so.10.0"),
     (WINDOWS_FAULTHANDLER, "Windows fatal exception: access violation"),
     (PY_FATAL_LOWER, "Fatal Python error: init_import_site"),
@@ -176,7 +194,7 @@ I0211 06:21:48.376581 26001 sgd_solver.cpp:138] Iteration 33520, lr = 0.0005
     (SUBMITIT_SIGUSR2, "task 0: User defined signal 2"),
     (GNU_TIME_EXIT, "Command exited with non-zero status 255"),
     (TPU_LAME, "ShutdownHook: lame workers found"),
-], ids=["loader_cudart", "windows_faulthandler", "python_fatal_error_function_first", "rocr_hw_exception",
+], ids=["ompi_errors_are_fatal", "loader_cudart", "windows_faulthandler", "python_fatal_error_function_first", "rocr_hw_exception",
        "malloc_bin_list", "malloc_report_before_glibc_2_26", "msvc_assert", "bsd_assert_before_the_abort", "torchrun_script_not_found", "runpy_no_module", "glibc_fatal_assertion", "srun_task_sigusr2", "gnu_time_exit_status", "tpu_lame_workers_at_the_end"])
 def test_how_the_process_ended_leads(faultline_bin, validate, tmp_path, text, line):
     leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=line)
@@ -192,6 +210,9 @@ def test_how_the_process_ended_leads(faultline_bin, validate, tmp_path, text, li
     ("Cputime limit exceeded: 24", "Cputime limit exceeded: 24"),
     ("Trace/breakpoint trap (core dumped)", "Trace/breakpoint trap"),
     ("Command terminated by signal 11", "Command terminated by signal 11"),
+    # bash's job table (bash 5.2): a background job's non-zero exit, a kill.
+    ("[1]   Exit 3                  python train.py", "Exit 3"),
+    ("[2]-  User defined signal 1   python train.py", "User defined signal 1"),
 ])
 def test_shell_signal_words_end_the_job(faultline_bin, validate, tmp_path, ending, line):
     text = "Epoch 3:  41%|####      | 410/1000 [02:10<03:07, 3.14it/s]\n" + ending + "\n"
@@ -222,6 +243,7 @@ def test_tpu_lame_workers_then_steps_is_survived(faultline_bin, validate, tmp_pa
     "Hangup detected on controlling terminal",
     "Received SIGUSR1 (User defined signal 1), saving a checkpoint",
     "Command stopped by signal 19",
+    "[1]+  Done                    python train.py",
 ])
 def test_signal_words_in_a_sentence_are_no_failure(faultline_bin, validate, tmp_path, line):
     assert diagnose_text(faultline_bin, validate, tmp_path, line + "\n") == []
