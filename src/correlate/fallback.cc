@@ -235,9 +235,12 @@ std::string ExitMeaning(const Evidence& ev) {
     return "SIGHUP: the terminal or ssh session the job ran under closed; run it under nohup, tmux or the "
            "scheduler";
   }
-  if (named("SIGUSR1", "User defined signal 1") || named("SIGUSR2", "User defined signal 2")) {
-    return "SIGUSR1/SIGUSR2: a signal the program has no handler for ended it; a scheduler sends one before "
-           "its time limit (Slurm's --signal), a job wrapper to requeue: install the handler or drop the option";
+  for (std::string_view n : {"1", "2"}) {
+    if (named(StrCat("SIGUSR", n), StrCat("User defined signal ", n))) {
+      return StrCat("SIGUSR", n,
+                    ": a signal the program has no handler for ended it; a scheduler sends one before its time "
+                    "limit (Slurm's --signal), a job wrapper to requeue: install the handler or drop the option");
+    }
   }
   if (named("SIGXCPU", "CPU time limit") || crash.find("Cputime limit") == 0) {
     return "SIGXCPU: the process reached its CPU-time limit (ulimit -t, the scheduler's CPU time limit)";
@@ -283,7 +286,8 @@ namespace {
 constexpr uint64_t kMessageLines = 3;
 
 // Lines (source, line number) of failures a catalog rule matched (its
-// initiating and symptom lines, whatever its conditions decided). A generic
+// initiating and symptom lines, whatever its conditions decided, but for a
+// rule that requires another's line the logs lack). A generic
 // fatal line on one of them ("torch.distributed.DistBackendError: ...
 // Watchdog caught collective operation timeout", torchrun's
 // "ChildFailedError:"), or whose message goes on to one of its rank, is
@@ -292,12 +296,27 @@ constexpr uint64_t kMessageLines = 3;
 // request, a process reported dead of SIGTERM): a fatal line on one of
 // them is that stop, but no message runs on into the report of a stop.
 using LineSet = std::map<std::pair<uint32_t, uint64_t>, int64_t>;  // -> the line's rank
+
+// Whether the rule of evidence `i` names a failure only beside another
+// rule's line (conditions' requires_rule: an empty pickle is a checkpoint
+// that does not resume only where the resume is in the logs) and the logs
+// hold none: that rule says nothing of the line, which is then no more than
+// its generic reading (the uncaught exception it is), not a failure the
+// rule claims.
+bool MissingRequiredRule(const CorrelationState& st, size_t i) {
+  if (st.active[i]) return false;
+  const fb::Conditions* c = st.rs.rule(st.evs[i].rule)->conditions();
+  if (!c || !c->requires_rule() || c->requires_rule()->size() == 0) return false;
+  int r = st.rs.FindRule(c->requires_rule()->string_view());
+  return r >= 0 && !st.present.contains(static_cast<uint32_t>(r));
+}
+
 LineSet ClaimedLines(const CorrelationState& st, bool stops) {
   LineSet claimed;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     SignalRole role = st.rs.signal(ev.signal).role;
-    if (st.ignore_reason[i].empty() && !st.HasRole(ev.rule, RuleRole::kFallback) &&
+    if (st.ignore_reason[i].empty() && !st.HasRole(ev.rule, RuleRole::kFallback) && !MissingRequiredRule(st, i) &&
         st.HasRole(ev.rule, RuleRole::kTermination) == stops &&
         (role == SignalRole::Initiating || role == SignalRole::Symptom)) {
       claimed.emplace(std::make_pair(ev.source, ev.line), ev.rank);

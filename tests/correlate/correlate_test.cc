@@ -2028,7 +2028,11 @@ TEST(ExitMeaningTest, SignalNumbersAndNames) {
   EXPECT_EQ(meaning("signal_number", "6"), "SIGABRT");
   EXPECT_EQ(meaning("signal_name", "SIGSEGV"), "SIGSEGV");
   EXPECT_EQ(meaning("signal_name", "SIGTERM"), "SIGTERM");
-  EXPECT_EQ(meaning("signal_name", "SIGUSR1"), "");
+  EXPECT_EQ(meaning("signal_name", "SIGUSR1"), "SIGUSR1");
+  EXPECT_EQ(meaning("crash", "User defined signal 2"), "SIGUSR2");
+  EXPECT_EQ(meaning("crash", "Hangup"), "SIGHUP");
+  EXPECT_EQ(meaning("crash", "Cputime limit exceeded"), "SIGXCPU");
+  EXPECT_EQ(meaning("signal_name", "SIGWINCH"), "");
   EXPECT_EQ(meaning("signal_number", "1"), "");
   // sacct's ExitCode "0:9": no exit status, killed by signal 9.
   Evidence sacct;
