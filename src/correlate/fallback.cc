@@ -184,6 +184,14 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
       done && done->source == ev.source && done->offset > ev.offset) {
     return true;
   }
+  // A hardware-layer line is the host's, in its own file (a kernel log):
+  // the job's completion stamped clearly after it, in the trainer's log,
+  // says as much, the run went on to its end after whatever the kernel
+  // reported then.
+  if (const Evidence* done = st.index.first_completion;
+      done && done->source != ev.source && st.index.hardware[i] && ClearlyAfter(ev, *done)) {
+    return true;
+  }
   // Progress of the line's rank after it, clearly later (across files the
   // stamps differ in resolution, a kernel log's whole seconds, and clocks in
   // skew), that moved the run on: ProgressMovedOn starts from the rank's

@@ -16,6 +16,8 @@ kinds of line where they did, from the fourth hardware-negatives audit
   job went on after it: no rank of a collective job steps past a collective
   whose member's GPU is gone. A rank that logs its own progress is judged by
   it alone, and progress that stops before the line vouches for nothing.
+  The job's completion line (the HF Trainer's "Training completed."),
+  stamped clearly after a hardware line of another file, says the same.
 - A kernel line of a host none of the ranks ran on, when NCCL's init lines
   give every rank's host and the bundle's kernel logs name a job host too
   (so both spell hosts alike), is another job's ("another host"): a
@@ -107,6 +109,28 @@ def test_the_ranks_own_progress_stopping_keeps_the_line(faultline_bin, validate,
     train = "".join(titan(1, c, 10 * (s + 1)) for s, c in enumerate(CLOCKS[:2]))
     train += "".join(titan(0, c, 10 * (s + 1)) for s, c in enumerate(CLOCKS))
     found = bundle(faultline_bin, validate, tmp_path, train)
+    assert live(found, ("hardware",)), [(i["rule"], i["layer"]) for i in found[:2]]
+
+
+# The HF Trainer's start and end, as it logs them (training-completed's
+# example for the end).
+HF_RUN = """\
+[INFO|trainer.py:1812] 2026-11-02 10:00:01,000 >> ***** Running training *****
+[INFO|trainer.py:2383] 2026-11-02 11:00:06,120 >> Training completed. Do not forget to share your model on huggingface.co/models =)
+"""
+
+
+def test_the_jobs_completion_after_a_kernel_line_was_survived(faultline_bin, validate, tmp_path):
+    (tmp_path / "train.log").write_text(INIT + HF_RUN)
+    (tmp_path / "journal-k.txt").write_text(XID)
+    found = diagnose_path(faultline_bin, validate, tmp_path)
+    assert live(found) == [], [(i["rule"], i["layer"]) for i in found[:2]]
+
+
+def test_a_kernel_line_after_the_completion_still_counts(faultline_bin, validate, tmp_path):
+    (tmp_path / "train.log").write_text(INIT + HF_RUN)
+    (tmp_path / "journal-k.txt").write_text(XID.replace("10:20:11", "11:00:40"))
+    found = diagnose_path(faultline_bin, validate, tmp_path)
     assert live(found, ("hardware",)), [(i["rule"], i["layer"]) for i in found[:2]]
 
 
