@@ -184,11 +184,32 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
       done && done->source == ev.source && done->offset > ev.offset) {
     return true;
   }
+  // A hardware-layer line is the host's, in its own file (a kernel log):
+  // the job's completion stamped clearly after it, in the trainer's log,
+  // says as much, the run went on to its end after whatever the kernel
+  // reported then.
+  if (const Evidence* done = st.index.first_completion;
+      done && done->source != ev.source && st.index.hardware[i] && ClearlyAfter(ev, *done)) {
+    return true;
+  }
   // Progress of the line's rank after it, clearly later (across files the
   // stamps differ in resolution, a kernel log's whole seconds, and clocks in
   // skew), that moved the run on: ProgressMovedOn starts from the rank's
   // last progress line and is false unless that one is clearly after.
-  return ProgressMovedOn(st, ev, ev.rank);
+  if (ProgressMovedOn(st, ev, ev.rank)) return true;
+  // A hardware-layer line (a kernel's Xid, an AER report) is the host's, not
+  // a process's: it names a GPU, and through the ranks' bus ids a rank, whose
+  // own lines may state no progress at all (a trainer logs its steps from
+  // one rank, or with no rank prefix). When that rank logged none, the job's
+  // progress clearly after the line, unranked or any rank's, says the job
+  // went on after it: no rank of a collective job steps past a collective
+  // whose member's GPU is gone. A rank that logs progress of its own is
+  // judged by it alone (above): its peers may go on without it.
+  if (!st.index.hardware[i] || st.index.progress.contains(ev.rank)) return false;
+  for (const auto& [rank, lines] : st.index.progress) {
+    if (ProgressMovedOn(st, ev, rank)) return true;
+  }
+  return false;
 }
 
 std::string ExitMeaning(const Evidence& ev) {

@@ -297,6 +297,32 @@ bool OfOtherGpu(const CorrelationState& st, bool every_bus_known, const Evidence
   return !st.topo.IsRankBus(ev.host, ev.gpu);
 }
 
+// A hardware line of a host none of the job's ranks ran on, when every
+// rank's host is known (NCCL's init lines) and the bundle's kernel logs
+// spell hosts as the ranks' lines do (one of them is a rank's host): a
+// cluster's syslog or a node report covers hosts the job never used, and
+// their GPUs' failures are other jobs'. Without a kernel log of a job host
+// the names may be of two kinds (a pod's hostname in NCCL's lines, the
+// node's in the kernel's), and the line is kept.
+constexpr std::string_view kOtherHost = "another host: none of the job's ranks ran on it";
+
+bool KernelLogOfJobHost(const CorrelationState& st) {
+  for (size_t i = 0; i < st.scan.sources.size(); ++i) {
+    if (st.kernel_source[i] && st.topo.HasRankOn(st.scan.sources[i].host)) return true;
+  }
+  // A syslog of many hosts names them line by line.
+  for (const Evidence& ev : st.evs) {
+    if (ev.source < st.kernel_source.size() && st.kernel_source[ev.source] && st.topo.HasRankOn(ev.host)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool OfOtherHost(const CorrelationState& st, bool every_host_known, const Evidence& ev) {
+  return every_host_known && ev.rank < 0 && !ev.host.empty() && !st.topo.HasRankOn(ev.host);
+}
+
 }  // namespace
 
 void GateEvidence(CorrelationState& st) {
@@ -306,12 +332,14 @@ void GateEvidence(CorrelationState& st) {
   IgnoredEntries ignored;
   const std::map<uint32_t, BootEnd> boots = LastBootSeparators(st);
   const bool every_bus_known = st.topo.KnowsEveryBus(st.world_nranks);
+  const bool other_hosts_known = every_bus_known && KernelLogOfJobHost(st);
   for (size_t i = 0; i < st.evs.size(); ++i) {
     if (!st.index.hardware[i]) continue;
     const Evidence& ev = st.evs[i];
     std::string reason = StaleReason(st, ev, source_max);
     if (reason.empty() && OfEarlierBoot(st, boots, ev)) reason = kEarlierBoot;
     if (reason.empty() && OfOtherGpu(st, every_bus_known, ev)) reason = kOtherGpu;
+    if (reason.empty() && OfOtherHost(st, other_hosts_known, ev)) reason = kOtherHost;
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
