@@ -4,6 +4,7 @@
 // window, or a lower layer's initiating cluster near in time and place.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdlib>
 
 #include "correlate/state.h"
@@ -23,6 +24,36 @@ void AddToCluster(const CorrelationState& st, size_t i, Cluster& c) {
   if (st.rs.signal(ev.signal).role == SignalRole::Initiating) c.initiating = true;
   if (ev.rank >= 0) c.ranks.insert(ev.rank);
   if (!ev.host.empty()) c.hosts.insert(ev.host);
+}
+
+// A launcher's summary lists every failed worker and marks the one it
+// observed first (torchrun's "Failures:" entries, then "Root Cause (first
+// observed failure):" and its entry, evidence field `first_failure`). When
+// a rule matches several entries of one summary (every rank died of the same
+// signal) and time does not order them, the file order would make the first
+// entry listed the initiating line, which is the launcher's other failures:
+// its own mark is the better order. The cluster's first line moves after
+// the first line of the cluster that follows the summary's mark, at the same
+// time.
+void FirstObservedFirst(const CorrelationState& st, Cluster& c) {
+  if (c.ev.size() < 2) return;
+  const Evidence& front = st.evs[c.ev.front()];
+  const Evidence* mark = nullptr;  // the summary's mark nearest after the first line
+  for (size_t h = 0; h < st.evs.size(); ++h) {
+    const Evidence& m = st.evs[h];
+    if (m.source != front.source || m.offset <= front.offset || !m.Field("first_failure")) continue;
+    if (h < st.ignore_reason.size() && !st.ignore_reason[h].empty()) continue;
+    if (!mark || m.offset < mark->offset) mark = &m;
+  }
+  if (!mark) return;
+  for (size_t k = 1; k < c.ev.size(); ++k) {
+    const Evidence& ev = st.evs[c.ev[k]];
+    if (ev.time_us != front.time_us) break;  // time order decides past here
+    if (ev.source != front.source || ev.offset <= mark->offset) continue;
+    std::rotate(c.ev.begin(), c.ev.begin() + static_cast<std::ptrdiff_t>(k),
+                c.ev.begin() + static_cast<std::ptrdiff_t>(k) + 1);
+    return;
+  }
 }
 
 // Clusters of one rule's evidence `idxs`, time order.
@@ -57,6 +88,7 @@ void ClusterRule(CorrelationState& st, uint32_t rule, std::vector<size_t>& idxs)
     clusters[cur].last = t;
     AddToCluster(st, i, clusters[cur]);
   }
+  for (size_t k = first_cluster; k < clusters.size(); ++k) FirstObservedFirst(st, clusters[k]);
 }
 
 // How far a notice reaches: from a little before it (clock skew between the
