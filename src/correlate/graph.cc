@@ -39,9 +39,9 @@ void FirstObservedFirst(const CorrelationState& st, Cluster& c) {
   if (c.ev.size() < 2) return;
   const Evidence& front = st.evs[c.ev.front()];
   const Evidence* mark = nullptr;  // the summary's mark nearest after the first line
-  for (size_t h = 0; h < st.evs.size(); ++h) {
+  for (size_t h : st.index.first_failure_marks) {  // not every line: once per cluster
     const Evidence& m = st.evs[h];
-    if (m.source != front.source || m.offset <= front.offset || !m.Field("first_failure")) continue;
+    if (m.source != front.source || m.offset <= front.offset) continue;
     if (h < st.ignore_reason.size() && !st.ignore_reason[h].empty()) continue;
     if (!mark || m.offset < mark->offset) mark = &m;
   }

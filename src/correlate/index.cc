@@ -126,6 +126,7 @@ void BuildEvidenceIndex(CorrelationState& st) {
       ix.first_completion = &ev;
     }
     if (!ix.first_interrupt && ev.Field("interrupt")) ix.first_interrupt = &ev;
+    if (ev.Field("first_failure")) ix.first_failure_marks.push_back(i);
     if (ev.time_us != kNoTime && st.HasRole(ev.rule, RuleRole::kCheckpointSaved) &&
         (ix.last_checkpoint_us == kNoTime || ev.time_us >= ix.last_checkpoint_us)) {
       ix.last_checkpoint_us = ev.time_us;

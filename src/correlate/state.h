@@ -98,6 +98,9 @@ struct EvidenceIndex {
   const Evidence* first_termination = nullptr;     // first line of a role:termination rule
   const Evidence* first_completion = nullptr;      // first line of a role:completion rule
   const Evidence* first_interrupt = nullptr;       // first line with field `interrupt` (Ctrl-C)
+  // Lines with field `first_failure` (a launcher summary's mark of the
+  // failure it observed first), in evidence order: few, one a summary.
+  std::vector<size_t> first_failure_marks;
   // The run's loop reached its end: every rank's last progress line states
   // its step equal to the total it counts to (tqdm's `74/74`, Megatron's
   // `iteration 1000/ 1000`); the latest of those lines, else null.
