@@ -19,20 +19,14 @@ const int64_t* FirstTimeOf(const CorrelationState& st, const flatbuffers::String
 
 bool Named(const flatbuffers::String* s) { return s && s->size() > 0; }
 
-bool RulePresent(const CorrelationState& st, const flatbuffers::String* id) {
-  if (!Named(id)) return false;
-  int r = st.rs.FindRule(id->string_view());
-  return r >= 0 && st.present.count(static_cast<uint32_t>(r));
-}
-
 bool ConditionsHold(const CorrelationState& st, const Evidence& ev, const fb::Conditions& c) {
   double uptime_days = ev.monotonic_s ? *ev.monotonic_s / 86400.0 : -1;
   if (c.min_uptime_days() >= 0 && (uptime_days < 0 || uptime_days < c.min_uptime_days()))
     return false;
   if (c.max_uptime_days() >= 0 && uptime_days >= 0 && uptime_days >= c.max_uptime_days())
     return false;
-  if (Named(c.requires_rule()) && !RulePresent(st, c.requires_rule())) return false;
-  if (Named(c.excludes_rule()) && RulePresent(st, c.excludes_rule())) return false;
+  if (Named(c.requires_rule()) && !st.RulePresent(c.requires_rule())) return false;
+  if (Named(c.excludes_rule()) && st.RulePresent(c.excludes_rule())) return false;
   if (Named(c.after_rule())) {
     const int64_t* t = FirstTimeOf(st, c.after_rule());
     if (!t || ev.time_us == kNoTime || ev.time_us < *t) return false;

@@ -69,6 +69,12 @@ bool CorrelationState::HasRole(uint32_t rule, RuleRole role) const {
   return false;
 }
 
+bool CorrelationState::RulePresent(const flatbuffers::String* id) const {
+  if (!id || id->size() == 0) return false;
+  int r = rs.FindRule(id->string_view());
+  return r >= 0 && present.contains(static_cast<uint32_t>(r));
+}
+
 bool CorrelationState::Edge(uint32_t from, uint32_t to, double* min_lag, double* max_lag) const {
   const auto* ex = rs.rule(from)->explains();
   if (!ex) return false;

@@ -327,9 +327,7 @@ using LineSet = std::map<std::pair<uint32_t, uint64_t>, int64_t>;  // -> the lin
 bool MissingRequiredRule(const CorrelationState& st, size_t i) {
   if (st.active[i]) return false;
   const fb::Conditions* c = st.rs.rule(st.evs[i].rule)->conditions();
-  if (!c || !c->requires_rule() || c->requires_rule()->size() == 0) return false;
-  int r = st.rs.FindRule(c->requires_rule()->string_view());
-  return r >= 0 && !st.present.contains(static_cast<uint32_t>(r));
+  return c && c->requires_rule() && c->requires_rule()->size() > 0 && !st.RulePresent(c->requires_rule());
 }
 
 LineSet ClaimedLines(const CorrelationState& st, bool stops) {

@@ -150,6 +150,9 @@ struct CorrelationState {
   Diagnosis diag;
 
   bool HasRole(uint32_t rule, RuleRole role) const;
+  // Whether the rule a conditions' field names (requires_rule, ...) has kept
+  // evidence (`present`); false for an empty name.
+  bool RulePresent(const flatbuffers::String* id) const;
   // The host running `rank`: the topology, then the rank's summary, its
   // source, its evidence; "" when none says.
   std::string HostForRank(int64_t rank) const;
