@@ -22,6 +22,14 @@ them writes them (issue #18):
   retries, 'Munge encode failed: <reason>' at error level (auth_munge.c,
   20.02 to the newest) and its request fails; it gave no incident. A
   daemon's line, or the retried attempt's debug line, is not that.
+- Lightning prints 'initializing ddp: GLOBAL_RANK: r, MEMBER: r+1/W' in
+  every rank before init_process_group, and rank 0 'All DDP processes
+  registered. Starting ddp with W processes' once all have joined (every
+  release). Rank 0's line ending the log was read as a rank left waiting,
+  but where the ranks share one console the other ranks' lines come after
+  it: a log that ends in them gave no incident. They no longer hide the end
+  (field `ending_tail`); a rank's own log ending in its own line, or the
+  lines followed by rank 0's registration, still give none.
 """
 import pytest
 
@@ -66,9 +74,33 @@ srun: error: Munge encode failed: Failed to access "/var/run/munge/munge.socket.
 srun: error: slurm_send_node_msg: auth_g_create: REQUEST_RESOURCE_ALLOCATION has authentication error
 srun: error: Srun communication socket apparently being written to by something other than Slurm
 """, "Munge encode failed"),
+    # Lightning-AI/pytorch-lightning#4612: four GPUs, every rank's line,
+    # then nothing.
+    "lightning-ranks-initializing-then-nothing": ("""\
+GPU available: True, used: True
+TPU available: False, using: 0 TPU cores
+LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1,2,3]
+initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/4
+initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/4
+initializing ddp: GLOBAL_RANK: 2, MEMBER: 3/4
+initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/4
+""", "GLOBAL_RANK: 0, MEMBER: 1/4"),
 }
 
 HEALTHY = {
+    # The same lines with rank 0's registration after them: every rank joined.
+    "lightning-ranks-initializing-then-registered": """\
+initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2
+initializing ddp: GLOBAL_RANK: 1, MEMBER: 2/2
+----------------------------------------------------------------------------------------------------
+distributed_backend=nccl
+All DDP processes registered. Starting ddp with 2 processes
+----------------------------------------------------------------------------------------------------
+""",
+    # A rank's own log: it prints nothing more of its own after its line.
+    "lightning-rank-3-own-log": """\
+initializing ddp: GLOBAL_RANK: 3, MEMBER: 4/4
+""",
     # A rich traceback a callback logged and the run went on from: the panel
     # is closed and steps follow, so the header is no cut traceback.
     "rich-traceback-closed-then-steps": """\
