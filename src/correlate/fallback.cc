@@ -486,25 +486,39 @@ bool CleanEnd(const CorrelationState& st, const Evidence& ev) {
 // The evidence of field-`ending` signals (a retried refusal, a stack's
 // frame) that is no fatal line: such a signal is a failure only where its
 // source ends in it (its last line there is within kEndingSlackLines of the
-// source's last line; nothing after it says the retry succeeded or the
-// program went on), and then its first line in the source, where the
-// failure began, is the one fatal line.
+// source's last line, or of the line above the `ending_tail` lines that end
+// it; nothing after it says the retry succeeded or the program went on),
+// and then its first line in the source, where the failure began, is the
+// one fatal line.
 std::set<size_t> Unended(const CorrelationState& st) {
   std::map<std::pair<uint32_t, uint32_t>, std::pair<size_t, size_t>> runs;  // (source, signal) -> first, last
+  std::map<uint32_t, std::set<uint64_t>> tails;  // source -> its lines of field `ending_tail`
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
+    if (ev.Field("ending_tail")) tails[ev.source].insert(ev.line);
     if (!ev.Field("ending")) continue;
     auto [it, fresh] = runs.try_emplace({ev.source, ev.signal}, i, i);
     if (!fresh) it->second.second = i;
   }
+  // The line a source ends in, less the run of `ending_tail` lines (the
+  // other ranks' lines of the message an `ending` line is rank 0's) that
+  // ends it, give or take the slack line after them.
+  auto last_line = [&](uint32_t source) {
+    uint64_t last = st.scan.sources[source].lines;
+    auto t = tails.find(source);
+    if (t == tails.end()) return last;
+    uint64_t at = t->second.contains(last) || last == 0 ? last : last - kEndingSlackLines;
+    if (!t->second.contains(at)) return last;
+    while (at > 0 && t->second.contains(at)) --at;
+    return at;
+  };
   std::set<size_t> unended;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     if (!ev.Field("ending")) continue;
     const auto& [first, last] = runs.at({ev.source, ev.signal});
     const Evidence& end = st.evs[last];
-    const bool ends = end.source < st.scan.sources.size() &&
-                      end.line + kEndingSlackLines >= st.scan.sources[end.source].lines;
+    const bool ends = end.source < st.scan.sources.size() && end.line + kEndingSlackLines >= last_line(end.source);
     if (!ends || i != first) unended.insert(i);
   }
   return unended;

@@ -1,5 +1,6 @@
 #include "scan/traceback.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "attribution/lex.h"
@@ -354,6 +355,79 @@ bool BareHeader(std::string_view message) {
   return rest.find_first_not_of(" \t\r") == std::string_view::npos;
 }
 
+// rich's traceback (rich/traceback.py, every release: a Panel titled
+// "Traceback (most recent call last)" around the frames, the exception line
+// under the panel) draws its header as the panel's top edge, the title
+// centred in it: "╭──── Traceback (most recent call last) ────╮" in the
+// default ROUNDED box, "┌── ... ──┐" in the SQUARE one rich substitutes on
+// a legacy Windows console, "+-- ... --+" in ASCII. The position of the box's
+// top-left corner in `message` when it is one, npos otherwise.
+constexpr std::string_view kBoxHorizontal = "\u2500";  // ─
+constexpr std::string_view kBoxTopLeft[] = {"\u256d", "\u250c", "+"};     // ╭ ┌ +
+constexpr std::string_view kBoxTopRight[] = {"\u256e", "\u2510", "+"};    // ╮ ┐ +
+constexpr std::string_view kBoxVertical[] = {"\u2502", "|"};             // │ |
+
+// `s` less a run of the box's horizontal edge (one character at least) at
+// its end (`back`) or its start; nullopt when there is none.
+std::optional<std::string_view> LessHorizontals(std::string_view s, bool back) {
+  size_t n = 0;
+  for (;;) {
+    if (back ? s.ends_with(kBoxHorizontal) : s.starts_with(kBoxHorizontal)) {
+      s = back ? s.substr(0, s.size() - kBoxHorizontal.size()) : s.substr(kBoxHorizontal.size());
+    } else if (back ? s.ends_with('-') : s.starts_with('-')) {
+      s = back ? s.substr(0, s.size() - 1) : s.substr(1);
+    } else {
+      break;
+    }
+    ++n;
+  }
+  return n > 0 ? std::optional<std::string_view>(s) : std::nullopt;
+}
+
+size_t RichBoxHeader(std::string_view message) {
+  const size_t at = message.find(kHeaderStem);
+  if (at == std::string_view::npos || at == 0 || message[at - 1] != ' ') return std::string_view::npos;
+  std::optional<std::string_view> left = LessHorizontals(message.substr(0, at - 1), true);
+  std::string_view right = message.substr(at + kHeaderStem.size());
+  if (!left || right.empty() || right[0] != ' ') return std::string_view::npos;
+  std::optional<std::string_view> edge = LessHorizontals(right.substr(1), false);
+  while (edge && !edge->empty() && (edge->back() == ' ' || edge->back() == '\r')) edge->remove_suffix(1);
+  if (!edge || std::none_of(std::begin(kBoxTopRight), std::end(kBoxTopRight),
+                            [&](std::string_view c) { return *edge == c; })) {
+    return std::string_view::npos;
+  }
+  for (std::string_view c : kBoxTopLeft) {
+    if (left->ends_with(c)) return left->size() - c.size();
+  }
+  return std::string_view::npos;
+}
+
+// Whether `s` starts with one of `edges`.
+template <size_t N>
+bool StartsWithEdge(std::string_view s, const std::string_view (&edges)[N]) {
+  return std::any_of(std::begin(edges), std::end(edges), [&](std::string_view c) { return s.starts_with(c); });
+}
+
+// Whether the text after a rich traceback's header ends inside its panel:
+// every line of the header's stream that is not blank is one of the panel's
+// (its left edge first, where the header's corner was), none its bottom
+// edge, and the text ends there -- the traceback was cut in its frames, the
+// exception line the panel is followed by never came.
+bool EndsInRichBox(std::string_view after, std::string_view prefix, const Attribution& mine,
+                   const LineFormat& fmt, const TimeContext& tctx) {
+  for (size_t at = 0; at < after.size();) {
+    std::optional<AfterLine> l = LineOf(after, at);
+    if (!l) return false;  // a partial line: the source goes on
+    LineView v = SplitLine(l->text, fmt, tctx);
+    if (SameStream(v.attr, mine) && v.message.find_first_not_of(" \t\r") != std::string_view::npos) {
+      std::string_view s = Unprefixed(v.message, prefix);
+      if (!StartsWithEdge(s, kBoxVertical)) return false;  // the bottom edge, or no line of the panel
+    }
+    at = l->next;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
@@ -365,6 +439,14 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   // A Ray task's header stands where its "Traceback (most recent call
   // last):" was (RayTaskError.__str__): the frames and exception under it
   // are read the same.
+  // rich's header: its exception line comes under the panel and is read
+  // as one alone; a text that ends inside the panel is cut in its frames.
+  if (const size_t corner = RichBoxHeader(h.message); corner != std::string_view::npos) {
+    if (ends_in_frames) {
+      *ends_in_frames = EndsInRichBox(after, h.message.substr(0, corner), StreamOf(header, h, fmt, tctx), fmt, tctx);
+    }
+    return std::nullopt;
+  }
   if (h.message.find(kHeader) == std::string_view::npos && FindRayTaskHeader(h.message) != 0) {
     std::optional<std::string> cls = IPythonClass(h.message);
     return cls ? FindIPythonException(*cls, after, h.attr, fmt, tctx, ends_in_frames) : std::nullopt;
