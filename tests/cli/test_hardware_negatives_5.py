@@ -27,8 +27,10 @@ The lines are the tools' real formats: DCGM's health table and diag's
 wrapped PCIe warning as NVSentinel#1481 and DCGM#49 posted them, dcgmi's
 link status as dcgmi/Nvlink.cpp prints it (NVIDIA/dcgm-exporter#576,
 NVIDIA/DCGM#198), nvidia-smi's topology matrix, nvlink -s lines, table rows
-and -q product names as posted in public threads (NVIDIA/nccl#1617,
-NVIDIA/nccl-tests#228, NVIDIA/k8s-device-plugin#100 and #243).
+and -q product names and PyTorch's collect_env GPU lines as posted in
+public threads and READMEs (NVIDIA/nccl#1617, NVIDIA/nccl-tests#228,
+NVIDIA/k8s-device-plugin#100 and #243). The matrices, link states and the
+bridged PCIe board are assembled from those formats for the purpose.
 """
 import json
 
@@ -77,9 +79,11 @@ TOPO_8 = "\t" + "\t".join(f"GPU{i}" for i in range(8)) + "\tCPU Affinity\n" + ""
     f"GPU{r}\t" + "\t".join(" X " if c == r else ("SYS" if 7 in (r, c) else "NV12") for c in range(8))
     + "\t0-31\n" for r in range(8))
 
-TABLE_ROW = "|   0  NVIDIA A100 80GB PCIe          On  |   00000000:17:00.0 Off |                    0 |\n"
+TABLE_ROW = "|   0  NVIDIA A100 80GB PCIe          On  |   00000000:E3:00.0 Off |                    0 |\n"
+CUT_ROW = "|   0  Tesla V100S-PCI...  Off  | 00000000:00:07.0 Off |                    0 |\n"
+COLLECT_ENV = "GPU models and configuration: GPU 0: NVIDIA H100 PCIe\nGPU 1: NVIDIA H100 PCIe\n"
 Q_PCIE = "GPU 00000000:17:00.0\n    Product Name                    : NVIDIA A100 80GB PCIe\n"
-NVLINK_S = "GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-0c512562-871f-8257-6187-b5ae1b986d5e)\n" + "".join(
+NVLINK_S = "GPU 0: NVIDIA A100 80GB PCIe (UUID: GPU-d8ce95c1-12f7-3174-6395-e573163a2ace)\n" + "".join(
     f"\t Link {k}: 25 GB/s\n" for k in range(12))
 
 
@@ -116,6 +120,17 @@ def test_pcie_board_named_by_q_gates_the_wrapped_diag(faultline_bin, validate, t
 
 def test_pcie_board_in_the_table_gates_its_gpu(faultline_bin, validate, tmp_path):
     doc = diagnose(faultline_bin, validate, tmp_path, TABLE_ROW + HEALTH)
+    assert hardware(doc) == [], hardware(doc)
+
+
+def test_pcie_board_in_an_indented_or_cut_table_row(faultline_bin, validate, tmp_path):
+    for row in ("    " + TABLE_ROW, CUT_ROW):
+        doc = diagnose(faultline_bin, validate, tmp_path, row + HEALTH)
+        assert hardware(doc) == [], (row, hardware(doc))
+
+
+def test_pcie_board_in_collect_env_gates_its_gpu(faultline_bin, validate, tmp_path):
+    doc = diagnose(faultline_bin, validate, tmp_path, COLLECT_ENV + HEALTH.replace("GPU 0's", "GPU 1's"))
     assert hardware(doc) == [], hardware(doc)
 
 
