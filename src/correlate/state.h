@@ -6,6 +6,7 @@
 //   clocks.cc       host clock offsets from sync points; times shifted
 //   index.cc        EvidenceIndex: what later passes look up, built once
 //   window.cc       kernel-log sources, job window, stale/replayed gating
+//   nvlink.cc       which GPUs the logs show to have no NVLink (a gate of window.cc)
 //   conditions.cc   rule conditions decide which evidence may make incidents
 //   graph.cc        clusters per rule and each cluster's best cause
 //   fallback.cc     survived clusters; the generic fatal line when no rule
