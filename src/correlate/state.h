@@ -6,6 +6,7 @@
 //   clocks.cc       host clock offsets from sync points; times shifted
 //   index.cc        EvidenceIndex: what later passes look up, built once
 //   window.cc       kernel-log sources, job window, stale/replayed gating
+//   nvlink.cc       which GPUs the logs show to have no NVLink (a gate of window.cc)
 //   conditions.cc   rule conditions decide which evidence may make incidents
 //   graph.cc        clusters per rule and each cluster's best cause
 //   fallback.cc     survived clusters; the generic fatal line when no rule
@@ -204,6 +205,9 @@ void AddAsCollateral(const Incident& n, Incident& into);
 // progress line of the same rank: later in the same file, or clearly later
 // in time in another).
 bool SurvivedLine(const CorrelationState& st, size_t i);
+// Per evidence: a line with the field `link_down` (DCGM's NvLink link-down
+// report) about a GPU the logs show to have no NVLink (nvlink.cc).
+std::vector<bool> LinkDownOnLinklessGpu(const CorrelationState& st);
 // What an exit status or crash line says about how the process ended
 // ("SIGKILL: ..."), "" for a plain error exit or none.
 std::string ExitMeaning(const Evidence& ev);

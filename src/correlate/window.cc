@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "correlate/state.h"
 #include "util/strings.h"
@@ -323,6 +324,11 @@ bool OfOtherHost(const CorrelationState& st, bool every_host_known, const Eviden
   return every_host_known && ev.rank < 0 && !ev.host.empty() && !st.topo.HasRankOn(ev.host);
 }
 
+// DCGM's report of a GPU's NvLink link going down, about a GPU the logs show
+// to have no NVLink (nvlink.cc): DCGM reports the links a PCIe board without a
+// bridge does not have as down.
+constexpr std::string_view kNoLinks = "a GPU with no NVLink: DCGM reports links the GPU does not have as down";
+
 }  // namespace
 
 void GateEvidence(CorrelationState& st) {
@@ -333,6 +339,7 @@ void GateEvidence(CorrelationState& st) {
   const std::map<uint32_t, BootEnd> boots = LastBootSeparators(st);
   const bool every_bus_known = st.topo.KnowsEveryBus(st.world_nranks);
   const bool other_hosts_known = every_bus_known && KernelLogOfJobHost(st);
+  const std::vector<bool> linkless = LinkDownOnLinklessGpu(st);
   for (size_t i = 0; i < st.evs.size(); ++i) {
     if (!st.index.hardware[i]) continue;
     const Evidence& ev = st.evs[i];
@@ -340,6 +347,7 @@ void GateEvidence(CorrelationState& st) {
     if (reason.empty() && OfEarlierBoot(st, boots, ev)) reason = kEarlierBoot;
     if (reason.empty() && OfOtherGpu(st, every_bus_known, ev)) reason = kOtherGpu;
     if (reason.empty() && OfOtherHost(st, other_hosts_known, ev)) reason = kOtherHost;
+    if (reason.empty() && linkless[i]) reason = kNoLinks;
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
