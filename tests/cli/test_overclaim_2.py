@@ -6,8 +6,13 @@ slurmstepd tied the task's end to an OOM kill (SIG_OOM), so "Killed" is a
 kill srun could not tie to the OOM killer: the scheduler's kill after its
 grace period (time limit, scancel, a failed node), an OOM kill slurmstepd
 had not counted yet, anyone's kill -9. Its sender is the missing fact; a
-line of the OOM killer still leads to the OOM reference."""
+line of the OOM killer still leads to the OOM reference.
+
+cuDNN's BAD_PARAM, NOT_SUPPORTED and ARCH_MISMATCH are cuDNN refusing a
+call before any kernel ran: the arguments, the configuration or the GPU's
+generation, not a kernel fault; EXECUTION_FAILED stays one."""
 import json
+import pathlib
 import subprocess
 
 OOM = "OOM Killed Mid-Step"
@@ -96,3 +101,68 @@ def test_srun_killed_after_a_task_exit_keeps_the_exit(faultline_bin, tmp_path):
     inc = primary(diagnose(faultline_bin, tmp_path, text))
     texts = [e["text"] for e in inc["initiating"]["evidence"]]
     assert any("task 5: Exited with exit code 1" in t for t in texts), texts
+
+
+# cuDNN's status names (cudnnStatus_t; PyTorch's AT_CUDNN_CHECK prints
+# "cuDNN error: " and cudnnGetErrorString, with a hint for NOT_SUPPORTED):
+# BAD_PARAM, NOT_SUPPORTED and ARCH_MISMATCH are cuDNN refusing a call
+# before any kernel ran (the arguments, the configuration, the GPU's
+# generation), deterministic and no device fault; EXECUTION_FAILED is a
+# kernel that failed on the device.
+REFUSED = "cuDNN Refuses the Call (BAD_PARAM / NOT_SUPPORTED / ARCH_MISMATCH): the Inputs or the Setup, Not a GPU Fault"
+KERNEL_FAULT = "CUDA Kernel Fault Inside One Rank"
+ENDINGS = pathlib.Path(__file__).resolve().parent / "endings"
+
+# pytorch/pytorch#11065: a plain conv2d on a 1024x3x224x224 batch.
+NOT_SUPPORTED_CONV2D = """\
+~/miniconda3/lib/python3.7/site-packages/torch/nn/modules/conv.py in forward(self, input)
+    306     def forward(self, input):
+    307         return F.conv2d(input, self.weight, self.bias, self.stride,
+--> 308                         self.padding, self.dilation, self.groups)
+    309
+    310
+
+RuntimeError: CuDNN error: CUDNN_STATUS_NOT_SUPPORTED. This error may appear if you passed in a non-contiguous input.
+"""
+
+# rbgirshick/fast-rcnn#44: a Tesla M2090 (compute capability 2.0), which the
+# cuDNN release does not support.
+ARCH_MISMATCH_CAFFE = """\
+F0817 22:53:22.694056 24820 cudnn_conv_layer.cpp:32] Check failed: status == CUDNN_STATUS_SUCCESS (6 vs. 0)  CUDNN_STATUS_ARCH_MISMATCH
+*** Check failure stack trace: ***
+Aborted (core dumped)
+"""
+
+
+def check_refused(inc):
+    assert inc["reference"] == REFUSED, inc["reference"]
+    assert inc["rule"] == "cudnn-call-refused"
+    # Deterministic: a restart fails again; nothing of the device to drain.
+    assert inc["action"]["kind"] == "stop"
+    assert not inc["action"]["exclude_hosts"] and not inc["action"]["exclude_gpus"]
+
+
+def test_cudnn_refusals_are_not_kernel_faults(faultline_bin, tmp_path, validate):
+    for name in ("e9-onnxruntime-fusedconv-cudnn-bad-param", "e26-darknet-cudnn-bad-param-at-map",
+                 "e26-paddleocr-cudnn-bad-param-batch-norm", "e9-tf-cudnn-descriptor-go-signal-aborted"):
+        report = diagnose(faultline_bin, tmp_path, (ENDINGS / f"{name}.log").read_text(), f"{name}.log")
+        validate(report)
+        inc = primary(report)
+        check_refused(inc)
+        assert any("BAD_PARAM" in e["text"] for e in inc["initiating"]["evidence"]), name
+    for text in (NOT_SUPPORTED_CONV2D, ARCH_MISMATCH_CAFFE):
+        check_refused(primary(diagnose(faultline_bin, tmp_path, text)))
+
+
+def test_cudnn9_sub_codes_are_refusals_too(faultline_bin, tmp_path):
+    """cuDNN 9 extends a category's name with its sub-code
+    (CUDNN_STATUS_BAD_PARAM_NULL_POINTER, CUDNN_STATUS_NOT_SUPPORTED_SHAPE)."""
+    for status in ("BAD_PARAM_NULL_POINTER", "NOT_SUPPORTED_SHAPE", "NOT_SUPPORTED_ARCH_MISMATCH"):
+        inc = primary(diagnose(faultline_bin, tmp_path, f"RuntimeError: cuDNN error: CUDNN_STATUS_{status}\n"))
+        check_refused(inc)
+
+
+def test_cudnn_execution_failed_stays_a_kernel_fault(faultline_bin, tmp_path):
+    name = "e9-cudnn-execution-failed-then-thread-exception"
+    inc = primary(diagnose(faultline_bin, tmp_path, (ENDINGS / f"{name}.log").read_text(), f"{name}.log"))
+    assert inc["reference"] == KERNEL_FAULT and inc["rule"] == "cuda-library-failure"
