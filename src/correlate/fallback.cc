@@ -231,7 +231,9 @@ std::string ExitMeaning(const Evidence& ev) {
     return code == StrCat(128 + n) || code == StrCat(-n) || name == sig ||
            (!text.empty() && crash.find(text) == 0);
   };
-  if (is(9, "SIGKILL", "")) {
+  // srun's "task 3: Killed" (strsignal of the task's status; srun says
+  // "Out Of Memory" where slurmstepd tied the end to an OOM kill).
+  if (is(9, "SIGKILL", "Killed")) {
     return "SIGKILL: the process was killed from outside; look for the OOM killer (dmesg) or the "
            "scheduler's kill after a grace period";
   }

@@ -567,6 +567,14 @@ void AddMissingFacts(const CorrelationState& st, const Draft& dr,
         "traceback or last error line), which this line only points at",
         vars));
   }
+  if (fallback && ExitSignal(dr.first) == "SIGKILL") {
+    // A SIGKILL leaves no line of the process: its sender is the cause.
+    facts.push_back(FillTemplate(
+        "dmesg -T of {host} around {start} and the scheduler's record of the job (sacct State: "
+        "OUT_OF_MEMORY, TIMEOUT, CANCELLED, NODE_FAIL): who sent the SIGKILL, the OOM killer, "
+        "the scheduler after its grace period, or a person",
+        vars));
+  }
   if (const std::string* code = dr.first.Field("statement"); code && fallback) {
     // A traceback cut after a code line: what it raised is the lead.
     facts.push_back(StrCat("the rest of the traceback after '", *code,
