@@ -132,6 +132,33 @@ bool ProgressMovedOn(const CorrelationState& st, const Evidence& ev, int64_t ran
          last.source >= st.scan.sources.size() || last.line + kEndingSlackLines < st.scan.sources[last.source].lines;
 }
 
+// Whether `text` is a line Python's warnings module printed: CPython's
+// formatter (warnings.formatwarning, and _warnings.c's show_warning when the
+// module is not loaded) writes "<file>:<lineno>: <Category>: <message>", the
+// category being Warning or a subclass by its bare name (UserWarning,
+// RuntimeWarning, FutureWarning, a library's own XyzWarning), then the
+// source line; PyTorch's TORCH_WARN reaches Python as such a warning ("...
+// (Triggered internally at .../Conv_v8.cpp:919.)"). A prefix the line got
+// on its way (a container's "server-1  | ", a rank's "[rank0]:") may come
+// before the file.
+bool PrintedPythonWarning(std::string_view text) {
+  auto ident = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+  };
+  constexpr std::string_view kTail = "Warning: ";
+  for (size_t at = text.find(kTail); at != std::string_view::npos; at = text.find(kTail, at + 1)) {
+    size_t b = at;  // the category's first character
+    while (b > 0 && ident(text[b - 1])) --b;
+    if (b < 2 || text.compare(b - 2, 2, ": ") != 0) continue;
+    size_t d = b - 2;  // the line number's digits end here
+    size_t e = d;
+    while (e > 0 && text[e - 1] >= '0' && text[e - 1] <= '9') --e;
+    if (e == d || e < 2 || text[e - 1] != ':' || text[e - 2] == ' ') continue;
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool LoggedAfter(const Evidence& t, const Evidence& ev) {
@@ -145,6 +172,15 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
   // status "... failed with exit code N, last available logs ...:" over
   // the driver's last lines): what follows it was printed before it.
   if (ev.Field("quotes_logs")) return false;
+  // A line Python's warnings module printed (PyTorch 2.3's cuDNN "Plan
+  // failed with a cudnnException: ... CUDNN_STATUS_NOT_SUPPORTED" when one
+  // engine's plan was refused and another ran) reports a condition the
+  // program went on from, whatever rule reads it: survived, unless the log
+  // shows a failure after it (the warning may then be its cause).
+  if (PrintedPythonWarning(ev.text)) {
+    auto f = st.index.last_failure.find(ev.source);
+    if (f == st.index.last_failure.end() || f->second <= ev.offset) return true;
+  }
   // A server that answered requests after the error (role:served: HTTP 200
   // lines, generation throughput) in the same log carried on.
   if (auto s = st.index.last_served.find(ev.source);
@@ -278,7 +314,8 @@ std::string ExitSignal(const Evidence& ev) {
 
 void MarkSurvived(CorrelationState& st) {
   if (st.index.last_progress.empty() && st.index.last_served.empty() && st.index.last_carried_on.empty() &&
-      !st.index.first_completion) {
+      !st.index.first_completion &&
+      std::none_of(st.evs.begin(), st.evs.end(), [](const Evidence& ev) { return PrintedPythonWarning(ev.text); })) {
     return;
   }
   int64_t last_progress = kNoTime;
