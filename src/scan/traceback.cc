@@ -34,8 +34,10 @@ constexpr int kMaxGap = 3;
 std::optional<std::string> ParseFrame(std::string_view s) {
   size_t f = s.find("File \"");
   if (f == std::string_view::npos) return std::nullopt;
-  // Python indents frames by two spaces after whatever prefix the line has.
-  if (f < 2 || s[f - 1] != ' ' || s[f - 2] != ' ') return std::nullopt;
+  // Python indents frames by two spaces after whatever prefix the line has;
+  // loguru marks the frame its exception was caught in with '>' for the
+  // first ("> File ...", _better_exceptions.py, backtrace=True).
+  if (f < 2 || s[f - 1] != ' ' || (s[f - 2] != ' ' && s[f - 2] != '>')) return std::nullopt;
   size_t name_start = f + 6;
   size_t q = s.find("\", line ", name_start);
   if (q == std::string_view::npos) return std::nullopt;
@@ -130,6 +132,23 @@ std::string_view Unprefixed(std::string_view message, std::string_view prefix) {
 // Whether `s` continues a frame: its code line, Python 3.11's caret line,
 // "  [Previous line repeated 996 more times]" -- all indented.
 bool FrameBody(std::string_view s) { return !s.empty() && (s[0] == ' ' || s[0] == '\t'); }
+
+std::string_view RightTrimmed(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Whether `s` is a line loguru's diagnose mode writes under a frame's code
+// line (_better_exceptions.py, _format_relevant_values, every release since
+// 0.2): a variable's value under a cap ('└ {}') after the pipes of the values
+// left of it ('│'), or a further line of a value's repr under those pipes.
+// They are the frame's, however many a value takes.
+bool LoguruValueLine(std::string_view s) {
+  size_t i = s.find_first_not_of(' ');
+  if (i == 0 || i == std::string_view::npos) return false;
+  s.remove_prefix(i);
+  return s.starts_with("\u2502") || s.starts_with("\u2514");
+}
 
 // `s` read as an exception line, `module.Class: message` or a bare class;
 // nullopt when it is none (a log record, a blank line).
@@ -234,6 +253,22 @@ std::optional<std::string> IPythonClass(std::string_view message) {
   return e->exception;
 }
 
+// The end of the line number ultratb prints at `i` in `s`, npos when none
+// is there. VS Code's notebooks (vscode-jupyter's NotebookTracebackFormatter,
+// every release since it links them) turn each number into a link to the
+// cell or file, which a copied output keeps as "[336](vscode-notebook-cell:...)".
+size_t UltratbNumberEnd(std::string_view s, size_t i) {
+  const bool linked = i < s.size() && s[i] == '[';
+  if (linked) ++i;
+  const size_t digits = i;
+  while (i < s.size() && IsDigit(s[i])) ++i;
+  if (i == digits) return std::string_view::npos;
+  if (!linked) return i;
+  if (s.substr(i, 2) != "](") return std::string_view::npos;
+  const size_t close = s.find(')', i + 2);
+  return close == std::string_view::npos ? std::string_view::npos : close + 1;
+}
+
 // Whether `s` is the line ultratb marks as the one a frame was executing:
 // its number after an arrow of dashes ("----> 1 df.show()", "--> 336     print(x)").
 bool IPythonArrowLine(std::string_view s) {
@@ -243,7 +278,7 @@ bool IPythonArrowLine(std::string_view s) {
   ++i;
   size_t spaces = i;
   while (i < s.size() && s[i] == ' ') ++i;
-  return i > spaces && i < s.size() && IsDigit(s[i]);
+  return i > spaces && UltratbNumberEnd(s, i) != std::string_view::npos;
 }
 
 // Whether `s` is one of the numbered code lines ultratb shows around a
@@ -253,9 +288,8 @@ bool IPythonCodeLine(std::string_view s) {
   size_t i = 0;
   while (i < s.size() && s[i] == ' ') ++i;
   if (s.substr(i).starts_with("(...)")) return true;
-  size_t digits = i;
-  while (i < s.size() && IsDigit(s[i])) ++i;
-  return i > digits && (i == s.size() || s[i] == ' ');
+  i = UltratbNumberEnd(s, i);
+  return i != std::string_view::npos && (i == s.size() || s[i] == ' ');
 }
 
 // Whether `s` is the line ultratb heads a frame with: "<file> in <function>(<args>)"
@@ -331,6 +365,18 @@ bool Flattened(std::string_view message) {
   std::string_view rest = message.substr(at + kHeader.size());
   while (!rest.empty() && rest[0] == ' ') rest.remove_prefix(1);
   return rest.starts_with("File \"") && rest.find("\", line ") != std::string_view::npos;
+}
+
+// Whether `message` is blank but for the prefix the frame on the next line
+// of `after` (from `next`) has: loguru's diagnose mode puts a blank line
+// before a frame's location (_format_locations), the first one included.
+bool SpacerBeforeFrame(std::string_view message, std::string_view after, size_t next, const LineFormat& fmt,
+                       const TimeContext& tctx) {
+  std::optional<AfterLine> l = LineOf(after, next);
+  if (!l) return false;
+  const std::string_view m = SplitLineUntimed(l->text, fmt, tctx).message;
+  if (!ParseFrame(m)) return false;
+  return RightTrimmed(message) == RightTrimmed(m.substr(0, m.find("File \"") - 2));
 }
 
 // Whether a whole line of `mine`'s stream that is not blank follows in `after`.
@@ -482,6 +528,10 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
         }
         ++frames;
         gap = 0;
+      } else if (SpacerBeforeFrame(v.message, after, l->next, fmt, tctx)) {
+        // loguru's blank line before a frame's location
+      } else if (frames > 0 && LoguruValueLine(s)) {
+        // a value loguru shows under the frame's code line
       } else if (frames == 0 || (FrameBody(s) && ++gap > kMaxGap)) {
         return std::nullopt;
       } else if (!FrameBody(s)) {
