@@ -107,7 +107,10 @@ bool OneNodeWithoutGlobalRanks(const CorrelationState& st) {
   for (const SourceSummary& s : st.scan.sources) {
     if (!same(s.host) || s.rank >= 0) return false;
   }
-  if (!st.scan.ranks.empty() || st.world_nranks > 0) return false;
+  // Progress lines that name no rank are kept under keys below 0 (-1, or a
+  // local rank's placeholder): only a key >= 0 is a global rank named.
+  if (!st.scan.ranks.empty() && st.scan.ranks.rbegin()->first >= 0) return false;
+  if (st.world_nranks > 0) return false;
   for (const Evidence& ev : st.evs) {
     if (!same(ev.host) || ev.rank >= 0) return false;
   }
