@@ -126,6 +126,40 @@ void LocalRanksOfOneNode(CorrelationState& st) {
   }
 }
 
+// tracing-subscriber's compact format (text-generation-inference's
+// launcher: its "shard-manager" span carries `rank`) prints the span's
+// fields after the event's message; a message that ends in a newline (the
+// shard's standard error it relays: a traceback) leaves them alone on the
+// next line, " rank=0" (field `event_rank`). The lines above it, back to
+// the event's stamped header, are that rank's message.
+constexpr uint64_t kSpanTailLines = 256;
+
+void RanksOfSpanTails(CorrelationState& st) {
+  std::vector<Evidence>& evs = st.evs;
+  for (size_t i = evs.size(); i-- > 0;) {
+    const std::string* r = evs[i].Field("event_rank");
+    int64_t rank;
+    if (r == nullptr || !ParseInt64(*r, &rank) || rank < 0) continue;
+    const uint32_t source = evs[i].source;
+    const uint64_t tail = evs[i].line;
+    // The message's lines carry its header's stamp (their own, or the one
+    // they inherit): a line stamped otherwise is another event's, even when
+    // the header itself is no evidence.
+    std::optional<int64_t> event_time;
+    for (size_t k = i; k-- > 0;) {
+      Evidence& ev = evs[k];
+      if (ev.source != source || ev.line + kSpanTailLines < tail) break;
+      if (ev.line == tail) continue;
+      if (ev.Field("event_rank") || (ev.rank >= 0 && ev.rank != rank)) break;
+      if (!event_time) event_time = ev.time_us;
+      if (ev.time_us != *event_time) break;
+      ev.rank = rank;
+      // The event's header (its stamp) begins the message.
+      if (ev.time_source == TimeSource::kParsed) break;
+    }
+  }
+}
+
 // The HCA list each process (and host) printed ("NET/IB : Using [1]mlx5_3:1/IB
 // ..."): an index a channel line names means one HCA. An index that a
 // host's processes name differently names none of the host's own.
@@ -450,6 +484,7 @@ void Attribute(CorrelationState& st) {
   RanksOfCudaDevices(st);
   RanksOfContainers(st);
   PodsOfUids(st);
+  RanksOfSpanTails(st);
   LocalRanksOfOneNode(st);
 }
 

@@ -11,6 +11,12 @@ prints, never from one log.
   archive is global rank L (torchrun's rank is group_rank *
   local_world_size + local_rank, a single node being group 0); a tqdm bar
   that names no rank is no global rank that could contradict it.
+- tracing-subscriber's compact format prints a span's fields after the
+  event's message (text-generation-inference's launcher: its
+  "shard-manager" span carries `rank`); a message ending in a newline (the
+  shard's relayed standard error) leaves them alone on the next line,
+  " rank=0": the lines above it, back to the event's stamped header, are
+  that rank's.
 
 The mh- endings (tests/cli/endings, index.json) are real excerpts from
 public threads; EXPECT below holds the host and rank their thread
@@ -28,7 +34,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from conftest import first_incident  # noqa: E402
+from conftest import diagnose_text, first_incident  # noqa: E402
 ENDINGS = HERE / "endings"
 
 # ending -> (host, rank, gap): None where the thread does not establish it;
@@ -124,6 +130,36 @@ def test_a_named_global_rank_still_stops_it(faultline_bin, validate, tmp_path):
     text = "[rank9]:" + ONE_NODE_SIGKILL
     inc = first_incident(faultline_bin, validate, tmp_path, text)
     assert inc["initiating"].get("rank") != 3
+
+
+TGI_SHARD_ERROR = (
+    "2023-08-17T10:23:27.032000Z ERROR shard-manager: text_generation_launcher: Shard complete standard "
+    "error output:\n"
+    "\n"
+    "Traceback (most recent call last):\n"
+    '  File "/opt/conda/bin/text-generation-server", line 8, in <module>\n'
+    "    sys.exit(app())\n"
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 128.00 MiB (GPU 0; 15.77 GiB total "
+    "capacity; 15.37 GiB already allocated; 13.62 MiB free)\n"
+    " rank=1\n"
+    "Error: ShardCannotStart\n"
+    "2023-08-17T10:23:27.032737Z ERROR text_generation_launcher: Shard 1 failed to start\n")
+
+
+def test_a_span_field_tail_names_the_rank_of_the_message_above(faultline_bin, validate, tmp_path):
+    inc = first_incident(faultline_bin, validate, tmp_path, TGI_SHARD_ERROR)
+    assert inc["initiating"]["rank"] == 1
+
+
+def test_a_span_field_tail_reaches_no_further_than_its_header(faultline_bin, validate, tmp_path):
+    # The error above the header is another event's: the tail names not it.
+    text = ("2023-08-17T10:23:20.000000Z ERROR text_generation_launcher: Webserver Crashed\n"
+            "RuntimeError: CUDA error: an illegal memory access was encountered\n" + TGI_SHARD_ERROR)
+    found = diagnose_text(faultline_bin, validate, tmp_path, text)
+    other = [i for i in found if any("illegal memory access" in e.get("text", "")
+                                     for e in i["initiating"].get("evidence", []))]
+    assert other, "no incident of the error above the header"
+    assert other[0]["initiating"].get("rank") != 1
 
 
 def main():
