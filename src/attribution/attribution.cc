@@ -389,6 +389,42 @@ size_t ParseMpirunPrefix(std::string_view s, size_t p, Found* f) {
   return q;
 }
 
+// cuda_memtest's PRINTF/FPRINTF (cuda_memtest.h, every release since 1.0):
+// "[%s][%s][%d]:" with time_string()'s local "MM/DD/YYYY HH:MM:SS", the
+// gethostname() of the process and the GPU's index, or, with
+// --monitor_temp, "[%s][%s][%d][%d C]:" (the temperature): "[11/21/2021
+// 13:15:17][nis-arch][0]:ERROR: CUDA error: ...". The host is the line's
+// own; the index is a GPU of that host, not a rank.
+size_t ParseCudaMemtestPrefix(std::string_view s, size_t p, Found* f) {
+  if (s[p] != '[') return kNpos;
+  size_t q = p + 1;
+  // The stamp: digits and '/' then a space and a clock, within 24 bytes.
+  const size_t stamp_begin = q;
+  while (q < s.size() && q - stamp_begin < 12 && (IsDigit(s[q]) || s[q] == '/')) ++q;
+  if (q == stamp_begin || q >= s.size() || s[q] != ' ') return kNpos;
+  const size_t clock_end = MatchClock(s, q + 1);
+  if (clock_end == kNpos || !At(s, clock_end, "][")) return kNpos;
+  q = clock_end + 2;
+  const size_t host_end = HostTokenEnd(s, q);
+  if (host_end == q || !At(s, host_end, "][")) return kNpos;
+  std::string_view host = s.substr(q, host_end - q);
+  if (!LooksLikeHostToken(host)) return kNpos;
+  q = host_end + 2;
+  const size_t gpu_begin = q;
+  if (!ParseUint(s, &q, 4) || !At(s, q, "]")) return kNpos;
+  std::string_view gpu = s.substr(gpu_begin, q - gpu_begin);
+  ++q;
+  if (q < s.size() && s[q] == '[') {  // "[45 C]"
+    size_t t = q + 1;
+    if (!ParseUint(s, &t, 4) || !At(s, t, " C]")) return kNpos;
+    q = t + 3;
+  }
+  if (q >= s.size() || s[q] != ':') return kNpos;
+  if (f->host.empty()) f->host = NormalizeHost(host);
+  if (f->gpu.empty()) f->gpu = std::string(gpu);
+  return q + 1;
+}
+
 // "TP3" in a vLLM process name ("TP3", "Worker_TP3", "Worker_PP0_TP3") is the
 // tensor-parallel index, which is the local GPU and the worker's rank in its
 // replica as long as there is no pipeline stage beyond the first.
@@ -1139,7 +1175,8 @@ size_t ParsePrefixes(std::string_view line, Found* fp, size_t* p_out) {
     } else if ((q = ParseTorchrunPrefix(line, p, &f)) != kNpos ||
                (q = ParseMpirunPrefix(line, p, &f)) != kNpos ||
                (q = ParseProcessPrefix(line, p, &f)) != kNpos ||
-               (q = ParseSglangPrefix(line, p, &f)) != kNpos) {
+               (q = ParseSglangPrefix(line, p, &f)) != kNpos ||
+               (q = ParseCudaMemtestPrefix(line, p, &f)) != kNpos) {
       launcher = true;
       srun_ok = false;
     } else if (syslog_ok && !launcher &&

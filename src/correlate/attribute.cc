@@ -107,7 +107,10 @@ bool OneNodeWithoutGlobalRanks(const CorrelationState& st) {
   for (const SourceSummary& s : st.scan.sources) {
     if (!same(s.host) || s.rank >= 0) return false;
   }
-  if (!st.scan.ranks.empty() || st.world_nranks > 0) return false;
+  // Progress lines that name no rank are kept under keys below 0 (-1, or a
+  // local rank's placeholder): only a key >= 0 is a global rank named.
+  if (!st.scan.ranks.empty() && st.scan.ranks.rbegin()->first >= 0) return false;
+  if (st.world_nranks > 0) return false;
   for (const Evidence& ev : st.evs) {
     if (!same(ev.host) || ev.rank >= 0) return false;
   }
@@ -120,6 +123,40 @@ void LocalRanksOfOneNode(CorrelationState& st) {
   if (!OneNodeWithoutGlobalRanks(st)) return;
   for (Evidence& ev : st.evs) {
     if (ev.local_rank >= 0) ev.rank = ev.local_rank;
+  }
+}
+
+// tracing-subscriber's compact format (text-generation-inference's
+// launcher: its "shard-manager" span carries `rank`) prints the span's
+// fields after the event's message; a message that ends in a newline (the
+// shard's standard error it relays: a traceback) leaves them alone on the
+// next line, " rank=0" (field `event_rank`). The lines above it, back to
+// the event's stamped header, are that rank's message.
+constexpr uint64_t kSpanTailLines = 256;
+
+void RanksOfSpanTails(CorrelationState& st) {
+  std::vector<Evidence>& evs = st.evs;
+  for (size_t i = evs.size(); i-- > 0;) {
+    const std::string* r = evs[i].Field("event_rank");
+    int64_t rank;
+    if (r == nullptr || !ParseInt64(*r, &rank) || rank < 0) continue;
+    const uint32_t source = evs[i].source;
+    const uint64_t tail = evs[i].line;
+    // The message's lines carry its header's stamp (their own, or the one
+    // they inherit): a line stamped otherwise is another event's, even when
+    // the header itself is no evidence.
+    std::optional<int64_t> event_time;
+    for (size_t k = i; k-- > 0;) {
+      Evidence& ev = evs[k];
+      if (ev.source != source || ev.line + kSpanTailLines < tail) break;
+      if (ev.line == tail) continue;
+      if (ev.Field("event_rank") || (ev.rank >= 0 && ev.rank != rank)) break;
+      if (!event_time) event_time = ev.time_us;
+      if (ev.time_us != *event_time) break;
+      ev.rank = rank;
+      // The event's header (its stamp) begins the message.
+      if (ev.time_source == TimeSource::kParsed) break;
+    }
   }
 }
 
@@ -447,6 +484,7 @@ void Attribute(CorrelationState& st) {
   RanksOfCudaDevices(st);
   RanksOfContainers(st);
   PodsOfUids(st);
+  RanksOfSpanTails(st);
   LocalRanksOfOneNode(st);
 }
 

@@ -233,6 +233,12 @@ bool SurvivedLine(const CorrelationState& st, size_t i) {
   // skew), that moved the run on: ProgressMovedOn starts from the rank's
   // last progress line and is false unless that one is clearly after.
   if (ProgressMovedOn(st, ev, ev.rank)) return true;
+  // No progress line of the archive names a rank (a one-node run's tqdm
+  // bar): the unranked progress is every rank's, the line's rank included.
+  if (ev.rank >= 0 && !st.index.progress.empty() && st.index.progress.rbegin()->first < 0 &&
+      ProgressMovedOn(st, ev, -1)) {
+    return true;
+  }
   // A hardware-layer line (a kernel's Xid, an AER report) is the host's, not
   // a process's: it names a GPU, and through the ranks' bus ids a rank, whose
   // own lines may state no progress at all (a trainer logs its steps from
