@@ -71,7 +71,8 @@ TEST(MetricPoints, KeptAsPointsNotRecords) {
   EXPECT_EQ(MetricRecords(r), 0u);
   EXPECT_LT(r.evidence.size(), 100u);
   for (const auto& [key, series] : r.metrics) {
-    EXPECT_EQ(r.rule_stats.at(series.front().rule).count, static_cast<uint64_t>(kSteps)) << key;
+    // One rule (sdc-loss-spike-divergence), both signals: every line counted.
+    EXPECT_EQ(r.rule_stats.at(series.front().rule).count, 2u * kSteps) << key;
     for (const MetricPoint& p : series) {
       // The point names its line: the line at its offset is its step's.
       ASSERT_LT(p.offset, text.size()) << key;
@@ -97,9 +98,10 @@ TEST(MetricPoints, KeptAsPointsNotRecords) {
   ASSERT_TRUE(gz.has_value());
   EXPECT_EQ(*gz, *line);
 
-  // ScanOptions::metric_evidence: each line an evidence record too, as before.
+  // ScanOptions::metric_evidence: each line an evidence record too, as
+  // before, under the rule's caps.
   const ScanResult with = ScanWhole(path, /*metric_evidence=*/true);
-  EXPECT_EQ(MetricRecords(with), 2u * kSteps);
+  EXPECT_EQ(MetricRecords(with), EvidenceCaps{}.keep_first + EvidenceCaps{}.keep_last);
   EXPECT_EQ(with.metric_points, 0u);
   EXPECT_EQ(with.matches, r.matches);
   EXPECT_EQ(Points(with), Points(r));
