@@ -19,6 +19,7 @@
 #include "correlate/correlate.h"
 #include "evidence/bundle.h"
 #include "faultline/faultline.h"
+#include "input/input.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "ruleset/compiler.h"
@@ -312,7 +313,17 @@ std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset>
   auto r = std::make_unique<fl_report>();
   r->rs = std::move(rs);
   r->scan = std::move(scan);
-  r->diag = faultline::Correlate(*r->rs, r->scan, copts);
+  // A metric point a detector reports takes its line from its file (the
+  // scan kept the point, not the line); a plain file must still be at least
+  // as long as the scan found it.
+  faultline::CorrelateOptions co = copts;
+  if (!co.line_at) {
+    co.line_at = [](const faultline::SourceSummary& s, uint64_t offset) {
+      const bool whole = s.range_begin == 0 && s.range_end == 0;
+      return faultline::ReadLineAt(s.name, offset, faultline::kMaxEvidenceText, whole ? s.bytes : 0);
+    };
+  }
+  r->diag = faultline::Correlate(*r->rs, r->scan, co);
   r->json = faultline::ReportJson(*r->rs, r->scan, r->diag);
   r->text = faultline::ReportText(*r->rs, r->scan, r->diag);
   r->incident_views.resize(r->diag.incidents.size());

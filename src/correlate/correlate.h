@@ -11,7 +11,10 @@
 #ifndef FAULTLINE_CORRELATE_CORRELATE_H_
 #define FAULTLINE_CORRELATE_CORRELATE_H_
 
+#include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "correlate/action.h"
@@ -35,6 +38,11 @@ struct CorrelateOptions {
   // Restarts the job may use before an incident's restart becomes a stop
   // (action.h).
   RetryPolicy retry;
+  // The text of the line at a byte offset of a source (ReadLineAt on its
+  // file), for the record of a metric point a detector reports: the scan
+  // kept the point, not the line (ScanResult::metric_points). Unset, or
+  // nullopt: that record has no text.
+  std::function<std::optional<std::string>(const SourceSummary& source, uint64_t offset)> line_at;
 };
 
 // Evidence times in `scan` are adjusted in place to aligned time.

@@ -5,6 +5,7 @@
 // a seen incident whose rule explains it.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "correlate/state.h"
 #include "detect/detect.h"
 #include "util/strings.h"
+#include "util/utf8.h"
 
 namespace faultline::internal {
 namespace {
@@ -57,6 +59,31 @@ bool FoldIntoExplainingIncident(CorrelationState& st, const Finding& f, const In
   return false;
 }
 
+// The evidence record of a metric point's line (ScanResult::metric_points),
+// as the scan would have made it: its time aligned like every record's, its
+// text read back from the source when the caller can (CorrelateOptions::
+// line_at).
+Evidence PointEvidence(const CorrelationState& st, const MetricPoint& p) {
+  Evidence ev;
+  ev.source = p.source;
+  ev.line = p.line;
+  ev.offset = p.offset;
+  ev.rank = p.rank;
+  ev.rule = p.rule;
+  ev.signal = p.signal;
+  ev.time_us = p.time_us;
+  ev.time_source = p.time_us == kNoTime ? TimeSource::kNone : TimeSource::kParsed;
+  const SourceSummary* src = p.source < st.scan.sources.size() ? &st.scan.sources[p.source] : nullptr;
+  ev.host = src && !src->host.empty() ? src->host : (p.rank >= 0 ? st.HostForRank(p.rank) : std::string());
+  if (auto off = st.diag.clock_offsets_s.find(ev.host); off != st.diag.clock_offsets_s.end() && ev.time_us != kNoTime) {
+    ev.time_us += static_cast<int64_t>(off->second * 1e6);
+  }
+  if (src && st.opts.line_at) {
+    if (std::optional<std::string> text = st.opts.line_at(*src, p.offset)) ev.text = CleanUtf8(*text, kMaxEvidenceText);
+  }
+  return ev;
+}
+
 }  // namespace
 
 bool AddFinding(CorrelationState& st, const Finding& f, double conf) {
@@ -75,14 +102,19 @@ bool AddFinding(CorrelationState& st, const Finding& f, double conf) {
   if (auto p = st.index.last_progress.find(f.rank); p != st.index.last_progress.end()) {
     inc.initiating.push_back(st.evs[p->second]);
   }
+  bool metric_line = false;
   if (auto m = st.index.metrics.find(f.rank); !f.series.empty() && m != st.index.metrics.end()) {
     for (size_t i : m->second) {
       if (f.time_us == kNoTime || st.evs[i].time_us >= f.time_us) {
         inc.initiating.push_back(st.evs[i]);
+        metric_line = true;
         break;
       }
     }
   }
+  // The scan kept the rank's metric lines as points only: the record of
+  // the point the detector reports.
+  if (!metric_line && f.point && f.point->line > 0) inc.initiating.push_back(PointEvidence(st, *f.point));
   inc.explanation = StrCat("Detector ", f.detector, ": ", f.detail, ".");
   std::map<std::string, std::string> vars = TemplateVars(inc, f.time_us, st.diag.job_end_us);
   FillFixAndVerify(rule, vars, inc);

@@ -490,6 +490,7 @@ std::vector<Finding> DetectSdcDrift(const std::string& key, const std::vector<Me
       f.time_us = pts[start]->time_us;
       f.score = frac;
       f.series = key;
+      f.point = *pts[start];
       f.detail = StrCat(key, " rose monotonically on ", std::round(frac * 1000) / 10, "% of ",
                         n - 1, " steps from ", pts[start]->value, " to ", pts.back()->value,
                         pts[start]->step >= 0 ? StrCat(" (from step ", pts[start]->step, ")")
@@ -526,6 +527,7 @@ std::vector<Finding> DetectLossSpikes(const std::string& key, const std::vector<
         f.time_us = pts[i]->time_us;
         f.score = nonfinite ? 1e9 : v / std::max(med, 1e-12);
         f.series = key;
+        f.point = *pts[i];
         f.detail = nonfinite ? StrCat(key, " is ", v, pts[i]->step >= 0 ? StrCat(" at step ", pts[i]->step) : "")
                              : StrCat(key, " jumped to ", v, " from a median of ", med,
                                       pts[i]->step >= 0 ? StrCat(" at step ", pts[i]->step) : "");

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct Finding {
   double score = 0;      // z-score, drift fraction, ...
   std::string detail;    // human sentence with the figures
   std::string series;    // metric series key, for metric detectors
+  // The metric detectors' point (its line, for the incident's evidence).
+  std::optional<MetricPoint> point;
   // What the detector could not settle from the logs (a job whose step lines
   // come from one rank only), for the report's missing facts.
   std::string missing;

@@ -143,7 +143,16 @@ void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
       if (!s->points()) continue;
       for (const fb::BMetricPoint* p : *s->points()) {
         if (p->rule() >= rule_map.size() || rule_map[p->rule()] < 0) continue;
-        series.push_back({p->rank(), p->step(), p->time_us(), p->value(), static_cast<uint32_t>(rule_map[p->rule()]), 0});
+        MetricPoint mp{p->rank(), p->step(), p->time_us(), p->value(), static_cast<uint32_t>(rule_map[p->rule()]), 0};
+        // The line of the point, when the bundle names one this ruleset knows.
+        if (p->line() > 0 && p->source() < r.sources.size() && p->signal() < sig_map.size() &&
+            sig_map[p->signal()] >= 0) {
+          mp.source = p->source();
+          mp.signal = static_cast<uint32_t>(sig_map[p->signal()]);
+          mp.line = p->line();
+          mp.offset = p->offset();
+        }
+        series.push_back(mp);
       }
     }
   }
@@ -179,6 +188,7 @@ void ReadStatistics(const fb::Bundle* bd, const std::vector<int64_t>& rule_map,
   }
   r.topology_truncated = bd->topology_truncated();
   r.metric_series_truncated = bd->metric_series_truncated();
+  r.metric_points = bd->metric_points();
   if (bd->devices()) {
     for (const fb::BDevice* d : *bd->devices()) {
       r.devices.push_back({Str(d->host()), d->rank(), d->cuda_dev(), Str(d->bus_id()), d->nranks(), d->global()});
@@ -467,7 +477,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
     std::vector<fb::BMetricPoint> pts;  // struct-like table: build offsets
     std::vector<Offset<fb::BMetricPoint>> po;
     for (const MetricPoint& p : series) {
-      po.push_back(fb::CreateBMetricPoint(b, p.rank, p.step, p.time_us, p.value, p.rule));
+      po.push_back(fb::CreateBMetricPoint(b, p.rank, p.step, p.time_us, p.value, p.rule, p.source, p.signal, p.line,
+                                          p.offset));
     }
     metrics.push_back(fb::CreateBSeries(b, b.CreateString(key), b.CreateVector(po)));
   }
@@ -533,7 +544,8 @@ std::string SerializeBundle(const Ruleset& rs, const ScanResult& scan) {
       b.CreateVector(aliases), b.CreateVector(warnings), b.CreateVector(ranks_kept), scan.distinct_ranks.truncated,
       b.CreateVector(scan.distinct_ranks.sketch), b.CreateVectorOfStrings(hosts_kept),
       scan.distinct_hosts.truncated, b.CreateVector(scan.distinct_hosts.sketch), scan.topology_truncated,
-      scan.metric_series_truncated, WriteFlightRecorder(b, scan.flight_recorder), b.CreateVector(nics));
+      scan.metric_series_truncated, WriteFlightRecorder(b, scan.flight_recorder), b.CreateVector(nics),
+      scan.metric_points);
   b.Finish(root, fb::BundleIdentifier());
   return std::string(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
 }
@@ -631,6 +643,9 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
     }
     for (auto& [key, series] : p.metrics) {
       auto& m = out.metrics[key];
+      for (MetricPoint& mp : series) {
+        if (mp.source < map.size()) mp.source = map[mp.source];
+      }
       m.insert(m.end(), series.begin(), series.end());
     }
     for (auto& d : p.flight_recorder) out.flight_recorder.push_back(std::move(d));
@@ -677,6 +692,7 @@ ScanResult MergeScans(const Ruleset& rs, std::vector<ScanResult> parts, Evidence
     out.bytes += p.bytes;
     out.lines += p.lines;
     out.matches += p.matches;
+    out.metric_points += p.metric_points;
     out.seconds = std::max(out.seconds, p.seconds);
   }
   // Per-rank and per-host breakdowns only for the ranks and hosts kept in

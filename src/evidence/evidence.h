@@ -174,6 +174,14 @@ struct MetricPoint {
   double value = 0;
   uint32_t rule = 0;
   uint32_t evidence = 0;  // index into ScanResult::evidence of a kept sample
+  // The line the point was read from: its source (index into
+  // ScanResult::sources), 1-based line, byte offset and matching signal, so
+  // that the correlator can make the evidence record of a point a detector
+  // reports (the line itself is not kept: ScanResult::metric_points).
+  uint32_t source = 0;
+  uint32_t signal = 0;
+  uint64_t line = 0;
+  uint64_t offset = 0;
 };
 
 // What the scan learns of the job's topology and clocks, from every matching
@@ -279,6 +287,11 @@ struct ScanResult {
   uint64_t bytes = 0;
   uint64_t lines = 0;
   uint64_t matches = 0;      // confirmed matches, including those past the caps
+  // Metric lines kept as points of their series (metrics) and not as
+  // evidence records: counted in rule_stats and matches, their values in
+  // the series; the correlator makes the record of a point a detector
+  // reports (the report's caps say how many lines this is).
+  uint64_t metric_points = 0;
   std::map<uint32_t, uint64_t> signal_hits;  // global signal id -> matches
   std::map<uint32_t, uint64_t> dropped;      // rule index -> evidence past the cap
   DistinctRanks distinct_ranks;

@@ -157,6 +157,16 @@ inline constexpr size_t kBinaryProbeBytes = 64 * 1024;
 absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& path,
                                                    const InputLimits& limits = {});
 
+// The bytes of the line that starts at `offset` of a regular file (plain,
+// .gz or .zst, decompressed), without its end of line, at most max_bytes;
+// nullopt when the file cannot be read there, is not a regular file, or is
+// plain and shorter than `expect_bytes` or with no line starting there: it
+// was cut or replaced since (a file that grew, as a watched log does, is
+// still read). For the record of a line a scan kept no evidence of (a
+// metric point).
+std::optional<std::string> ReadLineAt(const std::string& path, uint64_t offset, size_t max_bytes,
+                                      uint64_t expect_bytes = 0);
+
 // Runs fn(); if touching [base, base+len) raises SIGBUS during fn, returns
 // false instead of crashing (the work fn did is abandoned: fn must not hold
 // resources that need unwinding -- keep it to plain loops and C calls such as

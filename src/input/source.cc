@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -357,6 +358,60 @@ absl::StatusOr<std::unique_ptr<Source>> OpenSource(const std::string& path,
   // Advice only: a failure changes nothing but read-ahead.
   (void)madvise(addr, len, MADV_SEQUENTIAL);
   return std::make_unique<MappedSource>(path, addr, len, mtime);
+}
+
+std::optional<std::string> ReadLineAt(const std::string& path, uint64_t offset, size_t max_bytes,
+                                      uint64_t expect_bytes) {
+  struct stat sb;
+  if (path == "-" || ::stat(path.c_str(), &sb) != 0 || !S_ISREG(sb.st_mode)) return std::nullopt;
+  absl::StatusOr<std::unique_ptr<Source>> src = OpenSource(path);
+  if (!src.ok()) return std::nullopt;
+  Source& s = **src;
+  std::string out;
+  if (s.kind() == SourceKind::kMapped) {
+    const std::string_view m = s.mapped();
+    if (offset >= m.size() || m.size() < expect_bytes) return std::nullopt;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(m.size() - offset, max_bytes));
+    out.resize(n);
+    size_t len = n;
+    bool line_start = true;
+    if (!GuardedRead(m.data(), m.size(), [&] {
+          const char* at = m.data() + offset;
+          line_start = offset == 0 || at[-1] == '\n';
+          const void* nl = std::memchr(at, '\n', n);
+          len = nl ? static_cast<size_t>(static_cast<const char*>(nl) - at) : n;
+          std::memcpy(out.data(), at, len);
+        })) {
+      return std::nullopt;
+    }
+    if (!line_start) return std::nullopt;
+    out.resize(len);
+  } else {
+    std::string buf(size_t{1} << 16, '\0');
+    uint64_t pos = 0;
+    bool done = false;
+    while (!done) {
+      absl::StatusOr<size_t> got = s.Read(buf.data(), buf.size());
+      if (!got.ok()) return std::nullopt;
+      if (*got == 0) break;
+      const uint64_t end = pos + *got;
+      if (end > offset) {
+        std::string_view piece(buf.data(), *got);
+        if (pos < offset) piece.remove_prefix(static_cast<size_t>(offset - pos));
+        size_t nl = piece.find('\n');
+        if (nl != std::string_view::npos) {
+          piece = piece.substr(0, nl);
+          done = true;
+        }
+        out.append(piece.substr(0, max_bytes - std::min(max_bytes, out.size())));
+        done = done || out.size() >= max_bytes;
+      }
+      pos = end;
+    }
+    if (pos <= offset) return std::nullopt;
+  }
+  if (!out.empty() && out.back() == '\r') out.pop_back();
+  return out;
 }
 
 }  // namespace faultline

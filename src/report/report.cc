@@ -183,7 +183,7 @@ std::string CapsJson(const ScanResult& scan) {
   auto b = [](bool v) { return v ? "true" : "false"; };
   return StrCat("{\"truncated\":", b(c.any()), ",\"evidence\":{\"kept\":", c.evidence_kept,
                 ",\"matches\":", c.matches, ",\"truncated\":", b(c.evidence_truncated),
-                "},\"ranks\":{\"seen\":", c.ranks_seen, ",\"seen_estimated\":", b(c.ranks_truncated),
+                ",\"metric_points\":", c.metric_points, "},\"ranks\":{\"seen\":", c.ranks_seen, ",\"seen_estimated\":", b(c.ranks_truncated),
                 ",\"kept\":", c.ranks_kept, ",\"truncated\":", b(c.ranks_truncated), ",\"limit\":", kMaxKeptRanks,
                 "},\"hosts\":{\"seen\":", c.hosts_seen, ",\"seen_estimated\":", b(c.hosts_truncated),
                 ",\"kept\":", c.hosts_kept, ",\"truncated\":", b(c.hosts_truncated), ",\"limit\":", kMaxKeptHosts,
@@ -195,6 +195,7 @@ ScanCaps CapsOf(const ScanResult& scan) {
   ScanCaps c;
   c.matches = scan.matches;
   c.evidence_kept = scan.evidence.size();
+  c.metric_points = scan.metric_points;
   for (const auto& [rule, n] : scan.dropped) c.evidence_truncated = c.evidence_truncated || n > 0;
   c.ranks_seen = SeenCount(scan.distinct_ranks);
   c.ranks_kept = scan.distinct_ranks.kept.size();
@@ -483,8 +484,10 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   if (const ScanCaps c = CapsOf(scan); c.any()) {
     std::vector<std::string> parts;
     if (c.evidence_truncated) {
-      parts.push_back(StrCat("evidence: ", c.evidence_kept, " records kept of ", c.matches,
-                             " matches (all counted)"));
+      parts.push_back(StrCat("evidence: ", c.evidence_kept, " records kept of ", c.matches, " matches (all counted",
+                             c.metric_points > 0 ? StrCat("; ", c.metric_points, " metric lines as series points")
+                                                 : std::string(),
+                             ")"));
     }
     if (c.ranks_truncated) {
       parts.push_back(StrCat("ranks: about ", c.ranks_seen, " seen, per-rank counts for the first ", c.ranks_kept));

@@ -31,6 +31,9 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
 // breakdowns were kept (evidence/distinct.h).
 struct ScanCaps {
   uint64_t matches = 0, evidence_kept = 0;
+  // Metric lines kept as series points, not records (ScanResult::
+  // metric_points): the evidence list holds only those a detector reported.
+  uint64_t metric_points = 0;
   bool evidence_truncated = false;
   uint64_t ranks_seen = 0, ranks_kept = 0;
   bool ranks_truncated = false;

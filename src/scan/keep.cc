@@ -426,7 +426,10 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
     // A loss series is one process's: a journal's lines of many ranks,
     // pooled under "rank unknown", would interleave them.
     ResolveProgressRank(st.TopoView(), ev);
-    KeepMetric(ev);
+    if (KeepMetric(ev) && !opts.metric_evidence) {
+      ++result.metric_points;
+      return;
+    }
   }
   if (thin) {
     st.keeper.Drop(ev.rule, result.dropped);
@@ -620,16 +623,16 @@ void Scanner::Impl::KeepProgress(SourceState& st, Evidence ev) {
   last_progress_[rank] = std::move(ev);
 }
 
-void Scanner::Impl::KeepMetric(const Evidence& ev) {
+bool Scanner::Impl::KeepMetric(const Evidence& ev) {
   double v;
   const std::string* val = ev.Field("value");
-  if (!val || !ParseDouble(*val, &v)) return;
+  if (!val || !ParseDouble(*val, &v)) return false;
   std::string key = rs->rule(ev.rule)->id()->str();
   if (const std::string* m = ev.Field("metric")) StrAppend(&key, ":", *m);
   // Series are named by what the line says: a bound on how many.
   if (result.metrics.size() >= kMaxMetricSeries && !result.metrics.contains(key)) {
     result.metric_series_truncated = true;
-    return;
+    return false;
   }
   auto& series = result.metrics[key];
   MetricPoint mp;
@@ -638,6 +641,10 @@ void Scanner::Impl::KeepMetric(const Evidence& ev) {
   mp.time_us = ev.time_us;
   mp.value = v;
   mp.rule = ev.rule;
+  mp.source = ev.source;
+  mp.signal = ev.signal;
+  mp.line = ev.line;
+  mp.offset = ev.offset;
   series.push_back(mp);
   constexpr size_t kMaxSeries = 200'000;
   if (series.size() > kMaxSeries) {
@@ -648,6 +655,7 @@ void Scanner::Impl::KeepMetric(const Evidence& ev) {
     if (half.back().step != series.back().step) half.push_back(series.back());
     series.swap(half);
   }
+  return true;
 }
 
 }  // namespace faultline

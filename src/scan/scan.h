@@ -52,6 +52,13 @@ struct ScanOptions {
   // records; counts stay exact past the cap.
   size_t keep_first = EvidenceCaps{}.keep_first;
   size_t keep_last = EvidenceCaps{}.keep_last;
+  // A metric line (a loss or grad-norm value) whose value goes into its
+  // series is kept as that point alone (MetricPoint: value, step, time,
+  // line and offset), not as an evidence record: a job's loss lines are
+  // most of its matches, and the correlator makes the record of the points
+  // a detector reports (ScanResult::metric_points counts the others). true:
+  // each is an evidence record too, under the caps.
+  bool metric_evidence = false;
   int64_t tz_offset_s = 0;                // zone of naive timestamps
   // limits.cancel defaults to `cancel` below; limits.deadline to the
   // Scanner's creation plus time_budget_s.

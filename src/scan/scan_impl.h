@@ -571,7 +571,7 @@ struct Scanner::Impl {
   // Step summaries kept under a (host, local rank) key get the rank the
   // whole archive's NCCL init lines give that device.
   void ResolveLocalKeys(ScanResult& r, std::map<int64_t, Evidence>& last) const;
-  void KeepMetric(const Evidence& ev);
+  bool KeepMetric(const Evidence& ev);
 
   void EndSource(SourceState& st) { st.keeper.TakeInto(result.evidence); }
 

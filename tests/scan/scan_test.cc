@@ -84,7 +84,9 @@ std::map<std::string, std::unique_ptr<ScanResult>> ScanAgree::refs_;
 
 TEST_P(ScanAgree, ReferenceFindsEvidence) {
   const ScanResult& r = Reference();
-  EXPECT_GT(r.evidence.size(), 1000u);
+  // Metric lines are points of their series, not records.
+  EXPECT_GT(r.evidence.size() + r.metric_points, 1000u);
+  EXPECT_GT(r.evidence.size(), 500u);
   EXPECT_GT(r.ranks.size(), 1u);
   size_t inherited = 0;
   for (const Evidence& e : r.evidence) inherited += e.time_source == TimeSource::kInherited;
@@ -261,6 +263,16 @@ TEST(ScanReference, LineNumbersOffsetsAndMatchesAgreeWithNaivePass) {
         EXPECT_GT(e.text.size(), kMaxEvidenceText - 4);
       }
     }
+    // A metric line is a point of its series, which names its line.
+    uint64_t points = 0;
+    for (const auto& [key, series] : r.metrics) {
+      for (const MetricPoint& p : series) {
+        ASSERT_EQ(line_of[p.offset], p.line) << key << " offset " << p.offset;
+        got.insert({p.offset, p.signal});
+        ++points;
+      }
+    }
+    EXPECT_EQ(points, r.metric_points) << "chunk " << chunk;
     EXPECT_EQ(want, got) << "chunk " << chunk;
     EXPECT_EQ(line_no, r.lines);
   }

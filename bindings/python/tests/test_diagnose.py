@@ -99,6 +99,10 @@ MANY_TEMPLATES = [
     "2026-11-02T03:00:{s:02d}.{i:06d}Z Detected clock throttling due to thermal violation in GPU {r}.",
     "2026-11-02T03:00:{s:02d}.{i:06d}Z GPU {r}'s NvLink link 12 is currently down",
     "2026-11-02 03:00:{s:02d},118 INFO sdc_monitor: step={i} param_l2_distance=0.004127 ref=run-417",
+    # Metric lines above are kept as series points, not evidence records:
+    # two more rules' lines keep the evidence list past two batches.
+    "2026-11-02T03:00:{s:02d}.{i:06d}Z node01 kernel: NVRM: Xid (PCI:0000:2d:00): 94, pid=5107, Contained: SM (0x1). RST: No, D-RST: No",
+    "2026-11-02T03:00:{s:02d}.{i:06d}Z [rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
 ]
 
 
