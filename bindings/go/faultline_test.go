@@ -1097,6 +1097,28 @@ func TestLimitsAndCaps(t *testing.T) {
 	ok.Close()
 }
 
+// A job's loss lines are counted as points of their series, not kept as
+// evidence records: every line is still a match.
+func TestMetricPointsCounted(t *testing.T) {
+	e := newEngine(t)
+	log := filepath.Join(t.TempDir(), "train.log")
+	var b strings.Builder
+	const steps = 300
+	for i := 1; i <= steps; i++ {
+		fmt.Fprintf(&b, "2026-11-02T03:%02d:%02d.000000Z [rank0]: {'loss': 2.%04d, 'grad_norm': 1.2345, 'learning_rate': 4.9e-05, 'epoch': 0.01}\n", i/60, i%60, i)
+	}
+	os.WriteFile(log, []byte(b.String()), 0o644)
+	rep, err := e.Diagnose(context.Background(), log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rep.Close()
+	c := rep.Input.Caps.Evidence
+	if c.MetricPoints < steps || c.Kept+c.MetricPoints > c.Matches {
+		t.Errorf("evidence caps %+v: want at least %d metric points, kept + points within the matches", c, steps)
+	}
+}
+
 // Snapshot diagnoses a live session and leaves it taking input: the xid
 // incident is there before the stream is closed, and Finish still sees the
 // lines written after the snapshot.

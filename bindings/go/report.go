@@ -87,11 +87,14 @@ type Caps struct {
 	MetricSeriesTruncated bool         `json:"metric_series_truncated"`
 }
 
-// EvidenceCaps: Kept records of Matches (all counted).
+// EvidenceCaps: Kept records of Matches (all counted). MetricPoints are the
+// metric lines (loss, grad norm) kept as points of their series and not as
+// records: a record is made for a point a detector reports.
 type EvidenceCaps struct {
-	Kept      uint64 `json:"kept"`
-	Matches   uint64 `json:"matches"`
-	Truncated bool   `json:"truncated"`
+	Kept         uint64 `json:"kept"`
+	Matches      uint64 `json:"matches"`
+	Truncated    bool   `json:"truncated"`
+	MetricPoints uint64 `json:"metric_points"`
 }
 
 // CapCount: distinct keys Seen (an estimate when SeenEstimated) and Kept,

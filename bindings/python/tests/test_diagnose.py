@@ -125,6 +125,10 @@ def test_many_batches(tmp_path: Path) -> None:
     assert len(ev) == count
     assert sum(1 for _ in r.iter_evidence(batch=1000)) == count
     assert [e.offset for e in ev] == sorted(e.offset for e in ev)
+    # The loss lines are points of their series, counted, not records.
+    caps = r.input.caps
+    assert caps.metric_points >= 2200
+    assert caps.evidence_kept + caps.metric_points <= caps.matches
     try:
         import pandas  # noqa: F401
     except ImportError:

@@ -492,6 +492,9 @@ class Caps:
     hosts: CapCount = field(default_factory=CapCount)
     topology_truncated: bool = False
     metric_series_truncated: bool = False
+    #: metric lines (loss, grad norm) kept as points of their series, not as
+    #: evidence records (a record is made for a point a detector reports)
+    metric_points: int = 0
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Caps":
@@ -505,6 +508,7 @@ class Caps:
             hosts=CapCount.from_dict(d.get("hosts") or {}),
             topology_truncated=bool(d.get("topology_truncated", False)),
             metric_series_truncated=bool(d.get("metric_series_truncated", False)),
+            metric_points=ev.get("metric_points", 0),
         )
 
 
