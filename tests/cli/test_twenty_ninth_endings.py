@@ -10,6 +10,11 @@ program that printed them writes them (issue #18):
   the cuda engine failed.') returns no engine, and the program then dies on
   the null engine (Python's AttributeError on None, a segmentation fault):
   the incident was led by that consequence, not by TensorRT's error.
+- The CUDA samples (deviceQuery, bandwidthTest, and the many programs that
+  copy their check) print a failed runtime call as '<call> returned <code>'
+  and cudaGetErrorString's text on the next line after '-> ': one message
+  over two lines. With code 35 (cudaErrorInsufficientDriver) only its
+  second line was read, so the incident started one line late.
 """
 import pytest
 
@@ -37,6 +42,19 @@ Segmentation fault (core dumped)
 """, "INVALID_STATE: std::exception"),
 }
 
+DRIVER = {
+    # deviceQuery's check, the shape bandwidthTest prints too.
+    "samples-device-count-returned-35": ("""\
+./deviceQuery Starting...
+
+ CUDA Device Query (Runtime API) version (CUDART static linking)
+
+cudaGetDeviceCount returned 35
+-> CUDA driver version is insufficient for CUDA runtime version
+Result = FAIL
+""", "cudaGetDeviceCount returned 35"),
+}
+
 HEALTHY = {
     # A warning that names an ErrorCode is not an error: the build goes on.
     "trt7-warning-with-code-name": """\
@@ -51,6 +69,12 @@ engine built in 41.2 s, saved to model.trt
 def test_tensorrt_error_leads(faultline_bin, validate, tmp_path, name):
     text, initiating = FAILURES[name]
     leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
+
+
+@pytest.mark.parametrize("name", sorted(DRIVER))
+def test_samples_check_leads_with_its_call(faultline_bin, validate, tmp_path, name):
+    text, initiating = DRIVER[name]
+    leading_incident(faultline_bin, validate, tmp_path, text, rule="cuda-driver-mismatch", line=initiating)
 
 
 @pytest.mark.parametrize("name", sorted(HEALTHY))
