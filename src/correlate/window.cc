@@ -167,6 +167,10 @@ struct RuleTextHash {
 constexpr std::string_view kAfterTotal =
     "an exit reported after every rank's progress reached its total: teardown";
 
+// A wrapper's report of a failure at start-up (GateStartupWrappers).
+constexpr std::string_view kStartupWrapper =
+    "reports a start-up failure whose traceback names its cause: the wrapper, not the failure";
+
 bool ExitReport(const CorrelationState& st, const Evidence& ev) {
   if (st.HasRole(ev.rule, RuleRole::kSummary)) return true;
   return st.HasRole(ev.rule, RuleRole::kFallback) && st.rs.signal(ev.signal).role == SignalRole::Symptom;
@@ -218,6 +222,41 @@ void GateTeardownReports(CorrelationState& st, IgnoredEntries& entries) {
 // (a role:termination rule's, which reads the stop itself, stays).
 constexpr std::string_view kRequestedStop =
     "a container's exit by the signal an earlier kill event of it sent: a requested stop";
+
+// A start-up failure reported through its rule's wrapper: a context line of
+// the rule with the field `startup_frame` (the frame of vLLM's run_engine_core
+// that constructs the engine) inside a traceback says the process failed
+// before it served, so the rule's own failure lines that report that
+// traceback (its header, which gets the same `in_traceback_of`) or follow it
+// in the same source within a minute (the client's signal handler) wrap that
+// failure: they are gated, and the exception that ends the traceback is read
+// as it is without the wrapper.
+void GateStartupWrappers(CorrelationState& st, IgnoredEntries& entries) {
+  constexpr int64_t kWithinUs = 60'000'000;
+  for (size_t f = 0; f < st.evs.size(); ++f) {
+    const Evidence& frame = st.evs[f];
+    const std::string* tb = frame.Field("in_traceback_of");
+    if (!tb || !frame.Field("startup_frame") || !st.ignore_reason[f].empty()) continue;
+    uint64_t first = frame.line;  // the traceback's first line of this rule
+    for (const Evidence& ev : st.evs) {
+      const std::string* its = ev.Field("in_traceback_of");
+      if (ev.source == frame.source && ev.rule == frame.rule && its && *its == *tb) first = std::min(first, ev.line);
+    }
+    for (size_t i = 0; i < st.evs.size(); ++i) {
+      const Evidence& ev = st.evs[i];
+      const SignalRole role = st.rs.signal(ev.signal).role;
+      if (!st.ignore_reason[i].empty() || ev.source != frame.source || ev.rule != frame.rule || ev.line < first ||
+          (role != SignalRole::Initiating && role != SignalRole::Symptom)) {
+        continue;
+      }
+      const std::string* its = ev.Field("in_traceback_of");
+      const bool same = its && *its == *tb;
+      const bool soon = ev.time_us != kNoTime && frame.time_us != kNoTime && ev.time_us >= frame.time_us &&
+                        ev.time_us - frame.time_us <= kWithinUs;
+      if (same || soon) Ignore(st, entries, i, kStartupWrapper);
+    }
+  }
+}
 
 void GateRequestedStops(CorrelationState& st, IgnoredEntries& entries) {
   // (source, container) -> the exit statuses its kill events' signals give
@@ -357,6 +396,7 @@ void GateEvidence(CorrelationState& st) {
   }
   GateTeardownReports(st, ignored);
   GateRequestedStops(st, ignored);
+  GateStartupWrappers(st, ignored);
 }
 
 }  // namespace faultline::internal
