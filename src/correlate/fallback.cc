@@ -122,14 +122,26 @@ bool ProgressMovedOn(const CorrelationState& st, const Evidence& ev, int64_t ran
   // `closing_redraw`) and its line ends the log, where that redraw stands --
   // but not where the bar before it, after `ev` in the same file, stated
   // another step (field `moved_from_line`, scan/keep.cc): the bar went on.
+  // The lines of a launcher stopping the workers still running (field
+  // `stops_workers`: DeepSpeed's sigkill_handler logs "Killing subprocess N"
+  // for each worker once one exited non-zero or the launcher was signalled;
+  // torchrun's agent "Sending process N closing signal SIGTERM") come after
+  // the last thing the run printed, so a redraw followed only by them still
+  // ends the log.
   if (!after) return false;
   const Evidence& last = st.evs[lines->second.back()];
   int64_t from = 0;
   if (const std::string* f = last.Field("moved_from_line"); f && last.source == ev.source) {
     (void)ParseInt64(*f, &from);
   }
-  return !last.Field("closing_redraw") || from > static_cast<int64_t>(ev.line) ||
-         last.source >= st.scan.sources.size() || last.line + kEndingSlackLines < st.scan.sources[last.source].lines;
+  if (!last.Field("closing_redraw") || from > static_cast<int64_t>(ev.line) || last.source >= st.scan.sources.size()) {
+    return true;
+  }
+  uint64_t stops_after = 0;
+  if (auto w = st.index.workers_stopped.find(last.source); w != st.index.workers_stopped.end()) {
+    for (uint64_t line : w->second) stops_after += line > last.line;
+  }
+  return last.line + kEndingSlackLines + stops_after < st.scan.sources[last.source].lines;
 }
 
 // Whether `text` is a line Python's warnings module printed: CPython's

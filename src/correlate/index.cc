@@ -119,6 +119,7 @@ void BuildEvidenceIndex(CorrelationState& st) {
       uint64_t& f = ix.last_failure.try_emplace(ev.source, ev.offset).first->second;
       f = std::max(f, ev.offset);
     }
+    if (ev.Field("stops_workers")) ix.workers_stopped[ev.source].push_back(ev.line);
     if (!ix.first_termination && st.HasRole(ev.rule, RuleRole::kTermination)) {
       ix.first_termination = &ev;
     }

@@ -96,6 +96,11 @@ struct EvidenceIndex {
   // source -> the offset of its last failure line (an initiating-role line,
   // or a role:fallback rule's generic fatal line)
   std::map<uint32_t, uint64_t> last_failure;
+  // source -> the line numbers of its lines with the field `stops_workers`
+  // (a launcher stopping the workers still running: DeepSpeed's "Killing
+  // subprocess N", torchrun's "Sending process N closing signal SIGTERM"),
+  // in evidence order
+  std::map<uint32_t, std::vector<uint64_t>> workers_stopped;
   const Evidence* first_termination = nullptr;     // first line of a role:termination rule
   const Evidence* first_completion = nullptr;      // first line of a role:completion rule
   const Evidence* first_interrupt = nullptr;       // first line with field `interrupt` (Ctrl-C)
