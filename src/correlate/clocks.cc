@@ -108,6 +108,11 @@ int64_t PidOf(const Evidence& ev) {
   return pid;
 }
 
+int64_t ClockOffsetUs(const Diagnosis& d, const std::string& host) {
+  auto it = d.clock_offsets_s.find(host);
+  return it == d.clock_offsets_s.end() ? 0 : static_cast<int64_t>(it->second * 1e6);
+}
+
 void AlignClocks(CorrelationState& st) {
   AnchorKernelByCrashes(st);
   Diagnosis& d = st.diag;
@@ -119,10 +124,7 @@ void AlignClocks(CorrelationState& st) {
     d.clock_offsets_s[h] = off;
     d.clock_offset_source[h] = "user";
   }
-  auto offset_us = [&d](const std::string& host) -> int64_t {
-    auto it = d.clock_offsets_s.find(host);
-    return it == d.clock_offsets_s.end() ? 0 : static_cast<int64_t>(it->second * 1e6);
-  };
+  auto offset_us = [&d](const std::string& host) { return ClockOffsetUs(d, host); };
   for (Evidence& ev : st.evs) Shift(ev.time_us, offset_us(ev.host));
   for (SourceSummary& s : st.scan.sources) {
     int64_t off = offset_us(s.host);

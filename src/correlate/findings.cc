@@ -75,9 +75,7 @@ Evidence PointEvidence(const CorrelationState& st, const MetricPoint& p) {
   ev.time_source = p.time_us == kNoTime ? TimeSource::kNone : TimeSource::kParsed;
   const SourceSummary* src = p.source < st.scan.sources.size() ? &st.scan.sources[p.source] : nullptr;
   ev.host = src && !src->host.empty() ? src->host : (p.rank >= 0 ? st.HostForRank(p.rank) : std::string());
-  if (auto off = st.diag.clock_offsets_s.find(ev.host); off != st.diag.clock_offsets_s.end() && ev.time_us != kNoTime) {
-    ev.time_us += static_cast<int64_t>(off->second * 1e6);
-  }
+  if (ev.time_us != kNoTime) ev.time_us += ClockOffsetUs(st.diag, ev.host);
   if (src && st.opts.line_at) {
     if (std::optional<std::string> text = st.opts.line_at(*src, p.offset)) ev.text = CleanUtf8(*text, kMaxEvidenceText);
   }

@@ -180,6 +180,10 @@ inline constexpr int64_t kNoticeGraceUs = 15 * 60 * kSecond;
 // The passes, in the order Correlate runs them.
 void Attribute(CorrelationState& st);
 void AlignClocks(CorrelationState& st);
+// The correction AlignClocks applies to `host`'s stamps, in microseconds
+// (0 for a host with no offset); for a record made after it (a metric
+// point's, findings.cc).
+int64_t ClockOffsetUs(const Diagnosis& d, const std::string& host);
 void BuildEvidenceIndex(CorrelationState& st);
 void FindJobWindow(CorrelationState& st);
 void GateEvidence(CorrelationState& st);
