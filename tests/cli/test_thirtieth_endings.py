@@ -15,6 +15,9 @@ program that printed them writes them (issue #18):
 - kubectl get pods --all-namespaces (-A) prints a NAMESPACE column before
   NAME; a row in Error or CrashLoopBackOff was read only where the pod's
   name starts the row.
+- gRPC's GPR_ASSERT before 1.63 (gpr_assertion_failed: gpr_log at ERROR,
+  'assertion failed: <expression>', then abort()) was not read, so the
+  abort's signal report that follows led: the assertion is what failed.
 """
 import pytest
 
@@ -54,6 +57,17 @@ training      bert-finetune-worker-1               1/1     Running     0        
 """, "bert-finetune-worker-0"),
 }
 
+ASSERTS = {
+    # gpr_log's glog-like format, then abseil's failure signal handler.
+    "grpc-gpr-assert-then-sigabrt": ("""\
+I0517 09:12:03.551208903   88412 ev_epoll1_linux.cc:122]    grpc epoll fd: 41
+E0517 09:12:03.561872114   88412 server.cc:1512]            assertion failed: !started_
+*** SIGABRT received at time=1715937123 on cpu 3 ***
+PC: @     0x7f0b8d4a9a7c  (unknown)  pthread_kill
+    @     0x7f0b8d455520  (unknown)  (unknown)
+""", "assertion failed: !started_"),
+}
+
 HEALTHY = {
     # The launcher's words for a pod whose trainers all exited 0.
     "paddle-launch-completed": """\
@@ -74,6 +88,12 @@ kube-system    calico-node-8nm5z                               1/1     Running  
 @pytest.mark.parametrize("name", sorted(FAILURES))
 def test_launcher_summary_leads(faultline_bin, validate, tmp_path, name):
     text, initiating = FAILURES[name]
+    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
+
+
+@pytest.mark.parametrize("name", sorted(ASSERTS))
+def test_grpc_assert_leads_the_abort(faultline_bin, validate, tmp_path, name):
+    text, initiating = ASSERTS[name]
     leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
 
 
