@@ -368,6 +368,16 @@ bool OfOtherHost(const CorrelationState& st, bool every_host_known, const Eviden
 // bridge does not have as down.
 constexpr std::string_view kNoLinks = "a GPU with no NVLink: DCGM reports links the GPU does not have as down";
 
+// A line that reports errors the hardware corrected (field `corrected`: the
+// driver's Xid 92, "High single-bit ECC error rate", which NVIDIA's Xid
+// catalog marks non-critical since the GPU corrects single-bit errors;
+// DCGM's DCGM_FR_VOLATILE_SBE_DETECTED, "More than N single-bit ECC
+// error(s) detected in GPU N", dcgm_errors.h) says the data stayed right:
+// no fault of the job when nothing in the logs failed (no initiating line,
+// no fallback rule's line). When something did fail, it stays evidence: the
+// corrected errors may have led up to an uncorrectable one.
+constexpr std::string_view kCorrected = "corrected by the hardware, and nothing in the logs failed";
+
 }  // namespace
 
 void GateEvidence(CorrelationState& st) {
@@ -387,6 +397,7 @@ void GateEvidence(CorrelationState& st) {
     if (reason.empty() && OfOtherGpu(st, every_bus_known, ev)) reason = kOtherGpu;
     if (reason.empty() && OfOtherHost(st, other_hosts_known, ev)) reason = kOtherHost;
     if (reason.empty() && linkless[i]) reason = kNoLinks;
+    if (reason.empty() && ev.Field("corrected") && st.index.last_failure.empty()) reason = kCorrected;
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
