@@ -18,6 +18,17 @@ its hardware verdict (the counterparts below held before and hold after). The
 k8s device plugin's "XidCriticalError: Xid=92 ... marking device as unhealthy"
 keeps its verdict: the plugin took the GPU out of service on it.
 
+A PCIe error the kernel recovered from is no fault either. The kernel's AER
+driver reports how its recovery of the error it last reported ended
+(drivers/pci/pcie/err.c since 5.x: "AER: device recovery successful" or
+"... failed"; aerdrv_core.c before it: "AER: Device recovery successful"); it
+reports a device whose driver has no error_detected callback (the NVIDIA
+driver on 5.x and later) as failed. pcie-aer-uncorrectable-gpu's new context
+signal reads that outcome (field `recovery`), and an uncorrectable line of
+the rule whose next outcome in its file is "successful" leaves the evidence
+("recovered: ..."); one followed by "failed", by the driver's "can't
+recover", or by no outcome keeps its verdict.
+
 The lines are the tools' formats: the Xid 92 lines as the rule's examples give
 them (open-gpu-kernel-modules prints "NVRM: Xid (PCI:...): 92, pid=..., name=...,
 <message>"), DCGM's health message as dcgm_errors.h writes it, the Xid 48/79/94
@@ -58,6 +69,21 @@ CUDA kernel errors might be asynchronously reported at some other API call, so t
 """
 
 
+AER_NONFATAL = """\
+[ 5012.331220] pcieport 0000:00:03.1: AER: Uncorrected (Non-Fatal) error received: 0000:0a:00.0
+[ 5012.331241] nvidia 0000:0a:00.0: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, (Requester ID)
+[ 5012.331244] nvidia 0000:0a:00.0:   device [10de:2204] error status/mask=00004000/00000000
+[ 5012.331247] nvidia 0000:0a:00.0:    [14] CmpltTO                (First)
+[ 5012.331311] pcieport 0000:00:03.1: AER: broadcast error_detected message
+[ 5012.331316] pcieport 0000:00:03.1: AER: broadcast mmio_enabled message
+[ 5012.331320] pcieport 0000:00:03.1: AER: broadcast resume message
+"""
+RECOVERED = "[ 5012.331325] pcieport 0000:00:03.1: AER: device recovery successful\n"
+RECOVERED_OLD = "[ 5012.331325] pcieport 0000:00:03.1: AER: Device recovery successful\n"
+NOT_RECOVERED = "[ 5012.331325] pcieport 0000:00:03.1: AER: device recovery failed\n"
+CANT_RECOVER = "[ 5012.331250] nvidia 0000:0a:00.0: AER: can't recover (no error_detected callback)\n"
+
+
 def diagnose(faultline_bin, validate, tmp_path, text, name="kern.log"):
     log = tmp_path / name
     log.write_text(text)
@@ -72,8 +98,8 @@ def hardware(doc):
     return [i["rule"] for i in doc["incidents"] if i.get("layer") == "hardware"]
 
 
-def gated(doc):
-    return [g["reason"] for g in doc["ignored"] if g["rule"] == "xid-92-high-sbe-rate"]
+def gated(doc, rule="xid-92-high-sbe-rate"):
+    return [g["reason"] for g in doc["ignored"] if g["rule"] == rule]
 
 
 # --- corrected errors, nothing failed: no hardware verdict ---------------------
@@ -90,7 +116,33 @@ def test_dcgm_single_bit_threshold_alone_is_no_hardware_verdict(faultline_bin, v
     assert hardware(doc) == [], hardware(doc)
 
 
+@pytest.mark.parametrize("outcome", [RECOVERED, RECOVERED_OLD])
+def test_an_aer_error_the_kernel_recovered_is_no_hardware_verdict(faultline_bin, validate, tmp_path, outcome):
+    doc = diagnose(faultline_bin, validate, tmp_path, AER_NONFATAL + outcome)
+    assert hardware(doc) == [], hardware(doc)
+    assert any("recovered" in r for r in gated(doc, "pcie-aer-uncorrectable-gpu")), doc["ignored"]
+
+
 # --- something failed: the hardware verdict stands (counterparts) --------------
+
+@pytest.mark.parametrize("after", [NOT_RECOVERED, CANT_RECOVER + NOT_RECOVERED, ""])
+def test_an_aer_error_not_recovered_keeps_its_verdict(faultline_bin, validate, tmp_path, after):
+    doc = diagnose(faultline_bin, validate, tmp_path, AER_NONFATAL + after)
+    assert hardware(doc) == ["pcie-aer-uncorrectable-gpu"], hardware(doc)
+
+
+def test_a_later_aer_error_with_no_outcome_keeps_its_verdict(faultline_bin, validate, tmp_path):
+    later = AER_NONFATAL.replace("5012.", "5099.")
+    doc = diagnose(faultline_bin, validate, tmp_path, AER_NONFATAL + RECOVERED + later)
+    assert hardware(doc) == ["pcie-aer-uncorrectable-gpu"], hardware(doc)
+
+
+def test_a_recovered_aer_error_does_not_hide_a_later_xid(faultline_bin, validate, tmp_path):
+    doc = diagnose(faultline_bin, validate, tmp_path, XID79 + AER_NONFATAL + RECOVERED)
+    assert doc["incidents"] and doc["incidents"][0]["rule"] == "xid-79-fallen-off-bus", \
+        [i["rule"] for i in doc["incidents"]]
+
+
 
 def test_xid92_then_a_double_bit_error_keeps_the_ecc_verdict(faultline_bin, validate, tmp_path):
     doc = diagnose(faultline_bin, validate, tmp_path, XID92 + XID48)
