@@ -368,6 +368,54 @@ bool OfOtherHost(const CorrelationState& st, bool every_host_known, const Eviden
 // bridge does not have as down.
 constexpr std::string_view kNoLinks = "a GPU with no NVLink: DCGM reports links the GPU does not have as down";
 
+// A line that reports errors the hardware corrected (field `corrected`: the
+// driver's Xid 92, "High single-bit ECC error rate", which NVIDIA's Xid
+// catalog marks non-critical since the GPU corrects single-bit errors;
+// DCGM's DCGM_FR_VOLATILE_SBE_DETECTED, "More than N single-bit ECC
+// error(s) detected in GPU N", dcgm_errors.h) says the data stayed right:
+// no fault of the job when nothing in the logs failed (no initiating line,
+// no fallback rule's line). When something did fail, it stays evidence: the
+// corrected errors may have led up to an uncorrectable one.
+constexpr std::string_view kCorrected = "corrected by the hardware, and nothing in the logs failed";
+
+// The kernel's AER recovery reports how it ended for the error it last
+// reported (field `recovery` on pcie-aer-uncorrectable-gpu's outcome line:
+// err.c's "device recovery successful" / "device recovery failed"). An
+// initiating line of a rule whose next outcome in its file, of the same
+// rule, is "successful" was an error the kernel got the device back from;
+// one followed by "failed", or by no outcome, stays evidence.
+constexpr std::string_view kRecovered = "recovered: the kernel's AER recovery of it reported success";
+
+struct Outcome {
+  uint64_t offset;
+  uint32_t rule;
+  bool success;
+};
+
+// Per source, the recovery outcome lines, in file order (the evidence is in
+// source order).
+using Outcomes = std::map<uint32_t, std::vector<Outcome>>;
+
+Outcomes RecoveryOutcomes(const CorrelationState& st) {
+  Outcomes out;
+  for (const Evidence& ev : st.evs) {
+    if (const std::string* r = ev.Field("recovery")) {
+      out[ev.source].push_back(Outcome{ev.offset, ev.rule, *r == "successful"});
+    }
+  }
+  return out;
+}
+
+bool RecoveredAfter(const CorrelationState& st, const Outcomes& outcomes, const Evidence& ev) {
+  if (st.rs.signal(ev.signal).role != SignalRole::Initiating) return false;
+  auto it = outcomes.find(ev.source);
+  if (it == outcomes.end()) return false;
+  for (const Outcome& o : it->second) {
+    if (o.rule == ev.rule && o.offset > ev.offset) return o.success;
+  }
+  return false;
+}
+
 }  // namespace
 
 void GateEvidence(CorrelationState& st) {
@@ -379,6 +427,7 @@ void GateEvidence(CorrelationState& st) {
   const bool every_bus_known = st.topo.KnowsEveryBus(st.world_nranks);
   const bool other_hosts_known = every_bus_known && KernelLogOfJobHost(st);
   const std::vector<bool> linkless = LinkDownOnLinklessGpu(st);
+  const Outcomes outcomes = RecoveryOutcomes(st);
   for (size_t i = 0; i < st.evs.size(); ++i) {
     if (!st.index.hardware[i]) continue;
     const Evidence& ev = st.evs[i];
@@ -387,6 +436,8 @@ void GateEvidence(CorrelationState& st) {
     if (reason.empty() && OfOtherGpu(st, every_bus_known, ev)) reason = kOtherGpu;
     if (reason.empty() && OfOtherHost(st, other_hosts_known, ev)) reason = kOtherHost;
     if (reason.empty() && linkless[i]) reason = kNoLinks;
+    if (reason.empty() && ev.Field("corrected") && st.index.last_failure.empty()) reason = kCorrected;
+    if (reason.empty() && RecoveredAfter(st, outcomes, ev)) reason = kRecovered;
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
