@@ -97,3 +97,18 @@ def test_whole_traceback_keeps_its_exception_line(faultline_bin, validate, tmp_p
             + "    self._run(model)\n"
             + "RuntimeError: CUDA error: an illegal memory access was encountered\n")
     leading_incident(faultline_bin, validate, tmp_path, text, line="RuntimeError: CUDA error: an illegal memory access")
+
+
+def test_record_with_its_own_fatal_signal_keeps_leading(faultline_bin, validate, tmp_path):
+    """The record above a cut traceback that a fatal signal of its own
+    reads (Ray Serve's controller stopping a replica, deployment_state.py's
+    'Exception in Replica(...), the replica will be stopped.'): the cut
+    traceback's evidence, now on that record's line, does not take the line
+    from that signal (it would then count as a cut traceback alone beside a
+    fatal line, and the job would show no incident)."""
+    p = "(ServeController pid=51210) "
+    text = (p + "INFO 2025-03-04 09:12:40,101 controller 51210 -- Adding 1 replica to Deployment(name='Embedder', app='default').\n"
+            + p + "ERROR 2025-03-04 09:12:55,930 controller 51210 -- Exception in Replica(id='k2x9fq1m', "
+            "deployment='Embedder', app='default'), the replica will be stopped.\n"
+            + FRAMES.format(p=p))
+    leading_incident(faultline_bin, validate, tmp_path, text, line="Exception in Replica(id='k2x9fq1m'")
