@@ -673,6 +673,13 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
       const Evidence& last = st.evs[lines.back()];
       const bool last_fatal = st.rs.signal(last.signal).role == SignalRole::Initiating;
       const bool ev_fatal = role == SignalRole::Initiating;
+      // A traceback cut in its frames whose evidence is the record that
+      // printed it (the line above its header) says less than a fatal
+      // signal of that record's own: the record's read is the line's.
+      if (last_fatal && ev_fatal && !last.Field("cut") != !ev.Field("cut")) {
+        if (last.Field("cut")) lines.back() = i;
+        continue;
+      }
       auto says_more = [](const Evidence& a, const Evidence& b) { return Holds(a, b) && !Holds(b, a); };
       if (!(last_fatal && !ev_fatal) &&
           ((ReadByHeader(st, ev, last) && !says_more(last, ev)) ||

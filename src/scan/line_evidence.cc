@@ -437,6 +437,19 @@ void TakeNextLine(std::string_view next, const Pending& p, Evidence& ev) {
   ev.text = CleanText(next);
 }
 
+// A traceback cut in its frames (field `cut`) has no exception line: the
+// record that printed it as its exc_info, on the line above its header
+// (RecordAboveHeader), says what failed and is its evidence.
+void TakeRecordAbove(const LineFormat& fmt, const TimeContext& tctx, std::string_view header, const Pending& p,
+                     Evidence& ev) {
+  const std::string& above = p.Extra().above;
+  std::string_view record = RecordAboveHeader(header, above, fmt, tctx);
+  if (record.empty() || p.line_rel == 0 || p.offset < above.size()) return;
+  ev.offset = p.offset - above.size();
+  ev.line = p.line_rel - 1;
+  ev.text = CleanText(record);
+}
+
 // A signal that matched a traceback's header (detail_exception_line): its
 // evidence is the exception line that ends the traceback, with that line's
 // class and message and the traceback folded into it as for a signal of
@@ -529,7 +542,10 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     if (!r.thin || comm) ev.text = line_text();
     if (si.detail_next_line && p.has_next && NextLineGoesOn(out.NextOf(p))) TakeNextLine(out.NextOf(p), p, ev);
     if (si.detail_exception_line && p.Extra().exception) TakeExceptionLine(st.framing.format(), st.tctx, line, p, ev);
-    else if (si.detail_exception_line && p.ends_in_frames) ev.fields.emplace_back("cut", "in its frames");
+    else if (si.detail_exception_line && p.ends_in_frames) {
+      ev.fields.emplace_back("cut", "in its frames");
+      TakeRecordAbove(st.framing.format(), st.tctx, line, p, ev);
+    }
   }
   if (p.tb_candidate && end > first && !all_thin) {
     if (p.tb_cut) {

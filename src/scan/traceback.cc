@@ -573,6 +573,32 @@ bool UnderChildHeader(std::string_view header, std::string_view above, const Lin
          ChildHeader(above.substr(width));
 }
 
+std::string_view RecordAboveHeader(std::string_view header, std::string_view above, const LineFormat& fmt,
+                                   const TimeContext& tctx) {
+  if (!above.empty() && above.back() == '\n') above.remove_suffix(1);
+  if (!above.empty() && above.back() == '\r') above.remove_suffix(1);
+  if (above.empty() || UnderChildHeader(header, above, fmt, tctx)) return {};
+  LineView v = SplitLine(above, fmt, tctx);
+  if (!SameStream(v.attr, SplitLine(header, fmt, tctx).attr)) return {};
+  std::string_view m = RightTrimmed(v.message);
+  // A prefix the format does not split off (a container runtime's stamp) is
+  // as wide on the line above as before the header's "Traceback".
+  size_t width = header.find(kHeaderStem);
+  if (width != std::string_view::npos && width > 0 && width < m.size() && m.size() == RightTrimmed(above).size()) {
+    m = m.substr(width);
+  }
+  m = m.substr(std::min(m.find_first_not_of(" \t"), m.size()));
+  if (m.empty()) return {};
+  // traceback.py's lines between chained exceptions end in ':' too.
+  if (m.starts_with("During handling of the above exception") ||
+      m.starts_with("The above exception was the direct cause")) {
+    return {};
+  }
+  const std::string_view level = LevelName(m);
+  if (level == "ERROR" || level == "CRITICAL" || (level.empty() && m.back() == ':')) return above;
+  return {};
+}
+
 size_t CutBeforeTraceback(std::string_view buffered, size_t cut) {
   const size_t from = cut > kTracebackWindow ? cut - kTracebackWindow : 0;
   size_t h = buffered.substr(from, cut - from).rfind(kHeaderStem);

@@ -101,6 +101,19 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
 bool UnderChildHeader(std::string_view header, std::string_view above, const LineFormat& fmt,
                       const TimeContext& tctx);
 
+// The record a traceback cut in its frames is the exc_info of: the line
+// right above its header (`above`, the header's line `header`) when it is of
+// the header's stream and reads as a logged message that prints a traceback
+// under it. logging's Formatter.format writes a record's message, then its
+// formatted exc_info from the next line (Logger.exception, exc_info=True),
+// and loguru's logger.exception does the same: a record at ERROR or CRITICAL
+// level, or a message with no level name that ends in ':' (it introduces
+// what follows). Not CPython's own lines between chained tracebacks, nor a
+// thread's or child process's header (UnderChildHeader). With no exception
+// line, that record says what failed. Empty when there is none.
+std::string_view RecordAboveHeader(std::string_view header, std::string_view above, const LineFormat& fmt,
+                                   const TimeContext& tctx);
+
 // A stream's cut at `cut` (a line start of `buffered`) moved back to the
 // start of the line of the last traceback header in the kTracebackWindow
 // bytes before it: the header's evidence is the exception line after its

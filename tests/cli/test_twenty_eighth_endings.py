@@ -15,6 +15,8 @@ them (issue #18):
   ended the traceback before its first frame, the value lines ran past the
   gap allowed between two frames. Only a blank line with a frame right
   after it is loguru's; CPython prints none inside a traceback.
+  Its evidence is the ERROR record logger.exception printed right above
+  the header (tests/cli/test_endings_gaps_2.py).
 - VS Code's notebooks (vscode-jupyter's NotebookTracebackFormatter) turn
   each line number of IPython's ultratb traceback into a link to the cell
   or file ('----> [1](vscode-notebook-cell:...) trainer.train()',
@@ -47,7 +49,7 @@ worker-1  |              │        lr=0.001,
 worker-1  |              │        epochs=3,
 worker-1  |              │        device='cuda:0',
 worker-1  |              │      )
-""", "Traceback (most recent call last)"),
+""", "Job crashed"),
     # loguru's catch point ('> File') and a blank line between two frames.
     "loguru-catch-point-then-frame-cut": ("""\
 2025-03-02 11:04:09.512 | ERROR    | __main__:main:30 - An error has been caught in function 'main', process 'MainProcess' (4121), thread 'MainThread' (1401):
@@ -63,7 +65,7 @@ Traceback (most recent call last):
 
   File "/srv/app/train.py", line 17, in fit
     loss = model(x).sum()
-""", "Traceback (most recent call last)"),
+""", "An error has been caught in function 'main'"),
     # An ultratb traceback copied from a VS Code notebook, cut in a frame.
     "ipython-vscode-linked-numbers-cut": ("""\
 ---------------------------------------------------------------------------
