@@ -650,6 +650,11 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   bool others = false;
   std::optional<Attribution> header_attr;
   Attribution task;  // the header's, when it is a Ray task's
+  // The level of a log record that printed the header after its own message
+  // on one line ("ERROR x.py:111 -- ... actor:Traceback (most recent call
+  // last):", a record whose message ends in traceback.format_exc()): that
+  // record logged the traceback, not the line above it.
+  std::optional<std::string_view> header_record_level;
   while (!rest.empty()) {
     size_t nl = rest.rfind('\n');
     bool first = nl == std::string_view::npos;
@@ -668,6 +673,11 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
         (task_header || v.message.find(kHeader) != std::string_view::npos)) {
       end = End::kHeader;
       top = static_cast<size_t>(l.data() - window.data());
+      if (size_t at = v.message.find(kHeader); at != std::string_view::npos && at > 0) {
+        if (std::string_view level = LevelName(v.message.substr(0, at)); !level.empty()) {
+          header_record_level = level;
+        }
+      }
       if (task_header) {
         task = std::move(line_task);
       } else if (!same) {
@@ -699,7 +709,10 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   out.frame_count = frames.size();
   out.raised_at = frames.front();
   if (header) {
-    out.logged_level = LoggedLevel(window, top, window_at_source_start, header_attr.value_or(mine), fmt, tctx);
+    out.logged_level =
+        header_record_level
+            ? std::string(*header_record_level == "WARNING" ? "WARNING" : "")
+            : LoggedLevel(window, top, window_at_source_start, header_attr.value_or(mine), fmt, tctx);
   }
   out.header_attr = std::move(header_attr);
   out.task_host = std::move(task.host);

@@ -232,6 +232,25 @@ TEST(Traceback, WarningRecordAboveTheHeaderMarksItLogged) {
   EXPECT_EQ(word->logged_level, "");
 }
 
+// A record that ends its own message with the header on one line (a message
+// that ends in traceback.format_exc()) logged the traceback: its level is
+// the logged level, whatever the line above it is.
+TEST(Traceback, RecordThatCarriesTheHeaderIsTheLoggedRecord) {
+  const std::string frames =
+      "  File \"train.py\", line 141, in main\n"
+      "    loss = step(batch)\n";
+  constexpr std::string_view kExc = "KeyError: 'x'";
+  auto error = Fold("WARNING:root:checkpoint upload took 124 s\n"
+                    "ERROR:root:training loop failed: Traceback (most recent call last):\n" + frames, kExc);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_TRUE(error->complete);
+  EXPECT_EQ(error->logged_level, "");
+  auto warning = Fold("INFO:root:epoch 3 step 1200 loss 0.41\n"
+                      "WARNING:root:skipped a sample: Traceback (most recent call last):\n" + frames, kExc);
+  ASSERT_TRUE(warning.has_value());
+  EXPECT_EQ(warning->logged_level, "WARNING");
+}
+
 TEST(Traceback, WindowCutInsideTheFramesIsMarked) {
   std::string t = Traceback(3);
   // Not at the source's start: the first (partial) line is ignored, and the
