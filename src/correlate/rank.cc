@@ -205,7 +205,7 @@ std::string Gap(int64_t us) {
 // would order them.
 void EarliestRankFirst(CorrelationState& st) {
   std::vector<Incident>& incs = st.diag.incidents;
-  if (incs.size() < 2 || !RankOwnFailure(st, incs.front())) return;
+  if (incs.empty() || !RankOwnFailure(st, incs.front())) return;
   size_t best = 0;
   for (size_t k = 1; k < incs.size(); ++k) {
     const Incident& c = incs[k];
@@ -224,6 +224,26 @@ void EarliestRankFirst(CorrelationState& st) {
                 incs.begin() + static_cast<ptrdiff_t>(best) + 1);
   }
   Incident& lead = incs.front();
+  // Another rank's line of the lead's own rule (its lines are in time
+  // order, unstamped ones after the stamped).
+  for (const Evidence& ev : lead.initiating) {
+    if (ev.rank < 0 || ev.rank == lead.rank || ev.rule != lead.rule ||
+        st.rs.signal(ev.signal).role != SignalRole::Initiating) {
+      continue;
+    }
+    bool untimed = ev.time_us == kNoTime || lead.time_us == kNoTime;
+    if (!untimed && ev.time_us - lead.time_us >= kFirstByTimeUs) break;
+    std::string who = StrCat("rank ", lead.rank, " or rank ", ev.rank, " (both ",
+                             st.rs.rule(lead.rule)->id()->str(), ")");
+    lead.missing_facts.push_back(
+        untimed ? StrCat("which failed first, ", who,
+                         ": a fatal line without a timestamp leaves the order to the files'; each rank's log "
+                         "with timestamps would settle it")
+                : StrCat("which failed first, ", who, ": their fatal lines are stamped within ",
+                         Gap(kFirstByTimeUs), " of each other; finer stamps or the hosts' clock offsets would "
+                         "settle it"));
+    return;
+  }
   for (size_t k = 1; k < incs.size(); ++k) {
     const Incident& c = incs[k];
     if (!RankOwnFailure(st, c) || !OtherRank(c, lead)) continue;

@@ -188,3 +188,29 @@ def test_a_padded_hard_wrapped_capture_keeps_its_rank_prefix(faultline_bin, vali
     lead = incs[0]
     assert any("watchdog got stuck for 480 seconds" in t for t in initiating_texts(lead)), initiating_texts(lead)
     assert lead["initiating"]["rank"] == 3, lead["explanation"]
+
+
+def test_two_ranks_of_one_rule_within_a_second_say_so(faultline_bin, validate, tmp_path):
+    # Both ranks ran out of memory in the same second: rank 1's line is
+    # stamped first and leads, and which rank went first stays open.
+    oom1 = OOM.replace("[rank0]", "[rank1]").replace("GPU 0 has", "GPU 1 has")
+    paths = write(tmp_path, {
+        "rank0.log": rank_log(0, "gpu-a01", ["10:00:01,123", "10:00:03,456"], [OOM]),
+        "rank1.log": rank_log(1, "gpu-a02", ["10:00:01,120", "10:00:03,010"], [oom1]),
+    })
+    lead = diagnose_path(faultline_bin, validate, *paths)[0]
+    assert lead["rule"] == "cuda-oom"
+    assert lead["initiating"]["rank"] == 1
+    assert any(f.startswith("which failed first, rank 1 or rank 0 (both cuda-oom)") and "within 1 s" in f
+               for f in lead["missing_facts"]), lead["missing_facts"]
+
+
+def test_two_ranks_of_one_rule_far_apart_leave_no_question(faultline_bin, validate, tmp_path):
+    oom1 = OOM.replace("[rank0]", "[rank1]").replace("GPU 0 has", "GPU 1 has")
+    paths = write(tmp_path, {
+        "rank0.log": rank_log(0, "gpu-a01", ["10:00:01,123", "10:00:08,456"], [OOM]),
+        "rank1.log": rank_log(1, "gpu-a02", ["10:00:01,120", "10:00:03,010"], [oom1]),
+    })
+    lead = diagnose_path(faultline_bin, validate, *reversed(paths))[0]
+    assert lead["initiating"]["rank"] == 1
+    assert not any(f.startswith("which failed first") for f in lead["missing_facts"]), lead["missing_facts"]
