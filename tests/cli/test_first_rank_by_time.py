@@ -1,5 +1,5 @@
-"""Which rank failed first, by time across files and ranks (README.md,
-"Design"; rank.cc EarliestRankFirst). Of the ranks' own failures (a catalog
+"""Which rank failed first, by time across files and ranks (README.md, "How
+it works"; rank.cc EarliestRankFirst). Of the ranks' own failures (a catalog
 incident that ended a rank, above the hardware layers, not a peer's report,
 a notice or a launcher's summary), the one whose fatal line came first by
 aligned time (stamps shifted by the hosts' clock offsets) leads, whatever
