@@ -1,9 +1,10 @@
 // Ranking and priors passes. Incidents are ordered by tier (a seen initiating
 // line; a suspect inferred from log lines or Flight Recorder dumps; a numeric
 // detector; the fallback fatal line; a survived error; a practice finding),
-// then by confidence with a small bonus for collateral, then by time. The priors turn the
-// rules' published failure rates into the interruptions a job of this size
-// and length should expect.
+// then by confidence with a small bonus for collateral, then by time; of the
+// ranks' own failures, the first by aligned time then leads (EarliestRankFirst).
+// The priors turn the rules' published failure rates into the interruptions a
+// job of this size and length should expect.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -162,6 +163,105 @@ void FoldDeviceBursts(CorrelationState& st) {
   std::erase_if(incs, [&](const Incident&) { return folded[k++]; });
 }
 
+// How close two ranks' fatal lines may be stamped and still not say which
+// came first: a log's whole seconds, and what clock alignment leaves.
+constexpr int64_t kFirstByTimeUs = kSecond;
+
+// Whether incident `i` is a rank's own failure: a catalog incident that
+// ended it (tier 0), above the hardware, driver and kernel layers, whose
+// first line is an initiating line of a rank that is not the report of a
+// peer (a connection reset or closed by the other end), nor a notice, a
+// launcher's summary or the process's exit. A collective timeout, a closed
+// socket, a store's lost connection and a launcher's SIGTERM are what other
+// ranks see of that failure: their rules are symptoms, peer reports or
+// summaries, and never this.
+bool RankOwnFailure(const CorrelationState& st, const Incident& i) {
+  if (!Fatal(st, i) || HardwareLayer(st.rs.rule(i.rule)->layer()) || i.rank < 0) return false;
+  for (RuleRole r : {RuleRole::kTermination, RuleRole::kSummary, RuleRole::kTeardown, RuleRole::kDeadline}) {
+    if (st.HasRole(i.rule, r)) return false;
+  }
+  const Evidence& ev = i.initiating.front();
+  return st.rs.signal(ev.signal).role == SignalRole::Initiating && !ev.Field("peer");
+}
+
+// Whether incidents `a` and `b` are failures of two ranks (or of ranks on
+// two hosts).
+bool OtherRank(const Incident& a, const Incident& b) {
+  if (a.rank >= 0 && b.rank >= 0 && a.rank != b.rank) return true;
+  return !a.host.empty() && !b.host.empty() && NormalizeHost(a.host) != NormalizeHost(b.host);
+}
+
+std::string Gap(int64_t us) {
+  if (us >= 10 * kSecond) return StrCat((us + kSecond / 2) / kSecond, " s");
+  return StrCat(static_cast<double>(us / 1000) / 1000.0, " s");
+}
+
+// Of the ranks' own failures, the one whose fatal line came first by time
+// (stamps already shifted by the hosts' clock offsets, clocks.cc) leads:
+// what a confidence or a file order put ahead of it began later, on another
+// rank, and is an incident of its own after it. When the lead's failure and
+// another rank's are stamped within kFirstByTimeUs of each other, or either
+// has no stamp, the order stays as it was and the lead says which fact
+// would order them.
+void EarliestRankFirst(CorrelationState& st) {
+  std::vector<Incident>& incs = st.diag.incidents;
+  if (incs.empty() || !RankOwnFailure(st, incs.front())) return;
+  size_t best = 0;
+  for (size_t k = 1; k < incs.size(); ++k) {
+    const Incident& c = incs[k];
+    if (!RankOwnFailure(st, c) || !OtherRank(c, incs.front()) || c.time_us == kNoTime) continue;
+    if (incs[best].time_us != kNoTime && c.time_us + kFirstByTimeUs <= incs[best].time_us) best = k;
+  }
+  if (best > 0) {
+    const Incident& later = incs.front();
+    Incident& first = incs[best];
+    bool spaced = first.explanation.empty() || first.explanation.back() == ' ';
+    StrAppend(&first.explanation, spaced ? "" : " ", "It came first by time: ",
+              st.rs.rule(later.rule)->id()->str(), " on rank ", later.rank, " began ",
+              Gap(later.time_us - first.time_us), " later (", FormatTime(later.time_us),
+              "), an incident of its own after this one. ");
+    std::rotate(incs.begin(), incs.begin() + static_cast<ptrdiff_t>(best),
+                incs.begin() + static_cast<ptrdiff_t>(best) + 1);
+  }
+  Incident& lead = incs.front();
+  // Another rank's line of the lead's own rule (its lines are in time
+  // order, unstamped ones after the stamped).
+  for (const Evidence& ev : lead.initiating) {
+    if (ev.rank < 0 || ev.rank == lead.rank || ev.rule != lead.rule ||
+        st.rs.signal(ev.signal).role != SignalRole::Initiating) {
+      continue;
+    }
+    bool untimed = ev.time_us == kNoTime || lead.time_us == kNoTime;
+    if (!untimed && ev.time_us - lead.time_us >= kFirstByTimeUs) break;
+    std::string who = StrCat("rank ", lead.rank, " or rank ", ev.rank, " (both ",
+                             st.rs.rule(lead.rule)->id()->str(), ")");
+    lead.missing_facts.push_back(
+        untimed ? StrCat("which failed first, ", who,
+                         ": a fatal line without a timestamp leaves the order to the files'; each rank's log "
+                         "with timestamps would settle it")
+                : StrCat("which failed first, ", who, ": their fatal lines are stamped within ",
+                         Gap(kFirstByTimeUs), " of each other; finer stamps or the hosts' clock offsets would "
+                         "settle it"));
+    return;
+  }
+  for (size_t k = 1; k < incs.size(); ++k) {
+    const Incident& c = incs[k];
+    if (!RankOwnFailure(st, c) || !OtherRank(c, lead)) continue;
+    bool untimed = c.time_us == kNoTime || lead.time_us == kNoTime;
+    if (!untimed && std::llabs(c.time_us - lead.time_us) >= kFirstByTimeUs) continue;
+    std::string who = StrCat("rank ", lead.rank, " (", st.rs.rule(lead.rule)->id()->str(), ") or rank ", c.rank,
+                             " (", st.rs.rule(c.rule)->id()->str(), ")");
+    lead.missing_facts.push_back(
+        untimed ? StrCat("which failed first, ", who,
+                         ": a fatal line without a timestamp leaves the order to the files'; each rank's log "
+                         "with timestamps would settle it")
+                : StrCat("which failed first, ", who, ": their fatal lines are stamped within ",
+                         Gap(kFirstByTimeUs), " of each other; finer stamps or the hosts' clock offsets would "
+                         "settle it"));
+    return;
+  }
+}
+
 }  // namespace
 
 bool PracticeFinding(const Incident& i) {
@@ -182,6 +282,7 @@ void RankIncidents(CorrelationState& st) {
                        return b.time_us == kNoTime;
                      return a.time_us < b.time_us;
                    });
+  EarliestRankFirst(st);
   PutDeadlineFirst(st);
 }
 

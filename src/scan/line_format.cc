@@ -449,6 +449,16 @@ bool EndsInBoxEdge(std::string_view line) {
   return b[0] == 0xE2 && (b[1] == 0x94 || b[1] == 0x95) && (b[2] & 0xC0) == 0x80;
 }
 
+// Whether a line ends in a run of spaces: a terminal capture pads a line
+// that ended short of the width with blanks to the console's edge (a
+// message's last line in tmux's capture-pane or a copied screen), so it is
+// as wide as the wrapped ones without having been wrapped. One space is
+// where a wrap may fall between words; two or more are padding.
+bool EndsInPadding(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line.size() >= 2 && line[line.size() - 1] == ' ' && line[line.size() - 2] == ' ';
+}
+
 // A blank line, or an aligned "Key:   value" field ("Status:           Running",
 // "Start Time:       Mon, 02 Nov ..." in `kubectl describe`, scontrol's
 // fields): it begins something of its own and continues no wrapped line.
@@ -488,8 +498,9 @@ size_t WrapVerdict(const std::vector<std::string_view>& lines, const std::vector
   size_t continued = 0, followed = 0;
   TimeContext tc;
   for (size_t i = 0; i + 1 < lines.size(); ++i) {
-    // A frame's edge fills the width unwrapped: no evidence either way.
-    if (widths[i] != widest || EndsInBoxEdge(lines[i])) continue;
+    // A frame's edge, or padding, fills the width unwrapped: no evidence
+    // either way.
+    if (widths[i] != widest || EndsInBoxEdge(lines[i]) || EndsInPadding(lines[i])) continue;
     ++followed;
     std::string_view next = lines[i + 1];
     const size_t k = std::min<size_t>({8, next.size(), lines[i].size()});
@@ -758,7 +769,7 @@ bool ContinuesNext(const LineFormat& f, std::string_view line) {
   // ends in a frame's edge (rich's box closed at the console's width) is
   // whole.
   return f.wrap_width > 0 && line.size() >= f.wrap_width && DisplayWidth(line) == f.wrap_width &&
-         !EndsInBoxEdge(line);
+         !EndsInBoxEdge(line) && !EndsInPadding(line);
 }
 
 bool HasPartial(const LineFormat& f, std::string_view chunk) {

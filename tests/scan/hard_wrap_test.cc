@@ -147,6 +147,28 @@ TEST(HardWrap, FrameEdgesAreWholeLines) {
   EXPECT_EQ(DetectLineFormat(panels).wrap_width, 0u);
 }
 
+// A capture pads a line that ended short of the console's edge with blanks
+// to it (tmux's capture-pane, a copied screen): as wide as the wrapped
+// lines, it ended, and the next record's prefix after it is no sign against
+// the wrap.
+TEST(HardWrap, PaddedLinesAreWholeLines) {
+  LineFormat f;
+  f.wrap_width = 80;
+  EXPECT_FALSE(ContinuesNext(f, "erwise, please attempt to debug the hang." + std::string(39, ' ')));
+  EXPECT_TRUE(ContinuesNext(f, std::string(79, 'x') + " "));  // a wrap between two words
+  std::string log;
+  for (int seq = 0; seq < 3; ++seq) {
+    std::string rec = Watchdog(5, seq);
+    for (size_t k = 0; k < rec.size(); k += 80) {
+      std::string piece = rec.substr(k, 80);
+      log += piece + std::string(80 - piece.size(), ' ') + "\n";
+    }
+  }
+  EXPECT_EQ(DetectLineFormat(log).wrap_width, 80u);
+  f = DetectLineFormat(log);
+  EXPECT_EQ(JoinPartials(f, log).lines.size(), 3u);
+}
+
 TEST(HardWrap, SplitSignalMatchesTheSameEveryWay) {
   scantest::TempDir dir;
   std::vector<size_t> at;
