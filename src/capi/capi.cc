@@ -318,10 +318,7 @@ std::unique_ptr<fl_report> BuildReport(std::shared_ptr<const faultline::Ruleset>
   // as long as the scan found it.
   faultline::CorrelateOptions co = copts;
   if (!co.line_at) {
-    co.line_at = [](const faultline::SourceSummary& s, uint64_t offset) {
-      const bool whole = s.range_begin == 0 && s.range_end == 0;
-      return faultline::ReadLineAt(s.name, offset, faultline::kMaxEvidenceText, whole ? s.bytes : 0);
-    };
+    co.line_at = [](const faultline::SourceSummary& s, uint64_t offset) { return faultline::PointLineText(s, offset); };
   }
   r->diag = faultline::Correlate(*r->rs, r->scan, co);
   r->json = faultline::ReportJson(*r->rs, r->scan, r->diag);

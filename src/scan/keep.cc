@@ -103,7 +103,8 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
     Evidence& ev = out.evidence[i];
     ev.line = base_line + ev.line;
     carry.Give(ev);
-    Keep(st, std::move(ev), i < out.thin.size() && out.thin[i]);
+    // thin 2 (a metric line made without its text) is whole to the caps.
+    Keep(st, std::move(ev), i < out.thin.size() && out.thin[i] == 1);
   }
   CountMerged(st, out);
   AppendFollowing(sum, out.edge);
@@ -430,6 +431,9 @@ void Scanner::Impl::Keep(SourceState& st, Evidence&& ev, bool thin) {
       ++result.metric_points;
       return;
     }
+    // A line phase B made without its text (ChunkOut::thin 2) whose series
+    // is past kMaxMetricSeries -- its chunk finished phase B before the
+    // merge reached the bound -- is kept as a record without its text.
   }
   if (thin) {
     st.keeper.Drop(ev.rule, result.dropped);
@@ -635,6 +639,7 @@ bool Scanner::Impl::KeepMetric(const Evidence& ev) {
     return false;
   }
   auto& series = result.metrics[key];
+  if (result.metrics.size() >= kMaxMetricSeries) metric_series_full_.store(true, std::memory_order_relaxed);
   MetricPoint mp;
   mp.rank = ev.rank;
   if (const std::string* s = ev.Field("step")) (void)ParseInt64(*s, &mp.step);

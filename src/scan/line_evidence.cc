@@ -390,6 +390,15 @@ void Scanner::Impl::MarkThin(const SourceState& st, ChunkOut& out, std::vector<E
     uint64_t i = index[ev.rule]++;
     refs[k].thin = thinnable(ev) && before[ev.rule] + i >= opts.keep_first && i + opts.keep_last < total[ev.rule];
   }
+  // A metric line goes into its series as a point, and the merge keeps
+  // nothing more of it (Keep): its text is not made -- unless the line is
+  // not its own evidence (the next line, a traceback's exception line) or
+  // the series may be past their bound.
+  if (opts.metric_evidence || metric_series_full_.load(std::memory_order_relaxed)) return;
+  for (size_t k = 0; k < refs.size(); ++k) {
+    const SignalInfo& si = rs->signal(out.evidence[k].signal);
+    refs[k].point = si.role == SignalRole::Metric && !si.detail_next_line && !si.detail_exception_line;
+  }
 }
 
 namespace {
@@ -508,6 +517,8 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
       si.ExtractFields(subject, &captured);
     }
     bool comm = false;
+    // One allocation for a whole record's fields, not one a doubling.
+    if (!r.thin && captured.size() > 1) ev.fields.reserve(ev.fields.size() + captured.size());
     for (const auto& [name, value] : captured) {
       // A record the caps drop keeps only the fields Keep reads.
       if (r.thin && !IsThinField(name) && !SetsAttribution(name)) continue;
@@ -538,8 +549,20 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
       comm |= name == "comm_id";
       ev.fields.emplace_back(std::string(name), std::move(v));
     }
+    // A metric line whose value parses is a series point at the merge
+    // (KeepMetric reads the same field): no text.
+    bool point = false;
+    if (r.point) {
+      double v;
+      const std::string* val = ev.Field("value");
+      point = val && ParseDouble(*val, &v);
+      if (point) {
+        if (out.thin.size() < refs.size()) out.thin.resize(refs.size());
+        out.thin[k] = 2;
+      }
+    }
     // Sync points read the text of a dropped record with a comm_id.
-    if (!r.thin || comm) ev.text = line_text();
+    if ((!r.thin && !point) || comm) ev.text = line_text();
     if (si.detail_next_line && p.has_next && NextLineGoesOn(out.NextOf(p))) TakeNextLine(out.NextOf(p), p, ev);
     if (si.detail_exception_line && p.Extra().exception) TakeExceptionLine(st.framing.format(), st.tctx, line, p, ev);
     else if (si.detail_exception_line && p.ends_in_frames) {

@@ -420,5 +420,14 @@ ScanResult Scanner::Finish() {
   return out;
 }
 
+std::optional<std::string> PointLineText(const SourceSummary& source, uint64_t offset) {
+  const bool whole = source.range_begin == 0 && source.range_end == 0;
+  // As much as phase B confirms of a line: the escapes go before the text
+  // is cut to kMaxEvidenceText.
+  std::optional<std::string> line = ReadLineAt(source.name, offset, internal::kConfirmWindow, whole ? source.bytes : 0);
+  if (line && !source.json_lines && HasEscapes(*line)) *line = WithoutEscapes(*line);
+  return line;
+}
+
 }  // namespace faultline
 

@@ -129,6 +129,16 @@ class Scanner {
   std::unique_ptr<Impl> impl_;
 };
 
+// The text a metric point's line (ScanResult::metrics) would have had as an
+// evidence record, which the scan did not make: the line read back from
+// its source at the point's offset, without the terminal escapes the scan
+// strips from a line of a text source (a JSON source's record text is its
+// raw line). nullopt when the source cannot be read again (stdin, not a
+// file, shorter now than scanned, no line starting at the offset). A line
+// the scan joined with the lines after it (a CRI partial run, a
+// hard-wrapped line) gives its first physical line.
+std::optional<std::string> PointLineText(const SourceSummary& source, uint64_t offset);
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_SCAN_SCAN_H_

@@ -176,6 +176,10 @@ struct EvidenceRef {
   // ChunkOut::held[held_at, held_at + held_n); held_at UINT32_MAX when none.
   uint32_t held_at = UINT32_MAX;
   uint32_t held_n = 0;
+  // A metric line whose value the merge keeps as a series point alone
+  // (ScanOptions::metric_evidence false): pass 2 makes no text for it when
+  // its value parses (ChunkOut::thin 2).
+  bool point = false;
 };
 
 // A capture of the line, taken in phase B's first pass: its name (the
@@ -220,9 +224,10 @@ struct ChunkOut {
     return std::string_view(pending_text.data() + p.next_at, p.next_len);
   }
   std::vector<Evidence> evidence;  // after phase B (line = line_rel for now)
-  // Per evidence record (empty: none): the per-rule caps are bound to drop
-  // it (Scanner::Impl::MarkThin), so the merge counts it and moves it no
-  // further.
+  // Per evidence record (empty: none): 1, the per-rule caps are bound to
+  // drop it (Scanner::Impl::MarkThin), so the merge counts it and moves it
+  // no further; 2, a metric line bound to be a series point alone, made
+  // without its text (EvidenceRef::point).
   std::vector<uint8_t> thin;
   std::vector<TracebackPending> tb_pending;
   // Per rule, the chunk's records that count against the caps (MarkThin's
@@ -658,6 +663,10 @@ struct Scanner::Impl {
   // Set when a cancelled RunTasks stops merging: workers drop what they would
   // push instead of waiting for room in a queue nobody drains any more.
   std::atomic<bool> abandon_{false};
+  // Set by the merge when the metric series reached kMaxMetricSeries: phase
+  // B then makes metric lines' records whole again (a line of a new series
+  // is kept as a record, text and all).
+  std::atomic<bool> metric_series_full_{false};
 
   // Work items for ScanPaths.
   struct Task {

@@ -3,7 +3,8 @@
 // records (issue #20, "metric points"): the scan keeps each point's value,
 // step, time and line, counts every line, and keeps no record of them; the
 // points of a file scanned in byte ranges and merged are those of the whole
-// file; ReadLineAt gives back the line a point names.
+// file; ReadLineAt gives back the line a point names, and PointLineText
+// the text its record would have had, whatever the source's framing.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -14,6 +15,7 @@
 #include "input/input.h"
 #include "scan/scan.h"
 #include "scan_test_util.h"
+#include "util/utf8.h"
 
 namespace faultline::scantest {
 namespace {
@@ -137,6 +139,62 @@ TEST(MetricPoints, ByteRangesGiveTheWholeFilesPoints) {
     }
   }
   EXPECT_EQ(got.evidence.size(), want.evidence.size());
+}
+
+
+// The record a detector reports for a point (correlate PointEvidence) takes
+// its text from PointLineText: the text the scan gives the same line's
+// record (ScanOptions::metric_evidence), for a plain file, terminal-coloured
+// lines (whose escapes the scan strips), CRI and Docker JSON files.
+TEST(MetricPoints, ReadBackTextIsTheRecordsText) {
+  std::vector<std::string> lines;
+  {
+    const std::string log = MegatronLog();
+    size_t pos = 0;
+    for (int i = 0; i < 60 && pos < log.size(); ++i) {
+      const size_t nl = log.find('\n', pos);
+      lines.push_back(log.substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+  }
+  auto framed = [&](auto frame) {
+    std::string out;
+    for (const std::string& l : lines) out += frame(l) + "\n";
+    return out;
+  };
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"plain.log", framed([](const std::string& l) { return l; })},
+      {"coloured.log", framed([](const std::string& l) {
+         const size_t at = l.find("lm loss");
+         return "\x1b[1m" + l.substr(0, at) + "\x1b[32m" + l.substr(at) + "\x1b[0m";
+       })},
+      {"cri.log", framed([](const std::string& l) { return "2026-01-16T07:10:10.000000000Z stdout F " + l; })},
+      {"docker-json.log", framed([](const std::string& l) {
+         return R"({"log":")" + l + R"(\n","stream":"stdout","time":"2026-01-16T07:10:10.000000000Z"})";
+       })},
+  };
+  for (const auto& [name, body] : files) {
+    TempDir dir;
+    const std::string path = dir / name;
+    WriteFile(path, body);
+    const ScanResult records = ScanWhole(path, /*metric_evidence=*/true);
+    const ScanResult points = ScanWhole(path, /*metric_evidence=*/false);
+    ASSERT_EQ(points.sources.size(), 1u) << name;
+    size_t compared = 0;
+    for (const auto& [key, series] : points.metrics) {
+      for (const MetricPoint& p : series) {
+        auto rec = std::find_if(records.evidence.begin(), records.evidence.end(), [&](const Evidence& ev) {
+          return ev.offset == p.offset && ev.signal == p.signal;
+        });
+        if (rec == records.evidence.end()) continue;  // past the caps
+        std::optional<std::string> text = PointLineText(points.sources[0], p.offset);
+        ASSERT_TRUE(text.has_value()) << name;
+        EXPECT_EQ(CleanUtf8(*text, kMaxEvidenceText), rec->text) << name;
+        ++compared;
+      }
+    }
+    EXPECT_GE(compared, 2u * lines.size() * 9 / 10) << name;
+  }
 }
 
 }  // namespace
