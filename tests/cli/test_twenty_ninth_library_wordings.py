@@ -26,6 +26,14 @@ signals missed a wording:
   destination no buffer: bare in TF 1.x, under TF 2.x eager's "Failed copying
   input tensor from <host> to <.../device:GPU:N> in order to run <op>: " -- a
   GPU memory shortfall the fallback read. Both now cuda-oom's.
+- Ray's RayTaskError(X) line (the driver's re-raise of a worker's exception,
+  "ray::f() (pid=..., ip=...)") over its worker's traceback: when the inner
+  exception, a catalog cause, came three lines or fewer below it, the
+  correlator took the wrapper for the head of the inner line's message and
+  led the incident with it (the verdict was right, the first line the
+  wrapper's). A fallback line inside the traceback that ends on the catalog
+  line (the scanner's in_traceback_of) is now that exception's wrapper, not
+  its message's head: the inner exception leads.
 
 Already read in every version (checked, no change): XLA's "RESOURCE_EXHAUSTED:
 Out of memory while trying to allocate N bytes." / "... 16.00GiB." under
@@ -47,10 +55,8 @@ Left alone: TensorFlow's collective aborts ("Collective ops is aborted by:
 ...", "Collective has timed out during execution.", "... waiting for other
 workers.") stay the fallback's (no catalog rule for a TF collective; its
 cause is an earlier op's). XLA:TPU's "Ran out of memory in memory space hbm"
-stays the fallback's (no TPU memory reference). A RayTaskError line right
-above its inner exception's traceback (three lines or fewer) heads a catalog
-cause's evidence as the head of its message (seen with cuda-illegal-address):
-the verdict is right, the first line is the wrapper; a correlator change.
+stays the fallback's (no TPU memory reference). Ray 1.x's "A worker died or
+was killed while executing task <id>." (no release maintained) is not read.
 """
 import pytest
 
@@ -126,6 +132,23 @@ ray.exceptions.RayTaskError(OutOfMemoryError): ray::_RayTrainWorker__execute.get
 torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.15 GiB of which 1.02 GiB is free.
 """
 
+# The worker's frames right under the wrapper: the inner exception is three
+# lines below it.
+RAY_TASK_ERROR_ILLEGAL_ADDRESS = """\
+ray.exceptions.RayTaskError(RuntimeError): ray::_RayTrainWorker__execute.get_next() (pid=2841, ip=10.0.1.5, actor_id=5c3d, repr=<ray.train._internal.worker_group.RayTrainWorker object at 0x7f>)
+  File "train.py", line 22, in train_func
+    out = model(batch)
+RuntimeError: CUDA error: an illegal memory access was encountered
+CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.
+"""
+
+# The same under the driver's own traceback header.
+RAY_TASK_ERROR_ILLEGAL_ADDRESS_DRIVER = """\
+Traceback (most recent call last):
+  File "train.py", line 40, in <module>
+    result = trainer.fit()
+""" + RAY_TASK_ERROR_ILLEGAL_ADDRESS
+
 
 @pytest.mark.parametrize("line,signal", [
     ("F0926 17:26:32.075587  157988 client.h:77] Terminating process because the JAX distributed service detected "
@@ -175,8 +198,11 @@ def test_what_is_no_failure_of_theirs_is_not_read(faultline_bin, tmp_path, line,
     (TF_OOM_OF_SHAPE, "cuda-oom", "OOM when allocating tensor of shape [32256512,512]"),
     (TF_DST_TENSOR_EAGER, "cuda-oom", "Dst tensor is not initialized."),
     (TF_DST_TENSOR_TF1, "cuda-oom", "Dst tensor is not initialized."),
+    (RAY_TASK_ERROR_ILLEGAL_ADDRESS, "cuda-illegal-address", "RuntimeError: CUDA error: an illegal memory access"),
+    (RAY_TASK_ERROR_ILLEGAL_ADDRESS_DRIVER, "cuda-illegal-address",
+     "RuntimeError: CUDA error: an illegal memory access"),
 ], ids=["jax-service-fatal-unavailable", "jaxlib-coordinator-lost", "tf1-oom-of-shape", "tf2-dst-tensor",
-        "tf1-dst-tensor"])
+        "tf1-dst-tensor", "ray-task-error-inner-leads", "ray-task-error-inner-leads-under-driver-header"])
 def test_the_failure_leads(faultline_bin, validate, tmp_path, text, rule, line):
     leading_incident(faultline_bin, validate, tmp_path, text, rule=rule, line=line)
 
