@@ -10,9 +10,11 @@
 // explanation against a concrete fatal line logged before it: that line
 // initiates and the symptoms become its collateral. A fatal line a catalog
 // rule also matched is that rule's (and heads that rule's evidence when its
-// message goes on to the rule's line), an exception whose traceback holds a
-// catalog rule's frame joins that rule's incident, and a fatal line after
-// training completed, or at the process's exit (role:teardown), is teardown.
+// message goes on to the rule's line, unless it is a line of the traceback
+// that ends there: a wrapper, Ray's RayTaskError), an exception whose
+// traceback holds a catalog rule's frame joins that rule's incident, and a
+// fatal line after training completed, or at the process's exit
+// (role:teardown), is teardown.
 // Of one failure's lines, the one that states the message leads the one
 // that only names the exception's type (C++'s what() under its terminate).
 // A verdict whose lines blame only connections that stayed on one host
@@ -651,7 +653,14 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
     // A symptom (an exit report) is a whole report, never the head of a message.
     const auto* line = ClaimingLine(claimed, ev, TaskReport(st, i) || role != SignalRole::Initiating);
     if (line && (line->second == ev.line || !summaries.contains(*line))) {
-      if (line->second != ev.line && role == SignalRole::Initiating) st.message_heads.try_emplace(*line, i);
+      // A line of the traceback that ends on the claimed line (Ray's
+      // "RayTaskError(X): ray::f() (pid=...)" over its worker's frames) is
+      // a wrapper of that exception, not the head of its message.
+      const std::string* tb = ev.Field("in_traceback_of");
+      const bool wraps = tb && *tb == StrCat(line->second);
+      if (line->second != ev.line && role == SignalRole::Initiating && !wraps) {
+        st.message_heads.try_emplace(*line, i);
+      }
       continue;
     }
     if (stops.contains({ev.source, ev.line}) || SupersededStatement(st, i) || AtTeardown(teardown, ev)) {
