@@ -580,6 +580,18 @@ void AddMissingFacts(const CorrelationState& st, const Draft& dr,
     facts.push_back(StrCat("the rest of the traceback after '", *code,
                            "': the exception type and message it raised"));
   }
+  if (const std::string* err = dr.first.Field("cuda_error"); err && fallback) {
+    // A CUDA runtime error no catalog rule reads (the samples' check of
+    // cudaGetDeviceCount returning cudaErrorNoDevice): what the runtime
+    // found on the host settles it, not the program's log.
+    const std::string* name = dr.first.Field("cuda_error_name");
+    facts.push_back(FillTemplate(
+        StrCat("why the CUDA runtime returned error ", *err, name ? StrCat(" (", *name, ")") : std::string(),
+               " on {host}: nvidia-smi -L and nvidia-smi -q there (the driver loaded, its GPUs present "
+               "and healthy), the devices the job was given (CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, "
+               "the container's --gpus) and dmesg -T of {host} around {start}"),
+        vars));
+  }
   if (dr.peer && !dr.peer->empty() && dr.unresolved_peer) {
     facts.push_back(StrCat("which host has the address ", *dr.peer,
                            " (the NCCL 'Bootstrap : Using' lines of every host), then its kernel "
