@@ -490,6 +490,7 @@ void RunDetectors(CorrelationState& st) {
       AddColumnsHang(st);
     }
   }
+  AddOrphanedGpuMemory(st);
   for (const auto& [key, series] : st.scan.metrics) {
     int rule_idx = series.empty() ? -1 : static_cast<int>(series.front().rule);
     const fb::Conditions* c = rule_idx >= 0 ? st.rs.rule(rule_idx)->conditions() : nullptr;

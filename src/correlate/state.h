@@ -194,6 +194,9 @@ void MarkSurvived(CorrelationState& st);
 void ChooseFallback(CorrelationState& st);
 void BuildIncidents(CorrelationState& st);
 void RunDetectors(CorrelationState& st);
+// With no incident: an nvidia-smi table whose GPU holds memory while its
+// Processes section names no process (orphaned_gpu_memory.cc).
+void AddOrphanedGpuMemory(CorrelationState& st);
 void UseFlightRecorder(CorrelationState& st);
 void AddPracticeFindings(CorrelationState& st);
 void RankIncidents(CorrelationState& st);

@@ -449,6 +449,20 @@ bool EndsInBoxEdge(std::string_view line) {
   return b[0] == 0xE2 && (b[1] == 0x94 || b[1] == 0x95) && (b[2] & 0xC0) == 0x80;
 }
 
+// Whether a line is a row of a table drawn in ASCII: it opens and closes on
+// the frame's edge ('|' or '+', after a markdown quote's '>'), as
+// nvidia-smi's table does (every row 79 columns before driver 450, 87 or 89
+// after), PrettyTable's and psql's too. Such a row is as wide as its table,
+// not wrapped at the console's edge.
+bool AsciiFrameRow(std::string_view line) {
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  size_t p = 0;
+  while (p < line.size() && (line[p] == ' ' || line[p] == '\t' || line[p] == '>')) ++p;
+  if (line.size() < p + 2) return false;
+  const char first = line[p], last = line.back();
+  return (first == '|' || first == '+') && (last == '|' || last == '+');
+}
+
 // Whether a line ends in a run of spaces: a terminal capture pads a line
 // that ended short of the width with blanks to the console's edge (a
 // message's last line in tmux's capture-pane or a copied screen), so it is
@@ -500,7 +514,9 @@ size_t WrapVerdict(const std::vector<std::string_view>& lines, const std::vector
   for (size_t i = 0; i + 1 < lines.size(); ++i) {
     // A frame's edge, or padding, fills the width unwrapped: no evidence
     // either way.
-    if (widths[i] != widest || EndsInBoxEdge(lines[i]) || EndsInPadding(lines[i])) continue;
+    if (widths[i] != widest || EndsInBoxEdge(lines[i]) || EndsInPadding(lines[i]) || AsciiFrameRow(lines[i])) {
+      continue;
+    }
     ++followed;
     std::string_view next = lines[i + 1];
     const size_t k = std::min<size_t>({8, next.size(), lines[i].size()});
@@ -766,10 +782,10 @@ bool ContinuesNext(const LineFormat& f, std::string_view line) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
   if (f.cri) return CriTag(line) == 'P';
   // A line of `wrap_width` columns has at least that many bytes. One that
-  // ends in a frame's edge (rich's box closed at the console's width) is
-  // whole.
+  // ends in a frame's edge (rich's box closed at the console's width) or is
+  // an ASCII table's row (nvidia-smi's) is whole.
   return f.wrap_width > 0 && line.size() >= f.wrap_width && DisplayWidth(line) == f.wrap_width &&
-         !EndsInBoxEdge(line) && !EndsInPadding(line);
+         !EndsInBoxEdge(line) && !EndsInPadding(line) && !AsciiFrameRow(line);
 }
 
 bool HasPartial(const LineFormat& f, std::string_view chunk) {

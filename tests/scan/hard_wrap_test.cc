@@ -147,6 +147,29 @@ TEST(HardWrap, FrameEdgesAreWholeLines) {
   EXPECT_EQ(DetectLineFormat(panels).wrap_width, 0u);
 }
 
+// An ASCII table's rows open and close on its frame ('|', '+'), all as wide
+// as the table: nvidia-smi's before driver 450 are 79 columns. A log that is
+// only such a table is not hard-wrapped, and its rows stay whole lines.
+TEST(HardWrap, AsciiTableRowsAreWholeLines) {
+  const std::string border = "+" + std::string(77, '-') + "+";
+  const std::string header = "| Processes:" + std::string(55, ' ') + "GPU Memory |";
+  const std::string rule = "|" + std::string(77, '=') + "|";
+  const std::string cells = "+" + std::string(31, '-') + "+" + std::string(22, '-') + "+" + std::string(22, '-') + "+";
+  const std::string row = "| N/A   36C    P0    41W / 300W |  12799MiB / 16280MiB |      0%      Default |";
+  ASSERT_EQ(DisplayWidth(border), 79u);
+  ASSERT_EQ(DisplayWidth(row), 79u);
+  LineFormat f;
+  f.wrap_width = 79;
+  for (const std::string& l : {border, header, rule, cells, row, "> " + border}) {
+    EXPECT_FALSE(ContinuesNext(f, l)) << l;
+  }
+  EXPECT_TRUE(ContinuesNext(f, "|" + std::string(77, 'x') + "y"));  // opens on a bar, ends mid-word
+  std::string table;
+  for (int i = 0; i < 4; ++i) table += border + "\n" + row + "\n" + cells + "\n" + header + "\n" + rule + "\n";
+  table += border + "\n";
+  EXPECT_EQ(DetectLineFormat(table).wrap_width, 0u);
+}
+
 // A capture pads a line that ended short of the console's edge with blanks
 // to it (tmux's capture-pane, a copied screen): as wide as the wrapped
 // lines, it ended, and the next record's prefix after it is no sign against
