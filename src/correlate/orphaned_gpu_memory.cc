@@ -17,8 +17,8 @@
 // two-line column header, 525+ and 555+ widths) has that shape. The section
 // is empty when the line under its rule is the closing border, or `No running
 // processes found` over it; a section whose rows run on, or that the log cuts
-// after its rule, is no evidence. A file that ends on the section's column
-// header (a posted table that stops there) shows no process row either.
+// after its rule, or before it (a posted table that stops on the section's
+// column header), is no evidence.
 // Progress or a served request after the table in its file is a job that
 // runs on the GPU (a container's nvidia-smi lists nothing while its own
 // training holds the memory): no verdict.
@@ -59,7 +59,7 @@ struct TableLine {
 // The section under the header at `h`: the line its rows end on when it
 // lists none, nullopt when it lists a process or cannot be read whole.
 std::optional<uint64_t> EmptySectionEnd(const std::map<uint64_t, size_t>& at, const Evidence& header,
-                                        const CorrelationState& st, uint64_t lines) {
+                                        const CorrelationState& st) {
   auto has = [&](uint64_t line, const char* field) {
     auto it = at.find(line);
     return it != at.end() && st.evs[it->second].Field(field) != nullptr;
@@ -72,11 +72,8 @@ std::optional<uint64_t> EmptySectionEnd(const std::map<uint64_t, size_t>& at, co
     if (has(r + 1, "smi_none") && has(r + 2, "smi_border")) return r + 2;
     return std::nullopt;
   }
-  // No rule: the file ends on the column header.
-  if (lines > 0 && lines <= h + 2) {
-    auto next = at.upper_bound(h);
-    if (next == at.end()) return lines;
-  }
+  // No rule under the column header (a file that stops there included): the section
+  // is cut, and a cut section shows neither a process nor its absence.
   return std::nullopt;
 }
 
@@ -104,12 +101,11 @@ void AddOrphanedGpuMemory(CorrelationState& st) {
     }
   }
   for (const auto& [source, at] : tables) {
-    uint64_t lines = source < st.scan.sources.size() ? st.scan.sources[source].lines : 0;
     uint64_t after_previous = 0;  // the line the previous section ended on
     for (const auto& [line, idx] : at) {
       const Evidence& header = st.evs[idx];
       if (!header.Field("smi_procs")) continue;
-      std::optional<uint64_t> end = EmptySectionEnd(at, header, st, lines);
+      std::optional<uint64_t> end = EmptySectionEnd(at, header, st);
       // The GPU rows of this table: above its header, below the section before.
       const Evidence* held = nullptr;
       int64_t held_used = 0, held_total = 0;
