@@ -30,14 +30,13 @@ constexpr size_t kIPythonReach = 512;
 // the exception line: the code line, Python 3.11's caret line, a note.
 constexpr int kMaxGap = 3;
 
-// `  File "/w/train.py", line 212, in main` -> "/w/train.py:212 in main".
-std::optional<std::string> ParseFrame(std::string_view s) {
-  size_t f = s.find("File \"");
-  if (f == std::string_view::npos) return std::nullopt;
-  // Python indents frames by two spaces after whatever prefix the line has;
-  // loguru marks the frame its exception was caught in with '>' for the
-  // first ("> File ...", _better_exceptions.py, backtrace=True).
-  if (f < 2 || s[f - 1] != ' ' || (s[f - 2] != ' ' && s[f - 2] != '>')) return std::nullopt;
+std::string_view RightTrimmedCr(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// The frame whose `File "` starts at `f` in `s`, read as "file:line[ in func]".
+std::optional<std::string> FrameAt(std::string_view s, size_t f) {
   size_t name_start = f + 6;
   size_t q = s.find("\", line ", name_start);
   if (q == std::string_view::npos) return std::nullopt;
@@ -54,6 +53,34 @@ std::optional<std::string> ParseFrame(std::string_view s) {
     StrAppend(&out, " in ", func);
   }
   return out;
+}
+
+// `  File "/w/train.py", line 212, in main` -> "/w/train.py:212 in main".
+std::optional<std::string> ParseFrame(std::string_view s) {
+  size_t f = s.find("File \"");
+  if (f == std::string_view::npos) return std::nullopt;
+  // Python indents frames by two spaces after whatever prefix the line has;
+  // loguru marks the frame its exception was caught in with '>' for the
+  // first ("> File ...", _better_exceptions.py, backtrace=True).
+  if (f < 2 || s[f - 1] != ' ' || (s[f - 2] != ' ' && s[f - 2] != '>')) return std::nullopt;
+  return FrameAt(s, f);
+}
+
+// A frame that lost its indentation when pasted (`File "x.py", line 3, in f`
+// at the start of `s`, or under less than CPython's two spaces): read as
+// ParseFrame's. Nothing else in a log starts with `File "NAME", line N`.
+std::optional<std::string> ParseFlatFrame(std::string_view s) {
+  size_t f = s.find_first_not_of(" \t");
+  if (f == std::string_view::npos || f >= 2 || !s.substr(f).starts_with("File \"")) return std::nullopt;
+  return FrameAt(s, f);
+}
+
+// Whether `s` is Python 3.11's caret line under a frame's code line
+// (`^^^^^^`, `~~~~^^^^~~`), whatever its indentation.
+bool CaretLine(std::string_view s) {
+  s = RightTrimmedCr(s);
+  size_t i = s.find_first_not_of(" \t");
+  return i != std::string_view::npos && s.find_first_not_of(" \t^~", i) == std::string_view::npos;
 }
 
 bool SameStream(const Attribution& a, const Attribution& b) {
@@ -514,6 +541,14 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   size_t frames = 0;
   int gap = 0;
   bool finalizer = false;  // the outermost frame is a __del__
+  // A traceback pasted flat (its indentation lost: frames, code lines and
+  // caret lines all at the prefix's column) is read frame by frame: the
+  // one line under a flat frame is its code line, whatever it reads as
+  // (`main()`, `loss.backward()`), a caret line may follow it, and the
+  // first line after those that is none of them is the exception line.
+  const std::string_view header_prefix = h.message.substr(0, h.message.find(kHeader));
+  bool code_slot = false;   // the line after a flat frame
+  bool caret_slot = false;  // the line after a flat frame's code line
   for (size_t at = 0, index = 0; at < after.size(); ++index) {
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
@@ -521,13 +556,34 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     const std::optional<std::string> frame = ParseFrame(v.message);
     if (SameStream(StreamOf(l->text, v, fmt, tctx), mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
-      if (frame) {
+      std::optional<std::string> flat;
+      std::string_view flat_prefix;
+      if (!frame) {
+        if (frames > 0) {
+          flat = ParseFlatFrame(s);
+        } else if (flat = ParseFlatFrame(v.message); !flat && !header_prefix.empty() &&
+                                                      v.message.starts_with(header_prefix)) {
+          flat = ParseFlatFrame(v.message.substr(header_prefix.size()));
+          if (flat) flat_prefix = header_prefix;
+        }
+      }
+      const bool blank = s.find_first_not_of(" \t") == std::string_view::npos;
+      if (frame || flat) {
         if (frames == 0) {
-          prefix = std::string(v.message.substr(0, v.message.find("File \"") - 2));
-          finalizer = frame->ends_with(" in __del__");
+          prefix = frame ? std::string(v.message.substr(0, v.message.find("File \"") - 2)) : std::string(flat_prefix);
+          finalizer = (frame ? *frame : *flat).ends_with(" in __del__");
         }
         ++frames;
         gap = 0;
+        code_slot = flat.has_value();
+        caret_slot = false;
+      } else if (code_slot && !blank) {
+        code_slot = false;  // the flat frame's code line
+        caret_slot = true;
+        ++gap;
+      } else if (caret_slot && CaretLine(s)) {
+        caret_slot = false;  // Python 3.11's carets under it
+        ++gap;
       } else if (SpacerBeforeFrame(v.message, after, l->next, fmt, tctx)) {
         // loguru's blank line before a frame's location
       } else if (frames > 0 && LoguruValueLine(s)) {
@@ -687,7 +743,9 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
     }
     if (!same) others = true;
     if (same) {
-      if (auto fr = ParseFrame(v.message)) {
+      std::optional<std::string> fr = ParseFrame(v.message);
+      if (!fr) fr = ParseFlatFrame(v.message);  // pasted flat
+      if (fr) {
         frames.push_back(std::move(*fr));
         gap = 0;
         top = static_cast<size_t>(l.data() - window.data());

@@ -566,5 +566,95 @@ TEST(Traceback, LinesOfTheTracebackBelongToTheException) {
   }
 }
 
+// A traceback pasted into an issue with its indentation lost: frames, code
+// lines and Python 3.11's caret lines all at the prefix's column. The line
+// under a flat frame is its code line, whatever it reads as (`main()`,
+// `loss.backward()`); the first line after a frame's code (and carets)
+// that is neither is the exception line.
+std::string FlatTraceback(std::string_view p, bool carets) {
+  std::string c = carets ? std::string(p) + "^^^^^^^^^^^^^^^^^^^^^^^^\n" : "";
+  return std::string(p) + "File \"/workspace/train.py\", line 212, in <module>\n" +
+         std::string(p) + "main()\n" + c +
+         std::string(p) + "File \"/workspace/train.py\", line 180, in main\n" +
+         std::string(p) + "loss.backward()\n" + c +
+         std::string(p) + "File \"/usr/lib/python3/site-packages/torch/_tensor.py\", line 521, in backward\n" +
+         std::string(p) + "torch.autograd.backward(self, gradient, retain_graph, create_graph)\n" + c;
+}
+
+TEST(Traceback, FlatPastedFramesEndInTheirExceptionLine) {
+  for (bool carets : {false, true}) {
+    for (std::string_view p : {std::string_view(""), std::string_view("[rank3]: ")}) {
+      const std::string header = std::string(p) + "Traceback (most recent call last):";
+      const std::string frames = FlatTraceback(p, carets);
+      const std::string text = frames + std::string(p) + "RuntimeError: CUDA error: an illegal memory access was encountered\n" +
+                               std::string(p) + "epoch 3 done\n";
+      auto e = After(header, text);
+      ASSERT_TRUE(e.has_value()) << carets << p;
+      EXPECT_EQ(e->index, carets ? 9u : 6u) << p;
+      EXPECT_EQ(e->exception, "RuntimeError") << carets << p;
+      EXPECT_EQ(e->message, "CUDA error: an illegal memory access was encountered");
+      // A bare class, a dotted one.
+      e = After(header, frames + std::string(p) + "torch.OutOfMemoryError\n");
+      ASSERT_TRUE(e.has_value()) << carets << p;
+      EXPECT_EQ(e->exception, "torch.OutOfMemoryError");
+      // Cut in its frames: no exception line, told as running out there.
+      EXPECT_EQ(Told(header, frames), std::pair(false, true)) << carets << p;
+      // Frames that end in a blank line or a log record have none.
+      EXPECT_FALSE(After(header, frames + std::string(p) + "\n").has_value());
+      EXPECT_FALSE(After(header, frames + std::string(p) + "2026-11-02 13:46:10 INFO retrying\n").has_value());
+    }
+  }
+  // The code line under a flat frame is never the exception line, even when
+  // it reads as one; the line after it is.
+  auto e = After("Traceback (most recent call last):",
+                 "File \"x.py\", line 3, in f\nraise KeyError(k)\nKeyError: 'lr'\n");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exception, "KeyError");
+  EXPECT_EQ(e->message, "'lr'");
+  EXPECT_EQ(e->index, 2u);
+}
+
+// A flat traceback chained to the next one: the last exception is the one
+// the program ended on, the first header has none.
+TEST(Traceback, FlatPastedChainedTracebackDefersToTheNext) {
+  const std::string header = "Traceback (most recent call last):";
+  const std::string text = FlatTraceback("", false) + "KeyError: 'lr'\n\nDuring handling of the above exception, "
+                           "another exception occurred:\n\n" + header + "\n" + FlatTraceback("", true) +
+                           "RuntimeError: x\n";
+  EXPECT_FALSE(After(header, text).has_value());
+  const std::string second = text.substr(text.rfind(header) + header.size() + 1);
+  auto e = After(header, second);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exception, "RuntimeError");
+}
+
+// The flat frames fold into the exception line's evidence as indented ones do.
+TEST(Traceback, FlatPastedFramesFold) {
+  for (bool carets : {false, true}) {
+    auto flat = Fold("step 10 done\nTraceback (most recent call last):\n" + FlatTraceback("", carets),
+                     "RuntimeError: CUDA error: an illegal memory access was encountered");
+    ASSERT_TRUE(flat.has_value()) << carets;
+    EXPECT_TRUE(flat->complete);
+    EXPECT_EQ(flat->frame_count, 3u);
+    EXPECT_EQ(flat->raised_at, "/usr/lib/python3/site-packages/torch/_tensor.py:521 in backward");
+    EXPECT_EQ(flat->frames,
+              "/workspace/train.py:212 in <module> > /workspace/train.py:180 in main > "
+              "/usr/lib/python3/site-packages/torch/_tensor.py:521 in backward");
+  }
+}
+
+// Indented tracebacks read as before: a column-0 line under an indented
+// frame's code is the exception line.
+TEST(Traceback, IndentedTracebackUnchangedByFlatReading) {
+  const std::string text = "  File \"x.py\", line 3, in f\n    main()\n    ^^^^^^\nValueError: bad\n";
+  auto e = After("Traceback (most recent call last):", text);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exception, "ValueError");
+  EXPECT_EQ(e->index, 3u);
+  e = After("Traceback (most recent call last):", "  File \"x.py\", line 3, in f\nValueError: bad\n");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->index, 1u);
+}
+
 }  // namespace
 }  // namespace faultline
