@@ -72,6 +72,16 @@ type Input struct {
 	Warnings []SourceError `json:"warnings,omitempty"`
 	// Caps says what the counts cover: what was capped, with true counts.
 	Caps Caps `json:"caps"`
+	// Job is how the job ended as the caller stated it (Options.JobState,
+	// JobExitStatus); nil when nothing was stated.
+	Job *JobOutcome `json:"job,omitempty"`
+}
+
+// JobOutcome is the report's input.job: the stated state (nil when only the
+// exit status was stated) and exit status (nil when not stated).
+type JobOutcome struct {
+	State      *string `json:"state"`
+	ExitStatus *int    `json:"exit_status"`
 }
 
 // Caps is what a report's counts cover: evidence kept of the matches

@@ -91,6 +91,32 @@ type Options struct {
 	MaxRestartsPerRule uint32
 	MaxRestartsPerHost uint32
 	RestartWindow      time.Duration
+
+	// How the job ended, when the caller knows (fl_session_options.job_state
+	// and job_exit_status). JobState is "" (unknown), "completed", "failed",
+	// "timeout", "cancelled", "oom", "node_fail", "preempted", "running"
+	// (alive when the logs were taken), or Slurm's State name ("COMPLETED",
+	// "OUT_OF_MEMORY", ...); JobExitStatus is nil (unknown), 0 to 255, or a
+	// negative signal number. Anything else is ErrInvalidArg. With no
+	// incident in the logs, a stated failure gives the state's catalog
+	// reference (else the fallback's) on the rank whose log stopped first,
+	// "running" the silent hang; "completed" with exit status 0 marks what
+	// the logs show as survived. A cause the evidence backs is never
+	// overridden. The report echoes it (Input.Job).
+	JobState      string
+	JobExitStatus *int
+}
+
+// jobStates maps JobState to fl_session_options.job_state.
+var jobStates = map[string]C.int32_t{
+	"completed": C.FL_JOB_COMPLETED, "COMPLETED": C.FL_JOB_COMPLETED,
+	"failed": C.FL_JOB_FAILED, "FAILED": C.FL_JOB_FAILED,
+	"timeout": C.FL_JOB_TIMEOUT, "TIMEOUT": C.FL_JOB_TIMEOUT,
+	"cancelled": C.FL_JOB_CANCELLED, "CANCELLED": C.FL_JOB_CANCELLED,
+	"oom": C.FL_JOB_OOM, "OUT_OF_MEMORY": C.FL_JOB_OOM,
+	"node_fail": C.FL_JOB_NODE_FAIL, "NODE_FAIL": C.FL_JOB_NODE_FAIL,
+	"preempted": C.FL_JOB_PREEMPTED, "PREEMPTED": C.FL_JOB_PREEMPTED,
+	"running": C.FL_JOB_RUNNING, "RUNNING": C.FL_JOB_RUNNING,
 }
 
 // Session scans sources into evidence and finishes into a Report. Add
@@ -168,6 +194,19 @@ func (opts *Options) toC() (*cOptions, error) {
 	o.co.max_restarts_per_rule = C.uint32_t(opts.MaxRestartsPerRule)
 	o.co.max_restarts_per_host = C.uint32_t(opts.MaxRestartsPerHost)
 	o.co.restart_window_s = C.double(opts.RestartWindow.Seconds())
+	if opts.JobState != "" {
+		st, ok := jobStates[opts.JobState]
+		if !ok {
+			return nil, &Error{Code: StatusInvalidArg, Msg: fmt.Sprintf("JobState %q is not a job state", opts.JobState)}
+		}
+		o.co.job_state = st
+	}
+	if opts.JobExitStatus != nil {
+		if *opts.JobExitStatus < -64 || *opts.JobExitStatus > 255 {
+			return nil, &Error{Code: StatusInvalidArg, Msg: fmt.Sprintf("JobExitStatus %d is not an exit status (0 to 255) nor a negative signal number (-1 to -64)", *opts.JobExitStatus)}
+		}
+		o.co.job_exit_status = C.int32_t(*opts.JobExitStatus)
+	}
 	if !opts.JobStart.IsZero() {
 		o.co.job_start_us = C.int64_t(opts.JobStart.UnixMicro())
 	}

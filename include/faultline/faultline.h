@@ -335,12 +335,40 @@ typedef struct fl_session_options {
   uint32_t max_restarts_per_host;  /* 0: the default, 3 */
   double restart_window_s;         /* 0: the default, 86400 (24 h). Negative,
                                       NaN or infinite: FL_ERR_INVALID_ARG */
+  /* How the job ended, when the caller knows (added within 0.3; a caller's
+   * struct that ends before them gets the defaults: unknown). The logs
+   * alone cannot tell a hang from a log posted cut. With no incident in the
+   * logs, a stated failure gives the catalog reference the state names (an
+   * OOM kill, the time limit, a node failure, a preemption), else the
+   * fallback's, on the rank whose log stopped first; FL_JOB_RUNNING gives
+   * the silent hang; completed with exit status 0 marks what the logs show
+   * as survived. A cause the evidence backs is never overridden. The
+   * report echoes both (input.job). */
+  int32_t job_state;       /* FL_JOB_UNKNOWN (0) or an FL_JOB_* below;
+                              anything else: FL_ERR_INVALID_ARG */
+  int32_t job_exit_status; /* FL_EXIT_STATUS_UNSET: unknown; else 0-255, or
+                              a negative signal number (-1 to -64);
+                              anything else: FL_ERR_INVALID_ARG */
 } fl_session_options;
+
+/* fl_session_options.job_state: Slurm's job states (COMPLETED, FAILED,
+ * TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, RUNNING). */
+#define FL_JOB_UNKNOWN 0
+#define FL_JOB_COMPLETED 1
+#define FL_JOB_FAILED 2
+#define FL_JOB_TIMEOUT 3
+#define FL_JOB_CANCELLED 4
+#define FL_JOB_OOM 5
+#define FL_JOB_NODE_FAIL 6
+#define FL_JOB_PREEMPTED 7
+#define FL_JOB_RUNNING 8
+#define FL_EXIT_STATUS_UNSET INT32_MIN
 
 #define FL_SESSION_OPTIONS_INIT                                            \
   {                                                                        \
     sizeof(fl_session_options), 0, FL_TIME_UNSET, FL_TIME_UNSET, NULL, 0,  \
-        NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0                     \
+        NULL, NULL, NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, FL_JOB_UNKNOWN,    \
+        FL_EXIT_STATUS_UNSET                                               \
   }
 
 /* Sets the first `size` bytes of *opts to the defaults, with opts->size =

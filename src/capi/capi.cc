@@ -292,6 +292,19 @@ fl_status ReadOptions(const fl_session_options* opts, fl_session_options* o,
     return SetError(err, FL_ERR_INVALID_ARG,
                     StrCat("time_budget_s is ", o->time_budget_s, ": not a finite, non-negative number of seconds"));
   }
+  if (o->job_state < FL_JOB_UNKNOWN || o->job_state > FL_JOB_RUNNING) {
+    return SetError(err, FL_ERR_INVALID_ARG, StrCat("job_state ", o->job_state, " is not an FL_JOB_* value"));
+  }
+  copts->job.state = static_cast<faultline::JobState>(o->job_state);
+  if (o->job_exit_status != FL_EXIT_STATUS_UNSET) {
+    if (o->job_exit_status < -64 || o->job_exit_status > 255) {
+      return SetError(err, FL_ERR_INVALID_ARG,
+                      StrCat("job_exit_status ", o->job_exit_status,
+                             " is not an exit status (0 to 255) nor a negative signal number (-1 to -64)"));
+    }
+    copts->job.has_exit_status = true;
+    copts->job.exit_status = o->job_exit_status;
+  }
   return ReadRetryPolicy(*o, &copts->retry, err);
 }
 

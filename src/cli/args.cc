@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
+
+#include "faultline/faultline.h"
 
 namespace faultline::cli {
 
@@ -98,6 +101,30 @@ bool ParseSeconds(const char* v, double* seconds) {
   if (end == v || *end != '\0' || !std::isfinite(s) || s <= 0 || s > 1e9) return false;
   *seconds = s;
   return true;
+}
+
+bool ParseJobState(const char* v, int32_t* state) {
+  struct Name {
+    const char* ours;
+    const char* slurm;
+    int32_t value;
+  };
+  static constexpr Name kNames[] = {
+      {"completed", "COMPLETED", FL_JOB_COMPLETED}, {"failed", "FAILED", FL_JOB_FAILED},
+      {"timeout", "TIMEOUT", FL_JOB_TIMEOUT},       {"cancelled", "CANCELLED", FL_JOB_CANCELLED},
+      {"oom", "OUT_OF_MEMORY", FL_JOB_OOM},         {"node_fail", "NODE_FAIL", FL_JOB_NODE_FAIL},
+      {"preempted", "PREEMPTED", FL_JOB_PREEMPTED}, {"running", "RUNNING", FL_JOB_RUNNING},
+  };
+  std::string_view s = v ? v : "";
+  // sacct writes a cancellation with who did it: "CANCELLED by 1000".
+  if (s.starts_with("CANCELLED by ")) s = "CANCELLED";
+  for (const Name& n : kNames) {
+    if (s == n.ours || s == n.slurm) {
+      *state = n.value;
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace faultline::cli

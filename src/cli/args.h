@@ -37,6 +37,13 @@ bool ParseByteSize(const char* v, uint64_t* bytes);
 // --time-budget: seconds (strtod), finite, > 0 and at most 1e9.
 bool ParseSeconds(const char* v, double* seconds);
 
+// --job-state: completed, failed, timeout, cancelled, oom, node_fail,
+// preempted, running, or Slurm's State names (COMPLETED, FAILED, TIMEOUT,
+// CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, RUNNING; sacct's
+// "CANCELLED by UID" too), to an FL_JOB_* value. Returns false (output
+// untouched) for anything else.
+bool ParseJobState(const char* v, int32_t* state);
+
 }  // namespace faultline::cli
 
 #endif  // FAULTLINE_CLI_ARGS_H_

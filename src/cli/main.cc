@@ -97,6 +97,14 @@ constexpr Option kMaxRestartsPerHostOption{"max-restarts-per-host", 0, "N",
 constexpr Option kRestartWindowOption{"restart-window", 0, "DURATION",
     "how far back earlier attempts count against the restart limits, 1s to 10000h (default 24h; s, m, h)"};
 
+// How the job ended, when the caller knows (fl_session_options; docs/cli.md,
+// "How the job ended").
+constexpr Option kJobStateOption{"job-state", 0, "STATE",
+    "how the job ended: completed, failed, timeout, cancelled, oom, node_fail, preempted, running "
+    "(the process was alive when the logs were taken), or Slurm's State name (COMPLETED, OUT_OF_MEMORY, ...)"};
+constexpr Option kJobExitStatusOption{"job-exit-status", 0, "N",
+    "the job's exit status, 0 to 255, or a negative signal number (-9: killed by SIGKILL)"};
+
 constexpr Option kDiagnoseOptions[] = {
     {"json", 0, nullptr, "print the report as JSON (schema/report.schema.json) instead of text"},
     kRulesOption,
@@ -104,6 +112,8 @@ constexpr Option kDiagnoseOptions[] = {
     {"job-start", 0, "TIME",
      "job start, RFC 3339 or epoch seconds (default: derived from the logs)"},
     {"job-end", 0, "TIME", "job end, RFC 3339 or epoch seconds (default: derived from the logs)"},
+    kJobStateOption,
+    kJobExitStatusOption,
     kClockOffsetOption,
     kTzOption,
     kMaxSourceBytesOption,
@@ -156,6 +166,8 @@ constexpr Option kWatchOptions[] = {
     {"job-start", 0, "TIME",
      "job start, RFC 3339 or epoch seconds (default: derived from the logs)"},
     {"job-end", 0, "TIME", "job end, RFC 3339 or epoch seconds (default: derived from the logs)"},
+    kJobStateOption,
+    kJobExitStatusOption,
     kClockOffsetOption,
     kTzOption,
     kMaxRestartsPerRuleOption,
@@ -284,6 +296,8 @@ struct Args {
   const char* rules = nullptr;
   unsigned threads = 0;
   int64_t job_start = FL_TIME_UNSET, job_end = FL_TIME_UNSET;
+  int32_t job_state = FL_JOB_UNKNOWN;
+  int32_t job_exit_status = FL_EXIT_STATUS_UNSET;
   std::vector<std::string> offset_hosts;
   std::vector<double> offset_secs;
   const char* tz = nullptr;
@@ -344,6 +358,18 @@ int Apply(const Command& c, const Option& o, const std::string& as, const char* 
       return CommandUsage(c, as + ": '" + v + "' is not an RFC 3339 time or epoch seconds");
     }
     (name == "job-start" ? a.job_start : a.job_end) = t;
+  } else if (name == "job-state") {
+    if (!faultline::cli::ParseJobState(v, &a.job_state)) {
+      return CommandUsage(c, as + ": '" + v +
+                                 "' is not a job state (completed, failed, timeout, cancelled, oom, node_fail, "
+                                 "preempted, running, or Slurm's COMPLETED, FAILED, TIMEOUT, CANCELLED, "
+                                 "OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, RUNNING)");
+    }
+  } else if (name == "job-exit-status") {
+    if (!WholeNumber(v, -64, 255, &n)) {
+      return CommandUsage(c, as + ": '" + v + "' is not an exit status (0 to 255) nor a negative signal number (-1 to -64)");
+    }
+    a.job_exit_status = static_cast<int32_t>(n);
   } else if (name == "clock-offset") {
     std::string host;
     double secs = 0;
@@ -519,6 +545,8 @@ fl_session* OpenSession(const fl_ruleset* rs, const Args& a, bool tty, bool* inp
   opts.threads = a.threads;
   opts.job_start_us = a.job_start;
   opts.job_end_us = a.job_end;
+  opts.job_state = a.job_state;
+  opts.job_exit_status = a.job_exit_status;
   std::vector<fl_clock_offset> offsets;
   for (size_t i = 0; i < a.offset_hosts.size(); ++i) {
     offsets.push_back({a.offset_hosts[i].c_str(), a.offset_secs[i]});
@@ -805,6 +833,8 @@ int CmdWatch(int argc, char** argv) {
   w.session.threads = a.threads ? a.threads : 1;  // lines arrive a little at a time
   w.session.job_start_us = a.job_start;
   w.session.job_end_us = a.job_end;
+  w.session.job_state = a.job_state;
+  w.session.job_exit_status = a.job_exit_status;
   std::vector<fl_clock_offset> offsets;
   for (size_t i = 0; i < a.offset_hosts.size(); ++i) {
     offsets.push_back({a.offset_hosts[i].c_str(), a.offset_secs[i]});

@@ -562,7 +562,10 @@ Diagnosis CorrelateAttempts(const Ruleset& rs, ScanResult& scan, const Correlate
   for (uint32_t a = 0; a < plan.attempts.size(); ++a) {
     std::vector<size_t> picked;
     ScanResult sub = SubScan(scan, all, metrics, plan, a, picked);
-    per_attempt.push_back(CorrelateOnce(rs, sub, opts));
+    // What the caller states about the job's end is about its last attempt.
+    CorrelateOptions o = opts;
+    if (a + 1 < plan.attempts.size()) o.job = {};
+    per_attempt.push_back(CorrelateOnce(rs, sub, o));
     FillSteps(rs, sub, per_attempt.back());
     // Attribution and clock alignment changed the attempt's records: the
     // report shows them as its incidents do.

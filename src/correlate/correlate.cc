@@ -95,7 +95,7 @@ constexpr void (*kPasses[])(CorrelationState&) = {
     Attribute,       AlignClocks,   BuildEvidenceIndex,  FindJobWindow, GateEvidence,
     ApplyConditions, BuildClusters, LinkCauses,          MarkSurvived,  ChooseFallback,
     BuildIncidents,  RunDetectors,  UseFlightRecorder,   AddPracticeFindings, RankIncidents,
-    EstimatePriors};
+    UseJobState,     EstimatePriors};
 
 // One attempt's evidence (attempts.cc splits a job's attempts first).
 Diagnosis CorrelateOnce(const Ruleset& rs, ScanResult& scan, const CorrelateOptions& opts) {
@@ -112,6 +112,7 @@ Diagnosis Correlate(const Ruleset& rs, ScanResult& scan, const CorrelateOptions&
   // First: which NCCL warnings were fatal is read off the lines around them.
   internal::KeepReturnChainHeads(rs, scan);
   Diagnosis d = internal::CorrelateAttempts(rs, scan, opts);
+  d.job = opts.job;
   // Last: the action reads the ranked incidents and the attempts.
   DecideActions(rs, opts.retry, d);
   return d;

@@ -27,6 +27,8 @@ namespace faultline {
 struct CorrelateOptions {
   int64_t job_start_us = kNoTime;  // overrides what the logs say
   int64_t job_end_us = kNoTime;
+  // How the job ended, when the caller knows (job_state.cc).
+  JobOutcome job;
   std::map<std::string, double> clock_offsets_s;  // user overrides, host -> s
   // Hardware/driver/kernel evidence this far outside the job window is stale.
   // Two hours: an application log that is only a fragment (the watchdog

@@ -110,7 +110,27 @@ struct Attempt {
   int64_t step = -1;
 };
 
+// What the caller states about how the job ended (the scheduler's state,
+// the launcher's exit status, whether the process was still alive when the
+// logs were collected): the logs alone cannot tell a hang from a log posted
+// cut. Echoed in the report (input.job).
+enum class JobState : uint8_t {
+  kUnknown, kCompleted, kFailed, kTimeout, kCancelled, kOom, kNodeFail, kPreempted, kRunning
+};
+inline const char* JobStateName(JobState s) {
+  static constexpr const char* kNames[] = {"unknown", "completed", "failed",    "timeout", "cancelled",
+                                           "oom",     "node_fail", "preempted", "running"};
+  return kNames[static_cast<size_t>(s)];
+}
+struct JobOutcome {
+  JobState state = JobState::kUnknown;
+  bool has_exit_status = false;
+  int32_t exit_status = 0;  // 0-255, or a negative signal number
+  bool Stated() const { return state != JobState::kUnknown || has_exit_status; }
+};
+
 struct Diagnosis {
+  JobOutcome job;  // as the caller stated it (CorrelateOptions::job)
   std::vector<Incident> incidents;
   std::vector<Attempt> attempts;  // empty or one when the job ran once
   std::vector<Ignored> ignored;

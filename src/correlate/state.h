@@ -200,6 +200,8 @@ void AddOrphanedGpuMemory(CorrelationState& st);
 void UseFlightRecorder(CorrelationState& st);
 void AddPracticeFindings(CorrelationState& st);
 void RankIncidents(CorrelationState& st);
+// What the caller stated about the job's end (job_state.cc).
+void UseJobState(CorrelationState& st);
 void EstimatePriors(CorrelationState& st);
 
 // findings.cc: a detector finding's incident, of the first rule whose

@@ -239,7 +239,16 @@ void AppendInputJson(const ScanResult& scan, const Diagnosis& d, std::string& ou
     AppendJsonString(out, scan.warnings[i].message);
     out += '}';
   }
-  out += "]}";
+  out += ']';
+  if (d.job.Stated()) {  // what the caller said of the job's end
+    out += ",\"job\":{\"state\":";
+    if (d.job.state == JobState::kUnknown) out += "null";
+    else AppendJsonString(out, JobStateName(d.job.state));
+    out += ",\"exit_status\":";
+    out += d.job.has_exit_status ? std::to_string(d.job.exit_status) : std::string("null");
+    out += '}';
+  }
+  out += '}';
 }
 
 void AppendWindowJson(const Diagnosis& d, std::string& out) {
@@ -467,6 +476,13 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
   out += StrCat("faultline ", kVersionString, " - ", scan.sources.size(), " source(s), ",
                 scan.lines, " lines, ", scan.bytes, " bytes, ", d.ranks, " rank(s), ", d.hosts,
                 " host(s)\n");
+  if (d.job.Stated()) {
+    out += StrCat("job end as stated: ", d.job.state == JobState::kUnknown ? "" : JobStateName(d.job.state),
+                  d.job.has_exit_status ? StrCat(d.job.state == JobState::kUnknown ? "" : ", ", "exit status ",
+                                                 d.job.exit_status)
+                                        : std::string(),
+                  "\n");
+  }
   if (d.job_start_us != kNoTime) {
     out += StrCat("job window: ", FormatRfc3339(d.job_start_us), " .. ",
                   d.job_end_us == kNoTime ? "?" : FormatRfc3339(d.job_end_us), "\n");

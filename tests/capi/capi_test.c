@@ -1,6 +1,7 @@
 /* The C ABI, tested from C (LevelDB's c_test.c idea): a compiler that sees
  * only faultline.h and a linker that sees only libfaultline.so. */
 #include <faultline/faultline.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,44 @@ static void test_options_versioning(fl_ruleset* rs) {
     opts.max_restarts_per_rule = 1;
     opts.max_restarts_per_host = 5;
     opts.restart_window_s = 3600;
+    CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
+    fl_session_free(s);
+  }
+  /* How the job ended: unknown by default (a struct that ends before the
+   * fields gets that too); a value out of range is refused, naming the
+   * field. */
+  {
+    fl_session_options_init(&opts, sizeof opts);
+    CHECK(opts.job_state == FL_JOB_UNKNOWN && opts.job_exit_status == FL_EXIT_STATUS_UNSET);
+    static const int32_t bad_state[] = {-1, FL_JOB_RUNNING + 1};
+    for (size_t i = 0; i < sizeof bad_state / sizeof bad_state[0]; ++i) {
+      fl_session_options_init(&opts, sizeof opts);
+      opts.job_state = bad_state[i];
+      err = NULL;
+      CHECK(fl_session_new(&s, rs, &opts, &err) == FL_ERR_INVALID_ARG);
+      CHECK(err && strstr(fl_error_message(err), "job_state"));
+      fl_error_free(err);
+    }
+    static const int32_t bad_status[] = {256, -65};
+    for (size_t i = 0; i < sizeof bad_status / sizeof bad_status[0]; ++i) {
+      fl_session_options_init(&opts, sizeof opts);
+      opts.job_exit_status = bad_status[i];
+      err = NULL;
+      CHECK(fl_session_new(&s, rs, &opts, &err) == FL_ERR_INVALID_ARG);
+      CHECK(err && strstr(fl_error_message(err), "job_exit_status"));
+      fl_error_free(err);
+    }
+    /* A caller built against the header before these fields: whatever
+     * follows its struct is never read. */
+    fl_session_options_init(&opts, sizeof opts);
+    opts.job_state = 99;
+    opts.job_exit_status = 999;
+    opts.size = (uint32_t)offsetof(fl_session_options, job_state);
+    CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
+    fl_session_free(s);
+    fl_session_options_init(&opts, sizeof opts);
+    opts.job_state = FL_JOB_TIMEOUT;
+    opts.job_exit_status = -9;
     CHECK(fl_session_new(&s, rs, &opts, NULL) == FL_OK);
     fl_session_free(s);
   }

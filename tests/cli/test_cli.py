@@ -289,7 +289,7 @@ COMMANDS = {
     "diagnose": {"json", "rules", "threads", "job-start", "job-end", "clock-offset", "tz", "output",
                  "html", "exit-code", "quiet", "help", "max-source-bytes", "max-decompressed-bytes",
                  "time-budget", "max-restarts-per-rule", "max-restarts-per-host", "restart-window",
-                 "prior-bundle"},
+                 "prior-bundle", "job-state", "job-exit-status"},
     "scan": {"json", "rules", "threads", "clock-offset", "tz", "output", "help", "max-source-bytes",
              "max-decompressed-bytes", "time-budget", "bundle"},
     "compile": {"output", "help"},

@@ -2211,5 +2211,79 @@ TEST_F(CorrelateTest, NcclWarningNeedsItsReturnChainBelowIt) {
   }
 }
 
+// ---------------------------------------------------------------- the job's stated end
+
+// Two ranks whose logs just stop, rank 5 two minutes before rank 4.
+void CutRanks(Synth& s) {
+  uint32_t a = s.Source("node006/rank-4.log", "node006", 4, kT0, kT0 + 4 * kMin);
+  uint32_t b = s.Source("node006/rank-5.log", "node006", 5, kT0, kT0 + 2 * kMin);
+  for (int m = 0; m <= 4; ++m) s.Add(a, "training-progress", "megatron_iteration", kT0 + m * kMin, 4);
+  for (int m = 0; m <= 2; ++m) s.Add(b, "training-progress", "megatron_iteration", kT0 + m * kMin, 5);
+}
+
+std::vector<const Incident*> Failing(const Diagnosis& d) {
+  std::vector<const Incident*> out;
+  for (const Incident& i : d.incidents) {
+    if (!i.survived && !internal::PracticeFinding(i)) out.push_back(&i);
+  }
+  return out;
+}
+
+TEST_F(CorrelateTest, StatedFailureWithNoIncidentLeadsWithTheRankThatStoppedFirst) {
+  {
+    Synth s(rs());
+    CutRanks(s);
+    EXPECT_THAT(Failing(s.Run()), IsEmpty());
+  }
+  const std::pair<JobState, const char*> cases[] = {
+      {JobState::kFailed, "unrecognised-fatal-error"}, {JobState::kOom, "slurm-oom-kill-event"},
+      {JobState::kTimeout, "slurm-time-limit"},        {JobState::kNodeFail, "job-interrupted-node-failure"},
+      {JobState::kPreempted, "preemption"},            {JobState::kRunning, "training-silent-hang"}};
+  for (const auto& [state, rule] : cases) {
+    Synth s(rs());
+    CutRanks(s);
+    CorrelateOptions opts;
+    opts.job.state = state;
+    Diagnosis d = s.Run(opts);
+    ASSERT_FALSE(Failing(d).empty()) << JobStateName(state);
+    const Incident& inc = *Failing(d)[0];
+    EXPECT_EQ(Id(inc.rule), rule);
+    EXPECT_EQ(inc.rank, 5) << inc.explanation;
+    EXPECT_TRUE(inc.inferred);
+    ASSERT_FALSE(inc.initiating.empty());
+    EXPECT_EQ(inc.initiating.back().time_us, kT0 + 2 * kMin);
+    EXPECT_NE(inc.explanation.find("The caller states the job"), std::string::npos) << inc.explanation;
+    EXPECT_FALSE(inc.missing_facts.empty());
+    EXPECT_EQ(d.job.state, state);
+  }
+}
+
+TEST_F(CorrelateTest, StatedEndNeverOverridesAnEvidenceBackedCause) {
+  for (JobState state : {JobState::kOom, JobState::kRunning, JobState::kCompleted}) {
+    Synth s(rs());
+    uint32_t kern = s.Source("node006/kern.log", "node006");
+    uint32_t app = s.Source("node006/rank-4.log", "node006", 4, kT0, kT0 + kHour);
+    s.scan.devices.push_back({"node006", 4, 4, "9a000"});
+    s.Add(app, "training-progress", "megatron_iteration", kT0, 4);
+    Evidence& ev = s.Add(kern, "xid-79-fallen-off-bus", "xid79", kT0 + 10 * kMin, -1,
+                         "NVRM: Xid (PCI:0000:9a:00): 79, pid='<unknown>', name=<unknown>, GPU has "
+                         "fallen off the bus.");
+    ev.gpu = "0000:9a:00.0";
+    ev.monotonic_s = 1e6;
+    CorrelateOptions opts;
+    opts.job.state = state;
+    opts.job.has_exit_status = true;
+    opts.job.exit_status = state == JobState::kCompleted ? 0 : 137;
+    Diagnosis d = s.Run(opts);
+    ASSERT_FALSE(d.incidents.empty());
+    const Incident& inc = d.incidents[0];
+    EXPECT_EQ(Id(inc.rule), "xid-79-fallen-off-bus") << JobStateName(state);
+    EXPECT_NE(inc.explanation.find("The caller states the job"), std::string::npos) << inc.explanation;
+    // The job finished: what the logs show did not end it.
+    EXPECT_EQ(inc.survived, state == JobState::kCompleted);
+    EXPECT_EQ(Failing(d).size(), state == JobState::kCompleted ? 0u : 1u);
+  }
+}
+
 }  // namespace
 }  // namespace faultline

@@ -126,6 +126,7 @@ _SCALARS = {
     "unsigned": ("int", ctypes.sizeof(ctypes.c_uint), False),
     "unsigned int": ("int", ctypes.sizeof(ctypes.c_uint), False),
     "uint32_t": ("int", 4, False),
+    "int32_t": ("int", 4, True),
     "int64_t": ("int", 8, True),
     "uint64_t": ("int", 8, False),
     "size_t": ("int", ctypes.sizeof(ctypes.c_size_t), False),

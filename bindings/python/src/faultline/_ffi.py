@@ -23,6 +23,7 @@ from ctypes import (
     c_char_p,
     c_double,
     c_int,
+    c_int32,
     c_int64,
     c_size_t,
     c_uint,
@@ -111,6 +112,8 @@ class SessionOptions(Structure):
         ("max_restarts_per_rule", c_uint32),
         ("max_restarts_per_host", c_uint32),
         ("restart_window_s", c_double),
+        ("job_state", c_int32),
+        ("job_exit_status", c_int32),
     ]
 
 

@@ -538,6 +538,10 @@ class InputSummary:
     #: directory; symlink loops): not errors, status ``None``.
     warnings: List[InputError] = field(default_factory=list)
     caps: Caps = field(default_factory=Caps)
+    #: How the job ended as the caller stated it (``job_state``,
+    #: ``job_exit_status``): ``{"state": ..., "exit_status": ...}``, None
+    #: when nothing was stated.
+    job: Optional[Dict[str, Any]] = None
 
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "InputSummary":
@@ -556,6 +560,7 @@ class InputSummary:
             ],
             warnings=[InputError(w.get("source", ""), w.get("message", "")) for w in d.get("warnings") or []],
             caps=Caps.from_dict(d.get("caps") or {}),
+            job=dict(d["job"]) if d.get("job") else None,
         )
 
 

@@ -38,6 +38,8 @@ def _options(
     max_decompressed_bytes: Optional[int] = None,
     time_budget: Optional[Union[float, timedelta]] = None,
     retry: Optional[Mapping[str, Any]] = None,
+    job_state: Optional[str] = None,
+    job_exit_status: Optional[int] = None,
 ) -> Tuple[_ffi.SessionOptions, List[Any]]:
     """fl_session_options from Python values, and the buffers it points to
     (keep them alive until the library has copied them)."""
@@ -77,7 +79,42 @@ def _options(
             raise ValueError("time_budget must be a finite number of seconds above 0")
         opts.time_budget_s = secs
     _retry_policy(opts, **(retry or {}))
+    _job_outcome(opts, job_state, job_exit_status)
     return opts, keep
+
+
+# fl_session_options.job_state: our names and Slurm's State names.
+_JOB_STATES = {
+    name: value
+    for value, (ours, slurm) in enumerate(
+        [
+            ("completed", "COMPLETED"),
+            ("failed", "FAILED"),
+            ("timeout", "TIMEOUT"),
+            ("cancelled", "CANCELLED"),
+            ("oom", "OUT_OF_MEMORY"),
+            ("node_fail", "NODE_FAIL"),
+            ("preempted", "PREEMPTED"),
+            ("running", "RUNNING"),
+        ],
+        start=1,
+    )
+    for name in (ours, slurm)
+}
+
+
+def _job_outcome(opts: _ffi.SessionOptions, job_state: Optional[str], job_exit_status: Optional[int]) -> None:
+    """How the job ended, as the caller knows it (None: unknown)."""
+    if job_state is not None:
+        if job_state not in _JOB_STATES:
+            raise ValueError(
+                f"job_state {job_state!r} is not one of " + ", ".join(sorted(_JOB_STATES, key=_JOB_STATES.__getitem__))
+            )
+        opts.job_state = _JOB_STATES[job_state]
+    if job_exit_status is not None:
+        if not isinstance(job_exit_status, int) or isinstance(job_exit_status, bool) or not -64 <= job_exit_status <= 255:
+            raise ValueError("job_exit_status must be an exit status (0 to 255) or a negative signal number (-1 to -64)")
+        opts.job_exit_status = job_exit_status
 
 
 def _retry_policy(
@@ -411,6 +448,17 @@ class Session:
     ``restart_window`` (seconds or a timedelta; 24 h) were ended by the same
     rule ``max_restarts_per_rule`` times (3) or failed on its host
     ``max_restarts_per_host`` times (3).
+
+    How the job ended, when the caller knows (``None``: unknown):
+    ``job_state`` (``"completed"``, ``"failed"``, ``"timeout"``,
+    ``"cancelled"``, ``"oom"``, ``"node_fail"``, ``"preempted"``,
+    ``"running"``, or Slurm's State names such as ``"OUT_OF_MEMORY"``) and
+    ``job_exit_status`` (0 to 255, or a negative signal number). With no
+    incident in the logs, a stated failure gives the state's catalog
+    reference (else the fallback's) on the rank whose log stopped first,
+    ``"running"`` the silent hang; ``"completed"`` with exit status 0 marks
+    what the logs show as survived. A cause the evidence backs is never
+    overridden. The report echoes it (``input.job``).
     """
 
     def __init__(
@@ -430,6 +478,8 @@ class Session:
         max_restarts_per_rule: Optional[int] = None,
         max_restarts_per_host: Optional[int] = None,
         restart_window: Optional[Union[float, timedelta]] = None,
+        job_state: Optional[str] = None,
+        job_exit_status: Optional[int] = None,
     ) -> None:
         self._ptr: Optional[int] = None
         self._progress = _make_progress(progress)
@@ -457,6 +507,8 @@ class Session:
                 max_restarts_per_host=max_restarts_per_host,
                 restart_window=restart_window,
             ),
+            job_state=job_state,
+            job_exit_status=job_exit_status,
         )
         # The ctypes thunks must live as long as the session: kept on self.
         # They reach the session through a weak reference (no cycle, so the
@@ -761,6 +813,8 @@ def diagnose(
     max_restarts_per_rule: Optional[int] = None,
     max_restarts_per_host: Optional[int] = None,
     restart_window: Optional[Union[float, timedelta]] = None,
+    job_state: Optional[str] = None,
+    job_exit_status: Optional[int] = None,
 ) -> Report:
     """Diagnoses files and directories (what ``faultline diagnose PATH...``
     does) and returns the report.
@@ -791,6 +845,8 @@ def diagnose(
         max_restarts_per_rule=max_restarts_per_rule,
         max_restarts_per_host=max_restarts_per_host,
         restart_window=restart_window,
+        job_state=job_state,
+        job_exit_status=job_exit_status,
     ) as s:
         s.add_path(paths)
         return s._finish(stacklevel=3)
@@ -806,6 +862,8 @@ def report_from_bundles(
     max_restarts_per_rule: Optional[int] = None,
     max_restarts_per_host: Optional[int] = None,
     restart_window: Optional[Union[float, timedelta]] = None,
+    job_state: Optional[str] = None,
+    job_exit_status: Optional[int] = None,
 ) -> Report:
     """Correlates evidence bundles (from :meth:`Session.export_bundle`, over
     the same ruleset, in source order: ranges of one file in file order) into
@@ -817,7 +875,9 @@ def report_from_bundles(
         max_restarts_per_host=max_restarts_per_host,
         restart_window=restart_window,
     )
-    opts, keep = _options(None, job_start, job_end, clock_offsets, tz, retry=retry)
+    opts, keep = _options(
+        None, job_start, job_end, clock_offsets, tz, retry=retry, job_state=job_state, job_exit_status=job_exit_status
+    )
     bufs = [bytes(b) for b in bundles]
     n = len(bufs)
     ptrs = (ctypes.c_void_p * max(n, 1))()
