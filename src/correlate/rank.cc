@@ -196,6 +196,16 @@ std::string Gap(int64_t us) {
   return StrCat(static_cast<double>(us / 1000) / 1000.0, " s");
 }
 
+// The missing fact when two ranks' fatal lines leave the order open.
+std::string WhichFailedFirst(const std::string& who, bool untimed) {
+  return untimed ? StrCat("which failed first, ", who,
+                          ": a fatal line without a timestamp leaves the order to the files'; each rank's log "
+                          "with timestamps would settle it")
+                 : StrCat("which failed first, ", who, ": their fatal lines are stamped within ",
+                          Gap(kFirstByTimeUs), " of each other; finer stamps or the hosts' clock offsets would "
+                          "settle it");
+}
+
 // Of the ranks' own failures, the one whose fatal line came first by time
 // (stamps already shifted by the hosts' clock offsets, clocks.cc) leads:
 // what a confidence or a file order put ahead of it began later, on another
@@ -235,13 +245,7 @@ void EarliestRankFirst(CorrelationState& st) {
     if (!untimed && ev.time_us - lead.time_us >= kFirstByTimeUs) break;
     std::string who = StrCat("rank ", lead.rank, " or rank ", ev.rank, " (both ",
                              st.rs.rule(lead.rule)->id()->str(), ")");
-    lead.missing_facts.push_back(
-        untimed ? StrCat("which failed first, ", who,
-                         ": a fatal line without a timestamp leaves the order to the files'; each rank's log "
-                         "with timestamps would settle it")
-                : StrCat("which failed first, ", who, ": their fatal lines are stamped within ",
-                         Gap(kFirstByTimeUs), " of each other; finer stamps or the hosts' clock offsets would "
-                         "settle it"));
+    lead.missing_facts.push_back(WhichFailedFirst(who, untimed));
     return;
   }
   for (size_t k = 1; k < incs.size(); ++k) {
@@ -251,13 +255,7 @@ void EarliestRankFirst(CorrelationState& st) {
     if (!untimed && std::llabs(c.time_us - lead.time_us) >= kFirstByTimeUs) continue;
     std::string who = StrCat("rank ", lead.rank, " (", st.rs.rule(lead.rule)->id()->str(), ") or rank ", c.rank,
                              " (", st.rs.rule(c.rule)->id()->str(), ")");
-    lead.missing_facts.push_back(
-        untimed ? StrCat("which failed first, ", who,
-                         ": a fatal line without a timestamp leaves the order to the files'; each rank's log "
-                         "with timestamps would settle it")
-                : StrCat("which failed first, ", who, ": their fatal lines are stamped within ",
-                         Gap(kFirstByTimeUs), " of each other; finer stamps or the hosts' clock offsets would "
-                         "settle it"));
+    lead.missing_facts.push_back(WhichFailedFirst(who, untimed));
     return;
   }
 }
