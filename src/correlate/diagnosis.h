@@ -127,6 +127,12 @@ struct JobOutcome {
   bool has_exit_status = false;
   int32_t exit_status = 0;  // 0-255, or a negative signal number
   bool Stated() const { return state != JobState::kUnknown || has_exit_status; }
+  // "failed, exit status 137", "running", "exit status -9": the reports' line.
+  std::string Text() const {
+    std::string t = state == JobState::kUnknown ? "" : JobStateName(state);
+    if (has_exit_status) t += (t.empty() ? "exit status " : ", exit status ") + std::to_string(exit_status);
+    return t;
+  }
 };
 
 struct Diagnosis {

@@ -637,6 +637,7 @@ void Page::Header() {
                     d_.job_end_us == kNoTime ? std::string("?") : FormatRfc3339(d_.job_end_us)));
   }
   o += "</p>";
+  if (d_.job.Stated()) o += StrCat("<p class=\"small\" id=\"job\">Job end as stated: ", Esc(d_.job.Text()), "</p>");
   for (const std::string& l : d_.limits) o += StrCat("<p class=\"small\" id=\"limit\">Cannot be known: ", Esc(l), "</p>");
   o += "</header>\n";
 }

@@ -477,11 +477,7 @@ std::string ReportText(const Ruleset& rs, const ScanResult& scan, const Diagnosi
                 scan.lines, " lines, ", scan.bytes, " bytes, ", d.ranks, " rank(s), ", d.hosts,
                 " host(s)\n");
   if (d.job.Stated()) {
-    out += StrCat("job end as stated: ", d.job.state == JobState::kUnknown ? "" : JobStateName(d.job.state),
-                  d.job.has_exit_status ? StrCat(d.job.state == JobState::kUnknown ? "" : ", ", "exit status ",
-                                                 d.job.exit_status)
-                                        : std::string(),
-                  "\n");
+    out += StrCat("job end as stated: ", d.job.Text(), "\n");
   }
   if (d.job_start_us != kNoTime) {
     out += StrCat("job window: ", FormatRfc3339(d.job_start_us), " .. ",

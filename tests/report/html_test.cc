@@ -197,6 +197,18 @@ TEST(ReportHtml, HostileLineAndFileNameStayText) {
   EXPECT_GE(Count(page, "&lt;script&gt;alert(1)"), 3u);  // the line, its file name, a missing fact
 }
 
+TEST(ReportHtml, ShowsTheJobEndTheCallerStated) {
+  Job j = MakeJob(1, 2, false);
+  EXPECT_THAT(ReportHtml(Rules(), j.scan, j.diag), Not(HasSubstr("Job end as stated")));
+  j.diag.job.state = JobState::kFailed;
+  j.diag.job.has_exit_status = true;
+  j.diag.job.exit_status = 137;
+  EXPECT_THAT(ReportHtml(Rules(), j.scan, j.diag), HasSubstr("Job end as stated: failed, exit status 137</p>"));
+  j.diag.job.state = JobState::kUnknown;
+  j.diag.job.exit_status = -9;
+  EXPECT_THAT(ReportHtml(Rules(), j.scan, j.diag), HasSubstr("Job end as stated: exit status -9</p>"));
+}
+
 TEST(ReportHtml, SelfContained) {
   Job j = MakeJob(2, 2, false);
   std::string page = ReportHtml(Rules(), j.scan, j.diag);
