@@ -281,6 +281,10 @@ std::string ExitMeaning(const Evidence& ev) {
   if (const std::string* c = ev.Field("crash")) crash = *c;
   std::string_view name;  // abseil's "*** SIGSEGV received at time=..."
   if (const std::string* n = ev.Field("signal_name")) name = *n;
+  return ExitMeaningOf(code, name, crash);
+}
+
+std::string ExitMeaningOf(std::string_view code, std::string_view name, std::string_view crash) {
   // Signal N as a shell's 128+N, Python's and torchrun's -N, its name, or
   // the text a shell prints for it.
   auto is = [&](int n, std::string_view sig, std::string_view text) {

@@ -41,12 +41,18 @@ std::string SignalName(int sig) {
   }
 }
 
-// "exit status 137 (128 + SIGKILL)", "signal SIGKILL", "" when unstated.
+// "exit status 137 (128 + SIGKILL: <what it means>)", "killed by SIGINT",
+// "" when unstated. What a signal means is the fallback's reading of an
+// exit report's status (ExitMeaningOf); a signal it does not read is named.
 std::string ExitText(const JobOutcome& j) {
   if (!j.has_exit_status) return "";
-  if (j.exit_status < 0) return StrCat("killed by ", SignalName(-j.exit_status));
+  auto signal = [&](int sig) {
+    std::string meaning = ExitMeaningOf(StrCat(j.exit_status), "", "");
+    return meaning.empty() ? SignalName(sig) : meaning;
+  };
+  if (j.exit_status < 0) return StrCat("killed by ", signal(-j.exit_status));
   if (j.exit_status > 128 && j.exit_status < 128 + 65) {
-    return StrCat("exit status ", j.exit_status, " (128 + ", SignalName(j.exit_status - 128), ")");
+    return StrCat("exit status ", j.exit_status, " (128 + ", signal(j.exit_status - 128), ")");
   }
   return StrCat("exit status ", j.exit_status);
 }

@@ -224,6 +224,10 @@ bool SurvivedLine(const CorrelationState& st, size_t i);
 std::vector<bool> LinkDownOnLinklessGpu(const CorrelationState& st);
 // What an exit status or crash line says about how the process ended
 // ("SIGKILL: ..."), "" for a plain error exit or none.
+// The same from an exit status as text (a shell's 128+N, Python's and
+// torchrun's -N), a signal's name and the C library's words for it; any
+// may be empty (a status the caller states: job_state.cc).
+std::string ExitMeaningOf(std::string_view code, std::string_view name, std::string_view crash);
 std::string ExitMeaning(const Evidence& ev);
 // The signal a line says its process died of ("SIGSEGV"), empty if none.
 std::string ExitSignal(const Evidence& ev);
