@@ -71,7 +71,7 @@ std::string Statement(const JobOutcome& j) {
     case JobState::kPreempted: s += "was preempted"; break;
     case JobState::kRunning: s += "was still running when the logs were collected"; break;
   }
-  if (std::string e = ExitText(j); !e.empty()) StrAppend(&s, j.state == JobState::kUnknown ? " with " : ", ", e);
+  if (std::string e = ExitText(j); !e.empty()) StrAppend(&s, j.state == JobState::kUnknown && j.exit_status >= 0 ? " with " : ", ", e);
   return s + ".";
 }
 

@@ -104,7 +104,7 @@ def test_a_stated_failure_gives_an_incident_on_the_rank_that_stopped_first(fault
 
 
 @pytest.mark.parametrize("status, meaning", [("1", "exit status 1"), ("137", "128 + SIGKILL"),
-                                             ("-9", "killed by SIGKILL")])
+                                             ("-9", "ended, killed by SIGKILL")])
 def test_a_non_zero_exit_status_alone_gives_the_fallback(faultline_bin, validate, cut_logs, status, meaning):
     doc = diagnose(faultline_bin, validate, cut_logs, "--job-exit-status", status)
     lead = doc["incidents"][0]
