@@ -173,6 +173,23 @@ bool PrintedPythonWarning(std::string_view text) {
   return false;
 }
 
+// Whether a line says that the operation it reports failing will be tried
+// again: Ray's task manager ("Task X failed. There are N retries remaining,
+// so the task will be retried. Error: ..."), a client's "..., retrying" or
+// "Retrying in 5s". Not where the retries are over ("after retrying",
+// "no retries remaining", "0 retries left").
+bool AnnouncesRetry(std::string_view text) {
+  std::string low(text.substr(0, 4096));
+  for (char& c : low) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  for (std::string_view over : {"after retrying", "no retries", " 0 retries", "giving up", "gave up"}) {
+    if (low.find(over) != std::string::npos) return false;
+  }
+  for (std::string_view again : {"will be retried", "will retry", "retries remaining", "retries left", "retrying"}) {
+    if (low.find(again) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool LoggedAfter(const Evidence& t, const Evidence& ev) {
@@ -706,7 +723,20 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
     }
     lines.push_back(i);
   }
-  return lines;
+  // A line that says the failed operation will be tried again reports an
+  // attempt, not the end of the job: a later fatal line of its source (the
+  // evidence is in source-then-offset order) is what ended it. With none
+  // after it, the line stays: retries that never succeeded before the log
+  // stopped.
+  std::vector<size_t> kept;
+  kept.reserve(lines.size());
+  for (size_t k = 0; k < lines.size(); ++k) {
+    const Evidence& ev = st.evs[lines[k]];
+    const bool later = k + 1 < lines.size() && st.evs[lines[k + 1]].source == ev.source;
+    if (later && AnnouncesRetry(ev.text)) continue;
+    kept.push_back(lines[k]);
+  }
+  return kept;
 }
 
 // Whether root cluster `c` stands on symptoms only (a watchdog timeout, a
@@ -1139,6 +1169,15 @@ int AddFallbackCluster(CorrelationState& st, const std::vector<size_t>& lines) {
   return fc;
 }
 
+// Whether `ev` says its operation will be tried again and one of the cut
+// tracebacks `cut` comes after it in its source: the attempt was not the
+// end, the traceback is what the program raised after it.
+bool RetriedBefore(const Evidence& ev, const std::vector<size_t>& cut, const CorrelationState& st) {
+  return AnnouncesRetry(ev.text) && std::any_of(cut.begin(), cut.end(), [&](size_t i) {
+           return st.evs[i].source == ev.source && st.evs[i].offset > ev.offset;
+         });
+}
+
 // Whether a generic fatal line took the failure from the `weak` roots (the
 // fallback's cluster was added): `lines` are the fatal lines, `cut` the
 // tracebacks cut in their frames.
@@ -1148,7 +1187,7 @@ bool LeadWithFatalLine(CorrelationState& st, std::vector<size_t> lines, std::vec
       std::none_of(st.clusters.begin(), st.clusters.end(), [](const Cluster& c) { return c.parent < 0; }) &&
       std::none_of(st.evs.begin(), st.evs.end(), [&](const Evidence& ev) {
         return st.HasRole(ev.rule, RuleRole::kFallback) && !ev.Field("cut") &&
-               st.rs.signal(ev.signal).role != SignalRole::Context;
+               st.rs.signal(ev.signal).role != SignalRole::Context && !RetriedBefore(ev, cut, st);
       })) {
     lines = std::move(cut);
   }
