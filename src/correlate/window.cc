@@ -223,6 +223,34 @@ void GateTeardownReports(CorrelationState& st, IgnoredEntries& entries) {
 constexpr std::string_view kRequestedStop =
     "a container's exit by the signal an earlier kill event of it sent: a requested stop";
 
+// A launcher that kills its own main process once a worker failed: Lightning's
+// child-process observer (2.1 onwards) logs "Child process with PID P
+// terminated with code R. Forcefully terminating all other processes ..."
+// (field `kills_main`), then sends SIGKILL to every worker left and to the
+// main process, and the shell that ran it reports that process Killed. A
+// shell's kill report (field `shell_report`: bash's "line N: PID Killed ...",
+// job control's "[1]+ Killed ...", a bare "Killed") after such a line in the
+// same source is that kill: the worker's exit status on the launcher's line
+// is the failure.
+constexpr std::string_view kLauncherOwnKill =
+    "the launcher's own SIGKILL of its main process after a worker failed";
+
+void GateLauncherOwnKills(CorrelationState& st, IgnoredEntries& entries) {
+  std::map<uint32_t, uint64_t> first_kill;  // source -> line of its first `kills_main`
+  for (const Evidence& ev : st.evs) {
+    if (!ev.Field("kills_main")) continue;
+    auto [it, fresh] = first_kill.try_emplace(ev.source, ev.line);
+    if (!fresh) it->second = std::min(it->second, ev.line);
+  }
+  if (first_kill.empty()) return;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (!st.ignore_reason[i].empty() || !ev.Field("shell_report")) continue;
+    auto k = first_kill.find(ev.source);
+    if (k != first_kill.end() && ev.line > k->second) Ignore(st, entries, i, kLauncherOwnKill);
+  }
+}
+
 // A start-up failure reported through its rule's wrapper: a context line of
 // the rule with the field `startup_frame` (the frame of vLLM's run_engine_core
 // that constructs the engine) inside a traceback says the process failed
@@ -447,6 +475,7 @@ void GateEvidence(CorrelationState& st) {
   }
   GateTeardownReports(st, ignored);
   GateRequestedStops(st, ignored);
+  GateLauncherOwnKills(st, ignored);
   GateStartupWrappers(st, ignored);
 }
 
