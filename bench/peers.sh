@@ -29,10 +29,12 @@
 #                             for SIZE=2G: the same files through 4 paths)
 #   PER_SIGNAL=0              1: fl_hs_raw --per-signal minus, alone and re2
 #   COMPRESSED=0              1: also one SIZE log (gen_logs.py --single) as .gz
-#                             (gzip -6), .zst (zstd -3) and multi-frame .zst
-#                             (pzstd -3), on 1 and 2 threads next to each
-#                             decoder alone (bench/compressed.py; needs
-#                             fl_decode_file); OUT/compressed/results.md
+#                             (gzip -6), .zst (zstd -3), multi-frame .zst
+#                             (pzstd -3), .zst --long=27 and .zst without
+#                             its content size, on 1 and 2 threads next to
+#                             each decoder alone into 2 MiB pieces
+#                             (bench/compressed.py; needs fl_decode_file);
+#                             OUT/compressed/results.md
 #   OUT=$DATA/results-SIZE    results directory
 set -euo pipefail
 
@@ -171,8 +173,13 @@ if [[ $COMPRESSED == 1 ]]; then
   [[ -f $ONE.zst ]] || zstd -q -3 -c "$ONE" > "$ONE.zst"
   FRAMES=$DATA/single-$SIZE-seed$SEED-dense$DENSE.pzstd.log.zst
   [[ -f $FRAMES ]] || pzstd -q -3 -p 2 -c "$ONE" > "$FRAMES"
+  LONG=$DATA/single-$SIZE-seed$SEED-dense$DENSE.long.log.zst
+  [[ -f $LONG ]] || zstd -q -3 --long=27 -c "$ONE" > "$LONG"
+  NOSIZE=$DATA/single-$SIZE-seed$SEED-dense$DENSE.nosize.log.zst
+  [[ -f $NOSIZE ]] || zstd -q -3 --no-content-size -c < "$ONE" > "$NOSIZE"
   python3 "$HERE/compressed.py" --fl "$FL" --decode "$BUILD/bench/fl_decode_file" --plain "$ONE" \
-    --gz "$ONE.gz" --zst "$ONE.zst" --frames "$FRAMES" --rounds "$REPS" --out "$OUT/compressed"
+    --gz "$ONE.gz" --zst "$ONE.zst" --frames "$FRAMES" --also "zst-long=$LONG" \
+    --also "zst-nosize=$NOSIZE" --decode-buffer 2097152 --rounds "$REPS" --out "$OUT/compressed"
 fi
 
 "$FL" bench --threads 2 "$JOB" > "$OUT/faultline-bench.txt"
