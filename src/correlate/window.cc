@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -311,6 +312,40 @@ void GateRequestedStops(CorrelationState& st, IgnoredEntries& entries) {
   }
 }
 
+// A network link that went down and came back: the link-down lines of a
+// rule (mlx5e's "Link down", networkd's "Lost carrier", NetworkManager's
+// carrier loss, NCCL's "Got async event : port error"; the device in field
+// `netdev` or `hca`) followed, in their file, by the same device's report that
+// the link is up again (the rule's context lines with field `link_up`: "Link
+// up", "Gained carrier", "port active") were a flap that recovered. When no
+// other line of the logs is a failure, they are no fault of the job; a failure
+// anywhere else, or a link that did not come back, keeps every one of them.
+constexpr std::string_view kLinkBack =
+    "recovered: the same link came back up later in its file, and nothing else in the logs failed";
+
+void GateRecoveredLinks(CorrelationState& st, IgnoredEntries& entries) {
+  // (source, rule, device) -> the offsets of the device's link-up lines
+  std::map<std::tuple<uint32_t, uint32_t, std::string>, std::vector<uint64_t>> ups;
+  for (const Evidence& ev : st.evs) {
+    if (const std::string* d = ev.Field("link_up")) ups[{ev.source, ev.rule, *d}].push_back(ev.offset);
+  }
+  if (ups.empty()) return;
+  std::vector<size_t> back;
+  for (size_t i = 0; i < st.evs.size(); ++i) {
+    const Evidence& ev = st.evs[i];
+    if (!st.ignore_reason[i].empty()) continue;
+    if (st.rs.signal(ev.signal).role != SignalRole::Initiating && !st.HasRole(ev.rule, RuleRole::kFallback)) continue;
+    const std::string* dev = ev.Field("netdev");
+    if (!dev) dev = ev.Field("hca");
+    auto it = ups.find({ev.source, ev.rule, dev ? *dev : std::string()});
+    const bool came_back = it != ups.end() && std::any_of(it->second.begin(), it->second.end(),
+                                                          [&](uint64_t o) { return o > ev.offset; });
+    if (!came_back) return;  // a failure of its own, or a link that stayed down
+    back.push_back(i);
+  }
+  for (size_t i : back) Ignore(st, entries, i, kLinkBack);
+}
+
 // journalctl prints "-- Boot <id> --" (before systemd#17475, 2020: "-- Reboot --")
 // where the boot changes, the line the replayed-log-markers rule's
 // journal-boot-separator signal reads. Per source, the last separator's line
@@ -477,6 +512,7 @@ void GateEvidence(CorrelationState& st) {
   GateRequestedStops(st, ignored);
   GateLauncherOwnKills(st, ignored);
   GateStartupWrappers(st, ignored);
+  GateRecoveredLinks(st, ignored);
 }
 
 }  // namespace faultline::internal
