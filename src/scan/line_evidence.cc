@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "attribution/attribution.h"
+#include "attribution/prompt.h"
 #include "scan/confirm_plan.h"
 #include "scan/scan_impl.h"
 #include "timeparse/timeparse.h"
@@ -196,6 +198,11 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
   out.evidence.reserve(out.evidence.size() + records);
   // The time in force at the previous matched line (its own or inherited).
   TimeInForce prev;
+  // The host of the shell prompt the previous matched line sat under
+  // (attribution/prompt.h; empty: none, or its command ran elsewhere), and
+  // whether that is known (the context before the line was read).
+  std::string prompt_host;
+  bool prompt_known = false;
   out.held.clear();
   for (uint32_t i = 0; i < out.pending.size(); ++i) {
     Pending& p = out.pending[i];
@@ -203,6 +210,29 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     LineView view = clean_lines ? SplitCleanLine(line, st.framing.format(), st.tctx)
                                 : SplitLine(line, st.framing.format(), st.tctx);
+    if (view.attr.host.empty() && st.path_attr.host.empty()) {
+      // A line naming no host under a shell prompt in the chunk (the
+      // context before it, or the prompt found above the previous matched
+      // line when that context reaches it) is the prompt's host's.
+      std::string_view before;
+      if (!ContextBefore(out, p, before)) {
+        out.faulted = true;
+        return;
+      }
+      if (!p.before_reaches_prev || !prompt_known) prompt_host.clear();
+      if (ShellPrompt sp; LastShellPrompt(before, &sp)) {
+        prompt_host = RunsElsewhere(sp.command) ? std::string() : NormalizeHost(sp.host);
+      }
+      prompt_known = true;
+      if (ShellPrompt own; ParseShellPrompt(line, &own)) {
+        view.attr.host = NormalizeHost(own.host);
+        prompt_host = RunsElsewhere(own.command) ? std::string() : view.attr.host;
+      } else if (!prompt_host.empty()) {
+        view.attr.host = prompt_host;
+      }
+    } else {
+      prompt_known = false;
+    }
     const bool own_delta = view.time && view.time->delta_s;
     if (view.time && view.time->wall_us) {
       ConfirmLine(st, p, i, line, view, own_delta, TimeInForce(), out, refs);
