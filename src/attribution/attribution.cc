@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "attribution/attribution.h"
 #include "attribution/line_memo.h"
@@ -1249,6 +1250,51 @@ void ScanNcclTestsFailure(std::string_view s, size_t begin, std::string* host, s
   *pid = v;
 }
 
+// A row of `sinfo -R` (--list-reasons): REASON USER TIMESTAMP NODELIST,
+// Slurm's sinfo default format for it "%50E %9u %19H %N" (older releases
+// "%35E %9u %19H %N"). The reason is left-justified, the timestamp is
+// Slurm's time format (ISO 8601 by default, "2024-01-25T15:12:23") and the
+// node list comes last. The row's node is the host of its reason; a row of
+// several nodes names none. Sets *host, or leaves it.
+void ScanSinfoReasonRow(std::string_view s, size_t begin, std::string* host) {
+  constexpr size_t kMaxList = 1024, kMaxUser = 32, kStamp = 19;
+  size_t e = s.size();
+  while (e > begin && (IsSpace(s[e - 1]) || s[e - 1] == '\r')) --e;
+  size_t n = e;
+  while (n > begin && !IsSpace(s[n - 1])) {
+    if (e - n > kMaxList) return;
+    --n;
+  }
+  size_t t = n;
+  while (t > begin && IsSpace(s[t - 1])) --t;
+  if (n == e || t == n || t < begin + kStamp + 4) return;
+  const size_t ts = t - kStamp;
+  bool used_t = false;
+  if (MatchIsoDateTime(s, ts, &used_t) != t || !used_t || !IsSpace(s[ts - 1])) return;
+  // The user who set the reason ("root", "slurm"; %9u cuts it), then the
+  // reason, which starts the row.
+  size_t u = ts;
+  while (u > begin && IsSpace(s[u - 1])) --u;
+  size_t us = u;
+  while (us > begin && !IsSpace(s[us - 1])) {
+    const char c = s[us - 1];
+    if (!IsAlnum(c) && c != '_' && c != '-' && c != '.') return;
+    if (u - us >= kMaxUser) return;
+    --us;
+  }
+  const size_t row = SkipQuoteMarkers(s, begin);
+  if (us == u || us <= row || !IsAlpha(s[row]) || !(IsAlpha(s[us]) || s[us] == '_')) return;
+  // Prose puts a preposition before a stamp ("saved at <stamp> step100"),
+  // where a row has the login name.
+  static constexpr std::string_view kProse[] = {"at", "on", "by", "since", "until", "from", "to", "after", "before"};
+  for (std::string_view w : kProse) {
+    if (EqualsIgnoreCase(s.substr(us, u - us), w)) return;
+  }
+  std::vector<std::string> hosts = ExpandNodelist(s.substr(n, e - n));
+  if (hosts.size() != 1 || !LooksLikeHostToken(hosts[0])) return;
+  *host = NormalizeHost(hosts[0]);
+}
+
 MessageMarks ScanMessage(std::string_view s, size_t begin) {
   Found f;
   ScanMessageRanks(s, begin, &f);
@@ -1256,6 +1302,7 @@ MessageMarks ScanMessage(std::string_view s, size_t begin) {
   MessageMarks m{f.bracket_rank, f.loose_rank, f.pid, std::move(f.gpu), {}, {}};
   ScanRayTaskHeader(s, begin, &m.subject_host, &m.subject_pid);
   if (m.subject_host.empty()) ScanNcclTestsFailure(s, begin, &m.subject_host, &m.subject_pid);
+  if (m.subject_host.empty()) ScanSinfoReasonRow(s, begin, &m.subject_host);
   return m;
 }
 

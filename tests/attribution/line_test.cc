@@ -441,6 +441,29 @@ TEST(AttributeLine, NcclTestsFailuresNameTheirHost) {
   }
 }
 
+// sinfo -R's rows (REASON USER TIMESTAMP NODELIST, Slurm's "%50E %9u %19H
+// %N"): the row's one node is the host of its reason.
+TEST(AttributeLine, SinfoReasonRowNamesItsNode) {
+  Line l = Attr("Kill task failed                                   root      2024-01-25T15:12:23 gpu-node-7");
+  EXPECT_EQ(l.a.host, "gpu-node-7");
+  l = Attr("gpu dead                 slurm     2023-03-02T10:04:55 dgx[017]   ");
+  EXPECT_EQ(l.a.host, "dgx017");
+  l = Attr("NHC: check_nv_healthmon: GPU 3 ECC  root      2021-10-11T08:12:00 cn105.cluster.local");
+  EXPECT_EQ(l.a.host, "cn105");
+  // Several nodes name none; a header, a line whose last words are not a
+  // user, a stamp and a node, or a row cut before its node name none.
+  for (const char* no : {"Not responding                                     slurm     2024-01-25T15:12:23 gpu-[01-04]",
+                         "REASON               USER      TIMESTAMP           NODELIST",
+                         "checkpoint saved at 2024-01-25T15:12:23 step100",
+                         "job started on 2024-01-25T15:12:23 node7",
+                         "Kill task failed root 2024-01-25 15:12:23 node7",
+                         "Kill task failed root 2024-01-25T15:12:23",
+                         "  root 2024-01-25T15:12:23 node7",
+                         "Kill task failed r@t 2024-01-25T15:12:23 node7"}) {
+    EXPECT_TRUE(Attr(no).a.host.empty()) << no;
+  }
+}
+
 TEST(AttributeLine, RanksInsideMessages) {
   EXPECT_EQ(Attr("[2026-11-02 13:46:41,123] [INFO] [logging.py:96:log_dist] [Rank 3] step=100").a.rank, 3);
   EXPECT_EQ(Attr("[PG 0 Rank 4] Timeout at NCCL work: 1").a.rank, 4);
