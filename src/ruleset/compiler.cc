@@ -208,6 +208,7 @@ struct SignalSrc {
   bool unconditional = false;  // the rule's conditions do not gate it
   bool detail_next_line = false;  // the evidence is the next line
   bool detail_exception_line = false;  // the evidence is the traceback's exception line
+  bool detail_line_above = false;  // the evidence is an error line right above
   std::vector<std::string> examples, counter_examples;
   std::string cost_exempt;  // why the signal may cost more than the budget
   std::string prefilter;    // what Hyperscan looks for instead (CheckSignalCosts)
@@ -253,7 +254,7 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   if (e.get_object().get(obj)) return ctx.Error(where, "must be an object");
   FL_RETURN_IF_ERROR(CheckKeys(ctx, obj, where, {"id", "pattern", "role", "examples", "counter_examples"},
                                {"extract", "caseless", "description", "cost_exempt", "unconditional",
-                                "detail_next_line", "detail_exception_line"}));
+                                "detail_next_line", "detail_exception_line", "detail_line_above"}));
   FL_ASSIGN_OR_RETURN(sig.id, GetString(ctx, obj["id"], where + ".id"));
   if (!ValidId(sig.id, true)) return ctx.Error(where + ".id", "must match [a-z0-9][a-z0-9_.-]*");
   FL_ASSIGN_OR_RETURN(sig.pattern, GetString(ctx, obj["pattern"], where + ".pattern"));
@@ -295,6 +296,9 @@ absl::Status ParseSignal(const Ctx& ctx, element e, const std::string& where,
   }
   if (!obj.at_key("detail_exception_line").get(x)) {
     FL_ASSIGN_OR_RETURN(sig.detail_exception_line, GetBool(ctx, x, where + ".detail_exception_line"));
+  }
+  if (!obj.at_key("detail_line_above").get(x)) {
+    FL_ASSIGN_OR_RETURN(sig.detail_line_above, GetBool(ctx, x, where + ".detail_line_above"));
   }
   if (!obj.at_key("cost_exempt").get(x)) {
     FL_ASSIGN_OR_RETURN(sig.cost_exempt, GetString(ctx, x, where + ".cost_exempt"));
@@ -645,7 +649,7 @@ std::string BuildFlatBuffer(const std::string& name, const std::string& version,
                                           : 0,
                                       s.prefilter.empty() ? 0 : b.CreateString(s.prefilter),
                                       s.unconditional, s.detail_next_line,
-                                      s.detail_exception_line));
+                                      s.detail_exception_line, s.detail_line_above));
     }
     std::vector<flatbuffers::Offset<fb::Edge>> edges;
     for (const EdgeSrc& e : r.explains) {

@@ -353,6 +353,7 @@ absl::StatusOr<uint64_t> Ruleset::IndexSignals(std::string_view name) {
       si.role = sig->role();
       si.detail_next_line = sig->detail_next_line();
       si.detail_exception_line = sig->detail_exception_line();
+      si.detail_line_above = sig->detail_line_above();
       si.rule = rule;
       si.signal = sig;
       patterns_sum = SignalsChecksumStep(patterns_sum, pat, ExtractsOf(*sig), sig->caseless());

@@ -131,6 +131,9 @@ struct SignalInfo {
   // The evidence is the exception line that ends the traceback whose header
   // the signal matched (Signal::detail_exception_line).
   bool detail_exception_line = false;
+  // The evidence is the error line right above the crash report the signal
+  // matched, when there is one (Signal::detail_line_above).
+  bool detail_line_above = false;
   const fb::Rule* rule = nullptr;
   const fb::Signal* signal = nullptr;
 

@@ -540,6 +540,23 @@ void TakeRecordAbove(const LineFormat& fmt, const TimeContext& tctx, std::string
   ev.text = CleanText(record);
 }
 
+// A crash or abort report that names no cause (detail_line_above: a shell's
+// "Segmentation fault (core dumped)", MPI_Abort's notice): a C or C++
+// program prints its error to stderr and then aborts, exits through
+// MPI_Abort or crashes, so the line right above the report, of the
+// report's stream, that reads as an error message (ErrorMessageAbove) says
+// what failed and is its evidence, with the report's fields.
+void TakeLineAbove(const LineFormat& fmt, const TimeContext& tctx, std::string_view report, const Pending& p,
+                   Evidence& ev) {
+  const std::string& above = p.Extra().above;
+  if (above.empty() || p.line_rel == 0 || p.offset < above.size()) return;
+  std::string_view message = ErrorMessageAbove(report, above, fmt, tctx);
+  if (message.empty()) return;
+  ev.offset = p.offset - above.size();
+  ev.line = p.line_rel - 1;
+  ev.text = CleanText(message);
+}
+
 // A signal that matched a traceback's header (detail_exception_line): its
 // evidence is the exception line that ends the traceback, with that line's
 // class and message and the traceback folded into it as for a signal of
@@ -645,6 +662,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
     // Sync points read the text of a dropped record with a comm_id.
     if ((!r.thin && !point) || comm) ev.text = line_text();
     if (si.detail_next_line && p.has_next && NextLineGoesOn(out.NextOf(p))) TakeNextLine(out.NextOf(p), p, ev);
+    if (si.detail_line_above) TakeLineAbove(st.framing.format(), st.tctx, line, p, ev);
     if (si.detail_exception_line && p.Extra().exception) TakeExceptionLine(st.framing.format(), st.tctx, line, p, ev);
     else if (si.detail_exception_line && p.ends_in_frames) {
       ev.fields.emplace_back("cut", "in its frames");

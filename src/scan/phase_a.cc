@@ -206,6 +206,22 @@ bool WantsExceptionLine(const Ruleset& rs, const uint32_t* ids, size_t n) {
   return std::any_of(ids, ids + n, [&](uint32_t id) { return rs.signal(id).detail_exception_line; });
 }
 
+// Whether one of the `n` signals `ids` may take the line above as its
+// evidence (detail_line_above).
+bool WantsLineAbove(const Ruleset& rs, const uint32_t* ids, size_t n) {
+  return std::any_of(ids, ids + n, [&](uint32_t id) { return rs.signal(id).detail_line_above; });
+}
+
+// The line above the one starting at `ls` of the chunk at `base`, when the
+// chunk holds one, copied into pending line `p`'s Extra().above.
+void CopyLineAbove(const char* base, uint64_t ls, Pending& p) {
+  if (ls == 0 || !p.Extra().above.empty()) return;
+  const char* nl = ls >= 2 ? LastNewline(base, ls - 1) : nullptr;
+  const uint64_t a = nl ? static_cast<uint64_t>(nl - base) + 1 : 0;
+  if (ls - a > kMaxEvidenceText) return;  // no message a crash report's line above would be
+  p.MakeExtra().above.assign(base + a, ls - a);
+}
+
 // For pending line `p` (the header, [ls, le) of [base, base+len)): the line
 // above it and the lines after it, up to kTracebackWindow bytes of whole
 // lines in the chunk and the `readable_after` bytes after it, with where
@@ -350,6 +366,7 @@ void PhaseA(const Ruleset& rs, hs_scratch_t* scratch, const char* base, size_t l
     if (WantsExceptionLine(rs, out.IdsOf(p), p.ids_n)) {
       CopyTracebackAround(base, len, readable_after, ls, le, abs_offset, p);
     }
+    if (WantsLineAbove(rs, out.IdsOf(p), p.ids_n)) CopyLineAbove(base, ls, p);
     prev_end = le + 1;
   }
   // One pass over the chunk: the newlines before the last matched line were

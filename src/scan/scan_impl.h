@@ -99,7 +99,8 @@ struct PendingExtra {
   // (detail_exception_line): the line above the header, up to
   // kTracebackWindow bytes of the lines after it (those the chunk holds)
   // with the offset and number of each, and, from phase B, the exception
-  // line found in them.
+  // line found in them. A signal that may take the line above a crash
+  // report (detail_line_above) has that line in `above` too.
   std::string above, after;
   std::vector<std::pair<uint64_t, uint64_t>> after_lines;  // (offset, line_rel)
   std::optional<ExceptionLine> exception;

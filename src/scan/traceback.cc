@@ -655,6 +655,31 @@ std::string_view RecordAboveHeader(std::string_view header, std::string_view abo
   return {};
 }
 
+std::string_view ErrorMessageAbove(std::string_view report, std::string_view above, const LineFormat& fmt,
+                                   const TimeContext& tctx) {
+  if (!above.empty() && above.back() == '\n') above.remove_suffix(1);
+  if (!above.empty() && above.back() == '\r') above.remove_suffix(1);
+  if (above.empty()) return {};
+  LineView v = SplitLine(above, fmt, tctx);
+  if (!SameStream(v.attr, SplitLine(report, fmt, tctx).attr)) return {};
+  std::string_view m = RightTrimmed(v.message);
+  m = m.substr(std::min(m.find_first_not_of(" \t"), m.size()));
+  // A line that ends in ':' introduces the report under it (glog's "The
+  // detail failure signal is:" over "*** Aborted at ..."): it says no cause.
+  if (m.size() < 8 || m.starts_with("File \"") || m.back() == ':') return {};
+  std::string low(m);
+  for (char& c : low) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (low.find("warn") != std::string::npos) return {};
+  // Another crash report (a second rank's, the same report twice) says no more.
+  for (std::string_view crash : {"segmentation fault", "core dumped", "mpi_abort", "aborted", "abort trap"}) {
+    if (low.find(crash) != std::string::npos) return {};
+  }
+  for (std::string_view word : {"error", "failed", "failure", "fatal", "cannot ", "can't ", "unable to"}) {
+    if (low.find(word) != std::string::npos) return above;
+  }
+  return {};
+}
+
 size_t CutBeforeTraceback(std::string_view buffered, size_t cut) {
   const size_t from = cut > kTracebackWindow ? cut - kTracebackWindow : 0;
   size_t h = buffered.substr(from, cut - from).rfind(kHeaderStem);

@@ -114,6 +114,16 @@ bool UnderChildHeader(std::string_view header, std::string_view above, const Lin
 std::string_view RecordAboveHeader(std::string_view header, std::string_view above, const LineFormat& fmt,
                                    const TimeContext& tctx);
 
+// The line right above a crash or abort report (`above`, the report's line
+// `report`), without its line end, when it is of the report's stream and
+// reads as an error message: its message names an error or a failure
+// ("error", "failed", "failure", "fatal", "cannot", "unable to", any case)
+// and no warning, and is no traceback frame, no report of the same kind
+// and no line ending in ':' (one that introduces the report). Empty when
+// it is not.
+std::string_view ErrorMessageAbove(std::string_view report, std::string_view above, const LineFormat& fmt,
+                                   const TimeContext& tctx);
+
 // A stream's cut at `cut` (a line start of `buffered`) moved back to the
 // start of the line of the last traceback header in the kTracebackWindow
 // bytes before it: the header's evidence is the exception line after its
