@@ -21,6 +21,9 @@ no incident, read where the program that printed them writes them (issue
 - zap's console encoding of a controller's ERROR record
   ('<time>\\tERROR\\t<message>\\t{...}', controller-runtime operators) where
   the log ends in it (field `ending`).
+- dash's report of a command it could not run ('<script>: <line>: <cmd>: not
+  found', 'exec: <cmd>: not found'; exit 127) where the log ends in it
+  (field `ending`).
 """
 import pytest
 
@@ -80,6 +83,11 @@ rank 3 in job 7  head_50021   caused collective abort of all ranks
 2025-03-02T08:14:55Z\tINFO\tReconciling JobSet\t{"controller": "jobset", "JobSet": {"name":"llm-pretrain","namespace":"team-a"}}
 2025-03-02T08:14:55Z\tERROR\tcreating jobs\t{"controller": "jobset", "error": "admission webhook denied the request"}
 """, "creating jobs"),
+    # A container's entrypoint under dash, its launcher missing.
+    "dash-not-found-ending": ("""\
++ export NCCL_DEBUG=WARN
+/workspace/entrypoint.sh: 12: deepspeed: not found
+""", "deepspeed: not found"),
 }
 
 HEALTHY = {
@@ -103,6 +111,12 @@ epoch 1 step 100 loss 3.02
 2025-03-02T08:14:55Z\tERROR\tReconciler error\t{"controller": "jobset", "error": "the object has been modified"}
 2025-03-02T08:14:56Z\tINFO\tReconciling JobSet\t{"controller": "jobset"}
 2025-03-02T08:14:56Z\tINFO\tsuccessfully created job\t{"controller": "jobset"}
+""",
+    # A probe the script survives: the run goes on after dash's report.
+    "dash-not-found-then-ran": """\
+/workspace/entrypoint.sh: 5: nvidia-smi: not found
+epoch 1 step 100 loss 3.02
+epoch 1 step 200 loss 2.87
 """,
 }
 
