@@ -24,6 +24,8 @@ no incident, read where the program that printed them writes them (issue
 - dash's report of a command it could not run ('<script>: <line>: <cmd>: not
   found', 'exec: <cmd>: not found'; exit 127) where the log ends in it
   (field `ending`).
+- UCX's fatal error (ucs_fatal_error_message: '[host:pid:thread:tid]
+  <file>:<line> <message>', no level word, then the backtrace and abort()).
 """
 import pytest
 
@@ -88,6 +90,14 @@ rank 3 in job 7  head_50021   caused collective abort of all ranks
 + export NCCL_DEBUG=WARN
 /workspace/entrypoint.sh: 12: deepspeed: not found
 """, "deepspeed: not found"),
+    # An RDMA completion error no endpoint handled: UCX's fatal record,
+    # its backtrace cut.
+    "ucx-fatal-error-message": ("""\
+[gpu-n3:81920:0:81920] ib_mlx5_log.c:177  Remote access on mlx5_2:1/IB (synd 0x13 vend 0x88 hw_synd 0/0)
+[gpu-n3:81920:0:81920] ib_mlx5_log.c:177  RC QP 0x1a2 wqe[7]: RDMA_READ s-- [rva 0x7f1 rkey 0x2d] [va 0x7f2 len 4096 lkey 0x1e]
+==== backtrace (tid:  81920) ====
+ 0 0x0000000000025183 uct_ib_mlx5_completion_with_err()  ???:0
+""", "Remote access on mlx5_2:1/IB"),
 }
 
 HEALTHY = {
@@ -117,6 +127,13 @@ epoch 1 step 100 loss 3.02
 /workspace/entrypoint.sh: 5: nvidia-smi: not found
 epoch 1 step 100 loss 3.02
 epoch 1 step 200 loss 2.87
+""",
+    # UCX's ordinary ERROR records (time stamp, level word): the run goes on.
+    "ucx-error-records-then-ran": """\
+[1700000000.100000] [gpu-n3:81920:0]          ib_log.c:246  UCX  ERROR mlx5_0: ibv_create_cq() failed: Cannot allocate memory
+[1700000000.100300] [gpu-n3:81920:0]     ucp_context.c:1014 UCX  WARN  transport 'ib' is not available
+# Size       Avg Latency(us)
+1                       0.23
 """,
 }
 
