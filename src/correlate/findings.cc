@@ -620,7 +620,15 @@ void AddPracticeFindings(CorrelationState& st) {
       earlier_incident = true;
     }
   }
-  if (term && !earlier_incident &&
+  // A checkpoint the job saved to requeue itself (field requeue_job:
+  // Lightning's SLURM auto-requeue saves its HPC checkpoint, then runs
+  // scontrol requeue) before the stop: the SIGTERM that follows is the
+  // requeue the job asked for, its work saved.
+  bool requeue_saved = false;
+  for (const Evidence& ev : st.evs) {
+    requeue_saved |= term && ev.Field("requeue_job") && !LoggedAfter(*term, ev);
+  }
+  if (term && !earlier_incident && !requeue_saved &&
       (last_ckpt == kNoTime || (term->time_us != kNoTime && last_ckpt < term->time_us))) {
     Finding f = PracticeFinding("missing_checkpoint_after_sigterm", term, term->time_us);
     f.detail = last_ckpt == kNoTime
