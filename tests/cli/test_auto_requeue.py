@@ -100,6 +100,16 @@ def test_failed_requeue_is_not_the_jobs_exit_status(faultline_bin, validate, tmp
     assert "unrecognised-fatal-error" not in rules(inc)
 
 
+def test_failed_requeue_then_training_goes_on_did_not_end_the_job(faultline_bin, validate, tmp_path):
+    # Lightning's handler returns after a failed requeue and training goes on.
+    text = (FAILED_2X +
+            "Epoch 9: 100%|██████████| 1000/1000 [29:01<00:00,  1.76s/it, v_num=0, train_loss=1.91]\n"
+            "`Trainer.fit` stopped: `max_epochs=10` reached.\n")
+    inc = diagnose_text(faultline_bin, validate, tmp_path, text, "slurm-4411872.out")
+    assert "unrecognised-fatal-error" not in rules(inc), rules(inc)
+    assert all(i["action"]["set_by"] == "survived" for i in inc), [(i["rule"], i["action"]) for i in inc]
+
+
 def test_failed_requeue_19(faultline_bin, validate, tmp_path):
     text = FAILED_2X.replace("Handling auto-requeue signal: 10", "handling auto-requeue signal").replace(
         "Requeuing SLURM job 4411872 failed with error code 1", "requeue failed...")
