@@ -73,6 +73,23 @@ def test_handled_requeue_19_is_no_failure(faultline_bin, validate, tmp_path):
     assert inc == [], [(i["rule"], i["explanation"]) for i in inc]
 
 
+def test_handled_requeue_hydra_stamped_is_no_failure(faultline_bin, validate, tmp_path):
+    # Lightning under Hydra's job logging: every record stamped, the
+    # checkpoint line dated before the stop.
+    def rec(t, logger, msg):
+        return f"[2026-11-02 13:{t}][lightning.pytorch.{logger}][INFO] - {msg}\n"
+    text = (rec("34:40,001", "trainer.connectors.signal_connector",
+                "SLURM auto-requeueing enabled. Setting signal handlers.") +
+            rec("46:11,120", "utilities.rank_zero", "Handling auto-requeue signal: 10") +
+            rec("46:38,902", "trainer.connectors.signal_connector", "requeing job 4411872...") +
+            rec("46:39,310", "trainer.connectors.signal_connector", "Requeued SLURM job: 4411872") +
+            REQUEUE_CANCEL +
+            rec("46:41,077", "trainer.connectors.signal_connector", "[rank: 0] Received SIGTERM: 15") +
+            rec("46:41,078", "trainer.connectors.signal_connector", "Bypassing SIGTERM: 15"))
+    inc = diagnose_text(faultline_bin, validate, tmp_path, text, "slurm-4411872.out")
+    assert inc == [], [(i["rule"], i["explanation"]) for i in inc]
+
+
 def test_handler_without_save_is_still_graceful_shutdown_missing(faultline_bin, validate, tmp_path):
     # Counterpart: the handler began but no 'requeing job' line says the save
     # finished and the requeue was asked for.
