@@ -99,16 +99,17 @@ def test_handler_without_save_is_still_graceful_shutdown_missing(faultline_bin, 
     assert "graceful-shutdown-missing" in rules(inc), rules(inc)
 
 
-def test_requeue_after_the_stop_does_not_cover_it(faultline_bin, validate, tmp_path):
-    # Counterpart: a requeue request logged after the stop does not say the
-    # stop's work was saved.
+def test_requeue_save_after_the_stop_is_a_checkpoint_after_it(faultline_bin, validate, tmp_path):
+    # The requeue signal handled after Slurm's SIGTERM (Lightning bypasses
+    # it): the save finished after the stop, so the stop lost nothing.
     text = ("SLURM auto-requeueing enabled. Setting signal handlers.\n" + PROGRESS +
             "slurmstepd: error: *** JOB 4411872 ON gpu-a017 CANCELLED AT 2026-11-02T13:46:41 ***\n"
             "[rank: 0] Received SIGTERM: 15\n"
+            "Bypassing SIGTERM: 15\n"
             "Handling auto-requeue signal: 10\n"
             "requeing job 4411872...\n")
     inc = diagnose_text(faultline_bin, validate, tmp_path, text, "slurm-4411872.out")
-    assert "graceful-shutdown-missing" in rules(inc), rules(inc)
+    assert "graceful-shutdown-missing" not in rules(inc), rules(inc)
 
 
 def test_failed_requeue_is_not_the_jobs_exit_status(faultline_bin, validate, tmp_path):
@@ -167,4 +168,20 @@ def test_crash_without_requeue_counterpart(faultline_bin, validate, tmp_path):
     text = HANDLED_2X.replace("requeing job 4411872...\n", "").replace("Requeued SLURM job: 4411872\n", "")
     inc = diagnose_text(faultline_bin, validate, tmp_path, text + NEXT_ATTEMPT_OOM, "slurm-4411872.out")
     assert inc and inc[0]["rule"] == "cuda-oom", rules(inc)
+    assert "graceful-shutdown-missing" in rules(inc), rules(inc)
+
+
+STOP = "slurmstepd: error: *** JOB 4411872 ON gpu-a017 CANCELLED AT 2026-11-02T13:46:41 ***\n"
+HF_SAVE = "Saving model checkpoint to out/checkpoint-500\n"
+
+
+def test_undated_checkpoint_after_the_stop_is_a_checkpoint_after_it(faultline_bin, validate, tmp_path):
+    # The checkpoint line carries no timestamp: its place after the stop in
+    # the same file says it came after the stop.
+    inc = diagnose_text(faultline_bin, validate, tmp_path, PROGRESS + STOP + HF_SAVE, "slurm-4411872.out")
+    assert "graceful-shutdown-missing" not in rules(inc), rules(inc)
+
+
+def test_undated_checkpoint_before_the_stop_counterpart(faultline_bin, validate, tmp_path):
+    inc = diagnose_text(faultline_bin, validate, tmp_path, PROGRESS + HF_SAVE + STOP, "slurm-4411872.out")
     assert "graceful-shutdown-missing" in rules(inc), rules(inc)
