@@ -620,7 +620,19 @@ void AddPracticeFindings(CorrelationState& st) {
       earlier_incident = true;
     }
   }
-  if (term && !earlier_incident &&
+  // A checkpoint the job saved to requeue itself (field requeue_job:
+  // Lightning's SLURM auto-requeue saves its HPC checkpoint, then runs
+  // scontrol requeue) before the stop: the SIGTERM that follows is the
+  // requeue the job asked for, its work saved.
+  // A checkpoint line with no timestamp is placed by its order in the
+  // stop's file: one after the stop is a checkpoint after it.
+  bool saved_for_stop = false;
+  for (const Evidence& ev : st.evs) {
+    saved_for_stop |= term && ev.Field("requeue_job") && !LoggedAfter(*term, ev);
+    saved_for_stop |= term && ev.time_us == kNoTime && ev.source == term->source && LoggedAfter(*term, ev) &&
+                     st.HasRole(ev.rule, RuleRole::kCheckpointSaved) && !ev.Field("save_start");
+  }
+  if (term && !earlier_incident && !saved_for_stop &&
       (last_ckpt == kNoTime || (term->time_us != kNoTime && last_ckpt < term->time_us))) {
     Finding f = PracticeFinding("missing_checkpoint_after_sigterm", term, term->time_us);
     f.detail = last_ckpt == kNoTime

@@ -479,7 +479,19 @@ int64_t NoticeAhead(const CorrelationState& st, const Incident& inc) {
 // may have come after it: those clocks are not aligned.
 std::string CheckpointAfterNotice(const CorrelationState& st, const Incident& inc) {
   const int64_t ckpt = st.index.last_checkpoint_us;
-  if (ckpt == kNoTime) return "No checkpoint line was found in the logs, before or after the notice. ";
+  if (ckpt == kNoTime) {
+    // A checkpoint line with no timestamp (Lightning's 'requeing job N...'
+    // after its requeue save) is placed only by its order in its file.
+    const Evidence* seen = nullptr;
+    for (const Evidence& ev : st.evs) {
+      if (st.HasRole(ev.rule, RuleRole::kCheckpointSaved) && !ev.Field("save_start")) seen = &ev;
+    }
+    if (!seen) return "No checkpoint line was found in the logs, before or after the notice. ";
+    const Evidence* notice = inc.initiating.empty() ? nullptr : &inc.initiating.front();
+    const bool same = notice && notice->source == seen->source;
+    return StrCat("A checkpoint line with no timestamp was found", same ? (seen->offset < notice->offset ? " before the notice" : " after the notice") : "",
+                  " (", seen->text, "). ");
+  }
   if (inc.time_us != kNoTime && ckpt >= inc.time_us) {
     return StrCat("A checkpoint was saved after the notice, at ", FormatTime(ckpt), ". ");
   }
