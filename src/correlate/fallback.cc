@@ -598,7 +598,11 @@ std::set<size_t> Unended(const CorrelationState& st) {
     if (!ev.Field("ending")) continue;
     const auto& [first, last] = runs.at({ev.source, ev.signal});
     const Evidence& end = st.evs[last];
-    const bool ends = end.source < st.scan.sources.size() && end.line + kEndingSlackLines >= last_line(end.source);
+    // A message the program prints and then goes on from unless it was the
+    // last thing it did (field `exact_ending`: dash's "<cmd>: not found")
+    // has no slack: any line after it is the program going on.
+    const uint64_t slack = end.Field("exact_ending") ? 0 : kEndingSlackLines;
+    const bool ends = end.source < st.scan.sources.size() && end.line + slack >= last_line(end.source);
     if (!ends || i != first) unended.insert(i);
   }
   return unended;
