@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "correlate/state.h"
 #include "util/strings.h"
 
@@ -180,7 +181,7 @@ bool PrintedPythonWarning(std::string_view text) {
 // "no retries remaining", "0 retries left").
 bool AnnouncesRetry(std::string_view text) {
   std::string low(text.substr(0, 4096));
-  for (char& c : low) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  absl::AsciiStrToLower(&low);
   for (std::string_view over : {"after retrying", "no retries", " 0 retries", "giving up", "gave up"}) {
     if (low.find(over) != std::string::npos) return false;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "attribution/lex.h"
 #include "util/bytescan.h"
 #include "util/strings.h"
@@ -668,7 +669,7 @@ std::string_view ErrorMessageAbove(std::string_view report, std::string_view abo
   // detail failure signal is:" over "*** Aborted at ..."): it says no cause.
   if (m.size() < 8 || m.starts_with("File \"") || m.back() == ':') return {};
   std::string low(m);
-  for (char& c : low) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  absl::AsciiStrToLower(&low);
   if (low.find("warn") != std::string::npos) return {};
   // Another crash report (a second rank's, the same report twice) says no more.
   for (std::string_view crash : {"segmentation fault", "core dumped", "mpi_abort", "aborted", "abort trap"}) {
