@@ -638,20 +638,26 @@ std::string_view RecordAboveHeader(std::string_view header, std::string_view abo
   LineView v = SplitLine(above, fmt, tctx);
   if (!SameStream(v.attr, SplitLine(header, fmt, tctx).attr)) return {};
   std::string_view m = RightTrimmed(v.message);
-  // A prefix the format does not split off (a container runtime's stamp) is
-  // as wide on the line above as before the header's "Traceback".
+  const std::string_view whole = m;
+  // A prefix the format does not split off (a container runtime's stamp, or
+  // a formatter's that it writes on every line of a record, vLLM's "ERROR
+  // 05-23 09:31:47 [core.py:396] ") is as wide on the line above as before
+  // the header's "Traceback".
   size_t width = header.find(kHeaderStem);
   if (width != std::string_view::npos && width > 0 && width < m.size() && m.size() == RightTrimmed(above).size()) {
     m = m.substr(width);
   }
   m = m.substr(std::min(m.find_first_not_of(" \t"), m.size()));
   if (m.empty()) return {};
+  // The level such a prefix names is the record's.
+  const std::string_view cut_prefix = whole.substr(0, whole.size() - m.size());
   // traceback.py's lines between chained exceptions end in ':' too.
   if (m.starts_with("During handling of the above exception") ||
       m.starts_with("The above exception was the direct cause")) {
     return {};
   }
-  const std::string_view level = LevelName(m);
+  std::string_view level = LevelName(m);
+  if (level.empty()) level = LevelName(cut_prefix);
   if (level == "ERROR" || level == "CRITICAL" || (level.empty() && m.back() == ':')) return above;
   return {};
 }

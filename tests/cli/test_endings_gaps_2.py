@@ -12,6 +12,8 @@ logger.exception writes its record line, then the traceback. Such a record
 is at ERROR or CRITICAL level, or (a format with no level) a message that
 ends in ':' introducing the traceback (Ray Train's worker record
 'Error in training function:', e27; loguru's 'Failed: Train Model', e28).
+A formatter that writes its prefix on every line of a record (vLLM's
+NewLineFormatter, e32) names the record's level in that prefix.
 
 Not taken: a record of another stream (another rank's line), an INFO
 record (as often the last progress line before an uncaught exception),
@@ -57,6 +59,12 @@ LOGGED = {
     # docker compose's service prefix, which the line format does not split off.
     "compose-prefix-loguru": ("", "tune-1  | 2026-02-11 08:37:43.141 | ERROR    | app.jobs:run:74 - Failed: Fine-tune job",
                               "tune-1  | ", "Failed: Fine-tune job"),
+    # A formatter that writes its prefix, level included, on every line of a
+    # record (vLLM's NewLineFormatter: logger.exception("EngineCore failed to
+    # start.") and its traceback under "ERROR <time> [file:line] ").
+    "every-line-prefix-error": ("INFO 05-23 09:31:43 [backends.py:430] Dynamo bytecode transform time: 19.00 s\n",
+                                "ERROR 05-23 09:31:47 [core.py:396] EngineCore failed to start.",
+                                "ERROR 05-23 09:31:47 [core.py:396] ", "EngineCore failed to start."),
 }
 
 
@@ -77,6 +85,10 @@ NOT_TAKEN = {
     "chained-context": ("During handling of the above exception, another exception occurred:", ""),
     # A progress line, no level, no colon.
     "plain-progress": ("epoch 3 step 40 loss 1.92", ""),
+    # An INFO record of a formatter that prefixes every line, right above
+    # another record's header: its level is INFO.
+    "every-line-prefix-info": ("INFO 05-23 09:31:47 [backends.py:430] Dynamo bytecode transform time: 19.00 s",
+                               "ERROR 05-23 09:31:47 [core.py:396] "),
 }
 
 
