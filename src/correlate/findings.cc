@@ -627,10 +627,10 @@ void AddPracticeFindings(CorrelationState& st) {
   // A checkpoint line with no timestamp is placed by its order in the
   // stop's file: one after the stop is a checkpoint after it.
   bool saved_for_stop = false;
-  for (const Evidence& ev : st.evs) {
-    saved_for_stop |= term && ev.Field("requeue_job") && !LoggedAfter(*term, ev);
-    saved_for_stop |= term && ev.time_us == kNoTime && ev.source == term->source && LoggedAfter(*term, ev) &&
-                     st.HasRole(ev.rule, RuleRole::kCheckpointSaved) && !ev.Field("save_start");
+  if (term) {
+    for (const Evidence& ev : st.evs) saved_for_stop |= ev.Field("requeue_job") && !LoggedAfter(*term, ev);
+    auto c = st.index.last_untimed_checkpoint.find(term->source);
+    saved_for_stop |= c != st.index.last_untimed_checkpoint.end() && LoggedAfter(*term, *c->second);
   }
   if (term && !earlier_incident && !saved_for_stop &&
       (last_ckpt == kNoTime || (term->time_us != kNoTime && last_ckpt < term->time_us))) {

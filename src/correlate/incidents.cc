@@ -482,11 +482,10 @@ std::string CheckpointAfterNotice(const CorrelationState& st, const Incident& in
   if (ckpt == kNoTime) {
     // A checkpoint line with no timestamp (Lightning's 'requeing job N...'
     // after its requeue save) is placed only by its order in its file.
-    const Evidence* seen = nullptr;
-    for (const Evidence& ev : st.evs) {
-      if (st.HasRole(ev.rule, RuleRole::kCheckpointSaved) && !ev.Field("save_start")) seen = &ev;
-    }
-    if (!seen) return "No checkpoint line was found in the logs, before or after the notice. ";
+    // With no stamped checkpoint line, every one is untimed: the last.
+    const auto& untimed = st.index.last_untimed_checkpoint;
+    if (untimed.empty()) return "No checkpoint line was found in the logs, before or after the notice. ";
+    const Evidence* seen = untimed.rbegin()->second;
     const Evidence* notice = inc.initiating.empty() ? nullptr : &inc.initiating.front();
     const bool same = notice && notice->source == seen->source;
     return StrCat("A checkpoint line with no timestamp was found", same ? (seen->offset < notice->offset ? " before the notice" : " after the notice") : "",

@@ -133,6 +133,9 @@ void BuildEvidenceIndex(CorrelationState& st) {
       ix.last_checkpoint_us = ev.time_us;
       ix.last_checkpoint_host = ev.host;
     }
+    if (ev.time_us == kNoTime && st.HasRole(ev.rule, RuleRole::kCheckpointSaved) && !ev.Field("save_start")) {
+      ix.last_untimed_checkpoint[ev.source] = &ev;  // the evidence is in source-then-offset order
+    }
     if (ev.rank >= 0) ix.known_ranks.insert(ev.rank);
     if (!ev.host.empty() && !(last_host && *last_host == ev.host)) {
       ix.known_hosts.insert(ev.host);

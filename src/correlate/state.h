@@ -113,6 +113,9 @@ struct EvidenceIndex {
   const Evidence* progress_done = nullptr;
   int64_t last_checkpoint_us = kNoTime;            // newest role:checkpoint-saved line
   std::string last_checkpoint_host;                // and the host that logged it
+  // Per source, its last role:checkpoint-saved line with no timestamp (not a
+  // save's start): placed only by its order in its file.
+  std::map<uint32_t, const Evidence*> last_untimed_checkpoint;
   std::set<int64_t> known_ranks;
   std::set<std::string> known_hosts;
 };

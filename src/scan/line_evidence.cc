@@ -527,17 +527,23 @@ void TakeNextLine(std::string_view next, const Pending& p, Evidence& ev) {
   ev.text = CleanText(next);
 }
 
+// Evidence `ev` moved to the line right above pending line `p` (phase A's
+// copy of it, Extra().above), with `text` (that line, without its end) as
+// its text; nothing when `text` is empty.
+void TakeAbove(const Pending& p, std::string_view text, Evidence& ev) {
+  const std::string& above = p.Extra().above;
+  if (text.empty() || p.line_rel == 0 || p.offset < above.size()) return;
+  ev.offset = p.offset - above.size();
+  ev.line = p.line_rel - 1;
+  ev.text = CleanText(text);
+}
+
 // A traceback cut in its frames (field `cut`) has no exception line: the
 // record that printed it as its exc_info, on the line above its header
 // (RecordAboveHeader), says what failed and is its evidence.
 void TakeRecordAbove(const LineFormat& fmt, const TimeContext& tctx, std::string_view header, const Pending& p,
                      Evidence& ev) {
-  const std::string& above = p.Extra().above;
-  std::string_view record = RecordAboveHeader(header, above, fmt, tctx);
-  if (record.empty() || p.line_rel == 0 || p.offset < above.size()) return;
-  ev.offset = p.offset - above.size();
-  ev.line = p.line_rel - 1;
-  ev.text = CleanText(record);
+  TakeAbove(p, RecordAboveHeader(header, p.Extra().above, fmt, tctx), ev);
 }
 
 // A crash or abort report that names no cause (detail_line_above: a shell's
@@ -548,13 +554,7 @@ void TakeRecordAbove(const LineFormat& fmt, const TimeContext& tctx, std::string
 // what failed and is its evidence, with the report's fields.
 void TakeLineAbove(const LineFormat& fmt, const TimeContext& tctx, std::string_view report, const Pending& p,
                    Evidence& ev) {
-  const std::string& above = p.Extra().above;
-  if (above.empty() || p.line_rel == 0 || p.offset < above.size()) return;
-  std::string_view message = ErrorMessageAbove(report, above, fmt, tctx);
-  if (message.empty()) return;
-  ev.offset = p.offset - above.size();
-  ev.line = p.line_rel - 1;
-  ev.text = CleanText(message);
+  TakeAbove(p, ErrorMessageAbove(report, p.Extra().above, fmt, tctx), ev);
 }
 
 // A signal that matched a traceback's header (detail_exception_line): its

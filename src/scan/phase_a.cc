@@ -212,12 +212,18 @@ bool WantsLineAbove(const Ruleset& rs, const uint32_t* ids, size_t n) {
   return std::any_of(ids, ids + n, [&](uint32_t id) { return rs.signal(id).detail_line_above; });
 }
 
+// Where the line above the one starting at `ls` (> 0) of the chunk at
+// `base` starts.
+uint64_t LineAboveStart(const char* base, uint64_t ls) {
+  const char* nl = ls >= 2 ? LastNewline(base, ls - 1) : nullptr;
+  return nl ? static_cast<uint64_t>(nl - base) + 1 : 0;
+}
+
 // The line above the one starting at `ls` of the chunk at `base`, when the
 // chunk holds one, copied into pending line `p`'s Extra().above.
 void CopyLineAbove(const char* base, uint64_t ls, Pending& p) {
   if (ls == 0 || !p.Extra().above.empty()) return;
-  const char* nl = ls >= 2 ? LastNewline(base, ls - 1) : nullptr;
-  const uint64_t a = nl ? static_cast<uint64_t>(nl - base) + 1 : 0;
+  const uint64_t a = LineAboveStart(base, ls);
   if (ls - a > kMaxEvidenceText) return;  // no message a crash report's line above would be
   p.MakeExtra().above.assign(base + a, ls - a);
 }
@@ -231,8 +237,7 @@ void CopyTracebackAround(const char* base, size_t len, size_t readable_after, ui
   len += readable_after;
   PendingExtra& x = p.MakeExtra();
   if (ls > 0) {
-    const char* nl = ls >= 2 ? LastNewline(base, ls - 1) : nullptr;
-    const uint64_t a = nl ? static_cast<uint64_t>(nl - base) + 1 : 0;
+    const uint64_t a = LineAboveStart(base, ls);
     x.above.assign(base + a, ls - a);
   }
   if (le + 1 >= len) return;
