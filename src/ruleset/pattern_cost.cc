@@ -40,7 +40,7 @@ struct Info {
   std::vector<std::string> set;    // when exact
   std::vector<LiteralFactor> factors;  // required factors (when not exact)
   bool leading_class = false;      // an unbounded class repeat before any literal
-  bool anchored = false;           // starts with ^ / \A
+  bool anchored = false;           // starts with \A
   bool zero_width = false;         // ^ $ \b ...
 };
 
@@ -89,8 +89,8 @@ class Parser {
   // $, named groups): Hyperscan's match alone never confirms such a
   // pattern; RE2 runs on its lines anyway.
   bool beyond_plain() const { return beyond_plain_; }
-  // Whether it has ^, \A or inline flags: a factor search would not be
-  // equivalent (^ is the scan's start to Hyperscan).
+  // Whether it has \A, \Q or inline flags: a factor search would not be
+  // equivalent (\A is the scan's start to Hyperscan).
   bool has_anchor_or_flags() const { return anchor_or_flags_; }
 
  private:
@@ -294,10 +294,12 @@ class Parser {
         beyond_plain_ = true;
         return AnyChar();
       case '^': {
-        anchor_or_flags_ = beyond_plain_ = true;
+        // A line's start: the database is compiled multi-line, so Hyperscan
+        // tries it after every newline, not only where a scan starts. RE2
+        // confirms on the line, where ^ is the line's start.
+        beyond_plain_ = true;
         Info z = Exact({""});
         z.zero_width = true;
-        z.anchored = true;
         return z;
       }
       case '$': {

@@ -38,13 +38,13 @@ struct PatternShape {
   // ([A-Za-z_]+Error, .*foo): Hyperscan runs an engine over the bytes before
   // each candidate, or over all of them.
   bool leading_class = false;
-  // Every branch starts with ^ (or \A): Hyperscan tries it only where a
-  // scan starts.
+  // Every branch starts with \A: Hyperscan tries it only where a scan
+  // starts. (^ is a line's start: the database is compiled multi-line.)
   bool anchored = false;
   // Uses '.', [^...], an escape of a letter, $ or a named group: Hyperscan's
   // match alone never confirms it, RE2 confirms its lines anyway.
   bool beyond_plain = false;
-  // Has ^, \A or inline flags anywhere: no literal search stands in for it.
+  // Has \A, \Q or inline flags anywhere: no literal search stands in for it.
   bool has_anchor_or_flags = false;
 };
 
@@ -73,7 +73,7 @@ struct CostEstimate {
   bool leading_class = false;
   bool anchored = false;
   // The chosen factor as one Hyperscan expression, (?:a|b), when it has
-  // min_factor_length characters or more and the pattern has no anchor or
+  // min_factor_length characters or more and the pattern has no \A, \Q or
   // inline flag; empty otherwise. Every match of the pattern holds one of
   // its literals, so searching them finds every line the pattern matches.
   std::string literals;

@@ -51,8 +51,13 @@ TEST(PatternCost, LeadingClassAndAnchors) {
   EXPECT_TRUE(AnalysePattern("[^\\n]*timed out", false).leading_class);
   EXPECT_FALSE(AnalysePattern("\\[Rank [0-9]+\\] step=", false).leading_class);
   EXPECT_FALSE(AnalysePattern("[Ss]aved checkpoint", false).leading_class);
-  EXPECT_TRUE(AnalysePattern("^Name:[ \\t]+x", false).anchored);
-  EXPECT_FALSE(AnalysePattern("(^Name:|Node:)", false).anchored);
+  // ^ is a line's start (the database is compiled multi-line): Hyperscan
+  // tries it after every newline. Only \A anchors at a scan's start.
+  EXPECT_FALSE(AnalysePattern("^Name:[ \\t]+x", false).anchored);
+  EXPECT_FALSE(AnalysePattern("^Name:[ \\t]+x", false).has_anchor_or_flags);
+  EXPECT_TRUE(AnalysePattern("^Name:[ \\t]+x", false).beyond_plain);
+  EXPECT_TRUE(AnalysePattern("\\AName:[ \\t]+x", false).anchored);
+  EXPECT_FALSE(AnalysePattern("(\\AName:|Node:)", false).anchored);
 }
 
 // A sample of 10 lines, 3 of which hold "NCCL INFO".
@@ -148,8 +153,15 @@ TEST(PatternCost, LiteralsForAPrefilter) {
   CostEstimate plain = est.Estimate("iteration [0-9]+/[0-9]+ \\| lm loss: ", false);
   EXPECT_FALSE(plain.re2_confirms);
   EXPECT_FALSE(plain.literals.empty());
-  EXPECT_TRUE(est.Estimate("^Name:[^\\n]*node", false).literals.empty());         // anchored
-  EXPECT_TRUE(est.Estimate("(a|^Name:)[^\\n]*node", false).literals.empty());     // an anchored branch
+  EXPECT_TRUE(est.Estimate("\\AName:[^\\n]*node", false).literals.empty());        // anchored
+  EXPECT_TRUE(est.Estimate("(a|\\AName:)[^\\n]*node", false).literals.empty());    // an anchored branch
+  // A line-start branch is searched by its literal like any other: a
+  // progress bar's tail before bash's "Killed" (process-sigkilled) was kept
+  // whole and cost the database as much as all its other signals.
+  CostEstimate line_start = est.Estimate("(?:[0-9]+% \\|[^\\n]*\\]|^ *[0-9]+/[0-9]+ [^\\n]* - loss: [0-9.]+ *)Killed[ \\t]*$", false);
+  EXPECT_EQ(line_start.literals, "(?:Killed)");
+  EXPECT_FALSE(line_start.anchored);
+  EXPECT_EQ(est.Estimate("^Name:[^\\n]*node", false).literals, "(?:Name\\x3a)");
   EXPECT_TRUE(est.Estimate("(?i:gpu is lost)[^\\n]*x", false).literals.empty());  // flags
   EXPECT_TRUE(est.Estimate("[^\\n]*ab[0-9]", false).literals.empty());            // short factor
 }
