@@ -668,6 +668,10 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     if (!st.HasRole(ev.rule, RuleRole::kFallback) || !st.ignore_reason[i].empty()) continue;
+    // A frame of a traceback the log does not begin and end in is that
+    // traceback's line, read by its header or exception line: it is not the
+    // first line after a context line ("Exception in thread X:") either.
+    if (ev.Field("headless") && st.unended.contains(i)) continue;
     SignalRole role = st.rs.signal(ev.signal).role;
     if (role == SignalRole::Context) {
       // Python 2 reports the exception it dropped on that line itself
