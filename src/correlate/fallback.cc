@@ -603,12 +603,24 @@ std::set<size_t> Unended(const CorrelationState& st) {
   // the excerpt starts and stops inside one traceback, whose header is not
   // in the log. Frames with any other line above them (a logger's "Stack
   // (most recent call last):", the program's own lines) are no such cut.
+  // A line above the first frame that a signal read (the traceback's own
+  // header, "Exception in thread X:") is no part of a frame either.
   std::set<std::pair<uint32_t, uint32_t>> broken;
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> previous;
+  std::map<uint32_t, uint64_t> first_other;  // source -> its first line other evidence is on
   for (const Evidence& ev : st.evs) {
-    if (!ev.Field("headless") || !ev.Field("ending")) continue;
+    if (!ev.Field("headless") || !ev.Field("ending")) {
+      first_other.try_emplace(ev.source, ev.line);
+      continue;
+    }
     auto [it, fresh] = previous.try_emplace({ev.source, ev.signal}, ev.line);
-    if (fresh ? ev.line > 1 + kEndingSlackLines : ev.line > it->second + 1 + kHeadlessGapLines) {
+    // The signal's header lines ("Traceback (most recent call last):",
+    // logging's "Stack (most recent call last):"): a run that holds one
+    // is that header's frames.
+    if (*ev.Field("headless") != "File") broken.insert({ev.source, ev.signal});
+    auto other = first_other.find(ev.source);
+    const bool read_above = other != first_other.end() && other->second < ev.line;
+    if (fresh ? ev.line > 1 + kEndingSlackLines || read_above : ev.line > it->second + 1 + kHeadlessGapLines) {
       broken.insert({ev.source, ev.signal});
     }
     it->second = ev.line;

@@ -68,6 +68,9 @@ PY_HEALTHY = {
     # last):", then traceback.print_stack's frames; the process goes on.
     "logger-stack-info": ("2024-05-02 10:11:12,345 - trainer - WARNING - slow data loader\n"
                           "Stack (most recent call last):\n" + FRAME_BLOCK.format(p="")),
+    # The same with the log cut right below the record: the stack's header
+    # is its first line.
+    "stack-header-first": "Stack (most recent call last):\n" + FRAME_BLOCK.format(p=""),
     # The program's own lines above the frames (traceback.print_stack).
     "print-stack-below-progress": ("step 120 loss 2.31\nstep 130 loss 2.29\n" + FRAME_BLOCK.format(p="")),
     # A log that goes on after the frames it begins in.
