@@ -47,6 +47,9 @@ constexpr int64_t kSurvivedMargin = 30 * kSecond;
 // signal the log must end in, field `ending`; a bar redrawn as its process
 // exits): a blank line, a closing code fence as posted.
 constexpr uint64_t kEndingSlackLines = 1;
+// The lines a Python traceback prints between two frames (the code line,
+// and since 3.11 the caret line under it), or after its last frame.
+constexpr uint64_t kHeadlessGapLines = 2;
 
 // Whether `a` was logged before `b`: by time, and within one file (the same
 // second, or no stamps) by position.
@@ -593,6 +596,35 @@ std::set<size_t> Unended(const CorrelationState& st) {
     while (at > 0 && t->second.contains(at)) --at;
     return at;
   };
+  // A run of field `headless` (a Python traceback's frames) must also begin
+  // its source (give or take the slack line: a frame's code or caret line)
+  // and hold no other line than its own between two of its lines, give or
+  // take kHeadlessGapLines (a frame's code and caret lines):
+  // the excerpt starts and stops inside one traceback, whose header is not
+  // in the log. Frames with any other line above them (a logger's "Stack
+  // (most recent call last):", the program's own lines) are no such cut.
+  // A line above the first frame that a signal read (the traceback's own
+  // header, "Exception in thread X:") is no part of a frame either.
+  std::set<std::pair<uint32_t, uint32_t>> broken;
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> previous;
+  std::map<uint32_t, uint64_t> first_other;  // source -> its first line other evidence is on
+  for (const Evidence& ev : st.evs) {
+    if (!ev.Field("headless") || !ev.Field("ending")) {
+      first_other.try_emplace(ev.source, ev.line);
+      continue;
+    }
+    auto [it, fresh] = previous.try_emplace({ev.source, ev.signal}, ev.line);
+    // The signal's header lines ("Traceback (most recent call last):",
+    // logging's "Stack (most recent call last):"): a run that holds one
+    // is that header's frames.
+    if (*ev.Field("headless") != "File") broken.insert({ev.source, ev.signal});
+    auto other = first_other.find(ev.source);
+    const bool read_above = other != first_other.end() && other->second < ev.line;
+    if (fresh ? ev.line > 1 + kEndingSlackLines || read_above : ev.line > it->second + 1 + kHeadlessGapLines) {
+      broken.insert({ev.source, ev.signal});
+    }
+    it->second = ev.line;
+  }
   std::set<size_t> unended;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
@@ -602,8 +634,10 @@ std::set<size_t> Unended(const CorrelationState& st) {
     // A message the program prints and then goes on from unless it was the
     // last thing it did (field `exact_ending`: dash's "<cmd>: not found")
     // has no slack: any line after it is the program going on.
-    const uint64_t slack = end.Field("exact_ending") ? 0 : kEndingSlackLines;
-    const bool ends = end.source < st.scan.sources.size() && end.line + slack >= last_line(end.source);
+    const bool headless = end.Field("headless") != nullptr;
+    const uint64_t slack = end.Field("exact_ending") ? 0 : headless ? kHeadlessGapLines : kEndingSlackLines;
+    const bool ends = end.source < st.scan.sources.size() && end.line + slack >= last_line(end.source) &&
+                      !(headless && broken.contains({ev.source, ev.signal}));
     if (!ends || i != first) unended.insert(i);
   }
   return unended;
@@ -646,6 +680,10 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     if (!st.HasRole(ev.rule, RuleRole::kFallback) || !st.ignore_reason[i].empty()) continue;
+    // A frame of a traceback the log does not begin and end in is that
+    // traceback's line, read by its header or exception line: it is not the
+    // first line after a context line ("Exception in thread X:") either.
+    if (ev.Field("headless") && st.unended.contains(i)) continue;
     SignalRole role = st.rs.signal(ev.signal).role;
     if (role == SignalRole::Context) {
       // Python 2 reports the exception it dropped on that line itself
