@@ -10,7 +10,12 @@ open: No such file or directory`); gRPC's GPR_ASSERT before abseil's CHECK
 (src/core/lib/gpr/log.cc gpr_assertion_failed) logs `assertion failed:
 <expression>` at ERROR under the record that said why the expression is
 false (thread_manager.cc's `Could not create grpc_sync_server worker-thread`
-over `assertion failed: worker->created()`). Such signals carry the
+over `assertion failed: worker->created()`); an assert() on a constant
+that is false (`assert(0)`, `assert(false)`: glibc's `Assertion `0'
+failed.`, Apple's and the BSDs' `Assertion failed: (0), function ...`,
+the Microsoft C runtime's `Assertion failed: 0, file ...`) names no
+condition, and the program printed its own error just before it. Such
+signals carry the
 ruleset's `detail_line_above` flag, as the crash reports that name no cause
 do: the line right above, of the same stream, that reads as an error
 message is the evidence. An error message now also reads in `could not` and
@@ -47,6 +52,18 @@ TAKEN = {
         "(raylet) E1129 20:49:22.899130657 1346720 thread_manager.cc:145]      assertion failed: worker->created()\n"
         "(raylet) *** SIGABRT received at time=1701290962 on cpu 5 ***\n",
         "Could not create grpc_sync_server worker-thread"),
+    # assert(0) under the program's own error, then the shell's abort report.
+    "glibc-assert-zero": ("Running the Job\n"
+                          "SetKernelsGpuData copy to cData failed invalid device symbol\n"
+                          "autodock_gpu_64wi: ./device/cuda/kernels.cu:147: void SetKernelsGpuData(GpuData*): "
+                          "Assertion `0' failed.\n"
+                          "Aborted (core dumped)\n",
+                          "SetKernelsGpuData copy to cData failed invalid device symbol"),
+    # assert(false) in Apple's libc words, with no abort report after it.
+    "bsd-assert-false": ("loading weights\n"
+                         "error: cannot open weights file model.bin\n"
+                         "Assertion failed: (false), function load_model, file model.c, line 412.\n",
+                         "error: cannot open weights file model.bin"),
 }
 
 
@@ -77,6 +94,14 @@ KEPT = {
         "W0312 08:01:44.120518306   41203 server.cc:1020]            Warning: could not set SO_REUSEPORT\n"
         "E0312 08:01:44.120518306   41203 server.cc:1034]            assertion failed: !started_\n",
         "assertion failed: !started_"),
+    # An assertion on a real condition names it: it stays the evidence.
+    "glibc-assert-condition": ("SetKernelsGpuData copy to cData failed invalid device symbol\n"
+                               "vector_add: vector_add.cu:48: int main(): Assertion `n > 0' failed.\n",
+                               "Assertion `n > 0' failed."),
+    # assert(0) under a progress line: the assertion stays the evidence.
+    "glibc-assert-zero-under-progress": ("step 40 loss 1.92\n"
+                                         "train: loader.c:91: next_batch: Assertion `0' failed.\n",
+                                         "Assertion `0' failed."),
 }
 
 
