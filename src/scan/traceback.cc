@@ -681,7 +681,8 @@ std::string_view ErrorMessageAbove(std::string_view report, std::string_view abo
   for (std::string_view crash : {"segmentation fault", "core dumped", "mpi_abort", "aborted", "abort trap"}) {
     if (low.find(crash) != std::string::npos) return {};
   }
-  for (std::string_view word : {"error", "failed", "failure", "fatal", "cannot ", "can't ", "unable to"}) {
+  for (std::string_view word :
+       {"error", "failed", "failure", "fatal", "cannot ", "can't ", "could not ", "couldn't ", "unable to"}) {
     if (low.find(word) != std::string::npos) return above;
   }
   return {};

@@ -117,7 +117,8 @@ std::string_view RecordAboveHeader(std::string_view header, std::string_view abo
 // The line right above a crash or abort report (`above`, the report's line
 // `report`), without its line end, when it is of the report's stream and
 // reads as an error message: its message names an error or a failure
-// ("error", "failed", "failure", "fatal", "cannot", "unable to", any case)
+// ("error", "failed", "failure", "fatal", "cannot", "could not", "unable
+// to", any case)
 // and no warning, and is no traceback frame, no report of the same kind
 // and no line ending in ':' (one that introduces the report). Empty when
 // it is not.

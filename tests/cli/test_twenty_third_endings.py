@@ -35,13 +35,15 @@ FAILURES = {
 Job exited with status code: 2
 """, None, "exited with status code: 2", None),
     # Netflix/metaflow#1389: a Batch task's entrypoint, its code package
-    # never downloaded, as CloudWatch shows it.
+    # never downloaded, as CloudWatch shows it. tar's fatal line leads with
+    # the error it printed right above it (FATAL_ERROR's own message) as its
+    # evidence (detail_line_above, tests/cli/test_endings_gaps_4.py).
     "tar-not-recoverable-then-runpy": ("""\
   | 2023-05-03T13:58:24.321-07:00 | bash: line 1: [: -gt: unary operator expected
   | 2023-05-03T13:58:24.322-07:00 | tar: job.tar: Cannot open: No such file or directory
   | 2023-05-03T13:58:24.323-07:00 | tar: Error is not recoverable: exiting now
   | 2023-05-03T13:58:24.336-07:00 | /usr/local/bin/python: Error while finding module specification for 'metaflow.mflog.save_logs' (ModuleNotFoundError
-""", FALLBACK, "Error is not recoverable", None),
+""", FALLBACK, "tar: job.tar: Cannot open", None),
     # The runpy line alone ends a job as well, here cut before the
     # exception's message that would otherwise name it.
     "runpy-module-spec-alone": ("""\
