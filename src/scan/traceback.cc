@@ -111,6 +111,21 @@ bool CodeDisplayLine(std::string_view s, bool after_caret) {
   return CaretLine(s) || ElidedLines(s) || after_caret;
 }
 
+// Whether a Ray task's header on `message` heads the frames under it: alone
+// at the start of the line (Tune's failure report, Ray Train v2), or after
+// the lead of Ray's record of an error no caller got (ray/_private/worker.py
+// _unhandled_error_handler: "Unhandled error (suppress with
+// 'RAY_IGNORE_UNHANDLED_ERRORS=1'): " and the error, the quotes since Ray
+// 1.10): a RayTaskError's text is its task's header, frames and exception.
+bool RayTaskHeads(std::string_view message) {
+  const size_t title = FindRayTaskHeader(message);
+  if (title == 0) return true;
+  if (title == std::string_view::npos) return false;
+  const std::string_view lead = message.substr(0, title);
+  return lead.ends_with("Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ") ||
+         lead.ends_with("Unhandled error (suppress with RAY_IGNORE_UNHANDLED_ERRORS=1): ");
+}
+
 bool SameStream(const Attribution& a, const Attribution& b) {
   return a.rank == b.rank && a.host == b.host;
 }
@@ -548,7 +563,7 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     }
     return std::nullopt;
   }
-  if (h.message.find(kHeader) == std::string_view::npos && FindRayTaskHeader(h.message) != 0) {
+  if (h.message.find(kHeader) == std::string_view::npos && !RayTaskHeads(h.message)) {
     std::optional<std::string> cls = IPythonClass(h.message);
     return cls ? FindIPythonException(*cls, after, h.attr, fmt, tctx, ends_in_frames) : std::nullopt;
   }

@@ -15,6 +15,14 @@ the program that printed them writes them (issue #18):
   (`elastic_launch(` ... `)(*cmd_args)`) got no incident. Caret lines,
   the elision line and a code line right under a caret line are the
   frame's code display and no longer count as lines after it.
+- Ray logs an error no caller got (ray/_private/worker.py
+  _unhandled_error_handler) as 'Unhandled error (suppress with
+  'RAY_IGNORE_UNHANDLED_ERRORS=1'): ' and the error's text (no quotes
+  before Ray 1.10); a RayTaskError's text is its task's header, frames and
+  exception. Only a task header at the start of a line headed frames, so
+  verl's rollout worker's error record cut in its frames got no incident.
+  The header after that lead now heads them; an unhandled error the run
+  goes on after is survived, as any traceback is.
 """
 import pytest
 
@@ -74,6 +82,21 @@ AttributeError: 'NoneType' object has no attribute 'run'
   File "/opt/venv/lib/python3.13/site-packages/torch/distributed/launcher/api.py", line 143, in __call__
     return launch_agent(self._config, self._entrypoint, list(args))
 """, "Traceback (most recent call last)"),
+    # verl's driver logging a rollout worker's error no caller got, its
+    # frames cut (the excerpt stops inside them): the record leads.
+    "ray-unhandled-error-task-frames-cut": ("""\
+(TaskRunner pid=30064) Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ray::WorkerDict.actor_rollout_generate_sequences() (pid=34550, ip=172.17.0.2, actor_id=610fa1209bba22c30b047d9c01000000)
+(TaskRunner pid=30064)   File "/opt/verl/verl/single_controller/ray/base.py", line 399, in func
+(TaskRunner pid=30064)     return getattr(self.worker_dict[key], name)(*args, **kwargs)
+(TaskRunner pid=30064)   File "/opt/verl/verl/workers/fsdp_workers.py", line 463, in generate_sequences
+(TaskRunner pid=30064)     with self.rollout_sharding_manager:
+""", "Unhandled error (suppress with"),
+    # Ray before 1.10 (no quotes) through its logger, frames cut.
+    "ray-unhandled-error-unquoted-logger-record": ("""\
+2021-06-11 01:14:28,123 ERROR worker.py:77 -- Unhandled error (suppress with RAY_IGNORE_UNHANDLED_ERRORS=1): ray::PS.send_params() (pid=41878, ip=172.18.167.27)
+  File "python/ray/_raylet.pyx", line 503, in ray._raylet.execute_task
+  File "python/ray/_raylet.pyx", line 447, in ray._raylet.execute_task.function_executor
+""", "Unhandled error (suppress with RAY_IGNORE_UNHANDLED_ERRORS=1)"),
 }
 
 HEALTHY = {
@@ -83,6 +106,16 @@ step:  10  loss:  7.9113  memory: 41.22GiB(52.11%)  tps: 3,412  mfu: 38.20%
     ~~~~~~~~~~~~~~~~~~~~
 step:  20  loss:  6.8127  memory: 41.22GiB(52.11%)  tps: 3,409  mfu: 38.17%
 [rank0]: Training completed
+""",
+    # A worker's error nobody got, and the PPO steps go on after it.
+    "ray-unhandled-error-run-goes-on": """\
+(TaskRunner pid=30064) Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ray::WorkerDict.compute_log_prob() (pid=34550, ip=172.17.0.2, actor_id=610fa1209bba22c30b047d9c01000000)
+(TaskRunner pid=30064)   File "/opt/verl/verl/single_controller/ray/base.py", line 399, in func
+(TaskRunner pid=30064)     return getattr(self.worker_dict[key], name)(*args, **kwargs)
+(TaskRunner pid=30064) ValueError: batch size 7 is not divisible by 2
+(TaskRunner pid=30064) step:41 - actor/pg_loss:0.012 - critic/score/mean:0.41 - timing_s/step:52.1
+(TaskRunner pid=30064) step:42 - actor/pg_loss:0.010 - critic/score/mean:0.43 - timing_s/step:51.8
+(TaskRunner pid=30064) step:43 - actor/pg_loss:0.011 - critic/score/mean:0.44 - timing_s/step:52.3
 """,
 }
 
