@@ -115,8 +115,9 @@ bool CodeDisplayLine(std::string_view s, bool after_caret) {
 // at the start of the line (Tune's failure report, Ray Train v2), or after
 // the lead of Ray's record of an error no caller got (ray/_private/worker.py
 // _unhandled_error_handler: "Unhandled error (suppress with
-// 'RAY_IGNORE_UNHANDLED_ERRORS=1'): " and the error, the quotes since Ray
-// 1.10): a RayTaskError's text is its task's header, frames and exception.
+// 'RAY_IGNORE_UNHANDLED_ERRORS=1'): " and the error; 2021's releases wrote
+// the name unquoted): a RayTaskError's text is its task's header, frames
+// and exception.
 bool RayTaskHeads(std::string_view message) {
   const size_t title = FindRayTaskHeader(message);
   if (title == 0) return true;

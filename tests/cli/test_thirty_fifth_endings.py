@@ -17,12 +17,12 @@ the program that printed them writes them (issue #18):
   frame's code display and no longer count as lines after it.
 - Ray logs an error no caller got (ray/_private/worker.py
   _unhandled_error_handler) as 'Unhandled error (suppress with
-  'RAY_IGNORE_UNHANDLED_ERRORS=1'): ' and the error's text (no quotes
-  before Ray 1.10); a RayTaskError's text is its task's header, frames and
-  exception. Only a task header at the start of a line headed frames, so
-  verl's rollout worker's error record cut in its frames got no incident.
-  The header after that lead now heads them; an unhandled error the run
-  goes on after is survived, as any traceback is.
+  'RAY_IGNORE_UNHANDLED_ERRORS=1'): ' and the error's text (the name
+  unquoted in 2021's releases); a RayTaskError's text is its task's
+  header, frames and exception. Only a task header at the start of a line
+  headed frames, so verl's rollout worker's error record cut in its frames
+  got no incident. The header after that lead now heads them; an unhandled
+  error the run goes on after is survived, as any traceback is.
 """
 import pytest
 
@@ -91,7 +91,7 @@ AttributeError: 'NoneType' object has no attribute 'run'
 (TaskRunner pid=30064)   File "/opt/verl/verl/workers/fsdp_workers.py", line 463, in generate_sequences
 (TaskRunner pid=30064)     with self.rollout_sharding_manager:
 """, "Unhandled error (suppress with"),
-    # Ray before 1.10 (no quotes) through its logger, frames cut.
+    # A 2021 Ray release (the name unquoted) through its logger, frames cut.
     "ray-unhandled-error-unquoted-logger-record": ("""\
 2021-06-11 01:14:28,123 ERROR worker.py:77 -- Unhandled error (suppress with RAY_IGNORE_UNHANDLED_ERRORS=1): ray::PS.send_params() (pid=41878, ip=172.18.167.27)
   File "python/ray/_raylet.pyx", line 503, in ray._raylet.execute_task
