@@ -76,12 +76,55 @@ std::optional<std::string> ParseFlatFrame(std::string_view s) {
   return FrameAt(s, f);
 }
 
+bool FrameBodyIndented(std::string_view s) { return !s.empty() && (s[0] == ' ' || s[0] == '\t'); }
+
 // Whether `s` is Python 3.11's caret line under a frame's code line
 // (`^^^^^^`, `~~~~^^^^~~`), whatever its indentation.
 bool CaretLine(std::string_view s) {
   s = RightTrimmedCr(s);
   size_t i = s.find_first_not_of(" \t");
   return i != std::string_view::npos && s.find_first_not_of(" \t^~", i) == std::string_view::npos;
+}
+
+// Whether `s` is the line CPython's traceback.py (StackSummary.
+// format_frame_summary, 3.13 onwards) writes in place of the lines it leaves
+// out of a multi-line instruction's display ("    ...<3 lines>...").
+bool ElidedLines(std::string_view s) {
+  s = RightTrimmedCr(s);
+  size_t i = s.find_first_not_of(" \t");
+  if (i == std::string_view::npos || i == 0) return false;
+  s.remove_prefix(i);
+  if (!s.starts_with("...<") || !s.ends_with(" lines>...")) return false;
+  std::string_view n = s.substr(4, s.size() - 4 - 10);
+  return !n.empty() && n.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// Whether `s`, an indented line of a frame's body, is one CPython's
+// traceback.py writes as part of the frame's code display rather than as a
+// further line after it: a caret line (3.11 onwards: under the code line
+// it marks), the elision of a multi-line instruction's middle lines, and
+// (3.13 onwards, which shows the first, the last and the anchors' lines of
+// an instruction that spans several, each with its carets under it) a code
+// line right under a caret line. They take none of kMaxGap.
+bool CodeDisplayLine(std::string_view s, bool after_caret) {
+  if (!FrameBodyIndented(s) || s.find_first_not_of(" \t\r") == std::string_view::npos) return false;
+  return CaretLine(s) || ElidedLines(s) || after_caret;
+}
+
+// Whether a Ray task's header on `message` heads the frames under it: alone
+// at the start of the line (Tune's failure report, Ray Train v2), or after
+// the lead of Ray's record of an error no caller got (ray/_private/worker.py
+// _unhandled_error_handler: "Unhandled error (suppress with
+// 'RAY_IGNORE_UNHANDLED_ERRORS=1'): " and the error; 2021's releases wrote
+// the name unquoted): a RayTaskError's text is its task's header, frames
+// and exception.
+bool RayTaskHeads(std::string_view message) {
+  const size_t title = FindRayTaskHeader(message);
+  if (title == 0) return true;
+  if (title == std::string_view::npos) return false;
+  const std::string_view lead = message.substr(0, title);
+  return lead.ends_with("Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): ") ||
+         lead.ends_with("Unhandled error (suppress with RAY_IGNORE_UNHANDLED_ERRORS=1): ");
 }
 
 bool SameStream(const Attribution& a, const Attribution& b) {
@@ -521,7 +564,7 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     }
     return std::nullopt;
   }
-  if (h.message.find(kHeader) == std::string_view::npos && FindRayTaskHeader(h.message) != 0) {
+  if (h.message.find(kHeader) == std::string_view::npos && !RayTaskHeads(h.message)) {
     std::optional<std::string> cls = IPythonClass(h.message);
     return cls ? FindIPythonException(*cls, after, h.attr, fmt, tctx, ends_in_frames) : std::nullopt;
   }
@@ -550,6 +593,7 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   const std::string_view header_prefix = h.message.substr(0, h.message.find(kHeader));
   bool code_slot = false;   // the line after a flat frame
   bool caret_slot = false;  // the line after a flat frame's code line
+  bool after_caret = false;  // the stream's last line was a caret line under a code line
   for (size_t at = 0, index = 0; at < after.size(); ++index) {
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
@@ -569,6 +613,8 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
         }
       }
       const bool blank = s.find_first_not_of(" \t") == std::string_view::npos;
+      const bool under_caret = after_caret;
+      after_caret = false;
       if (frame || flat) {
         if (frames == 0) {
           prefix = frame ? std::string(v.message.substr(0, v.message.find("File \"") - 2)) : std::string(flat_prefix);
@@ -589,6 +635,8 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
         // loguru's blank line before a frame's location
       } else if (frames > 0 && LoguruValueLine(s)) {
         // a value loguru shows under the frame's code line
+      } else if (frames > 0 && CodeDisplayLine(s, under_caret)) {
+        after_caret = CaretLine(s) || (under_caret && ElidedLines(s));
       } else if (frames == 0 || (FrameBody(s) && ++gap > kMaxGap)) {
         return std::nullopt;
       } else if (!FrameBody(s)) {
@@ -729,6 +777,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   const Attribution mine = StreamOf(line, SplitLine(line, fmt, tctx), fmt, tctx);
   std::vector<std::string> frames;  // innermost first while walking back
   int gap = 0;
+  bool below_caret = false;  // the stream's line below (seen last) was a caret line
   enum class End { kHeader, kGap, kWindow } end = End::kWindow;
   size_t top = window.size();  // start of the outermost traceback line seen
   std::string_view rest = window;
@@ -778,10 +827,15 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
     if (same) {
       std::optional<std::string> fr = ParseFrame(v.message);
       if (!fr) fr = ParseFlatFrame(v.message);  // pasted flat
+      const bool over_caret = below_caret;
+      below_caret = false;
       if (fr) {
         frames.push_back(std::move(*fr));
         gap = 0;
         top = static_cast<size_t>(l.data() - window.data());
+      } else if (CodeDisplayLine(v.message, over_caret)) {
+        // Walking up, the code line a caret line marks is the one above it.
+        below_caret = CaretLine(v.message) || (over_caret && ElidedLines(v.message));
       } else if (++gap > kMaxGap) {
         end = End::kGap;
         break;

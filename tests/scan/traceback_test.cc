@@ -656,5 +656,40 @@ TEST(Traceback, IndentedTracebackUnchangedByFlatReading) {
   EXPECT_EQ(e->index, 1u);
 }
 
+// CPython 3.13's display of an instruction that spans several lines
+// (traceback.py StackSummary.format_frame_summary): its first, last and
+// anchor lines, each with its carets under it, and '...<N lines>...' for
+// the lines it leaves out. They are the frame's code, not lines after it:
+// the exception line after them is read, walking forwards from the header
+// and back from the exception line, and frames running out are told.
+TEST(Traceback, MultiLineInstructionDisplayIsTheFramesCode) {
+  const std::string header = "Traceback (most recent call last):";
+  const std::string frames =
+      "  File \"/opt/venv/lib/python3.13/site-packages/torch/distributed/run.py\", line 892, in run\n"
+      "    elastic_launch(\n"
+      "    ~~~~~~~~~~~~~~~\n"
+      "        config=config,\n"
+      "        ~~~~~~~~~~~~~~\n"
+      "    ...<2 lines>...\n"
+      "        entrypoint=cmd,\n"
+      "        ~~~~~~~~~~~~~~~\n"
+      "    )(*cmd_args)\n"
+      "    ~^^^^^^^^^^^\n";
+  const std::string exception = "ValueError: no rendezvous backend";
+  auto e = After(header, frames + exception + "\n");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->exception, "ValueError");
+  EXPECT_EQ(Told(header, frames), std::pair(false, true));
+  auto f = Fold(header + "\n" + frames, exception);
+  ASSERT_TRUE(f.has_value());
+  EXPECT_TRUE(f->complete);
+  EXPECT_EQ(f->frame_count, 1u);
+  // Four indented lines after a frame with no caret line among them are
+  // not a frame's code: the reader still gives up there.
+  const std::string plain =
+      "  File \"/opt/x.py\", line 1, in f\n    a\n    b\n    c\n    d\n";
+  EXPECT_FALSE(After(header, plain + exception + "\n").has_value());
+}
+
 }  // namespace
 }  // namespace faultline
