@@ -395,13 +395,16 @@ bool IPythonFrameLine(std::string_view s) {
 // arrows): its exception line is the first line of the header's stream that
 // starts with the class the header names, then a colon or nothing.
 // `ends_in_frames` is set when the text runs out in the frames (an arrow
-// line seen, no exception line, no other header, the last line of its
-// stream an arrow or code line): the header has named the class the
-// program raised, the source stops before its message.
+// line seen, or the header's first line a frame's heading, as ultratb
+// writes each frame's location first and its arrow among the code lines
+// after it; no exception line, no other header, the last line of its
+// stream a frame's heading, an arrow or code line): the header has named
+// the class the program raised, the source stops before its message.
 std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::string_view after,
                                                   const Attribution& mine, const LineFormat& fmt,
                                                   const TimeContext& tctx, bool* ends_in_frames) {
-  bool arrow = false;
+  bool arrow = false;  // an arrow line, or a frame's heading right below the header
+  bool first = true;   // no line of the stream that is not blank read yet
   bool last_in_frame = false;  // the last line of the stream that is not blank
   size_t at = 0;
   for (size_t index = 0; at < after.size() && index < kIPythonReach; ++index) {
@@ -419,7 +422,10 @@ std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::s
       const bool arrow_line = IPythonArrowLine(s);
       arrow |= arrow_line;
       if (s.find_first_not_of(' ') != std::string_view::npos) {
-        last_in_frame = arrow_line || IPythonCodeLine(s) || IPythonFrameLine(s);
+        const bool frame_line = IPythonFrameLine(s);
+        arrow |= first && frame_line;
+        first = false;
+        last_in_frame = arrow_line || IPythonCodeLine(s) || frame_line;
       }
     }
     at = l->next;

@@ -88,7 +88,8 @@ struct ExceptionLine {
 // traceback whose outermost frame is a `__del__`: CPython printed that
 // exception and dropped it. Also set when no line of the header's stream
 // follows it at all (cut right below the header). For IPython's header (which names the class),
-// set when `after` runs out in its frames (an arrow line "----> 1 f()" seen).
+// set when `after` runs out in its frames (an arrow line "----> 1 f()" seen,
+// or a frame's heading "Cell In[5], line 32" the first line under the header).
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
                                                const LineFormat& fmt, const TimeContext& tctx,
                                                bool* ends_in_frames = nullptr);

@@ -395,8 +395,9 @@ TEST(Traceback, IPythonHeaderNamesTheExceptionLine) {
 }
 
 // IPython's traceback whose text runs out in its frames (an arrow line
-// seen, no exception line) is told as one cut in its frames; not one whose
-// text goes on past them, nor a header with no frame marked after it.
+// seen, or a frame's heading right below the header; no exception line) is
+// told as one cut in its frames; not one whose text goes on past them, nor
+// a header with no frame marked after it.
 TEST(Traceback, IPythonFramesRunningOutAreTold) {
   const std::string header = "OutOfMemoryError                          Traceback (most recent call last)";
   const std::string frames =
@@ -405,8 +406,15 @@ TEST(Traceback, IPythonFramesRunningOutAreTold) {
       "      2     max_epochs=30000,\n";
   EXPECT_EQ(Told(header, frames), std::pair(false, true));
   EXPECT_EQ(Told(header, frames + "OutOfMemoryError: CUDA out of memory.\n"), std::pair(true, false));
-  // No arrow line.
-  EXPECT_EQ(Told(header, "Cell In[23], line 1\n      2     max_epochs=30000,\n"), std::pair(false, false));
+  // No arrow line yet: ultratb writes a frame's heading first, its code
+  // lines (the arrow among them) after it.
+  EXPECT_EQ(Told(header, "Cell In[23], line 1\n      2     max_epochs=30000,\n"), std::pair(false, true));
+  EXPECT_EQ(Told(header, "Input In [3], in <module>\n      1 import torch\n"), std::pair(false, true));
+  // Code lines with no heading nor arrow, and a heading that is not the
+  // first line under the header, mark no frame.
+  EXPECT_EQ(Told(header, "      2     max_epochs=30000,\n"), std::pair(false, false));
+  EXPECT_EQ(Told(header, "epoch 3 step 200 loss 1.41\nCell In[23], line 1\n      2     x = 1\n"),
+            std::pair(false, false));
   EXPECT_EQ(Told(header, frames + "partial"), std::pair(false, false));  // a partial line: the text goes on
   // The text goes on past the frames.
   EXPECT_EQ(Told(header, frames + "\nepoch 3 step 200 loss 1.41\n"), std::pair(false, false));
