@@ -347,6 +347,18 @@ bool IPythonFrameLine(std::string_view s) {
   return false;
 }
 
+// Whether `s` is the head of an IPython 8 frame ("File <path>:<line>, in
+// <function>(<args>)") cut before its end, as the last line of a log
+// truncated mid-line leaves it: "File " and the start of a path.
+bool IPythonFrameHeadCut(std::string_view s) {
+  if (!s.starts_with("File ")) return false;
+  std::string_view path = s.substr(5);
+  if (path.empty()) return false;
+  if (path[0] == '/' || path[0] == '~' || path[0] == '.') return true;
+  return path.size() >= 3 && absl::ascii_isalpha(static_cast<unsigned char>(path[0])) && path[1] == ':' &&
+         (path[2] == '\\' || path[2] == '/');
+}
+
 // IPython's frames are its own ("<ipython-input-13-6f755a42859a> in f(x)",
 // "File ~/lib/x.py:444, in f(self)", numbered code lines with "---->"
 // arrows): its exception line is the first line of the header's stream that
@@ -376,7 +388,7 @@ std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::s
       const bool arrow_line = IPythonArrowLine(s);
       arrow |= arrow_line;
       if (s.find_first_not_of(' ') != std::string_view::npos) {
-        last_in_frame = arrow_line || IPythonCodeLine(s) || IPythonFrameLine(s);
+        last_in_frame = arrow_line || IPythonCodeLine(s) || IPythonFrameLine(s) || IPythonFrameHeadCut(s);
       }
     }
     at = l->next;
