@@ -1056,16 +1056,21 @@ bool SameFailure(const Evidence& f, const Evidence& ev) {
 // the next line ("  what():  std::bad_alloc"): when the failure's first line
 // names an exception but states no message, and a line of its file within
 // its message's reach states one and names no exception of its own, that
-// line leads: it says what failed. `lines` is in logging order, of one
-// failure.
+// line leads: it says what failed. So does an entry of a summary the
+// exception's message only counts (field `root_error`: TensorFlow's
+// "  (0) Unknown: Failed to get convolution algorithm ..." under
+// "UnknownError: 2 root error(s) found."), whatever message the exception
+// line states. `lines` is in logging order, of one failure.
 void MessageFirst(const CorrelationState& st, std::vector<size_t>& lines) {
   if (lines.size() < 2) return;
   const Evidence& head = st.evs[lines.front()];
-  if (!head.Field("exception") || head.Field("message")) return;
+  if (!head.Field("exception")) return;
+  const bool head_states = head.Field("message") != nullptr;
   for (size_t k = 1; k < lines.size(); ++k) {
     const Evidence& ev = st.evs[lines[k]];
     if (ev.source != head.source || ev.line > head.line + kMessageLines) return;
-    if (ev.line > head.line && ev.Field("message") && !ev.Field("exception")) {
+    if (ev.line > head.line && !ev.Field("exception") &&
+        (ev.Field("root_error") || (!head_states && ev.Field("message")))) {
       std::rotate(lines.begin(), lines.begin() + static_cast<std::ptrdiff_t>(k),
                   lines.begin() + static_cast<std::ptrdiff_t>(k) + 1);
       return;

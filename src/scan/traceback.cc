@@ -390,6 +390,18 @@ bool IPythonFrameLine(std::string_view s) {
   return false;
 }
 
+// Whether `s` is the head of an IPython 8 frame ("File <path>:<line>, in
+// <function>(<args>)") cut before its end, as the last line of a log
+// truncated mid-line leaves it: "File " and the start of a path.
+bool IPythonFrameHeadCut(std::string_view s) {
+  if (!s.starts_with("File ")) return false;
+  std::string_view path = s.substr(5);
+  if (path.empty()) return false;
+  if (path[0] == '/' || path[0] == '~' || path[0] == '.') return true;
+  return path.size() >= 3 && absl::ascii_isalpha(static_cast<unsigned char>(path[0])) && path[1] == ':' &&
+         (path[2] == '\\' || path[2] == '/');
+}
+
 // IPython's frames are its own ("<ipython-input-13-6f755a42859a> in f(x)",
 // "File ~/lib/x.py:444, in f(self)", numbered code lines with "---->"
 // arrows): its exception line is the first line of the header's stream that
@@ -425,7 +437,7 @@ std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::s
         const bool frame_line = IPythonFrameLine(s);
         arrow |= first && frame_line;
         first = false;
-        last_in_frame = arrow_line || IPythonCodeLine(s) || frame_line;
+        last_in_frame = arrow_line || IPythonCodeLine(s) || frame_line || IPythonFrameHeadCut(s);
       }
     }
     at = l->next;
