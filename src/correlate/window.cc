@@ -449,6 +449,35 @@ constexpr std::string_view kCorrected = "corrected by the hardware, and nothing 
 // one followed by "failed", or by no outcome, stays evidence.
 constexpr std::string_view kRecovered = "recovered: the kernel's AER recovery of it reported success";
 
+// A context-switch timeout of a process whose own fault the driver reported
+// first (field `ctxsw_timeout` with `pid`: the driver's Xid 109, `errorString
+// CTX SWITCH TIMEOUT`, on the channel of process P; field `app_fault`: an
+// Xid 13, 31 or 43 naming the same P, earlier in the same file, on the same
+// GPU). The faulting process's channel is what stopped switching: NVIDIA's
+// k8s device plugin and DRA driver list 109 with 13, 31, 43, 45 and 68 as
+// application errors that leave the GPU healthy. The Xid 13/31 leads; a 109
+// of another process, of no earlier fault, or of an unknown pid stays.
+constexpr std::string_view kAppFaultTimeout =
+    "the context-switch timeout of a process whose own fault an earlier Xid 13/31/43 reported";
+
+// (source, GPU, pid) -> the offset of the first `app_fault` line naming them.
+using AppFaults = std::map<std::tuple<uint32_t, std::string, int64_t>, uint64_t>;
+
+AppFaults FirstAppFaults(const CorrelationState& st) {
+  AppFaults out;
+  for (const Evidence& ev : st.evs) {
+    if (ev.pid < 0 || !ev.Field("app_fault")) continue;
+    out.try_emplace(std::make_tuple(ev.source, ev.gpu, ev.pid), ev.offset);
+  }
+  return out;
+}
+
+bool TimeoutOfFaultedProcess(const AppFaults& faults, const Evidence& ev) {
+  if (ev.pid < 0 || !ev.Field("ctxsw_timeout")) return false;
+  auto it = faults.find(std::make_tuple(ev.source, ev.gpu, ev.pid));
+  return it != faults.end() && it->second < ev.offset;
+}
+
 struct Outcome {
   uint64_t offset;
   uint32_t rule;
@@ -491,6 +520,7 @@ void GateEvidence(CorrelationState& st) {
   const bool other_hosts_known = every_bus_known && KernelLogOfJobHost(st);
   const std::vector<bool> linkless = LinkDownOnLinklessGpu(st);
   const Outcomes outcomes = RecoveryOutcomes(st);
+  const AppFaults app_faults = FirstAppFaults(st);
   for (size_t i = 0; i < st.evs.size(); ++i) {
     if (!st.index.hardware[i]) continue;
     const Evidence& ev = st.evs[i];
@@ -501,6 +531,7 @@ void GateEvidence(CorrelationState& st) {
     if (reason.empty() && linkless[i]) reason = kNoLinks;
     if (reason.empty() && ev.Field("corrected") && st.index.last_failure.empty()) reason = kCorrected;
     if (reason.empty() && RecoveredAfter(st, outcomes, ev)) reason = kRecovered;
+    if (reason.empty() && TimeoutOfFaultedProcess(app_faults, ev)) reason = kAppFaultTimeout;
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
