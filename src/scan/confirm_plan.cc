@@ -173,13 +173,9 @@ std::vector<SignalPlan> PlanSignals(const Ruleset& rs) {
     if (si.signal->extract_more()) {
       for (const auto* x : *si.signal->extract_more()) CaptureNames(x->string_view(), &names);
     }
-    bool keeps_field = false;
     for (std::string_view n : names) {
       if (IsThinField(n) || SetsAttribution(n)) plans[id].thin_extract = true;
-      keeps_field |= IsThinField(n);
     }
-    plans[id].count_only = !keeps_field && si.role != SignalRole::Progress && si.role != SignalRole::Metric &&
-                           !si.detail_next_line && !si.detail_line_above && !si.detail_exception_line;
   }
   return plans;
 }

@@ -35,12 +35,6 @@ bool SetsAttribution(std::string_view name);
 struct SignalPlan {
   bool hs_confirms = false;    // HsMatchConfirms(pattern), false when a prefilter stands in for it
   bool thin_extract = false;   // a dropped match still runs the extractors
-  // A dropped match of this signal is only counted, never more: a context
-  // or failure signal whose evidence is its own line (no detail_*) and
-  // whose extractors capture no field a dropped record keeps. Phase B
-  // makes such a match past its rule's first cap a ChunkOut::counted
-  // record, not an Evidence.
-  bool count_only = false;
 };
 
 // One plan per signal of `rs` (the RE2 objects of a signal are built only

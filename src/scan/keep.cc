@@ -99,14 +99,13 @@ void Scanner::Impl::Merge(SourceState& st, ChunkOut& out) {
   // before it ended on (a range scan leaves it to MergeScans when none did).
   const TimeCarry carry = TimeCarry::AtEndOf(sum);
   st.keeper.ReserveFirst(out.evidence.size());
-  // The records phase B only counted come in their places, as the thin
-  // records they stand for.
-  out.ForEachRecord(st.index, counted_scratch_, [&](Evidence& ev, bool whole, size_t i) {
+  for (size_t i = 0; i < out.evidence.size(); ++i) {
+    Evidence& ev = out.evidence[i];
     ev.line = base_line + ev.line;
     carry.Give(ev);
     // thin 2 (a metric line made without its text) is whole to the caps.
-    Keep(st, std::move(ev), !whole || (i < out.thin.size() && out.thin[i] == 1));
-  });
+    Keep(st, std::move(ev), i < out.thin.size() && out.thin[i] == 1);
+  }
   CountMerged(st, out);
   AppendFollowing(sum, out.edge);
   sum.kernel_log = st.framing.kernel_log();
@@ -293,14 +292,14 @@ void Scanner::Impl::ApplyCarry(SourceState& st, Evidence& ev) {
 // previous range's.
 void Scanner::Impl::PrimeCarry(SourceState& st, ChunkOut& out) {
   const uint64_t first_line = st.lines + 1 - std::min(st.lines, out.newlines);
-  out.ForEachRecord(st.index, counted_scratch_, [&](Evidence& ev, bool, size_t) {
+  for (Evidence& ev : out.evidence) {
     ev.line += first_line;
     (void)Carry(st, ev);
     const std::string* pod = ev.Field("pod");
     const std::string* node = ev.Field("node");
     if (pod && !node) st.pending_pod = *pod;
     if (node) st.pending_pod.clear();
-  });
+  }
 }
 
 // What every record adds, whatever the caps do with it: the host of its

@@ -24,8 +24,6 @@ using internal::ChunkOut;
 using internal::CleanText;
 using internal::CleansToItself;
 using internal::CopyOut;
-using internal::CountedRecord;
-using internal::CountingState;
 using internal::CountNewlines;
 using internal::DeltaUs;
 using internal::EvidenceRef;
@@ -227,19 +225,6 @@ bool PromptBefore(const ChunkOut& out, const Pending& p, PromptFound& f) {
   return GuardedRead(out.context_guard.data(), out.context_guard.size(), [a] { LookForPrompt(a->context, a->f); });
 }
 
-// A counted record's host or GPU in out.counted_strings (0: empty), shared
-// with the records just before it that name the same.
-uint32_t InternCounted(ChunkOut& out, std::string_view s) {
-  if (s.empty()) return 0;
-  std::vector<std::string>& strings = out.counted_strings;
-  if (strings.empty()) strings.emplace_back();
-  for (size_t k = strings.size() - 1; k >= 1 && k + 4 >= strings.size(); --k) {
-    if (strings[k] == s) return static_cast<uint32_t>(k);
-  }
-  strings.emplace_back(s);
-  return static_cast<uint32_t>(strings.size() - 1);
-}
-
 }  // namespace
 
 void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_lines) const {
@@ -267,19 +252,6 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
     return false;
   };
   out.held.clear();
-  // Records past their rule's first keep_first in the source are counted,
-  // not built (ChunkOut::counted): possible once the merge has published
-  // a count for the source or the chunk alone holds that many.
-  thread_local std::vector<uint64_t> seen;
-  CountingState counting;
-  counting.before = st.merged_of_rule.load(std::memory_order_acquire);
-  counting.on = opts.counted_keep && !opts.on_evidence && (counting.before != nullptr || records >= opts.keep_first);
-  if (counting.on) {
-    seen.assign(rs->rule_count(), 0);
-    counting.seen = seen.data();
-  }
-  out.counted.clear();
-  out.counted_strings.clear();
   for (uint32_t i = 0; i < out.pending.size(); ++i) {
     Pending& p = out.pending[i];
     std::string_view line = out.LineOf(p);
@@ -314,7 +286,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
     }
     const bool own_delta = view.time && view.time->delta_s;
     if (view.time && view.time->wall_us) {
-      ConfirmLine(st, p, i, line, view, own_delta, TimeInForce(), out, refs, counting);
+      ConfirmLine(st, p, i, line, view, own_delta, TimeInForce(), out, refs);
       prev = {*view.time->wall_us, p.offset, view.time->year_inferred, false, 0};
     } else {
       std::string_view before;
@@ -325,7 +297,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
       const TimeInForce inherited =
           InheritedTime(p, before, own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(),
                         st.tctx, clean_lines);
-      ConfirmLine(st, p, i, line, view, own_delta, inherited, out, refs, counting);
+      ConfirmLine(st, p, i, line, view, own_delta, inherited, out, refs);
       prev = inherited;
       prev.needs_prev = inherited.time_us == kNoTime && inherited.needs_prev;
     }
@@ -333,12 +305,11 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
   // Pass 2: text and captures, in full for evidence the caps may keep, and
   // only what Keep reads for the rest.
   MarkThin(st, out, refs);
-  if (!out.counted.empty()) SettleCounted(st, out, refs);
   out.thin.clear();
   for (size_t k = 0; k < refs.size(); ++k) {
-    if (!refs[k].thin || refs[k].counted) continue;
-    out.thin.resize(out.evidence.size());
-    out.thin[refs[k].at] = 1;
+    if (!refs[k].thin) continue;
+    out.thin.resize(refs.size());
+    out.thin[k] = 1;
   }
   for (size_t k = 0; k < refs.size();) {
     const uint32_t pi = refs[k].pending;
@@ -367,7 +338,7 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
 
 void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pending_index, std::string_view line,
                                 const LineView& view, bool own_delta, const TimeInForce& inherited, ChunkOut& out,
-                                std::vector<EvidenceRef>& refs, const CountingState& counting) const {
+                                std::vector<EvidenceRef>& refs) const {
   // The subject the captures are taken from in pass 2: the line, or the
   // JSON message held in the view.
   const bool message_in_line =
@@ -423,83 +394,37 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
         sub_len = static_cast<uint32_t>(seg.size());
       }
     }
-    // Past its rule's first keep_first in the source (as MarkThin counts):
-    // a count_only signal's record is counted, not built, unless MarkThin
-    // then finds it among the chunk's last keep_last of its rule.
-    bool as_counted = false;
-    if (counting.on && si.role != SignalRole::Progress) {
-      const uint64_t i = counting.seen[si.rule_index]++;
-      const uint64_t before = counting.before ? counting.before[si.rule_index].load(std::memory_order_relaxed) : 0;
-      as_counted = plans_[id].count_only && !p.tb_candidate && before + i >= opts.keep_first;
-    }
-    // Time, as the record holds it.
-    int64_t time_us = kNoTime;
-    TimeSource time_source = TimeSource::kNone;
-    std::optional<double> monotonic_s;
-    bool year_inferred = false, needs_prev_time = false;
-    int64_t prev_delta_us = 0;
+    Evidence& ev = out.evidence.emplace_back();
+    ev.source = st.index;
+    ev.offset = p.offset;
+    ev.line = p.line_rel;  // fixed at merge
+    ev.rule = si.rule_index;
+    ev.signal = id;
+    // Time.
     if (view.time) {
       if (view.time->wall_us) {
-        time_us = *view.time->wall_us;
-        time_source = view.time->year_inferred ? TimeSource::kInferredYear : TimeSource::kParsed;
+        ev.time_us = *view.time->wall_us;
+        ev.time_source =
+            view.time->year_inferred ? TimeSource::kInferredYear : TimeSource::kParsed;
       }
-      monotonic_s = view.time->monotonic_s;
+      ev.monotonic_s = view.time->monotonic_s;
     }
-    if (time_us == kNoTime && !monotonic_s) {
+    ev.dmesg_delta = own_delta;
+    if (ev.time_us == kNoTime && !ev.monotonic_s) {
       // Inherit the previous timestamped line's time.
       if (inherited.time_us != kNoTime) {
-        time_us = inherited.time_us;
-        time_source = own_delta ? TimeSource::kInferredYear : TimeSource::kInherited;  // InheritedSource
-        year_inferred = inherited.inferred;
+        ev.time_us = inherited.time_us;
+        ev.time_source = ev.InheritedSource();
+        ev.year_inferred = inherited.inferred;
       } else {
-        needs_prev_time = inherited.needs_prev;
-        prev_delta_us = inherited.pending_delta;
+        ev.needs_prev_time = inherited.needs_prev;
+        ev.prev_delta_us = inherited.pending_delta;
       }
     }
-    EvidenceRef ref_at{pending_index, static_cast<uint32_t>(j), kept_message, false, sub_begin, sub_len};
-    if (as_counted) {
-      CountedRecord& c = out.counted.emplace_back();
-      c.line = p.line_rel;  // fixed at merge
-      c.offset = p.offset;
-      c.rule = si.rule_index;
-      c.signal = id;
-      c.time_us = time_us;
-      c.time_source = time_source;
-      c.has_monotonic = monotonic_s.has_value();
-      c.monotonic_s = monotonic_s.value_or(0);
-      c.dmesg_delta = own_delta;
-      c.year_inferred = year_inferred;
-      c.needs_prev_time = needs_prev_time;
-      c.prev_delta_us = prev_delta_us;
-      // Attribution: the line, then the path, as AttributeRecord.
-      const Attribution& a = view.attr;
-      c.rank = a.rank ? *a.rank : st.path_attr.rank.value_or(-1);
-      c.local_rank = a.local_rank ? *a.local_rank : st.path_attr.local_rank.value_or(-1);
-      c.pid = a.pid ? *a.pid : st.path_attr.pid.value_or(-1);
-      c.host = InternCounted(out, a.host.empty() ? st.path_attr.host : a.host);
-      c.gpu = InternCounted(out, a.gpu.empty() ? st.path_attr.gpu : a.gpu);
-      c.after = static_cast<uint32_t>(out.evidence.size());
-      ref_at.counted = true;
-      ref_at.at = static_cast<uint32_t>(out.counted.size() - 1);
-    } else {
-      Evidence& ev = out.evidence.emplace_back();
-      ev.source = st.index;
-      ev.offset = p.offset;
-      ev.line = p.line_rel;  // fixed at merge
-      ev.rule = si.rule_index;
-      ev.signal = id;
-      ev.time_us = time_us;
-      ev.time_source = time_source;
-      ev.monotonic_s = monotonic_s;
-      ev.dmesg_delta = own_delta;
-      ev.year_inferred = year_inferred;
-      ev.needs_prev_time = needs_prev_time;
-      ev.prev_delta_us = prev_delta_us;
-      // Attribution: the line, then the path (captures come in pass 2).
-      AttributeRecord(view.attr, st.path_attr, ev);
-      ref_at.at = static_cast<uint32_t>(out.evidence.size() - 1);
-    }
-    EvidenceRef& ref = refs.emplace_back(ref_at);
+    // Attribution: the line, then the path (captures come in pass 2).
+    AttributeRecord(view.attr, st.path_attr, ev);
+    EvidenceRef& ref = refs.emplace_back(
+        EvidenceRef{pending_index, static_cast<uint32_t>(j), kept_message, false, sub_begin, sub_len});
     if (fused) {
       ref.held_at = static_cast<uint32_t>(out.held.size());
       ref.held_n = static_cast<uint32_t>(captured.size());
@@ -525,15 +450,13 @@ void Scanner::Impl::MarkThin(const SourceState& st, ChunkOut& out, std::vector<E
   total.assign(rs->rule_count(), 0);
   index.assign(rs->rule_count(), 0);
   before.assign(rs->rule_count(), 0);
-  // The rule and signal of record `r`, built or counted.
-  auto rule_of = [&](const EvidenceRef& r) { return r.counted ? out.counted[r.at].rule : out.evidence[r.at].rule; };
-  auto signal_of = [&](const EvidenceRef& r) {
-    return r.counted ? out.counted[r.at].signal : out.evidence[r.at].signal;
+  auto thinnable = [&](const Evidence& ev) {
+    SignalRole role = rs->signal(ev.signal).role;
+    return role != SignalRole::Progress && role != SignalRole::Metric;
   };
-  for (const EvidenceRef& r : refs) {
-    const uint32_t rule = rule_of(r);
-    if (rs->signal(signal_of(r)).role != SignalRole::Progress && total[rule]++ == 0) {
-      out.rule_records.emplace_back(rule, 0);
+  for (const Evidence& ev : out.evidence) {
+    if (rs->signal(ev.signal).role != SignalRole::Progress && total[ev.rule]++ == 0) {
+      out.rule_records.emplace_back(ev.rule, 0);
     }
   }
   for (auto& [rule, n] : out.rule_records) n = total[rule];
@@ -542,85 +465,20 @@ void Scanner::Impl::MarkThin(const SourceState& st, ChunkOut& out, std::vector<E
   if (const std::atomic<uint64_t>* merged = st.merged_of_rule.load(std::memory_order_acquire)) {
     for (const auto& [rule, n] : out.rule_records) before[rule] = merged[rule].load(std::memory_order_relaxed);
   }
-  for (EvidenceRef& r : refs) {
-    const SignalRole role = rs->signal(signal_of(r)).role;
-    if (role == SignalRole::Progress) continue;
-    const uint32_t rule = rule_of(r);
-    uint64_t i = index[rule]++;
-    r.thin = role != SignalRole::Metric && before[rule] + i >= opts.keep_first && i + opts.keep_last < total[rule];
+  for (size_t k = 0; k < refs.size(); ++k) {
+    const Evidence& ev = out.evidence[k];
+    if (rs->signal(ev.signal).role == SignalRole::Progress) continue;
+    uint64_t i = index[ev.rule]++;
+    refs[k].thin = thinnable(ev) && before[ev.rule] + i >= opts.keep_first && i + opts.keep_last < total[ev.rule];
   }
   // A metric line goes into its series as a point, and the merge keeps
   // nothing more of it (Keep): its text is not made -- unless the line is
   // not its own evidence (the next line, a traceback's exception line) or
   // the series may be past their bound.
   if (opts.metric_evidence || metric_series_full_.load(std::memory_order_relaxed)) return;
-  for (EvidenceRef& r : refs) {
-    const SignalInfo& si = rs->signal(signal_of(r));
-    r.point = si.role == SignalRole::Metric && !si.detail_next_line && !si.detail_exception_line;
-  }
-}
-
-void Scanner::Impl::SettleCounted(const SourceState& st, ChunkOut& out, std::vector<EvidenceRef>& refs) const {
-  size_t whole = 0;
-  for (const EvidenceRef& r : refs) whole += r.counted && !r.thin;
-  if (whole == 0) return;  // each counted record's `after` holds
-  // Among the chunk's last keep_last of their rule: made whole where they
-  // stand, as pass 1 would have made them.
-  std::vector<Evidence> evidence;
-  evidence.reserve(out.evidence.size() + whole);
-  size_t counted = 0;
-  for (EvidenceRef& r : refs) {
-    if (!r.counted) {
-      evidence.push_back(std::move(out.evidence[r.at]));
-      r.at = static_cast<uint32_t>(evidence.size() - 1);
-    } else if (!r.thin) {
-      out.ExpandInto(out.counted[r.at], st.index, evidence.emplace_back());
-      r.counted = false;
-      r.at = static_cast<uint32_t>(evidence.size() - 1);
-    } else {
-      CountedRecord& c = out.counted[counted];  // counted <= r.at
-      c = out.counted[r.at];
-      c.after = static_cast<uint32_t>(evidence.size());
-      r.at = static_cast<uint32_t>(counted++);
-    }
-  }
-  out.counted.resize(counted);
-  out.evidence.swap(evidence);
-}
-
-void Scanner::Impl::FinishCounted(Pending& p, std::string_view line, const EvidenceRef& r, ChunkOut& out) const {
-  CountedRecord& c = out.counted[r.at];
-  const SignalInfo& si = rs->signal(c.signal);
-  // As FinishLine for a record the caps drop: of a count_only signal's
-  // captures only those that set its attribution are read.
-  if (si.extracts().empty() || !plans_[c.signal].thin_extract) return;
-  thread_local std::vector<std::pair<std::string_view, std::string_view>> captured;
-  captured.clear();
-  if (r.held_at != UINT32_MAX) {
-    for (uint32_t h = r.held_at; h < r.held_at + r.held_n; ++h) {
-      captured.emplace_back(out.held[h].name, line.substr(out.held[h].begin, out.held[h].len));
-    }
-  } else {
-    std::string_view subject = r.j < p.Extra().windows.size() ? std::string_view(p.Extra().windows[r.j])
-                               : r.own_message                      ? std::string_view(p.Extra().message)
-                                                                    : line;
-    if (r.sub_len != UINT32_MAX) subject = subject.substr(std::min<size_t>(r.sub_begin, subject.size()), r.sub_len);
-    si.ExtractFields(subject, &captured);
-  }
-  for (const auto& [name, value] : captured) {
-    if (!SetsAttribution(name)) continue;
-    int64_t n;
-    if (name != "host" && CleansToItself(value)) {
-      if (name == "rank" && ParseInt64(value, &n)) c.rank = n;
-      else if (name == "pid" && ParseInt64(value, &n)) c.pid = n;
-      else if (name == "local_rank" && ParseInt64(value, &n)) c.local_rank = n;
-      continue;
-    }
-    std::string v = CleanText(value);
-    if (name == "rank" && ParseInt64(v, &n)) c.rank = n;
-    else if (name == "pid" && ParseInt64(v, &n)) c.pid = n;
-    else if (name == "local_rank" && ParseInt64(v, &n)) c.local_rank = n;
-    else if (name == "host" && !v.empty()) c.host = InternCounted(out, v);
+  for (size_t k = 0; k < refs.size(); ++k) {
+    const SignalInfo& si = rs->signal(out.evidence[k].signal);
+    refs[k].point = si.role == SignalRole::Metric && !si.detail_next_line && !si.detail_exception_line;
   }
 }
 
@@ -741,11 +599,7 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
   thread_local std::vector<std::pair<std::string_view, std::string_view>> captured;
   for (size_t k = first; k < end; ++k) {
     const EvidenceRef& r = refs[k];
-    if (r.counted) {
-      FinishCounted(p, line, r, out);
-      continue;
-    }
-    Evidence& ev = out.evidence[r.at];
+    Evidence& ev = out.evidence[k];
     const SignalInfo& si = rs->signal(ev.signal);
     const bool extract = !si.extracts().empty() && (!r.thin || plans_[ev.signal].thin_extract);
     captured.clear();
@@ -801,8 +655,8 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
       const std::string* val = ev.Field("value");
       point = val && ParseDouble(*val, &v);
       if (point) {
-        if (out.thin.size() < out.evidence.size()) out.thin.resize(out.evidence.size());
-        out.thin[r.at] = 2;
+        if (out.thin.size() < refs.size()) out.thin.resize(refs.size());
+        out.thin[k] = 2;
       }
     }
     // Sync points read the text of a dropped record with a comm_id.
@@ -815,18 +669,16 @@ void Scanner::Impl::FinishLine(const SourceState& st, Pending& p, size_t first, 
       TakeRecordAbove(st.framing.format(), st.tctx, line, p, ev);
     }
   }
-  // A traceback's line has no counted record (ConfirmLine): its records
-  // lie together in out.evidence.
   if (p.tb_candidate && end > first && !all_thin) {
     if (p.tb_cut) {
       TracebackPending& tp = out.tb_pending.emplace_back();
-      tp.first_evidence = refs[first].at;
+      tp.first_evidence = first;
       tp.evidence_count = end - first;
       tp.offset = p.offset;
       tp.window = std::move(p.MakeExtra().tb_window);
       tp.line.assign(line);
     } else {
-      AddTraceback(out.evidence, refs[first].at, end - first,
+      AddTraceback(out.evidence, first, end - first,
                    FoldTraceback(p.Extra().tb_window, p.tb_at_start, line, st.framing.format(), st.tctx));
     }
   }

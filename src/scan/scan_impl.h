@@ -181,41 +181,6 @@ struct EvidenceRef {
   // (ScanOptions::metric_evidence false): pass 2 makes no text for it when
   // its value parses (ChunkOut::thin 2).
   bool point = false;
-  // Where the record is: ChunkOut::counted[at] when `counted`, else
-  // ChunkOut::evidence[at].
-  bool counted = false;
-  uint32_t at = 0;
-};
-
-// A record phase B counts without building it: a match of a count_only
-// signal (confirm_plan.h) past its rule's first keep_first in the source,
-// on a line with no traceback to fold, that the caps are bound to drop
-// (MarkThin). It holds what the thin Evidence it stands for would hold --
-// no text, no field -- and the merge counts it as it counts that record
-// (Keep), in the same place among the chunk's others.
-struct CountedRecord {
-  uint64_t line = 0, offset = 0;
-  int64_t time_us = kNoTime;
-  int64_t rank = -1, local_rank = -1, pid = -1;
-  int64_t prev_delta_us = 0;
-  double monotonic_s = 0;
-  uint32_t rule = 0, signal = 0;
-  uint32_t host = 0, gpu = 0;  // in ChunkOut::counted_strings (0: empty)
-  // The chunk's whole records before it (ChunkOut::evidence).
-  uint32_t after = 0;
-  TimeSource time_source = TimeSource::kNone;
-  bool has_monotonic = false;
-  bool needs_prev_time = false, dmesg_delta = false, year_inferred = false;
-};
-
-// Pass 1's view of the per-rule caps (PhaseB): whether records may be
-// counted (ChunkOut::counted), and per rule the records before the chunk
-// the merge has published (a lower bound; null: none) and the chunk's so
-// far (every record but a progress line's, as MarkThin counts them).
-struct CountingState {
-  bool on = false;
-  const std::atomic<uint64_t>* before = nullptr;
-  uint64_t* seen = nullptr;
 };
 
 // A capture of the line, taken in phase B's first pass: its name (the
@@ -265,55 +230,6 @@ struct ChunkOut {
   // no further; 2, a metric line bound to be a series point alone, made
   // without its text (EvidenceRef::point).
   std::vector<uint8_t> thin;
-  // The records phase B only counted, in order (CountedRecord::after places
-  // them among `evidence`), and the hosts and GPUs they name, [0] empty.
-  std::vector<CountedRecord> counted;
-  std::vector<std::string> counted_strings;
-  // The thin Evidence counted record `c` stands for (source `source`),
-  // into `ev`, every member set.
-  void ExpandInto(const CountedRecord& c, uint32_t source, Evidence& ev) const {
-    ev.source = source;
-    ev.line = c.line;
-    ev.offset = c.offset;
-    ev.time_us = c.time_us;
-    ev.time_source = c.time_source;
-    if (c.has_monotonic) ev.monotonic_s = c.monotonic_s;
-    else ev.monotonic_s.reset();
-    ev.rank = c.rank;
-    ev.local_rank = c.local_rank;
-    ev.pid = c.pid;
-    if (c.host) ev.host.assign(counted_strings[c.host]);
-    else ev.host.clear();
-    if (c.gpu) ev.gpu.assign(counted_strings[c.gpu]);
-    else ev.gpu.clear();
-    ev.rule = c.rule;
-    ev.signal = c.signal;
-    ev.text.clear();
-    ev.needs_prev_time = c.needs_prev_time;
-    ev.dmesg_delta = c.dmesg_delta;
-    ev.year_inferred = c.year_inferred;
-    ev.run_end = false;
-    ev.traceback_span = 0;
-    ev.prev_delta_us = c.prev_delta_us;
-    ev.fields.clear();
-  }
-  // Calls each(ev, whole, i) on every record in order: the whole ones
-  // (evidence[i], whole true) and the counted ones expanded into `scratch`.
-  template <typename Each>
-  void ForEachRecord(uint32_t source, Evidence& scratch, Each&& each) {
-    size_t c = 0;
-    for (size_t i = 0; i < evidence.size(); ++i) {
-      for (; c < counted.size() && counted[c].after <= i; ++c) {
-        ExpandInto(counted[c], source, scratch);
-        each(scratch, false, i);
-      }
-      each(evidence[i], true, i);
-    }
-    for (; c < counted.size(); ++c) {
-      ExpandInto(counted[c], source, scratch);
-      each(scratch, false, evidence.size());
-    }
-  }
   std::vector<TracebackPending> tb_pending;
   // Per rule, the chunk's records that count against the caps (MarkThin's
   // totals; empty when MarkThin did not run): the merge adds them up for
@@ -607,14 +523,7 @@ struct Scanner::Impl {
   // match, where it suffices), their evidence with time and attribution.
   void ConfirmLine(const SourceState& st, internal::Pending& p, uint32_t pending_index, std::string_view line,
                    const LineView& view, bool own_delta, const internal::TimeInForce& inherited, ChunkOut& out,
-                   std::vector<internal::EvidenceRef>& refs, const internal::CountingState& counting) const;
-  // After MarkThin: the counted records the caps may keep after all (among
-  // the chunk's last keep_last of their rule) made whole, in place, and
-  // every counted record placed among the whole ones (CountedRecord::after).
-  void SettleCounted(const SourceState& st, ChunkOut& out, std::vector<internal::EvidenceRef>& refs) const;
-  // Pass 2 for a counted record: the captures that set its attribution.
-  void FinishCounted(internal::Pending& p, std::string_view line, const internal::EvidenceRef& r,
-                     ChunkOut& out) const;
+                   std::vector<internal::EvidenceRef>& refs) const;
   // Which records the per-rule caps are bound to drop: past the first
   // keep_first of its rule in the source (the records of the chunks merged
   // before, as far as the merge has published them, and those before it
@@ -673,8 +582,6 @@ struct Scanner::Impl {
   void EndSource(SourceState& st) { st.keeper.TakeInto(result.evidence); }
 
   std::map<int64_t, Evidence> last_progress_;
-  // The merge's expansion of ChunkOut::counted records (merging thread).
-  Evidence counted_scratch_;
   // (host, local rank) -> a RankSummary key below -1, for step lines whose
   // source names only a local rank (torchelastic's attempt_N/<local_rank>/
   // stdout.log) and whose rank another source's NCCL init gives.

@@ -1,12 +1,14 @@
-// A match past its rule's first cap, of a signal whose dropped records keep
-// no field, is counted by phase B without being built as an Evidence
-// (ChunkOut::counted, issue #20's "per-match cost"), unless it is among the
-// chunk's last records of its rule. The merge must count it exactly as the
-// record it stands for: the rule's count, ranks, hosts, first and last
-// time, the pid links, the matches per signal and the dropped counts, and
-// keep the same evidence -- across chunk boundaries, on one thread and two,
-// whole files and compressed streams. ScanOptions::counted_keep false
-// builds every record whole: the reference.
+// A match storm: most records of a rule lie past its caps (the first
+// keep_first and the last keep_last of the rule in a source), and phase B
+// and the merge only count them (MarkThin's thin records, Keep's
+// KeepCounted; issue #20's "per-match cost" passes, the twenty-sixth of
+// which tried counting them without their Evidence). However they are
+// counted, the result must be the one of every record built whole
+// (ScanOptions::counted_keep false): the rule's count, ranks, hosts, first
+// and last time, the pid links, the matches per signal and the dropped
+// counts, and the same evidence kept -- across chunk boundaries, on one
+// thread and two, whole files, compressed files, byte ranges and pushed
+// streams.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -137,8 +139,8 @@ TEST(CountedRecords, CountedAsTheRecordsTheyStandFor) {
 }
 
 // A byte range's scan reads the lines before it again for what they carry
-// (a carry-only chunk), and a pushed stream is scanned as it comes: their
-// counted records count and carry as their records do.
+// (a carry-only chunk), and a pushed stream is scanned as it comes: the
+// records they only count are counted as whole ones.
 ScanResult Ranges(const std::string& path, bool counted) {
   const uint64_t size = ReadFile(path).size();
   std::vector<ScanResult> parts;
