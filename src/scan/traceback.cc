@@ -696,6 +696,23 @@ bool UnderChildHeader(std::string_view header, std::string_view above, const Lin
          ChildHeader(above.substr(width));
 }
 
+namespace {
+
+// A message that says something failed: one of the words C and Python
+// programs put in their error messages, and no warning.
+bool ReadsAsError(std::string_view m) {
+  std::string low(m);
+  absl::AsciiStrToLower(&low);
+  if (low.find("warn") != std::string::npos) return false;
+  for (std::string_view word :
+       {"error", "failed", "failure", "fatal", "cannot ", "can't ", "could not ", "couldn't ", "unable to"}) {
+    if (low.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string_view RecordAboveHeader(std::string_view header, std::string_view above, const LineFormat& fmt,
                                    const TimeContext& tctx) {
   if (!above.empty() && above.back() == '\n') above.remove_suffix(1);
@@ -725,6 +742,11 @@ std::string_view RecordAboveHeader(std::string_view header, std::string_view abo
   std::string_view level = LevelName(m);
   if (level.empty()) level = LevelName(cut_prefix);
   if (level == "ERROR" || level == "CRITICAL" || (level.empty() && m.back() == ':')) return above;
+  // logging's default format and its lastResort handler write a record's
+  // message bare ("%(message)s"), its exc_info traceback right under it
+  // (bitsandbytes' "Could not load bitsandbytes native library: <error>"):
+  // a bare line that reads as an error (ReadsAsError) is that record.
+  if (level.empty() && ReadsAsError(m)) return above;
   return {};
 }
 
@@ -742,16 +764,11 @@ std::string_view ErrorMessageAbove(std::string_view report, std::string_view abo
   if (m.size() < 8 || m.starts_with("File \"") || m.back() == ':') return {};
   std::string low(m);
   absl::AsciiStrToLower(&low);
-  if (low.find("warn") != std::string::npos) return {};
   // Another crash report (a second rank's, the same report twice) says no more.
   for (std::string_view crash : {"segmentation fault", "core dumped", "mpi_abort", "aborted", "abort trap"}) {
     if (low.find(crash) != std::string::npos) return {};
   }
-  for (std::string_view word :
-       {"error", "failed", "failure", "fatal", "cannot ", "can't ", "could not ", "couldn't ", "unable to"}) {
-    if (low.find(word) != std::string::npos) return above;
-  }
-  return {};
+  return ReadsAsError(m) ? above : std::string_view{};
 }
 
 size_t CutBeforeTraceback(std::string_view buffered, size_t cut) {
