@@ -747,9 +747,12 @@ std::vector<size_t> FatalLines(CorrelationState& st) {
       const bool last_fatal = st.rs.signal(last.signal).role == SignalRole::Initiating;
       const bool ev_fatal = role == SignalRole::Initiating;
       // A traceback cut in its frames whose evidence is the record that
-      // printed it (the line above its header) says less than a fatal
-      // signal of that record's own: the record's read is the line's.
-      if (last_fatal && ev_fatal && !last.Field("cut") != !ev.Field("cut")) {
+      // printed it (the line above its header) says less than a signal of
+      // that record's own, fatal or a symptom (Hydra's "Error executing job
+      // with overrides: [...]", whose exception is the traceback's): the
+      // record's read is the line's. Taken for the line, the cut read would
+      // leave it only where nothing else in the log is a failure.
+      if ((last_fatal || ev_fatal) && !last.Field("cut") != !ev.Field("cut")) {
         if (last.Field("cut")) lines.back() = i;
         continue;
       }

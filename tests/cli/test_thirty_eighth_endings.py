@@ -71,3 +71,16 @@ def test_whole_traceback_keeps_its_exception_line(faultline_bin, validate, tmp_p
             + FRAMES
             + "OSError: libcudart.so.12: cannot open shared object file: No such file or directory\n")
     leading_incident(faultline_bin, validate, tmp_path, text, line="OSError: libcudart.so.12")
+
+
+def test_a_symptom_of_the_bare_record_keeps_its_line_over_the_cut_traceback(faultline_bin, validate, tmp_path):
+    # Hydra writes "Error executing job with overrides: [...]" and re-raises
+    # the job's exception under it (a symptom of the fallback whose
+    # exception leads); the record-above read moves the cut traceback onto
+    # that line, where the line's own read stays its evidence. Taken for the
+    # line, the cut read would leave it only when nothing else fails, and the
+    # job got no incident (the e36 Matcha-TTS ending, once the e38 bare
+    # record read was merged beside it).
+    text = ("[2024-11-11 08:34:07,340][app.utils][INFO] - Output dir: /opt/logs/runs/1\n"
+            "Error executing job with overrides: ['experiment=small']\n" + FRAMES)
+    leading_incident(faultline_bin, validate, tmp_path, text, line="Error executing job with overrides")
