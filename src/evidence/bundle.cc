@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 #include <map>
 #include <set>
 
@@ -348,10 +350,24 @@ std::string CheckBundle(const fb::Bundle& bd) {
     }
     if (!IsValidUtf8(View(e->host())) || !IsValidUtf8(View(e->gpu()))) return StrCat(at, "host or gpu is not valid UTF-8");
   }
+  if (!ElementsAligned(bd.ranks_kept())) return "ranks_kept is not aligned to its 8-byte elements";
+  if (bd.rule_stats()) {
+    for (flatbuffers::uoffset_t i = 0; i < bd.rule_stats()->size(); ++i) {
+      const fb::BRuleStats* st = bd.rule_stats()->Get(i);
+      if (!ElementsAligned(st->min_seq_ranks()) || !ElementsAligned(st->min_seq_values())) {
+        return StrCat("rule_stats[", i, "].min_seq_ranks or min_seq_values is not aligned to its 8-byte elements");
+      }
+    }
+  }
   if (bd.ranks()) {
     for (flatbuffers::uoffset_t i = 0; i < bd.ranks()->size(); ++i) {
       const fb::BRank* k = bd.ranks()->Get(i);
       const std::string at = StrCat("ranks[", i, "].");
+      if (!ElementsAligned(k->reservoir()) || !ElementsAligned(k->reservoir_keys()) ||
+          !ElementsAligned(k->throughput_reservoir()) || !ElementsAligned(k->throughput_keys()) ||
+          !ElementsAligned(k->aligned_steps()) || !ElementsAligned(k->aligned_costs())) {
+        return StrCat(at, "a vector of 8-byte values is not aligned to them");
+      }
       if (!TimeOk(k->first_progress_us()) || !TimeOk(k->last_progress_us())) {
         return StrCat(at, "progress time is out of range");
       }
@@ -556,6 +572,16 @@ absl::StatusOr<ScanResult> ReadBundle(const Ruleset& rs, std::string_view data, 
   };
   if (data.size() < 8 || !flatbuffers::BufferHasIdentifier(data.data(), fb::BundleIdentifier())) {
     return fail("wrong file identifier (expected FLEB)");
+  }
+  // The buffer at 8-byte alignment, as FlatBufferBuilder wrote it: a
+  // bundle passed at another address (a C caller's bytes, a slice of a
+  // larger read) is read from an aligned copy, so that its vectors' 8-byte
+  // elements load where they were written (ElementsAligned).
+  std::unique_ptr<uint64_t[]> aligned;
+  if (reinterpret_cast<uintptr_t>(data.data()) % alignof(uint64_t) != 0) {
+    aligned = std::make_unique_for_overwrite<uint64_t[]>((data.size() + 7) / 8);
+    std::memcpy(aligned.get(), data.data(), data.size());
+    data = std::string_view(reinterpret_cast<const char*>(aligned.get()), data.size());
   }
   flatbuffers::Verifier v(reinterpret_cast<const uint8_t*>(data.data()), data.size(), 64, 100'000'000);
   if (!fb::VerifyBundleBuffer(v)) return fail("FlatBuffers verification failed");

@@ -142,6 +142,14 @@ std::string CheckEntry(const fb::BFrEntry& e, const std::string& at) {
   for (auto [name, v] : {std::pair{"input_dtypes", e.input_dtypes()}, {"output_dtypes", e.output_dtypes()}}) {
     if (int64_t k = BadString(v); k >= 0) return StrCat(at, name, "[", k, "] is not valid UTF-8");
   }
+  for (auto [name, v] : {std::pair{"input_sizes", e.input_sizes()}, {"output_sizes", e.output_sizes()}}) {
+    if (!v) continue;
+    for (flatbuffers::uoffset_t k = 0; k < v->size(); ++k) {
+      if (!ElementsAligned(v->Get(k)->dims())) {
+        return StrCat(at, name, "[", k, "].dims is not aligned to its 8-byte elements");
+      }
+    }
+  }
   if (e.has_duration_ms() && !(e.duration_ms() >= 0 && e.duration_ms() < 1e15)) {
     return StrCat(at, "duration_ms is out of range");
   }
@@ -165,6 +173,7 @@ std::string CheckDump(const fb::BFrDump& d, const std::string& at) {
       const fb::BFrGroup* g = d.groups()->Get(i);
       const std::string gat = StrCat(at, "groups[", i, "].");
       if (!Utf8(g->name()) || !Utf8(g->desc())) return StrCat(gat, "name or desc is not valid UTF-8");
+      if (!ElementsAligned(g->ranks())) return StrCat(gat, "ranks is not aligned to its 8-byte elements");
       if (g->ranks()) {
         for (int64_t r : *g->ranks()) {
           if (r < 0) return StrCat(gat, "ranks holds ", r, ", a negative rank");

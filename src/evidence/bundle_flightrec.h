@@ -5,6 +5,7 @@
 #ifndef FAULTLINE_EVIDENCE_BUNDLE_FLIGHTREC_H_
 #define FAULTLINE_EVIDENCE_BUNDLE_FLIGHTREC_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,17 @@
 #include "flightrec/dump.h"
 
 namespace faultline {
+
+// Whether vector `v`'s elements sit at their own alignment in memory (the
+// buffer read from is 8-byte aligned: ReadBundle). FlatBufferBuilder always
+// aligns a vector to its element's size, but the verifier of FlatBuffers
+// 2.0 checks only its length field's 4 bytes, so a forged bundle can put
+// 8-byte scalars where they cannot be loaded: such a bundle is rejected.
+// (An empty vector's data may sit anywhere: nothing is loaded from it.)
+template <typename T>
+bool ElementsAligned(const flatbuffers::Vector<T>* v) {
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) == 0;
+}
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::BFrDump>>> WriteFlightRecorder(
     flatbuffers::FlatBufferBuilder& b, const std::vector<flightrec::FrDump>& dumps);
