@@ -478,6 +478,24 @@ bool TimeoutOfFaultedProcess(const AppFaults& faults, const Evidence& ev) {
   return it != faults.end() && it->second < ev.offset;
 }
 
+// nvidia-smi's "couldn't communicate with the NVIDIA driver" (field
+// `no_driver`, gpu-init-failure's symptom) where the NVIDIA container runtime
+// reported that it could not set the container up (field `container_setup`:
+// libnvidia-container's "nvidia-container-cli: <stage> error: ...", the hook
+// docker and containerd quote in their "OCI runtime create failed"): the
+// driver was never made reachable inside that container (the host's NVML
+// library not found or not loadable, no driver loaded for the hook), so no
+// GPU failed to initialise and no node needs draining; the runtime's error
+// leads. The kernel's own report of a failed bring-up (RmInitAdapter, Xid
+// 143, GSP boot) is never gated by it.
+constexpr std::string_view kContainerNoDriver =
+    "nvidia-smi inside a container the NVIDIA container runtime reported it could not set up";
+
+bool ContainerSetupFailed(const CorrelationState& st) {
+  return std::any_of(st.evs.begin(), st.evs.end(),
+                     [](const Evidence& ev) { return ev.Field("container_setup") != nullptr; });
+}
+
 struct Outcome {
   uint64_t offset;
   uint32_t rule;
@@ -521,6 +539,7 @@ void GateEvidence(CorrelationState& st) {
   const std::vector<bool> linkless = LinkDownOnLinklessGpu(st);
   const Outcomes outcomes = RecoveryOutcomes(st);
   const AppFaults app_faults = FirstAppFaults(st);
+  const bool container_setup_failed = ContainerSetupFailed(st);
   for (size_t i = 0; i < st.evs.size(); ++i) {
     if (!st.index.hardware[i]) continue;
     const Evidence& ev = st.evs[i];
@@ -532,6 +551,7 @@ void GateEvidence(CorrelationState& st) {
     if (reason.empty() && ev.Field("corrected") && st.index.last_failure.empty()) reason = kCorrected;
     if (reason.empty() && RecoveredAfter(st, outcomes, ev)) reason = kRecovered;
     if (reason.empty() && TimeoutOfFaultedProcess(app_faults, ev)) reason = kAppFaultTimeout;
+    if (reason.empty() && container_setup_failed && ev.Field("no_driver")) reason = kContainerNoDriver;
     if (reason.empty()) {
       auto [it, fresh] = first_copy.emplace(RuleText{ev.rule, ev.text}, i);
       if (!fresh && st.evs[it->second].source != ev.source)
