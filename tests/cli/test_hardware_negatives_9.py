@@ -76,8 +76,8 @@ def gated(doc, rule="gpu-init-failure"):
 
 
 def first_line(doc):
-    ev = doc["incidents"][0]["initiating"]["evidence"]
-    return ev[0]["text"] if ev else ""
+    """The initiating evidence of the first incident, its lines joined."""
+    return "\n".join(e["text"] for e in doc["incidents"][0]["initiating"]["evidence"])
 
 
 # --- nvidia-smi in a container the runtime could not set up --------------------
