@@ -291,20 +291,32 @@ void FoldNoticesIntoHang(CorrelationState& st) {
 // followed: a dump taken of a process that had stopped. nullptr when there
 // is none, or only one line of it (a quoted frame is no dump) that is not
 // a person's interrupt (field `interrupt`: Ctrl-C's traceback is the stack
-// the run was in).
+// the run was in). gdb's frames (field `gdb_frame`) are a dump only under
+// its `thread apply all bt` header (field `gdb_thread`: a bare backtrace is
+// as often a crash's); a dump with a crashed thread's frame or gdb's words
+// for a signal it caught or a core's (field `crash_frame`) is no live
+// process's.
 const Evidence* StuckDump(const CorrelationState& st, int rule) {
   const Evidence* first = nullptr;
-  size_t lines = 0;
+  size_t lines = 0, gdb_frames = 0;
+  bool gdb_thread = false;
   for (size_t i = 0; i < st.evs.size(); ++i) {
     const Evidence& ev = st.evs[i];
     if (static_cast<int>(ev.rule) != rule || !st.ignore_reason[i].empty() || ev.Field("perf_columns")) continue;
+    if (ev.Field("crash_frame")) return nullptr;
     if (first && ev.source != first->source) continue;
     for (const auto& [rank, p] : st.index.last_progress) {
       if ((ev.rank < 0 || rank == ev.rank) && LoggedAfter(ev, st.evs[p])) return nullptr;
     }
+    if (ev.Field("gdb_frame")) {
+      ++gdb_frames;
+      continue;
+    }
+    gdb_thread |= ev.Field("gdb_thread") != nullptr;
     if (!first) first = &ev;
     ++lines;
   }
+  if (gdb_thread) lines += gdb_frames;
   return lines >= 2 || (first && first->Field("interrupt")) ? first : nullptr;
 }
 
@@ -368,7 +380,7 @@ bool AddDumpHang(CorrelationState& st) {
                  ? StrCat("the run was interrupted by hand (Ctrl-C)", at,
                           " with no error logged and no progress after it: it had stopped where "
                           "the interrupt's traceback shows")
-                 : StrCat("a stack dump (py-spy, faulthandler) was taken", at,
+                 : StrCat("a stack dump (py-spy, faulthandler, gdb) was taken", at,
                           " with no error logged and no progress after it: the process was stuck "
                           "where the dump shows");
   if (!AddFinding(st, f, 0.4)) return false;
