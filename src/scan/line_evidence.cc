@@ -213,10 +213,6 @@ bool PromptBefore(const ChunkOut& out, const Pending& p, PromptFound& f) {
     return true;
   }
   const std::string_view context(out.context_base + p.before_at, std::min(p.before_len, internal::kContextBefore));
-  // No '@' there (the escape test's pass saw every byte): no prompt.
-  if (out.context_index != nullptr && !out.context_index->MayHoldAt(p.before_at, p.before_at + context.size())) {
-    return true;
-  }
   if (out.context_guard.empty()) {
     LookForPrompt(context, &f);
     return true;

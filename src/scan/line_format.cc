@@ -289,15 +289,11 @@ __attribute__((target("avx2"))) bool HasEscapesAvx2(std::string_view s, NewlineI
   const size_t n = s.size();
   size_t i = 0;
   const __m256i nl = _mm256_set1_epi8('\n');
-  const __m256i at = _mm256_set1_epi8('@');
   __m256i acc = _mm256_setzero_si256();
-  __m256i ats = _mm256_setzero_si256();
   uint64_t count = 0;
   if constexpr (kCount) {
     index->before.clear();
     index->before.reserve(n / NewlineIndex::kBlock + 1);
-    index->at.clear();
-    index->at.reserve(n / NewlineIndex::kBlock + 1);
   }
   // Whole blocks of kBlock bytes (the last one short), 128 bytes a step;
   // at each block's start i is a multiple of kBlock.
@@ -306,8 +302,6 @@ __attribute__((target("avx2"))) bool HasEscapesAvx2(std::string_view s, NewlineI
       count += SumBytes(acc);
       acc = _mm256_setzero_si256();
       index->before.push_back(count);
-      if (index->before.size() > 1) index->at.push_back(!_mm256_testz_si256(ats, ats));
-      ats = _mm256_setzero_si256();
     }
     const size_t block_end = std::min(i + NewlineIndex::kBlock, n - 128);
     for (; i < block_end; i += 128) {
@@ -315,8 +309,6 @@ __attribute__((target("avx2"))) bool HasEscapesAvx2(std::string_view s, NewlineI
       if constexpr (kCount) {
         acc = _mm256_sub_epi8(acc, _mm256_add_epi8(_mm256_add_epi8(_mm256_cmpeq_epi8(a[0], nl), _mm256_cmpeq_epi8(a[1], nl)),
                                                    _mm256_add_epi8(_mm256_cmpeq_epi8(a[2], nl), _mm256_cmpeq_epi8(a[3], nl))));
-        ats = _mm256_or_si256(ats, _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(a[0], at), _mm256_cmpeq_epi8(a[1], at)),
-                                                   _mm256_or_si256(_mm256_cmpeq_epi8(a[2], at), _mm256_cmpeq_epi8(a[3], at))));
       }
       const __m256i m[4] = {EscapeCandidates32(a[0], Load32(p + i + 1)), EscapeCandidates32(a[1], Load32(p + i + 33)),
                             EscapeCandidates32(a[2], Load32(p + i + 65)), EscapeCandidates32(a[3], Load32(p + i + 97))};
@@ -335,22 +327,13 @@ __attribute__((target("avx2"))) bool HasEscapesAvx2(std::string_view s, NewlineI
     // The last bytes, fewer than 129, one by one; a block may start among
     // them, or at the text's end.
     count += SumBytes(acc);
-    // The block the vector loop was in when it stopped (if any) ends here or
-    // among the last bytes: its '@' flag so far, completed below.
-    bool at_open = !index->before.empty();
-    bool at_seen = !_mm256_testz_si256(ats, ats);
-    for (size_t x = i;; ++x) {
-      if (x % NewlineIndex::kBlock == 0 && index->before.size() == x / NewlineIndex::kBlock) {
-        if (at_open) index->at.push_back(at_seen);
-        at_open = true;
-        at_seen = false;
+    for (size_t at = i;; ++at) {
+      if (at % NewlineIndex::kBlock == 0 && index->before.size() == at / NewlineIndex::kBlock) {
         index->before.push_back(count);
       }
-      if (x == n) break;
-      count += p[x] == '\n';
-      at_seen |= p[x] == '@';
+      if (at == n) break;
+      count += p[at] == '\n';
     }
-    if (at_open) index->at.push_back(at_seen);
     index->total = count;
     index->bytes = n;
     index->complete = true;

@@ -120,19 +120,6 @@ struct NewlineIndex {
   uint64_t total = 0;            // newlines in the whole text
   uint64_t bytes = 0;            // the text's size
   bool complete = false;
-  // at[k]: the text's block k (bytes [k * kBlock, (k + 1) * kBlock)) holds
-  // an '@', taken in the same pass: a shell prompt's context
-  // (attribution/prompt.h) is searched only where one lies.
-  std::vector<uint8_t> at;
-  // Whether [from, to) of the text may hold an '@' (true unless complete
-  // and none of its blocks holds one).
-  bool MayHoldAt(uint64_t from, uint64_t to) const {
-    if (!complete || to > bytes) return true;
-    for (uint64_t k = from / kBlock; k * kBlock < to; ++k) {
-      if (at[k]) return true;
-    }
-    return false;
-  }
 };
 // HasEscapes(s), and where it answers false having read every byte 128 at
 // a time, `index` filled for s (complete); otherwise index->complete is false.

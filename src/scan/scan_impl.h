@@ -214,10 +214,6 @@ struct ChunkOut {
   bool lazy_context = false;
   const char* context_base = nullptr;
   std::string_view context_guard;
-  // The chunk's newline index (at context_base), when the escape test made
-  // it complete: phase B reads a context for a shell prompt only where the
-  // index says an '@' may lie. Set by the caller for phase B alone.
-  const NewlineIndex* context_index = nullptr;
   std::string_view LineOf(const Pending& p) const {
     return p.line_owned ? std::string_view(p.Extra().line) : std::string_view(pending_text.data() + p.line_at, p.line_len);
   }

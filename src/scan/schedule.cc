@@ -233,9 +233,7 @@ ChunkOut Scanner::Impl::ScanMappedChunk(SourceState& st, const Source& mapping, 
   if (GuardedRead(all.data(), all.size(), [&] {
         PhaseA(*rs, scratch, base, len, begin, out, hits, begin, true, all.size() - end, &newlines);
       })) {
-    if (newlines.complete && newlines.bytes == len) out.context_index = &newlines;
     PhaseB(st, out, true);
-    out.context_index = nullptr;
     if (out.faulted) lost();
   } else {
     FreshScratch(scratch);
@@ -278,9 +276,7 @@ ChunkOut Scanner::Impl::ScanMappedFile(SourceState& st, const std::string& path,
       out.error = StrCat(path, ": the file shrank while it was being read");
     }
   } else {
-    if (newlines.complete && newlines.bytes == all.size()) out.context_index = &newlines;
     PhaseB(st, out, true);
-    out.context_index = nullptr;
     if (out.faulted) truncated();
   }
   return out;

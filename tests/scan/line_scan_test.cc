@@ -287,54 +287,6 @@ TEST(HasEscapes, NewlineIndexSameAsCountingEveryByte) {
   check(runs + "[0m");
 }
 
-// The index's '@' flags, per block, against a count of every block's bytes;
-// MayHoldAt is false only over blocks that hold none.
-TEST(HasEscapes, NewlineIndexAtFlagsSameAsEveryByte) {
-  auto check = [](const std::string& s) {
-    NewlineIndex index;
-    if (HasEscapes(s, &index) || !index.complete) return;
-    ASSERT_EQ(index.at.size(), index.before.size()) << s.size();
-    for (size_t k = 0; k < index.at.size(); ++k) {
-      const size_t from = std::min(s.size(), k * NewlineIndex::kBlock);
-      const size_t to = std::min(s.size(), from + NewlineIndex::kBlock);
-      const bool any = std::find(s.begin() + static_cast<std::ptrdiff_t>(from),
-                                 s.begin() + static_cast<std::ptrdiff_t>(to), '@') != s.begin() + static_cast<std::ptrdiff_t>(to);
-      ASSERT_EQ(index.at[k] != 0, any) << k << " of " << s.size();
-    }
-    for (size_t from = 0; from < s.size(); from += 997) {
-      const size_t to = std::min(s.size(), from + 8192);
-      // Block by block: true over any block holding one, so never false
-      // where the range holds one.
-      const size_t first = from / NewlineIndex::kBlock * NewlineIndex::kBlock;
-      const size_t last = std::min(s.size(), (to + NewlineIndex::kBlock - 1) / NewlineIndex::kBlock * NewlineIndex::kBlock);
-      const bool in_blocks = s.substr(first, last - first).find('@') != std::string::npos;
-      ASSERT_EQ(index.MayHoldAt(from, to), in_blocks) << from << " of " << s.size();
-      if (s.substr(from, to - from).find('@') != std::string::npos) {
-        ASSERT_TRUE(index.MayHoldAt(from, to));
-      }
-    }
-  };
-  std::mt19937 rng(43);
-  std::vector<size_t> lengths = {129, 130, 255, 256, 300};
-  for (size_t block : {4096u, 8192u, 12288u}) {
-    for (size_t d = 0; d <= 260; d += 3) {
-      lengths.push_back(block + d);
-      lengths.push_back(block - d);
-    }
-  }
-  for (int r = 0; r < 200; ++r) lengths.push_back(129 + rng() % 40000);
-  for (size_t len : lengths) {
-    std::string s(len, 'x');
-    check(s);  // no '@' at all
-    for (int k = 0; k < 3; ++k) {
-      s[rng() % len] = '@';
-      check(s);
-    }
-    s.back() = '@';  // in the last bytes, read one by one
-    check(s);
-  }
-}
-
 // StripEscapes tests only the lines holding an escape word (NextEscapeWord
 // over the chunk): its records are the per-line reference's -- each line
 // without its escapes when HasEscapes finds any, else as it is -- on
