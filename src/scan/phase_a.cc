@@ -109,17 +109,8 @@ namespace {
 uint64_t NewlinesBefore(const char* base, uint64_t x, uint64_t counted_to, uint64_t known,
                         const NewlineIndex* index) {
   if (index != nullptr) {
-    const uint64_t k = x / NewlineIndex::kBlock;
-    const uint64_t block = k * NewlineIndex::kBlock;
-    if (counted_to < block || (counted_to < x && x - counted_to > NewlineIndex::kBlock / 2)) {
-      // From the nearer of the block's two ends (the next block's start is
-      // in the index when the text reaches it).
-      const uint64_t next = block + NewlineIndex::kBlock;
-      if (x - block > NewlineIndex::kBlock / 2 && k + 1 < index->before.size()) {
-        return index->before[k + 1] - CountNewlines(base + x, next - x);
-      }
-      if (counted_to < block) return index->before[k] + CountNewlines(base + block, x - block);
-    }
+    const uint64_t block = x / NewlineIndex::kBlock * NewlineIndex::kBlock;
+    if (counted_to < block) return index->before[x / NewlineIndex::kBlock] + CountNewlines(base + block, x - block);
   }
   return known + CountNewlines(base + counted_to, x - counted_to);
 }
