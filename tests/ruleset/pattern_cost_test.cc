@@ -3,6 +3,9 @@
 // stands in for a pattern in the Hyperscan database.
 #include "ruleset/pattern_cost.h"
 
+#include <set>
+#include <string>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <hs/hs.h>
@@ -198,6 +201,44 @@ TEST(PatternCost, DefaultRulesetPrefiltersHoldEveryExample) {
     }
   }
   EXPECT_GT(prefiltered, 0u);
+}
+
+// The lines a healthy NCCL_DEBUG=INFO or DEBUG-level run prints on most of
+// its lines wake no prefilter whose pattern then fails on them: each such
+// stop is a line phase B splits, attributes and confirms for nothing (bench
+// README "perf28": on the bench dense log, every c10d options line woke
+// three). A prefilter literal that a healthy line holds is a cost on every
+// dense log; the known ones are listed with why no rarer literal exists.
+TEST(PatternCost, DefaultRulesetPrefiltersSkipTheCommonHealthyLines) {
+  auto rs = Ruleset::LoadDefault();
+  ASSERT_TRUE(rs.ok()) << rs.status().message();
+  const char* kHealthy[] = {
+      "[PG ID 0 PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL initialization options: size: 64, global rank: 3, "
+      "TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: 0, PG Name: 0",
+      "node-7:12345:12401 [3] NCCL INFO Channel 05/0 : 3[3] -> 4[4] via P2P/CUMEM/read",
+      "node-7:12345:12401 [3] NCCL INFO comm 0x5581c3a0 rank 3 nRanks 64 nNodes 8 localRanks 8 localRank 3 MNNVL 0",
+  };
+  // glog_fatal: TensorFlow's 'F <file>.cc:N] ' at a line's start has no
+  // literal rarer than the file's extension (bench README "the database
+  // alone, fourth pass"). k8s-describe-name: kubectl describe's '^Name:' is
+  // the whole of its literal.
+  const std::set<std::string> kKnown = {"glog_fatal", "k8s-describe-name"};
+  for (const char* line : kHealthy) {
+    for (uint32_t g = 0; g < (*rs)->signal_count(); ++g) {
+      const fb::Signal* sig = (*rs)->signal(g).signal;
+      if (!sig->prefilter() || kKnown.count(sig->id()->str())) continue;
+      RE2::Options o;
+      o.set_case_sensitive(!sig->caseless());
+      o.set_encoding(RE2::Options::EncodingLatin1);
+      RE2 pre(sig->prefilter()->str(), o);
+      if (!RE2::PartialMatch(line, pre)) continue;
+      RE2::Options full_o;
+      full_o.set_case_sensitive(!sig->caseless());
+      RE2 full(sig->pattern()->str(), full_o);
+      EXPECT_TRUE(RE2::PartialMatch(line, full)) << sig->id()->str() << "'s prefilter " << sig->prefilter()->str()
+                                                 << " stops on a healthy line it never matches: " << line;
+    }
+  }
 }
 
 }  // namespace
