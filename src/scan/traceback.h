@@ -146,6 +146,13 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
                                            std::string_view line, const LineFormat& fmt,
                                            const TimeContext& tctx);
 
+namespace traceback_internal {
+// Whether the walks above share one split of a line between them (on by
+// default; per thread). Off, every walk splits each line it reads, as
+// before the sharing: for tests that compare the two.
+void UseSplitMemo(bool on);
+}  // namespace traceback_internal
+
 }  // namespace faultline
 
 #endif  // FAULTLINE_SCAN_TRACEBACK_H_
