@@ -619,8 +619,9 @@ bool EndsInRichBox(std::string_view after, std::string_view prefix, const Attrib
 
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
                                                const LineFormat& fmt, const TimeContext& tctx,
-                                               bool* ends_in_frames) {
+                                               bool* ends_in_frames, AfterSplits* splits) {
   if (ends_in_frames) *ends_in_frames = false;
+  if (splits) splits->lines.clear();
   if (fmt.json) return std::nullopt;
   const LineView h = WalkSplit(header, fmt, tctx);
   // A Ray task's header stands where its "Traceback (most recent call
@@ -668,6 +669,9 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
     LineView v = WalkSplit(l->text, fmt, tctx);
+    if (splits && v.storage.empty() && v.message.data() == l->text.data() && v.message.size() == l->text.size()) {
+      splits->lines.emplace_back(l->begin, v.attr);
+    }
     const std::optional<std::string> frame = ParseFrame(v.message);
     if (SameStream(StreamOf(l->text, v, fmt, tctx), mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
@@ -853,8 +857,25 @@ bool MayEndTraceback(std::string_view line) {
 
 std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_at_source_start,
                                            std::string_view line, const LineFormat& fmt,
-                                           const TimeContext& tctx) {
+                                           const TimeContext& tctx, const AfterSplits* splits,
+                                           size_t splits_at) {
   if (fmt.json) return std::nullopt;
+  // A line's split as FindExceptionLine made it, when it read the line.
+  auto split_of = [&](std::string_view l) {
+    const size_t at = static_cast<size_t>(l.data() - window.data());
+    if (splits != nullptr && at >= splits_at) {
+      const auto& ls = splits->lines;
+      auto it = std::lower_bound(ls.begin(), ls.end(), at - splits_at,
+                                 [](const std::pair<size_t, Attribution>& e, size_t o) { return e.first < o; });
+      if (it != ls.end() && it->first == at - splits_at) {
+        LineView v;
+        v.attr = it->second;
+        v.message = l;
+        return v;
+      }
+    }
+    return WalkSplit(l, fmt, tctx);
+  };
   // No fold without a frame, and a frame's message holds `File "`. Without
   // escapes in the window each of its lines is its own message, so a window
   // without the words holds no frame: the walk below would split every line
@@ -886,7 +907,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
     if (first && !window_at_source_start) break;  // a partial line
     std::string_view l = first ? rest : rest.substr(nl + 1);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    LineView v = WalkSplit(l, fmt, tctx);
+    LineView v = split_of(l);
     Attribution line_task;
     const Attribution stream = StreamOf(l, v, fmt, tctx, &line_task);
     const bool same = SameStream(stream, mine);

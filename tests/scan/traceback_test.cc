@@ -702,8 +702,9 @@ TEST(Traceback, MultiLineInstructionDisplayIsTheFramesCode) {
   EXPECT_FALSE(After(header, plain + exception + "\n").has_value());
 }
 
-// The walks share one split of a line (traceback_internal::UseSplitMemo):
-// what they read is what every walk splitting each line itself read, on
+// The walks share one split of a line (traceback_internal::UseSplitMemo, and
+// the look ahead's AfterSplits given to the header's fold): what they read
+// is what every walk splitting each line itself read, on
 // the shapes the walks tell apart -- CPython 3.13's multi-line frames,
 // IPython's headers cut in their frames, chained tracebacks, Ray task
 // headers, coloured and pdsh-prefixed lines, a tqdm redraw's carriage
@@ -722,9 +723,11 @@ std::string Described(const std::optional<TracebackFold>& f) {
                 f->header_attr ? f->header_attr->host : "", " ", f->task_host, " ", f->task_pid.value_or(-1));
 }
 
-// One traceback read as the scan reads it: its header looking ahead, the
-// exception line's fold, and the fold of the window above the exception.
-std::string Walked(std::string_view text, const LineFormat& fmt, const TimeContext& tctx) {
+// A text read as the scan reads it: each line as a header looking ahead
+// and the fold of its exception line's traceback (as TakeExceptionLine
+// makes it, given the look ahead's splits when `shared`), and each line's
+// own fold of the window above it.
+std::string Walked(std::string_view text, const LineFormat& fmt, const TimeContext& tctx, bool shared) {
   std::string out;
   for (size_t at = 0; at < text.size();) {
     size_t nl = text.find('\n', at);
@@ -732,7 +735,17 @@ std::string Walked(std::string_view text, const LineFormat& fmt, const TimeConte
     const std::string_view line = text.substr(at, nl - at);
     const std::string_view after = text.substr(nl + 1);
     bool cut = false;
-    out += Described(FindExceptionLine(line, after, fmt, tctx, &cut), cut) + "\n";
+    AfterSplits splits;
+    const std::optional<ExceptionLine> e = FindExceptionLine(line, after, fmt, tctx, &cut, shared ? &splits : nullptr);
+    out += Described(e, cut) + "\n";
+    if (e) {
+      const std::string above = "[rank3]: step 9\n";
+      const std::string window = StrCat("\n", above, line, "\n", after.substr(0, e->begin));
+      const std::string_view exception_line = after.substr(e->begin, e->end - e->begin);
+      out += Described(FoldTraceback(window, false, exception_line, fmt, tctx, shared ? &splits : nullptr,
+                                     2 + above.size() + line.size())) +
+             "\n";
+    }
     out += Described(FoldTraceback(text.substr(0, at), true, line, fmt, tctx)) + "\n";
     at = nl + 1;
   }
@@ -799,18 +812,18 @@ TEST(Traceback, SharedSplitsReadAsEveryWalksOwn) {
   for (const std::string& text : {t13, ipython, chained, interleaved, ray, coloured, pdsh, tqdm}) {
     std::vector<std::string> own;
     traceback_internal::UseSplitMemo(false);
-    for (const auto& [fmt, tctx] : contexts) own.push_back(Walked(text, fmt, tctx));
+    for (const auto& [fmt, tctx] : contexts) own.push_back(Walked(text, fmt, tctx, false));
     traceback_internal::UseSplitMemo(true);
     for (int round = 0; round < 2; ++round) {
       for (size_t c = 0; c < std::size(contexts); ++c) {
-        EXPECT_EQ(Walked(text, contexts[c].first, contexts[c].second), own[c]) << text << " context " << c;
+        EXPECT_EQ(Walked(text, contexts[c].first, contexts[c].second, true), own[c]) << text << " context " << c;
       }
     }
   }
   // The pdsh prefix names the stream: read without it, the other host's
   // frame is taken (the walks told the two formats apart).
   traceback_internal::UseSplitMemo(true);
-  EXPECT_NE(Walked(pdsh, LineFormat{}, TimeContext{}), Walked(pdsh, with_pdsh, TimeContext{}));
+  EXPECT_NE(Walked(pdsh, LineFormat{}, TimeContext{}, true), Walked(pdsh, with_pdsh, TimeContext{}, true));
 }
 
 }  // namespace
