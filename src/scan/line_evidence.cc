@@ -370,7 +370,7 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
       PendingExtra& x = p.MakeExtra();
       if (!x.exception) {
         bool in_frames = false;
-        x.exception = FindExceptionLine(line, x.after, st.framing.format(), st.tctx, &in_frames);
+        x.exception = FindExceptionLine(line, x.after, st.framing.format(), st.tctx, &in_frames, &x.after_splits);
         // The source ends in the frames of the program's own traceback (no
         // thread's or child process's): the process died printing it, or the
         // excerpt stops there. The header is the evidence, field `cut`.
@@ -572,7 +572,7 @@ void TakeExceptionLine(const LineFormat& fmt, const TimeContext& tctx, std::stri
   ev.fields.emplace_back("exception", CleanText(e.exception));
   if (!e.message.empty()) ev.fields.emplace_back("message", CleanText(e.message));
   std::string window = StrCat("\n", x.above, header, "\n", std::string_view(x.after).substr(0, e.begin));
-  if (auto fold = FoldTraceback(window, false, line, fmt, tctx)) {
+  if (auto fold = FoldTraceback(window, false, line, fmt, tctx, &x.after_splits, 2 + x.above.size() + header.size())) {
     ev.fields.emplace_back("raised_at", CleanText(fold->raised_at));
     ev.fields.emplace_back("traceback", CleanText(fold->frames));
     if (!fold->logged_level.empty()) ev.fields.emplace_back("logged_level", fold->logged_level);

@@ -104,6 +104,7 @@ struct PendingExtra {
   std::string above, after;
   std::vector<std::pair<uint64_t, uint64_t>> after_lines;  // (offset, line_rel)
   std::optional<ExceptionLine> exception;
+  AfterSplits after_splits;  // FindExceptionLine's, for TakeExceptionLine's fold
 };
 
 // A matched line copied out of the chunk. Its bytes, the context before it

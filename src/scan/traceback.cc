@@ -1,6 +1,7 @@
 #include "scan/traceback.h"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -127,6 +128,56 @@ bool RayTaskHeads(std::string_view message) {
          lead.ends_with("Unhandled error (suppress with RAY_IGNORE_UNHANDLED_ERRORS=1): ");
 }
 
+// The walks below read the same lines again and again: a header's look
+// ahead for its exception line (FindExceptionLine), the fold of the
+// exception line's own traceback and the fold TakeExceptionLine makes for
+// the header each split every line of one traceback, from copies of the
+// chunk's bytes (a pending line's `after`, its window). Each walk reads a
+// line's stream and message only, which SplitLineUntimed gives as
+// SplitLine does (the time is not read; a line with a carriage return has
+// it read, as its record's own prefix may come with it). A line that holds
+// no escape is its own message, so its split is its attribution: kept per
+// thread, keyed by the line's bytes and what else the split reads (the
+// format's pdsh prefix, the time context a carriage return's stamp is read
+// with), it is made once for the walks. The result is the split's, for any
+// order of lines and of calls: an entry is used only for the same bytes.
+struct SplitMemoEntry {
+  std::string line;
+  Attribution attr;
+  int default_year = 0;
+  int64_t tz_offset_s = 0;
+  bool pdsh = false;
+  bool used = false;
+};
+constexpr size_t kSplitMemoSlots = 512;  // a power of two; direct-mapped
+// Longer lines are split every time (a kept copy would be large).
+constexpr size_t kSplitMemoMaxLine = 1024;
+
+thread_local bool split_memo_on = true;
+
+LineView WalkSplit(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
+  if (fmt.json || line.size() > kSplitMemoMaxLine || !split_memo_on) return SplitLineUntimed(line, fmt, tctx);
+  thread_local std::vector<SplitMemoEntry> memo(kSplitMemoSlots);
+  SplitMemoEntry& e = memo[std::hash<std::string_view>{}(line) & (kSplitMemoSlots - 1)];
+  if (e.used && e.line == line && e.pdsh == fmt.pdsh && e.default_year == tctx.default_year &&
+      e.tz_offset_s == tctx.tz_offset_s) {
+    LineView v;
+    v.attr = e.attr;
+    v.message = line;
+    return v;
+  }
+  LineView v = SplitLineUntimed(line, fmt, tctx);
+  // A line whose message is not itself (escapes taken out) is not kept.
+  if (!v.storage.empty() || v.message.data() != line.data() || v.message.size() != line.size()) return v;
+  e.line.assign(line);
+  e.attr = v.attr;
+  e.default_year = tctx.default_year;
+  e.tz_offset_s = tctx.tz_offset_s;
+  e.pdsh = fmt.pdsh;
+  e.used = true;
+  return v;
+}
+
 bool SameStream(const Attribution& a, const Attribution& b) {
   return a.rank == b.rank && a.host == b.host;
 }
@@ -183,7 +234,7 @@ std::string LoggedLevel(std::string_view window, size_t top, bool window_at_sour
   if (nl == std::string_view::npos && !window_at_source_start) return "";  // a partial line
   std::string_view l = nl == std::string_view::npos ? above : above.substr(nl + 1);
   if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-  LineView v = SplitLine(l, fmt, tctx);
+  LineView v = WalkSplit(l, fmt, tctx);
   if (!SameStream(v.attr, mine)) return "";
   return LevelName(v.message) == "WARNING" ? "WARNING" : "";
 }
@@ -264,7 +315,7 @@ bool Chained(std::string_view after, size_t at, const Attribution& mine, const L
     if (nl == std::string_view::npos) return false;
     std::string_view l = after.substr(at, nl - at);
     at = nl + 1;
-    LineView v = SplitLine(l, fmt, tctx);
+    LineView v = WalkSplit(l, fmt, tctx);
     if (!SameStream(v.attr, mine)) continue;
     if (v.message.find(kHeader) != std::string_view::npos || ParseFrame(v.message)) return false;
     if (v.message.find("During handling of the above exception") != std::string_view::npos ||
@@ -422,7 +473,7 @@ std::optional<ExceptionLine> FindIPythonException(const std::string& cls, std::s
   for (size_t index = 0; at < after.size() && index < kIPythonReach; ++index) {
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
-    LineView v = SplitLine(l->text, fmt, tctx);
+    LineView v = WalkSplit(l->text, fmt, tctx);
     if (SameStream(v.attr, mine)) {
       std::string_view s = v.message;
       if (s.find(kHeaderStem) != std::string_view::npos) return std::nullopt;  // another traceback
@@ -463,7 +514,8 @@ bool SpacerBeforeFrame(std::string_view message, std::string_view after, size_t 
                        const TimeContext& tctx) {
   std::optional<AfterLine> l = LineOf(after, next);
   if (!l) return false;
-  const std::string_view m = SplitLineUntimed(l->text, fmt, tctx).message;
+  const LineView v = WalkSplit(l->text, fmt, tctx);
+  const std::string_view m = v.message;
   if (!ParseFrame(m)) return false;
   return RightTrimmed(message) == RightTrimmed(m.substr(0, m.find("File \"") - 2));
 }
@@ -474,7 +526,7 @@ bool MoreOfStream(std::string_view after, const Attribution& mine, const LineFor
   for (size_t at = 0; at < after.size();) {
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return true;  // a partial line: the source goes on
-    LineView v = SplitLine(l->text, fmt, tctx);
+    LineView v = WalkSplit(l->text, fmt, tctx);
     if (SameStream(v.attr, mine) && v.message.find_first_not_of(" \t") != std::string_view::npos) return true;
     at = l->next;
   }
@@ -553,7 +605,7 @@ bool EndsInRichBox(std::string_view after, std::string_view prefix, const Attrib
   for (size_t at = 0; at < after.size();) {
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return false;  // a partial line: the source goes on
-    LineView v = SplitLine(l->text, fmt, tctx);
+    LineView v = WalkSplit(l->text, fmt, tctx);
     if (SameStream(v.attr, mine) && v.message.find_first_not_of(" \t\r") != std::string_view::npos) {
       std::string_view s = Unprefixed(v.message, prefix);
       if (!StartsWithEdge(s, kBoxVertical)) return false;  // the bottom edge, or no line of the panel
@@ -567,10 +619,11 @@ bool EndsInRichBox(std::string_view after, std::string_view prefix, const Attrib
 
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
                                                const LineFormat& fmt, const TimeContext& tctx,
-                                               bool* ends_in_frames) {
+                                               bool* ends_in_frames, AfterSplits* splits) {
   if (ends_in_frames) *ends_in_frames = false;
+  if (splits) splits->lines.clear();
   if (fmt.json) return std::nullopt;
-  LineView h = SplitLine(header, fmt, tctx);
+  const LineView h = WalkSplit(header, fmt, tctx);
   // A Ray task's header stands where its "Traceback (most recent call
   // last):" was (RayTaskError.__str__): the frames and exception under it
   // are read the same.
@@ -615,7 +668,10 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
   for (size_t at = 0, index = 0; at < after.size(); ++index) {
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
-    LineView v = SplitLineUntimed(l->text, fmt, tctx);
+    LineView v = WalkSplit(l->text, fmt, tctx);
+    if (splits && v.storage.empty() && v.message.data() == l->text.data() && v.message.size() == l->text.size()) {
+      splits->lines.emplace_back(l->begin, v.attr);
+    }
     const std::optional<std::string> frame = ParseFrame(v.message);
     if (SameStream(StreamOf(l->text, v, fmt, tctx), mine)) {
       std::string_view s = Unprefixed(v.message, prefix);
@@ -801,15 +857,32 @@ bool MayEndTraceback(std::string_view line) {
 
 std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_at_source_start,
                                            std::string_view line, const LineFormat& fmt,
-                                           const TimeContext& tctx) {
+                                           const TimeContext& tctx, const AfterSplits* splits,
+                                           size_t splits_at) {
   if (fmt.json) return std::nullopt;
+  // A line's split as FindExceptionLine made it, when it read the line.
+  auto split_of = [&](std::string_view l) {
+    const size_t at = static_cast<size_t>(l.data() - window.data());
+    if (splits != nullptr && at >= splits_at) {
+      const auto& ls = splits->lines;
+      auto it = std::lower_bound(ls.begin(), ls.end(), at - splits_at,
+                                 [](const std::pair<size_t, Attribution>& e, size_t o) { return e.first < o; });
+      if (it != ls.end() && it->first == at - splits_at) {
+        LineView v;
+        v.attr = it->second;
+        v.message = l;
+        return v;
+      }
+    }
+    return WalkSplit(l, fmt, tctx);
+  };
   // No fold without a frame, and a frame's message holds `File "`. Without
   // escapes in the window each of its lines is its own message, so a window
   // without the words holds no frame: the walk below would split every line
   // of it (a dense log's 8 KiB of other ranks' lines, ~40 of them) to find
   // none.
   if (window.find("File \"") == std::string_view::npos && !HasEscapes(window)) return std::nullopt;
-  const Attribution mine = StreamOf(line, SplitLine(line, fmt, tctx), fmt, tctx);
+  const Attribution mine = StreamOf(line, WalkSplit(line, fmt, tctx), fmt, tctx);
   std::vector<std::string> frames;  // innermost first while walking back
   int gap = 0;
   bool below_caret = false;  // the stream's line below (seen last) was a caret line
@@ -834,7 +907,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
     if (first && !window_at_source_start) break;  // a partial line
     std::string_view l = first ? rest : rest.substr(nl + 1);
     if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
-    LineView v = SplitLineUntimed(l, fmt, tctx);
+    LineView v = split_of(l);
     Attribution line_task;
     const Attribution stream = StreamOf(l, v, fmt, tctx, &line_task);
     const bool same = SameStream(stream, mine);
@@ -909,5 +982,9 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
   }
   return out;
 }
+
+namespace traceback_internal {
+void UseSplitMemo(bool on) { split_memo_on = on; }
+}  // namespace traceback_internal
 
 }  // namespace faultline

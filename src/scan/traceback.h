@@ -22,6 +22,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "attribution/attribution.h"
 #include "scan/line_format.h"
@@ -73,6 +75,16 @@ struct ExceptionLine {
   std::string exception, message;
 };
 
+// The attributions FindExceptionLine read for the lines after a header, by
+// each line's offset in `after` (increasing; only lines that hold no
+// escape, whose message is the line itself). FoldTraceback, given them for
+// a window that holds the same bytes, takes a line's from them instead of
+// splitting it again: the header's evidence is folded in the scan's second
+// pass over the lines its first pass read.
+struct AfterSplits {
+  std::vector<std::pair<size_t, Attribution>> lines;
+};
+
 // The exception line of the traceback whose header line is `header`, in
 // `after` (the lines after the header; a partial last line is not read):
 // the first line of the header's stream after one frame at least, its code
@@ -92,7 +104,8 @@ struct ExceptionLine {
 // or a frame's heading "Cell In[5], line 32" the first line under the header).
 std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::string_view after,
                                                const LineFormat& fmt, const TimeContext& tctx,
-                                               bool* ends_in_frames = nullptr);
+                                               bool* ends_in_frames = nullptr,
+                                               AfterSplits* splits = nullptr);
 
 // Whether the line above a traceback's header says whose exception it is
 // when that is not the program's: threading's "Exception in thread
@@ -142,9 +155,19 @@ bool MayEndTraceback(std::string_view line);
 // partial line is ignored). Lines are read with the source's format to
 // compare their rank and host with the exception line's. nullopt when no
 // traceback header with at least one frame ends right before the line.
+// `splits` (when given): FindExceptionLine's for the bytes of `window` from
+// `splits_at` on (the text after the header it read).
 std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_at_source_start,
                                            std::string_view line, const LineFormat& fmt,
-                                           const TimeContext& tctx);
+                                           const TimeContext& tctx, const AfterSplits* splits = nullptr,
+                                           size_t splits_at = 0);
+
+namespace traceback_internal {
+// Whether the walks above share one split of a line between them (on by
+// default; per thread). Off, every walk splits each line it reads, as
+// before the sharing: for tests that compare the two.
+void UseSplitMemo(bool on);
+}  // namespace traceback_internal
 
 }  // namespace faultline
 

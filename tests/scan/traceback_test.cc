@@ -8,10 +8,13 @@
 
 #include <string>
 #include <string_view>
+#include <iterator>
 #include <utility>
+#include <vector>
 
 #include "evidence/bundle.h"
 #include "scan_test_util.h"
+#include "util/strings.h"
 
 namespace faultline {
 namespace {
@@ -697,6 +700,130 @@ TEST(Traceback, MultiLineInstructionDisplayIsTheFramesCode) {
   const std::string plain =
       "  File \"/opt/x.py\", line 1, in f\n    a\n    b\n    c\n    d\n";
   EXPECT_FALSE(After(header, plain + exception + "\n").has_value());
+}
+
+// The walks share one split of a line (traceback_internal::UseSplitMemo, and
+// the look ahead's AfterSplits given to the header's fold): what they read
+// is what every walk splitting each line itself read, on
+// the shapes the walks tell apart -- CPython 3.13's multi-line frames,
+// IPython's headers cut in their frames, chained tracebacks, Ray task
+// headers, coloured and pdsh-prefixed lines, a tqdm redraw's carriage
+// return -- each read twice (the second time from the shared splits), and
+// the same bytes read under another format and another time context in
+// between (the shared split is the line's under those only).
+std::string Described(const std::optional<ExceptionLine>& e, bool cut) {
+  if (!e) return StrCat("none cut=", cut);
+  return StrCat(e->index, " ", e->begin, "-", e->end, " ", e->exception, ": ", e->message, " cut=", cut);
+}
+
+std::string Described(const std::optional<TracebackFold>& f) {
+  if (!f) return "none";
+  return StrCat(f->raised_at, " | ", f->frames, " | ", f->frame_count, " ", f->complete, " ", f->span, " ",
+                f->logged_level, " ", f->header_attr ? f->header_attr->rank.value_or(-1) : -2, " ",
+                f->header_attr ? f->header_attr->host : "", " ", f->task_host, " ", f->task_pid.value_or(-1));
+}
+
+// A text read as the scan reads it: each line as a header looking ahead
+// and the fold of its exception line's traceback (as TakeExceptionLine
+// makes it, given the look ahead's splits when `shared`), and each line's
+// own fold of the window above it.
+std::string Walked(std::string_view text, const LineFormat& fmt, const TimeContext& tctx, bool shared) {
+  std::string out;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string_view::npos) break;
+    const std::string_view line = text.substr(at, nl - at);
+    const std::string_view after = text.substr(nl + 1);
+    bool cut = false;
+    AfterSplits splits;
+    const std::optional<ExceptionLine> e = FindExceptionLine(line, after, fmt, tctx, &cut, shared ? &splits : nullptr);
+    out += Described(e, cut) + "\n";
+    if (e) {
+      const std::string above = "[rank3]: step 9\n";
+      const std::string window = StrCat("\n", above, line, "\n", after.substr(0, e->begin));
+      const std::string_view exception_line = after.substr(e->begin, e->end - e->begin);
+      out += Described(FoldTraceback(window, false, exception_line, fmt, tctx, shared ? &splits : nullptr,
+                                     2 + above.size() + line.size())) +
+             "\n";
+    }
+    out += Described(FoldTraceback(text.substr(0, at), true, line, fmt, tctx)) + "\n";
+    at = nl + 1;
+  }
+  return out;
+}
+
+TEST(Traceback, SharedSplitsReadAsEveryWalksOwn) {
+  const std::string t13 =
+      "Traceback (most recent call last):\n"
+      "  File \"/opt/venv/lib/python3.13/site-packages/torch/distributed/run.py\", line 892, in run\n"
+      "    elastic_launch(\n"
+      "    ~~~~~~~~~~~~~~~\n"
+      "        config=config,\n"
+      "        ~~~~~~~~~~~~~~\n"
+      "    ...<2 lines>...\n"
+      "        entrypoint=cmd,\n"
+      "        ~~~~~~~~~~~~~~~\n"
+      "    )(*cmd_args)\n"
+      "    ~^^^^^^^^^^^\n"
+      "ValueError: no rendezvous backend\n";
+  const std::string ipython =
+      "OutOfMemoryError                          Traceback (most recent call last)\n"
+      "Cell In[23], line 1\n"
+      "----> 1 mod.train(\n"
+      "      2     max_epochs=30000,\n";
+  const std::string chained = Traceback(3) +
+                              "[rank3]: KeyError: 'x'\n[rank3]: \n"
+                              "[rank3]: During handling of the above exception, another exception occurred:\n"
+                              "[rank3]: \n" + Traceback(3) + std::string(kOom) + "\n";
+  const std::string interleaved = Traceback(3) + Traceback(5) + "[rank5]: RuntimeError: NCCL error\n" +
+                                  std::string(kOom) + "\n";
+  const std::string ray =
+      "ray::ImplicitFunc.train() (pid=33261, ip=10.10.8.10, repr=train_model_raytune)\n"
+      "  File \"/opt/ray/tune/trainable.py\", line 375, in train\n"
+      "    raise skipped from exception_cause(skipped)\n"
+      "RuntimeError: worker died\n";
+  const std::string coloured =
+      "\x1b[31m2026-11-02 13:46:10 WARNING retrying\x1b[0m\n"
+      "Traceback (most recent call last):\n"
+      "\x1b[1m  File \"/w/train.py\", line 3, in f\x1b[0m\n"
+      "    f()\n"
+      "ValueError: bad\n";
+  const std::string pdsh =
+      "gpu7: Traceback (most recent call last):\n"
+      "gpu7:   File \"/w/train.py\", line 212, in <module>\n"
+      "gpu8:   File \"/w/other.py\", line 9, in g\n"
+      "gpu7:     main()\n"
+      "gpu8:     g()\n"
+      "gpu7:   File \"/w/train.py\", line 180, in main\n"
+      "gpu7:     loss.backward()\n"
+      "gpu7: RuntimeError: CUDA error\n";
+  const std::string tqdm =
+      "  3%|3         | 70/2000\r2026-11-02 13:46:10 [rank2]: Traceback (most recent call last):\n"
+      "[rank2]:   File \"/w/train.py\", line 3, in f\n"
+      "  4%|4         | 80/2000\r[rank2]:     f()\n"
+      "[rank2]: ValueError: bad\n";
+  LineFormat with_pdsh;
+  with_pdsh.pdsh = true;
+  TimeContext other_zone;
+  other_zone.tz_offset_s = 3600;
+  other_zone.default_year = 2024;
+  const std::pair<LineFormat, TimeContext> contexts[] = {
+      {LineFormat{}, TimeContext{}}, {with_pdsh, TimeContext{}}, {LineFormat{}, other_zone}, {with_pdsh, other_zone}};
+  for (const std::string& text : {t13, ipython, chained, interleaved, ray, coloured, pdsh, tqdm}) {
+    std::vector<std::string> own;
+    traceback_internal::UseSplitMemo(false);
+    for (const auto& [fmt, tctx] : contexts) own.push_back(Walked(text, fmt, tctx, false));
+    traceback_internal::UseSplitMemo(true);
+    for (int round = 0; round < 2; ++round) {
+      for (size_t c = 0; c < std::size(contexts); ++c) {
+        EXPECT_EQ(Walked(text, contexts[c].first, contexts[c].second, true), own[c]) << text << " context " << c;
+      }
+    }
+  }
+  // The pdsh prefix names the stream: read without it, the other host's
+  // frame is taken (the walks told the two formats apart).
+  traceback_internal::UseSplitMemo(true);
+  EXPECT_NE(Walked(pdsh, LineFormat{}, TimeContext{}, true), Walked(pdsh, with_pdsh, TimeContext{}, true));
 }
 
 }  // namespace
