@@ -134,11 +134,33 @@ bool BetterCause(const Cluster& a, const Cluster& b) {
   return a.first < b.first;
 }
 
+// Whether launcher summary `a` (a role:summary rule: DeepSpeed's "exits with
+// return code = N", torchrun's ChildFailedError) was printed after a line of
+// `b` in a file they share, with no time on either to order them otherwise:
+// the summary reports a worker's exit, and a line the file shows above it
+// (the worker's own error: a store it could not reach) came before that exit,
+// so it is not the exit's consequence (a store lost after node 0's failure).
+bool SummaryAfterItsLine(const CorrelationState& st, const Cluster& a, const Cluster& b) {
+  if (!st.HasRole(a.rule, RuleRole::kSummary) || (a.first != kNoTime && b.first != kNoTime)) return false;
+  for (size_t j : b.ev) {
+    const Evidence& y = st.evs[j];
+    bool below = false, above = false;
+    for (size_t i : a.ev) {
+      const Evidence& x = st.evs[i];
+      if (x.source != y.source) continue;
+      (x.offset > y.offset ? below : above) = true;
+    }
+    if (below && !above) return true;
+  }
+  return false;
+}
+
 // Whether cluster `a` can explain `b`, and how (for the explanation).
 bool CanExplain(const CorrelationState& st, const Cluster& a, const Cluster& b, std::string* why) {
   if (NoticeExplains(st, a, b, why)) return true;
   double min_lag, max_lag;
   bool explicit_edge = st.Edge(a.rule, b.rule, &min_lag, &max_lag);
+  if (explicit_edge && SummaryAfterItsLine(st, a, b)) return false;
   bool ok = false;
   if (explicit_edge) {
     std::string edge =

@@ -10,6 +10,14 @@ mechanism the audit added:
   prints it and then joins, so it is a failure only where the log ends in
   it (the fallback rule's signal ray_gcs_connect_failed_ending, field
   `ending`); where "Ray runtime started." follows, the worker joined.
+- A launcher's summary of a worker's exit (role:summary: DeepSpeed's
+  launch.py "exits with return code = N", torchrun's ChildFailedError)
+  explains a lost rendezvous store (the edge torch-child-failed ->
+  rendezvous-connection-error: the agents of the other nodes lose the store
+  when node 0's worker failed). With no time on the lines, a store error the
+  same file shows above the summary is the worker's own error, printed
+  before the exit the summary reports: the summary no longer explains it
+  (correlate/graph.cc SummaryAfterItsLine), and the store error leads.
 
 The audit's endings carry the initiating host and rank their thread shows
 (index.json fields `host` and `rank`); test_ending_host_and_rank checks
@@ -66,6 +74,37 @@ Local node IP: 10.0.3.22
 (TrainWorker pid=311) step 30 loss 2.588
 """,
 }
+
+
+FAILURES_STORE = {
+    # DeepSpeed's pdsh launcher: the worker on one node could not reach the
+    # store on the master, then launch.py reports its exit.
+    "deepspeed-pdsh-store-unreachable-then-exit": ("""\
+worker-1:     return TCPStore(
+worker-1: torch.distributed.DistNetworkError: The client socket has failed to connect to any network address of (10.1.0.4, 29500). The client socket has failed to connect to 10.1.0.4:29500 (errno: 110 - Connection timed out).
+worker-1: [2025-05-06 10:01:02,117] [INFO] [launch.py:319:sigkill_handler] Killing subprocess 7311
+worker-1: [2025-05-06 10:01:02,118] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python3', '-u', 'pretrain.py', '--local_rank=0'] exits with return code = 1
+pdsh@node-0: worker-1: ssh exited with exit code 1
+""", "The client socket has failed to connect to any network address of (10.1.0.4, 29500)"),
+}
+
+# The exit reported first, another node's agent losing the store seven
+# seconds after it: the exit explains the lost store (main's behaviour, kept).
+SUMMARY_FIRST = """\
+worker-1: [2025-05-06 10:01:02,118] [ERROR] [launch.py:325:sigkill_handler] ['/usr/bin/python3', '-u', 'pretrain.py', '--local_rank=0'] exits with return code = 1
+worker-2: [2025-05-06 10:01:09,402] [ERROR] [api.py:951] torch.distributed.elastic.rendezvous.api.RendezvousConnectionError: The connection to the C10d store has failed. See inner exception for details.
+"""
+
+
+@pytest.mark.parametrize("name", sorted(FAILURES_STORE))
+def test_store_error_above_the_summary_leads(faultline_bin, validate, tmp_path, name):
+    text, initiating = FAILURES_STORE[name]
+    inc = leading_incident(faultline_bin, validate, tmp_path, text, rule="rendezvous-connection-error")
+    assert any(initiating in e["text"] for e in inc["initiating"]["evidence"]), inc["initiating"]["evidence"]
+
+
+def test_summary_above_the_store_error_still_leads(faultline_bin, validate, tmp_path):
+    leading_incident(faultline_bin, validate, tmp_path, SUMMARY_FIRST, rule="torch-child-failed")
 
 
 @pytest.mark.parametrize("name", sorted(FAILURES))
