@@ -161,6 +161,15 @@ bool CanExplain(const CorrelationState& st, const Cluster& a, const Cluster& b, 
   double min_lag, max_lag;
   bool explicit_edge = st.Edge(a.rule, b.rule, &min_lag, &max_lag);
   if (explicit_edge && SummaryAfterItsLine(st, a, b)) return false;
+  // The other way round: summary `b` reports the exit of the worker whose
+  // error `a` is, and is its collateral (as it is of a fallback line that
+  // shows the worker's own error).
+  double back_lo, back_hi;
+  if (st.Edge(b.rule, a.rule, &back_lo, &back_hi) && SummaryAfterItsLine(st, b, a)) {
+    *why = StrCat(st.rs.rule(b.rule)->id()->str(), " reports the exit after ",
+                  st.rs.rule(a.rule)->id()->str(), "'s line above it in the same file, with no time to order them");
+    return true;
+  }
   bool ok = false;
   if (explicit_edge) {
     std::string edge =
