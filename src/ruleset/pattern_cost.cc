@@ -65,6 +65,10 @@ bool HasEmpty(const std::vector<std::string>& set) {
   return std::any_of(set.begin(), set.end(), [](const std::string& s) { return s.empty(); });
 }
 
+bool HasLineStartOnly(const std::vector<std::string>& set) {
+  return std::any_of(set.begin(), set.end(), [](const std::string& s) { return s.size() == 1 && s[0] == kLineStart; });
+}
+
 // The best factor of a node (exact nodes: their set), or none.
 std::optional<LiteralFactor> BestFactor(const Info& in, const FactorScore& score) {
   if (in.exact) {
@@ -164,7 +168,10 @@ class Parser {
       if (!item.zero_width) first = false;
       if (before_literal) {
         out.leading_class |= item.leading_class;
-        if (item.exact && !item.set.empty() && !HasEmpty(item.set)) before_literal = false;
+        // A line start alone is no literal here: '^[a-z]+Error' still leads with a class.
+        if (item.exact && !item.set.empty() && !HasEmpty(item.set) && !HasLineStartOnly(item.set)) {
+          before_literal = false;
+        }
         if (!item.exact && !item.factors.empty()) before_literal = false;
       }
       if (item.exact && Fits(run, item.set)) {

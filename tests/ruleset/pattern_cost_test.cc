@@ -52,6 +52,9 @@ TEST(PatternCost, LeadingClassAndAnchors) {
   EXPECT_TRUE(AnalysePattern("[A-Za-z_.]+ in DataLoader", false).leading_class);
   EXPECT_TRUE(AnalysePattern("[A-Z][A-Za-z0-9_]*Error: ", false).leading_class);
   EXPECT_TRUE(AnalysePattern("[^\\n]*timed out", false).leading_class);
+  // A line start is no literal before the class (perf31).
+  EXPECT_TRUE(AnalysePattern("^[A-Z][A-Za-z0-9_]*Error: ", false).leading_class);
+  EXPECT_TRUE(AnalysePattern("(?:^|: )[A-Za-z]+Error: ", false).leading_class);
   EXPECT_FALSE(AnalysePattern("\\[Rank [0-9]+\\] step=", false).leading_class);
   EXPECT_FALSE(AnalysePattern("[Ss]aved checkpoint", false).leading_class);
   // ^ is a line's start (the database is compiled multi-line): Hyperscan
