@@ -31,6 +31,12 @@ constexpr size_t kInfinite = std::numeric_limits<size_t>::max();
 // second pass").
 constexpr size_t kHsLiteralTail = 8;
 
+// A line's start ('^') in a factor's alternative: the newline before the
+// line. Leading an alternative it is searched as '^' (the scan's start or
+// after a newline), elsewhere as the byte: either way a superset of where
+// the pattern can match, so the prefilter still finds every matched line.
+constexpr char kLineStart = '\n';
+
 // Lower is better: the sample's candidate lines, or a static score.
 using FactorScore = std::function<double(const LiteralFactor&)>;
 
@@ -57,6 +63,10 @@ Info AnyChar() { return Info{}; }
 
 bool HasEmpty(const std::vector<std::string>& set) {
   return std::any_of(set.begin(), set.end(), [](const std::string& s) { return s.empty(); });
+}
+
+bool HasLineStartOnly(const std::vector<std::string>& set) {
+  return std::any_of(set.begin(), set.end(), [](const std::string& s) { return s.size() == 1 && s[0] == kLineStart; });
 }
 
 // The best factor of a node (exact nodes: their set), or none.
@@ -158,7 +168,10 @@ class Parser {
       if (!item.zero_width) first = false;
       if (before_literal) {
         out.leading_class |= item.leading_class;
-        if (item.exact && !item.set.empty() && !HasEmpty(item.set)) before_literal = false;
+        // A line start alone is no literal here: '^[a-z]+Error' still leads with a class.
+        if (item.exact && !item.set.empty() && !HasEmpty(item.set) && !HasLineStartOnly(item.set)) {
+          before_literal = false;
+        }
         if (!item.exact && !item.factors.empty()) before_literal = false;
       }
       if (item.exact && Fits(run, item.set)) {
@@ -196,7 +209,11 @@ class Parser {
                                         const std::vector<std::string>& b) {
     std::vector<std::string> out;
     for (const std::string& x : a) {
-      for (const std::string& y : b) out.push_back(x + y);
+      for (const std::string& y : b) {
+        // Two line starts in a row ('^^', '(?:^|x)^') are one place.
+        const bool twice = !x.empty() && x.back() == kLineStart && !y.empty() && y.front() == kLineStart;
+        out.push_back(twice ? x + y.substr(1) : x + y);
+      }
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -296,9 +313,12 @@ class Parser {
       case '^': {
         // A line's start: the database is compiled multi-line, so Hyperscan
         // tries it after every newline, not only where a scan starts. RE2
-        // confirms on the line, where ^ is the line's start.
+        // confirms on the line, where ^ is the line's start. As a literal it
+        // is the newline before the line (kLineStart), so '^Name:' is the
+        // factor "\nName:", searched as ^Name: (HsLiteralAlternation): a
+        // line that holds "Name:" elsewhere ("PG Name: 0") is no candidate.
         beyond_plain_ = true;
-        Info z = Exact({""});
+        Info z = Exact({std::string(1, kLineStart)});
         z.zero_width = true;
         return z;
       }
@@ -550,9 +570,13 @@ class SampleIndex {
     std::vector<uint32_t>& out = memo_[key];
     std::string_view hay = caseless ? std::string_view(lower_) : text_;
     if (s.empty()) return out;
+    // A line-start literal at the sample's very start has no newline before it.
+    if (s.front() == kLineStart && hay.substr(0, s.size() - 1) == std::string_view(s).substr(1)) out.push_back(0);
     for (size_t pos = hay.find(s); pos != std::string_view::npos; pos = hay.find(s, pos + 1)) {
+      // A leading newline is the end of the line before the one it starts.
+      const size_t at = s.front() == kLineStart ? pos + 1 : pos;
       uint32_t line = static_cast<uint32_t>(
-          std::lower_bound(line_ends_.begin(), line_ends_.end(), pos) - line_ends_.begin());
+          std::lower_bound(line_ends_.begin(), line_ends_.end(), at) - line_ends_.begin());
       if (out.empty() || out.back() != line) out.push_back(line);
     }
     return out;
@@ -568,6 +592,10 @@ namespace {
 
 std::string Printable(std::string_view s) {
   std::string out;
+  if (!s.empty() && s.front() == kLineStart) {
+    out = "^";
+    s.remove_prefix(1);
+  }
   for (unsigned char c : s) {
     if (c >= 0x20 && c < 0x7f) {
       out += static_cast<char>(c);
@@ -615,7 +643,12 @@ std::string HsLiteralAlternation(const std::vector<std::string>& alternatives) {
   std::string out = "(?:";
   for (size_t k = 0; k < alternatives.size(); ++k) {
     if (k) out += '|';
-    for (unsigned char c : alternatives[k]) {
+    std::string_view a = alternatives[k];
+    if (!a.empty() && a.front() == kLineStart) {
+      out += '^';
+      a.remove_prefix(1);
+    }
+    for (unsigned char c : a) {
       if (std::isalnum(c) || c == ' ' || c == '_') {
         out += static_cast<char>(c);
       } else {
@@ -633,7 +666,10 @@ std::string HsLiteralAlternation(const std::vector<std::string>& alternatives) {
 
 size_t LiteralFactor::ShortestLength() const {
   size_t n = kInfinite;
-  for (const std::string& a : alternatives) n = std::min(n, a.size());
+  // A line start counts as two characters: where a byte may be anywhere in
+  // a line, it is one place a line, at its start ('^F ' is rarer than 'F ' or
+  // '\nF'; lines that start so are what the sample counts).
+  for (const std::string& a : alternatives) n = std::min(n, a.size() + (!a.empty() && a.front() == kLineStart ? 1 : 0));
   return alternatives.empty() ? 0 : n;
 }
 
@@ -645,9 +681,13 @@ bool IsLiteralAlternation(std::string_view expr) {
   if (expr.size() < 5 || expr.substr(0, 3) != "(?:" || expr.back() != ')') return false;
   std::string_view body = expr.substr(3, expr.size() - 4);
   size_t run = 0;
+  bool line_start = false;
   for (size_t i = 0; i < body.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(body[i]);
-    if (c == '|') {
+    if (c == '^' && run == 0 && !line_start) {
+      line_start = true;  // an alternative at a line's start
+    } else if (c == '|') {
+      line_start = false;
       if (run == 0) return false;
       run = 0;
     } else if (c == '\\') {

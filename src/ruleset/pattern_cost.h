@@ -99,8 +99,9 @@ struct CostEstimate {
 };
 
 // Whether `expr` is a literal alternation as CostEstimate::literals writes
-// it: "(?:" alternatives of letters, digits, blanks, '_' and \xHH, "|",
-// ")". The loader accepts no other prefilter.
+// it: "(?:" alternatives of letters, digits, blanks, '_' and \xHH, each
+// maybe led by '^' (at a line's start), "|", ")". The loader accepts no
+// other prefilter.
 bool IsLiteralAlternation(std::string_view expr);
 
 // The reference sample (src/ruleset/cost_sample.log, embedded).

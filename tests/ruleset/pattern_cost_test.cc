@@ -52,6 +52,9 @@ TEST(PatternCost, LeadingClassAndAnchors) {
   EXPECT_TRUE(AnalysePattern("[A-Za-z_.]+ in DataLoader", false).leading_class);
   EXPECT_TRUE(AnalysePattern("[A-Z][A-Za-z0-9_]*Error: ", false).leading_class);
   EXPECT_TRUE(AnalysePattern("[^\\n]*timed out", false).leading_class);
+  // A line start is no literal before the class (perf31).
+  EXPECT_TRUE(AnalysePattern("^[A-Z][A-Za-z0-9_]*Error: ", false).leading_class);
+  EXPECT_TRUE(AnalysePattern("(?:^|: )[A-Za-z]+Error: ", false).leading_class);
   EXPECT_FALSE(AnalysePattern("\\[Rank [0-9]+\\] step=", false).leading_class);
   EXPECT_FALSE(AnalysePattern("[Ss]aved checkpoint", false).leading_class);
   // ^ is a line's start (the database is compiled multi-line): Hyperscan
@@ -164,9 +167,33 @@ TEST(PatternCost, LiteralsForAPrefilter) {
   CostEstimate line_start = est.Estimate("(?:[0-9]+% \\|[^\\n]*\\]|^ *[0-9]+/[0-9]+ [^\\n]* - loss: [0-9.]+ *)Killed[ \\t]*$", false);
   EXPECT_EQ(line_start.literals, "(?:Killed)");
   EXPECT_FALSE(line_start.anchored);
-  EXPECT_EQ(est.Estimate("^Name:[^\\n]*node", false).literals, "(?:Name\\x3a)");
+  EXPECT_EQ(est.Estimate("^Name:[^\\n]*node", false).literals, "(?:^Name\\x3a)");
   EXPECT_TRUE(est.Estimate("(?i:gpu is lost)[^\\n]*x", false).literals.empty());  // flags
   EXPECT_TRUE(est.Estimate("[^\\n]*ab[0-9]", false).literals.empty());            // short factor
+}
+
+// A line's start is part of the literal after it: '^Name:' is searched at
+// a line's start (c10d's 'PG Name: 0' is no candidate), '(?:^|: )F ' as
+// '^F ' or ': F ' (the line start counting as two characters, so the
+// three-byte '^F ' is usable), and no sample line holding 'Name:' elsewhere
+// counts.
+TEST(PatternCost, ALineStartIsSearchedAtALinesStart) {
+  constexpr char kLines[] =
+      "Name:   trainer-0\n"
+      "x PG Name: 0\n"
+      "y PG Name: 1\n"
+      "2024-02-27 16:32:33.075782: I a/b.cc:1] ok\n"
+      "[I1102 13:00:00.351576 41000 ProcessGroupNCCL.cpp:931] ok\n";
+  PatternCostEstimator est(kLines);
+  CostEstimate name = est.Estimate("^Name:[ \\t]+[a-z0-9][a-z0-9.-]*[ \\t]*$", false);
+  EXPECT_EQ(name.literals, "(?:^Name\\x3a)");
+  ASSERT_FALSE(name.options.empty());
+  EXPECT_EQ(name.options[0].sample_lines, 1u);  // the first line, with no newline before it
+  CostEstimate tf = est.Estimate("(?:^|: )F [A-Za-z0-9_./-]+\\.(?:cc|cpp|cu):[0-9]+\\] [^ \\t\\n]", false);
+  EXPECT_EQ(tf.literals, "(?:^F |\\x3a F )");
+  EXPECT_EQ(est.Estimate("^^Name:[^\\n]*x", false).literals, "(?:^Name\\x3a)");  // one place
+  EXPECT_TRUE(IsLiteralAlternation("(?:^F |\\x3a F )"));
+  for (const char* bad : {"(?:^)", "(?:^|a)", "(?:a^b)", "(?:^^a)"}) EXPECT_FALSE(IsLiteralAlternation(bad)) << bad;
 }
 
 // The loader takes no other prefilter than the compiler's own form.
@@ -208,25 +235,25 @@ TEST(PatternCost, DefaultRulesetPrefiltersHoldEveryExample) {
 // stop is a line phase B splits, attributes and confirms for nothing (bench
 // README "perf28": on the bench dense log, every c10d options line woke
 // three). A prefilter literal that a healthy line holds is a cost on every
-// dense log; the known ones are listed with why no rarer literal exists.
+// dense log. glog_fatal's TensorFlow 'F <file>.cc:N] ' and kubectl's
+// '^Name:' have no rarer literal than '.cc:' and 'Name:' but at a line's
+// start, where the prefilter now searches them (bench README "perf31").
 TEST(PatternCost, DefaultRulesetPrefiltersSkipTheCommonHealthyLines) {
   auto rs = Ruleset::LoadDefault();
   ASSERT_TRUE(rs.ok()) << rs.status().message();
   const char* kHealthy[] = {
       "[PG ID 0 PG GUID 0(default_pg) Rank 3] ProcessGroupNCCL initialization options: size: 64, global rank: 3, "
       "TIMEOUT(ms): 600000, USE_HIGH_PRIORITY_STREAM: 0, SPLIT_FROM: 0, SPLIT_COLOR: 0, PG Name: 0",
+      "[rank3]:[I1102 13:00:00.351576 41000 ProcessGroupNCCL.cpp:931] [PG 0 Rank 3] ProcessGroupNCCL "
+      "initialization options: size: 64, global rank: 3, TIMEOUT(ms): 600000, PG Name: 0",
+      "I0412 10:01:02.123456 12345 net.cpp:42] Initializing net from parameters: ",
       "node-7:12345:12401 [3] NCCL INFO Channel 05/0 : 3[3] -> 4[4] via P2P/CUMEM/read",
       "node-7:12345:12401 [3] NCCL INFO comm 0x5581c3a0 rank 3 nRanks 64 nNodes 8 localRanks 8 localRank 3 MNNVL 0",
   };
-  // glog_fatal: TensorFlow's 'F <file>.cc:N] ' at a line's start has no
-  // literal rarer than the file's extension (bench README "the database
-  // alone, fourth pass"). k8s-describe-name: kubectl describe's '^Name:' is
-  // the whole of its literal.
-  const std::set<std::string> kKnown = {"glog_fatal", "k8s-describe-name"};
   for (const char* line : kHealthy) {
     for (uint32_t g = 0; g < (*rs)->signal_count(); ++g) {
       const fb::Signal* sig = (*rs)->signal(g).signal;
-      if (!sig->prefilter() || kKnown.count(sig->id()->str())) continue;
+      if (!sig->prefilter()) continue;
       RE2::Options o;
       o.set_case_sensitive(!sig->caseless());
       o.set_encoding(RE2::Options::EncodingLatin1);
