@@ -20,18 +20,6 @@
 
 namespace faultline {
 
-namespace internal {
-
-// Per signal of a pending line (PreConfirm): whether it holds, whether its
-// confirm took the captures (ConfirmAndExtract), and those in `caps`.
-struct LineConfirms {
-  std::vector<uint8_t> ok, fused;
-  std::vector<uint32_t> cap_begin, cap_end;
-  std::vector<std::pair<std::string_view, std::string_view>> caps;
-};
-
-}  // namespace internal
-
 using internal::ChunkOut;
 using internal::CleanText;
 using internal::CleansToItself;
@@ -263,10 +251,13 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
     }
     return false;
   };
-  // One line's step of the chain: its host under a shell prompt and its
-  // time in force (`inherited`: nothing for a line stamped itself), from the
-  // state the matched line before it left. False: the mapping faulted.
-  auto Chain = [&](const Pending& p, std::string_view line, LineView& view, TimeInForce& inherited) {
+  out.held.clear();
+  for (uint32_t i = 0; i < out.pending.size(); ++i) {
+    Pending& p = out.pending[i];
+    std::string_view line = out.LineOf(p);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    LineView view = clean_lines ? SplitCleanLine(line, st.framing.format(), st.tctx)
+                                : SplitLine(line, st.framing.format(), st.tctx);
     if (view.attr.host.empty() && st.path_attr.host.empty() && MayFail(p)) {
       // A line naming no host under a shell prompt in the chunk (the
       // context before it, or the prompt found above the previous matched
@@ -275,7 +266,10 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
       // context and progress lines would have the whole chunk read again
       // (6% of a dense scan's CPU time).
       PromptFound above;
-      if (!PromptBefore(out, p, above)) return false;
+      if (!PromptBefore(out, p, above)) {
+        out.faulted = true;
+        return;
+      }
       if (!p.before_reaches_prev || !prompt_known) prompt_host.clear();
       if (above.found) {
         prompt_host = above.remote ? std::string() : NormalizeHost(std::string_view(above.host, above.host_len));
@@ -292,62 +286,21 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
     }
     const bool own_delta = view.time && view.time->delta_s;
     if (view.time && view.time->wall_us) {
-      inherited = TimeInForce();
+      ConfirmLine(st, p, i, line, view, own_delta, TimeInForce(), out, refs);
       prev = {*view.time->wall_us, p.offset, view.time->year_inferred, false, 0};
     } else {
       std::string_view before;
-      if (!ContextBefore(out, p, before)) return false;
-      inherited = InheritedTime(p, before, own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(),
-                                st.tctx, clean_lines);
+      if (!ContextBefore(out, p, before)) {
+        out.faulted = true;
+        return;
+      }
+      const TimeInForce inherited =
+          InheritedTime(p, before, own_delta ? DeltaUs(*view.time->delta_s) : 0, prev, st.framing.format(),
+                        st.tctx, clean_lines);
+      ConfirmLine(st, p, i, line, view, own_delta, inherited, out, refs);
       prev = inherited;
       prev.needs_prev = inherited.time_us == kNoTime && inherited.needs_prev;
     }
-    return true;
-  };
-  auto LineAt = [&](const Pending& p) {
-    std::string_view line = out.LineOf(p);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    return line;
-  };
-  // A clean line that is not JSON is its own confirm subject: its signals
-  // are confirmed before it is split, and a line none of whose signals holds
-  // (a glog line's `.cpp:`, most of a c10d log's matched lines) makes no
-  // evidence. Its step of the chain is taken only when a later line reads
-  // the state it leaves (Chain: its prompt or its time, that line having
-  // neither of its own and its context reaching back to it), then replayed
-  // for every such line since the last line that made evidence, in order:
-  // the same steps as if each had been taken.
-  const bool confirm_first = clean_lines && !st.framing.format().json;
-  thread_local internal::LineConfirms pre;
-  uint32_t unchained = 0;  // the first line whose step is not taken yet
-  out.held.clear();
-  for (uint32_t i = 0; i < out.pending.size(); ++i) {
-    Pending& p = out.pending[i];
-    const std::string_view line = LineAt(p);
-    if (confirm_first && !PreConfirm(st, p, line, out, pre)) continue;
-    LineView view = clean_lines ? SplitCleanLine(line, st.framing.format(), st.tctx)
-                                : SplitLine(line, st.framing.format(), st.tctx);
-    if (unchained < i && p.before_reaches_prev &&
-        ((view.attr.host.empty() && st.path_attr.host.empty() && MayFail(p)) || !view.time || !view.time->wall_us)) {
-      for (uint32_t k = unchained; k < i; ++k) {
-        const Pending& d = out.pending[k];
-        const std::string_view dline = LineAt(d);
-        LineView dview = SplitCleanLine(dline, st.framing.format(), st.tctx);
-        TimeInForce ignored;
-        if (!Chain(d, dline, dview, ignored)) {
-          out.faulted = true;
-          return;
-        }
-      }
-    }
-    unchained = i + 1;
-    TimeInForce inherited;
-    if (!Chain(p, line, view, inherited)) {
-      out.faulted = true;
-      return;
-    }
-    const bool own_delta = view.time && view.time->delta_s;
-    ConfirmLine(st, p, i, line, view, own_delta, inherited, out, refs, confirm_first ? &pre : nullptr);
   }
   // Pass 2: text and captures, in full for evidence the caps may keep, and
   // only what Keep reads for the rest.
@@ -383,43 +336,9 @@ void Scanner::Impl::PhaseB(const SourceState& st, ChunkOut& out, bool clean_line
   // complete traceback windows cut at the next chunk's start.
 }
 
-bool Scanner::Impl::PreConfirm(const SourceState& st, const Pending& p, std::string_view line, const ChunkOut& out,
-                               internal::LineConfirms& c) const {
-  c.ok.assign(p.ids_n, 0);
-  c.fused.assign(p.ids_n, 0);
-  c.cap_begin.assign(p.ids_n, 0);
-  c.cap_end.assign(p.ids_n, 0);
-  c.caps.clear();
-  bool any = false;
-  const uint32_t* ids = out.IdsOf(p);
-  thread_local std::vector<std::pair<std::string_view, std::string_view>> captured;
-  for (size_t j = 0; j < p.ids_n; ++j) {
-    // As ConfirmLine, with the line as its own message (subject_is_line).
-    const uint32_t id = ids[j];
-    const SignalInfo& si = rs->signal(id);
-    const bool windowed = j < p.Extra().windows.size();
-    const std::string_view subject = windowed ? std::string_view(p.Extra().windows[j]) : line;
-    if (!si.Usable()) continue;
-    const bool hs_enough = plans_[id].hs_confirms && !windowed && !st.framing.format().json;
-    captured.clear();
-    std::optional<bool> fused;
-    if (!hs_enough && !windowed && si.role != SignalRole::Progress) fused = si.ConfirmAndExtract(subject, &captured);
-    if (fused ? !*fused : !hs_enough && !si.Confirms(subject)) continue;
-    c.ok[j] = 1;
-    any = true;
-    if (fused) {
-      c.fused[j] = 1;
-      c.cap_begin[j] = static_cast<uint32_t>(c.caps.size());
-      c.caps.insert(c.caps.end(), captured.begin(), captured.end());
-      c.cap_end[j] = static_cast<uint32_t>(c.caps.size());
-    }
-  }
-  return any;
-}
-
 void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pending_index, std::string_view line,
                                 const LineView& view, bool own_delta, const TimeInForce& inherited, ChunkOut& out,
-                                std::vector<EvidenceRef>& refs, const internal::LineConfirms* pre) const {
+                                std::vector<EvidenceRef>& refs) const {
   // The subject the captures are taken from in pass 2: the line, or the
   // JSON message held in the view.
   const bool message_in_line =
@@ -443,19 +362,10 @@ void Scanner::Impl::ConfirmLine(const SourceState& st, Pending& p, uint32_t pend
     // (on the line itself: pass 2 extracts from it).
     captured.clear();
     std::optional<bool> fused;
-    if (pre) {
-      // Confirmed already (PreConfirm), the line being its subject.
-      if (!pre->ok[j]) continue;
-      if (pre->fused[j]) {
-        fused = true;
-        captured.assign(pre->caps.begin() + pre->cap_begin[j], pre->caps.begin() + pre->cap_end[j]);
-      }
-    } else {
-      if (!hs_enough && !windowed && subject_is_line && si.role != SignalRole::Progress) {
-        fused = si.ConfirmAndExtract(subject, &captured);
-      }
-      if (fused ? !*fused : !hs_enough && !si.Confirms(subject)) continue;
+    if (!hs_enough && !windowed && subject_is_line && si.role != SignalRole::Progress) {
+      fused = si.ConfirmAndExtract(subject, &captured);
     }
+    if (fused ? !*fused : !hs_enough && !si.Confirms(subject)) continue;
     if (si.detail_exception_line) {
       PendingExtra& x = p.MakeExtra();
       if (!x.exception) {

@@ -84,9 +84,6 @@ constexpr size_t kMaxStreamLine = size_t{64} << 20;  // a longer line in a strea
 // What few matched lines need besides their bytes: a line of a derived
 // chunk, a JSON message, a huge line's windows, a traceback's window and
 // the lines around a traceback's header (Pending::Extra).
-// A pending line's signals confirmed before its split (line_evidence.cc).
-struct LineConfirms;
-
 struct PendingExtra {
   // Set by a derived chunk (JSON lines): the raw line, held here instead.
   std::string line;
@@ -526,12 +523,7 @@ struct Scanner::Impl {
   // match, where it suffices), their evidence with time and attribution.
   void ConfirmLine(const SourceState& st, internal::Pending& p, uint32_t pending_index, std::string_view line,
                    const LineView& view, bool own_delta, const internal::TimeInForce& inherited, ChunkOut& out,
-                   std::vector<internal::EvidenceRef>& refs, const internal::LineConfirms* pre) const;
-  // The confirms of ConfirmLine taken before the line is split, where the
-  // subject does not depend on the split (a clean line that is not JSON):
-  // false when no signal of the line holds.
-  bool PreConfirm(const SourceState& st, const internal::Pending& p, std::string_view line, const ChunkOut& out,
-                  internal::LineConfirms& c) const;
+                   std::vector<internal::EvidenceRef>& refs) const;
   // Which records the per-rule caps are bound to drop: past the first
   // keep_first of its rule in the source (the records of the chunks merged
   // before, as far as the merge has published them, and those before it
