@@ -122,6 +122,25 @@ def leading_incident(binary, validate, directory, text, rule=None, reference=Non
     return inc
 
 
+def ending_tests(failures, healthy, rule):
+    """The two tests of an endings audit's file (tests/cli/test_*_endings.py),
+    bound in its module as `test_failed_ending_leads,
+    test_healthy_ending_has_no_incident = ending_tests(...)`: each of
+    `failures` ({name: (text, initiating line)}) leads with `rule` on its
+    initiating line; each of `healthy` ({name: text}) gives no incident."""
+
+    @pytest.mark.parametrize("name", sorted(failures))
+    def test_failed_ending_leads(faultline_bin, validate, tmp_path, name):
+        text, initiating = failures[name]
+        leading_incident(faultline_bin, validate, tmp_path, text, rule=rule, line=initiating)
+
+    @pytest.mark.parametrize("name", sorted(healthy))
+    def test_healthy_ending_has_no_incident(faultline_bin, validate, tmp_path, name):
+        assert not diagnose_text(faultline_bin, validate, tmp_path, healthy[name])
+
+    return test_failed_ending_leads, test_healthy_ending_has_no_incident
+
+
 def torchelastic_worker(node, host, local_rank, rank, world):
     """A worker's folder of torchelastic's per-rank log tree under `node`
     (`--log-dir`: torchelastic/<run>/attempt_0/<local_rank>/) whose

@@ -29,7 +29,7 @@ import subprocess
 
 import pytest
 
-from conftest import diagnose_text, leading_incident
+from conftest import ending_tests, leading_incident
 
 FALLBACK = "unrecognised-fatal-error"
 ENDINGS = pathlib.Path(__file__).resolve().parent / "endings"
@@ -107,15 +107,7 @@ def test_summary_above_the_store_error_still_leads(faultline_bin, validate, tmp_
     leading_incident(faultline_bin, validate, tmp_path, SUMMARY_FIRST, rule="torch-child-failed")
 
 
-@pytest.mark.parametrize("name", sorted(FAILURES))
-def test_failed_ending_leads(faultline_bin, validate, tmp_path, name):
-    text, initiating = FAILURES[name]
-    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
-
-
-@pytest.mark.parametrize("name", sorted(HEALTHY))
-def test_healthy_ending_has_no_incident(faultline_bin, validate, tmp_path, name):
-    assert not diagnose_text(faultline_bin, validate, tmp_path, HEALTHY[name])
+test_failed_ending_leads, test_healthy_ending_has_no_incident = ending_tests(FAILURES, HEALTHY, FALLBACK)
 
 
 def _labelled():

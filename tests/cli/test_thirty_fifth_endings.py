@@ -24,9 +24,7 @@ the program that printed them writes them (issue #18):
   got no incident. The header after that lead now heads them; an unhandled
   error the run goes on after is survived, as any traceback is.
 """
-import pytest
-
-from conftest import diagnose_text, leading_incident
+from conftest import ending_tests
 
 FALLBACK = "unrecognised-fatal-error"
 
@@ -120,12 +118,4 @@ step:  20  loss:  6.8127  memory: 41.22GiB(52.11%)  tps: 3,409  mfu: 38.17%
 }
 
 
-@pytest.mark.parametrize("name", sorted(FAILURES))
-def test_failed_ending_leads(faultline_bin, validate, tmp_path, name):
-    text, initiating = FAILURES[name]
-    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
-
-
-@pytest.mark.parametrize("name", sorted(HEALTHY))
-def test_healthy_ending_has_no_incident(faultline_bin, validate, tmp_path, name):
-    assert not diagnose_text(faultline_bin, validate, tmp_path, HEALTHY[name])
+test_failed_ending_leads, test_healthy_ending_has_no_incident = ending_tests(FAILURES, HEALTHY, FALLBACK)

@@ -16,9 +16,7 @@ them (issue #18):
   terminal wrapped the line after its ' : ', the message is on the next
   line, and the record was not read.
 """
-import pytest
-
-from conftest import diagnose_text, leading_incident
+from conftest import ending_tests
 
 FALLBACK = "unrecognised-fatal-error"
 
@@ -63,12 +61,4 @@ unknown error
 }
 
 
-@pytest.mark.parametrize("name", sorted(FAILURES))
-def test_failed_ending_leads(faultline_bin, validate, tmp_path, name):
-    text, initiating = FAILURES[name]
-    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
-
-
-@pytest.mark.parametrize("name", sorted(HEALTHY))
-def test_healthy_ending_has_no_incident(faultline_bin, validate, tmp_path, name):
-    assert not diagnose_text(faultline_bin, validate, tmp_path, HEALTHY[name])
+test_failed_ending_leads, test_healthy_ending_has_no_incident = ending_tests(FAILURES, HEALTHY, FALLBACK)

@@ -23,9 +23,7 @@ printed them writes them (issue #18):
   'No GPU found suitable for NVEnc Encoding.', the Video Codec SDK's
   '<call> returned error N'. None was read.
 """
-import pytest
-
-from conftest import diagnose_text, leading_incident
+from conftest import ending_tests
 
 FALLBACK = "unrecognised-fatal-error"
 
@@ -106,12 +104,4 @@ encode time 0:00:03, CPU: 7.1%, GPU: 18.9%, VE: 63.4%, VD: 0.0%, GPUClock: 1785M
 }
 
 
-@pytest.mark.parametrize("name", sorted(FAILURES))
-def test_failed_ending_leads(faultline_bin, validate, tmp_path, name):
-    text, initiating = FAILURES[name]
-    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
-
-
-@pytest.mark.parametrize("name", sorted(HEALTHY))
-def test_healthy_ending_has_no_incident(faultline_bin, validate, tmp_path, name):
-    assert not diagnose_text(faultline_bin, validate, tmp_path, HEALTHY[name])
+test_failed_ending_leads, test_healthy_ending_has_no_incident = ending_tests(FAILURES, HEALTHY, FALLBACK)

@@ -12,9 +12,7 @@ them writes them (issue #18):
   IPython traceback printed after it led with its header. A SystemExit with
   status 0 or none is a clean exit.
 """
-import pytest
-
-from conftest import diagnose_text, leading_incident
+from conftest import ending_tests
 
 FALLBACK = "unrecognised-fatal-error"
 
@@ -59,12 +57,4 @@ Disconnecting from Modal - This will terminate your Modal app in a few seconds.
 }
 
 
-@pytest.mark.parametrize("name", sorted(FAILURES))
-def test_failed_ending_leads(faultline_bin, validate, tmp_path, name):
-    text, initiating = FAILURES[name]
-    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
-
-
-@pytest.mark.parametrize("name", sorted(HEALTHY))
-def test_healthy_ending_has_no_incident(faultline_bin, validate, tmp_path, name):
-    assert not diagnose_text(faultline_bin, validate, tmp_path, HEALTHY[name])
+test_failed_ending_leads, test_healthy_ending_has_no_incident = ending_tests(FAILURES, HEALTHY, FALLBACK)

@@ -17,9 +17,7 @@ that printed them writes them (issue #18):
   knows, and the fallback the others, but not where the poster quoted the
   lines with `> `: the GGML_ASSERT after it led instead.
 """
-import pytest
-
-from conftest import diagnose_text, leading_incident
+from conftest import ending_tests
 
 FALLBACK = "unrecognised-fatal-error"
 
@@ -60,12 +58,4 @@ model-f-predictor-default-00001-deployment-5c8d7e6f9b-r4t6y  2/2     Running    
 }
 
 
-@pytest.mark.parametrize("name", sorted(FAILURES))
-def test_failed_ending_leads(faultline_bin, validate, tmp_path, name):
-    text, initiating = FAILURES[name]
-    leading_incident(faultline_bin, validate, tmp_path, text, rule=FALLBACK, line=initiating)
-
-
-@pytest.mark.parametrize("name", sorted(HEALTHY))
-def test_healthy_ending_has_no_incident(faultline_bin, validate, tmp_path, name):
-    assert not diagnose_text(faultline_bin, validate, tmp_path, HEALTHY[name])
+test_failed_ending_leads, test_healthy_ending_has_no_incident = ending_tests(FAILURES, HEALTHY, FALLBACK)
