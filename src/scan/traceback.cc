@@ -155,20 +155,31 @@ constexpr size_t kSplitMemoMaxLine = 1024;
 
 thread_local bool split_memo_on = true;
 
+// Whether split `v` of `line` made no text of its own (no escape taken
+// out): the line is its message, and its attribution is the whole split.
+bool MessageIsLine(const LineView& v, std::string_view line) {
+  return v.storage.empty() && v.message.data() == line.data() && v.message.size() == line.size();
+}
+
+// The split of a line that is its own message, from its attribution.
+LineView LineAsMessage(std::string_view line, const Attribution& attr) {
+  LineView v;
+  v.attr = attr;
+  v.message = line;
+  return v;
+}
+
 LineView WalkSplit(std::string_view line, const LineFormat& fmt, const TimeContext& tctx) {
   if (fmt.json || line.size() > kSplitMemoMaxLine || !split_memo_on) return SplitLineUntimed(line, fmt, tctx);
   thread_local std::vector<SplitMemoEntry> memo(kSplitMemoSlots);
   SplitMemoEntry& e = memo[std::hash<std::string_view>{}(line) & (kSplitMemoSlots - 1)];
   if (e.used && e.line == line && e.pdsh == fmt.pdsh && e.default_year == tctx.default_year &&
       e.tz_offset_s == tctx.tz_offset_s) {
-    LineView v;
-    v.attr = e.attr;
-    v.message = line;
-    return v;
+    return LineAsMessage(line, e.attr);
   }
   LineView v = SplitLineUntimed(line, fmt, tctx);
   // A line whose message is not itself (escapes taken out) is not kept.
-  if (!v.storage.empty() || v.message.data() != line.data() || v.message.size() != line.size()) return v;
+  if (!MessageIsLine(v, line)) return v;
   e.line.assign(line);
   e.attr = v.attr;
   e.default_year = tctx.default_year;
@@ -669,7 +680,7 @@ std::optional<ExceptionLine> FindExceptionLine(std::string_view header, std::str
     std::optional<AfterLine> l = LineOf(after, at);
     if (!l) return std::nullopt;  // a partial line
     LineView v = WalkSplit(l->text, fmt, tctx);
-    if (splits && v.storage.empty() && v.message.data() == l->text.data() && v.message.size() == l->text.size()) {
+    if (splits && MessageIsLine(v, l->text)) {
       splits->lines.emplace_back(l->begin, v.attr);
     }
     const std::optional<std::string> frame = ParseFrame(v.message);
@@ -867,12 +878,7 @@ std::optional<TracebackFold> FoldTraceback(std::string_view window, bool window_
       const auto& ls = splits->lines;
       auto it = std::lower_bound(ls.begin(), ls.end(), at - splits_at,
                                  [](const std::pair<size_t, Attribution>& e, size_t o) { return e.first < o; });
-      if (it != ls.end() && it->first == at - splits_at) {
-        LineView v;
-        v.attr = it->second;
-        v.message = l;
-        return v;
-      }
+      if (it != ls.end() && it->first == at - splits_at) return LineAsMessage(l, it->second);
     }
     return WalkSplit(l, fmt, tctx);
   };
