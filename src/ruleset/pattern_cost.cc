@@ -37,6 +37,9 @@ constexpr size_t kHsLiteralTail = 8;
 // the pattern can match, so the prefilter still finds every matched line.
 constexpr char kLineStart = '\n';
 
+// Whether alternative `a` begins at a line's start.
+bool AtLineStart(std::string_view a) { return !a.empty() && a.front() == kLineStart; }
+
 // Lower is better: the sample's candidate lines, or a static score.
 using FactorScore = std::function<double(const LiteralFactor&)>;
 
@@ -211,7 +214,7 @@ class Parser {
     for (const std::string& x : a) {
       for (const std::string& y : b) {
         // Two line starts in a row ('^^', '(?:^|x)^') are one place.
-        const bool twice = !x.empty() && x.back() == kLineStart && !y.empty() && y.front() == kLineStart;
+        const bool twice = !x.empty() && x.back() == kLineStart && AtLineStart(y);
         out.push_back(twice ? x + y.substr(1) : x + y);
       }
     }
@@ -571,10 +574,10 @@ class SampleIndex {
     std::string_view hay = caseless ? std::string_view(lower_) : text_;
     if (s.empty()) return out;
     // A line-start literal at the sample's very start has no newline before it.
-    if (s.front() == kLineStart && hay.substr(0, s.size() - 1) == std::string_view(s).substr(1)) out.push_back(0);
+    if (AtLineStart(s) && hay.substr(0, s.size() - 1) == std::string_view(s).substr(1)) out.push_back(0);
     for (size_t pos = hay.find(s); pos != std::string_view::npos; pos = hay.find(s, pos + 1)) {
       // A leading newline is the end of the line before the one it starts.
-      const size_t at = s.front() == kLineStart ? pos + 1 : pos;
+      const size_t at = AtLineStart(s) ? pos + 1 : pos;
       uint32_t line = static_cast<uint32_t>(
           std::lower_bound(line_ends_.begin(), line_ends_.end(), at) - line_ends_.begin());
       if (out.empty() || out.back() != line) out.push_back(line);
@@ -592,7 +595,7 @@ namespace {
 
 std::string Printable(std::string_view s) {
   std::string out;
-  if (!s.empty() && s.front() == kLineStart) {
+  if (AtLineStart(s)) {
     out = "^";
     s.remove_prefix(1);
   }
@@ -644,7 +647,7 @@ std::string HsLiteralAlternation(const std::vector<std::string>& alternatives) {
   for (size_t k = 0; k < alternatives.size(); ++k) {
     if (k) out += '|';
     std::string_view a = alternatives[k];
-    if (!a.empty() && a.front() == kLineStart) {
+    if (AtLineStart(a)) {
       out += '^';
       a.remove_prefix(1);
     }
@@ -669,7 +672,7 @@ size_t LiteralFactor::ShortestLength() const {
   // A line start counts as two characters: where a byte may be anywhere in
   // a line, it is one place a line, at its start ('^F ' is rarer than 'F ' or
   // '\nF'; lines that start so are what the sample counts).
-  for (const std::string& a : alternatives) n = std::min(n, a.size() + (!a.empty() && a.front() == kLineStart ? 1 : 0));
+  for (const std::string& a : alternatives) n = std::min(n, a.size() + (AtLineStart(a) ? 1 : 0));
   return alternatives.empty() ? 0 : n;
 }
 
