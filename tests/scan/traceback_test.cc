@@ -673,19 +673,21 @@ TEST(Traceback, IndentedTracebackUnchangedByFlatReading) {
 // the lines it leaves out. They are the frame's code, not lines after it:
 // the exception line after them is read, walking forwards from the header
 // and back from the exception line, and frames running out are told.
+constexpr char kPy313MultiLineFrame[] =
+    "  File \"/opt/venv/lib/python3.13/site-packages/torch/distributed/run.py\", line 892, in run\n"
+    "    elastic_launch(\n"
+    "    ~~~~~~~~~~~~~~~\n"
+    "        config=config,\n"
+    "        ~~~~~~~~~~~~~~\n"
+    "    ...<2 lines>...\n"
+    "        entrypoint=cmd,\n"
+    "        ~~~~~~~~~~~~~~~\n"
+    "    )(*cmd_args)\n"
+    "    ~^^^^^^^^^^^\n";
+
 TEST(Traceback, MultiLineInstructionDisplayIsTheFramesCode) {
   const std::string header = "Traceback (most recent call last):";
-  const std::string frames =
-      "  File \"/opt/venv/lib/python3.13/site-packages/torch/distributed/run.py\", line 892, in run\n"
-      "    elastic_launch(\n"
-      "    ~~~~~~~~~~~~~~~\n"
-      "        config=config,\n"
-      "        ~~~~~~~~~~~~~~\n"
-      "    ...<2 lines>...\n"
-      "        entrypoint=cmd,\n"
-      "        ~~~~~~~~~~~~~~~\n"
-      "    )(*cmd_args)\n"
-      "    ~^^^^^^^^^^^\n";
+  const std::string frames = kPy313MultiLineFrame;
   const std::string exception = "ValueError: no rendezvous backend";
   auto e = After(header, frames + exception + "\n");
   ASSERT_TRUE(e.has_value());
@@ -754,18 +756,7 @@ std::string Walked(std::string_view text, const LineFormat& fmt, const TimeConte
 
 TEST(Traceback, SharedSplitsReadAsEveryWalksOwn) {
   const std::string t13 =
-      "Traceback (most recent call last):\n"
-      "  File \"/opt/venv/lib/python3.13/site-packages/torch/distributed/run.py\", line 892, in run\n"
-      "    elastic_launch(\n"
-      "    ~~~~~~~~~~~~~~~\n"
-      "        config=config,\n"
-      "        ~~~~~~~~~~~~~~\n"
-      "    ...<2 lines>...\n"
-      "        entrypoint=cmd,\n"
-      "        ~~~~~~~~~~~~~~~\n"
-      "    )(*cmd_args)\n"
-      "    ~^^^^^^^^^^^\n"
-      "ValueError: no rendezvous backend\n";
+      StrCat("Traceback (most recent call last):\n", kPy313MultiLineFrame, "ValueError: no rendezvous backend\n");
   const std::string ipython =
       "OutOfMemoryError                          Traceback (most recent call last)\n"
       "Cell In[23], line 1\n"
