@@ -59,14 +59,19 @@ def run(binary, *args, stdin=None, check=True):
     return p
 
 
-def diagnose_path(binary, validate, *paths):
-    """Diagnoses files or directories with --json, checks the report against
-    the schema and returns its incidents."""
+def diagnose_report(binary, validate, *paths):
+    """Diagnoses files or directories with --json (it must exit 0), checks
+    the report against the schema and returns the whole report."""
     p = run(binary, "diagnose", "--json", *map(str, paths), check=False)
     assert p.returncode == 0, p.stderr.decode()
     doc = json.loads(p.stdout)
     validate(doc)
-    return doc["incidents"]
+    return doc
+
+
+def diagnose_path(binary, validate, *paths):
+    """diagnose_report's incidents."""
+    return diagnose_report(binary, validate, *paths)["incidents"]
 
 
 def diagnose_text(binary, validate, directory, text, name="train.log"):

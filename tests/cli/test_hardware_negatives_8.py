@@ -25,7 +25,7 @@ import pathlib
 
 import pytest
 
-from conftest import run as run_cli
+from conftest import diagnose_report, run as run_cli
 
 ENDINGS = pathlib.Path(__file__).resolve().parent / "endings"
 INDEX = json.loads((ENDINGS / "index.json").read_text())
@@ -34,18 +34,10 @@ HW8 = sorted(n for n in INDEX if n.startswith("hw8-"))
 TIMEOUT_REASON = "the context-switch timeout of a process whose own fault an earlier Xid 13/31/43 reported"
 
 
-def diagnose_file(faultline_bin, validate, path):
-    p = run_cli(faultline_bin, "diagnose", "--json", str(path), check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    doc = json.loads(p.stdout)
-    validate(doc)
-    return doc
-
-
 def diagnose(faultline_bin, validate, tmp_path, text, name="kern.log"):
     log = tmp_path / name
     log.write_text(text)
-    return diagnose_file(faultline_bin, validate, log)
+    return diagnose_report(faultline_bin, validate, log)
 
 
 def rules(doc):
@@ -85,7 +77,7 @@ FAULT_IDS = ["xid13", "xid31", "xid43"]
 # --- a context-switch timeout of the faulting process --------------------------
 
 def test_the_audits_kernel_fault_leads_its_timeout(faultline_bin, validate):
-    doc = diagnose_file(faultline_bin, validate, ENDINGS / "hw8-quadrants-t4-illegal-address-xid31-xid109.log")
+    doc = diagnose_report(faultline_bin, validate, ENDINGS / "hw8-quadrants-t4-illegal-address-xid31-xid109.log")
     assert rules(doc)[:1] == ["xid-app-fault"], rules(doc)
     assert gated(doc) == [TIMEOUT_REASON], doc["ignored"]
 
@@ -160,7 +152,7 @@ def test_a_gpu_off_the_bus_after_an_app_fault_keeps_its_hardware_verdict(faultli
 
 @pytest.mark.parametrize("name", [n for n in HW8 if not INDEX[n]["failed"]])
 def test_hw8_negative_gets_no_incident(faultline_bin, validate, name):
-    doc = diagnose_file(faultline_bin, validate, ENDINGS / f"{name}.log")
+    doc = diagnose_report(faultline_bin, validate, ENDINGS / f"{name}.log")
     assert doc["incidents"] == [], rules(doc)
 
 
@@ -170,7 +162,7 @@ HW8_HARDWARE = ["hw8-vllm-runtimeerror-uncorrectable-ecc", "hw8-verl-uncorrectab
 @pytest.mark.parametrize("name", [n for n in HW8 if INDEX[n]["failed"] and n not in HW8_HARDWARE
                                   and "ipmi" not in n])
 def test_hw8_application_failure_gets_no_hardware_verdict(faultline_bin, validate, name):
-    doc = diagnose_file(faultline_bin, validate, ENDINGS / f"{name}.log")
+    doc = diagnose_report(faultline_bin, validate, ENDINGS / f"{name}.log")
     assert doc["incidents"], name
     assert doc["incidents"][0]["rule"] == "xid-app-fault", rules(doc)
     assert all(i.get("layer") != "hardware" for i in doc["incidents"]), rules(doc)
@@ -178,6 +170,6 @@ def test_hw8_application_failure_gets_no_hardware_verdict(faultline_bin, validat
 
 @pytest.mark.parametrize("name", HW8_HARDWARE)
 def test_hw8_uncorrectable_ecc_keeps_its_hardware_verdict(faultline_bin, validate, name):
-    doc = diagnose_file(faultline_bin, validate, ENDINGS / f"{name}.log")
+    doc = diagnose_report(faultline_bin, validate, ENDINGS / f"{name}.log")
     assert rules(doc)[:1] == ["xid-ecc-uncorrectable"], rules(doc)
     assert doc["incidents"][0]["layer"] == "hardware"

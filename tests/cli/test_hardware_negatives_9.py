@@ -32,7 +32,7 @@ import pathlib
 
 import pytest
 
-from conftest import run as run_cli
+from conftest import diagnose_report
 
 ENDINGS = pathlib.Path(__file__).resolve().parent / "endings"
 INDEX = json.loads((ENDINGS / "index.json").read_text())
@@ -53,18 +53,10 @@ NVC_INIT = ("I0418 18:12:58.648174 217303 nvc.c:376] initializing library contex
 RMINIT = "[  113.674376] NVRM: GPU 0000:00:06.0: RmInitAdapter failed! (0x11:0x45:2540)\n"
 
 
-def diagnose_file(faultline_bin, validate, *paths):
-    p = run_cli(faultline_bin, "diagnose", "--json", *[str(x) for x in paths], check=False)
-    assert p.returncode == 0, p.stderr.decode()
-    doc = json.loads(p.stdout)
-    validate(doc)
-    return doc
-
-
 def diagnose(faultline_bin, validate, tmp_path, text, name="job.log"):
     log = tmp_path / name
     log.write_text(text)
-    return diagnose_file(faultline_bin, validate, log)
+    return diagnose_report(faultline_bin, validate, log)
 
 
 def rules(doc):
@@ -98,7 +90,7 @@ def test_no_driver_in_a_container_that_was_not_set_up_is_no_gpu_init_failure(
 def test_the_runtime_failure_in_another_file_still_explains_nvidia_smi(faultline_bin, validate, tmp_path):
     (tmp_path / "daemon.log").write_text(CLI_NVML)
     (tmp_path / "job.log").write_text(SMI)
-    doc = diagnose_file(faultline_bin, validate, tmp_path / "daemon.log", tmp_path / "job.log")
+    doc = diagnose_report(faultline_bin, validate, tmp_path / "daemon.log", tmp_path / "job.log")
     assert "gpu-init-failure" not in rules(doc), rules(doc)
     assert gated(doc) == [REASON], doc["ignored"]
 
@@ -126,14 +118,14 @@ def test_the_kernels_failed_bring_up_keeps_its_verdict_beside_a_runtime_failure(
 # --- the audit's endings ---------------------------------------------------------
 
 def test_the_audits_container_ending_leads_with_the_runtime(faultline_bin, validate):
-    doc = diagnose_file(faultline_bin, validate, ENDINGS / "hw9-manylinux-container-nvidia-smi-nvml-missing.log")
+    doc = diagnose_report(faultline_bin, validate, ENDINGS / "hw9-manylinux-container-nvidia-smi-nvml-missing.log")
     assert "gpu-init-failure" not in rules(doc), rules(doc)
     assert "nvidia-container-cli: initialization error: load library failed" in first_line(doc)
 
 
 @pytest.mark.parametrize("name", [n for n in HW9 if not INDEX[n]["failed"]])
 def test_hw9_negative_gets_no_incident(faultline_bin, validate, name):
-    doc = diagnose_file(faultline_bin, validate, ENDINGS / f"{name}.log")
+    doc = diagnose_report(faultline_bin, validate, ENDINGS / f"{name}.log")
     assert doc["incidents"] == [], rules(doc)
 
 
@@ -142,7 +134,7 @@ HW9_HARDWARE = ["hw9-gpud-xid79-gpu-is-lost-remapped-rows", "hw9-dcgm-exporter-n
 
 @pytest.mark.parametrize("name", [n for n in HW9 if INDEX[n]["failed"] and n not in HW9_HARDWARE])
 def test_hw9_failure_of_no_gpu_gets_no_hardware_verdict(faultline_bin, validate, name):
-    doc = diagnose_file(faultline_bin, validate, ENDINGS / f"{name}.log")
+    doc = diagnose_report(faultline_bin, validate, ENDINGS / f"{name}.log")
     assert all(i.get("layer") != "hardware" and i.get("category") != "GPU Hardware"
                for i in doc["incidents"]), rules(doc)
 
@@ -167,12 +159,12 @@ def test_gpuds_other_reasons_are_no_gpu_off_the_bus(faultline_bin, validate, tmp
 
 
 def test_hw9_gpud_ending_keeps_its_hardware_verdict(faultline_bin, validate):
-    doc = diagnose_file(faultline_bin, validate, ENDINGS / "hw9-gpud-xid79-gpu-is-lost-remapped-rows.log")
+    doc = diagnose_report(faultline_bin, validate, ENDINGS / "hw9-gpud-xid79-gpu-is-lost-remapped-rows.log")
     assert rules(doc)[:1] == ["xid-79-fallen-off-bus"], rules(doc)
     assert doc["incidents"][0]["layer"] == "hardware"
 
 
 def test_hw9_lost_gpu_keeps_its_hardware_verdict(faultline_bin, validate):
-    doc = diagnose_file(faultline_bin, validate, ENDINGS / "hw9-dcgm-exporter-nvidia-smi-device-handle-unknown-error.log")
+    doc = diagnose_report(faultline_bin, validate, ENDINGS / "hw9-dcgm-exporter-nvidia-smi-device-handle-unknown-error.log")
     assert rules(doc)[:1] == ["nvidia-smi-gpu-lost"], rules(doc)
     assert doc["incidents"][0]["category"] == "GPU Hardware"
